@@ -1,0 +1,25 @@
+# Project options. All prefixed MODESCOPE_.
+set(MODESCOPE_WITH_CUDA "AUTO" CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
+set_property(CACHE MODESCOPE_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(MODESCOPE_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined")
+option(MODESCOPE_BUILD_TESTS "Build the tests" ON)
+option(MODESCOPE_WARNINGS_AS_ERRORS "Treat warnings as errors" OFF)
+
+if(CMAKE_CXX_COMPILER_LAUNCHER STREQUAL "")
+  find_program(CCACHE_PROGRAM ccache)
+  if(CCACHE_PROGRAM)
+    set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+    set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  endif()
+endif()
+
+# Warnings for our own targets.
+add_library(modescope_warnings INTERFACE)
+target_compile_options(modescope_warnings INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter
+                                                    $<$<BOOL:${MODESCOPE_WARNINGS_AS_ERRORS}>:-Werror>)
+
+if(MODESCOPE_SANITIZE)
+  message(STATUS "Modescope: building with -fsanitize=${MODESCOPE_SANITIZE}")
+  add_compile_options(-fsanitize=${MODESCOPE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=${MODESCOPE_SANITIZE})
+endif()

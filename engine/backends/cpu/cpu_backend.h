@@ -1,0 +1,49 @@
+// CPU backend: oneDNN for conv/matmul/pooling/norms/softmax/eltwise, Eigen and plain loops for the
+// rest. Kernel families register themselves through the functions below (one file or a few each).
+#pragma once
+
+#include <memory>
+
+#include "engine/runtime/backend.h"
+
+namespace ms::cpu {
+
+class OneDnnContext;  // engine, stream, primitive cache (onednn.h)
+
+class CpuBackend final : public runtime::Backend {
+ public:
+  explicit CpuBackend(int threads);
+  ~CpuBackend() override;
+
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return {}; }
+  std::string description() const override;
+  runtime::Allocator& allocator() override { return *caching_; }
+  runtime::Allocator& arena_allocator() override { return host_; }
+  runtime::KernelFn find_kernel(const ir::Node& node) const override;
+  void set_threads(int n) override;
+  int threads() const override { return threads_; }
+  Status copy_to_host(const Tensor& src, Tensor& dst) override;
+  Status copy_from_host(const Tensor& src, Tensor& dst) override;
+
+  OneDnnContext& onednn();
+  static const runtime::KernelRegistry& kernels();
+
+ private:
+  int threads_;
+  runtime::HostAllocator host_;
+  std::unique_ptr<runtime::CachingAllocator> caching_;
+  std::unique_ptr<OneDnnContext> onednn_;
+};
+
+// Kernel families (backends/cpu/*.cpp).
+void register_elementwise_kernels(runtime::KernelRegistry& r);  // elementwise*.cpp
+void register_nn_kernels(runtime::KernelRegistry& r);           // conv.cpp, matmul.cpp, pool.cpp, norm.cpp, softmax.cpp
+void register_tensor_kernels(runtime::KernelRegistry& r);       // tensor*.cpp
+void register_reduce_kernels(runtime::KernelRegistry& r);       // reduce.cpp
+void register_control_kernels(runtime::KernelRegistry& r);      // control.cpp (Constant, Identity, If, Loop)
+
+// The CPU backend a kernel runs on (kernels registered here only ever run on it).
+inline CpuBackend& cpu_backend(runtime::KernelContext& ctx) { return static_cast<CpuBackend&>(ctx.backend()); }
+
+}  // namespace ms::cpu

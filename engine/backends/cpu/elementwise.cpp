@@ -1,0 +1,5 @@
+#include "engine/backends/cpu/cpu_backend.h"
+
+namespace ms::cpu {
+void register_elementwise_kernels(runtime::KernelRegistry& r) { (void)r; }
+}  // namespace ms::cpu

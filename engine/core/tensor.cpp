@@ -1,0 +1,75 @@
+#include "engine/core/tensor.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace ms {
+
+std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
+  const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { std::free(d); });
+}
+
+std::shared_ptr<Buffer> Buffer::borrowed(void* data, size_t bytes, Device device) {
+  return std::make_shared<Buffer>(data, bytes, device, nullptr);
+}
+
+Tensor Tensor::empty(DType dtype, Shape shape) {
+  const size_t bytes = static_cast<size_t>(ms::numel(shape)) * dtype_size(dtype);
+  return Tensor(Buffer::host(bytes), dtype, std::move(shape));
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t = empty(dtype, std::move(shape));
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+double Tensor::at_double(int64_t i) const {
+  double v = 0;
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    v = static_cast<double>(data<T>()[i]);
+  });
+  return v;
+}
+
+int64_t Tensor::at_int(int64_t i) const {
+  int64_t v = 0;
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T>) v = static_cast<int64_t>(data<T>()[i]);
+    else v = static_cast<int64_t>(static_cast<double>(data<T>()[i]));
+  });
+  return v;
+}
+
+std::vector<int64_t> Tensor::to_int_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = at_int(i);
+  return out;
+}
+
+std::string Tensor::to_string(int64_t max_elements) const {
+  std::ostringstream os;
+  os << "Tensor(" << dtype_name(dtype_) << shape_to_string(shape_);
+  if (defined() && device().is_cpu() && dtype_ != DType::String) {
+    os << " {";
+    const int64_t n = std::min(numel(), max_elements);
+    for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << at_double(i);
+    if (numel() > n) os << ", ...";
+    os << "}";
+  }
+  os << ")";
+  return os.str();
+}
+
+}  // namespace ms

@@ -1,0 +1,107 @@
+// Tensor: a typed, shaped, row-major contiguous view of a Buffer. Copies share the buffer.
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "engine/core/device.h"
+#include "engine/core/dtype.h"
+#include "engine/core/shape.h"
+
+namespace ms {
+
+// A block of memory; `release` returns it to whoever made it (allocator, arena, or nothing).
+class Buffer {
+ public:
+  Buffer(void* data, size_t bytes, Device device, std::function<void(void*, size_t)> release)
+      : data_(data), bytes_(bytes), device_(device), release_(std::move(release)) {}
+  ~Buffer() {
+    if (release_) release_(data_, bytes_);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+  // Host memory owned by the buffer (64-byte aligned).
+  static std::shared_ptr<Buffer> host(size_t bytes);
+  // Non-owning view (e.g. a slice of an arena that outlives the tensor).
+  static std::shared_ptr<Buffer> borrowed(void* data, size_t bytes, Device device = {});
+
+ private:
+  void* data_;
+  size_t bytes_;
+  Device device_;
+  std::function<void(void*, size_t)> release_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<Buffer> buffer, DType dtype, Shape shape, size_t byte_offset = 0)
+      : buffer_(std::move(buffer)), offset_(byte_offset), dtype_(dtype), shape_(std::move(shape)) {}
+
+  // Fresh host tensor; contents uninitialized unless zeroed.
+  static Tensor empty(DType dtype, Shape shape);
+  static Tensor zeros(DType dtype, Shape shape);
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, Shape shape) {
+    Tensor t = empty(dtype_of<T>(), std::move(shape));
+    if constexpr (std::is_same_v<T, bool>) {
+      for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i];
+    } else {
+      std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
+    }
+    return t;
+  }
+  template <class T>
+  static Tensor scalar(T v) {
+    return from_vector<T>(std::vector<T>{v}, {});
+  }
+
+  bool defined() const { return buffer_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i < 0 ? i + rank() : i)]; }
+  int64_t numel() const { return ms::numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  Device device() const { return buffer_ ? buffer_->device() : Device{}; }
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  size_t byte_offset() const { return offset_; }
+
+  void* raw() const { return static_cast<char*>(buffer_->data()) + offset_; }
+  template <class T>
+  T* data() const {
+    return static_cast<T*>(raw());
+  }
+  template <class T>
+  std::span<T> span() const {
+    return {data<T>(), static_cast<size_t>(numel())};
+  }
+
+  // Same buffer, new shape (numel must match).
+  Tensor reshaped(Shape shape) const { return Tensor(buffer_, dtype_, std::move(shape), offset_); }
+  // Deep copy into fresh host memory.
+  Tensor clone() const;
+  // Element i converted to double / int64 (any numeric dtype); for small host tensors (shapes, scalars).
+  double at_double(int64_t i) const;
+  int64_t at_int(int64_t i) const;
+  // Values as int64 (for shape-like inputs).
+  std::vector<int64_t> to_int_vector() const;
+
+  std::string to_string(int64_t max_elements = 16) const;
+
+ private:
+  std::shared_ptr<Buffer> buffer_;
+  size_t offset_ = 0;
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+};
+
+}  // namespace ms

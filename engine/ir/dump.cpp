@@ -1,0 +1,136 @@
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "engine/ir/graph.h"
+
+namespace ms::ir {
+namespace {
+
+std::string format_float(float f) {
+  std::ostringstream os;
+  os.precision(9);
+  os << f;
+  return os.str();
+}
+
+void dump_graph(const Graph& g, std::ostringstream& os, int indent);
+
+void dump_attr(const Attribute& a, std::ostringstream& os, int indent) {
+  const auto& s = a.storage();
+  switch (a.kind()) {
+    case Attribute::Kind::Int: os << std::get<int64_t>(s); break;
+    case Attribute::Kind::Float: os << format_float(std::get<float>(s)); break;
+    case Attribute::Kind::String: os << '"' << std::get<std::string>(s) << '"'; break;
+    case Attribute::Kind::Ints: {
+      os << '[';
+      const auto& v = std::get<std::vector<int64_t>>(s);
+      for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+      os << ']';
+      break;
+    }
+    case Attribute::Kind::Floats: {
+      os << '[';
+      const auto& v = std::get<std::vector<float>>(s);
+      for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << format_float(v[i]);
+      os << ']';
+      break;
+    }
+    case Attribute::Kind::Strings: {
+      os << '[';
+      const auto& v = std::get<std::vector<std::string>>(s);
+      for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << '"' << v[i] << '"';
+      os << ']';
+      break;
+    }
+    case Attribute::Kind::Tensor: {
+      const auto& t = std::get<Tensor>(s);
+      os << "tensor<" << dtype_name(t.dtype()) << shape_to_string(t.shape()) << ">";
+      break;
+    }
+    case Attribute::Kind::Graph:
+      os << "{\n";
+      dump_graph(*std::get<Attribute::GraphPtr>(s), os, indent + 4);
+      os << std::string(static_cast<size_t>(indent + 2), ' ') << '}';
+      break;
+    case Attribute::Kind::Graphs:
+      os << '[';
+      for (const auto& sub : std::get<std::vector<Attribute::GraphPtr>>(s)) {
+        os << "{\n";
+        dump_graph(*sub, os, indent + 4);
+        os << std::string(static_cast<size_t>(indent + 2), ' ') << "} ";
+      }
+      os << ']';
+      break;
+  }
+}
+
+std::string type_of(const Graph& g, const std::string& name) {
+  const Value* v = g.resolve(name);
+  return v ? v->type.to_string() : "?";
+}
+
+void dump_graph(const Graph& g, std::ostringstream& os, int indent) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  os << pad << "graph " << (g.name.empty() ? "main" : g.name) << " (";
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    os << (i ? ", " : "") << '%' << g.inputs[i] << ": " << type_of(g, g.inputs[i]);
+  os << ")\n";
+  for (const auto& name : g.initializer_names())
+    os << pad << "  init %" << name << ": " << type_of(g, name) << '\n';
+  for (const auto& n : g.nodes()) {
+    os << pad << "  #" << n.id.value << ' ';
+    for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << '%' << n.outputs[i];
+    os << " = " << (n.domain.empty() ? "" : n.domain + ".") << n.op_type << '(';
+    for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << (n.inputs[i].empty() ? "_" : "%" + n.inputs[i]);
+    os << ')';
+    if (!n.attrs.empty()) {
+      os << " {";
+      bool first = true;
+      for (const auto& [k, a] : n.attrs) {
+        os << (first ? "" : ", ") << k << '=';
+        dump_attr(a, os, indent);
+        first = false;
+      }
+      os << '}';
+    }
+    if (!n.name.empty()) os << " name=\"" << n.name << '"';
+    if (!(n.origins.size() == 1 && n.origins[0] == n.id)) {
+      os << " origins=[";
+      for (size_t i = 0; i < n.origins.size(); ++i) os << (i ? "," : "") << n.origins[i].value;
+      os << ']';
+    }
+    os << " :";
+    for (const auto& out : n.outputs) os << ' ' << (out.empty() ? "_" : type_of(g, out));
+    os << '\n';
+  }
+  os << pad << "  return ";
+  for (size_t i = 0; i < g.outputs.size(); ++i) os << (i ? ", " : "") << '%' << g.outputs[i];
+  os << '\n';
+}
+
+}  // namespace
+
+std::string dump_text(const Graph& g) {
+  std::ostringstream os;
+  dump_graph(g, os, 0);
+  return os.str();
+}
+
+uint64_t Graph::fingerprint() const {
+  // FNV-1a over the text dump plus a digest of constant data.
+  const std::string text = dump_text(*this);
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  mix(text.data(), text.size());
+  for (const auto& name : initializer_names()) {
+    const Tensor& t = *values().at(name).constant;
+    if (t.defined() && t.dtype() != DType::String) mix(t.raw(), std::min<size_t>(t.nbytes(), 4096));
+  }
+  return h;
+}
+
+}  // namespace ms::ir

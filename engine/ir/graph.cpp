@@ -1,0 +1,198 @@
+#include "engine/ir/graph.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace ms::ir {
+
+bool ValueType::is_static() const {
+  if (!dims) return false;
+  return std::all_of(dims->begin(), dims->end(), [](int64_t d) { return d >= 0; });
+}
+
+std::string ValueType::to_string() const {
+  std::string s(dtype_name(dtype));
+  if (!dims) return s + "[*]";
+  s += '[';
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if (i) s += ',';
+    const int64_t d = (*dims)[i];
+    if (d >= 0) s += std::to_string(d);
+    else if (i < dim_params.size() && !dim_params[i].empty()) s += dim_params[i];
+    else s += '?';
+  }
+  return s + ']';
+}
+
+const char* Attribute::kind_name(Kind k) {
+  static const char* names[] = {"int", "float", "string", "ints", "floats", "strings", "tensor", "graph", "graphs"};
+  return names[static_cast<int>(k)];
+}
+
+int64_t Node::attr_int(const std::string& key, int64_t fallback) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return fallback;
+  if (auto* v = it->second.get_if<int64_t>()) return *v;
+  if (auto* f = it->second.get_if<float>()) return static_cast<int64_t>(*f);
+  return fallback;
+}
+
+float Node::attr_float(const std::string& key, float fallback) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return fallback;
+  if (auto* v = it->second.get_if<float>()) return *v;
+  if (auto* i = it->second.get_if<int64_t>()) return static_cast<float>(*i);
+  return fallback;
+}
+
+std::string Node::attr_string(const std::string& key, const std::string& fallback) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return fallback;
+  if (auto* v = it->second.get_if<std::string>()) return *v;
+  return fallback;
+}
+
+std::vector<int64_t> Node::attr_ints(const std::string& key, std::vector<int64_t> fallback) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return fallback;
+  if (auto* v = it->second.get_if<std::vector<int64_t>>()) return *v;
+  if (auto* i = it->second.get_if<int64_t>()) return {*i};
+  return fallback;
+}
+
+std::vector<float> Node::attr_floats(const std::string& key, std::vector<float> fallback) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return fallback;
+  if (auto* v = it->second.get_if<std::vector<float>>()) return *v;
+  if (auto* f = it->second.get_if<float>()) return {*f};
+  return fallback;
+}
+
+const Tensor* Node::attr_tensor(const std::string& key) const {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : it->second.get_if<Tensor>();
+}
+
+std::shared_ptr<Graph> Node::attr_graph(const std::string& key) const {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return nullptr;
+  auto* g = it->second.get_if<Attribute::GraphPtr>();
+  return g ? *g : nullptr;
+}
+
+std::string Node::label() const {
+  std::string s = "node '" + (name.empty() ? (outputs.empty() ? std::string("?") : outputs[0]) : name) + "' (" +
+                  op_type + " #" + std::to_string(id.value) + ")";
+  return s;
+}
+
+int64_t Graph::opset(const std::string& domain) const {
+  auto it = opsets.find(domain);
+  if (it != opsets.end()) return it->second;
+  if (parent_) return parent_->opset(domain);
+  return domain.empty() ? 17 : 1;
+}
+
+const Node* Graph::find_node(NodeId id) const {
+  for (const auto& n : nodes_)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+Node* Graph::find_node(NodeId id) {
+  for (auto& n : nodes_)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+const Node* Graph::find_node_by_name(const std::string& nm) const {
+  for (const auto& n : nodes_)
+    if (n.name == nm) return &n;
+  return nullptr;
+}
+
+Node& Graph::add_node(Node node) {
+  if (!node.id.valid()) node.id = ids_->next();
+  else ids_->observe(node.id);
+  if (node.origins.empty()) node.origins.push_back(node.id);
+  for (const auto& out : node.outputs) {
+    if (out.empty()) continue;
+    auto it = values_.find(out);
+    if (it == values_.end()) values_.emplace(out, Value{out, {}, node.id, std::nullopt});
+    else it->second.producer = node.id;
+  }
+  nodes_.push_back(std::move(node));
+  return nodes_.back();
+}
+
+Value* Graph::value(const std::string& nm) {
+  auto it = values_.find(nm);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+const Value* Graph::value(const std::string& nm) const {
+  auto it = values_.find(nm);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+Value& Graph::add_value(Value v) {
+  std::string key = v.name;
+  auto [it, inserted] = values_.insert_or_assign(std::move(key), std::move(v));
+  (void)inserted;
+  return it->second;
+}
+
+void Graph::add_initializer(const std::string& nm, Tensor t) {
+  Value v;
+  v.name = nm;
+  v.type.dtype = t.dtype();
+  v.type.dims = t.shape();
+  v.type.dim_params.assign(t.shape().size(), "");
+  v.constant = std::move(t);
+  add_value(std::move(v));
+}
+
+std::vector<std::string> Graph::initializer_names() const {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : values_)
+    if (v.is_initializer()) names.push_back(k);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const Value* Graph::resolve(const std::string& nm) const {
+  for (const Graph* g = this; g; g = g->parent_)
+    if (const Value* v = g->value(nm)) return v;
+  return nullptr;
+}
+
+Graph Graph::deep_copy() const {
+  Graph g = *this;
+  for (auto& n : g.nodes_) {
+    for (auto& [k, a] : n.attrs) {
+      if (auto* sub = a.get_if<Attribute::GraphPtr>()) {
+        auto copy = std::make_shared<Graph>((*sub)->deep_copy());
+        a = Attribute(copy);
+      } else if (auto* subs = a.get_if<std::vector<Attribute::GraphPtr>>()) {
+        std::vector<Attribute::GraphPtr> copies;
+        for (const auto& s : *subs) copies.push_back(std::make_shared<Graph>(s->deep_copy()));
+        a = Attribute(std::move(copies));
+      }
+    }
+  }
+  // Re-link parents of the copied subgraphs to the copy happens on demand by executors (set_parent).
+  return g;
+}
+
+size_t Graph::node_count_recursive() const {
+  size_t n = nodes_.size();
+  for (const auto& node : nodes_)
+    for (const auto& [k, a] : node.attrs) {
+      if (auto* sub = a.get_if<Attribute::GraphPtr>()) n += (*sub)->node_count_recursive();
+      if (auto* subs = a.get_if<std::vector<Attribute::GraphPtr>>())
+        for (const auto& s : *subs) n += s->node_count_recursive();
+    }
+  return n;
+}
+
+}  // namespace ms::ir

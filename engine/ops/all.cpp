@@ -1,0 +1,11 @@
+#include "engine/ops/families.h"
+
+namespace ms::ops {
+void register_all_ops(Registry& r) {
+  register_elementwise_ops(r);
+  register_nn_ops(r);
+  register_tensor_ops(r);
+  register_reduce_ops(r);
+  register_control_ops(r);
+}
+}  // namespace ms::ops

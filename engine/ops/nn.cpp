@@ -1,0 +1,5 @@
+#include "engine/ops/families.h"
+
+namespace ms::ops {
+void register_nn_ops(Registry& r) { (void)r; }
+}  // namespace ms::ops

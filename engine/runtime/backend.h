@@ -1,0 +1,58 @@
+// The backend seam (after ggml-backend): supports-op, compute via kernels, synchronize, events,
+// memory info. CPU and CUDA backends implement it; executors only see this.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/kernel.h"
+
+namespace ms::runtime {
+
+struct MemoryInfo {
+  size_t total = 0;
+  size_t free = 0;
+};
+
+using StreamId = int;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda"
+  virtual Device device() const = 0;
+  // Description for reports ("oneDNN 2.6 avx512_core_amx, 2 threads").
+  virtual std::string description() const { return name(); }
+
+  // Caching allocator used by eager execution (and for scratch).
+  virtual Allocator& allocator() = 0;
+  // Raw allocator for arenas (no caching).
+  virtual Allocator& arena_allocator() = 0;
+
+  virtual KernelFn find_kernel(const ir::Node& node) const = 0;
+  bool supports(const ir::Node& node) const { return find_kernel(node) != nullptr; }
+
+  virtual void set_threads(int n) = 0;
+  virtual int threads() const = 0;
+
+  // Streams and events (CPU: one stream, no-ops).
+  virtual int num_streams() const { return 1; }
+  virtual void synchronize() {}
+  virtual MemoryInfo memory_info() const { return {}; }
+
+  // Host <-> device copies (CPU: memcpy).
+  virtual Status copy_to_host(const Tensor& src, Tensor& dst) = 0;
+  virtual Status copy_from_host(const Tensor& src, Tensor& dst) = 0;
+};
+
+// Backends by name. "cuda" falls back to "cpu" with `note` explaining why when no device exists.
+struct BackendChoice {
+  std::unique_ptr<Backend> backend;
+  std::string note;  // non-empty when the request could not be met as asked
+};
+Expected<BackendChoice> create_backend(const std::string& name, int threads);
+std::unique_ptr<Backend> create_cpu_backend(int threads);
+
+}  // namespace ms::runtime

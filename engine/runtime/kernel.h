@@ -1,0 +1,106 @@
+// The kernel seam: a kernel is a plain function over a KernelContext. Outputs whose shapes the
+// schema inferred are allocated before the kernel runs (ctx.output(i)); data-dependent outputs are
+// allocated by the kernel with ctx.allocate_output(). Kernels never print, time or allocate through
+// other routes for outputs.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/core/tensor.h"
+#include "engine/ir/graph.h"
+
+namespace ms::runtime {
+
+class Backend;
+
+// Runs a subgraph (If branches, Loop bodies) with the calling executor; names not defined in the
+// subgraph resolve to the caller's values.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  virtual Expected<std::vector<Tensor>> run_subgraph(const ir::Graph& sub, const std::vector<Tensor>& inputs) = 0;
+};
+
+// Where outputs come from (caching allocator, arena slot, ...); implemented by executors.
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  virtual Expected<Tensor> allocate(size_t output_index, DType dtype, const Shape& shape) = 0;
+  // Scratch memory for a kernel (workspace); freed when the tensor dies.
+  virtual Expected<Tensor> scratch(DType dtype, const Shape& shape) = 0;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, int64_t opset, Backend& backend, std::span<const Tensor* const> inputs,
+                std::span<Tensor> outputs, OutputAllocator& alloc, SubgraphRunner* subgraphs)
+      : node_(node), opset_(opset), backend_(backend), inputs_(inputs), outputs_(outputs), alloc_(alloc),
+        subgraphs_(subgraphs) {}
+
+  const ir::Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  Backend& backend() const { return backend_; }
+
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr && inputs_[i]->defined(); }
+  const Tensor& input(size_t i) const { return *inputs_[i]; }
+
+  size_t num_outputs() const { return outputs_.size(); }
+  // Preallocated output (defined() is false when its shape was not known before the run).
+  Tensor& output(size_t i) { return outputs_[i]; }
+  // Allocates (or returns the preallocated) output i with this shape.
+  Expected<Tensor*> allocate_output(size_t i, DType dtype, const Shape& shape);
+  // Sets output i to an existing tensor (views: Identity, Reshape). Shape must be as inferred.
+  void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }
+  Expected<Tensor> scratch(DType dtype, const Shape& shape) { return alloc_.scratch(dtype, shape); }
+
+  SubgraphRunner* subgraphs() const { return subgraphs_; }
+
+  // Implementation string shown by the profiler ("onednn:jit:avx512_core", "eigen").
+  void set_impl(std::string impl) { impl_ = std::move(impl); }
+  const std::string& impl() const { return impl_; }
+
+  // Error naming this node.
+  Status fail(const std::string& what) const {
+    return Status::error(ErrorCode::InvalidArgument, node_.label() + ": " + what).with_node(node_.id.value);
+  }
+  Status unsupported_case(const std::string& what) const {
+    return Status::error(ErrorCode::Unsupported, node_.label() + ": " + what).with_node(node_.id.value);
+  }
+
+ private:
+  const ir::Node& node_;
+  int64_t opset_;
+  Backend& backend_;
+  std::span<const Tensor* const> inputs_;
+  std::span<Tensor> outputs_;
+  OutputAllocator& alloc_;
+  SubgraphRunner* subgraphs_;
+  std::string impl_;
+};
+
+using KernelFn = Status (*)(KernelContext&);
+
+// Op type -> kernel, per backend.
+class KernelRegistry {
+ public:
+  void add(std::string op_type, KernelFn fn, std::string domain = "") { map_[domain + ":" + op_type] = fn; }
+  KernelFn find(std::string_view op_type, std::string_view domain = "") const {
+    std::string key;
+    key.reserve(op_type.size() + domain.size() + 1);
+    key.append(domain == "ai.onnx" ? std::string_view() : domain).append(":").append(op_type);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  std::vector<std::string> op_types() const;
+
+ private:
+  std::unordered_map<std::string, KernelFn> map_;
+};
+
+}  // namespace ms::runtime
