@@ -1,0 +1,25 @@
+// ONNX import/export through Debian's libonnx/protobuf. Every imported node gets a fresh NodeId
+// (origins = itself); node names, opsets, dynamic dims and initializers are kept.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/core/status.h"
+#include "engine/ir/graph.h"
+
+namespace ms::onnx_io {
+
+// Loads a model file. External data is read relative to the model's folder; absolute paths, '..'
+// and symlinks leaving that folder are refused. Errors name the file and the node/field.
+Expected<ir::Graph> load_model(const std::string& path);
+// Loads from bytes; `base_dir` resolves external data ("" = external data refused), `origin` names
+// the source in errors.
+Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
+                                          const std::string& origin);
+// A serialized TensorProto file (ONNX test data input_0.pb / output_0.pb).
+Expected<Tensor> load_tensor_pb(const std::string& path);
+// Writes a model (opset and ids kept: node ids go to metadata so a round trip keeps identity).
+Status save_model(const ir::Graph& g, const std::string& path);
+
+}  // namespace ms::onnx_io

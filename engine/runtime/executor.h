@@ -1,0 +1,94 @@
+// The two executors. Both take a graph, a backend and inputs by name, and produce the graph's
+// outputs in order; a RunObserver may watch. They produce the same outputs.
+//   EagerExecutor (PyNative): node by node, as an eager program would dispatch: infer shapes from
+//     the actual inputs, allocate outputs from the caching allocator, look the kernel up, run, free
+//     each value after its last use (or keep intermediates for inspection).
+//   GraphExecutor (Graph): compiled once per input signature into a plan (order, static shapes,
+//     kernels, one arena with offsets from liveness); run() only binds and launches.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/runtime/backend.h"
+#include "engine/runtime/observer.h"
+
+namespace ms::runtime {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+struct RunOptions {
+  RunObserver* observer = nullptr;
+  bool keep_intermediates = false;    // eager: keep every value for inspection
+  std::function<bool()> cancelled;    // polled between ops
+  int iteration = 0;
+};
+
+struct RunStats {
+  int64_t kernels = 0;          // kernels launched in the last run
+  size_t peak_bytes = 0;        // peak bytes of activations (allocator in_use or arena size + dynamic)
+};
+
+class EagerExecutor {
+ public:
+  EagerExecutor(const ir::Graph& graph, Backend& backend);
+  ~EagerExecutor();
+  Expected<std::vector<Tensor>> run(const TensorMap& inputs, const RunOptions& options = {});
+  // Values kept by the last run with keep_intermediates.
+  const TensorMap& intermediates() const;
+  RunStats last_stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Memory plan of a compiled graph: one arena, a slot per planned value.
+struct MemorySlot {
+  std::string value;
+  ir::NodeId producer;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  int first_step = 0;  // step that defines the value
+  int last_step = 0;   // last step that reads it
+};
+struct MemoryPlan {
+  uint64_t arena_bytes = 0;
+  uint64_t lower_bound = 0;  // max over steps of live bytes
+  std::vector<MemorySlot> slots;
+};
+
+struct CompileOptions {
+  // Values that stay alive to the end (graph outputs always do).
+  bool plan_memory = true;
+};
+
+class GraphExecutor {
+ public:
+  // Compiles for the given input signature (each graph input's dtype and shape).
+  static Expected<std::unique_ptr<GraphExecutor>> compile(const ir::Graph& graph, Backend& backend,
+                                                          const std::map<std::string, ir::ValueType>& signature,
+                                                          const CompileOptions& options = {});
+  ~GraphExecutor();
+  Expected<std::vector<Tensor>> run(const TensorMap& inputs, const RunOptions& options = {});
+  const MemoryPlan& memory_plan() const;
+  const ir::Graph& graph() const;  // the graph as compiled (types filled in)
+  double compile_ms() const;
+  RunStats last_stats() const;
+  size_t num_steps() const;
+
+ private:
+  GraphExecutor();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Infers every value's type in `g` (and subgraphs) from the graph inputs' types, folding small
+// constant shape computations on the CPU. Fills g's Value types. Errors name the node.
+Status infer_graph_types(ir::Graph& g, Backend* fold_backend);
+
+}  // namespace ms::runtime
