@@ -1,0 +1,57 @@
+#include "engine/runtime/interpreter.h"
+
+namespace ms::runtime {
+
+struct EagerExecutor::Impl {
+  Impl(const ir::Graph& g, Backend& be) : graph(g.deep_copy()), backend(be), interp(be, ExecMode::PyNative) {
+    link_subgraph_parents(graph);
+  }
+  ir::Graph graph;
+  Backend& backend;
+  Interpreter interp;
+  TensorMap kept;
+  RunStats stats;
+};
+
+EagerExecutor::EagerExecutor(const ir::Graph& graph, Backend& backend) : impl_(std::make_unique<Impl>(graph, backend)) {}
+EagerExecutor::~EagerExecutor() = default;
+
+Expected<std::vector<Tensor>> EagerExecutor::run(const TensorMap& inputs, const RunOptions& options) {
+  Impl& m = *impl_;
+  auto prog = m.interp.program_for(m.graph);
+  if (!prog) return std::move(prog).take_status();
+  std::vector<Tensor> ordered;
+  for (const auto& name : m.graph.inputs) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      // Old-style models list initializers as inputs: the initializer is the default.
+      const ir::Value* v = m.graph.value(name);
+      if (v && v->constant) {
+        ordered.push_back(*v->constant);
+        continue;
+      }
+      return invalid_argument("missing input '" + name + "'");
+    }
+    ordered.push_back(it->second);
+  }
+  m.kept.clear();
+  m.interp.keep = options.keep_intermediates ? &m.kept : nullptr;
+  m.interp.set_options(&options);
+  m.interp.kernels_launched = 0;
+  m.backend.allocator().reset_peak();
+  const RunInfo info{ExecMode::PyNative, m.backend.device(), options.iteration};
+  if (options.observer) options.observer->on_run_begin(info);
+  auto result = m.interp.run(**prog, ordered, nullptr);
+  m.backend.synchronize();
+  if (options.observer) options.observer->on_run_end(info);
+  m.stats.kernels = m.interp.kernels_launched;
+  m.stats.peak_bytes = m.backend.allocator().stats().peak_in_use;
+  m.interp.set_options(nullptr);
+  m.interp.keep = nullptr;
+  return result;
+}
+
+const TensorMap& EagerExecutor::intermediates() const { return impl_->kept; }
+RunStats EagerExecutor::last_stats() const { return impl_->stats; }
+
+}  // namespace ms::runtime

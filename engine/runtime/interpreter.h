@@ -1,0 +1,62 @@
+// Op-by-op dispatch shared by the eager executor, subgraphs (If/Loop bodies) in both modes, and the
+// graph executor's dynamic-shape steps: infer from actual inputs, allocate outputs, find the kernel,
+// run, release dead values.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "engine/runtime/executor.h"
+#include "engine/runtime/program.h"
+
+namespace ms::runtime {
+
+class Interpreter;
+
+// One activation of a Program: its slot values and the enclosing frame for outer-scope names.
+class Frame final : public SubgraphRunner {
+ public:
+  Frame(Interpreter& interp, const Program& prog, const Frame* parent);
+  Expected<std::vector<Tensor>> run_subgraph(const ir::Graph& sub, const std::vector<Tensor>& inputs) override;
+  const Tensor* lookup(const std::string& name) const;  // here, then enclosing frames
+
+  Interpreter& interp;
+  const Program& prog;
+  const Frame* parent;
+  std::vector<Tensor> slots;
+};
+
+class Interpreter {
+ public:
+  Interpreter(Backend& backend, ExecMode mode) : backend_(backend), mode_(mode) {}
+  Backend& backend() { return backend_; }
+  ExecMode mode() const { return mode_; }
+
+  // Program of a subgraph (built once, cached by graph address).
+  Expected<const Program*> program_for(const ir::Graph& g);
+
+  // Binds inputs, constants and outer values, then dispatches every step dynamically.
+  Expected<std::vector<Tensor>> run(const Program& p, const std::vector<Tensor>& inputs, const Frame* parent);
+
+  // Dispatches one step in `frame`: preallocated outputs (when `outputs` entries are defined) are used
+  // as given; others are inferred and allocated here.
+  Status dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes);
+
+  void set_options(const RunOptions* options) { options_ = options; }
+  const RunOptions* options() const { return options_; }
+  int64_t kernels_launched = 0;
+  TensorMap* keep = nullptr;  // when set, every value is kept here by name
+
+ private:
+  Backend& backend_;
+  ExecMode mode_;
+  const RunOptions* options_ = nullptr;
+  std::map<const ir::Graph*, std::unique_ptr<Program>> programs_;
+};
+
+// Allocates from the backend's caching allocator and reports to the observer.
+Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const std::string& value, ir::NodeId producer,
+                                DType dtype, const Shape& shape);
+
+}  // namespace ms::runtime
