@@ -1,2 +1,84 @@
-#include <iostream>
-int main() { std::cout << "modescope-cli\n"; }
+// modescope-cli: the headless front end (no Qt). Errors: one line on stderr starting "error:",
+// exit 1; usage errors exit 2.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "app/cli/cmd_conformance.h"
+#include "app/cli/commands.h"
+
+namespace {
+
+void add_run_options(CLI::App* cmd, ms::cli::RunArgs& a, bool with_mode) {
+  cmd->add_option("MODEL", a.model, "Path to an .onnx model")->required();
+  if (with_mode) cmd->add_option("--mode", a.mode, "pynative or graph")->check(CLI::IsMember({"pynative", "graph"}));
+  cmd->add_option("--device", a.device, "cpu or cuda (falls back to cpu with a note)")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--threads", a.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--input", a.inputs, "NAME=FILE.npy (repeatable); others are random with --seed");
+  cmd->add_option("--dim", a.dims, "PARAM=N for symbolic input dims (default 1)");
+  cmd->add_option("--iters", a.iters, "Timed iterations")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", a.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", a.seed, "Seed for random inputs");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"modescope-cli: run, check and compare models in PyNative and Graph mode"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "modescope-cli 0.1.0");
+
+  ms::cli::RunArgs run_args;
+  auto* run = app.add_subcommand("run", "Run a model in one mode and print a latency summary");
+  add_run_options(run, run_args, true);
+  run->add_option("--save-outputs", run_args.save_outputs, "Folder for <output name>.npy");
+  run->add_option("--report", run_args.report, "Write a JSON report");
+
+  std::string check_model;
+  auto* check = app.add_subcommand("check", "Load, verify and infer shapes; print a summary");
+  check->add_option("MODEL", check_model, "Path to an .onnx model")->required();
+
+  ms::cli::RunArgs compare_args;
+  auto* compare = app.add_subcommand("compare", "Run both modes side by side and check equal outputs");
+  add_run_options(compare, compare_args, false);
+
+  std::string conf_dir, conf_mode = "both", conf_filter, conf_report;
+  double rtol = 1e-3, atol = 1e-5;
+  auto* conf = app.add_subcommand("conformance", "Run ONNX backend node tests from a folder");
+  conf->add_option("DIR", conf_dir, "Folder of test cases (<case>/model.onnx, test_data_set_*)")->required();
+  conf->add_option("--mode", conf_mode, "pynative, graph or both")->check(CLI::IsMember({"pynative", "graph", "both"}));
+  conf->add_option("--filter", conf_filter, "Only cases matching this regex");
+  conf->add_option("--report", conf_report, "Write a JSON report");
+  conf->add_option("--rtol", rtol, "Relative tolerance");
+  conf->add_option("--atol", atol, "Absolute tolerance");
+
+  std::string bench_what;
+  ms::cli::RunArgs bench_args;
+  bench_args.model = "-";
+  auto* bench = app.add_subcommand("bench", "Benchmarks: dispatch, peak, or a MODEL in both modes");
+  bench->add_option("WHAT", bench_what, "dispatch | peak | path to an .onnx model")->required();
+  bench->add_option("--threads", bench_args.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  bench->add_option("--iters", bench_args.iters, "Timed iterations")->check(CLI::PositiveNumber);
+  bench->add_option("--warmup", bench_args.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
+  bench->add_option("--input", bench_args.inputs, "NAME=FILE.npy (repeatable)");
+  bench->add_option("--dim", bench_args.dims, "PARAM=N for symbolic input dims");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (*run) return ms::cli::run_command(run_args);
+    if (*check) return ms::cli::check_command(check_model);
+    if (*compare) return ms::cli::compare_command(compare_args);
+    if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol);
+    if (*bench) return ms::cli::bench_command(bench_what, bench_args);
+  } catch (const std::bad_alloc&) {
+    return ms::cli::fail("out of memory");
+  } catch (const std::exception& e) {
+    return ms::cli::fail(std::string("internal error: ") + e.what());
+  }
+  return 2;
+}

@@ -1,0 +1,142 @@
+// `bench`: figures the project tracks.
+//   bench dispatch         eager dispatch overhead: a chain of 1,000 tiny elementwise ops, us per op
+//   bench peak             machine FP32 peak estimate: a large oneDNN matmul, GFLOP/s
+//   bench MODEL            both modes' median latency and achieved GFLOP/s (cost model) vs the peak
+#include <chrono>
+#include <cstdio>
+
+#include "app/cli/prepare.h"
+#include "app/cli/session.h"
+#include "engine/ops/schema.h"
+#include "engine/runtime/backend.h"
+
+namespace ms::cli {
+namespace {
+
+ir::Graph tiny_chain(int n_ops) {
+  ir::Graph g;
+  g.name = "chain";
+  g.inputs = {"x"};
+  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{16}, {""}}, {}, std::nullopt});
+  g.add_initializer("one", Tensor::from_vector<float>(std::vector<float>(16, 1e-3f), {16}));
+  std::string prev = "x";
+  for (int i = 0; i < n_ops; ++i) {
+    ir::Node n;
+    n.op_type = i % 2 ? "Relu" : "Add";
+    n.name = "op" + std::to_string(i);
+    n.inputs = i % 2 ? std::vector<std::string>{prev} : std::vector<std::string>{prev, "one"};
+    n.outputs = {"v" + std::to_string(i)};
+    prev = n.outputs[0];
+    g.add_node(n);
+  }
+  g.outputs = {prev};
+  return g;
+}
+
+double median_ms(const std::function<bool()>& fn, int iters) {
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!fn()) return -1;
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return summarize(t).median;
+}
+
+int bench_dispatch(const RunArgs& a) {
+  constexpr int kOps = 1000;
+  auto backend = runtime::create_cpu_backend(a.threads > 0 ? a.threads : 1);
+  ir::Graph g = tiny_chain(kOps);
+  runtime::TensorMap inputs{{"x", Tensor::from_vector<float>(std::vector<float>(16, 0.5f), {16})}};
+  runtime::EagerExecutor eager(g, *backend);
+  Status err;
+  auto run_eager = [&] {
+    auto r = eager.run(inputs);
+    if (!r) err = r.status();
+    return r.has_value();
+  };
+  const double eager_ms = median_ms(run_eager, std::max(5, a.iters));
+  if (eager_ms < 0) return fail("dispatch chain (pynative): " + err.message());
+  auto compiled = runtime::GraphExecutor::compile(g, *backend, {{"x", ir::ValueType{DType::F32, std::vector<int64_t>{16}, {""}}}});
+  if (!compiled) return fail("dispatch chain (graph): " + compiled.status().message());
+  auto run_graph = [&] {
+    auto r = (*compiled)->run(inputs);
+    if (!r) err = r.status();
+    return r.has_value();
+  };
+  const double graph_ms = median_ms(run_graph, std::max(5, a.iters));
+  if (graph_ms < 0) return fail("dispatch chain (graph): " + err.message());
+  std::printf("dispatch: chain of %d tiny ops (Add/Relu on 16 floats), median of %d runs\n", kOps, std::max(5, a.iters));
+  std::printf("  pynative  %.3f us/op\n  graph     %.3f us/op\n", eager_ms * 1000.0 / kOps, graph_ms * 1000.0 / kOps);
+  return 0;
+}
+
+double measure_peak_gflops(runtime::Backend& backend, int iters) {
+  const int64_t n = 2048;
+  ir::Graph g;
+  g.inputs = {"a", "b"};
+  const ir::ValueType t{DType::F32, std::vector<int64_t>{n, n}, {"", ""}};
+  g.add_value(ir::Value{"a", t, {}, std::nullopt});
+  g.add_value(ir::Value{"b", t, {}, std::nullopt});
+  ir::Node mm;
+  mm.op_type = "MatMul";
+  mm.inputs = {"a", "b"};
+  mm.outputs = {"c"};
+  g.add_node(mm);
+  g.outputs = {"c"};
+  auto c = runtime::GraphExecutor::compile(g, backend, {{"a", t}, {"b", t}});
+  if (!c) return -1;
+  runtime::TensorMap in{{"a", Tensor::zeros(DType::F32, {n, n})}, {"b", Tensor::zeros(DType::F32, {n, n})}};
+  (void)(*c)->run(in);
+  const double ms = median_ms([&] { return (*c)->run(in).has_value(); }, iters);
+  return ms <= 0 ? -1 : 2.0 * n * n * n / (ms * 1e6);
+}
+
+int bench_model(const RunArgs& a) {
+  auto prep = prepare(a);
+  if (!prep) return fail(prep.status().message());
+  const double peak = measure_peak_gflops(*prep->backend, 5);
+  // FLOPs per iteration from the cost model over the statically inferred graph.
+  ir::Graph typed = prep->graph;
+  for (const auto& [name, t] : prep->inputs)
+    if (ir::Value* v = typed.value(name)) v->type = ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())};
+  Status st = runtime::infer_graph_types(typed, prep->backend.get());
+  if (!st.is_ok()) return fail(a.model + ": " + st.message());
+  double flops = 0;
+  for (const auto& n : typed.nodes()) {
+    std::vector<ir::ValueType> in, out;
+    for (const auto& i : n.inputs) in.push_back(i.empty() ? ir::ValueType{} : typed.resolve(i)->type);
+    for (const auto& o : n.outputs) out.push_back(o.empty() ? ir::ValueType{} : typed.resolve(o)->type);
+    flops += ops::node_cost(n, in, out).flops;
+  }
+  std::printf("%s on %s\n", a.model.c_str(), prep->backend->description().c_str());
+  std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s\n", peak);
+  std::printf("  model: %.4g FLOPs per iteration\n", flops);
+  for (auto mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
+    RunConfig cfg{mode, a.iters, a.warmup};
+    auto r = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+    if (!r) return fail(a.model + ": " + r.status().message());
+    const double gflops = flops / (r->latency.median * 1e6);
+    std::printf("  %-8s median %.3f ms  %.1f GFLOP/s  %.1f%% of peak\n", runtime::exec_mode_name(mode), r->latency.median,
+                gflops, peak > 0 ? 100.0 * gflops / peak : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int bench_command(const std::string& what, const RunArgs& a) {
+  if (what == "dispatch") return bench_dispatch(a);
+  if (what == "peak") {
+    auto be = runtime::create_cpu_backend(a.threads);
+    const double p = measure_peak_gflops(*be, std::max(3, a.iters));
+    if (p < 0) return fail("peak: matmul failed");
+    std::printf("fp32 peak estimate (2048x2048x2048 matmul, %d threads): %.1f GFLOP/s\n", be->threads(), p);
+    return 0;
+  }
+  RunArgs m = a;
+  m.model = what;
+  return bench_model(m);
+}
+
+}  // namespace ms::cli

@@ -1,0 +1,55 @@
+// `compare MODEL`: both modes on the same inputs, side by side, outputs asserted equal.
+#include <cstdio>
+
+#include "app/cli/prepare.h"
+#include "app/cli/session.h"
+
+namespace ms::cli {
+
+int compare_command(const RunArgs& a) {
+  auto prep = prepare(a);
+  if (!prep) return fail(prep.status().message());
+  if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
+  RunConfig cfg;
+  cfg.iters = a.iters;
+  cfg.warmup = a.warmup;
+  cfg.mode = runtime::ExecMode::PyNative;
+  auto eager = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  if (!eager) return fail(a.model + ": pynative: " + eager.status().message());
+  cfg.mode = runtime::ExecMode::Graph;
+  auto graph = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  if (!graph) return fail(a.model + ": graph: " + graph.status().message());
+
+  std::printf("%s on %s, %d iterations after %d warm-up\n\n", a.model.c_str(), prep->backend->description().c_str(),
+              a.iters, a.warmup);
+  std::printf("%-22s %14s %14s %10s\n", "", "PyNative", "Graph", "ratio");
+  auto row = [](const char* label, double x, double y, const char* unit) {
+    std::printf("%-22s %11.3f %-2s %11.3f %-2s %9.2fx\n", label, x, unit, y, unit, y > 0 ? x / y : 0.0);
+  };
+  row("latency median", eager->latency.median, graph->latency.median, "ms");
+  row("latency p90", eager->latency.p90, graph->latency.p90, "ms");
+  row("latency min", eager->latency.min, graph->latency.min, "ms");
+  std::printf("%-22s %11s    %11.3f ms\n", "compile", "-", graph->compile_ms);
+  std::printf("%-22s %14s %14s\n", "peak memory", format_bytes(static_cast<double>(eager->peak_bytes)).c_str(),
+              format_bytes(static_cast<double>(graph->peak_bytes)).c_str());
+  std::printf("%-22s %14zu %14zu\n", "nodes", eager->nodes, graph->nodes);
+  std::printf("%-22s %14lld %14lld\n", "kernels / iteration", static_cast<long long>(eager->kernels_per_iter),
+              static_cast<long long>(graph->kernels_per_iter));
+  const double saving = eager->latency.median - graph->latency.median;
+  if (saving > 0)
+    std::printf("%-22s %14s %11.1f iterations\n", "break-even", "", graph->compile_ms / saving);
+
+  int mismatches = 0;
+  for (size_t i = 0; i < eager->outputs.size(); ++i) {
+    const std::string diff = compare_tensors(graph->outputs[i], eager->outputs[i], 1e-4, 1e-5);
+    if (!diff.empty()) {
+      std::fprintf(stderr, "error: output '%s' differs between modes: %s\n", eager->output_names[i].c_str(), diff.c_str());
+      ++mismatches;
+    }
+  }
+  if (mismatches) return 1;
+  std::printf("\noutputs: %zu, equal in both modes (rtol 1e-4, atol 1e-5)\n", eager->outputs.size());
+  return 0;
+}
+
+}  // namespace ms::cli

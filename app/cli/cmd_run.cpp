@@ -1,0 +1,115 @@
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/prepare.h"
+#include "app/cli/session.h"
+#include "engine/frontend/npy.h"
+#include "engine/runtime/backend.h"
+
+namespace ms::cli {
+
+int fail(const std::string& message) {
+  std::string m = message;
+  for (char& c : m)
+    if (c == '\n') c = ' ';
+  std::fprintf(stderr, "error: %s\n", m.c_str());
+  return 1;
+}
+
+namespace {
+
+Expected<std::map<std::string, std::string>> parse_pairs(const std::vector<std::string>& items, const char* flag) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : items) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      return invalid_argument(std::string(flag) + " '" + s + "': expected NAME=VALUE");
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<Prepared> prepare(const RunArgs& a) {
+  Prepared p;
+  auto g = load_model_arg(a.model);
+  if (!g) return std::move(g).take_status();
+  p.graph = std::move(*g);
+  auto files = parse_pairs(a.inputs, "--input");
+  if (!files) return std::move(files).take_status();
+  auto dim_strs = parse_pairs(a.dims, "--dim");
+  if (!dim_strs) return std::move(dim_strs).take_status();
+  std::map<std::string, int64_t> dims;
+  for (const auto& [k, v] : *dim_strs) {
+    try {
+      dims[k] = std::stoll(v);
+    } catch (...) {
+      return invalid_argument("--dim " + k + "=" + v + ": not an integer");
+    }
+  }
+  auto inputs = make_inputs(p.graph, *files, dims, a.seed);
+  if (!inputs) return std::move(inputs).take_status();
+  p.inputs = std::move(*inputs);
+  auto be = runtime::create_backend(a.device, a.threads);
+  if (!be) return std::move(be).take_status();
+  p.backend = std::move(be->backend);
+  p.note = be->note;
+  return p;
+}
+
+int run_command(const RunArgs& a) {
+  auto prep = prepare(a);
+  if (!prep) return fail(prep.status().message());
+  if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
+  RunConfig cfg;
+  cfg.mode = a.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
+  cfg.iters = a.iters;
+  cfg.warmup = a.warmup;
+  auto r = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  if (!r) return fail(a.model + ": " + r.status().message());
+  std::printf("%s: %s mode on %s\n", a.model.c_str(), a.mode.c_str(), prep->backend->description().c_str());
+  std::printf("  latency   min %.3f  median %.3f  p90 %.3f  mean %.3f ms  (%d iterations, %d warm-up)\n",
+              r->latency.min, r->latency.median, r->latency.p90, r->latency.mean, a.iters, a.warmup);
+  if (cfg.mode == runtime::ExecMode::Graph) std::printf("  compile   %.3f ms\n", r->compile_ms);
+  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n", format_bytes(static_cast<double>(r->peak_bytes)).c_str(),
+              r->nodes, static_cast<long long>(r->kernels_per_iter));
+  for (size_t i = 0; i < r->outputs.size(); ++i)
+    std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());
+  if (!a.save_outputs.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.save_outputs, ec);
+    if (ec) return fail(a.save_outputs + ": cannot create folder: " + ec.message());
+    for (size_t i = 0; i < r->outputs.size(); ++i) {
+      std::string name = r->output_names[i];
+      for (char& c : name)
+        if (c == '/' || c == '\\' || c == ':') c = '_';
+      const std::string path = (std::filesystem::path(a.save_outputs) / (name + ".npy")).string();
+      Status st = save_npy(r->outputs[i], path);
+      if (!st.is_ok()) return fail(st.message());
+    }
+  }
+  if (!a.report.empty()) {
+    nlohmann::json j;
+    j["model"] = a.model;
+    j["mode"] = a.mode;
+    j["device"] = prep->backend->name();
+    j["threads"] = prep->backend->threads();
+    j["iters"] = a.iters;
+    j["latency_ms"] = {{"min", r->latency.min}, {"median", r->latency.median}, {"p90", r->latency.p90}, {"mean", r->latency.mean}};
+    j["compile_ms"] = r->compile_ms;
+    j["peak_bytes"] = r->peak_bytes;
+    j["nodes"] = r->nodes;
+    j["kernels_per_iter"] = r->kernels_per_iter;
+    std::ofstream f(a.report);
+    if (!f) return fail(a.report + ": cannot write report");
+    f << j.dump(2) << '\n';
+  }
+  return 0;
+}
+
+}  // namespace ms::cli

@@ -1,0 +1,33 @@
+// Subcommands of modescope-cli. Each returns the process exit code (0 ok, 1 error); errors are one
+// line on stderr starting "error:".
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ms::cli {
+
+struct RunArgs {
+  std::string model;
+  std::string mode = "pynative";
+  std::string device = "cpu";
+  int threads = 0;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> dims;    // PARAM=N for symbolic dims
+  std::string save_outputs;
+  int iters = 10;
+  int warmup = 2;
+  std::string report;
+  uint64_t seed = 0;
+};
+
+int run_command(const RunArgs& a);
+int check_command(const std::string& model);
+int compare_command(const RunArgs& a);
+int bench_command(const std::string& what, const RunArgs& a);
+
+// Prints "error: <message>" and returns 1.
+int fail(const std::string& message);
+
+}  // namespace ms::cli
