@@ -1,0 +1,227 @@
+// MatMul (numpy semantics) and Gemm. f32 through dnnl::matmul (batch broadcasting, transposes as
+// strides, alpha as output scale, beta*C as a sum post-op over a prefilled output); other dtypes
+// (f64, f16, bf16, i32, i64, u32, u64) through a reference loop.
+#include "engine/backends/cpu/nn_onednn.h"
+
+namespace ms::cpu::nn {
+namespace {
+
+using dnnl::memory;
+
+// One batched product: A [batch, M, K] and B [batch, K, N] with per-operand strides; batch offsets
+// of broadcast operands are precomputed.
+struct MatmulPlan {
+  int64_t m = 0, n = 0, k = 0;
+  Shape a_dims, b_dims, y_dims;           // rank-equal oneDNN views (batch dims may be 1 for broadcasting)
+  Shape a_strides, b_strides;             // element strides of those views
+  std::vector<int64_t> a_batch, b_batch;  // per output batch: offsets into A and B
+};
+
+MatmulPlan plan_matmul(const Shape& a_in, const Shape& b_in) {
+  MatmulPlan p;
+  Shape a = a_in, b = b_in;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  p.m = a[rank - 2];
+  p.k = a[rank - 1];
+  p.n = b[rank - 1];
+  p.a_dims = a;
+  p.b_dims = b;
+  p.a_strides = contiguous_strides(a);
+  p.b_strides = contiguous_strides(b);
+  p.y_dims = a;
+  for (size_t i = 0; i + 2 < rank; ++i) p.y_dims[i] = std::max(a[i], b[i]);
+  p.y_dims[rank - 1] = p.n;
+  const Shape batch(p.y_dims.begin(), p.y_dims.end() - 2);
+  const int64_t nb = numel(batch);
+  p.a_batch.resize(static_cast<size_t>(nb));
+  p.b_batch.resize(static_cast<size_t>(nb));
+  for (int64_t i = 0; i < nb; ++i) {
+    int64_t rest = i, ao = 0, bo = 0;
+    for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+      const int64_t pos = rest % batch[static_cast<size_t>(d)];
+      rest /= batch[static_cast<size_t>(d)];
+      if (a[static_cast<size_t>(d)] != 1) ao += pos * p.a_strides[static_cast<size_t>(d)];
+      if (b[static_cast<size_t>(d)] != 1) bo += pos * p.b_strides[static_cast<size_t>(d)];
+    }
+    p.a_batch[static_cast<size_t>(i)] = ao;
+    p.b_batch[static_cast<size_t>(i)] = bo;
+  }
+  return p;
+}
+
+template <class T>
+using mm_acc_t = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
+
+// y[b] (+)= alpha * op(A[b]) op(B[b]); `accumulate`: y holds beta*C already.
+template <class T>
+void matmul_loop(const T* a, const T* b, T* y, const MatmulPlan& p, int64_t a_rs, int64_t a_cs, int64_t b_rs,
+                 int64_t b_cs, double alpha, bool accumulate) {
+  using A = mm_acc_t<T>;
+  const auto nb = static_cast<int64_t>(p.a_batch.size());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t bi = 0; bi < nb; ++bi)
+    for (int64_t i = 0; i < p.m; ++i) {
+      const T* ap = a + p.a_batch[static_cast<size_t>(bi)] + i * a_rs;
+      const T* bp = b + p.b_batch[static_cast<size_t>(bi)];
+      T* yp = y + (bi * p.m + i) * p.n;
+      std::vector<A> row(static_cast<size_t>(p.n), A(0));
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        const A av = static_cast<A>(ap[kk * a_cs]);
+        for (int64_t j = 0; j < p.n; ++j) row[static_cast<size_t>(j)] += av * static_cast<A>(bp[kk * b_rs + j * b_cs]);
+      }
+      for (int64_t j = 0; j < p.n; ++j) {
+        A v = row[static_cast<size_t>(j)];
+        if (alpha != 1.0) v = static_cast<A>(static_cast<double>(v) * alpha);
+        yp[j] = accumulate ? static_cast<T>(static_cast<A>(yp[j]) + v) : static_cast<T>(v);
+      }
+    }
+}
+
+template <class F>
+bool visit_matmul_type(DType t, F&& f) {
+  if (visit_float(t, f)) return true;
+  switch (t) {
+    case DType::I32:
+      f(TypeTag<int32_t>{});
+      return true;
+    case DType::I64:
+      f(TypeTag<int64_t>{});
+      return true;
+    case DType::U32:
+      f(TypeTag<uint32_t>{});
+      return true;
+    case DType::U64:
+      f(TypeTag<uint64_t>{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct MatmulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+// f32 dnnl::matmul over rank-equal views with explicit strides; `sum` adds into the output.
+Status matmul_onednn(runtime::KernelContext& ctx, const Tensor& a, const memory::desc& a_md, const Tensor& b,
+                     const memory::desc& b_md, Tensor& y, const memory::desc& y_md, float alpha, bool sum,
+                     const std::string& key) {
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return guard_onednn(ctx, "matmul", [&]() -> Status {
+    auto mp = dnn.cached<MatmulPrimitive>(key, [&] {
+      dnnl::primitive_attr attr = user_scratchpad_attr();
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (sum) {
+        dnnl::post_ops po;
+        po.append_sum(1.0f);
+        attr.set_post_ops(po);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr, dnn.engine());
+      return std::make_shared<MatmulPrimitive>(MatmulPrimitive{pd, dnnl::matmul(pd)});
+    });
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));
+    mp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, memory(a_md, dnn.engine(), a.raw())},
+                                    {DNNL_ARG_WEIGHTS, memory(b_md, dnn.engine(), b.raw())},
+                                    {DNNL_ARG_DST, memory(y_md, dnn.engine(), y.raw())},
+                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    ctx.set_impl(impl_name(mp->pd));
+    return Status::ok();
+  });
+}
+
+memory::desc strided_desc(const Shape& dims, const Shape& strides) {
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32,
+                      memory::dims(strides.begin(), strides.end()));
+}
+
+Status matmul_kernel(runtime::KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const MatmulPlan p = plan_matmul(a.shape(), b.shape());
+  if (y.numel() == 0) return Status::ok();
+  if (a.dtype() == DType::F32 && p.k > 0 && p.y_dims.size() <= 12) {
+    const std::string key = "matmul|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
+    Status s = matmul_onednn(ctx, a, strided_desc(p.a_dims, p.a_strides), b, strided_desc(p.b_dims, p.b_strides), y,
+                             plain_desc(p.y_dims), 1.0f, false, key);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  const bool ok = visit_matmul_type(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    matmul_loop<T>(a.data<T>(), b.data<T>(), y.data<T>(), p, p.k, 1, p.n, 1, 1.0, false);
+  });
+  if (!ok) return ctx.unsupported_case("dtype " + std::string(dtype_name(a.dtype())) + " is not supported");
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+// y = beta * C broadcast onto [M, N] (C rank 0..2).
+void fill_beta_c(const Tensor& c, Tensor& y, double beta) {
+  const int64_t m = y.dim(0), n = y.dim(1);
+  const int64_t cm = c.rank() == 2 ? c.dim(0) : 1, cn = c.rank() >= 1 ? c.dim(-1) : 1;
+  visit_matmul_type(y.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* cd = c.data<T>();
+    T* yd = y.data<T>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const T v = cd[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+        yd[i * n + j] = beta == 1.0 ? v : static_cast<T>(static_cast<double>(v) * beta);
+      }
+  });
+}
+
+Status gemm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const ir::Node& node = ctx.node();
+  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
+  const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
+  const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  if (y.numel() == 0) return Status::ok();
+  const bool with_c = ctx.has_input(2) && beta != 0.0;
+  if (with_c)
+    fill_beta_c(ctx.input(2), y, beta);
+  else
+    std::memset(y.raw(), 0, y.nbytes());
+  // Row/column strides of op(A) [M,K] and op(B) [K,N] inside the stored tensors.
+  const int64_t a_rs = ta ? 1 : k, a_cs = ta ? m : 1, b_rs = tb ? 1 : n, b_cs = tb ? k : 1;
+  if (a.dtype() == DType::F32 && k > 0) {
+    const std::string key = "gemm|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
+                            std::to_string(ta) + std::to_string(tb) + "|" + std::to_string(alpha) + "|" +
+                            std::to_string(with_c);
+    Status s = matmul_onednn(ctx, a, strided_desc({m, k}, {a_rs, a_cs}), b, strided_desc({k, n}, {b_rs, b_cs}), y,
+                             plain_desc({m, n}), static_cast<float>(alpha), true, key);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  MatmulPlan p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_batch = {0};
+  p.b_batch = {0};
+  const bool ok = visit_matmul_type(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    matmul_loop<T>(a.data<T>(), b.data<T>(), y.data<T>(), p, a_rs, a_cs, b_rs, b_cs, alpha, true);
+  });
+  if (!ok) return ctx.unsupported_case("dtype " + std::string(dtype_name(a.dtype())) + " is not supported");
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_matmul_kernels(runtime::KernelRegistry& r) {
+  r.add("MatMul", matmul_kernel);
+  r.add("Gemm", gemm_kernel);
+}
+
+}  // namespace ms::cpu::nn

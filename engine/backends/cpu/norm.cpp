@@ -1,0 +1,293 @@
+// Normalization kernels: BatchNormalization (inference, and the training form that also returns the
+// batch statistics), InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization.
+// Plain loops: these are memory bound, one pass to gather statistics and one to normalize.
+#include <cmath>
+
+#include "engine/backends/cpu/nn_kernels.h"
+
+namespace ms::cpu::nn {
+namespace {
+
+using std::vector;
+
+Status bad_dtype(runtime::KernelContext& ctx, DType t) {
+  return ctx.unsupported_case("dtype " + std::string(dtype_name(t)) + " is not supported");
+}
+
+// Small per-channel parameter tensors in any float dtype, read as double.
+vector<double> as_doubles(const Tensor& t) {
+  vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.at_double(i);
+  return v;
+}
+
+void store(Tensor& t, int64_t i, double v) {
+  visit_float(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    t.data<T>()[i] = static_cast<T>(v);
+  });
+}
+
+// y = x * a[c] + b[c] over planes of `inner` elements, channel = plane % channels.
+template <class T>
+void affine_per_channel(const T* x, T* y, int64_t planes, int64_t channels, int64_t inner, const vector<double>& a,
+                        const vector<double>& b) {
+  using A = acc_t<T>;
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const auto c = static_cast<size_t>(plane % channels);
+    const A ac = static_cast<A>(a[c]), bc = static_cast<A>(b[c]);
+    for (int64_t i = plane * inner; i < (plane + 1) * inner; ++i) y[i] = static_cast<T>(static_cast<A>(x[i]) * ac + bc);
+  }
+}
+
+// Mean and (population) variance per channel over N and the spatial axes.
+template <class T>
+void channel_stats(const T* x, int64_t n, int64_t channels, int64_t inner, vector<double>& mean, vector<double>& var) {
+  mean.assign(static_cast<size_t>(channels), 0);
+  var.assign(static_cast<size_t>(channels), 0);
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = 0, s2 = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double v = static_cast<double>(x[(b * channels + c) * inner + i]);
+        s += v;
+        s2 += v * v;
+      }
+    const double count = static_cast<double>(n * inner);
+    const double m = count > 0 ? s / count : 0;
+    mean[static_cast<size_t>(c)] = m;
+    var[static_cast<size_t>(c)] = count > 0 ? std::max(0.0, s2 / count - m * m) : 0;
+  }
+}
+
+Status batchnorm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t n = x.dim(0), c = x.dim(1), inner = c && n ? x.numel() / (n * c) : 0;
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const double momentum = ctx.node().attr_float("momentum", 0.9f);
+  vector<double> scale = as_doubles(ctx.input(1)), bias = as_doubles(ctx.input(2));
+  vector<double> mean = as_doubles(ctx.input(3)), var = as_doubles(ctx.input(4));
+  bool training = ctx.opset() >= 14 && ctx.node().attr_int("training_mode", 0) != 0;
+  for (size_t o = 1; ctx.opset() < 14 && o < ctx.num_outputs(); ++o) training = training || ctx.output(o).defined();
+  vector<double> batch_mean, batch_var;
+  if (training) {
+    const bool ok = visit_float(x.dtype(), [&](auto tag) {
+      channel_stats(x.data<typename decltype(tag)::type>(), n, c, inner, batch_mean, batch_var);
+    });
+    if (!ok) return bad_dtype(ctx, x.dtype());
+    // Outputs: opset >= 14 (Y, running_mean, running_var); before (Y, mean, var, saved_mean, saved_var).
+    for (size_t o = 1; o < ctx.num_outputs(); ++o) {
+      Tensor& t = ctx.output(o);
+      if (!t.defined()) continue;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const auto i = static_cast<size_t>(ch);
+        const bool is_mean = o % 2 == 1;
+        const double running = is_mean ? mean[i] * momentum + batch_mean[i] * (1 - momentum)
+                                       : var[i] * momentum + batch_var[i] * (1 - momentum);
+        store(t, ch, o <= 2 ? running : (is_mean ? batch_mean[i] : batch_var[i]));
+      }
+    }
+  }
+  vector<double> a(static_cast<size_t>(c)), b(static_cast<size_t>(c));
+  for (size_t ch = 0; ch < a.size(); ++ch) {
+    const double m = training ? batch_mean[ch] : mean[ch], v = training ? batch_var[ch] : var[ch];
+    a[ch] = scale[ch] / std::sqrt(v + eps);
+    b[ch] = bias[ch] - m * a[ch];
+  }
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    affine_per_channel(x.data<T>(), ctx.output(0).data<T>(), n * c, c, inner, a, b);
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+template <class T>
+void instancenorm_loop(const T* x, T* y, int64_t planes, int64_t channels, int64_t inner, const vector<double>& scale,
+                       const vector<double>& bias, double eps) {
+  using A = acc_t<T>;
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xp = x + plane * inner;
+    double s = 0, s2 = 0;
+    for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
+    const double m = inner ? s / static_cast<double>(inner) : 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      const double d = static_cast<double>(xp[i]) - m;
+      s2 += d * d;
+    }
+    const double var = inner ? s2 / static_cast<double>(inner) : 0;
+    const auto c = static_cast<size_t>(plane % channels);
+    const A a = static_cast<A>(scale[c] / std::sqrt(var + eps));
+    const A b = static_cast<A>(bias[c] - m * scale[c] / std::sqrt(var + eps));
+    for (int64_t i = 0; i < inner; ++i) y[plane * inner + i] = static_cast<T>(static_cast<A>(xp[i]) * a + b);
+  }
+}
+
+Status instancenorm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t n = x.dim(0), c = x.dim(1), inner = c && n ? x.numel() / (n * c) : 0;
+  const vector<double> scale = as_doubles(ctx.input(1)), bias = as_doubles(ctx.input(2));
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    instancenorm_loop(x.data<T>(), ctx.output(0).data<T>(), n * c, c, inner, scale, bias, eps);
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+// Values of a tensor broadcast (numpy, right-aligned) onto `tail`, flattened.
+vector<double> broadcast_to_tail(const Tensor& t, const Shape& tail) {
+  const int64_t size = numel(tail);
+  vector<double> out(static_cast<size_t>(size));
+  const Shape& s = t.shape();
+  const Shape st = contiguous_strides(s);
+  const size_t off = tail.size() - s.size();
+  for (int64_t i = 0; i < size; ++i) {
+    int64_t rest = i, src = 0;
+    for (int64_t a = static_cast<int64_t>(tail.size()) - 1; a >= 0; --a) {
+      const int64_t pos = rest % tail[static_cast<size_t>(a)];
+      rest /= tail[static_cast<size_t>(a)];
+      if (static_cast<size_t>(a) >= off && s[a - off] != 1) src += pos * st[a - off];
+    }
+    out[static_cast<size_t>(i)] = t.at_double(src);
+  }
+  return out;
+}
+
+Status layernorm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", -1), x.rank());
+  const Shape tail(x.shape().begin() + axis, x.shape().end());
+  const int64_t inner = numel(tail), outer = inner ? x.numel() / inner : 0;
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const vector<double> scale = broadcast_to_tail(ctx.input(1), tail);
+  const vector<double> bias =
+      ctx.has_input(2) ? broadcast_to_tail(ctx.input(2), tail) : vector<double>(scale.size(), 0);
+  Tensor* mean_out = ctx.num_outputs() > 1 && ctx.output(1).defined() ? &ctx.output(1) : nullptr;
+  Tensor* inv_out = ctx.num_outputs() > 2 && ctx.output(2).defined() ? &ctx.output(2) : nullptr;
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = acc_t<T>;
+    const T* xd = x.data<T>();
+    T* yd = ctx.output(0).data<T>();
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* xp = xd + o * inner;
+      double s = 0, s2 = 0;
+      for (int64_t i = 0; i < inner; ++i) s += static_cast<double>(xp[i]);
+      const double m = s / static_cast<double>(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = static_cast<double>(xp[i]) - m;
+        s2 += d * d;
+      }
+      const double inv = 1.0 / std::sqrt(s2 / static_cast<double>(inner) + eps);
+      for (int64_t i = 0; i < inner; ++i) {
+        const auto k = static_cast<size_t>(i);
+        yd[o * inner + i] = static_cast<T>(static_cast<A>((static_cast<double>(xp[i]) - m) * inv * scale[k] + bias[k]));
+      }
+      if (mean_out) store(*mean_out, o, m);
+      if (inv_out) store(*inv_out, o, inv);
+    }
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+Status lrn_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const ir::Node& node = ctx.node();
+  const int64_t size = node.attr_int("size", 1);
+  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
+  const double bias = node.attr_float("bias", 1.0f);
+  const int64_t n = x.dim(0), c = x.dim(1), inner = c && n ? x.numel() / (n * c) : 0;
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;  // floor / ceil of (size-1)/2
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data<T>();
+    T* yd = ctx.output(0).data<T>();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+            const double v = static_cast<double>(xd[(b * c + k) * inner + i]);
+            sq += v * v;
+          }
+          const int64_t at = (b * c + ch) * inner + i;
+          yd[at] = static_cast<T>(static_cast<double>(xd[at]) /
+                                  std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+        }
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+Status mvn_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Shape& s = x.shape();
+  vector<bool> reduced(s.size(), false);
+  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3}))
+    reduced[static_cast<size_t>(normalize_axis(a, x.rank()))] = true;
+  // Group id of every element: its index over the kept axes.
+  const int64_t total = x.numel();
+  vector<int64_t> group(static_cast<size_t>(total));
+  int64_t groups = 1;
+  for (size_t a = 0; a < s.size(); ++a)
+    if (!reduced[a]) groups *= s[a];
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, gid = 0, mul = 1;
+    for (int64_t a = x.rank() - 1; a >= 0; --a) {
+      const int64_t pos = rest % s[static_cast<size_t>(a)];
+      rest /= s[static_cast<size_t>(a)];
+      if (!reduced[static_cast<size_t>(a)]) {
+        gid += pos * mul;
+        mul *= s[static_cast<size_t>(a)];
+      }
+    }
+    group[static_cast<size_t>(i)] = gid;
+  }
+  vector<double> sum(static_cast<size_t>(groups), 0), sum2(static_cast<size_t>(groups), 0),
+      count(static_cast<size_t>(groups), 0);
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data<T>();
+    T* yd = ctx.output(0).data<T>();
+    for (int64_t i = 0; i < total; ++i) {
+      const auto g = static_cast<size_t>(group[static_cast<size_t>(i)]);
+      const double v = static_cast<double>(xd[i]);
+      sum[g] += v;
+      sum2[g] += v * v;
+      count[g] += 1;
+    }
+    for (int64_t i = 0; i < total; ++i) {
+      const auto g = static_cast<size_t>(group[static_cast<size_t>(i)]);
+      const double m = sum[g] / count[g];
+      const double sd = std::sqrt(std::max(0.0, sum2[g] / count[g] - m * m));
+      yd[i] = static_cast<T>((static_cast<double>(xd[i]) - m) / (sd + 1e-9));
+    }
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_norm_kernels(runtime::KernelRegistry& r) {
+  r.add("BatchNormalization", batchnorm_kernel);
+  r.add("InstanceNormalization", instancenorm_kernel);
+  r.add("LayerNormalization", layernorm_kernel);
+  r.add("LRN", lrn_kernel);
+  r.add("MeanVarianceNormalization", mvn_kernel);
+}
+
+}  // namespace ms::cpu::nn

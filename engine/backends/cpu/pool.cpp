@@ -1,0 +1,198 @@
+// Pooling kernels. f32 MaxPool/AveragePool with 1-3 spatial axes and no Indices output go through
+// oneDNN; everything else (Indices, f64/f16/i8, LpPool, count_include_pad with ceil_mode) through
+// reference loops over a window table. Global pools are plain reductions over the spatial plane.
+#include <cmath>
+#include <limits>
+
+#include "engine/backends/cpu/nn_onednn.h"
+
+namespace ms::cpu::nn {
+namespace {
+
+using dnnl::memory;
+
+enum class PoolType : uint8_t { Max, Average, Lp };
+
+struct PoolPrimitive {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward prim;
+};
+
+Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, const ops::WindowGeometry& g, PoolType type,
+                   bool include_pad) {
+  const Shape in(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> pad_r = g.pads_end;
+  for (size_t i = 0; i < in.size(); ++i) {
+    // ceil_mode: oneDNN's floor formula reaches the last window with more right padding. With
+    // count_include_pad that extra padding would be counted, unlike ONNX: leave it to the loops.
+    const int64_t need = (g.out[i] - 1) * g.strides[i] + g.effective_kernel(i) - in[i] - g.pads_begin[i];
+    if (need > pad_r[i]) {
+      if (type == PoolType::Average && include_pad) return ctx.unsupported_case("ceil_mode with count_include_pad");
+      pad_r[i] = need;
+    }
+  }
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  const auto alg = type == PoolType::Max ? dnnl::algorithm::pooling_max
+                   : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
+                                         : dnnl::algorithm::pooling_avg_exclude_padding;
+  const std::string key = "pool|" + std::to_string(static_cast<int>(alg)) + "|" + key_of(x.shape()) + "|" +
+                          key_of(y.shape()) + "|" + key_of(g.kernel) + "|" + key_of(g.strides) + "|" +
+                          key_of(g.dilations) + "|" + key_of(g.pads_begin) + "|" + key_of(pad_r);
+  return guard_onednn(ctx, "pooling", [&]() -> Status {
+    auto pp = dnn.cached<PoolPrimitive>(key, [&] {
+      memory::dims dil(g.dilations.begin(), g.dilations.end());
+      for (auto& d : dil) d -= 1;
+      dnnl::pooling_v2_forward::desc d(
+          dnnl::prop_kind::forward_inference, alg, plain_desc(x.shape()), plain_desc(y.shape()),
+          memory::dims(g.strides.begin(), g.strides.end()), memory::dims(g.kernel.begin(), g.kernel.end()), dil,
+          memory::dims(g.pads_begin.begin(), g.pads_begin.end()), memory::dims(pad_r.begin(), pad_r.end()));
+      dnnl::pooling_v2_forward::primitive_desc pd(d, user_scratchpad_attr(), dnn.engine());
+      return std::make_shared<PoolPrimitive>(PoolPrimitive{pd, dnnl::pooling_v2_forward(pd)});
+    });
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, pp->pd.scratchpad_desc(), holder));
+    pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, plain_desc(x.shape()), dnn.engine())},
+                                    {DNNL_ARG_DST, wrap(y, plain_desc(y.shape()), dnn.engine())},
+                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    ctx.set_impl(impl_name(pp->pd));
+    return Status::ok();
+  });
+}
+
+// Row-major flat spatial offset -> column-major one (MaxPool storage_order = 1).
+int64_t column_major(int64_t flat, const Shape& in) {
+  int64_t out = 0, stride = 1;
+  std::vector<int64_t> pos(in.size());
+  for (int64_t i = static_cast<int64_t>(in.size()) - 1; i >= 0; --i) {
+    pos[i] = flat % in[i];
+    flat /= in[i];
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    out += pos[i] * stride;
+    stride *= in[i];
+  }
+  return out;
+}
+
+struct PoolArgs {
+  PoolType type;
+  bool include_pad;
+  int p;              // LpPool
+  Tensor* indices;    // MaxPool optional output 1
+  bool column_major;  // storage_order
+};
+
+template <class T>
+void pool_loop(const Tensor& x, Tensor& y, const ops::WindowGeometry& g, const PoolArgs& a) {
+  using A = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
+  const Shape in(x.shape().begin() + 2, x.shape().end());
+  const std::vector<int64_t> table = window_table(in, g);
+  const int64_t planes = x.dim(0) * x.dim(1), in_size = numel(in), out_size = numel(g.out), taps = numel(g.kernel);
+  const T* xd = x.data<T>();
+  T* yd = y.data<T>();
+  int64_t* id = a.indices ? a.indices->data<int64_t>() : nullptr;
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xp = xd + plane * in_size;
+    for (int64_t p = 0; p < out_size; ++p) {
+      const int64_t* row = table.data() + p * taps;
+      if (a.type == PoolType::Max) {
+        A best = std::numeric_limits<A>::lowest();
+        int64_t arg = -1;
+        for (int64_t kk = 0; kk < taps; ++kk)
+          if (row[kk] >= 0 && (arg < 0 || static_cast<A>(xp[row[kk]]) > best)) {
+            best = static_cast<A>(xp[row[kk]]);
+            arg = row[kk];
+          }
+        yd[plane * out_size + p] = static_cast<T>(best);
+        if (id)
+          id[plane * out_size + p] = plane * in_size + (arg < 0 ? 0 : a.column_major ? column_major(arg, in) : arg);
+      } else {
+        A sum = A(0);
+        int64_t count = 0;
+        for (int64_t kk = 0; kk < taps; ++kk) {
+          if (row[kk] >= 0) {
+            const A v = static_cast<A>(xp[row[kk]]);
+            sum += a.type == PoolType::Lp ? static_cast<A>(std::pow(std::abs(v), a.p)) : v;
+            ++count;
+          } else if (row[kk] == kInPadding && a.include_pad) {
+            ++count;
+          }
+        }
+        A r = a.type == PoolType::Lp ? static_cast<A>(std::pow(sum, A(1) / static_cast<A>(a.p)))
+                                     : (count ? sum / static_cast<A>(count) : A(0));
+        yd[plane * out_size + p] = static_cast<T>(r);
+      }
+    }
+  }
+}
+
+Status pool_kernel(runtime::KernelContext& ctx, PoolType type) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  MS_ASSIGN_OR_RETURN(ops::WindowGeometry g, geometry(ctx, ops::WindowKind::Pool, x.shape(), {}));
+  const ir::Node& n = ctx.node();
+  PoolArgs a{type, n.attr_int("count_include_pad", 0) != 0, static_cast<int>(n.attr_int("p", 2)), nullptr,
+             n.attr_int("storage_order", 0) == 1};
+  if (type == PoolType::Max && ctx.num_outputs() > 1 && ctx.output(1).defined()) a.indices = &ctx.output(1);
+  if (y.numel() == 0) return Status::ok();
+  if (x.dtype() == DType::F32 && type != PoolType::Lp && !a.indices && g.spatial() <= 3) {
+    Status s = pool_onednn(ctx, x, y, g, type, a.include_pad);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  bool ok = visit_float(x.dtype(), [&](auto tag) { pool_loop<typename decltype(tag)::type>(x, y, g, a); });
+  if (!ok && type == PoolType::Max && x.dtype() == DType::I8) ok = (pool_loop<int8_t>(x, y, g, a), true);
+  if (!ok && type == PoolType::Max && x.dtype() == DType::U8) ok = (pool_loop<uint8_t>(x, y, g, a), true);
+  if (!ok) return ctx.unsupported_case("dtype " + std::string(dtype_name(x.dtype())) + " is not supported");
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+template <class T>
+void global_pool_loop(const Tensor& x, Tensor& y, PoolType type, int p) {
+  using A = acc_t<T>;
+  const int64_t planes = x.dim(0) * x.dim(1), size = planes ? x.numel() / planes : 0;
+  const T* xd = x.data<T>();
+  T* yd = y.data<T>();
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T* xp = xd + plane * size;
+    A r = type == PoolType::Max ? std::numeric_limits<A>::lowest() : A(0);
+    for (int64_t i = 0; i < size; ++i) {
+      const A v = static_cast<A>(xp[i]);
+      if (type == PoolType::Max)
+        r = std::max(r, v);
+      else if (type == PoolType::Lp)
+        r += static_cast<A>(std::pow(std::abs(v), p));
+      else
+        r += v;
+    }
+    if (type == PoolType::Average) r = size ? r / static_cast<A>(size) : A(0);
+    if (type == PoolType::Lp) r = static_cast<A>(std::pow(r, A(1) / static_cast<A>(p)));
+    yd[plane] = static_cast<T>(r);
+  }
+}
+
+Status global_pool_kernel(runtime::KernelContext& ctx, PoolType type) {
+  const Tensor& x = ctx.input(0);
+  const int p = static_cast<int>(ctx.node().attr_int("p", 2));
+  const bool ok = visit_float(
+      x.dtype(), [&](auto tag) { global_pool_loop<typename decltype(tag)::type>(x, ctx.output(0), type, p); });
+  if (!ok) return ctx.unsupported_case("dtype " + std::string(dtype_name(x.dtype())) + " is not supported");
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_pool_kernels(runtime::KernelRegistry& r) {
+  r.add("MaxPool", [](runtime::KernelContext& c) { return pool_kernel(c, PoolType::Max); });
+  r.add("AveragePool", [](runtime::KernelContext& c) { return pool_kernel(c, PoolType::Average); });
+  r.add("LpPool", [](runtime::KernelContext& c) { return pool_kernel(c, PoolType::Lp); });
+  r.add("GlobalMaxPool", [](runtime::KernelContext& c) { return global_pool_kernel(c, PoolType::Max); });
+  r.add("GlobalAveragePool", [](runtime::KernelContext& c) { return global_pool_kernel(c, PoolType::Average); });
+  r.add("GlobalLpPool", [](runtime::KernelContext& c) { return global_pool_kernel(c, PoolType::Lp); });
+}
+
+}  // namespace ms::cpu::nn
