@@ -1,0 +1,47 @@
+// Runs one node's CPU kernel the way the eager executor does, for kernel tests: infer the output
+// types with every input value known, preallocate the outputs that have static shapes, find the
+// kernel in the CPU registry and run it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/core/tensor.h"
+#include "engine/ir/graph.h"
+
+namespace ms::test {
+
+// A node named "<op>_test" with inputs x0..x{n-1} and outputs y0..y{m-1}. An input listed in
+// `omitted` is left out ("" in node.inputs), as an optional ONNX input would be.
+ir::Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs = 1,
+                   std::map<std::string, ir::Attribute> attrs = {}, const std::vector<size_t>& omitted = {});
+
+// Static type of a concrete tensor.
+ir::ValueType type_of(const Tensor& t);
+
+// Output types from the op's schema (ops::infer_node). `inputs[i]` undefined = optional input left
+// out. Values are passed to inference when `with_values` is true (as in eager mode).
+Expected<std::vector<ir::ValueType>> infer_types(const ir::Node& node, const std::vector<Tensor>& inputs,
+                                                 int64_t opset = 17, bool with_values = true);
+// Same, from types only (for partial shapes); no values known.
+Expected<std::vector<ir::ValueType>> infer_types(const ir::Node& node, const std::vector<ir::ValueType>& inputs,
+                                                 int64_t opset = 17);
+
+struct KernelResult {
+  std::vector<Tensor> outputs;
+  std::string impl;  // what the kernel reported through ctx.set_impl
+};
+
+// Infers, allocates (Tensor::empty) and runs the node's CPU kernel. `inputs[i]` undefined = left out.
+Expected<KernelResult> run_kernel_full(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17);
+// Outputs only.
+Expected<std::vector<Tensor>> run_kernel(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17);
+
+// Element i of any numeric/bool tensor as double (f16/bf16 widened).
+double value_at(const Tensor& t, int64_t i);
+// All elements as doubles.
+std::vector<double> values_of(const Tensor& t);
+
+}  // namespace ms::test
