@@ -1,0 +1,69 @@
+// The unary kernel template. An op is a small struct:
+//   static constexpr Types kTypes;    element types it runs on
+//   static constexpr bool kBoolOut;   output is bool (IsNaN, IsInf) instead of the input type
+//   explicit Op(const ir::Node&);     reads attributes once per call
+//   C operator()(C x) const;          one element in the compute type (float for f16/bf16)
+//   auto array(x) const;              optional: Eigen array expression, used for f32
+#pragma once
+
+#include <Eigen/Core>
+
+#include "engine/backends/cpu/elementwise_internal.h"
+
+namespace ms::cpu::elementwise {
+
+template <class Op>
+concept HasUnaryArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) { op.array(m); };
+
+template <class Op, class T, class O>
+constexpr bool kEigenUnary = std::is_same_v<T, float> && std::is_same_v<O, float> && HasUnaryArrayForm<Op>;
+
+template <class Op, class T, class O>
+inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
+  if constexpr (kEigenUnary<Op, T, O>) {
+    Eigen::Map<Eigen::ArrayXf>(y, n) = op.array(Eigen::Map<const Eigen::ArrayXf>(x, n));
+  } else {
+    using C = compute_t<T>;
+    for (int64_t i = 0; i < n; ++i) y[i] = convert<O>(op(static_cast<C>(x[i])));
+  }
+}
+
+// y = op(x) for an already-constructed op (Clip builds its op from inputs).
+template <class Op>
+Status unary_apply(runtime::KernelContext& ctx, const Op& op) {
+  const Tensor& x = ctx.input(0);
+  const DType ot = Op::kBoolOut ? DType::Bool : x.dtype();
+  Tensor* y = nullptr;
+  MS_RETURN_IF_ERROR(prepare_output(ctx, 0, ot, x.shape(), y));
+  const int64_t n = x.numel();
+  bool ran = false, par = false, eigen = false;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (accepts<T>(Op::kTypes)) {
+      using O = std::conditional_t<Op::kBoolOut, bool, T>;
+      const T* xp = x.data<T>();
+      O* yp = y->data<O>();
+      ran = true;
+      eigen = kEigenUnary<Op, T, O>;
+      par = parallel_chunks(n, [&](int64_t b, int64_t e) { unary_range(op, xp + b, yp + b, e - b); });
+    }
+  });
+  if (!ran) return unsupported_dtype(ctx, x.dtype());
+  ctx.set_impl(eigen ? (par ? "eigen:omp" : "eigen") : (par ? "loop:omp" : "loop"));
+  return Status::ok();
+}
+
+template <class Op>
+Status unary_kernel(runtime::KernelContext& ctx) {
+  return unary_apply(ctx, Op(ctx.node()));
+}
+
+// Base for ops without attributes.
+template <Types Set, bool BoolOut = false>
+struct UnaryBase {
+  static constexpr Types kTypes = Set;
+  static constexpr bool kBoolOut = BoolOut;
+  explicit UnaryBase(const ir::Node&) {}
+};
+
+}  // namespace ms::cpu::elementwise

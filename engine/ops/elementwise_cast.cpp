@@ -1,0 +1,54 @@
+// Cast (target dtype from the `to` attribute) and CastLike (target dtype from input 1).
+#include "engine/ops/elementwise_internal.h"
+
+namespace ms::ops::elementwise {
+namespace {
+
+Status unsupported_string(const InferContext& ctx) {
+  return unsupported(ctx.node.label() + ": casts from or to string are not supported").with_node(ctx.node.id.value);
+}
+
+Status check_castable_input(const InferContext& ctx) {
+  const DType in = ctx.in(0).dtype;
+  if (in == DType::String) return unsupported_string(ctx);
+  if (!in_type_set(in, TypeSet::Any))
+    return ctx.fail("input must be a numeric or bool type, got " + std::string(dtype_name(in)));
+  return Status::ok();
+}
+
+Status infer_cast(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(check_castable_input(ctx));
+  if (!ctx.node.has_attr("to")) return ctx.fail("attribute 'to' is required");
+  const int64_t to = ctx.node.attr_int("to", 0);
+  const std::optional<DType> t = dtype_from_onnx(static_cast<int>(to));
+  if (!t || *t == DType::Undefined) {
+    return unsupported(ctx.node.label() + ": cannot cast to ONNX element type " + std::to_string(to))
+        .with_node(ctx.node.id.value);
+  }
+  if (*t == DType::String) return unsupported_string(ctx);
+  set_same_shape_output(ctx, 0, 0, *t);
+  return Status::ok();
+}
+
+Status infer_cast_like(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(check_castable_input(ctx));
+  const DType to = ctx.in(1).dtype;
+  if (to == DType::String) return unsupported_string(ctx);
+  if (!in_type_set(to, TypeSet::Any))
+    return ctx.fail("target_type must be a numeric or bool type, got " + std::string(dtype_name(to)));
+  set_same_shape_output(ctx, 0, 0, to);
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_cast_ops(Registry& r) {
+  OpSchema cast = make_schema("Cast", 1, 1, OpCategory::Elementwise, infer_cast, 1);
+  cast.since_version = 6;
+  r.add(std::move(cast));
+  OpSchema like = make_schema("CastLike", 2, 2, OpCategory::Elementwise, infer_cast_like, 1);
+  like.since_version = 15;
+  r.add(std::move(like));
+}
+
+}  // namespace ms::ops::elementwise
