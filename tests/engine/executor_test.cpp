@@ -57,7 +57,7 @@ TEST(Executor, BothModesGiveTheSameOutputs) {
   auto b = (*c)->run(in);
   ASSERT_TRUE(b) << b.status().message();
   // relu(x + b) + x
-  const std::vector<float> want{1, -2, 7, -4, 9, -5};
+  const std::vector<float> want{1, -2, 7, -4, 10, -6};
   for (int i = 0; i < 6; ++i) {
     EXPECT_FLOAT_EQ((*a)[0].data<float>()[i], want[static_cast<size_t>(i)]);
     EXPECT_FLOAT_EQ((*b)[0].data<float>()[i], want[static_cast<size_t>(i)]);

@@ -71,3 +71,52 @@ TEST(Ir, FingerprintChangesWithContent) {
 
 }  // namespace
 }  // namespace ms::ir
+
+namespace ms::ir {
+namespace {
+
+TEST(IrJson, RoundTripKeepsIdsOriginsAttributesAndData) {
+  Graph g = tiny();
+  g.opsets[""] = 13;
+  g.nodes()[1].origins = {NodeId{1}, NodeId{2}};
+  g.nodes()[0].attrs["alpha"] = Attribute(0.5f);
+  g.nodes()[0].attrs["axes"] = Attribute(std::vector<int64_t>{0, -1});
+  g.nodes()[0].attrs["mode"] = Attribute(std::string("linear"));
+  auto sub = std::make_shared<Graph>(g.ids());
+  sub->name = "body";
+  Node id;
+  id.op_type = "Identity";
+  id.inputs = {"x"};
+  id.outputs = {"o"};
+  sub->add_node(id);
+  sub->outputs = {"o"};
+  g.nodes()[1].attrs["branch"] = Attribute(Attribute::GraphPtr(sub));
+  g.value("w")->constant->data<float>()[2] = 3.25f;
+
+  const std::string text = to_json(g);
+  auto back = from_json(text);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(dump_text(*back), dump_text(g));
+  EXPECT_EQ(to_json(*back), text);
+  EXPECT_FLOAT_EQ(back->value("w")->constant->data<float>()[2], 3.25f);
+  EXPECT_EQ(back->nodes()[1].origins, (std::vector<NodeId>{NodeId{1}, NodeId{2}}));
+  // New nodes after a round trip get fresh ids, never reused ones.
+  Node extra;
+  extra.op_type = "Relu";
+  extra.inputs = {"z"};
+  extra.outputs = {"zz"};
+  EXPECT_GT(back->add_node(extra).id.value, 3u);
+}
+
+TEST(IrJson, BadInputGivesAnErrorNamingThePlace) {
+  EXPECT_FALSE(from_json("{not json"));
+  auto r = from_json(R"({"nodes":[{"op":"Add","id":0}]})");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("nodes[0]"), std::string::npos) << r.status().message();
+  auto t = from_json(R"({"values":[{"name":"w","type":{"dtype":"f32"},"constant":{"dtype":"f32","shape":[2],"data":"AAAA"}}]})");
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("bytes"), std::string::npos) << t.status().message();
+}
+
+}  // namespace
+}  // namespace ms::ir
