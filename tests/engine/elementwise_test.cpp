@@ -254,6 +254,25 @@ TEST(ElementwiseKernel, LargeTensorsMatchSmallPath) {
   for (int64_t i = 0; i < 200000; i += 4999) EXPECT_EQ(e.data<float>()[i], 2.0f * static_cast<float>(i));
 }
 
+TEST(ElementwiseKernel, LargeUnaryWhereCastRunParallel) {
+  const int64_t n = 150000;
+  Tensor x = iota_f32({n}, -75000.0f, 1.0f);
+  auto r = run_kernel_full(make_node("Relu", 1), {x});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->impl, "eigen:omp");
+  for (int64_t i = 0; i < n; i += 4999) EXPECT_EQ(r->outputs[0].data<float>()[i], std::max(0.0f, x.data<float>()[i]));
+  Tensor h = run1(make_node("Cast", 1, 1, {{"to", int64_t{7}}}), {x});
+  for (int64_t i = 0; i < n; i += 4999) EXPECT_EQ(h.data<int64_t>()[i], static_cast<int64_t>(x.data<float>()[i]));
+  // Where with a [rows,1] condition over a large [rows,cols] output (row-split broadcast loop).
+  const int64_t rows = 600, cols = 200;
+  std::vector<bool> c(rows);
+  for (int64_t i = 0; i < rows; ++i) c[static_cast<size_t>(i)] = i % 3 == 0;
+  Tensor cond = Tensor::from_vector<bool>(c, {rows, 1});
+  Tensor w = run1(make_node("Where", 3), {cond, iota_f32({rows, cols}), Tensor::scalar(-1.0f)});
+  for (int64_t i = 0; i < rows * cols; i += 977)
+    EXPECT_EQ(w.data<float>()[i], (i / cols) % 3 == 0 ? static_cast<float>(i) : -1.0f);
+}
+
 TEST(ElementwiseKernel, IntegerArithmeticWrapsAndNeverTraps) {
   Tensor a = Tensor::from_vector<int32_t>({INT32_MAX, 7, -7, INT32_MIN, 5}, {5});
   Tensor b = Tensor::from_vector<int32_t>({1, 2, 2, -1, 0}, {5});
