@@ -1,0 +1,308 @@
+#include "app/cli/cmd_conformance.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "app/cli/conformance_case.h"
+
+namespace fs = std::filesystem;
+
+namespace ms::cli {
+namespace {
+
+// A case that runs longer than this is stuck; a node test takes milliseconds.
+constexpr int kDefaultTimeoutS = 20;
+// A case never needs more memory than this; the limit turns a runaway allocation into a failed
+// case instead of an exhausted machine. (Not under ASan: it reserves terabytes of address space.)
+constexpr rlim_t kChildAddressSpace = rlim_t{4} << 30;
+constexpr size_t kMaxMessage = 4000;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUnderAsan = true;
+#else
+constexpr bool kUnderAsan = false;
+#endif
+#else
+constexpr bool kUnderAsan = false;
+#endif
+
+struct CaseRecord {
+  std::string name;
+  std::string mode;
+  CaseResult result;
+  double ms = 0;
+};
+
+int timeout_seconds() {
+  if (const char* env = std::getenv("MODESCOPE_CONFORMANCE_TIMEOUT_S")) {
+    const int v = std::atoi(env);
+    if (v > 0) return v;
+  }
+  return kDefaultTimeoutS;
+}
+
+void write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// In the child: run the case and send the result as JSON through the pipe. Never returns.
+[[noreturn]] void child_main(int fd, const std::string& case_dir, const CaseOptions& opt) {
+  if (!kUnderAsan) {
+    rlimit lim{kChildAddressSpace, kChildAddressSpace};
+    setrlimit(RLIMIT_AS, &lim);
+  }
+  CaseResult r = run_conformance_case(case_dir, opt);
+  nlohmann::json j = {{"status", static_cast<int>(r.status)}, {"message", r.message}, {"op", r.op}};
+  write_all(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  ::close(fd);
+  // _exit: no static destructors or stdio flushes duplicated from the parent.
+  std::fflush(stderr);
+  _exit(0);
+}
+
+// Runs one case in a forked child with a deadline.
+CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int timeout_s) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {CaseStatus::Crashed, std::string("pipe: ") + std::strerror(errno), ""};
+  std::fflush(nullptr);
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return {CaseStatus::Crashed, std::string("fork: ") + std::strerror(errno), ""};
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], case_dir, opt);
+  }
+  ::close(fds[1]);
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  std::string data;
+  bool timed_out = false;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int pr = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (pr < 0 && errno != EINTR) break;
+    if (pr <= 0) continue;
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child closed its end (done or died)
+    data.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+
+  // The child may still be exiting after closing the pipe; give it until the deadline.
+  int wstatus = 0;
+  pid_t w = 0;
+  while (!timed_out) {
+    w = ::waitpid(pid, &wstatus, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) timed_out = true;
+    else ::usleep(1000);
+  }
+  if (timed_out) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    return {CaseStatus::Timeout, "no result after " + std::to_string(timeout_s) + " s (killed)", ""};
+  }
+  if (w == pid && WIFSIGNALED(wstatus)) {
+    const int sig = WTERMSIG(wstatus);
+    return {CaseStatus::Crashed, "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")", ""};
+  }
+  if (w == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
+    // Sanitizers report and exit non-zero; that is a crash even if a result was written.
+    return {CaseStatus::Crashed, "exited with status " + std::to_string(WEXITSTATUS(wstatus)), ""};
+  }
+  auto j = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("status")) {
+    return {CaseStatus::Crashed, "child ended without a result", ""};
+  }
+  CaseResult r;
+  const int st = j.value("status", static_cast<int>(CaseStatus::Failed));
+  r.status = (st >= 0 && st <= static_cast<int>(CaseStatus::Timeout)) ? static_cast<CaseStatus>(st) : CaseStatus::Failed;
+  r.message = j.value("message", "");
+  r.op = j.value("op", "");
+  return r;
+}
+
+std::string one_line(std::string s, size_t max) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+// Group key of a skip that names no op (e.g. the model uses string or sequence types): the
+// innermost reason, "(string tensors are not supported)".
+std::string skip_reason(const std::string& message) {
+  const size_t colon = message.rfind(": ");
+  std::string reason = colon == std::string::npos ? message : message.substr(colon + 2);
+  if (reason.size() > 72) reason = reason.substr(0, 69) + "...";
+  return "(" + reason + ")";
+}
+
+const char* tag(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::Passed: return "[  PASS ]";
+    case CaseStatus::Failed: return "[  FAIL ]";
+    case CaseStatus::Skipped: return "[  SKIP ]";
+    case CaseStatus::Crashed: return "[ CRASH ]";
+    case CaseStatus::Timeout: return "[TIMEOUT]";
+  }
+  return "[  FAIL ]";
+}
+
+// Case folders under `dir` (sorted), or `dir` itself when it is a case.
+std::vector<fs::path> find_cases(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (fs::is_regular_file(dir / "model.onnx")) return {dir};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory() && fs::is_regular_file(entry.path() / "model.onnx")) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
+                            const std::string& report_path, double rtol, double atol) {
+  std::vector<std::string> modes;
+  if (mode == "pynative" || mode == "graph") modes = {mode};
+  else if (mode == "both") modes = {"pynative", "graph"};
+  else {
+    std::cerr << "conformance: --mode must be pynative, graph or both (got '" << mode << "')\n";
+    return 1;
+  }
+  if (!(rtol >= 0) || !(atol >= 0)) {
+    std::cerr << "conformance: --rtol and --atol must be >= 0\n";
+    return 1;
+  }
+  std::regex filter;
+  try {
+    if (!filter_regex.empty()) filter = std::regex(filter_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    std::cerr << "conformance: bad --filter regex '" << filter_regex << "': " << e.what() << "\n";
+    return 1;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    std::cerr << "conformance: '" << dir << "' is not a folder\n";
+    return 1;
+  }
+  const auto all_cases = find_cases(dir);
+  if (all_cases.empty()) {
+    std::cerr << "conformance: no case folders (with model.onnx) under '" << dir << "'\n";
+    return 1;
+  }
+
+  const int timeout_s = timeout_seconds();
+  std::vector<CaseRecord> records;
+  for (const auto& case_dir : all_cases) {
+    const std::string name = case_dir.filename().string();
+    if (!filter_regex.empty() && !std::regex_search(name, filter)) continue;
+    for (const auto& m : modes) {
+      CaseOptions opt;
+      opt.mode = m;
+      opt.rtol = rtol;
+      opt.atol = atol;
+      const auto t0 = std::chrono::steady_clock::now();
+      CaseRecord rec{name, m, run_isolated(case_dir.string(), opt, timeout_s), 0};
+      rec.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (rec.result.message.size() > kMaxMessage) rec.result.message.resize(kMaxMessage);
+      std::printf("%s %s (%s) %.1f ms", tag(rec.result.status), name.c_str(), m.c_str(), rec.ms);
+      if (!rec.result.message.empty()) std::printf(": %s", one_line(rec.result.message, 300).c_str());
+      std::printf("\n");
+      std::fflush(stdout);
+      records.push_back(std::move(rec));
+    }
+  }
+
+  int passed = 0, failed = 0, skipped = 0, crashed = 0;
+  std::map<std::string, int> skipped_by_op;
+  for (const auto& r : records) {
+    switch (r.result.status) {
+      case CaseStatus::Passed: ++passed; break;
+      case CaseStatus::Failed: ++failed; break;
+      case CaseStatus::Skipped:
+        ++skipped;
+        ++skipped_by_op[r.result.op.empty() ? skip_reason(r.result.message) : r.result.op];
+        break;
+      case CaseStatus::Crashed:
+      case CaseStatus::Timeout: ++crashed; break;
+    }
+  }
+
+  std::printf("\nconformance summary (%s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), records.size(), rtol,
+              atol);
+  if (!skipped_by_op.empty()) {
+    // Most-skipped ops first: what to implement next.
+    std::vector<std::pair<std::string, int>> ops(skipped_by_op.begin(), skipped_by_op.end());
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::printf("skipped by op (%zu ops):\n", ops.size());
+    for (const auto& [op, n] : ops) std::printf("  %-40s %d\n", op.c_str(), n);
+  }
+  std::printf("%d crashed\n", crashed);
+  std::printf("%d passed, %d failed, %d skipped\n", passed, failed + crashed, skipped);
+  std::fflush(stdout);
+
+  if (!report_path.empty()) {
+    nlohmann::json cases = nlohmann::json::array();
+    for (const auto& r : records) {
+      cases.push_back({{"name", r.name},
+                       {"mode", r.mode},
+                       {"status", case_status_name(r.result.status)},
+                       {"message", r.result.message},
+                       {"op", r.result.op},
+                       {"ms", r.ms}});
+    }
+    nlohmann::json report = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"crashed", crashed},
+                             {"mode", mode},     {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
+    std::ofstream out(report_path);
+    out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out.close();
+    if (!out) {
+      std::cerr << "conformance: cannot write report '" << report_path << "'\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace ms::cli

@@ -1,0 +1,23 @@
+// `modescope-cli conformance DIR`: runs ONNX node test cases (folders with model.onnx and
+// test_data_set_*/) in PyNative mode, Graph mode or both, each case in its own child process so a
+// crash or a hang is recorded and the run goes on.
+#pragma once
+
+#include <string>
+
+namespace ms::cli {
+
+// dir:          a folder of case folders (or one case folder)
+// mode:         "pynative", "graph" or "both"
+// filter_regex: only cases whose name matches (ECMAScript, searched); "" = all
+// report_path:  JSON report {passed, failed, skipped, crashed, mode, cases:[{name, mode, status,
+//               message, ms}]}; "" = none. `failed` counts wrong results and runtime errors,
+//               `crashed` counts crashes and timeouts.
+// rtol, atol:   a value passes when |got - want| <= atol + rtol * |want| (NaN equals NaN; integers
+//               and bools exact). ONNX's backend tests use rtol 1e-3, atol 1e-7.
+// Prints one line per case and a summary ending in "N passed, N failed, N skipped" (failed there
+// includes crashed). Returns 0 when it ran, whatever the results; 1 on usage or I/O errors.
+int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
+                            const std::string& report_path, double rtol, double atol);
+
+}  // namespace ms::cli
