@@ -1,5 +1,224 @@
-#include "engine/backends/cpu/cpu_backend.h"
+// CPU tensor/shape kernels: registration entry point and the shared copy machinery.
+#include <algorithm>
+
+#include "engine/backends/cpu/tensor_internal.h"
+#include "engine/ops/schema.h"
 
 namespace ms::cpu {
-void register_tensor_kernels(runtime::KernelRegistry& r) { (void)r; }
+
+void register_tensor_kernels(runtime::KernelRegistry& r) {
+  tensor::register_shape_kernels(r);
+  tensor::register_layout_kernels(r);
+  tensor::register_index_kernels(r);
+  tensor::register_misc_kernels(r);
+  tensor::register_resize_kernels(r);
+}
+
+namespace tensor {
+
+Expected<std::vector<OutputSpec>> infer_concrete(runtime::KernelContext& ctx) {
+  ops::InferContext ic{ctx.node(), ctx.opset(), {}, {}, {}};
+  ic.types.resize(ctx.num_inputs());
+  ic.values.resize(ctx.num_inputs(), nullptr);
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const Tensor& t = ctx.input(i);
+    ic.types[i].dtype = t.dtype();
+    ic.types[i].dims = t.shape();
+    ic.types[i].dim_params.assign(t.shape().size(), "");
+    ic.values[i] = &t;
+  }
+  MS_RETURN_IF_ERROR(ops::infer_node(ic));
+  std::vector<OutputSpec> specs;
+  for (size_t i = 0; i < ic.outputs.size(); ++i) {
+    if (!ic.outputs[i].is_static())
+      return internal_error(ctx.node().label() + ": output " + std::to_string(i) +
+                            " shape is not known from the inputs: " + ic.outputs[i].to_string());
+    specs.push_back({ic.outputs[i].dtype, *ic.outputs[i].dims});
+  }
+  return specs;
+}
+
+Status ensure_outputs(runtime::KernelContext& ctx) {
+  bool all = true;
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) all &= ctx.output(i).defined();
+  if (all) return Status::ok();
+  MS_ASSIGN_OR_RETURN(std::vector<OutputSpec> specs, infer_concrete(ctx));
+  for (size_t i = 0; i < ctx.num_outputs() && i < specs.size(); ++i) {
+    if (ctx.output(i).defined()) continue;
+    auto r = ctx.allocate_output(i, specs[i].dtype, specs[i].shape);
+    if (!r) return std::move(r).take_status();
+  }
+  return Status::ok();
+}
+
+void store_double(DType t, double v, void* dst) {
+  visit_dtype(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T x;
+    if constexpr (std::is_same_v<T, bool>) x = v != 0;
+    else x = static_cast<T>(v);
+    std::memcpy(dst, &x, sizeof(T));
+  });
+}
+
+void fill_pattern(void* dst, int64_t n, const void* value, size_t esize) {
+  const auto* v = static_cast<const unsigned char*>(value);
+  bool zero = true;
+  for (size_t i = 0; i < esize; ++i) zero &= v[i] == 0;
+  if (zero) {
+    std::memset(dst, 0, static_cast<size_t>(n) * esize);
+    return;
+  }
+  char* d = static_cast<char*>(dst);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + static_cast<size_t>(i) * esize, v, esize);
+}
+
+Expected<size_t> element_size(runtime::KernelContext& ctx, DType t) {
+  const size_t s = dtype_size(t);
+  if (s == 0) return ctx.unsupported_case("dtype " + std::string(dtype_name(t)) + " is not supported by this kernel");
+  return s;
+}
+
+namespace {
+
+struct Dim {
+  int64_t n, ds, ss;
+};
+
+template <class T>
+void copy_run(char* d, const char* s, int64_t n, int64_t ds, int64_t ss) {
+  T* dp = reinterpret_cast<T*>(d);
+  const T* sp = reinterpret_cast<const T*>(s);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dp + i * ds, sp + i * ss, sizeof(T));
+}
+
+void copy_inner(char* d, const char* s, const Dim& in, size_t esize) {
+  if (in.ds == 1 && in.ss == 1) {
+    std::memcpy(d, s, static_cast<size_t>(in.n) * esize);
+    return;
+  }
+  switch (esize) {
+    case 1: copy_run<uint8_t>(d, s, in.n, in.ds, in.ss); return;
+    case 2: copy_run<uint16_t>(d, s, in.n, in.ds, in.ss); return;
+    case 4: copy_run<uint32_t>(d, s, in.n, in.ds, in.ss); return;
+    case 8: copy_run<uint64_t>(d, s, in.n, in.ds, in.ss); return;
+    default:
+      for (int64_t i = 0; i < in.n; ++i)
+        std::memcpy(d + i * in.ds * static_cast<int64_t>(esize), s + i * in.ss * static_cast<int64_t>(esize), esize);
+  }
+}
+
+}  // namespace
+
+void strided_copy(void* dst, const void* src, const Shape& shape, const Shape& dst_strides, const Shape& src_strides,
+                  size_t esize) {
+  // Merge from the inside out: a dim folds into the one inside it when both tensors step over it
+  // exactly as if the two were one longer dim.
+  Dim merged[16];
+  std::vector<Dim> big;
+  Dim* dims = merged;
+  if (shape.size() > 16) {
+    big.resize(shape.size());
+    dims = big.data();
+  }
+  int k = 0;  // dims[0] is the innermost
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 0) return;
+    if (shape[i] == 1) continue;
+    const Dim d{shape[i], dst_strides[i], src_strides[i]};
+    if (k > 0 && d.ds == dims[k - 1].n * dims[k - 1].ds && d.ss == dims[k - 1].n * dims[k - 1].ss) {
+      dims[k - 1].n *= d.n;
+    } else {
+      dims[k++] = d;
+    }
+  }
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const auto es = static_cast<int64_t>(esize);
+  if (k == 0) {
+    std::memcpy(d, s, esize);
+    return;
+  }
+  const Dim inner = dims[0];
+  if (k == 1) {
+    copy_inner(d, s, inner, esize);
+    return;
+  }
+  // Odometer over the outer dims (dims[1..k-1]).
+  int64_t idx[16] = {0};
+  std::vector<int64_t> idx_big;
+  int64_t* counter = idx;
+  if (k > 16) {
+    idx_big.assign(static_cast<size_t>(k), 0);
+    counter = idx_big.data();
+  }
+  int64_t outer = 1;
+  for (int j = 1; j < k; ++j) outer *= dims[j].n;
+  int64_t doff = 0, soff = 0;
+  for (int64_t it = 0; it < outer; ++it) {
+    copy_inner(d + doff * es, s + soff * es, inner, esize);
+    for (int j = 1; j < k; ++j) {
+      doff += dims[j].ds;
+      soff += dims[j].ss;
+      if (++counter[j] < dims[j].n) break;
+      doff -= dims[j].ds * dims[j].n;
+      soff -= dims[j].ss * dims[j].n;
+      counter[j] = 0;
+    }
+  }
+}
+
+void gather_by_axis_maps(void* out, const Shape& out_shape, const void* in, const Shape& in_shape,
+                         const std::vector<std::vector<int64_t>>& maps, const void* fill, size_t esize) {
+  const size_t rank = out_shape.size();
+  char* o = static_cast<char*>(out);
+  const char* src = static_cast<const char*>(in);
+  if (numel(out_shape) == 0) return;
+  if (rank == 0) {
+    std::memcpy(o, src, esize);
+    return;
+  }
+  const Shape is = contiguous_strides(in_shape);
+  const int64_t row = out_shape[rank - 1];
+  const auto& last = maps[rank - 1];
+  const int64_t rows = numel(out_shape) / row;
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0;
+    bool outside = false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      const int64_t m = maps[d][static_cast<size_t>(coord[d])];
+      if (m < 0) outside = true;
+      base += m * is[d];
+    }
+    char* orow = o + r * row * static_cast<int64_t>(esize);
+    if (outside) {
+      for (int64_t x = 0; x < row; ++x) std::memcpy(orow + x * static_cast<int64_t>(esize), fill, esize);
+    } else {
+      const char* irow = src + base * static_cast<int64_t>(esize);
+      int64_t x = 0;
+      while (x < row) {
+        const int64_t m = last[static_cast<size_t>(x)];
+        if (m < 0) {
+          std::memcpy(orow + x * static_cast<int64_t>(esize), fill, esize);
+          ++x;
+          continue;
+        }
+        // Extend a run of consecutive source indices into one memcpy.
+        int64_t n = 1;
+        while (x + n < row && last[static_cast<size_t>(x + n)] == m + n) ++n;
+        std::memcpy(orow + x * static_cast<int64_t>(esize), irow + m * static_cast<int64_t>(esize),
+                    static_cast<size_t>(n) * esize);
+        x += n;
+      }
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (++coord[d] < out_shape[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
+}  // namespace tensor
 }  // namespace ms::cpu

@@ -1,0 +1,223 @@
+// Index-driven kernels: Gather, GatherElements, GatherND, Compress, NonZero, OneHot. Indices are
+// checked before anything is written; negative ones wrap, out-of-range ones are an error.
+#include <algorithm>
+
+#include "engine/backends/cpu/tensor_internal.h"
+
+namespace ms::cpu::tensor {
+namespace {
+
+// Wraps a negative index; false when out of [-n, n).
+inline bool wrap_index(int64_t& v, int64_t n) {
+  if (v < 0) v += n;
+  return v >= 0 && v < n;
+}
+
+Status index_error(runtime::KernelContext& ctx, int64_t v, int64_t n, const Shape& data) {
+  return ctx.fail("index " + std::to_string(v) + " is out of range [" + std::to_string(-n) + ", " + std::to_string(n) +
+                  ") for data " + shape_to_string(data));
+}
+
+Status gather_kernel(runtime::KernelContext& ctx) {
+  MS_RETURN_IF_ERROR(ensure_outputs(ctx));
+  const Tensor& data = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), data.rank());
+  const int64_t n = data.dim(axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= data.dim(i);
+  for (int64_t i = axis + 1; i < data.rank(); ++i) inner *= data.dim(i);
+  const int64_t count = idx.numel();
+  // Small index lists (the shape-computation case) resolve on the stack.
+  int64_t local[16];
+  std::vector<int64_t> heap;
+  int64_t* ids = local;
+  if (count > 16) {
+    heap.resize(static_cast<size_t>(count));
+    ids = heap.data();
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t v = index_at(idx, j);
+    if (!wrap_index(v, n)) return index_error(ctx, index_at(idx, j), n, data.shape());
+    ids[j] = v;
+  }
+  const size_t row = static_cast<size_t>(inner) * es;
+  const char* src = static_cast<const char*>(data.raw());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o) {
+    const char* base = src + static_cast<size_t>(o * n) * row;
+    for (int64_t j = 0; j < count; ++j, dst += row) std::memcpy(dst, base + static_cast<size_t>(ids[j]) * row, row);
+  }
+  return Status::ok();
+}
+
+Status gather_elements_kernel(runtime::KernelContext& ctx) {
+  MS_RETURN_IF_ERROR(ensure_outputs(ctx));
+  const Tensor& data = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
+  const int64_t rank = data.rank();
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && idx.dim(d) > data.dim(d))
+      return ctx.fail("indices " + shape_to_string(idx.shape()) + " exceed data " + shape_to_string(data.shape()));
+  const Shape ds = contiguous_strides(data.shape());
+  const int64_t n = data.dim(axis);
+  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+  int64_t base = 0;  // data offset of coord with the axis coordinate left out
+  const char* src = static_cast<const char*>(data.raw());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t v = index_at(idx, i);
+    if (!wrap_index(v, n)) return index_error(ctx, index_at(idx, i), n, data.shape());
+    std::memcpy(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(base + v * ds[static_cast<size_t>(axis)]) * es,
+                es);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const auto u = static_cast<size_t>(d);
+      if (d != axis) base += ds[u];
+      if (++coord[u] < idx.dim(d)) break;
+      if (d != axis) base -= ds[u] * idx.dim(d);
+      coord[u] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+Status gather_nd_kernel(runtime::KernelContext& ctx) {
+  MS_RETURN_IF_ERROR(ensure_outputs(ctx));
+  const Tensor& data = ctx.input(0);
+  const Tensor& idx = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
+  const int64_t b = ctx.node().attr_int("batch_dims", 0);
+  const int64_t last = idx.dim(-1);
+  for (int64_t i = 0; i < b; ++i)
+    if (idx.dim(i) != data.dim(i))
+      return ctx.fail("batch dims of indices " + shape_to_string(idx.shape()) + " and data " +
+                      shape_to_string(data.shape()) + " differ");
+  int64_t batches = 1;
+  for (int64_t i = 0; i < b; ++i) batches *= data.dim(i);
+  const Shape ds = contiguous_strides(data.shape());
+  int64_t slice = 1;
+  for (int64_t i = b + last; i < data.rank(); ++i) slice *= data.dim(i);
+  const int64_t batch_stride = b > 0 ? ds[static_cast<size_t>(b - 1)] : data.numel();
+  const int64_t tuples = last > 0 ? idx.numel() / last : 0;
+  const int64_t per_batch = batches > 0 ? tuples / batches : 0;
+  const size_t row = static_cast<size_t>(slice) * es;
+  const char* src = static_cast<const char*>(data.raw());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t t = 0; t < tuples; ++t, dst += row) {
+    int64_t off = (per_batch > 0 ? t / per_batch : 0) * batch_stride;
+    for (int64_t k = 0; k < last; ++k) {
+      const int64_t n = data.dim(b + k);
+      int64_t v = index_at(idx, t * last + k);
+      if (!wrap_index(v, n)) return index_error(ctx, index_at(idx, t * last + k), n, data.shape());
+      off += v * ds[static_cast<size_t>(b + k)];
+    }
+    std::memcpy(dst, src + static_cast<size_t>(off) * es, row);
+  }
+  return Status::ok();
+}
+
+Status compress_kernel(runtime::KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& cond = ctx.input(1);
+  MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
+  const bool* c = cond.data<bool>();
+  const bool has_axis = ctx.node().has_attr("axis");
+  const int64_t axis = has_axis ? normalize_axis(ctx.node().attr_int("axis", 0), data.rank()) : 0;
+  const int64_t n = has_axis ? data.dim(axis) : data.numel();
+  if (cond.numel() > n)
+    return ctx.fail("condition has " + std::to_string(cond.numel()) + " entries for " + std::to_string(n) + " slices");
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < cond.numel(); ++i)
+    if (c[i]) keep.push_back(i);
+  int64_t outer = 1, inner = 1;
+  Shape shape{static_cast<int64_t>(keep.size())};
+  if (has_axis) {
+    shape = data.shape();
+    shape[static_cast<size_t>(axis)] = static_cast<int64_t>(keep.size());
+    for (int64_t i = 0; i < axis; ++i) outer *= data.dim(i);
+    for (int64_t i = axis + 1; i < data.rank(); ++i) inner *= data.dim(i);
+  }
+  MS_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, data.dtype(), shape));
+  const size_t row = static_cast<size_t>(inner) * es;
+  const char* src = static_cast<const char*>(data.raw());
+  char* dst = static_cast<char*>(out->raw());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k : keep) {
+      std::memcpy(dst, src + static_cast<size_t>(o * n + k) * row, row);
+      dst += row;
+    }
+  return Status::ok();
+}
+
+Status nonzero_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::vector<int64_t> hits;
+  const bool ok = visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (p[i] != T(0)) hits.push_back(i);
+  });
+  if (!ok) return ctx.unsupported_case("NonZero does not support " + std::string(dtype_name(x.dtype())));
+  const int64_t rank = std::max<int64_t>(x.rank(), 1);
+  const auto nnz = static_cast<int64_t>(hits.size());
+  MS_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::I64, {rank, nnz}));
+  int64_t* o = out->data<int64_t>();
+  const Shape st = x.rank() == 0 ? Shape{1} : contiguous_strides(x.shape());
+  for (int64_t j = 0; j < nnz; ++j) {
+    int64_t rem = hits[static_cast<size_t>(j)];
+    for (int64_t d = 0; d < rank; ++d) {
+      o[d * nnz + j] = rem / st[static_cast<size_t>(d)];
+      rem %= st[static_cast<size_t>(d)];
+    }
+  }
+  return Status::ok();
+}
+
+Status onehot_kernel(runtime::KernelContext& ctx) {
+  MS_RETURN_IF_ERROR(ensure_outputs(ctx));
+  const Tensor& idx = ctx.input(0);
+  const Tensor& values = ctx.input(2);
+  Tensor& out = ctx.output(0);
+  MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, values.dtype()));
+  if (values.numel() != 2) return ctx.fail("values must have two elements [off, on]");
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", -1), out.rank());
+  const int64_t depth = out.dim(axis);
+  int64_t prefix = 1, suffix = 1;
+  for (int64_t i = 0; i < axis; ++i) prefix *= out.dim(i);
+  for (int64_t i = axis + 1; i < out.rank(); ++i) suffix *= out.dim(i);
+  const char* off = static_cast<const char*>(values.raw());
+  const char* on = off + es;
+  fill_pattern(out.raw(), out.numel(), off, es);
+  char* o = static_cast<char*>(out.raw());
+  for (int64_t p = 0; p < prefix; ++p)
+    for (int64_t s = 0; s < suffix; ++s) {
+      auto v = static_cast<int64_t>(idx.at_double(p * suffix + s));
+      if (v < 0) v += depth;
+      if (v < 0 || v >= depth) continue;  // out-of-range classes stay all "off" (ONNX)
+      std::memcpy(o + static_cast<size_t>((p * depth + v) * suffix + s) * es, on, es);
+    }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_scatter_kernels(runtime::KernelRegistry& r);  // tensor_scatter.cpp
+
+void register_index_kernels(runtime::KernelRegistry& r) {
+  r.add("Gather", gather_kernel);
+  r.add("GatherElements", gather_elements_kernel);
+  r.add("GatherND", gather_nd_kernel);
+  r.add("Compress", compress_kernel);
+  r.add("NonZero", nonzero_kernel);
+  r.add("OneHot", onehot_kernel);
+  register_scatter_kernels(r);
+}
+
+}  // namespace ms::cpu::tensor
