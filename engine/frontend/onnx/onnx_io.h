@@ -10,13 +10,22 @@
 
 namespace ms::onnx_io {
 
+struct LoadOptions {
+  // Refuse a model that uses ops the registry lacks (one error listing every such op). Off for
+  // tools that only look at a graph (dump, round trip) and never run it.
+  bool require_supported_ops = true;
+};
+
 // Loads a model file. External data is read relative to the model's folder; absolute paths, '..'
 // and symlinks leaving that folder are refused. Errors name the file and the node/field.
 Expected<ir::Graph> load_model(const std::string& path);
+Expected<ir::Graph> load_model(const std::string& path, const LoadOptions& options);
 // Loads from bytes; `base_dir` resolves external data ("" = external data refused), `origin` names
 // the source in errors.
 Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
                                           const std::string& origin);
+Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
+                                          const std::string& origin, const LoadOptions& options);
 // A serialized TensorProto file (ONNX test data input_0.pb / output_0.pb).
 Expected<Tensor> load_tensor_pb(const std::string& path);
 // Writes a model (opset and ids kept: node ids go to metadata so a round trip keeps identity).

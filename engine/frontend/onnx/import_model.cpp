@@ -1,0 +1,102 @@
+// ModelProto -> ir::Graph: parsing, opsets, metadata, node ids, then verify and the op check.
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/frontend/onnx/import_internal.h"
+#include "engine/frontend/onnx/onnx_io.h"
+
+namespace ms::onnx_io {
+namespace {
+
+using detail::ImportContext;
+
+Status read_opsets(const onnx::ModelProto& m, ImportContext& ctx) {
+  for (const auto& op : m.opset_import()) {
+    const std::string domain = op.domain() == "ai.onnx" ? std::string() : op.domain();
+    const std::string shown = domain.empty() ? std::string("ai.onnx") : domain;
+    if (op.version() <= 0)
+      return ctx.invalid("opset_import for domain '" + shown + "' has version " + std::to_string(op.version()));
+    if (!ctx.opsets.emplace(domain, op.version()).second)
+      return ctx.invalid("opset_import lists domain '" + shown + "' twice");
+  }
+  return Status::ok();
+}
+
+void read_metadata(const onnx::ModelProto& m, ir::Graph& g) {
+  auto keep = [&](const char* key, const std::string& v) {
+    if (!v.empty()) g.metadata[key] = v;
+  };
+  keep("onnx.producer_name", m.producer_name());
+  keep("onnx.producer_version", m.producer_version());
+  keep("onnx.domain", m.domain());
+  keep("onnx.doc_string", m.doc_string());
+  keep("onnx.graph_doc_string", m.graph().doc_string());
+  if (m.model_version() != 0) g.metadata["onnx.model_version"] = std::to_string(m.model_version());
+  for (const auto& kv : m.metadata_props()) g.metadata[kv.key()] = kv.value();
+}
+
+}  // namespace
+
+Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
+                                          const std::string& origin, const LoadOptions& options) {
+  ImportContext ctx;
+  ctx.origin = origin;
+  ctx.base_dir = base_dir;
+  if (bytes.empty()) return ctx.invalid("empty file, not an ONNX model");
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return ctx.invalid("file is larger than 2 GiB; store the weights as external data");
+
+  onnx::ModelProto m;
+  {
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
+    in.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in some protobuf versions
+    if (!m.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+      return ctx.invalid("not a valid ONNX model (protobuf parse failed: truncated or corrupt file)");
+  }
+  if (!m.has_graph()) return ctx.invalid("not a valid ONNX model (no graph)");
+  MS_RETURN_IF_ERROR(read_opsets(m, ctx));
+
+  auto ids = std::make_shared<ir::IdSource>();
+  MS_ASSIGN_OR_RETURN(ir::Graph g, detail::graph_from_proto(m.graph(), ids, ctx, /*is_main=*/true));
+  read_metadata(m, g);
+  auto it = g.metadata.find(detail::kNodeIdsKey);
+  if (it != g.metadata.end()) {
+    // A stale or edited id list is dropped: fresh ids are better than wrong ones.
+    detail::restore_node_ids(g, it->second);
+    g.metadata.erase(it);
+  }
+
+  Status st = ir::verify(g);
+  if (!st.is_ok()) return st.prepend(origin + ": ");
+  if (options.require_supported_ops) MS_RETURN_IF_ERROR(detail::check_supported_ops(g, ctx));
+  return g;
+}
+
+Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
+                                          const std::string& origin) {
+  return load_model_from_bytes(bytes, base_dir, origin, LoadOptions{});
+}
+
+Expected<ir::Graph> load_model(const std::string& path, const LoadOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return io_error(path + ": is a folder, not a model file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return io_error(path + ": read error");
+  const std::string bytes = ss.str();
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  return load_model_from_bytes(bytes, base, path, options);
+}
+
+Expected<ir::Graph> load_model(const std::string& path) { return load_model(path, LoadOptions{}); }
+
+}  // namespace ms::onnx_io

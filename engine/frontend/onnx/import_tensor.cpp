@@ -1,0 +1,171 @@
+// TensorProto -> Tensor: element types, shape checks, raw and typed data, external data.
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "engine/frontend/onnx/import_internal.h"
+#include "engine/frontend/onnx/onnx_io.h"
+
+namespace ms::onnx_io {
+namespace detail {
+
+Status ImportContext::error(ErrorCode code, const std::string& what) const {
+  return Status::error(code, origin + ": " + what);
+}
+
+Expected<DType> dtype_from_proto(int elem_type, const ImportContext& ctx, const std::string& what) {
+  using TP = onnx::TensorProto;
+  if (elem_type == TP::UNDEFINED) return ctx.invalid(what + ": element type is undefined (0)");
+  if (elem_type == TP::STRING) return ctx.error(ErrorCode::Unsupported, what + ": string tensors are not supported");
+  if (elem_type == TP::COMPLEX64 || elem_type == TP::COMPLEX128)
+    return ctx.error(ErrorCode::Unsupported, what + ": complex tensors are not supported");
+  auto dt = dtype_from_onnx(elem_type);
+  if (!dt) return ctx.invalid(what + ": unknown element type " + std::to_string(elem_type));
+  return *dt;
+}
+
+Expected<int64_t> checked_numel(const std::vector<int64_t>& dims, const ImportContext& ctx, const std::string& what) {
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0)
+      return ctx.invalid(what + ": dim " + std::to_string(i) + " is negative (" + std::to_string(dims[i]) + ")");
+    int64_t next = 0;
+    if (__builtin_mul_overflow(n, dims[i], &next) || next > kMaxElements)
+      return ctx.invalid(what + ": shape " + shape_to_string(dims) + " has more than 2^40 elements");
+    n = next;
+  }
+  return n;
+}
+
+namespace {
+
+// Copies a repeated proto field into a tensor of type T, checking the count.
+template <class T, class Field, class Convert>
+Status fill_from_field(Tensor& out, const Field& field, int64_t numel, const ImportContext& ctx,
+                       const std::string& what, const char* field_name, Convert convert) {
+  if (static_cast<int64_t>(field.size()) != numel)
+    return ctx.invalid(what + ": " + field_name + " has " + std::to_string(field.size()) + " values, shape " +
+                       shape_to_string(out.shape()) + " needs " + std::to_string(numel));
+  T* dst = out.data<T>();
+  for (int64_t i = 0; i < numel; ++i) dst[i] = convert(field.Get(static_cast<int>(i)));
+  return Status::ok();
+}
+
+// Raw little-endian bytes -> tensor. Bools are normalized so no byte other than 0/1 is read as bool.
+void copy_raw(Tensor& out, const std::string& bytes) {
+  if (out.dtype() == DType::Bool) {
+    auto* dst = out.data<bool>();
+    for (size_t i = 0; i < bytes.size(); ++i) dst[i] = bytes[i] != 0;
+  } else if (!bytes.empty()) {
+    std::memcpy(out.raw(), bytes.data(), bytes.size());
+  }
+}
+
+Status fill_typed(Tensor& out, const onnx::TensorProto& t, int64_t n, const ImportContext& ctx,
+                  const std::string& what) {
+  auto u16 = [](int32_t v) { return static_cast<uint16_t>(v & 0xffff); };
+  auto bits_to = [&](auto tag, int32_t v) {
+    typename decltype(tag)::type out;
+    const uint16_t b = u16(v);
+    static_assert(sizeof(out) == sizeof(b));
+    std::memcpy(&out, &b, sizeof(b));
+    return out;
+  };
+  switch (out.dtype()) {
+    case DType::F32: return fill_from_field<float>(out, t.float_data(), n, ctx, what, "float_data", [](float v) { return v; });
+    case DType::F64: return fill_from_field<double>(out, t.double_data(), n, ctx, what, "double_data", [](double v) { return v; });
+    case DType::I64: return fill_from_field<int64_t>(out, t.int64_data(), n, ctx, what, "int64_data", [](int64_t v) { return v; });
+    case DType::U64: return fill_from_field<uint64_t>(out, t.uint64_data(), n, ctx, what, "uint64_data", [](uint64_t v) { return v; });
+    case DType::U32:
+      return fill_from_field<uint32_t>(out, t.uint64_data(), n, ctx, what, "uint64_data",
+                                       [](uint64_t v) { return static_cast<uint32_t>(v); });
+    case DType::I32: return fill_from_field<int32_t>(out, t.int32_data(), n, ctx, what, "int32_data", [](int32_t v) { return v; });
+    case DType::I16:
+      return fill_from_field<int16_t>(out, t.int32_data(), n, ctx, what, "int32_data",
+                                      [](int32_t v) { return static_cast<int16_t>(v); });
+    case DType::I8:
+      return fill_from_field<int8_t>(out, t.int32_data(), n, ctx, what, "int32_data",
+                                     [](int32_t v) { return static_cast<int8_t>(v); });
+    case DType::U8:
+      return fill_from_field<uint8_t>(out, t.int32_data(), n, ctx, what, "int32_data",
+                                      [](int32_t v) { return static_cast<uint8_t>(v); });
+    case DType::U16: return fill_from_field<uint16_t>(out, t.int32_data(), n, ctx, what, "int32_data", u16);
+    case DType::Bool:
+      return fill_from_field<bool>(out, t.int32_data(), n, ctx, what, "int32_data", [](int32_t v) { return v != 0; });
+    case DType::F16:
+      // f16/bf16 travel as their bit pattern in the low 16 bits of int32_data.
+      return fill_from_field<f16>(out, t.int32_data(), n, ctx, what, "int32_data",
+                                  [&](int32_t v) { return bits_to(TypeTag<f16>{}, v); });
+    case DType::BF16:
+      return fill_from_field<bf16>(out, t.int32_data(), n, ctx, what, "int32_data",
+                                   [&](int32_t v) { return bits_to(TypeTag<bf16>{}, v); });
+    default: return ctx.error(ErrorCode::Unsupported, what + ": element type has no typed field here");
+  }
+}
+
+}  // namespace
+
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportContext& ctx, const std::string& what) {
+  if (t.has_segment()) return ctx.error(ErrorCode::Unsupported, what + ": segmented tensors are not supported");
+  MS_ASSIGN_OR_RETURN(DType dt, dtype_from_proto(t.data_type(), ctx, what));
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  MS_ASSIGN_OR_RETURN(int64_t n, checked_numel(dims, ctx, what));
+  const size_t need = static_cast<size_t>(n) * dtype_size(dt);
+
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    MS_ASSIGN_OR_RETURN(std::string bytes, read_external_data(t, need, ctx, what));
+    Tensor out = Tensor::empty(dt, dims);
+    copy_raw(out, bytes);
+    return out;
+  }
+  if (t.data_location() != onnx::TensorProto::DEFAULT)
+    return ctx.invalid(what + ": unknown data_location " + std::to_string(t.data_location()));
+
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != need)
+      return ctx.invalid(what + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " +
+                         std::string(dtype_name(dt)) + shape_to_string(dims) + " needs " + std::to_string(need));
+    Tensor out = Tensor::empty(dt, dims);
+    copy_raw(out, t.raw_data());
+    return out;
+  }
+  // Count check before allocating: the dims may claim far more than the file holds.
+  int64_t have = 0;
+  switch (dt) {
+    case DType::F32: have = t.float_data_size(); break;
+    case DType::F64: have = t.double_data_size(); break;
+    case DType::I64: have = t.int64_data_size(); break;
+    case DType::U64: case DType::U32: have = t.uint64_data_size(); break;
+    default: have = t.int32_data_size(); break;
+  }
+  if (have != n)
+    return ctx.invalid(what + ": has " + std::to_string(have) + " values and no raw_data, " +
+                       std::string(dtype_name(dt)) + shape_to_string(dims) + " needs " + std::to_string(n));
+  Tensor out = Tensor::empty(dt, dims);
+  MS_RETURN_IF_ERROR(fill_typed(out, t, n, ctx, what));
+  return out;
+}
+
+}  // namespace detail
+
+Expected<Tensor> load_tensor_pb(const std::string& path) {
+  detail::ImportContext ctx;
+  ctx.origin = path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string bytes = ss.str();
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return ctx.invalid("file is larger than 2 GiB");
+  onnx::TensorProto t;
+  if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return ctx.invalid("not a valid TensorProto (parse failed)");
+  // Test data tensors never point at external files.
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return ctx.error(ErrorCode::Unsupported, "external data in a tensor file");
+  const std::string what = "tensor '" + t.name() + "'";
+  return detail::tensor_from_proto(t, ctx, what);
+}
+
+}  // namespace ms::onnx_io

@@ -1,0 +1,253 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "engine/frontend/onnx/onnx_io.h"
+
+namespace ms::onnx_io {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/models/" + name; }
+
+LoadOptions any_ops() {
+  LoadOptions o;
+  o.require_supported_ops = false;  // these tests are about the file format, not the op registry
+  return o;
+}
+
+ir::Graph load_ok(const std::string& name) {
+  auto g = load_model(fixture(name), any_ops());
+  EXPECT_TRUE(g.has_value()) << g.status().message();
+  return g.has_value() ? std::move(g).value() : ir::Graph();
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir() {
+  fs::path p = fs::temp_directory_path() / ("ms_onnx_test_" + std::to_string(::getpid()));
+  fs::create_directories(p);
+  return p;
+}
+
+TEST(OnnxImport, TinyMlpStructureTypesAndInitializers) {
+  ir::Graph g = load_ok("tiny_mlp.onnx");
+  EXPECT_EQ(g.name, "tiny_mlp");
+  ASSERT_EQ(g.inputs, std::vector<std::string>{"x"});
+  const ir::Value* x = g.value("x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->type.to_string(), "f32[batch,3]");
+  EXPECT_EQ(x->type.dim_params[0], "batch");
+  EXPECT_EQ((*x->type.dims)[0], -1);
+  EXPECT_EQ(g.initializer_names(), (std::vector<std::string>{"b", "w"}));
+  const Tensor& w = *g.value("w")->constant;
+  EXPECT_EQ(w.shape(), (Shape{3, 4}));
+  EXPECT_FLOAT_EQ(w.data<float>()[11], 1.1f);
+  EXPECT_EQ(g.value("mm")->type.to_string(), "f32[batch,4]");  // from value_info
+  EXPECT_EQ(g.value("y")->type.to_string(), "f32[batch,4]");   // from the graph output
+  EXPECT_EQ(g.opset(""), 17);
+  EXPECT_EQ(g.metadata.at("purpose"), "round trip fixture");
+  EXPECT_EQ(g.metadata.at("onnx.doc_string"), "A three-layer fixture.");
+
+  ASSERT_EQ(g.nodes().size(), 5u);
+  EXPECT_EQ(g.nodes()[0].name, "fc/matmul");
+  for (size_t i = 0; i < g.nodes().size(); ++i) EXPECT_EQ(g.nodes()[i].id.value, i + 1);
+  const ir::Node& k = g.nodes()[3];
+  EXPECT_EQ(k.op_type, "Constant");
+  const Tensor* kt = k.attr_tensor("value");
+  ASSERT_NE(kt, nullptr);
+  EXPECT_EQ(kt->dtype(), DType::I64);
+  EXPECT_EQ(kt->to_int_vector(), (std::vector<int64_t>{-1, 4}));
+  EXPECT_EQ(g.nodes()[4].attr_int("allowzero", 7), 0);
+  EXPECT_TRUE(ir::verify(g).is_ok());
+}
+
+TEST(OnnxImport, ControlFlowSubgraphsShareIds) {
+  ir::Graph g = load_ok("control_flow.onnx");
+  ASSERT_EQ(g.nodes().size(), 2u);
+  const ir::Node& iff = g.nodes()[0];
+  auto then_g = iff.attr_graph("then_branch");
+  auto else_g = iff.attr_graph("else_branch");
+  ASSERT_TRUE(then_g && else_g);
+  EXPECT_EQ(then_g->ids(), g.ids());
+  // Ids in file order, each node before its bodies: If=1, its branches 2 and 3 (attributes are
+  // stored sorted by name: else_branch first), Loop=4, body=5,6.
+  EXPECT_EQ(iff.id.value, 1u);
+  EXPECT_EQ(else_g->nodes()[0].id.value, 2u);
+  EXPECT_EQ(then_g->nodes()[0].id.value, 3u);
+  EXPECT_EQ(g.nodes()[1].id.value, 4u);
+  auto body = g.nodes()[1].attr_graph("body");
+  ASSERT_TRUE(body);
+  EXPECT_EQ(body->inputs.size(), 3u);
+  EXPECT_EQ(body->nodes()[1].id.value, 6u);
+  EXPECT_EQ(g.node_count_recursive(), 6u);
+
+  const Tensor& h = *g.value("h")->constant;  // f16 stored in int32_data
+  ASSERT_EQ(h.dtype(), DType::F16);
+  EXPECT_EQ(static_cast<float>(h.data<f16>()[0]), 1.5f);
+  EXPECT_EQ(static_cast<float>(h.data<f16>()[1]), -2.0f);
+  const Tensor& flag = *g.value("flag")->constant;
+  EXPECT_EQ(flag.dtype(), DType::Bool);
+  EXPECT_TRUE(flag.data<bool>()[0]);
+  EXPECT_EQ(g.value("trip")->constant->at_int(0), 3);
+}
+
+TEST(OnnxImport, OutOfOrderNodesAreSorted) {
+  ir::Graph g = load_ok("out_of_order.onnx");
+  ASSERT_EQ(g.nodes().size(), 2u);
+  EXPECT_EQ(g.nodes()[0].name, "first");
+  EXPECT_EQ(g.nodes()[1].name, "second");
+  // Ids follow the file, not the sorted order.
+  EXPECT_EQ(g.nodes()[0].id.value, 2u);
+  EXPECT_TRUE(ir::verify(g).is_ok());
+}
+
+TEST(OnnxImport, ExternalDataIsReadFromTheModelFolder) {
+  ir::Graph g = load_ok("external.onnx");
+  const Tensor& w = *g.value("w")->constant;
+  ASSERT_EQ(w.shape(), (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(w.data<float>()[i], static_cast<float>(i));
+}
+
+TEST(OnnxImport, ExternalDataRefusedWhenLoadedFromBytes) {
+  const std::string bytes = read_all(fixture("external.onnx"));
+  auto g = load_model_from_bytes(bytes, "", "mem.onnx", any_ops());
+  ASSERT_FALSE(g.has_value());
+  EXPECT_NE(g.status().message().find("mem.onnx: initializer 'w'"), std::string::npos) << g.status().message();
+}
+
+TEST(OnnxImport, UnsupportedOpsAreListedOnce) {
+  const std::string path = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/bad/unsupported_ops.onnx";
+  auto g = load_model(path);
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.status().code(), ErrorCode::Unsupported);
+  const std::string& m = g.status().message();
+  EXPECT_NE(m.find("unsupported ops: FooBar (node 'foo_1', opset 17), BazQux (node 'baz_1', opset 17)"),
+            std::string::npos) << m;
+  EXPECT_EQ(m.find("foo_2"), std::string::npos) << m;
+  EXPECT_TRUE(load_model(path, any_ops()).has_value());
+}
+
+TEST(OnnxImport, RoundTripKeepsDump) {
+  const fs::path dir = temp_dir();
+  for (const char* name : {"tiny_mlp.onnx", "control_flow.onnx", "out_of_order.onnx", "external.onnx"}) {
+    SCOPED_TRACE(name);
+    ir::Graph a = load_ok(name);
+    const std::string out = (dir / name).string();
+    ASSERT_TRUE(save_model(a, out).is_ok());
+    auto b = load_model(out, any_ops());
+    ASSERT_TRUE(b.has_value()) << b.status().message();
+    EXPECT_EQ(ir::dump_text(a), ir::dump_text(*b));
+    EXPECT_EQ(a.fingerprint(), b->fingerprint());
+    EXPECT_EQ(a.metadata, b->metadata);
+    EXPECT_EQ(a.opsets, b->opsets);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImport, RoundTripKeepsNodeIdsAndOrigins) {
+  ir::Graph a = load_ok("control_flow.onnx");
+  // As a pass would leave it: renumbered ids, a fused node with several origins.
+  a.nodes()[0].id = ir::NodeId{40};
+  a.nodes()[0].origins = {ir::NodeId{1}, ir::NodeId{7}};
+  a.nodes()[1].attr_graph("body")->nodes()[0].id = ir::NodeId{55};
+  const fs::path dir = temp_dir();
+  const std::string out = (dir / "ids.onnx").string();
+  ASSERT_TRUE(save_model(a, out).is_ok());
+  auto b = load_model(out, any_ops());
+  ASSERT_TRUE(b.has_value()) << b.status().message();
+  EXPECT_EQ(b->nodes()[0].id.value, 40u);
+  EXPECT_EQ(b->nodes()[0].origins, (std::vector<ir::NodeId>{ir::NodeId{1}, ir::NodeId{7}}));
+  EXPECT_EQ(b->nodes()[1].attr_graph("body")->nodes()[0].id.value, 55u);
+  EXPECT_EQ(b->value("branch")->producer.value, 40u);
+  EXPECT_EQ(ir::dump_text(a), ir::dump_text(*b));
+  EXPECT_GT(b->ids()->next().value, 55u);  // new nodes never collide with restored ids
+  EXPECT_EQ(b->metadata.count("modescope.node_ids"), 0u);
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImport, LoadTensorPb) {
+  auto a = load_tensor_pb(fixture("tensor_f32_raw.pb"));
+  ASSERT_TRUE(a.has_value()) << a.status().message();
+  EXPECT_EQ(a->shape(), (Shape{2, 3}));
+  EXPECT_EQ(a->data<float>()[2], 3.25f);
+  auto h = load_tensor_pb(fixture("tensor_f16_typed.pb"));
+  ASSERT_TRUE(h.has_value()) << h.status().message();
+  EXPECT_EQ(static_cast<float>(h->data<f16>()[2]), 65504.0f);
+  auto bh = load_tensor_pb(fixture("tensor_bf16_typed.pb"));
+  ASSERT_TRUE(bh.has_value()) << bh.status().message();
+  EXPECT_EQ(bh->dtype(), DType::BF16);
+  EXPECT_EQ(static_cast<float>(bh->data<bf16>()[1]), -3.0f);
+  auto b = load_tensor_pb(fixture("tensor_bool_typed.pb"));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->dtype(), DType::Bool);
+  EXPECT_TRUE(b->data<bool>()[3]);
+  EXPECT_FALSE(b->data<bool>()[1]);
+  auto i = load_tensor_pb(fixture("tensor_i64_typed.pb"));
+  ASSERT_TRUE(i.has_value());
+  EXPECT_EQ(i->data<int64_t>()[0], -(int64_t{1} << 40));
+  auto d = load_tensor_pb(fixture("tensor_f64_scalar.pb"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->rank(), 0);
+  EXPECT_EQ(d->data<double>()[0], 2.5);
+  auto s = load_tensor_pb(fixture("tensor_string.pb"));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.status().code(), ErrorCode::Unsupported);
+  EXPECT_FALSE(load_tensor_pb(fixture("no_such.pb")).has_value());
+}
+
+TEST(OnnxImport, ConformanceTensorsLoadWhenPresent) {
+  const fs::path root = "/tmp/gen/out/node";
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) GTEST_SKIP() << "no generated node tests";
+  int loaded = 0, seen = 0;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const fs::path pb = entry.path() / "test_data_set_0" / "input_0.pb";
+    if (!fs::exists(pb, ec)) continue;
+    auto t = load_tensor_pb(pb.string());
+    if (t.has_value()) {
+      ++loaded;
+    } else {
+      EXPECT_NE(t.status().code(), ErrorCode::Internal) << t.status().message();
+    }
+    auto g = load_model((entry.path() / "model.onnx").string(), any_ops());
+    if (!g.has_value()) {
+      EXPECT_NE(g.status().code(), ErrorCode::Internal) << g.status().message();
+    }
+    if (++seen > 400) break;
+  }
+  EXPECT_GT(loaded, 0);
+}
+
+// Every prefix and a few thousand bit flips of a valid file: errors, never crashes.
+TEST(OnnxImport, CorruptedBytesNeverCrash) {
+  const std::string bytes = read_all(fixture("control_flow.onnx"));
+  ASSERT_FALSE(bytes.empty());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto g = load_model_from_bytes(std::string_view(bytes).substr(0, n), "", "cut.onnx", any_ops());
+    if (!g.has_value()) {
+      EXPECT_NE(g.status().message().find("cut.onnx"), std::string::npos);
+    }
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 3000; ++i) {
+    std::string b = bytes;
+    for (int k = 0; k < 3; ++k) b[rng() % b.size()] ^= static_cast<char>(1u << (rng() % 8));
+    auto g = load_model_from_bytes(b, "", "flip.onnx", any_ops());
+    if (g.has_value()) {
+      EXPECT_TRUE(ir::verify(*g).is_ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ms::onnx_io
