@@ -117,6 +117,11 @@ bool bind_einsum(const EinsumEquation& eq, const std::vector<std::vector<int64_t
     ell[k] = rank - letters;
     width = std::max(width, ell[k]);
   }
+  if (width > 0 && std::count(eq.output.begin(), eq.output.end(), EinsumEquation::kEllipsis) == 0) {
+    // As numpy: broadcast dims must be named in the output (implicit outputs always keep them).
+    err = "the inputs have " + std::to_string(width) + " broadcast dims but the output has no '...'";
+    return false;
+  }
   const size_t num_labels = kLetters + width;
   // Per label: the size other than 1 seen (-2: none), whether a 1 or an unknown size was seen.
   std::vector<int64_t> big(num_labels, -2);

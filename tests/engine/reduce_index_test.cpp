@@ -217,6 +217,46 @@ TEST(EinsumKernels, BroadcastEllipsisAndIntegers) {
   EXPECT_EQ(test::values_of(r[0]), (std::vector<double>{32}));
 }
 
+TEST(EinsumKernels, AttentionScoresTakeGemmAndMatchNaive) {
+  // "bhqd,bhkd->bhqk": K transposed inside the product, batch over b and h.
+  const int64_t B = 2, H = 3, Q = 5, K = 7, D = 4;
+  std::vector<float> q(static_cast<size_t>(B * H * Q * D)), k(static_cast<size_t>(B * H * K * D));
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto& v : q) v = u(gen);
+  for (auto& v : k) v = u(gen);
+  const ir::Node node = test::make_node("Einsum", 2, 1, {{"equation", std::string("bhqd,bhkd->bhqk")}});
+  auto r = test::run_kernel_full(node, {Tensor::from_vector(q, {B, H, Q, D}), Tensor::from_vector(k, {B, H, K, D})});
+  ASSERT_TRUE(r.has_value()) << r.status().message();
+  EXPECT_EQ(r->impl, "eigen:gemm");
+  ASSERT_EQ(r->outputs[0].shape(), (Shape{B, H, Q, K}));
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < Q; ++i)
+      for (int64_t j = 0; j < K; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < D; ++d)
+          acc += static_cast<double>(q[static_cast<size_t>((bh * Q + i) * D + d)]) * k[static_cast<size_t>((bh * K + j) * D + d)];
+        ASSERT_NEAR(test::value_at(r->outputs[0], (bh * Q + i) * K + j), acc, 1e-5);
+      }
+  // Output order other than [batch, M, N] ("...->kqhb"-style) is permuted after the product.
+  auto t = test::run_kernel_full(test::make_node("Einsum", 2, 1, {{"equation", std::string("bhqd,bhkd->khbq")}}),
+                                 {Tensor::from_vector(q, {B, H, Q, D}), Tensor::from_vector(k, {B, H, K, D})});
+  ASSERT_TRUE(t.has_value()) << t.status().message();
+  ASSERT_EQ(t->outputs[0].shape(), (Shape{K, H, B, Q}));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Q; ++i)
+        for (int64_t j = 0; j < K; ++j)
+          ASSERT_EQ(test::value_at(t->outputs[0], ((j * H + h) * B + b) * Q + i),
+                    test::value_at(r->outputs[0], ((b * H + h) * Q + i) * K + j));
+  // A label summed within one operand is not a product: the index loop takes it.
+  auto s = test::run_kernel_full(test::make_node("Einsum", 2, 1, {{"equation", std::string("ij,jk->k")}}),
+                                 {Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<float>({1, 0, 0, 1}, {2, 2})});
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  EXPECT_EQ(s->impl, "index-loop");
+  EXPECT_EQ(test::values_of(s->outputs[0]), (std::vector<double>{4, 6}));
+}
+
 TEST(EinsumKernels, InferenceAndErrors) {
   const ir::Node node = test::make_node("Einsum", 2, 1, {{"equation", std::string("bij,bjk->bik")}});
   ir::ValueType a{DType::F32, std::vector<int64_t>{-1, 2, 3}, {"B", "", ""}};
@@ -241,6 +281,7 @@ TEST(EinsumKernels, InferenceAndErrors) {
   EXPECT_NE(err("i$->i", {m23}).find("unexpected character"), std::string::npos);
   EXPECT_NE(err("ijk->i", {m23}).find("names 3 dims"), std::string::npos);
   EXPECT_NE(err("i..j->i", {m23}).find("ellipsis"), std::string::npos);
+  EXPECT_NE(err("...j->j", {m23}).find("no '...'"), std::string::npos);
 }
 
 // --- Det --------------------------------------------------------------------------------------------

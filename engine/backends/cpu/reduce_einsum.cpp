@@ -1,5 +1,6 @@
-// Einsum as a generic index loop (every output element sums products over the contracted labels),
-// and Det through Eigen's partial-pivoting LU.
+// Einsum: batched matrix products go to GEMM (reduce_einsum_gemm.cpp), every other equation to a
+// generic index loop (each output element sums products over the contracted labels). Det through
+// Eigen's partial-pivoting LU.
 #include <omp.h>
 
 #include <Eigen/LU>
@@ -103,6 +104,11 @@ Status einsum_kernel(runtime::KernelContext& ctx) {
   const EinsumPlan plan = plan_einsum(b, ins);
   const DType dt = ins[0]->dtype();
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dt, plan.out_sizes));
+  MS_ASSIGN_OR_RETURN(const bool done, einsum_gemm(ctx, b, ins, *y));
+  if (done) {
+    ctx.set_impl("eigen:gemm");
+    return Status::ok();
+  }
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {

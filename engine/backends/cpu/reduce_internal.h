@@ -11,6 +11,10 @@
 
 #include "engine/backends/cpu/cpu_backend.h"
 
+namespace ms::ops::reduce {
+struct EinsumBinding;
+}
+
 namespace ms::cpu::reduce {
 
 void register_reduce_family_kernels(runtime::KernelRegistry& r);  // reduce.cpp
@@ -95,6 +99,11 @@ inline Ori ori_around(const Shape& s, int64_t axis) {
 
 // dst = src transposed: dst dim j is src dim perm[j]. Both row-major contiguous.
 void permute_copy(const void* src, void* dst, size_t elem_size, const Shape& src_shape, const std::vector<int>& perm);
+
+// Two-operand Einsum that is a batched matrix product, through Eigen's GEMM (f32/f64). False when
+// the equation has another form; the caller then runs the generic index loop.
+Expected<bool> einsum_gemm(runtime::KernelContext& ctx, const ops::reduce::EinsumBinding& b,
+                           const std::vector<const Tensor*>& ins, Tensor& y);
 
 // An axis from an input tensor (scalar or one-element 1-D). False when it holds no single value.
 bool scalar_int_input(const Tensor& t, int64_t& v);
