@@ -16,7 +16,7 @@ struct LossView {
 template <class T, class L>
 bool nll(const T* logp, const L* labels, const T* weights, const LossView& v, int64_t ignore_index,
          const std::string& reduction, T* out, int64_t& bad) {
-  using A = std::conditional_t<std::is_same_v<T, double>, double, double>;
+  using A = double;  // sums over the whole batch: keep them exact enough for f16 inputs too
   A total = 0, weight_sum = 0;
   for (int64_t b = 0; b < v.n; ++b)
     for (int64_t j = 0; j < v.d; ++j) {
@@ -41,6 +41,7 @@ bool nll(const T* logp, const L* labels, const T* weights, const LossView& v, in
 
 template <class T>
 void log_softmax_axis1(const T* x, T* y, const LossView& v) {
+  if (v.c == 0) return;  // no classes: nothing to normalize (every label is then out of range)
   for (int64_t b = 0; b < v.n; ++b)
     for (int64_t j = 0; j < v.d; ++j) {
       const T* xp = x + b * v.c * v.d + j;

@@ -124,6 +124,10 @@ Status dropout_kernel(runtime::KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   Tensor* mask = ctx.num_outputs() > 1 && ctx.output(1).defined() ? &ctx.output(1) : nullptr;
   double ratio = ctx.node().attr_float("ratio", 0.5f);
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.has_input(i) && ctx.input(i).numel() != 1)
+      return ctx.fail("input " + std::to_string(i) + (i == 1 ? " (ratio)" : " (training_mode)") +
+                      " must hold one value, got shape " + shape_to_string(ctx.input(i).shape()));
   if (ctx.has_input(1)) ratio = ctx.input(1).at_double(0);
   const bool training = ctx.has_input(2) && ctx.input(2).at_int(0) != 0;
   if (training && !(ratio >= 0 && ratio < 1)) return ctx.fail("ratio " + std::to_string(ratio) + " must be in [0, 1)");

@@ -1,0 +1,245 @@
+// CPU nn kernels against naive references; f32 (oneDNN) and f64 (reference loops) on the same cases.
+#include <gtest/gtest.h>
+
+#include "tests/engine/nn_test_util.h"
+
+namespace ms::test::nn {
+namespace {
+
+using Attrs = std::map<std::string, ir::Attribute>;
+using std::vector;
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+TEST(NnConv, GroupedStridedDilatedPaddedMatchesNaive) {
+  const Attrs attrs{{"group", int64_t{2}},
+                    {"strides", vector<int64_t>{2, 1}},
+                    {"dilations", vector<int64_t>{1, 2}},
+                    {"pads", vector<int64_t>{1, 0, 2, 1}}};
+  const Conv2dSpec spec{2, 2, 1, 1, 2, 1, 0};
+  for (DType t : {DType::F32, DType::F64}) {
+    const Tensor x = random_tensor(t, {2, 4, 7, 6}, 1), w = random_tensor(t, {6, 2, 3, 2}, 2);
+    const Tensor b = random_tensor(t, {6}, 3);
+    auto r = run_kernel_full(make_node("Conv", 3, 1, attrs), {x, w, b});
+    ASSERT_TRUE(r.has_value()) << r.status().message();
+    const Tensor& y = r->outputs[0];
+    // H: (7 + 1 + 2 - 3) / 2 + 1 = 4; W: (6 + 0 + 1 - 3) / 1 + 1 = 5.
+    EXPECT_EQ(y.shape(), (Shape{2, 6, 4, 5}));
+    expect_close(y, naive_conv2d(x, w, &b, y.shape(), spec), 1e-5, 1e-4, std::string(dtype_name(t)));
+    if (t == DType::F32)
+      EXPECT_TRUE(starts_with(r->impl, "onednn:")) << r->impl;
+    else
+      EXPECT_EQ(r->impl, "ref");
+  }
+}
+
+TEST(NnConv, AutoPadSameLowerPutsExtraPaddingFirst) {
+  const Attrs attrs{{"auto_pad", std::string("SAME_LOWER")}, {"strides", vector<int64_t>{2, 2}}};
+  for (DType t : {DType::F32, DType::F64}) {
+    const Tensor x = random_tensor(t, {1, 1, 6, 6}, 4), w = random_tensor(t, {1, 1, 4, 4}, 5);
+    auto y = run_kernel(make_node("Conv", 2, 1, attrs), {x, w});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    // out = ceil(6/2) = 3; total pad = (3-1)*2 + 4 - 6 = 2; SAME_LOWER: 1 before, 1 after.
+    ASSERT_EQ((*y)[0].shape(), (Shape{1, 1, 3, 3}));
+    expect_close((*y)[0], naive_conv2d(x, w, nullptr, {1, 1, 3, 3}, {1, 2, 2, 1, 1, 1, 1}), 1e-5, 1e-4, "same_lower");
+  }
+}
+
+TEST(NnConv, F16AndThreeSpatialAxesAgreeWithF32) {
+  const Tensor x = random_tensor(DType::F32, {1, 2, 4, 5, 3}, 6), w = random_tensor(DType::F32, {3, 2, 2, 3, 2}, 7);
+  const Attrs attrs{{"pads", vector<int64_t>{1, 1, 0, 0, 1, 1}}};
+  auto f32 = run_kernel(make_node("Conv", 2, 1, attrs), {x, w});
+  ASSERT_TRUE(f32.has_value()) << f32.status().message();
+  auto f64 = run_kernel(make_node("Conv", 2, 1, attrs),
+                        {make(DType::F64, x.shape(), values_of(x)), make(DType::F64, w.shape(), values_of(w))});
+  ASSERT_TRUE(f64.has_value()) << f64.status().message();
+  expect_close((*f32)[0], values_of((*f64)[0]), 1e-5, 1e-4, "3-D conv f32 vs f64");
+  auto f16 = run_kernel(make_node("Conv", 2, 1, attrs),
+                        {make(DType::F16, x.shape(), values_of(x)), make(DType::F16, w.shape(), values_of(w))});
+  ASSERT_TRUE(f16.has_value()) << f16.status().message();
+  expect_close((*f16)[0], values_of((*f64)[0]), 2e-2, 2e-2, "3-D conv f16 vs f64");
+}
+
+TEST(NnConv, TransposeMatchesScatterReference) {
+  const Attrs attrs{{"strides", vector<int64_t>{2, 3}},
+                    {"group", int64_t{2}},
+                    {"output_padding", vector<int64_t>{1, 0}},
+                    {"pads", vector<int64_t>{0, 1, 1, 0}},
+                    {"dilations", vector<int64_t>{1, 2}}};
+  const int64_t c = 4, m = 6, g = 2, h = 3, wd = 4, kh = 3, kw = 2;
+  // oh = 2*(3-1) + 1 + 3 - 0 - 1 = 7; ow = 3*(4-1) + 0 + (2-1)*2+1 - 1 - 0 = 11.
+  const Shape out{1, m, 7, 11};
+  for (DType t : {DType::F32, DType::F64}) {
+    const Tensor x = random_tensor(t, {1, c, h, wd}, 8), w = random_tensor(t, {c, m / g, kh, kw}, 9);
+    auto r = run_kernel_full(make_node("ConvTranspose", 2, 1, attrs), {x, w});
+    ASSERT_TRUE(r.has_value()) << r.status().message();
+    ASSERT_EQ(r->outputs[0].shape(), out);
+    vector<double> want(static_cast<size_t>(numel(out)), 0.0);
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ol = 0; ol < m / g; ++ol)
+        for (int64_t i = 0; i < h; ++i)
+          for (int64_t j = 0; j < wd; ++j)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                const int64_t oi = i * 2 - 0 + a, oj = j * 3 - 1 + e * 2, oc = (ic / (c / g)) * (m / g) + ol;
+                if (oi < 0 || oi >= 7 || oj < 0 || oj >= 11) continue;
+                want[static_cast<size_t>((oc * 7 + oi) * 11 + oj)] +=
+                    x.at_double((ic * h + i) * wd + j) * w.at_double(((ic * (m / g) + ol) * kh + a) * kw + e);
+              }
+    expect_close(r->outputs[0], want, 1e-5, 1e-4, std::string("convtranspose ") + std::string(dtype_name(t)));
+  }
+}
+
+TEST(NnPool, MaxPoolIndicesRowAndColumnMajor) {
+  // One 3x3 plane in the second channel; 2x2 window, stride 1.
+  const Tensor x = make(DType::F32, {1, 2, 3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 9, 2, 3, 4, 5, 8, 7, 6});
+  for (int64_t order : {0, 1}) {
+    const Attrs attrs{{"kernel_shape", vector<int64_t>{2, 2}}, {"storage_order", order}};
+    auto y = run_kernel(make_node("MaxPool", 1, 2, attrs), {x});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    expect_close((*y)[0], {0, 0, 0, 0, 9, 9, 8, 7}, 0, 0, "max");
+    // Maxima of channel 1 at (0,1), (0,1), (2,0), (2,1); plane offset 9.
+    const vector<double> row{9 + 1, 9 + 1, 9 + 6, 9 + 7}, col{9 + 3, 9 + 3, 9 + 2, 9 + 5};
+    const vector<double> got = values_of((*y)[1]);
+    EXPECT_EQ(vector<double>(got.begin() + 4, got.end()), order == 0 ? row : col) << "storage_order " << order;
+  }
+}
+
+TEST(NnPool, AveragePoolCeilModeAndCountIncludePad) {
+  const Tensor x = make(DType::F32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  // ceil_mode: (3 + 1 - 2) / 2 ceil + 1 = 2 windows per axis; count_include_pad counts the 1 pad cell
+  // but not cells past the pads.
+  const Attrs attrs{{"kernel_shape", vector<int64_t>{2, 2}},
+                    {"strides", vector<int64_t>{2, 2}},
+                    {"pads", vector<int64_t>{1, 1, 0, 0}},
+                    {"ceil_mode", int64_t{1}},
+                    {"count_include_pad", int64_t{1}}};
+  auto y = run_kernel(make_node("AveragePool", 1, 1, attrs), {x});
+  ASSERT_TRUE(y.has_value()) << y.status().message();
+  ASSERT_EQ((*y)[0].shape(), (Shape{1, 1, 2, 2}));
+  expect_close((*y)[0], {1.0 / 4, (2 + 3) / 4.0, (4 + 7) / 4.0, (5 + 6 + 8 + 9) / 4.0}, 1e-6, 1e-6, "avg");
+  auto g = run_kernel(make_node("GlobalMaxPool", 1), {x});
+  ASSERT_TRUE(g.has_value());
+  expect_close((*g)[0], {9}, 0, 0, "global max");
+}
+
+TEST(NnMatMul, GemmTransposesAlphaBetaBroadcastC) {
+  const Attrs attrs{{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}};
+  for (DType t : {DType::F32, DType::F64}) {
+    const Tensor a = random_tensor(t, {4, 3}, 10), b = random_tensor(t, {5, 4}, 11), c = random_tensor(t, {5}, 12);
+    auto y = run_kernel(make_node("Gemm", 3, 1, attrs), {a, b, c});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    vector<double> want(15);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k) acc += a.at_double(k * 3 + i) * b.at_double(j * 4 + k);
+        want[static_cast<size_t>(i * 5 + j)] = 0.5 * acc + 2.0 * c.at_double(j);
+      }
+    expect_close((*y)[0], want, 1e-5, 1e-5, "gemm");
+  }
+}
+
+TEST(NnMatMul, BatchBroadcastAndVectors) {
+  for (DType t : {DType::F32, DType::F64, DType::I64}) {
+    const double scale = t == DType::I64 ? 5 : 1;  // integers in -4..4
+    vector<double> av = pseudo_random(24, 13), bv = pseudo_random(24, 14);
+    for (auto* v : {&av, &bv})
+      for (double& e : *v) e *= scale;
+    const Tensor ai = make(t, {2, 1, 3, 4}, av), b = make(t, {3, 4, 2}, bv);
+    auto y = run_kernel(make_node("MatMul", 2), {ai, b});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    ASSERT_EQ((*y)[0].shape(), (Shape{2, 3, 3, 2}));
+    vector<double> want(36);
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t q = 0; q < 3; ++q)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            double acc = 0;
+            for (int64_t k = 0; k < 4; ++k) acc += ai.at_double((p * 3 + i) * 4 + k) * b.at_double((q * 4 + k) * 2 + j);
+            want[static_cast<size_t>(((p * 3 + q) * 3 + i) * 2 + j)] = acc;
+          }
+    expect_close((*y)[0], want, 1e-5, 1e-5, std::string("matmul ") + std::string(dtype_name(t)));
+  }
+  auto v = run_kernel(make_node("MatMul", 2), {make(DType::F32, {3}, {1, 2, 3}), make(DType::F32, {3}, {4, 5, 6})});
+  ASSERT_TRUE(v.has_value()) << v.status().message();
+  EXPECT_EQ((*v)[0].rank(), 0);
+  expect_close((*v)[0], {32}, 0, 1e-6, "dot");
+}
+
+TEST(NnSoftmax, LegacyFlattensWhileOpset13UsesOneAxis) {
+  const Tensor x = random_tensor(DType::F32, {2, 3, 4}, 15);
+  for (int64_t opset : {11, 13}) {
+    auto y = run_kernel(make_node("Softmax", 1, 1, {{"axis", int64_t{1}}}), {x}, opset);
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    const vector<double> v = values_of((*y)[0]);
+    // Opset 11: each batch row of 12 sums to 1. Opset 13: each of the 8 (batch, col) fibres does.
+    double s0 = 0;
+    for (int i = 0; i < 12; ++i) s0 += v[static_cast<size_t>(i)];
+    EXPECT_NEAR(s0, opset == 11 ? 1.0 : 4.0, 1e-5) << "opset " << opset;
+    auto h = run_kernel(make_node("Hardmax", 1, 1, {{"axis", int64_t{1}}}), {x}, opset);
+    ASSERT_TRUE(h.has_value());
+    double ones = 0;
+    for (double e : values_of((*h)[0])) ones += e;
+    EXPECT_EQ(ones, opset == 11 ? 2 : 8);
+  }
+  auto ls = run_kernel(make_node("LogSoftmax", 1), {make(DType::F64, {2}, {0, 0})}, 13);
+  ASSERT_TRUE(ls.has_value());
+  expect_close((*ls)[0], {-std::log(2.0), -std::log(2.0)}, 1e-12, 0, "logsoftmax f64");
+}
+
+TEST(NnNorm, LayerNormalizationWithStatistics) {
+  const Tensor x = make(DType::F32, {2, 2}, {1, 3, 2, 6}), s = make(DType::F32, {2}, {1, 2});
+  const Tensor b = make(DType::F32, {2}, {0, 1});
+  auto y = run_kernel(make_node("LayerNormalization", 3, 3, {{"epsilon", 0.0f}}), {x, s, b});
+  ASSERT_TRUE(y.has_value()) << y.status().message();
+  expect_close((*y)[0], {-1, 3, -1, 3}, 1e-6, 1e-6, "Y");
+  EXPECT_EQ((*y)[1].shape(), (Shape{2, 1}));
+  expect_close((*y)[1], {2, 4}, 1e-6, 1e-6, "Mean");
+  expect_close((*y)[2], {1, 0.5}, 1e-6, 1e-6, "InvStdDev");
+}
+
+TEST(NnNorm, BatchNormInferenceAndTraining) {
+  const Tensor x = make(DType::F32, {2, 1, 2}, {1, 2, 3, 6});
+  const Tensor one = make(DType::F32, {1}, {1}), zero = make(DType::F32, {1}, {0});
+  auto y = run_kernel(make_node("BatchNormalization", 5, 1, {{"epsilon", 0.0f}}),
+                      {x, make(DType::F32, {1}, {2}), one, one, make(DType::F32, {1}, {4})}, 15);
+  ASSERT_TRUE(y.has_value()) << y.status().message();
+  expect_close((*y)[0], {1, 2, 3, 6}, 1e-6, 1e-6, "inference");  // 2 * (x - 1) / 2 + 1
+  auto t = run_kernel(make_node("BatchNormalization", 5, 3, {{"epsilon", 0.0f}, {"training_mode", int64_t{1}}}),
+                      {x, one, zero, zero, one}, 15);
+  ASSERT_TRUE(t.has_value()) << t.status().message();
+  // Batch mean 3, variance 3.5; running = 0.9 * input + 0.1 * batch.
+  expect_close((*t)[1], {0.3}, 1e-6, 1e-6, "running_mean");
+  expect_close((*t)[2], {0.9 + 0.35}, 1e-6, 1e-6, "running_var");
+  expect_close((*t)[0], {-2 / std::sqrt(3.5), -1 / std::sqrt(3.5), 0, 3 / std::sqrt(3.5)}, 1e-5, 1e-5, "Y");
+}
+
+TEST(NnLoss, NllIgnoreIndexAndWeightedMean) {
+  const Tensor logp = make(DType::F64, {3, 2}, {-1, -2, -3, -4, -5, -6});
+  const Tensor target = make(DType::I64, {3}, {1, 0, 1}), w = make(DType::F64, {2}, {2, 3});
+  auto y = run_kernel(make_node("NegativeLogLikelihoodLoss", 3, 1, {{"ignore_index", int64_t{0}}}), {logp, target, w});
+  ASSERT_TRUE(y.has_value()) << y.status().message();
+  expect_close((*y)[0], {(2 * 3 + 6 * 3) / 6.0}, 1e-12, 0, "mean");
+  const Tensor bad = make(DType::I64, {3}, {1, 5, 1});
+  auto e = run_kernel(make_node("NegativeLogLikelihoodLoss", 2), {logp, bad});
+  ASSERT_FALSE(e.has_value());
+  EXPECT_NE(e.status().message().find("label 5"), std::string::npos) << e.status().message();
+  auto sce = run_kernel(make_node("SoftmaxCrossEntropyLoss", 2, 2, {{"reduction", std::string("none")}}),
+                        {make(DType::F32, {1, 2}, {0, 0}), make(DType::I32, {1}, {1})});
+  ASSERT_TRUE(sce.has_value()) << sce.status().message();
+  expect_close((*sce)[0], {std::log(2.0)}, 1e-6, 1e-6, "sce");
+  expect_close((*sce)[1], {-std::log(2.0), -std::log(2.0)}, 1e-6, 1e-6, "log_prob");
+}
+
+TEST(NnDropout, InferenceIsIdentityWithTrueMask) {
+  const Tensor x = random_tensor(DType::F32, {3, 4}, 16);
+  auto y = run_kernel(make_node("Dropout", 2, 2), {x, make(DType::F32, {}, {0.3})}, 13);
+  ASSERT_TRUE(y.has_value()) << y.status().message();
+  expect_close((*y)[0], values_of(x), 0, 0, "identity");
+  ASSERT_EQ((*y)[1].dtype(), DType::Bool);
+  for (double m : values_of((*y)[1])) EXPECT_EQ(m, 1.0);
+}
+
+}  // namespace
+}  // namespace ms::test::nn
