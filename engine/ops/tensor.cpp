@@ -44,9 +44,26 @@ OpSchema make_schema(std::string op, int min_in, int max_in, int min_out, int ma
   return s;
 }
 
-std::optional<std::vector<int64_t>> known_ints(const InferContext& ctx, size_t i) {
+const Tensor* host_value(const InferContext& ctx, size_t i) {
   const Tensor* t = ctx.value(i);
-  if (!t || !t->defined() || !is_integer(t->dtype()) || !t->device().is_cpu()) return std::nullopt;
+  return t && t->defined() && t->device().is_cpu() ? t : nullptr;
+}
+
+Status check_size(const InferContext& ctx, const std::vector<int64_t>& dims) {
+  // 2^48 elements is far beyond any host or device memory; above it, sizes in bytes could overflow.
+  constexpr int64_t kMax = int64_t{1} << 48;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) continue;
+    if (__builtin_mul_overflow(n, d, &n) || n > kMax)
+      return ctx.fail("output shape " + shape_to_string(dims) + " is too large");
+  }
+  return Status::ok();
+}
+
+std::optional<std::vector<int64_t>> known_ints(const InferContext& ctx, size_t i) {
+  const Tensor* t = host_value(ctx, i);
+  if (!t || !is_integer(t->dtype())) return std::nullopt;
   return t->to_int_vector();
 }
 

@@ -189,13 +189,15 @@ Status infer_onehot(InferContext& ctx) {
   const int64_t a = norm_axis_attr(ctx, out_rank, -1, axis);
   if (axis < 0 || axis >= out_rank) return ctx.fail("axis " + std::to_string(a) + " out of range");
   int64_t depth = -1;
-  if (const Tensor* d = ctx.value(1)) {
+  if (const Tensor* d = host_value(ctx, 1)) {
     if (d->numel() != 1) return ctx.fail("depth must be a scalar");
-    depth = static_cast<int64_t>(d->at_double(0));
-    if (depth < 1) return ctx.fail("depth must be >= 1, got " + std::to_string(depth));
+    const double dv = d->at_double(0);
+    if (!(dv >= 1 && dv < 1e12)) return ctx.fail("depth must be >= 1, got " + std::to_string(dv));
+    depth = static_cast<int64_t>(dv);
   }
   std::vector<int64_t> out = *idx;
   out.insert(out.begin() + axis, depth);
+  MS_RETURN_IF_ERROR(check_size(ctx, out));
   ctx.set_output(0, dt, std::move(out));
   return Status::ok();
 }

@@ -22,6 +22,10 @@ OpSchema make_schema(std::string op, int min_in, int max_in, int min_out, int ma
                      std::function<Status(InferContext&)> infer);
 Cost bytes_moved_cost(const CostContext& c);
 
+// Value of input i when known and readable here (host memory); device values count as unknown.
+const Tensor* host_value(const InferContext& ctx, size_t i);
+// Error when the element count of `dims` (known dims only) overflows or exceeds what one tensor may hold.
+Status check_size(const InferContext& ctx, const std::vector<int64_t>& dims);
 // Values of input i as integers, when known (any integer dtype).
 std::optional<std::vector<int64_t>> known_ints(const InferContext& ctx, size_t i);
 // Integer list from input i (when `from_input`, i.e. the opset moved it there) or attribute `attr`.

@@ -201,6 +201,8 @@ Status infer_tile(InferContext& ctx) {
       if ((*reps)[i] < 0) return ctx.fail("repeats must be >= 0, got " + shape_to_string(*reps));
       out[i] = (*in)[i] < 0 ? -1 : (*in)[i] * (*reps)[i];
     }
+    MS_RETURN_IF_ERROR(check_size(ctx, *reps));
+    MS_RETURN_IF_ERROR(check_size(ctx, out));
   }
   ctx.set_output(0, dt, std::move(out));
   return Status::ok();
@@ -231,6 +233,7 @@ Status infer_expand(InferContext& ctx) {
     else
       return ctx.fail("cannot expand " + shape_to_string(*in) + " to " + shape_to_string(*shape));
   }
+  MS_RETURN_IF_ERROR(check_size(ctx, out));
   ctx.set_output(0, dt, std::move(out));
   return Status::ok();
 }
@@ -280,6 +283,7 @@ Status infer_pad(InferContext& ctx) {
     if (mode != "constant" && d == 0 && (b > 0 || e > 0))
       return ctx.fail("cannot " + mode + "-pad an empty axis of " + shape_to_string(*in));
   }
+  MS_RETURN_IF_ERROR(check_size(ctx, out));
   ctx.set_output(0, dt, std::move(out));
   return Status::ok();
 }

@@ -79,24 +79,28 @@ bool resize_shape(const Shape& in, const std::vector<double>* scales, const std:
       p.out_shape[i] = (*sizes)[i];
       p.scales[i] = in[i] > 0 ? static_cast<double>((*sizes)[i]) / static_cast<double>(in[i]) : 1.0;
     }
-    return true;
-  }
-  if (!scales) {
+  } else if (!scales) {
     err = "one of scales and sizes must be given";
     return false;
-  }
-  if (scales->size() != rank) {
+  } else if (scales->size() != rank) {
     err = "scales must have one entry per dim of " + shape_to_string(in) + ", got " + std::to_string(scales->size());
     return false;
-  }
-  for (size_t i = 0; i < rank; ++i) {
-    const double s = (*scales)[i];
-    if (!(s > 0) || !std::isfinite(s) || s * static_cast<double>(in[i]) > 1e12) {
-      err = "scales must be positive and finite";
-      return false;
+  } else {
+    for (size_t i = 0; i < rank; ++i) {
+      const double s = (*scales)[i];
+      if (!(s > 0) || !std::isfinite(s) || s * static_cast<double>(in[i]) > 1e12) {
+        err = "scales must be positive and finite";
+        return false;
+      }
+      p.scales[i] = s;
+      p.out_shape[i] = static_cast<int64_t>(s * static_cast<double>(in[i]));
     }
-    p.scales[i] = s;
-    p.out_shape[i] = static_cast<int64_t>(s * static_cast<double>(in[i]));
+  }
+  double total = 1;
+  for (int64_t d : p.out_shape) total *= static_cast<double>(d);
+  if (total > static_cast<double>(int64_t{1} << 48)) {
+    err = "output shape " + shape_to_string(p.out_shape) + " is too large";
+    return false;
   }
   return true;
 }
@@ -151,7 +155,7 @@ Status infer_resize(InferContext& ctx) {
   }
   const auto read = [&](int slot, bool as_sizes) {
     if (slot < 0 || !ctx.has_input(static_cast<size_t>(slot))) return;
-    const Tensor* t = ctx.value(static_cast<size_t>(slot));
+    const Tensor* t = host_value(ctx, static_cast<size_t>(slot));
     const auto* d = ctx.dims(static_cast<size_t>(slot));
     if (!t) {
       // An input given by name but of static size 0 is the "not given" marker.
@@ -187,6 +191,7 @@ Status infer_resize(InferContext& ctx) {
   for (auto& d : probe) d = std::max<int64_t>(d, 0);
   if (!resize_shape(probe, scales ? &*scales : nullptr, sizes ? &*sizes : nullptr, p, err))
     return ctx.fail(err + " (input " + shape_to_string(*in) + ")");
+  MS_RETURN_IF_ERROR(check_size(ctx, p.out_shape));
   std::vector<int64_t> out = p.out_shape;
   for (size_t i = 0; i < in->size(); ++i)
     if ((*in)[i] < 0 && !sizes) out[i] = -1;

@@ -31,6 +31,7 @@ Status infer_reshape(InferContext& ctx) {
     return Status::ok();
   }
   const auto* in = ctx.dims(0);
+  MS_RETURN_IF_ERROR(check_size(ctx, *shape));
   std::vector<int64_t> out(shape->size());
   int infer_at = -1;
   bool has_zero = false;
@@ -194,6 +195,7 @@ Status infer_constant_of_shape(InferContext& ctx) {
   if (auto shape = known_ints(ctx, 0)) {
     for (int64_t d : *shape)
       if (d < 0) return ctx.fail("shape " + shape_to_string(*shape) + " has a negative dim");
+    MS_RETURN_IF_ERROR(check_size(ctx, *shape));
     ctx.set_output(0, dt, std::move(*shape));
     return Status::ok();
   }
@@ -211,9 +213,9 @@ Status infer_range(InferContext& ctx) {
     if (d && !(d->empty() || (d->size() == 1 && (*d)[0] == 1))) return ctx.fail("start, limit and delta must be scalars");
   }
   if (!is_numeric(dt)) return ctx.fail("Range needs a numeric dtype");
-  const Tensor* s = ctx.value(0);
-  const Tensor* l = ctx.value(1);
-  const Tensor* d = ctx.value(2);
+  const Tensor* s = host_value(ctx, 0);
+  const Tensor* l = host_value(ctx, 1);
+  const Tensor* d = host_value(ctx, 2);
   if (!s || !l || !d) {
     ctx.set_output(0, dt, {-1});
     return Status::ok();
@@ -223,13 +225,14 @@ Status infer_range(InferContext& ctx) {
     const double dv = d->at_double(0);
     if (dv == 0 || !std::isfinite(dv)) return ctx.fail("delta must be finite and non-zero");
     const double c = std::ceil((l->at_double(0) - s->at_double(0)) / dv);
-    if (!(c < 1e15)) return ctx.fail("range is too large");
+    if (!(c < 1e14)) return ctx.fail("range is too large");
     n = c > 0 ? static_cast<int64_t>(c) : 0;
   } else {
     const int64_t dv = d->at_int(0);
     if (dv == 0) return ctx.fail("delta must be non-zero");
     const long double span = static_cast<long double>(l->at_int(0)) - static_cast<long double>(s->at_int(0));
     const long double c = std::ceil(span / static_cast<long double>(dv));
+    if (!(c < 1e14L)) return ctx.fail("range is too large");
     n = c > 0 ? static_cast<int64_t>(c) : 0;
   }
   ctx.set_output(0, dt, {n});

@@ -126,7 +126,8 @@ Status compress_kernel(runtime::KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& cond = ctx.input(1);
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
-  const bool* c = cond.data<bool>();
+  // Bool bytes are read as bytes: a malformed model may hold values other than 0 and 1.
+  const auto* c = cond.data<uint8_t>();
   const bool has_axis = ctx.node().has_attr("axis");
   const int64_t axis = has_axis ? normalize_axis(ctx.node().attr_int("axis", 0), data.rank()) : 0;
   const int64_t n = has_axis ? data.dim(axis) : data.numel();
@@ -158,7 +159,8 @@ Status compress_kernel(runtime::KernelContext& ctx) {
 Status nonzero_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> hits;
-  const bool ok = visit_dtype(x.dtype(), [&](auto tag) {
+  const DType scan = x.dtype() == DType::Bool ? DType::U8 : x.dtype();
+  const bool ok = visit_dtype(scan, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = x.data<T>();
     for (int64_t i = 0; i < x.numel(); ++i)
