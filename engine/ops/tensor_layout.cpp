@@ -102,8 +102,8 @@ Status infer_split(InferContext& ctx) {
       return ctx.fail("split has " + std::to_string(split->size()) + " entries for " + std::to_string(n) + " outputs");
     int64_t sum = 0;
     for (int64_t s : *split) {
-      if (s < 0) return ctx.fail("split sizes must be >= 0, got " + shape_to_string(*split));
-      sum += s;
+      if (s < 0 || __builtin_add_overflow(sum, s, &sum))
+        return ctx.fail("split sizes must be >= 0 and add up to the dim, got " + shape_to_string(*split));
     }
     if (dim >= 0 && sum != dim)
       return ctx.fail("split " + shape_to_string(*split) + " does not add up to dim " + std::to_string(dim) + " of " +
@@ -199,9 +199,10 @@ Status infer_tile(InferContext& ctx) {
       return ctx.fail("repeats " + shape_to_string(*reps) + " must have one entry per dim of " + shape_to_string(*in));
     for (size_t i = 0; i < in->size(); ++i) {
       if ((*reps)[i] < 0) return ctx.fail("repeats must be >= 0, got " + shape_to_string(*reps));
-      out[i] = (*in)[i] < 0 ? -1 : (*in)[i] * (*reps)[i];
+      if ((*in)[i] < 0) continue;
+      if (__builtin_mul_overflow((*in)[i], (*reps)[i], &out[i]))
+        return ctx.fail("repeats " + shape_to_string(*reps) + " make the output too large");
     }
-    MS_RETURN_IF_ERROR(check_size(ctx, *reps));
     MS_RETURN_IF_ERROR(check_size(ctx, out));
   }
   ctx.set_output(0, dt, std::move(out));
@@ -277,7 +278,9 @@ Status infer_pad(InferContext& ctx) {
       out[static_cast<size_t>(i)] = -1;
       continue;
     }
-    out[static_cast<size_t>(i)] = d + b + e;
+    if (__builtin_add_overflow(d, b, &out[static_cast<size_t>(i)]) ||
+        __builtin_add_overflow(out[static_cast<size_t>(i)], e, &out[static_cast<size_t>(i)]))
+      return ctx.fail("pads " + shape_to_string(*pads) + " are too large");
     if (out[static_cast<size_t>(i)] < 0)
       return ctx.fail("pads " + shape_to_string(*pads) + " remove more than input " + shape_to_string(*in));
     if (mode != "constant" && d == 0 && (b > 0 || e > 0))

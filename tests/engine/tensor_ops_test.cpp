@@ -2,6 +2,7 @@
 // indices), views, partial inference, and larger cases against naive loops.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -244,6 +245,27 @@ TEST(TensorOps, TransposeMatchesNaiveLoop) {
         for (int64_t d = 0; d < 4; ++d, ++k)
           ASSERT_EQ(y.data<int64_t>()[k], b * is[0] + d * is[1] + a * is[2] + c * is[3]);
   EXPECT_FALSE(error_of(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{0, 0, 1, 2}}}), {x}).empty());
+}
+
+TEST(TensorOps, LargeTransposesUseTilesCorrectly) {
+  // Shapes past the tile size, with ragged edges, for each element width.
+  for (DType dt : {DType::U8, DType::F16, DType::F32, DType::I64}) {
+    const Shape s{2, 37, 50};
+    Tensor x = Tensor::empty(dt, s);
+    auto* b = static_cast<unsigned char*>(x.raw());
+    for (size_t i = 0; i < x.nbytes(); ++i) b[i] = static_cast<unsigned char>(i * 7 + 3);
+    const Tensor y = run1(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}), {x});
+    ASSERT_EQ(y.shape(), (Shape{50, 2, 37}));
+    const size_t es = dtype_size(dt);
+    const auto* o = static_cast<const unsigned char*>(y.raw());
+    for (int64_t c = 0; c < 50; ++c)
+      for (int64_t a = 0; a < 2; ++a)
+        for (int64_t m = 0; m < 37; ++m)
+          ASSERT_EQ(std::memcmp(o + static_cast<size_t>((c * 2 + a) * 37 + m) * es,
+                                b + static_cast<size_t>((a * 37 + m) * 50 + c) * es, es),
+                    0)
+              << dtype_name(dt);
+  }
 }
 
 TEST(TensorOps, TileExpandConcatOnBytes) {

@@ -109,6 +109,53 @@ void copy_inner(char* d, const char* s, const Dim& in, size_t esize) {
   }
 }
 
+// A transpose-like copy: the dst-contiguous dim (dims[0]) is strided in src while dims[j] is
+// contiguous in src. Copying 32x32 tiles keeps both sides in cache instead of striding through one.
+template <class T>
+void tiled_copy(char* d, const char* s, const Dim* dims, int k, int j) {
+  constexpr int64_t kTile = 32;
+  const Dim a = dims[0], b = dims[j];
+  int64_t counter[16] = {0};
+  int64_t outer = 1;
+  for (int q = 1; q < k; ++q)
+    if (q != j) outer *= dims[q].n;
+  int64_t doff = 0, soff = 0;
+  for (int64_t it = 0; it < outer; ++it) {
+    T* dp = reinterpret_cast<T*>(d) + doff;
+    const T* sp = reinterpret_cast<const T*>(s) + soff;
+    for (int64_t jb = 0; jb < b.n; jb += kTile)
+      for (int64_t ib = 0; ib < a.n; ib += kTile) {
+        const int64_t je = std::min(b.n, jb + kTile), ie = std::min(a.n, ib + kTile);
+        for (int64_t y = jb; y < je; ++y)
+          for (int64_t x = ib; x < ie; ++x) std::memcpy(dp + x * a.ds + y * b.ds, sp + x * a.ss + y * b.ss, sizeof(T));
+      }
+    for (int q = 1; q < k; ++q) {
+      if (q == j) continue;
+      doff += dims[q].ds;
+      soff += dims[q].ss;
+      if (++counter[q] < dims[q].n) break;
+      doff -= dims[q].ds * dims[q].n;
+      soff -= dims[q].ss * dims[q].n;
+      counter[q] = 0;
+    }
+  }
+}
+
+bool try_tiled(char* d, const char* s, const Dim* dims, int k, size_t esize) {
+  if (k < 2 || k > 16 || dims[0].ss == 1 || dims[0].ds != 1 || dims[0].n < 8) return false;
+  int j = 0;
+  for (int q = 1; q < k; ++q)
+    if (dims[q].ss == 1 && dims[q].n >= 8) j = q;
+  if (j == 0) return false;
+  switch (esize) {
+    case 1: tiled_copy<uint8_t>(d, s, dims, k, j); return true;
+    case 2: tiled_copy<uint16_t>(d, s, dims, k, j); return true;
+    case 4: tiled_copy<uint32_t>(d, s, dims, k, j); return true;
+    case 8: tiled_copy<uint64_t>(d, s, dims, k, j); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 void strided_copy(void* dst, const void* src, const Shape& shape, const Shape& dst_strides, const Shape& src_strides,
@@ -140,6 +187,7 @@ void strided_copy(void* dst, const void* src, const Shape& shape, const Shape& d
     std::memcpy(d, s, esize);
     return;
   }
+  if (try_tiled(d, s, dims, k, esize)) return;
   const Dim inner = dims[0];
   if (k == 1) {
     copy_inner(d, s, inner, esize);

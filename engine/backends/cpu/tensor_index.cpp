@@ -129,7 +129,12 @@ Status compress_kernel(runtime::KernelContext& ctx) {
   // Bool bytes are read as bytes: a malformed model may hold values other than 0 and 1.
   const auto* c = cond.data<uint8_t>();
   const bool has_axis = ctx.node().has_attr("axis");
+  // This kernel allocates its own output, so it cannot lean on inference having run.
   const int64_t axis = has_axis ? normalize_axis(ctx.node().attr_int("axis", 0), data.rank()) : 0;
+  if (axis < 0 || (has_axis && data.rank() == 0))
+    return ctx.fail("axis " + std::to_string(ctx.node().attr_int("axis", 0)) + " is out of range for " +
+                    shape_to_string(data.shape()));
+  if (cond.dtype() != DType::Bool || cond.rank() != 1) return ctx.fail("condition must be a 1-D bool tensor");
   const int64_t n = has_axis ? data.dim(axis) : data.numel();
   if (cond.numel() > n)
     return ctx.fail("condition has " + std::to_string(cond.numel()) + " entries for " + std::to_string(n) + " slices");

@@ -68,6 +68,7 @@ Status slice_kernel(runtime::KernelContext& ctx) {
     ends = ctx.node().attr_ints("ends");
     axes = ctx.node().attr_ints("axes");
   } else {
+    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.fail("starts and ends inputs are required");
     starts = ctx.input(1).to_int_vector();
     ends = ctx.input(2).to_int_vector();
     if (ctx.has_input(3)) axes = ctx.input(3).to_int_vector();

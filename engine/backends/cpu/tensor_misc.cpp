@@ -11,10 +11,12 @@ Status trilu_kernel(runtime::KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, in.dtype()));
-  const int64_t k = ctx.has_input(1) && ctx.input(1).numel() > 0 ? ctx.input(1).at_int(0) : 0;
   const bool upper = ctx.node().attr_int("upper", 1) != 0;
   copy_if_distinct(in, out);
   const int64_t rows = in.dim(-2), cols = in.dim(-1);
+  // Any |k| beyond rows + cols acts the same; clamping keeps i + k from overflowing.
+  const int64_t k = std::clamp<int64_t>(ctx.has_input(1) && ctx.input(1).numel() > 0 ? ctx.input(1).at_int(0) : 0,
+                                        -(rows + cols + 1), rows + cols + 1);
   const int64_t mats = rows * cols == 0 ? 0 : in.numel() / (rows * cols);
   char* o = static_cast<char*>(out.raw());
   // Zero bytes are zero in every dtype here (0.0, 0, false).
@@ -38,11 +40,11 @@ Status eye_like_kernel(runtime::KernelContext& ctx) {
   MS_RETURN_IF_ERROR(ensure_outputs(ctx));
   Tensor& out = ctx.output(0);
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, out.dtype()));
-  const int64_t k = ctx.node().attr_int("k", 0);
   std::memset(out.raw(), 0, out.nbytes());
   unsigned char one[16] = {0};
   store_double(out.dtype(), 1.0, one);
   const int64_t rows = out.dim(0), cols = out.dim(1);
+  const int64_t k = std::clamp<int64_t>(ctx.node().attr_int("k", 0), -(rows + 1), cols + 1);
   char* o = static_cast<char*>(out.raw());
   for (int64_t i = std::max<int64_t>(0, -k); i < rows && i + k < cols; ++i)
     std::memcpy(o + static_cast<size_t>(i * cols + i + k) * es, one, es);

@@ -75,8 +75,9 @@ Status range_kernel(runtime::KernelContext& ctx) {
     if constexpr (std::is_same_v<T, bool>) {
       for (int64_t i = 0; i < out.numel(); ++i) o[i] = false;
     } else if constexpr (std::is_integral_v<T>) {
-      const T start = s.data<T>()[0], delta = d.data<T>()[0];
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+      // Unsigned arithmetic: wraps where a signed intermediate could overflow (huge deltas).
+      const auto start = static_cast<uint64_t>(s.data<T>()[0]), delta = static_cast<uint64_t>(d.data<T>()[0]);
+      for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(start + static_cast<uint64_t>(i) * delta);
     } else {
       // Accumulate like the reference (start + i * delta in the input's precision).
       const double start = s.at_double(0), delta = d.at_double(0);
