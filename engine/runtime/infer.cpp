@@ -1,5 +1,6 @@
 // Static type inference over a whole graph, with small constant computations folded on the CPU so
 // that shape subgraphs (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) give static shapes.
+#include <algorithm>
 #include <unordered_map>
 
 #include "engine/runtime/executor.h"
@@ -62,6 +63,7 @@ class Inferrer {
         v->type = ctx.outputs[i];
       }
       if (all_known && backend_ && foldable(n)) fold(g, n, ctx, known);
+      else if (!all_known) fold_shape_of(n, ctx, known);
     }
     return Status::ok();
   }
@@ -105,6 +107,30 @@ class Inferrer {
     if (!kernel(kctx).is_ok()) return;  // folding is an optimization; the run reports real errors
     for (size_t i = 0; i < outs.size(); ++i)
       if (!n.outputs[i].empty() && outs[i].defined()) known[n.outputs[i]] = outs[i];
+  }
+
+  // Shape and Size need only the input's static type, not its value.
+  static void fold_shape_of(const ir::Node& n, const ops::InferContext& ctx,
+                            std::unordered_map<std::string, Tensor>& known) {
+    if (!n.domain.empty() || n.inputs.empty() || n.outputs.empty() || n.outputs[0].empty()) return;
+    if (n.op_type != "Shape" && n.op_type != "Size") return;
+    const ir::ValueType& in = ctx.types[0];
+    if (!in.is_static()) return;
+    const auto& dims = *in.dims;
+    if (n.op_type == "Size") {
+      int64_t total = 1;
+      for (int64_t d : dims) total *= d;
+      known[n.outputs[0]] = Tensor::scalar<int64_t>(total);
+      return;
+    }
+    const auto rank = static_cast<int64_t>(dims.size());
+    auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+    const int64_t start = ctx.opset >= 15 ? clamp_axis(n.attr_int("start", 0)) : 0;
+    const int64_t end = ctx.opset >= 15 ? clamp_axis(n.attr_int("end", rank)) : rank;
+    std::vector<int64_t> v;
+    for (int64_t i = start; i < end; ++i) v.push_back(dims[static_cast<size_t>(i)]);
+    const auto len = static_cast<int64_t>(v.size());
+    known[n.outputs[0]] = Tensor::from_vector<int64_t>(v, {len});
   }
 
   Backend* backend_;

@@ -112,7 +112,9 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
     }
     Status st = ops::infer_node(ictx);
     if (!st.is_ok()) return st;
-    if (!step.view_op) {
+    // Views are safe in eager mode (buffers are reference counted) but not in graph mode, where a
+    // view of an arena slot would outlive the slot's planned lifetime.
+    if (!step.view_op || mode_ == ExecMode::Graph) {
       for (size_t i = 0; i < outputs.size(); ++i) {
         const auto& t = ictx.outputs[i];
         if (step.outputs[i] < 0 || outputs[i].defined() || !t.is_static() || t.dtype == DType::Undefined) continue;

@@ -220,3 +220,32 @@ TEST(ControlFlow, LoopCarriesValuesAndStacksScanOutputs) {
 
 }  // namespace
 }  // namespace ms::runtime
+
+namespace ms::runtime {
+namespace {
+
+// A Reshape whose target shape is only known at run time must not hand out a view of an arena slot
+// that later steps reuse.
+TEST(Executor, GraphModeViewsNeverAliasReusedArenaSlots) {
+  ir::Graph g;
+  add_input(g, "x", DType::F32, {4});
+  add_input(g, "shape", DType::I64, {2});
+  g.add_node(make("Relu", {"x"}, {"t"}));
+  g.add_node(make("Reshape", {"t", "shape"}, {"y"}));
+  g.add_node(make("Neg", {"x"}, {"u"}));
+  g.add_node(make("Add", {"u", "u"}, {"z"}));
+  g.outputs = {"y", "z"};
+  auto be = create_cpu_backend(1);
+  TensorMap in{{"x", Tensor::from_vector<float>({1, -2, 3, -4}, {4})},
+               {"shape", Tensor::from_vector<int64_t>({2, 2}, {2})}};
+  auto c = GraphExecutor::compile(g, *be, signature_of(in));
+  ASSERT_TRUE(c) << c.status().message();
+  auto r = (*c)->run(in);
+  ASSERT_TRUE(r) << r.status().message();
+  ASSERT_EQ((*r)[0].shape(), (Shape{2, 2}));
+  const std::vector<float> want{1, 0, 3, 0};
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ((*r)[0].data<float>()[i], want[static_cast<size_t>(i)]);
+}
+
+}  // namespace
+}  // namespace ms::runtime
