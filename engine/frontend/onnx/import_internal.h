@@ -53,8 +53,8 @@ Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shar
 // --- checks (import_check.cpp) ---
 // Attribute kinds that matter for an op (If branches, Conv kernel_shape, Cast 'to', ...).
 Status check_node_attributes(const ir::Node& n, const ImportContext& ctx);
-// Reorders `nodes` topologically (stable: file order when already sorted). `available` are names
-// defined outside the node list (graph inputs, initializers, enclosing scopes).
+// Reorders `nodes` topologically (stable: file order when already sorted); names produced by no
+// node here (inputs, initializers, enclosing scopes, dangling) are left for ir::verify.
 Status topo_sort(std::vector<ir::Node>& nodes, const ImportContext& ctx, const std::string& graph_name);
 // Names a graph reads from enclosing scopes (recursively through its own subgraphs).
 void free_names(const ir::Graph& g, std::vector<std::string>& out);
@@ -70,7 +70,7 @@ std::string encode_node_ids(const ir::Graph& g);
 // returns false (graph untouched) otherwise.
 bool restore_node_ids(ir::Graph& g, const std::string& json);
 
-// --- export (export_model.cpp / export_tensor.cpp) ---
+// --- export (export_model.cpp) ---
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto& out);
 
 }  // namespace ms::onnx_io::detail
