@@ -7,7 +7,7 @@
 #include <set>
 
 #include "engine/frontend/onnx/onnx_io.h"
-#include "engine/ops/schema.h"
+#include "engine/runtime/executor.h"
 
 namespace ms::onnx_io {
 namespace {
@@ -33,20 +33,12 @@ std::vector<Case> read_expectations() {
   return cases;
 }
 
-// For files that load (valid structure, ill-typed for an op): run op inference node by node.
-Status infer_all(const ir::Graph& g) {
-  for (const auto& n : g.nodes()) {
-    std::vector<ir::ValueType> types;
-    std::vector<const Tensor*> values;
-    for (const auto& in : n.inputs) {
-      const ir::Value* v = in.empty() ? nullptr : g.resolve(in);
-      types.push_back(v ? v->type : ir::ValueType{});
-      values.push_back(v && v->constant ? &*v->constant : nullptr);
-    }
-    ops::InferContext ctx{n, g.opset(n.domain), types, values, {}};
-    MS_RETURN_IF_ERROR(ops::infer_node(ctx));
-  }
-  return Status::ok();
+// For files that load (well-formed, ill-typed for an op): whole-graph type inference must refuse
+// them. Its errors name the node; the caller (like the app's load job) names the file.
+Status infer_all(ir::Graph& g, const std::string& path) {
+  Status st = runtime::infer_graph_types(g, nullptr);
+  if (!st.is_ok()) st.prepend(path + ": ");
+  return st;
 }
 
 TEST(BadModels, CorpusIsComplete) {
@@ -68,7 +60,7 @@ TEST(BadModels, EachFileFailsWithItsMessage) {
     const std::string path = (bad_dir() / c.file).string();
     ASSERT_TRUE(fs::exists(path));
     auto g = load_model(path);
-    Status st = g.has_value() ? infer_all(*g) : g.status();
+    Status st = g.has_value() ? infer_all(*g, path) : g.status();
     ASSERT_FALSE(st.is_ok()) << "loaded and inferred without error";
     EXPECT_NE(st.message().find(c.file), std::string::npos) << "message does not name the file: " << st.message();
     EXPECT_NE(st.message().find(c.substring), std::string::npos)

@@ -19,6 +19,12 @@ MODELS = os.path.join(os.path.dirname(HERE), "models")
 OPSET = [helper.make_opsetid("", 17)]
 
 expected = []  # (file, substring)
+# Errors of op inference (engine/ops schemas) name the node; the text after it is the schema's.
+ILLTYPED = {
+    "illtyped_add_shapes.onnx": "node 'add'",
+    "illtyped_matmul_shapes.onnx": "node 'mm'",
+    "illtyped_reshape_numel.onnx": "node 'reshape'",
+}
 
 
 def vi(name, elem=TensorProto.FLOAT, shape=(2, 3)):
@@ -289,6 +295,18 @@ def make_bad():
                  helper.make_node("FooBar", ["f"], ["g"], name="foo_2"),
                  helper.make_node("BazQux", ["g"], ["y"], name="baz_1")]),
           "unsupported ops: FooBar (node 'foo_1', opset 17), BazQux (node 'baz_1', opset 17)")
+
+    # --- well-formed files that op inference must refuse (the loader itself accepts them) ---
+    w45 = numpy_helper.from_array(np.ones((4, 5), np.float32), "w")
+    write("illtyped_add_shapes.onnx", model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], inits=[w45]),
+          ILLTYPED["illtyped_add_shapes.onnx"])
+    write("illtyped_matmul_shapes.onnx",
+          model([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], inits=[w45]),
+          ILLTYPED["illtyped_matmul_shapes.onnx"])
+    shape = numpy_helper.from_array(np.array([4, 4], np.int64), "s")
+    write("illtyped_reshape_numel.onnx",
+          model([helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")], inits=[shape]),
+          ILLTYPED["illtyped_reshape_numel.onnx"])
 
     # --- external data (must stay inside the model's folder) ---
     def ext(fname, t, substring):
