@@ -55,7 +55,7 @@ class Tensor {
     if constexpr (std::is_same_v<T, bool>) {
       for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i];
     } else {
-      std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
+      if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
     }
     return t;
   }
