@@ -28,7 +28,7 @@ Status infer_clip(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_dtype(ctx, 0, TypeSet::Numeric));
   if (ctx.opset < 11) {
     if (ctx.num_inputs() > 1) return ctx.fail("takes one input before opset 11 (min/max are attributes)");
-    if (ctx.opset < 12 && !is_float(ctx.in(0).dtype))
+    if (!is_float(ctx.in(0).dtype))
       return ctx.fail("input must be a float type before opset 12, got " + std::string(dtype_name(ctx.in(0).dtype)));
   } else {
     for (size_t i = 1; i < ctx.num_inputs(); ++i) {
