@@ -11,6 +11,7 @@
 
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/engine/kernel_harness.h"
+#include "tests/engine/node_tests_dir.h"
 
 namespace ms {
 namespace {
@@ -46,8 +47,9 @@ std::string compare(const Tensor& got, const Tensor& want) {
 }
 
 TEST(ElementwiseOnnx, NodeTests) {
-  const char* root = std::getenv("MODESCOPE_ONNX_NODE_TESTS");
-  if (!root || !fs::is_directory(root)) GTEST_SKIP() << "MODESCOPE_ONNX_NODE_TESTS not set";
+  const fs::path root = ms::testing::node_tests_dir();
+  std::error_code ec;
+  if (root.empty() || !fs::is_directory(root, ec)) GTEST_SKIP() << ms::testing::no_node_tests_reason();
   int ran = 0;
   std::vector<std::string> failures;
   std::vector<fs::path> cases;
