@@ -246,8 +246,19 @@ void register_shape_ops(Registry& r) {
   r.add(make_schema("Flatten", 1, 1, 1, 1, OpCategory::Shape, infer_flatten));
   r.add(make_schema("Squeeze", 1, 2, 1, 1, OpCategory::Shape, infer_squeeze));
   r.add(make_schema("Unsqueeze", 1, 2, 1, 1, OpCategory::Shape, infer_unsqueeze));
-  r.add(make_schema("Shape", 1, 1, 1, 1, OpCategory::Shape, infer_shape));
-  r.add(make_schema("Size", 1, 1, 1, 1, OpCategory::Shape, infer_size));
+  // Shape and Size read only metadata: their cost is writing the (tiny) result.
+  const auto metadata_cost = [](const CostContext& c) {
+    Cost cost;
+    const int64_t n = c.outputs.empty() ? -1 : static_numel(c.outputs[0]);
+    if (n > 0) cost.bytes = static_cast<double>(n) * 8.0;
+    return cost;
+  };
+  OpSchema shape = make_schema("Shape", 1, 1, 1, 1, OpCategory::Shape, infer_shape);
+  shape.cost = metadata_cost;
+  r.add(std::move(shape));
+  OpSchema size = make_schema("Size", 1, 1, 1, 1, OpCategory::Shape, infer_size);
+  size.cost = metadata_cost;
+  r.add(std::move(size));
   r.add(make_schema("ConstantOfShape", 1, 1, 1, 1, OpCategory::Data, infer_constant_of_shape));
   r.add(make_schema("Range", 3, 3, 1, 1, OpCategory::Data, infer_range));
 }

@@ -33,6 +33,13 @@ def fmt(v, dt):
 
 def tensor(a):
     dt = a.dtype.name
+    if a.size > 64 and dt != "bool":
+        # Large arrays as little-endian hex bytes: a string literal compiles far faster than a long
+        # initializer list of numbers.
+        shape = ", ".join(str(d) for d in a.shape)
+        hexs = a.astype(a.dtype.newbyteorder("<")).tobytes().hex()
+        chunks = " ".join('"%s"' % hexs[i:i + 96] for i in range(0, len(hexs), 96))
+        return 'H<%s>(%s, {%s})' % (CTYPES[dt], chunks, shape)
     vals = ", ".join(fmt(v, dt) for v in a.reshape(-1))
     shape = ", ".join(str(d) for d in a.shape)
     return "T<%s>({%s}, {%s})" % (CTYPES[dt], vals, shape)
