@@ -127,7 +127,7 @@ Status infer_mvn(InferContext& ctx) {
     return Status::ok();
   }
   for (int64_t a : ctx.node.attr_ints("axes", {0, 2, 3}))
-    if (normalize_axis(a, static_cast<int64_t>(xd->size())) < 0)
+    if (xd->empty() || normalize_axis(a, static_cast<int64_t>(xd->size())) < 0)  // axes index real dims
       return ctx.fail("axis " + to_string(a) + " is out of range for X " + dims_string(*xd));
   ctx.set_output(0, ctx.in(0).dtype, *xd);
   return Status::ok();

@@ -43,6 +43,8 @@ Status infer_pool(InferContext& ctx, PoolType type) {
 
 Status infer_global_pool(InferContext& ctx) {
   MS_RETURN_IF_ERROR(require_float(ctx, 0, "X"));
+  if (ctx.node.op_type == "GlobalLpPool" && ctx.node.attr_int("p", 2) < 1)
+    return ctx.fail("attribute 'p' must be >= 1, got " + std::to_string(ctx.node.attr_int("p", 2)));
   MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* xd, require_rank(ctx, 0, "X", 3, -1));
   if (!xd) {
     ctx.set_output_rank_unknown(0, ctx.in(0).dtype);

@@ -94,6 +94,8 @@ TEST(NnInfer, NormShapesAndErrors) {
   expect_error(ln, {f32({2, 3, 4}), f32({5})}, "does not broadcast to the normalized dims [3,4]");
   expect_error(make_node("LayerNormalization", 2, 1, {{"axis", int64_t{3}}}), {f32({2, 3, 4}), f32({4})}, "'axis' = 3");
   expect_error(make_node("LRN", 1), {f32({1, 3, 4, 4})}, "'size' is required");
+  expect_error(make_node("MeanVarianceNormalization", 1), {f32({})}, "axis 0 is out of range");
+  expect_error(make_node("GlobalLpPool", 1, 1, {{"p", int64_t{0}}}), {f32({1, 3, 4, 4})}, "'p' must be >= 1");
 }
 
 TEST(NnInfer, MatMulGemmShapesAndErrors) {

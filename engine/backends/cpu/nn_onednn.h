@@ -14,14 +14,15 @@
 namespace ms::cpu::nn {
 
 // Runs `f` (which returns Status); a dnnl::error becomes a status naming the node, the call and the
-// oneDNN status (unimplemented -> Unsupported, so callers may fall back to the reference loops).
+// oneDNN status. Unimplemented and invalid-argument errors (a valid ONNX case oneDNN cannot express,
+// e.g. padding wider than the window) become Unsupported, so callers fall back to the reference loops.
 template <class F>
 Status guard_onednn(runtime::KernelContext& ctx, const char* what, F&& f) {
   try {
     return f();
   } catch (const dnnl::error& e) {
     const std::string msg = std::string("oneDNN ") + what + ": " + e.what();
-    if (e.status == dnnl_unimplemented) return ctx.unsupported_case(msg);
+    if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) return ctx.unsupported_case(msg);
     return Status::error(ErrorCode::Internal, ctx.node().label() + ": " + msg).with_node(ctx.node().id.value);
   }
 }
