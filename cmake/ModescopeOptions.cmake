@@ -5,7 +5,7 @@ set(MODESCOPE_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,u
 option(MODESCOPE_BUILD_TESTS "Build the tests" ON)
 option(MODESCOPE_WARNINGS_AS_ERRORS "Treat warnings as errors" OFF)
 
-if(CMAKE_CXX_COMPILER_LAUNCHER STREQUAL "")
+if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
   find_program(CCACHE_PROGRAM ccache)
   if(CCACHE_PROGRAM)
     set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})

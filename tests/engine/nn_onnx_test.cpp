@@ -8,13 +8,14 @@
 
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/engine/kernel_harness.h"
+#include "tests/engine/node_tests_dir.h"
 
 namespace ms::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRoot = "/tmp/gen/out/node";
+const fs::path kRoot = ms::testing::node_tests_dir();
 
 // Runs one case; returns "" on success or what went wrong.
 std::string run_case(const fs::path& dir) {
@@ -61,7 +62,7 @@ std::string run_case(const fs::path& dir) {
 // Every case whose name starts with one of `prefixes` (the *_expanded forms test other ops).
 void run_family(const std::vector<std::string>& prefixes) {
   std::error_code ec;
-  if (!fs::is_directory(kRoot, ec)) GTEST_SKIP() << "no generated ONNX node tests at " << kRoot;
+  if (kRoot.empty() || !fs::is_directory(kRoot, ec)) GTEST_SKIP() << ms::testing::no_node_tests_reason();
   int ran = 0;
   for (const auto& entry : fs::directory_iterator(kRoot, ec)) {
     const std::string name = entry.path().filename().string();

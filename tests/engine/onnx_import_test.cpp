@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/frontend/onnx/onnx_io.h"
+#include "tests/engine/node_tests_dir.h"
 
 namespace ms::onnx_io {
 namespace {
@@ -206,9 +207,9 @@ TEST(OnnxImport, LoadTensorPb) {
 }
 
 TEST(OnnxImport, ConformanceTensorsLoadWhenPresent) {
-  const fs::path root = "/tmp/gen/out/node";
+  const fs::path root = ms::testing::node_tests_dir();
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) GTEST_SKIP() << "no generated node tests";
+  if (root.empty() || !fs::is_directory(root, ec)) GTEST_SKIP() << ms::testing::no_node_tests_reason();
   int loaded = 0, seen = 0;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const fs::path pb = entry.path() / "test_data_set_0" / "input_0.pb";
