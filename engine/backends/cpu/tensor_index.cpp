@@ -66,24 +66,15 @@ Status gather_elements_kernel(runtime::KernelContext& ctx) {
       return ctx.fail("indices " + shape_to_string(idx.shape()) + " exceed data " + shape_to_string(data.shape()));
   const Shape ds = contiguous_strides(data.shape());
   const int64_t n = data.dim(axis);
-  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
-  int64_t base = 0;  // data offset of coord with the axis coordinate left out
   const char* src = static_cast<const char*>(data.raw());
   char* dst = static_cast<char*>(out.raw());
-  for (int64_t i = 0; i < idx.numel(); ++i) {
+  const int64_t axis_stride = ds[static_cast<size_t>(axis)];
+  return for_each_axis_index(idx.shape(), ds, axis, [&](int64_t i, int64_t base) -> Status {
     int64_t v = index_at(idx, i);
     if (!wrap_index(v, n)) return index_error(ctx, index_at(idx, i), n, data.shape());
-    std::memcpy(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(base + v * ds[static_cast<size_t>(axis)]) * es,
-                es);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const auto u = static_cast<size_t>(d);
-      if (d != axis) base += ds[u];
-      if (++coord[u] < idx.dim(d)) break;
-      if (d != axis) base -= ds[u] * idx.dim(d);
-      coord[u] = 0;
-    }
-  }
-  return Status::ok();
+    std::memcpy(dst + static_cast<size_t>(i) * es, src + static_cast<size_t>(base + v * axis_stride) * es, es);
+    return Status::ok();
+  });
 }
 
 Status gather_nd_kernel(runtime::KernelContext& ctx) {

@@ -52,4 +52,26 @@ inline void copy_if_distinct(const Tensor& in, Tensor& out) {
   if (in.raw() != out.raw() && in.nbytes()) std::memcpy(out.raw(), in.raw(), in.nbytes());
 }
 
+// Walks an index tensor of shape `idx_shape` in row-major order, calling f(i, base) where `base` is
+// the data offset (strides `ds`) of element i's coordinate with the `axis` coordinate left out.
+// Shared by GatherElements and ScatterElements.
+template <class F>
+Status for_each_axis_index(const Shape& idx_shape, const Shape& ds, int64_t axis, F&& f) {
+  const auto rank = static_cast<int64_t>(idx_shape.size());
+  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+  int64_t base = 0;
+  const int64_t total = numel(idx_shape);
+  for (int64_t i = 0; i < total; ++i) {
+    MS_RETURN_IF_ERROR(f(i, base));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const auto u = static_cast<size_t>(d);
+      if (d != axis) base += ds[u];
+      if (++coord[u] < idx_shape[u]) break;
+      if (d != axis) base -= ds[u] * idx_shape[u];
+      coord[u] = 0;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace ms::cpu::tensor

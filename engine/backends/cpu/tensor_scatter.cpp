@@ -74,24 +74,16 @@ Status scatter_elements_kernel(runtime::KernelContext& ctx) {
   }
   copy_if_distinct(data, out);
   const Shape ds = contiguous_strides(data.shape());
-  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
-  int64_t base = 0;
   char* dst = static_cast<char*>(out.raw());
   const char* src = static_cast<const char*>(upd.raw());
-  for (int64_t i = 0; i < idx.numel(); ++i) {
+  const int64_t axis_stride = ds[static_cast<size_t>(axis)];
+  return for_each_axis_index(idx.shape(), ds, axis, [&](int64_t i, int64_t base) -> Status {
     int64_t v = index_at(idx, i);
     if (v < 0) v += n;
-    update(data.dtype(), es, dst + static_cast<size_t>(base + v * ds[static_cast<size_t>(axis)]) * es,
-           src + static_cast<size_t>(i) * es, 1, red);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      const auto u = static_cast<size_t>(d);
-      if (d != axis) base += ds[u];
-      if (++coord[u] < idx.dim(d)) break;
-      if (d != axis) base -= ds[u] * idx.dim(d);
-      coord[u] = 0;
-    }
-  }
-  return Status::ok();
+    update(data.dtype(), es, dst + static_cast<size_t>(base + v * axis_stride) * es, src + static_cast<size_t>(i) * es,
+           1, red);
+    return Status::ok();
+  });
 }
 
 Status scatter_nd_kernel(runtime::KernelContext& ctx) {
