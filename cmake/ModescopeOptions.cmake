@@ -1,6 +1,8 @@
 # Project options. All prefixed MODESCOPE_.
 set(MODESCOPE_WITH_CUDA "AUTO" CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
 set_property(CACHE MODESCOPE_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(MODESCOPE_WITH_GUI "AUTO" CACHE STRING "Build the desktop app and views (Qt 6, Graphviz): AUTO, ON or OFF")
+set_property(CACHE MODESCOPE_WITH_GUI PROPERTY STRINGS AUTO ON OFF)
 set(MODESCOPE_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined")
 option(MODESCOPE_BUILD_TESTS "Build the tests" ON)
 option(MODESCOPE_WARNINGS_AS_ERRORS "Treat warnings as errors" OFF)

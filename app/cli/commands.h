@@ -20,6 +20,8 @@ struct RunArgs {
   int warmup = 2;
   std::string report;
   uint64_t seed = 0;
+  std::string jit_level = "O1";             // O0 | O1 | O2 (Graph mode pipeline)
+  std::vector<std::string> disabled_passes;  // pass arguments to leave out
 };
 
 int run_command(const RunArgs& a);

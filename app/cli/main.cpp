@@ -1,16 +1,23 @@
 // modescope-cli: the headless front end (no Qt). Errors: one line on stderr starting "error:",
 // exit 1; usage errors exit 2.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
 #include "app/cli/cmd_conformance.h"
 #include "app/cli/commands.h"
+#include "app/cli/registry.h"
 
-namespace {
+namespace ms::cli {
 
-void add_run_options(CLI::App* cmd, ms::cli::RunArgs& a, bool with_mode) {
-  cmd->add_option("MODEL", a.model, "Path to an .onnx model")->required();
+std::vector<CommandInfo>& command_registry() {
+  static std::vector<CommandInfo> registry;
+  return registry;
+}
+
+void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode) {
+  cmd->add_option("MODEL", a.model, "An .onnx file or zoo:NAME?key=value&...")->required();
   if (with_mode) cmd->add_option("--mode", a.mode, "pynative or graph")->check(CLI::IsMember({"pynative", "graph"}));
   cmd->add_option("--device", a.device, "cpu or cuda (falls back to cpu with a note)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", a.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
@@ -19,9 +26,12 @@ void add_run_options(CLI::App* cmd, ms::cli::RunArgs& a, bool with_mode) {
   cmd->add_option("--iters", a.iters, "Timed iterations")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", a.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a.seed, "Seed for random inputs");
+  cmd->add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
+  cmd->add_option("--disable", a.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
 }
 
-}  // namespace
+}  // namespace ms::cli
+
 
 int main(int argc, char** argv) {
   CLI::App app{"modescope-cli: run, check and compare models in PyNative and Graph mode"};
@@ -30,7 +40,7 @@ int main(int argc, char** argv) {
 
   ms::cli::RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run a model in one mode and print a latency summary");
-  add_run_options(run, run_args, true);
+  ms::cli::add_run_options(run, run_args, true);
   run->add_option("--save-outputs", run_args.save_outputs, "Folder for <output name>.npy");
   run->add_option("--report", run_args.report, "Write a JSON report");
 
@@ -40,7 +50,7 @@ int main(int argc, char** argv) {
 
   ms::cli::RunArgs compare_args;
   auto* compare = app.add_subcommand("compare", "Run both modes side by side and check equal outputs");
-  add_run_options(compare, compare_args, false);
+  ms::cli::add_run_options(compare, compare_args, false);
 
   std::string conf_dir, conf_mode = "both", conf_filter, conf_report;
   double rtol = 1e-3, atol = 1e-5;
@@ -63,6 +73,16 @@ int main(int argc, char** argv) {
   bench->add_option("--input", bench_args.inputs, "NAME=FILE.npy (repeatable)");
   bench->add_option("--dim", bench_args.dims, "PARAM=N for symbolic input dims");
 
+  // Self-registered subcommands (see registry.h), in their listing order.
+  auto& registry = ms::cli::command_registry();
+  std::stable_sort(registry.begin(), registry.end(),
+                   [](const auto& x, const auto& y) { return x.order < y.order; });
+  std::vector<std::pair<CLI::App*, ms::cli::CommandRunner>> registered;
+  for (auto& info : registry) {
+    CLI::App* sub = app.add_subcommand(info.name, info.description);
+    registered.emplace_back(sub, info.setup(*sub));
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +95,8 @@ int main(int argc, char** argv) {
     if (*compare) return ms::cli::compare_command(compare_args);
     if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
+    for (auto& [sub, runner] : registered)
+      if (*sub) return runner();
   } catch (const std::bad_alloc&) {
     return ms::cli::fail("out of memory");
   } catch (const std::exception& e) {

@@ -62,9 +62,16 @@ struct MemoryPlan {
   std::vector<MemorySlot> slots;
 };
 
+// Which Graph-mode pipeline runs (MindSpore's jit_level): O0 only what execution needs (type
+// inference, memory planning); O1 adds the graph-level optimizations; O2 adds layout and
+// scheduling work.
+enum class JitLevel { O0, O1, O2 };
+
 struct CompileOptions {
   // Values that stay alive to the end (graph outputs always do).
   bool plan_memory = true;
+  JitLevel jit_level = JitLevel::O1;
+  std::vector<std::string> disabled_passes;  // pass arguments left out of the pipeline
 };
 
 class GraphExecutor {
