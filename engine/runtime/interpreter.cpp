@@ -84,6 +84,15 @@ Expected<const Program*> Interpreter::program_for(const ir::Graph& g) {
 Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes) {
   const ir::Node& node = *step.node;
   RunObserver* obs = options_ ? options_->observer : nullptr;
+  // The op spans the whole dispatch, error returns included.
+  struct OpScope {
+    RunObserver* obs;
+    const ir::Node& node;
+    ~OpScope() {
+      if (obs) obs->on_op_end(node);
+    }
+  } op_scope{obs, node};
+  if (obs) obs->on_op_begin(node);
   const size_t nin = step.inputs.size();
   const Tensor* in_ptrs[16];
   std::vector<const Tensor*> in_heap;
@@ -132,13 +141,12 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
   StepAllocator alloc(backend_, obs, frame.prog, step);
   KernelContext kctx(node, step.opset, backend_, std::span<const Tensor* const>(ins, nin),
                      std::span<Tensor>(outputs.data(), outputs.size()), alloc, &frame);
-  if (obs) obs->on_op_begin(node);
+  if (obs) obs->on_kernel_begin(node, kctx.impl());
   Status st = kernel(kctx);
   ++kernels_launched;
   if (obs) {
-    obs->on_kernel_begin(node, kctx.impl());
+    obs->on_kernel_impl(node, kctx.impl());
     obs->on_kernel_end(node);
-    obs->on_op_end(node);
   }
   if (!st.is_ok()) {
     if (st.node_id() == 0) st.with_node(node.id.value);

@@ -34,8 +34,12 @@ class RunObserver {
   virtual void on_run_end(const RunInfo&) {}
   virtual void on_op_begin(const ir::Node&) {}
   virtual void on_op_end(const ir::Node&) {}
-  // impl: kernel implementation, e.g. "onednn:brg:avx512_core" or "eigen:add".
+  // An op spans the whole dispatch (inference, output allocation, kernel); the kernel spans only
+  // the kernel call. impl: kernel implementation, e.g. "onednn:brg:avx512_core" or "eigen:add"; it
+  // may be empty at on_kernel_begin (a kernel picks its implementation as it runs) and is then
+  // reported by on_kernel_impl before on_kernel_end.
   virtual void on_kernel_begin(const ir::Node&, std::string_view /*impl*/) {}
+  virtual void on_kernel_impl(const ir::Node&, std::string_view /*impl*/) {}
   virtual void on_kernel_end(const ir::Node&) {}
   virtual void on_alloc(const MemoryEvent&) {}
   virtual void on_free(const MemoryEvent&) {}

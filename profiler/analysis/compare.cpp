@@ -1,0 +1,203 @@
+#include "profiler/analysis/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "profiler/analysis/memory_analysis.h"
+#include "profiler/analysis/op_stats.h"
+
+namespace ms::prof {
+
+namespace {
+
+// Union-find over original node ids: every Graph-mode node joins its origins into one group, so a
+// fused node, and any partial overlaps between rewritten nodes, end up in one row.
+class Groups {
+ public:
+  uint64_t find(uint64_t x) {
+    auto it = parent_.find(x);
+    if (it == parent_.end()) {
+      parent_.emplace(x, x);
+      return x;
+    }
+    uint64_t r = x;
+    while (parent_[r] != r) r = parent_[r];
+    while (parent_[x] != r) {
+      const uint64_t n = parent_[x];
+      parent_[x] = r;
+      x = n;
+    }
+    return r;
+  }
+  void unite(uint64_t a, uint64_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint64_t> parent_;
+};
+
+const std::vector<uint64_t>& origins_of(const NodeInfo& n, std::vector<uint64_t>& tmp) {
+  if (!n.origins.empty()) return n.origins;
+  tmp = {n.id};
+  return tmp;
+}
+
+int iterations_of(const Trace& t) {
+  int n = 0;
+  for (const Event& e : t.events) n += e.kind == EventKind::Run;
+  return std::max(n, 1);
+}
+
+double run_ms(const Trace& t) {
+  double ms = 0;
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::Run) ms += static_cast<double>(e.dur_ns) * 1e-6;
+  return ms;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+Comparison compare_runs(const Trace& eager, const Trace& graph) {
+  Comparison c;
+  Groups groups;
+  std::vector<uint64_t> tmp;
+  for (const Trace* t : {&graph, &eager})
+    for (const NodeInfo& n : t->nodes) {
+      const auto& o = origins_of(n, tmp);
+      for (size_t i = 1; i < o.size(); ++i) groups.unite(o[0], o[i]);
+    }
+  std::map<uint64_t, size_t> row_of;  // group root -> row
+  std::map<uint64_t, std::vector<std::string>> ops_in_row, names_in_row, graph_ops_in_row;
+  auto row_for = [&](const NodeInfo& n) -> CompareRow& {
+    const auto& o = origins_of(n, tmp);
+    const uint64_t root = groups.find(o.empty() ? n.id : o[0]);
+    auto it = row_of.find(root);
+    if (it == row_of.end()) {
+      it = row_of.emplace(root, c.rows.size()).first;
+      c.rows.emplace_back();
+    }
+    return c.rows[it->second];
+  };
+
+  const double ei = iterations_of(eager), gi = iterations_of(graph);
+  for (int side = 0; side < 2; ++side) {
+    const Trace& t = side == 0 ? eager : graph;
+    const double iters = side == 0 ? ei : gi;
+    const std::vector<int64_t> self = self_times(t, EventKind::Op);
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const Event& e = t.events[i];
+      const NodeInfo* n = t.node_of(e);
+      if (!n || (e.kind != EventKind::Op && e.kind != EventKind::Kernel)) continue;
+      CompareRow& r = row_for(*n);
+      const uint64_t root = groups.find(origins_of(*n, tmp)[0]);
+      const double ms = static_cast<double>(e.kind == EventKind::Op ? self[i] : e.dur_ns) * 1e-6 / iters;
+      if (e.kind == EventKind::Op) {
+        (side == 0 ? r.eager_ms : r.graph_ms) += ms;
+        (side == 0 ? r.eager_ops : r.graph_ops_count) += 1.0 / iters;
+        (side == 0 ? r.eager_bytes : r.graph_bytes) += n->bytes / iters;
+        for (uint64_t o : origins_of(*n, tmp)) r.origins.push_back(o);
+        if (side == 1 && origins_of(*n, tmp).size() > 1) r.fused = true;
+        auto& list = side == 0 ? ops_in_row[root] : graph_ops_in_row[root];
+        if (std::find(list.begin(), list.end(), n->op) == list.end()) list.push_back(n->op);
+        if (side == 0) {
+          auto& names = names_in_row[root];
+          if (std::find(names.begin(), names.end(), n->name) == names.end()) names.push_back(n->name);
+        }
+      } else {
+        (side == 0 ? r.eager_kernel_ms : r.graph_kernel_ms) += ms;
+        (side == 0 ? r.eager_kernels : r.graph_kernels) += 1.0 / iters;
+      }
+    }
+  }
+  for (auto& [root, idx] : row_of) {
+    CompareRow& r = c.rows[idx];
+    std::sort(r.origins.begin(), r.origins.end());
+    r.origins.erase(std::unique(r.origins.begin(), r.origins.end()), r.origins.end());
+    auto join = [](const std::vector<std::string>& v, const char* sep) {
+      std::string s;
+      for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+      return s;
+    };
+    const auto& eops = ops_in_row[root];
+    r.label = join(eops.empty() ? graph_ops_in_row[root] : eops, "+");
+    r.names = join(names_in_row[root], ", ");
+    r.graph_ops = join(graph_ops_in_row[root], "+");
+  }
+
+  CompareSummary& s = c.summary;
+  s.eager_iterations = static_cast<int>(ei);
+  s.graph_iterations = static_cast<int>(gi);
+  double eager_ops_ms = 0, graph_ops_ms = 0, ek = 0, gk = 0;
+  for (const CompareRow& r : c.rows) {
+    eager_ops_ms += r.eager_ms;
+    graph_ops_ms += r.graph_ms;
+    ek += r.eager_kernels;
+    gk += r.graph_kernels;
+  }
+  s.eager_iter_ms = run_ms(eager) > 0 ? run_ms(eager) / ei : eager_ops_ms;
+  s.graph_iter_ms = run_ms(graph) > 0 ? run_ms(graph) / gi : graph_ops_ms;
+  s.eager_overhead_ms = std::max(0.0, s.eager_iter_ms - eager_ops_ms);
+  s.graph_overhead_ms = std::max(0.0, s.graph_iter_ms - graph_ops_ms);
+  s.compile_ms = graph.meta_number("compile_ms", 0);
+  s.eager_kernels_per_iter = ek;
+  s.graph_kernels_per_iter = gk;
+  s.eager_peak_bytes = analyze_memory(eager, 0).peak_live_bytes;
+  s.graph_peak_bytes = analyze_memory(graph, 0).peak_live_bytes;
+  s.saving_ms = s.eager_iter_ms - s.graph_iter_ms;
+  if (s.saving_ms > 0) s.break_even_iterations = s.compile_ms / s.saving_ms;
+  c.verdict = advise(c);
+  return c;
+}
+
+Verdict advise(const Comparison& c) {
+  const CompareSummary& s = c.summary;
+  Verdict v;
+  v.break_even_iterations = s.break_even_iterations;
+  if (s.eager_iter_ms <= 0 || s.graph_iter_ms <= 0) {
+    v.text = "Not enough data to advise: both a PyNative and a Graph run with timed iterations are needed.";
+    return v;
+  }
+  if (s.saving_ms <= 0) {
+    v.text = "Stay in PyNative mode: Graph mode is not faster per iteration here (" + fmt("%.3f", s.graph_iter_ms) +
+             " ms vs " + fmt("%.3f", s.eager_iter_ms) + " ms), so its " + fmt("%.1f", s.compile_ms) +
+             " ms compile never pays off.";
+    return v;
+  }
+  // Where the saving comes from: fusions by pattern, other ops' cheaper dispatch, overhead between ops.
+  std::map<std::string, double> sources;
+  for (const CompareRow& r : c.rows) {
+    const double d = r.saving_ms();
+    if (r.fused) sources[r.label + " fusion"] += d;
+    else if (r.graph_ops_count == 0 && r.eager_ops > 0) sources["nodes removed by graph passes"] += d;
+    else sources["cheaper per-op dispatch"] += d;
+  }
+  sources["less framework overhead between ops"] += s.eager_overhead_ms - s.graph_overhead_ms;
+  double positive = 0;
+  for (const auto& [k, d] : sources) positive += std::max(0.0, d);
+  for (const auto& [k, d] : sources)
+    if (d > 0 && d / std::max(positive, 1e-12) > v.main_share) {
+      v.main_share = d / positive;
+      v.main_source = k;
+    }
+  v.graph_pays_off = true;
+  const double n = std::max(1.0, std::ceil(s.break_even_iterations - 1e-9));  // 10.000000001 is 10
+  v.text = "Graph mode pays off after " + fmt("%.0f", n) + (n == 1 ? " iteration" : " iterations") + " (compile " +
+           fmt("%.1f", s.compile_ms) + " ms, saves " + fmt("%.3f", s.saving_ms) + " ms per iteration)";
+  if (!v.main_source.empty()) v.text += "; " + fmt("%.0f", v.main_share * 100) + "% of the gain is from " + v.main_source;
+  v.text += ".";
+  return v;
+}
+
+}  // namespace ms::prof

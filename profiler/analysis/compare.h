@@ -1,0 +1,58 @@
+// PyNative vs Graph: one row per original node or fused group, aligned through origins (a Graph-mode
+// node covers the eager ops of its origins), a summary with the break-even iteration count, and the
+// mode advisor's one-sentence verdict.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "profiler/trace/trace.h"
+
+namespace ms::prof {
+
+struct CompareRow {
+  std::vector<uint64_t> origins;  // original node ids in the group, sorted
+  std::string label;              // "Conv+BatchNormalization+Relu" (eager ops in order)
+  std::string names;              // eager node names, comma-separated
+  std::string graph_ops;          // Graph-mode op types covering the group
+  bool fused = false;             // one Graph-mode node covers several original nodes
+  // Per iteration:
+  double eager_ms = 0, graph_ms = 0;
+  double eager_kernel_ms = 0, graph_kernel_ms = 0;
+  double eager_kernels = 0, graph_kernels = 0;  // kernel launches
+  double eager_ops = 0, graph_ops_count = 0;    // dispatches
+  double eager_bytes = 0, graph_bytes = 0;      // cost-model bytes moved
+  double saving_ms() const { return eager_ms - graph_ms; }
+};
+
+struct CompareSummary {
+  double eager_iter_ms = 0, graph_iter_ms = 0;  // mean run time per iteration
+  double compile_ms = 0;
+  double eager_kernels_per_iter = 0, graph_kernels_per_iter = 0;
+  uint64_t eager_peak_bytes = 0, graph_peak_bytes = 0;
+  double eager_overhead_ms = 0, graph_overhead_ms = 0;  // run time not inside any op, per iteration
+  double saving_ms = 0;                                  // per iteration
+  double break_even_iterations = std::numeric_limits<double>::infinity();  // compile / saving
+  int eager_iterations = 0, graph_iterations = 0;
+};
+
+struct Verdict {
+  std::string text;           // one sentence
+  bool graph_pays_off = false;
+  double break_even_iterations = std::numeric_limits<double>::infinity();
+  std::string main_source;    // the largest source of the saving ("Conv+BatchNormalization+Relu fusion")
+  double main_share = 0;      // its share of the saving, 0..1
+};
+
+struct Comparison {
+  std::vector<CompareRow> rows;  // in eager execution order (then Graph-only rows)
+  CompareSummary summary;
+  Verdict verdict;
+};
+
+Comparison compare_runs(const Trace& eager, const Trace& graph);
+Verdict advise(const Comparison& c);
+
+}  // namespace ms::prof

@@ -1,0 +1,38 @@
+// One profiled run of a model in one mode: warm-up iterations unobserved, then `iters` iterations
+// with a Recorder, then the trace built from the records with the graph that ran (and, in Graph mode,
+// its memory plan). Shared by the CLI's profile and compare commands and by the GUI's jobs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/executor.h"
+#include "profiler/record/recorder.h"
+#include "profiler/trace/trace.h"
+
+namespace ms::prof {
+
+struct ProfileOptions {
+  runtime::ExecMode mode = runtime::ExecMode::PyNative;
+  int iters = 10;
+  int warmup = 2;
+  bool record = true;  // false: the same loop without an observer (overhead baseline)
+  runtime::CompileOptions compile;
+  std::map<std::string, std::string> metadata;  // model name, device, ...
+  RecorderOptions recorder;
+};
+
+struct ProfiledRun {
+  TracePtr trace;                    // null when record is false
+  std::vector<double> latencies_ms;  // per timed iteration (wall clock around run())
+  double compile_ms = 0;
+  std::vector<Tensor> outputs;       // of the last iteration
+  uint64_t recorded_events = 0;
+  double build_ms = 0;               // post-processing time
+};
+
+Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                                  const ProfileOptions& options);
+
+}  // namespace ms::prof
