@@ -1,0 +1,136 @@
+// modescope: the desktop app.
+//   modescope [MODEL]                                   open a model (.onnx, or generated:N)
+//   modescope MODEL --run both --screenshot DIR         open, run, save DIR/graph.png, exit 0
+//   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QScreen>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
+#include "app/gui/ui_probe.h"
+
+namespace {
+
+void load_style(QApplication& app) {
+  QFile f(QStringLiteral(":/style.qss"));
+  if (f.open(QIODevice::ReadOnly)) app.setStyleSheet(QString::fromUtf8(f.readAll()));
+}
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "error: %s\n", qPrintable(message));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("Modescope"));
+  QApplication::setOrganizationName(QStringLiteral("Modescope"));
+  QApplication::setApplicationVersion(QStringLiteral(MODESCOPE_VERSION));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/modescope.svg")));
+  QApplication::setDesktopFileName(QStringLiteral("modescope"));
+  load_style(app);
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription(QStringLiteral("Modescope: a model in PyNative and Graph mode, side by side"));
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument(QStringLiteral("MODEL"), QStringLiteral("an .onnx file, or generated:N"));
+  QCommandLineOption run_opt(QStringLiteral("run"), QStringLiteral("Run after opening: pynative, graph or both."), QStringLiteral("MODES"));
+  QCommandLineOption shot_opt(QStringLiteral("screenshot"), QStringLiteral("Save PNGs of the views to DIR, then exit."), QStringLiteral("DIR"));
+  QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+  QCommandLineOption bench_opt(QStringLiteral("bench-open"), QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
+  QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt});
+  cli.process(app);
+  const QStringList args = cli.positionalArguments();
+  const QString model = args.isEmpty() ? QString() : args.first();
+  const QString run_modes = cli.value(run_opt);
+  if (!run_modes.isEmpty() && run_modes != QLatin1String("pynative") && run_modes != QLatin1String("graph") &&
+      run_modes != QLatin1String("both"))
+    return fail(QStringLiteral("--run takes pynative, graph or both, not '%1'").arg(run_modes));
+  const bool screenshot = cli.isSet(shot_opt);
+  const bool bench = cli.isSet(bench_opt);
+  if ((screenshot || bench) && model.isEmpty()) return fail(QStringLiteral("--screenshot and --bench-open need a MODEL"));
+
+  ms::app::MainWindow window;
+  if (screenshot || bench) {
+    const QStringList wh = cli.value(size_opt).split('x');
+    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600, wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
+  }
+  if (!run_modes.isEmpty()) window.run_panel()->set_modes(run_modes);
+  if (cli.isSet(iters_opt)) window.run_panel()->set_iterations(cli.value(iters_opt).toInt());
+  window.show();
+
+  int exit_code = 0;
+  if (bench) {
+    auto* probe = new ms::app::UiLatencyProbe(&window);
+    auto* clock = new QElapsedTimer;
+    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&](bool ok) {
+      if (!ok) {
+        exit_code = 1;
+        QApplication::exit(1);
+      }
+    });
+    QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, [&, probe, clock] {
+      const double paint_ms = static_cast<double>(clock->nsecsElapsed()) / 1e6;
+      probe->stop();
+      const auto* doc = window.document();
+      std::printf("{\"model\": \"%s\", \"nodes\": %d, \"visible_items\": %zu, \"collapsed_groups\": %zu, "
+                  "\"load_ms\": %.1f, \"infer_ms\": %.1f, \"group_ms\": %.1f, \"layout_ms\": %.1f, "
+                  "\"first_paint_ms\": %.1f, \"max_ui_block_ms\": %.1f, \"ui_ticks\": %d}\n",
+                  qPrintable(model), doc ? doc->model->drawn_nodes : 0, doc ? doc->view.visible.items.size() : 0,
+                  doc ? doc->view.collapsed.size() : 0, doc ? doc->load_ms : 0, doc ? doc->infer_ms : 0,
+                  doc ? doc->model_ms : 0, doc ? doc->layout_ms : 0, paint_ms, probe->worst_block_ms(), probe->ticks());
+      std::fflush(stdout);
+      QApplication::exit(0);
+    });
+    // Start once the window is up, as a user would open a file into a running app.
+    QTimer::singleShot(0, &window, [&, probe, clock] {
+      probe->start();
+      clock->start();
+      window.open(model);
+    });
+    const int rc = app.exec();
+    delete clock;
+    return rc == 0 ? exit_code : rc;
+  }
+
+  if (screenshot) {
+    const QString dir = cli.value(shot_opt);
+    if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
+    auto save = [&window, dir] {
+      // Let pending paints and layouts settle, then grab what a user sees.
+      QTimer::singleShot(150, &window, [&window, dir] {
+        const QString path = dir + QStringLiteral("/graph.png");
+        const bool ok = window.graph_view()->grab().save(path);
+        window.grab().save(dir + QStringLiteral("/window.png"));
+        window.graph_view()->export_png(dir + QStringLiteral("/graph-full.png"), 6000);
+        std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
+        QApplication::exit(ok ? 0 : 1);
+      });
+    };
+    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&, save](bool ok) {
+      if (!ok) {
+        QApplication::exit(1);
+        return;
+      }
+      if (run_modes.isEmpty()) {
+        save();
+        return;
+      }
+      window.run();
+    });
+    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [save](bool) { save(); });
+  }
+  if (!model.isEmpty()) window.open(model);
+  return app.exec();
+}

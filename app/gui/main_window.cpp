@@ -1,0 +1,300 @@
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTime>
+#include <QToolBar>
+
+#include "app/gui/run_panel.h"
+#include "app/gui/template_dialog.h"
+#include "views/graph/inspector.h"
+#include "views/models/pass_list_model.h"
+
+namespace ms::app {
+
+namespace {
+constexpr int kMaxRecent = 10;
+QIcon icon(const char* name) { return QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(name))); }
+}  // namespace
+
+MainWindow::MainWindow() {
+  setObjectName(QStringLiteral("MainWindow"));
+  setWindowIcon(QIcon(QStringLiteral(":/modescope.svg")));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  jobs_ = new views::JobTracker(this);
+  graph_ = new views::GraphView(jobs_, this);
+  setCentralWidget(graph_);
+  build_docks();
+  build_status_bar();
+  build_actions();
+  connect(jobs_, &views::JobTracker::started, this, &MainWindow::on_job_started);
+  connect(jobs_, &views::JobTracker::progressed, this, &MainWindow::on_job_progress);
+  connect(jobs_, &views::JobTracker::finished, this, &MainWindow::on_job_finished);
+  connect(graph_, &views::GraphView::node_selected, this, [this](int node) { inspector_->show_node(graph_->model(), node); });
+  connect(graph_, &views::GraphView::layout_finished, this, [this](int items, double ms) {
+    status_text_->setText(tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0));
+  });
+  connect(graph_, &views::GraphView::layout_failed, this, [this](const QString& m) { log(tr("Layout failed: %1").arg(m), true); });
+  QSettings s;
+  restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+  run_panel_->load_settings();
+  update_recent_menu();
+  set_title();
+  for (QAction* a : needs_model_) a->setEnabled(false);
+}
+
+MainWindow::~MainWindow() { jobs_->cancel_all(); }
+
+void MainWindow::build_docks() {
+  auto dock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(QLatin1String(name));
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  inspector_ = new views::Inspector(this);
+  auto* inspector_dock = dock(tr("Inspector"), "InspectorDock", inspector_, Qt::RightDockWidgetArea);
+  run_panel_ = new RunPanel(this);
+  auto* run_dock = dock(tr("Run"), "RunDock", run_panel_, Qt::RightDockWidgetArea);
+  splitDockWidget(inspector_dock, run_dock, Qt::Vertical);
+  resizeDocks({inspector_dock}, {340}, Qt::Horizontal);
+
+  passes_ = new views::PassListModel(this);
+  auto* table = new QTableView(this);
+  table->setModel(passes_);
+  table->horizontalHeader()->setStretchLastSection(true);
+  table->verticalHeader()->hide();
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  auto* empty = new QLabel(tr("Compiler passes appear here after a Graph-mode compile: each pass, what it "
+                              "changed, and the graph after it."),
+                           this);
+  empty->setWordWrap(true);
+  empty->setAlignment(Qt::AlignCenter);
+  empty->setMargin(12);
+  empty->setEnabled(false);
+  pass_stack_ = new QStackedWidget(this);
+  pass_stack_->addWidget(empty);
+  pass_stack_->addWidget(table);
+  connect(passes_, &QAbstractItemModel::modelReset, this, [this] { pass_stack_->setCurrentIndex(passes_->rowCount() ? 1 : 0); });
+  auto* pass_dock = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
+  resizeDocks({pass_dock}, {220}, Qt::Horizontal);
+
+  log_ = new QPlainTextEdit(this);
+  log_->setReadOnly(true);
+  log_->setMaximumBlockCount(5000);
+  log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* log_dock = dock(tr("Log"), "LogDock", log_, Qt::BottomDockWidgetArea);
+  resizeDocks({log_dock}, {130}, Qt::Vertical);
+}
+
+void MainWindow::build_status_bar() {
+  status_text_ = new QLabel(tr("Open a model (Ctrl+O) or drop an .onnx file here"), this);
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(220);
+  progress_->setTextVisible(false);
+  progress_->hide();
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setToolTip(tr("Cancel the running jobs (Esc)"));
+  cancel_->hide();
+  connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancel_jobs);
+  statusBar()->addWidget(status_text_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_);
+}
+
+void MainWindow::build_actions() {
+  auto* file = menuBar()->addMenu(tr("&File"));
+  auto* tools = addToolBar(tr("Main"));
+  tools->setObjectName(QStringLiteral("MainToolBar"));
+  tools->setIconSize(QSize(20, 20));
+  tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+
+  auto* open = file->addAction(icon("open"), tr("&Open…"), QKeySequence::Open, this, &MainWindow::open_dialog);
+  file->addAction(icon("template"), tr("&New from Template…"), QKeySequence::New, this, &MainWindow::new_from_template);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addSeparator();
+  auto* export_menu = file->addMenu(icon("export"), tr("&Export Graph"));
+  needs_model_ << export_menu->addAction(tr("As &SVG…"), this, [this] { export_graph(QStringLiteral("svg")); });
+  needs_model_ << export_menu->addAction(tr("As &PNG…"), this, [this] { export_graph(QStringLiteral("png")); });
+  needs_model_ << export_menu->addAction(tr("As &DOT…"), this, [this] { export_graph(QStringLiteral("dot")); });
+  file->addSeparator();
+  close_action_ = file->addAction(tr("&Close"), QKeySequence::Close, this, &MainWindow::close_model);
+  needs_model_ << close_action_;
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  auto* view = menuBar()->addMenu(tr("&View"));
+  auto* find = view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, graph_, &views::GraphView::show_search);
+  auto* fit = view->addAction(icon("fit"), tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_, &views::GraphView::fit);
+  auto* zin = view->addAction(icon("zoom-in"), tr("Zoom &In"), graph_, &views::GraphView::zoom_in);
+  zin->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Equal)});
+  auto* zout = view->addAction(icon("zoom-out"), tr("Zoom &Out"), graph_, &views::GraphView::zoom_out);
+  zout->setShortcuts({QKeySequence::ZoomOut, QKeySequence(Qt::Key_Minus)});
+  needs_model_ << find << fit << zin << zout;
+  view->addSeparator();
+  auto* colour = view->addMenu(tr("&Colour Nodes By"));
+  auto* group = new QActionGroup(this);
+  auto add_mode = [&](const QString& text, views::ColorMode m, bool enabled) {
+    QAction* a = colour->addAction(text);
+    a->setCheckable(true);
+    a->setEnabled(enabled);
+    a->setChecked(m == views::ColorMode::Category && enabled);
+    group->addAction(a);
+    if (enabled) connect(a, &QAction::triggered, this, [this, m] { graph_->set_color_mode(m); });
+    return a;
+  };
+  add_mode(tr("Op Category"), views::ColorMode::Category, true);
+  add_mode(tr("Op Type"), views::ColorMode::OpType, true);
+  // Overlays from a profiled run; enabled once runs record per-op traces.
+  add_mode(tr("Time (needs a profiled run)"), views::ColorMode::Category, false);
+  add_mode(tr("Memory (needs a profiled run)"), views::ColorMode::Category, false);
+  add_mode(tr("Stream (needs a profiled run)"), views::ColorMode::Category, false);
+  view->addSeparator();
+  auto* expand = view->addAction(tr("&Expand All Groups"), this, [this] { graph_->set_collapsed({}); });
+  auto* collapse = view->addAction(tr("&Collapse Groups"), this, [this] {
+    if (graph_->model()) graph_->set_collapsed(views::default_collapsed(*graph_->model(), 60));
+  });
+  needs_model_ << expand << collapse;
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+
+  auto* runm = menuBar()->addMenu(tr("&Run"));
+  run_action_ = runm->addAction(icon("run"), tr("&Run"), QKeySequence(Qt::Key_F5), this, [this] { run(); });
+  needs_model_ << run_action_;
+  auto* cancel = runm->addAction(icon("stop"), tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_jobs);
+  cancel->setShortcutContext(Qt::WindowShortcut);
+  connect(run_panel_, &RunPanel::run_requested, this, [this] { run(); });
+
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Modescope"), this, [this] {
+    QMessageBox::about(this, tr("About Modescope"),
+                       tr("<b>Modescope %1</b><p>Runs a model in PyNative and Graph mode and shows what the "
+                          "compiler and the runtime do with it.</p>")
+                           .arg(QApplication::applicationVersion()));
+  });
+
+  tools->addAction(open);
+  tools->addAction(run_action_);
+  tools->addSeparator();
+  tools->addAction(fit);
+  tools->addAction(zin);
+  tools->addAction(zout);
+  tools->addAction(find);
+  auto* exp = tools->addAction(icon("export"), tr("Export"), this, [this] { export_graph(QStringLiteral("svg")); });
+  needs_model_ << exp;
+}
+
+void MainWindow::update_recent_menu() {
+  recent_menu_->clear();
+  const QStringList files = QSettings().value(QStringLiteral("recent")).toStringList();
+  for (const QString& f : files) {
+    QAction* a = recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] { open(f); });
+    a->setToolTip(f);
+    a->setStatusTip(f);
+  }
+  recent_menu_->setEnabled(!files.isEmpty());
+  if (!files.isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear List"), this, [this] {
+      QSettings().remove(QStringLiteral("recent"));
+      update_recent_menu();
+    });
+  }
+}
+
+void MainWindow::add_recent(const QString& path) {
+  if (path.startsWith(QStringLiteral("generated:"))) return;
+  QSettings s;
+  QStringList files = s.value(QStringLiteral("recent")).toStringList();
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  files.removeAll(abs);
+  files.prepend(abs);
+  while (files.size() > kMaxRecent) files.removeLast();
+  s.setValue(QStringLiteral("recent"), files);
+  update_recent_menu();
+}
+
+void MainWindow::open_dialog() {
+  QSettings s;
+  const QString dir = s.value(QStringLiteral("last_dir")).toString();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+  if (path.isEmpty()) return;
+  s.setValue(QStringLiteral("last_dir"), QFileInfo(path).absolutePath());
+  open(path);
+}
+
+void MainWindow::new_from_template() {
+  TemplateDialog dlg(this);
+  if (dlg.exec() == QDialog::Accepted && !dlg.source().isEmpty()) open(dlg.source());
+}
+
+void MainWindow::export_graph(const QString& format) {
+  if (!doc_) return;
+  const QString base = QFileInfo(doc_->source).completeBaseName();
+  const QString filter = format == QLatin1String("svg") ? tr("SVG images (*.svg)")
+                         : format == QLatin1String("png") ? tr("PNG images (*.png)") : tr("Graphviz DOT (*.dot *.gv)");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), base + "." + format, filter);
+  if (path.isEmpty()) return;
+  bool ok = false;
+  if (format == QLatin1String("svg")) ok = graph_->export_svg(path);
+  else if (format == QLatin1String("png")) ok = graph_->export_png(path);
+  else {
+    QFile f(path);
+    ok = f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(graph_->dot_text().toUtf8()) >= 0;
+  }
+  if (ok) log(tr("Exported the graph to %1").arg(path));
+  else log(tr("Could not write %1").arg(path), true);
+}
+
+void MainWindow::log(const QString& line, bool error) {
+  const QString stamp = QTime::currentTime().toString(QStringLiteral("HH:mm:ss"));
+  log_->appendPlainText(stamp + (error ? QStringLiteral("  error: ") : QStringLiteral("  ")) + line);
+  if (error) status_text_->setText(line);
+}
+
+void MainWindow::set_title() {
+  setWindowTitle(doc_ ? tr("%1 — Modescope").arg(QFileInfo(doc_->source).fileName()) : tr("Modescope"));
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings s;
+  s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  s.setValue(QStringLiteral("window/state"), saveState());
+  run_panel_->save_settings();
+  jobs_->cancel_all();
+  e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.isLocalFile()) {
+      open(u.toLocalFile());
+      e->acceptProposedAction();
+      return;
+    }
+}
+
+}  // namespace ms::app

@@ -1,0 +1,99 @@
+// The main window: graph view in the centre; docks for the inspector, the pass list, the run panel
+// and the log; a status bar with progress and Cancel for the running job. All engine work goes
+// through one JobTracker.
+#pragma once
+
+#include <QMainWindow>
+#include <QPointer>
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "app/gui/document.h"
+#include "views/graph/graph_view.h"
+#include "views/jobs/job_tracker.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QPlainTextEdit;
+class QMenu;
+class QTableView;
+class QStackedWidget;
+
+namespace ms::views {
+class Inspector;
+class PassListModel;
+}  // namespace ms::views
+
+namespace ms::app {
+
+class RunPanel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  MainWindow();
+  ~MainWindow() override;
+
+  // Opens a model in a job; the graph shows when its first layout is done.
+  void open(const QString& source);
+  void close_model();
+  // Runs the modes chosen in the run panel (or `modes` when given), one job each, in order.
+  void run(std::vector<std::string> modes = {});
+  void cancel_jobs();
+
+  views::GraphView* graph_view() const { return graph_; }
+  views::JobTracker* jobs() const { return jobs_; }
+  RunPanel* run_panel() const { return run_panel_; }
+  const OpenedModel* document() const { return doc_ ? doc_.get() : nullptr; }
+  void log(const QString& line, bool error = false);
+  bool busy() const;
+
+ Q_SIGNALS:
+  void model_opened(bool ok);
+  void runs_finished(bool ok);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void build_actions();
+  void build_docks();
+  void build_status_bar();
+  void update_recent_menu();
+  void add_recent(const QString& path);
+  void open_dialog();
+  void new_from_template();
+  void export_graph(const QString& format);
+  void on_opened(OpenedModel m, double total_ms);
+  void on_job_started(views::JobId id, const QString& title);
+  void on_job_progress(views::JobId id, double fraction, const QString& text);
+  void on_job_finished(views::JobId id, bool delivered);
+  void run_next(std::vector<std::string> modes, bool ok_so_far);
+  void fail(const Status& s, const QString& what);
+  void set_title();
+
+  views::JobTracker* jobs_;
+  views::GraphView* graph_;
+  views::Inspector* inspector_;
+  views::PassListModel* passes_;
+  QStackedWidget* pass_stack_;
+  RunPanel* run_panel_;
+  QPlainTextEdit* log_;
+  QLabel* status_text_;
+  QProgressBar* progress_;
+  QPushButton* cancel_;
+  QMenu* recent_menu_;
+  QAction* run_action_;
+  QAction* close_action_;
+  QList<QAction*> needs_model_;
+  std::unique_ptr<OpenedModel> doc_;
+  std::map<views::JobId, QString> active_;  // job -> title
+  views::JobId open_job_ = 0;
+};
+
+}  // namespace ms::app

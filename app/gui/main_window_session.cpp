@@ -1,0 +1,159 @@
+// MainWindow: opening, running, cancelling; the status bar follows the job tracker.
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
+#include "views/graph/inspector.h"
+#include "views/models/pass_list_model.h"
+
+namespace ms::app {
+
+void MainWindow::open(const QString& source) {
+  if (open_job_) jobs_->cancel(open_job_);
+  log(tr("Opening %1").arg(source));
+  auto timer = std::make_shared<QElapsedTimer>();
+  timer->start();
+  open_job_ = jobs_->start(
+      QStringLiteral("open"), tr("Opening %1").arg(QFileInfo(source).fileName()), this,
+      [source](views::JobContext& ctx) { return open_model(source, ctx); },
+      [this, source, timer](Expected<OpenedModel> r) {
+        open_job_ = 0;
+        if (!r) {
+          fail(r.status(), tr("Opening %1").arg(QFileInfo(source).fileName()));
+          Q_EMIT model_opened(false);
+          return;
+        }
+        on_opened(std::move(*r), static_cast<double>(timer->elapsed()));
+      });
+}
+
+void MainWindow::on_opened(OpenedModel m, double total_ms) {
+  doc_ = std::make_unique<OpenedModel>(std::move(m));
+  inspector_->show_node(nullptr, -1);
+  passes_->set_passes({});
+  run_panel_->clear_results();
+  graph_->show_prepared(doc_->model, doc_->view);
+  add_recent(doc_->source);
+  set_title();
+  for (QAction* a : needs_model_) a->setEnabled(true);
+  const auto& model = *doc_->model;
+  log(tr("Opened %1: %2 nodes, %3 groups; load %4 ms, shapes %5 ms, layout %6 ms (%7 items), %8 ms in all")
+          .arg(QFileInfo(doc_->source).fileName())
+          .arg(model.drawn_nodes)
+          .arg(model.groups.size() - 1)
+          .arg(doc_->load_ms, 0, 'f', 0)
+          .arg(doc_->infer_ms, 0, 'f', 0)
+          .arg(doc_->layout_ms, 0, 'f', 0)
+          .arg(doc_->view.visible.items.size())
+          .arg(total_ms, 0, 'f', 0));
+  if (!doc_->view.collapsed.empty())
+    log(tr("Large graph: %1 groups start collapsed; double-click a group to open it").arg(doc_->view.collapsed.size()));
+  if (!doc_->warning.isEmpty()) log(doc_->warning, true);
+  Q_EMIT model_opened(true);
+}
+
+void MainWindow::close_model() {
+  cancel_jobs();
+  doc_.reset();
+  graph_->clear();
+  inspector_->show_node(nullptr, -1);
+  passes_->set_passes({});
+  run_panel_->clear_results();
+  for (QAction* a : needs_model_) a->setEnabled(false);
+  set_title();
+}
+
+void MainWindow::run(std::vector<std::string> modes) {
+  if (!doc_) return;
+  if (modes.empty()) modes = run_panel_->modes();
+  run_panel_->save_settings();
+  run_panel_->clear_results();
+  run_next(std::move(modes), true);
+}
+
+void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
+  if (modes.empty() || !doc_) {
+    run_panel_->set_busy(false);
+    Q_EMIT runs_finished(ok_so_far);
+    return;
+  }
+  const std::string mode = modes.front();
+  modes.erase(modes.begin());
+  const RunRequest req = run_panel_->request(mode);
+  const QString what = mode == "graph" ? tr("Graph-mode run") : tr("PyNative run");
+  run_panel_->set_busy(true);
+  auto graph = doc_->graph;
+  log(tr("%1: %2 iterations on %3").arg(what).arg(req.iterations).arg(QString::fromStdString(req.device)));
+  jobs_->start(
+      QStringLiteral("run-") + QString::fromStdString(mode), what, this,
+      [graph, req](views::JobContext& ctx) { return run_model(*graph, req, ctx); },
+      [this, what, modes, ok_so_far](Expected<RunOutcome> r) mutable {
+        if (!r) {
+          fail(r.status(), what);
+          run_next(std::move(modes), false);
+          return;
+        }
+        if (!r->note.empty()) log(QString::fromStdString(r->note));
+        run_panel_->show_result(*r);
+        QString line = tr("%1 on %2: median %3 ms, min %4 ms").arg(what, QString::fromStdString(r->backend))
+                           .arg(r->median_ms, 0, 'f', 3).arg(r->min_ms, 0, 'f', 3);
+        if (r->mode == "graph") line += tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);
+        log(line);
+        for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
+        run_next(std::move(modes), ok_so_far);
+      });
+}
+
+void MainWindow::fail(const Status& s, const QString& what) {
+  log(human_error(s, what), s.code() != ErrorCode::Cancelled);
+  if (s.node_id() != 0 && graph_->model()) {
+    const int node = graph_->model()->index_of(ir::NodeId{s.node_id()});
+    if (node >= 0) graph_->reveal_node(node);
+  }
+  if (s.code() == ErrorCode::Cancelled) run_panel_->set_busy(false);
+}
+
+void MainWindow::cancel_jobs() {
+  if (active_.empty()) return;
+  jobs_->cancel_all();
+  log(tr("Cancelled %n job(s)", nullptr, static_cast<int>(active_.size())));
+  open_job_ = 0;
+  run_panel_->set_busy(false);
+}
+
+bool MainWindow::busy() const { return !active_.empty(); }
+
+void MainWindow::on_job_started(views::JobId id, const QString& title) {
+  active_[id] = title;
+  status_text_->setText(title + QStringLiteral("…"));
+  progress_->setRange(0, 0);
+  progress_->show();
+  cancel_->show();
+}
+
+void MainWindow::on_job_progress(views::JobId id, double fraction, const QString& text) {
+  if (!active_.count(id)) return;
+  if (fraction < 0) progress_->setRange(0, 0);
+  else {
+    progress_->setRange(0, 1000);
+    progress_->setValue(static_cast<int>(fraction * 1000));
+  }
+  if (!text.isEmpty()) status_text_->setText(text + QStringLiteral("…"));
+}
+
+void MainWindow::on_job_finished(views::JobId id, bool) {
+  active_.erase(id);
+  if (!active_.empty()) {
+    status_text_->setText(active_.rbegin()->second + QStringLiteral("…"));
+    return;
+  }
+  progress_->hide();
+  cancel_->hide();
+  if (status_text_->text().endsWith(QStringLiteral("…"))) status_text_->setText(tr("Ready"));
+}
+
+}  // namespace ms::app

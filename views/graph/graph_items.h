@@ -1,0 +1,71 @@
+// QGraphicsItems of the graph view: op nodes (coloured by category), collapsed groups, graph
+// inputs/outputs, expanded-group frames and spline edges with shape labels. Built from a Layout.
+#pragma once
+
+#include <QColor>
+#include <QGraphicsItem>
+#include <QHash>
+#include <QString>
+
+#include "views/layout/pipeline.h"
+
+class QGraphicsScene;
+
+namespace ms::views {
+
+enum class ColorMode { Category, OpType };
+
+// Colours of the canvas; dark follows the application palette.
+struct GraphTheme {
+  bool dark = false;
+  QColor background, text, muted, edge, frame, selection, match;
+  static GraphTheme from_palette();
+};
+
+QColor category_color(int category);  // ops::OpCategory as int; -1 = unknown
+QColor op_type_color(const QString& op_type);
+int op_category(const std::string& op_type);
+
+// Item data roles: the DOT key and the kind of item.
+enum ItemRole { kRoleKey = 0, kRoleKind = 1, kRoleIndex = 2 };
+enum ItemKind { kKindNode = 1, kKindGroup = 2, kKindTerminal = 3, kKindCluster = 4, kKindEdge = 5 };
+
+class BoxItem : public QGraphicsItem {
+ public:
+  BoxItem(const VisibleItem& item, QColor fill, const GraphTheme* theme);
+  QRectF boundingRect() const override;
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  void set_highlight(bool on);
+  void set_fill(QColor c) { fill_ = c; update(); }
+
+ private:
+  VisibleItem::Kind kind_;
+  QRectF rect_;
+  QStringList lines_;
+  QColor fill_;
+  const GraphTheme* theme_;
+  bool highlight_ = false;
+};
+
+class ClusterItem : public QGraphicsItem {
+ public:
+  ClusterItem(const QRectF& r, const QString& title, int depth, bool subgraph, const GraphTheme* theme);
+  QRectF boundingRect() const override { return rect_.adjusted(-1, -1, 1, 1); }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+  QRectF title_rect() const;
+
+ private:
+  QRectF rect_;
+  QString title_;
+  int depth_;
+  bool subgraph_;
+  const GraphTheme* theme_;
+};
+
+// Builds every item into `scene` (cleared first). Returns box items by DOT key.
+QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m, const PreparedView& v,
+                                     const GraphTheme& theme, ColorMode mode);
+
+QColor item_color(const GraphModel& m, const VisibleItem& item, ColorMode mode);
+
+}  // namespace ms::views

@@ -1,0 +1,348 @@
+#include "views/graph/graph_view.h"
+
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QMouseEvent>
+#include <QNativeGestureEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include "views/graph/minimap.h"
+#include "views/graph/search_bar.h"
+
+namespace ms::views {
+
+// ---------------------------------------------------------------------------------------------
+GraphCanvas::GraphCanvas(QWidget* parent) : QGraphicsView(parent) {
+  setDragMode(QGraphicsView::ScrollHandDrag);
+  setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
+  setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+  setResizeAnchor(QGraphicsView::AnchorViewCenter);
+  setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+  setOptimizationFlags(QGraphicsView::DontSavePainterState);
+  setFrameShape(QFrame::NoFrame);
+  viewport()->grabGesture(Qt::PinchGesture);
+}
+
+void GraphCanvas::zoom_by(double factor) {
+  const double current = transform().m11();
+  const double target = std::clamp(current * factor, 0.02, 6.0);
+  scale(target / current, target / current);
+  Q_EMIT viewport_changed();
+}
+
+void GraphCanvas::wheelEvent(QWheelEvent* e) {
+  // Wheel zooms (the graph is a map); Shift+wheel / horizontal wheels scroll.
+  if (e->modifiers() & Qt::ShiftModifier || e->angleDelta().x() != 0) {
+    QGraphicsView::wheelEvent(e);
+    return;
+  }
+  const double steps = e->angleDelta().y() / 120.0;
+  zoom_by(std::pow(1.2, steps));
+  e->accept();
+}
+
+bool GraphCanvas::viewportEvent(QEvent* e) {
+  if (e->type() == QEvent::NativeGesture) {
+    auto* g = static_cast<QNativeGestureEvent*>(e);
+    if (g->gestureType() == Qt::ZoomNativeGesture) {
+      zoom_by(1.0 + g->value());
+      return true;
+    }
+  }
+  return QGraphicsView::viewportEvent(e);
+}
+
+void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
+  const QPointF sp = mapToScene(e->position().toPoint());
+  QGraphicsItem* hit = nullptr;
+  for (QGraphicsItem* it : items(e->position().toPoint()))
+    if (it->data(kRoleKind).toInt() != 0 && it->data(kRoleKind).toInt() != kKindEdge) {
+      hit = it;
+      break;
+    }
+  Q_EMIT item_double_clicked(hit, sp);
+  e->accept();
+}
+
+void GraphCanvas::mousePressEvent(QMouseEvent* e) {
+  press_pos_ = e->position().toPoint();
+  QGraphicsView::mousePressEvent(e);
+}
+
+void GraphCanvas::mouseReleaseEvent(QMouseEvent* e) {
+  QGraphicsView::mouseReleaseEvent(e);
+  if (e->button() != Qt::LeftButton || (e->position().toPoint() - press_pos_).manhattanLength() > 4) return;
+  QGraphicsItem* hit = nullptr;
+  for (QGraphicsItem* it : items(e->position().toPoint())) {
+    const int kind = it->data(kRoleKind).toInt();
+    if (kind == kKindNode || kind == kKindGroup || kind == kKindTerminal) {
+      hit = it;
+      break;
+    }
+  }
+  Q_EMIT item_clicked(hit);
+}
+
+void GraphCanvas::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  Q_EMIT viewport_changed();
+}
+
+void GraphCanvas::resizeEvent(QResizeEvent* e) {
+  QGraphicsView::resizeEvent(e);
+  Q_EMIT viewport_changed();
+}
+
+void GraphCanvas::drawBackground(QPainter* p, const QRectF& rect) { p->fillRect(rect, backgroundBrush()); }
+
+// ---------------------------------------------------------------------------------------------
+GraphView::GraphView(JobTracker* jobs, QWidget* parent)
+    : QWidget(parent), jobs_(jobs), theme_(GraphTheme::from_palette()) {
+  scene_ = new QGraphicsScene(this);
+  // Static scenes of a few thousand items: the BSP index makes hit tests and culling cheap.
+  scene_->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+  canvas_ = new GraphCanvas(this);
+  canvas_->setScene(scene_);
+  canvas_->setBackgroundBrush(theme_.background);
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(0, 0, 0, 0);
+  box->setSpacing(0);
+  search_ = new SearchBar(this);
+  search_->hide();
+  box->addWidget(search_);
+  box->addWidget(canvas_, 1);
+  minimap_ = new Minimap(canvas_, canvas_);
+  minimap_->setBackgroundBrush(theme_.background);
+  minimap_->resize(200, 150);
+  minimap_->hide();
+  canvas_->viewport()->installEventFilter(this);
+  connect(canvas_, &GraphCanvas::viewport_changed, minimap_, [this] { minimap_->viewport()->update(); });
+  connect(canvas_, &GraphCanvas::item_clicked, this, &GraphView::on_clicked);
+  connect(canvas_, &GraphCanvas::item_double_clicked, this, &GraphView::on_double_clicked);
+  connect(search_, &SearchBar::go_to, this, &GraphView::reveal_node);
+  connect(search_, &SearchBar::matches_changed, this, &GraphView::set_highlight);
+  connect(search_, &SearchBar::closed, this, [this] {
+    set_highlight({});
+    canvas_->setFocus();
+  });
+}
+
+GraphView::~GraphView() {
+  if (layout_job_) jobs_->cancel(layout_job_);
+}
+
+void GraphView::clear() {
+  if (layout_job_) jobs_->cancel(layout_job_);
+  layout_job_ = 0;
+  scene_->clear();
+  boxes_.clear();
+  model_.reset();
+  view_.reset();
+  cache_.clear();
+  selected_ = -1;
+  search_->set_model(nullptr);
+  minimap_->hide();
+}
+
+void GraphView::show_prepared(std::shared_ptr<const GraphModel> model, PreparedView view) {
+  clear();
+  model_ = std::move(model);
+  search_->set_model(model_.get());
+  awaiting_first_paint_ = true;
+  apply(std::move(view), -1);
+  fit();
+}
+
+void GraphView::set_model(std::shared_ptr<const GraphModel> model) {
+  clear();
+  model_ = std::move(model);
+  search_->set_model(model_.get());
+  awaiting_first_paint_ = true;
+  set_collapsed(default_collapsed(*model_));
+}
+
+void GraphView::set_collapsed(std::set<int> collapsed, int then_select) {
+  if (!model_) return;
+  if (auto hit = cache_.find(collapsed); hit != cache_.end()) {
+    apply(*hit->second, then_select);
+    return;
+  }
+  if (layout_job_) jobs_->cancel(layout_job_);
+  Q_EMIT layout_started();
+  auto model = model_;
+  layout_job_ = jobs_->start(
+      QStringLiteral("layout"), tr("Laying out the graph"), this,
+      [model, collapsed = std::move(collapsed)](JobContext& ctx) {
+        ctx.progress(-1, QObject::tr("Laying out the graph"));
+        return prepare_view(*model, collapsed);
+      },
+      [this, model, then_select](Expected<PreparedView> r) {
+        layout_job_ = 0;
+        if (model != model_) return;  // a different model arrived meanwhile
+        if (!r) {
+          Q_EMIT layout_failed(QString::fromStdString(r.status().message()));
+          return;
+        }
+        const bool first = scene_->items().isEmpty();
+        apply(std::move(*r), then_select);
+        if (first) fit();
+      });
+}
+
+void GraphView::apply(PreparedView view, int then_select) {
+  const QPointF centre = canvas_->mapToScene(canvas_->viewport()->rect().center());
+  QString anchor_key;
+  if (then_select < 0 && selected_ >= 0 && model_) anchor_key = QString::fromStdString(visible_key(*model_, view.collapsed, selected_));
+  cache_[view.collapsed] = std::make_shared<const PreparedView>(view);
+  view_ = std::make_unique<PreparedView>(std::move(view));
+  boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
+  minimap_->setVisible(!boxes_.isEmpty());
+  minimap_->refit();
+  place_overlays();
+  set_highlight(highlighted_);
+  Q_EMIT layout_finished(static_cast<int>(view_->visible.items.size()), view_->layout.layout_ms);
+  if (then_select >= 0) {
+    select_node(then_select);
+    const QString key = QString::fromStdString(visible_key(*model_, view_->collapsed, then_select));
+    if (auto* b = boxes_.value(key)) canvas_->centerOn(b);
+  } else if (!anchor_key.isEmpty() && boxes_.value(anchor_key)) {
+    select_node(selected_);
+    canvas_->centerOn(boxes_.value(anchor_key));
+  } else {
+    canvas_->centerOn(centre);
+    if (selected_ >= 0) select_node(selected_);
+  }
+}
+
+void GraphView::toggle_group(int group) {
+  if (!view_ || group <= 0) return;
+  std::set<int> c = view_->collapsed;
+  if (c.count(group)) {
+    c.erase(group);
+  } else {
+    c.insert(group);
+  }
+  set_collapsed(std::move(c));
+}
+
+void GraphView::reveal_node(int node) {
+  if (!model_ || node < 0 || node >= static_cast<int>(model_->nodes.size()) || !view_) return;
+  std::set<int> c = view_->collapsed;
+  bool changed = false;
+  for (int g : model_->ancestors(model_->nodes[static_cast<size_t>(node)].group)) changed |= c.erase(g) > 0;
+  if (changed) {
+    selected_ = node;
+    set_collapsed(std::move(c), node);
+    return;
+  }
+  select_node(node);
+  if (auto* b = boxes_.value(QStringLiteral("n%1").arg(node))) canvas_->centerOn(b);
+}
+
+void GraphView::select_node(int node) {
+  selected_ = node;
+  scene_->clearSelection();
+  if (model_ && node >= 0 && view_) {
+    const QString key = QString::fromStdString(visible_key(*model_, view_->collapsed, node));
+    if (auto* b = boxes_.value(key)) b->setSelected(true);
+  }
+  Q_EMIT node_selected(node);
+}
+
+void GraphView::on_clicked(QGraphicsItem* item) {
+  if (!item) {
+    select_node(-1);
+    return;
+  }
+  const int kind = item->data(kRoleKind).toInt();
+  if (kind == kKindNode) select_node(item->data(kRoleIndex).toInt());
+  else {
+    scene_->clearSelection();
+    item->setSelected(true);
+    selected_ = -1;
+    Q_EMIT node_selected(-1);
+  }
+}
+
+void GraphView::on_double_clicked(QGraphicsItem* item, QPointF) {
+  if (!item) return;
+  const int kind = item->data(kRoleKind).toInt();
+  if (kind == kKindGroup) {
+    toggle_group(item->data(kRoleIndex).toInt());
+  } else if (kind == kKindCluster) {
+    toggle_group(item->data(kRoleIndex).toInt());  // anywhere on the frame's empty area
+  } else if (kind == kKindNode && model_) {
+    // Double-click on a node inside a group collapses that group.
+    toggle_group(model_->nodes[static_cast<size_t>(item->data(kRoleIndex).toInt())].group);
+  }
+}
+
+void GraphView::set_highlight(const std::vector<int>& nodes) {
+  for (auto* b : boxes_) b->set_highlight(false);
+  highlighted_ = nodes;
+  if (!model_ || !view_) return;
+  for (int n : nodes)
+    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, n)))) b->set_highlight(true);
+}
+
+void GraphView::fit() {
+  if (scene_->items().isEmpty()) return;
+  QRectF r = scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  canvas_->fitInView(r, Qt::KeepAspectRatio);
+  // Never zoom in past 1:1 on a small graph, and never so far out that a tall graph is a thread:
+  // then fit the width and show the top.
+  double s = canvas_->transform().m11();
+  const double min_readable = 0.35;
+  if (s > 1.0) {
+    canvas_->resetTransform();
+    canvas_->centerOn(r.center());
+  } else if (s < min_readable && r.width() * min_readable < canvas_->viewport()->width() * 1.5) {
+    const double w = std::min(1.0, canvas_->viewport()->width() / r.width());
+    canvas_->resetTransform();
+    canvas_->scale(std::max(w, min_readable), std::max(w, min_readable));
+    canvas_->centerOn(QPointF(r.center().x(), r.top() + canvas_->viewport()->height() / 2.0 / std::max(w, min_readable)));
+  }
+  Q_EMIT canvas_->viewport_changed();
+}
+
+void GraphView::zoom_in() { canvas_->zoom_by(1.25); }
+void GraphView::zoom_out() { canvas_->zoom_by(1 / 1.25); }
+
+void GraphView::show_search() { search_->activate(); }
+
+void GraphView::set_color_mode(ColorMode mode) {
+  color_mode_ = mode;
+  if (!model_ || !view_) return;
+  for (const auto& it : view_->visible.items)
+    if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(item_color(*model_, it, mode));
+}
+
+void GraphView::place_overlays() {
+  const QRect vp = canvas_->viewport()->geometry();
+  const int w = std::min(220, vp.width() / 4), h = std::min(160, vp.height() / 4);
+  minimap_->setGeometry(vp.right() - w - 12, vp.bottom() - h - 12, w, h);
+  minimap_->refit();
+}
+
+void GraphView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  place_overlays();
+}
+
+bool GraphView::eventFilter(QObject* obj, QEvent* e) {
+  if (obj == canvas_->viewport() && e->type() == QEvent::Paint && awaiting_first_paint_ && !boxes_.isEmpty()) {
+    awaiting_first_paint_ = false;
+    // Emitted after this paint completes.
+    QTimer::singleShot(0, this, [this] { Q_EMIT first_paint(); });
+  }
+  if (obj == canvas_->viewport() && e->type() == QEvent::Resize) QTimer::singleShot(0, this, [this] { place_overlays(); });
+  return QWidget::eventFilter(obj, e);
+}
+
+QString GraphView::dot_text() const { return view_ ? QString::fromStdString(view_->dot) : QString(); }
+
+}  // namespace ms::views

@@ -1,0 +1,120 @@
+// The graph view: a QGraphicsView over the laid-out graph with pan (drag), zoom (wheel, pinch,
+// +/-), fit, a minimap, search (Ctrl+F), selection, colour overlays and group expand/collapse
+// (double-click) with the layout rerun off the UI thread.
+#pragma once
+
+#include <QGraphicsView>
+#include <QHash>
+#include <QWidget>
+
+#include <memory>
+#include <set>
+#include <map>
+
+#include "views/graph/graph_items.h"
+#include "views/jobs/job_tracker.h"
+#include "views/layout/pipeline.h"
+
+namespace ms::views {
+
+class Minimap;
+class SearchBar;
+
+class GraphCanvas : public QGraphicsView {
+  Q_OBJECT
+ public:
+  explicit GraphCanvas(QWidget* parent = nullptr);
+  void zoom_by(double factor);
+
+ Q_SIGNALS:
+  void item_double_clicked(QGraphicsItem* item, QPointF scene_pos);
+  void item_clicked(QGraphicsItem* item);
+  void viewport_changed();
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override;
+  bool viewportEvent(QEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void scrollContentsBy(int dx, int dy) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void drawBackground(QPainter* p, const QRectF& rect) override;
+
+ private:
+  QPoint press_pos_;
+};
+
+class GraphView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GraphView(JobTracker* jobs, QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  // A model with its first layout already done (by the load job): shown at once.
+  void show_prepared(std::shared_ptr<const GraphModel> model, PreparedView view);
+  // A model without a layout: default collapse, layout in a job.
+  void set_model(std::shared_ptr<const GraphModel> model);
+  void clear();
+  const GraphModel* model() const { return model_.get(); }
+  const PreparedView* prepared() const { return view_ ? view_.get() : nullptr; }
+
+  void toggle_group(int group);
+  void set_collapsed(std::set<int> collapsed, int then_select = -1);
+  // Expands the groups that hide `node`, then selects it and centres on it.
+  void reveal_node(int node);
+  void select_node(int node);
+  int selected_node() const { return selected_; }
+
+  void fit();
+  void zoom_in();
+  void zoom_out();
+  void show_search();
+  void set_color_mode(ColorMode mode);
+  ColorMode color_mode() const { return color_mode_; }
+  void set_highlight(const std::vector<int>& nodes);
+
+  bool export_svg(const QString& path) const;
+  bool export_png(const QString& path, double max_pixels = 12000.0) const;
+  QString dot_text() const;
+  bool layout_busy() const { return layout_job_ != 0; }
+  GraphCanvas* canvas() const { return canvas_; }
+  Minimap* minimap() const { return minimap_; }
+  SearchBar* search_bar() const { return search_; }
+
+ Q_SIGNALS:
+  void node_selected(int node);  // -1: nothing
+  void layout_started();
+  void layout_finished(int items, double layout_ms);
+  void layout_failed(const QString& message);
+  // After the first frame that shows a new model has been painted.
+  void first_paint();
+
+ protected:
+  bool eventFilter(QObject* obj, QEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  void apply(PreparedView view, int then_select);
+  void on_clicked(QGraphicsItem* item);
+  void on_double_clicked(QGraphicsItem* item, QPointF pos);
+  void place_overlays();
+
+  JobTracker* jobs_;
+  GraphCanvas* canvas_;
+  QGraphicsScene* scene_;
+  Minimap* minimap_;
+  SearchBar* search_;
+  GraphTheme theme_;
+  std::shared_ptr<const GraphModel> model_;
+  std::unique_ptr<PreparedView> view_;
+  QHash<QString, BoxItem*> boxes_;
+  std::map<std::set<int>, std::shared_ptr<const PreparedView>> cache_;  // layouts by collapsed set
+  std::vector<int> highlighted_;
+  ColorMode color_mode_ = ColorMode::Category;
+  JobId layout_job_ = 0;
+  int selected_ = -1;
+  bool awaiting_first_paint_ = false;
+};
+
+}  // namespace ms::views

@@ -1,0 +1,103 @@
+#include "views/graph/inspector.h"
+
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "views/layout/graph_model.h"
+#include "views/models/node_info_model.h"
+
+namespace ms::views {
+
+Histogram::Histogram(QWidget* parent) : QWidget(parent) { setMinimumHeight(80); }
+
+void Histogram::set_stats(const WeightStats* s) {
+  bins_ = s ? s->histogram : std::vector<int>{};
+  min_ = s ? s->min : 0;
+  max_ = s ? s->max : 0;
+  update();
+}
+
+void Histogram::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  const QRectF area = QRectF(rect()).adjusted(4, 4, -4, -18);
+  p.setPen(palette().color(QPalette::Mid));
+  p.drawLine(area.bottomLeft(), area.bottomRight());
+  if (bins_.empty()) return;
+  const int top = *std::max_element(bins_.begin(), bins_.end());
+  const double w = area.width() / static_cast<double>(bins_.size());
+  p.setPen(Qt::NoPen);
+  p.setBrush(palette().color(QPalette::Highlight));
+  for (size_t i = 0; i < bins_.size(); ++i) {
+    const double h = top > 0 ? area.height() * bins_[i] / top : 0;
+    p.drawRect(QRectF(area.left() + static_cast<double>(i) * w + 0.5, area.bottom() - h, std::max(1.0, w - 1), h));
+  }
+  p.setPen(palette().color(QPalette::WindowText));
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 0.85);
+  p.setFont(f);
+  const QRectF labels(area.left(), area.bottom() + 2, area.width(), 14);
+  p.drawText(labels, Qt::AlignLeft, QString::number(min_, 'g', 3));
+  p.drawText(labels, Qt::AlignRight, QString::number(max_, 'g', 3));
+}
+
+Inspector::Inspector(QWidget* parent) : QWidget(parent) {
+  auto* box = new QVBoxLayout(this);
+  box->setContentsMargins(4, 4, 4, 4);
+  title_ = new QLabel(tr("Select a node to see its details"), this);
+  title_->setWordWrap(true);
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  info_ = new NodeInfoModel(this);
+  tree_ = new QTreeView(this);
+  tree_->setModel(info_);
+  tree_->setUniformRowHeights(true);
+  tree_->setAlternatingRowColors(true);
+  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->header()->setStretchLastSection(true);
+  weight_pick_ = new QComboBox(this);
+  histogram_ = new Histogram(this);
+  box->addWidget(title_);
+  box->addWidget(tree_, 1);
+  box->addWidget(weight_pick_);
+  box->addWidget(histogram_);
+  weight_pick_->hide();
+  histogram_->hide();
+  connect(weight_pick_, &QComboBox::currentIndexChanged, this, &Inspector::show_weight);
+}
+
+void Inspector::show_node(const GraphModel* m, int node) {
+  info_->set_node(m, node);
+  tree_->expandToDepth(0);
+  for (const char* collapsed : {"Weights", "Origins"})
+    if (int r = info_->section(tr(collapsed)); r >= 0) {
+      // Keep the long sections folded; the histogram below summarizes the weights.
+      for (int row = 0; row < info_->rowCount(); ++row)
+        if (info_->index(row, 0).internalId() == static_cast<quintptr>(r)) tree_->collapse(info_->index(row, 0));
+    }
+  if (m && node >= 0) {
+    const auto& n = *m->nodes[static_cast<size_t>(node)].node;
+    title_->setText(QStringLiteral("<b>%1</b>  %2").arg(QString::fromStdString(n.op_type).toHtmlEscaped(),
+                                                        QString::fromStdString(n.name).toHtmlEscaped()));
+  } else {
+    title_->setText(tr("Select a node to see its details"));
+  }
+  weight_pick_->blockSignals(true);
+  weight_pick_->clear();
+  for (const auto& w : info_->weights()) weight_pick_->addItem(w.name);
+  weight_pick_->blockSignals(false);
+  const bool any = !info_->weights().empty();
+  weight_pick_->setVisible(any);
+  histogram_->setVisible(any);
+  show_weight(any ? 0 : -1);
+}
+
+void Inspector::show_weight(int i) {
+  const auto& ws = info_->weights();
+  histogram_->set_stats(i >= 0 && i < static_cast<int>(ws.size()) ? &ws[static_cast<size_t>(i)] : nullptr);
+}
+
+}  // namespace ms::views

@@ -1,0 +1,184 @@
+#include "views/layout/graph_model.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <unordered_set>
+
+namespace ms::views {
+
+std::vector<std::string> scope_parts(const std::string& name) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t slash = name.find('/', start);
+    if (slash == std::string::npos) slash = name.size();
+    if (slash > start) parts.push_back(name.substr(start, slash - start));
+    start = slash + 1;
+  }
+  if (!parts.empty()) parts.pop_back();  // the node's own name
+  return parts;
+}
+
+namespace {
+
+std::string last_part(const std::string& name) {
+  const size_t slash = name.find_last_of('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+struct Builder {
+  GraphModel& m;
+  std::map<std::string, int> by_path;
+
+  int group(int parent, const std::string& part, bool subgraph) {
+    const std::string path = m.groups[parent].path + "/" + part;
+    auto it = by_path.find(path);
+    if (it != by_path.end()) return it->second;
+    ModelGroup g;
+    g.path = path;
+    g.title = part;
+    g.parent = parent;
+    g.subgraph = subgraph;
+    m.groups.push_back(g);
+    const int idx = static_cast<int>(m.groups.size()) - 1;
+    m.groups[parent].groups.push_back(idx);
+    by_path[path] = idx;
+    return idx;
+  }
+
+  void walk(const ir::Graph& g, int context) {
+    for (const ir::Node& node : g.nodes()) {
+      int grp = context;
+      for (const auto& part : scope_parts(node.name)) grp = group(grp, part, false);
+      ModelNode mn;
+      mn.node = &node;
+      mn.graph = &g;
+      mn.group = grp;
+      mn.short_name = last_part(node.name);
+      const int idx = static_cast<int>(m.nodes.size());
+      m.nodes.push_back(mn);
+      m.by_id[node.id.value] = idx;
+      for (const auto& out : node.outputs)
+        if (!out.empty()) m.producer.emplace(out, idx);  // outer definitions come first and win
+      for (const auto& [key, attr] : node.attrs) {
+        std::vector<ir::Attribute::GraphPtr> subs;
+        if (auto* one = attr.get_if<ir::Attribute::GraphPtr>()) subs.push_back(*one);
+        if (auto* many = attr.get_if<std::vector<ir::Attribute::GraphPtr>>()) subs = *many;
+        for (const auto& sub : subs) {
+          if (!sub) continue;
+          const std::string label = node.op_type + " " + (node.name.empty() ? "#" + std::to_string(node.id.value) : mn.short_name);
+          const int sg = group(grp, label + ": " + key, true);
+          walk(*sub, sg);
+        }
+      }
+    }
+  }
+};
+
+// Drops groups that hold fewer than two drawn nodes, and wrapper groups that hold nothing but one
+// other group, so the tree shows only the scopes that matter.
+void simplify(GraphModel& m) {
+  const int n = static_cast<int>(m.groups.size());
+  std::vector<int> direct(n, 0), total(n, 0);
+  for (const auto& node : m.nodes)
+    if (!node.folded) ++direct[node.group];
+  // Children have larger indices than their parents: accumulate bottom-up.
+  for (int g = n - 1; g >= 0; --g) {
+    total[g] += direct[g];
+    if (m.groups[g].parent >= 0) total[m.groups[g].parent] += total[g];
+  }
+  std::vector<bool> keep(n, false);
+  keep[0] = true;
+  for (int g = 1; g < n; ++g) keep[g] = m.groups[g].subgraph || total[g] >= 2;
+  std::vector<std::string> prefix(n);
+  for (int g = 1; g < n; ++g) {
+    if (!keep[g] || m.groups[g].subgraph || direct[g] != 0) continue;
+    int kept_children = 0, only = -1;
+    for (int c : m.groups[g].groups)
+      if (keep[c]) ++kept_children, only = c;
+    if (kept_children == 1 && total[only] == total[g]) {
+      keep[g] = false;
+      prefix[only] = (prefix[g].empty() ? m.groups[g].title : prefix[g]) + "/";
+    }
+  }
+  std::vector<int> remap(n, -1);
+  std::vector<ModelGroup> out;
+  std::function<int(int)> kept_ancestor = [&](int g) { return keep[g] ? remap[g] : kept_ancestor(m.groups[g].parent); };
+  for (int g = 0; g < n; ++g) {
+    if (!keep[g]) continue;
+    ModelGroup ng = m.groups[g];
+    if (!prefix[g].empty()) ng.title = prefix[g] + ng.title;
+    ng.groups.clear();
+    ng.nodes.clear();
+    ng.parent = g == 0 ? -1 : kept_ancestor(m.groups[g].parent);
+    ng.total_nodes = total[g];
+    remap[g] = static_cast<int>(out.size());
+    if (ng.parent >= 0) out[ng.parent].groups.push_back(remap[g]);
+    out.push_back(std::move(ng));
+  }
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    m.nodes[i].group = kept_ancestor(m.nodes[i].group);
+    if (!m.nodes[i].folded) out[m.nodes[i].group].nodes.push_back(static_cast<int>(i));
+  }
+  m.groups = std::move(out);
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Graph> graph) {
+  auto m = std::make_shared<GraphModel>();
+  m->graph = graph;
+  ModelGroup root;
+  root.title = graph->name;
+  m->groups.push_back(root);
+  Builder b{*m, {}};
+  b.walk(*graph, 0);
+
+  // Fold initializers and Constant nodes into their readers.
+  std::unordered_set<std::string> graph_outputs(graph->outputs.begin(), graph->outputs.end());
+  std::unordered_map<std::string, int> consumers;
+  for (const auto& n : m->nodes)
+    for (const auto& in : n.node->inputs) ++consumers[in];
+  for (auto& n : m->nodes) {
+    const ir::Node& node = *n.node;
+    if (node.op_type == "Constant" && node.inputs.empty() && node.outputs.size() == 1 &&
+        !graph_outputs.count(node.outputs[0]) && consumers[node.outputs[0]] > 0)
+      n.folded = true;
+  }
+  for (auto& n : m->nodes) {
+    for (const auto& in : n.node->inputs) {
+      if (in.empty()) continue;
+      const ir::Value* v = n.graph->resolve(in);
+      auto p = m->producer.find(in);
+      const bool folded_const = p != m->producer.end() && m->nodes[p->second].folded;
+      if ((v && v->is_initializer() && p == m->producer.end()) || folded_const) n.weights.push_back(in);
+    }
+  }
+  for (const auto& in : graph->inputs) {
+    const ir::Value* v = graph->value(in);
+    if (!v || !v->is_initializer()) m->terminals.push_back({in, true});
+  }
+  for (const auto& out : graph->outputs) m->terminals.push_back({out, false});
+  simplify(*m);
+  m->drawn_nodes = m->groups[0].total_nodes;
+  return m;
+}
+
+const ir::Value* GraphModel::value(const ModelNode& n, const std::string& name) const {
+  return n.graph ? n.graph->resolve(name) : graph->resolve(name);
+}
+
+std::vector<int> GraphModel::ancestors(int g) const {
+  std::vector<int> chain;
+  for (int x = g; x >= 0; x = groups[x].parent) chain.push_back(x);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+int GraphModel::index_of(ir::NodeId id) const {
+  auto it = by_id.find(id.value);
+  return it == by_id.end() ? -1 : it->second;
+}
+
+}  // namespace ms::views

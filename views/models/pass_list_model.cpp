@@ -1,0 +1,43 @@
+#include "views/models/pass_list_model.h"
+
+namespace ms::views {
+
+PassListModel::PassListModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void PassListModel::set_passes(std::vector<PassRow> rows) {
+  beginResetModel();
+  rows_ = std::move(rows);
+  endResetModel();
+}
+
+int PassListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int PassListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumns; }
+
+QVariant PassListModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
+  const PassRow& r = rows_[static_cast<size_t>(index.row())];
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case kName: return r.name;
+      case kChanged: return r.changed ? tr("changed") : tr("—");
+      case kNodes: return r.nodes_after;
+      case kTime: return QString::number(r.ms, 'f', 2);
+    }
+  }
+  if (role == Qt::ToolTipRole) return r.description;
+  if (role == Qt::TextAlignmentRole && index.column() >= kNodes) return int(Qt::AlignRight | Qt::AlignVCenter);
+  return {};
+}
+
+QVariant PassListModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case kName: return tr("Pass");
+    case kChanged: return tr("Effect");
+    case kNodes: return tr("Nodes");
+    case kTime: return tr("ms");
+  }
+  return {};
+}
+
+}  // namespace ms::views

@@ -1,0 +1,38 @@
+// The pass list: one row per compiler pass run in Graph mode (name, whether it changed the graph,
+// nodes after it, time). Empty until a compile reports its passes; set_passes() swaps a whole
+// snapshot in one reset.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+
+#include <vector>
+
+namespace ms::views {
+
+struct PassRow {
+  QString name;
+  QString description;
+  bool changed = false;
+  int nodes_after = 0;
+  double ms = 0;
+};
+
+class PassListModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { kName, kChanged, kNodes, kTime, kColumns };
+  explicit PassListModel(QObject* parent = nullptr);
+  void set_passes(std::vector<PassRow> rows);
+  const std::vector<PassRow>& passes() const { return rows_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::vector<PassRow> rows_;
+};
+
+}  // namespace ms::views
