@@ -1,6 +1,7 @@
 // `compare MODEL`: both modes on the same inputs, side by side, outputs asserted equal.
 #include <cstdio>
 
+#include "app/cli/cmd_profile.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
 
@@ -38,6 +39,10 @@ int compare_command(const RunArgs& a) {
   const double saving = eager->latency.median - graph->latency.median;
   if (saving > 0)
     std::printf("%-22s %14s %11.1f iterations\n", "break-even", "", graph->compile_ms / saving);
+
+  // The aligned per-op table (rows joined through node origins) and the mode advisor's verdict.
+  if (auto table = profiled_comparison_text(*prep, a)) std::printf("\n%s", table->c_str());
+  else std::fprintf(stderr, "note: no per-op comparison: %s\n", table.status().message().c_str());
 
   int mismatches = 0;
   for (size_t i = 0; i < eager->outputs.size(); ++i) {

@@ -56,7 +56,7 @@ class Sax final : public nlohmann::json_sax<json> {
   }
   bool end_object() override {
     if (capturing()) return close();
-    --depth_;
+    if (--depth_ == 0) root_closed_ = true;
     return true;
   }
   bool start_array(std::size_t) override {
@@ -72,7 +72,7 @@ class Sax final : public nlohmann::json_sax<json> {
   }
   bool end_array() override {
     if (capturing()) return close();
-    --depth_;
+    if (--depth_ == 0) root_closed_ = true;
     if (in_events_ && depth_ + 1 == events_depth_) {
       in_events_ = false;
       events_done_ = true;
@@ -83,14 +83,13 @@ class Sax final : public nlohmann::json_sax<json> {
     parse_failed_ = true;
     error_position_ = position;
     parse_message_ = ex.what();
-    end_of_input_ = parse_message_.find("end of input") != std::string::npos;
     (void)last_token;
     return false;
   }
 
   const std::string& error() const { return error_; }
   bool parse_failed() const { return parse_failed_; }
-  bool end_of_input() const { return end_of_input_; }
+  bool root_closed() const { return root_closed_; }
   bool in_events() const { return in_events_; }
   bool saw_events() const { return saw_events_; }
   bool events_done() const { return events_done_; }
@@ -169,7 +168,7 @@ class Sax final : public nlohmann::json_sax<json> {
   std::vector<json*> stack_;
   std::string key_;
   std::string error_;
-  bool parse_failed_ = false, end_of_input_ = false;
+  bool parse_failed_ = false, root_closed_ = false;
   size_t error_position_ = 0;
   std::string parse_message_;
 };
@@ -183,13 +182,16 @@ Expected<ImportResult> import_chrome_trace(std::istream& in, const ImportOptions
   ImportResult result;
   if (!sax.error().empty()) return invalid_model("bad trace: " + sax.error());
   if (!ok || sax.parse_failed()) {
-    // A file cut off inside the event array keeps its whole events.
-    if (sax.end_of_input() && sax.in_events() && reader.index() > 0) {
+    // The input ran out (rather than holding something that is not JSON): a file cut off inside
+    // the event array keeps its whole events.
+    const bool end_of_input = in.peek() == std::char_traits<char>::eof() && !sax.root_closed();
+    if (end_of_input && (sax.in_events() || sax.events_done()) && reader.index() > 0) {
       result.truncated = true;
       result.warnings.push_back("truncated: the file ends at byte " + std::to_string(sax.position()) +
-                                " inside traceEvents; loaded the " + std::to_string(reader.index()) +
+                                (sax.in_events() ? " inside traceEvents" : " after traceEvents") + "; loaded the " +
+                                std::to_string(reader.index()) +
                                 " whole events before it");
-    } else if (sax.end_of_input()) {
+    } else if (end_of_input) {
       return invalid_model("bad trace: truncated at byte " + std::to_string(sax.position()) +
                            (sax.saw_events() ? " before any whole event" : " before the traceEvents array"));
     } else {

@@ -45,6 +45,7 @@ Expected<int64_t> EventReader::id_field(const json& e, const char* key, bool req
   if (it->is_string()) {
     const std::string& s = it->get_ref<const std::string&>();
     auto [pos, added] = string_ids_.emplace(s, static_cast<int64_t>(1000000000 + string_ids_.size()));
+    if (added) id_names_[pos->second] = s;
     return pos->second;
   }
   return fail("'" + std::string(key) + "' must be a number or a string, got " + type_of(*it));

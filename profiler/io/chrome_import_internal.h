@@ -51,6 +51,7 @@ class EventReader {
   bool own_ = false;  // the "modescope" section was seen: args carry our fields
   std::map<std::pair<int64_t, int64_t>, uint32_t> tracks_;
   std::unordered_map<std::string, int64_t> string_ids_;  // string pid/tid/flow ids -> numbers
+  std::unordered_map<int64_t, std::string> id_names_;    // and back (names for string pids/tids)
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, std::string> process_names_;
   std::map<std::pair<int64_t, int64_t>, int64_t> thread_sort_;

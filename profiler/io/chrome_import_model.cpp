@@ -184,6 +184,9 @@ Expected<TracePtr> EventReader::finish(std::vector<std::string>& warnings) {
       if (tn != thread_names_.end()) tr.name = tn->second;
       auto so = thread_sort_.find(key);
       if (so != thread_sort_.end()) tr.sort_index = so->second;
+      // String ids ("CPU functions") name their process or thread when no metadata does.
+      if (tr.process_name.empty() && id_names_.count(key.first)) tr.process_name = id_names_[key.first];
+      if (tn == thread_names_.end() && id_names_.count(key.second)) tr.name = id_names_[key.second];
       tr.kind = gpu_track_[idx] ? TrackKind::GpuStream : TrackKind::HostThread;
     }
     // Tracks that only hold counters are memory-like.

@@ -63,6 +63,13 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
   std::map<int, std::pair<int64_t, int64_t>> runs;   // iteration -> run begin/end
   std::string mode;
   uint64_t next_flow = 1;
+  std::vector<StrId> node_name;  // node index -> interned op type (cached: one lookup per node)
+  auto name_of = [&](int32_t node) {
+    const auto i = static_cast<size_t>(node);
+    if (i >= node_name.size()) node_name.resize(t.nodes.size() + 1, UINT32_MAX);
+    if (node_name[i] == UINT32_MAX) node_name[i] = b.intern(t.nodes[i].op);
+    return node_name[i];
+  };
   int rank = 0;
 
   for (const ThreadBuffer* tb : threads) {
@@ -117,7 +124,7 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
             e.iteration = iteration;
             e.node = b.node_index(op.id);
             if (e.node < 0) e.node = b.add_node(NodeInfo{op.id, "", "?", {op.id}, "", 0, 0});
-            e.name = b.intern(t.nodes[static_cast<size_t>(e.node)].op);
+            e.name = name_of(e.node);
             e.category = cat_op;
             const uint32_t idx = b.add_event(e);
             for (uint32_t kidx : op.kernels) b.add_flow(next_flow++, idx, kidx);
@@ -147,7 +154,7 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
             e.iteration = iteration;
             e.node = b.node_index(k.id);
             if (e.node < 0) e.node = b.add_node(NodeInfo{k.id, "", "?", {k.id}, "", 0, 0});
-            e.name = b.intern(t.nodes[static_cast<size_t>(e.node)].op);
+            e.name = name_of(e.node);
             e.category = cat_kernel;
             e.impl = b.intern(k.impl);
             const uint32_t idx = b.add_event(e);

@@ -53,7 +53,9 @@ Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& 
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     if (!outs) return std::move(outs).take_status();
     if (timed) out.latencies_ms.push_back(ms);
-    if (i == total - 1) out.outputs = std::move(*outs);
+    // Observed buffers report their free to the recorder, which dies here: keep host copies.
+    if (i == total - 1)
+      for (const Tensor& t : *outs) out.outputs.push_back(ro.observer ? t.clone() : t);
   }
   if (!options.record) return out;
 

@@ -61,7 +61,7 @@ TraceBuilder::TraceBuilder() : t_(std::make_shared<Trace>()) { index_.emplace(""
 
 StrId TraceBuilder::intern(std::string_view s) {
   if (s.empty()) return 0;
-  auto it = index_.find(std::string(s));
+  auto it = index_.find(s);
   if (it != index_.end()) return it->second;
   const StrId id = static_cast<StrId>(t_->strings.size());
   t_->strings.emplace_back(s);

@@ -135,8 +135,13 @@ class TraceBuilder {
   TracePtr finish();
 
  private:
+  // Transparent hashing: intern() looks string_views up without building a std::string.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::shared_ptr<Trace> t_;
-  std::unordered_map<std::string, StrId> index_;
+  std::unordered_map<std::string, StrId, Hash, std::equal_to<>> index_;
   std::unordered_map<uint64_t, int32_t> node_index_;
 };
 

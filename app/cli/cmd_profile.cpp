@@ -1,0 +1,133 @@
+// `profile MODEL [--mode pynative|graph|both] [--device cpu|cuda] [--iters N] --out DIR`: runs the model
+// with the Recorder and writes DIR/<mode>.trace.json (Chrome trace, opens in Perfetto UI) and
+// DIR/summary.json (per-op tables, memory analysis, and with both modes the aligned comparison and
+// the mode advisor's verdict).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cmd_profile.h"
+#include "app/cli/prepare.h"
+#include "app/cli/registry.h"
+#include "app/cli/session.h"
+#include "profiler/analysis/report.h"
+#include "profiler/io/chrome_trace.h"
+#include "profiler/record/profile_run.h"
+
+namespace ms::cli {
+
+runtime::CompileOptions profile_compile_options(const RunArgs& a) {
+  runtime::CompileOptions o;
+  o.jit_level = a.jit_level == "O0" ? runtime::JitLevel::O0 : a.jit_level == "O2" ? runtime::JitLevel::O2 : runtime::JitLevel::O1;
+  o.disabled_passes = a.disabled_passes;
+  return o;
+}
+
+Expected<std::string> profiled_comparison_text(Prepared& prep, const RunArgs& a) {
+  const runtime::CompileOptions copts = profile_compile_options(a);
+  prof::TracePtr traces[2];
+  for (int i = 0; i < 2; ++i) {
+    prof::ProfileOptions po;
+    po.mode = i == 0 ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph;
+    po.iters = a.iters;
+    po.warmup = a.warmup;
+    po.compile = copts;
+    auto run = prof::profile_run(prep.graph, prep.inputs, *prep.backend, po);
+    if (!run) return std::move(run).take_status();
+    traces[i] = run->trace;
+  }
+  const prof::Comparison c = prof::compare_runs(*traces[0], *traces[1]);
+  return prof::format_compare_table(c, 20) + "\n" + c.verdict.text + "\n";
+}
+
+namespace {
+
+struct ProfileState {
+  RunArgs args;
+  std::string mode = "both";
+  std::string out;
+};
+
+int profile_command(const ProfileState& st) {
+  const RunArgs& a = st.args;
+  auto prep = prepare(a);
+  if (!prep) return fail(prep.status().message());
+  if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
+  const runtime::CompileOptions copts = profile_compile_options(a);
+  std::error_code ec;
+  std::filesystem::create_directories(st.out, ec);
+  if (ec) return fail(st.out + ": cannot create folder: " + ec.message());
+
+  std::vector<runtime::ExecMode> modes;
+  if (st.mode != "graph") modes.push_back(runtime::ExecMode::PyNative);
+  if (st.mode != "pynative") modes.push_back(runtime::ExecMode::Graph);
+
+  nlohmann::json summary;
+  summary["model"] = a.model;
+  summary["device"] = prep->backend->description();
+  summary["iterations"] = a.iters;
+  summary["warmup"] = a.warmup;
+  summary["jit_level"] = a.jit_level;
+  std::map<runtime::ExecMode, prof::TracePtr> traces;
+  for (runtime::ExecMode m : modes) {
+    prof::ProfileOptions po;
+    po.mode = m;
+    po.iters = a.iters;
+    po.warmup = a.warmup;
+    po.compile = copts;
+    po.metadata["model"] = a.model;
+    po.metadata["jit_level"] = a.jit_level;
+    auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
+    const std::string name = runtime::exec_mode_name(m);
+    if (!run) return fail(a.model + ": " + name + ": " + run.status().message());
+    const std::string path = (std::filesystem::path(st.out) / (name + ".trace.json")).string();
+    Status s = prof::export_chrome_trace_file(*run->trace, path);
+    if (!s.is_ok()) return fail(s.message());
+    const prof::OpTable table = prof::op_stats(*run->trace);
+    const prof::MemoryAnalysis mem = prof::analyze_memory(*run->trace);
+    const LatencySummary lat = summarize(run->latencies_ms);
+    summary["modes"][name] = {{"trace", path},
+                              {"latency_ms", {{"min", lat.min}, {"median", lat.median}, {"p90", lat.p90}, {"mean", lat.mean}}},
+                              {"compile_ms", run->compile_ms},
+                              {"recorded_events", run->recorded_events},
+                              {"trace_events", run->trace->events.size()},
+                              {"dropped_events", run->trace->dropped_events},
+                              {"post_processing_ms", run->build_ms},
+                              {"op_table", prof::to_json(table)},
+                              {"memory", prof::to_json(mem)}};
+    std::printf("%s: median %.3f ms over %d iterations, %zu events -> %s\n", name.c_str(), lat.median, a.iters,
+                run->trace->events.size(), path.c_str());
+    std::printf("%s", prof::format_op_table(table, 10).c_str());
+    std::printf("memory: peak %s live, footprint %s, fragmentation %.0f%%\n\n",
+                format_bytes(static_cast<double>(mem.peak_live_bytes)).c_str(),
+                format_bytes(static_cast<double>(mem.footprint_bytes)).c_str(), mem.fragmentation * 100);
+    traces[m] = run->trace;
+  }
+  if (traces.size() == 2) {
+    const prof::Comparison c = prof::compare_runs(*traces[runtime::ExecMode::PyNative], *traces[runtime::ExecMode::Graph]);
+    summary["comparison"] = prof::to_json(c);
+    summary["verdict"] = c.verdict.text;
+    std::printf("%s\n%s\n", prof::format_compare_table(c, 15).c_str(), c.verdict.text.c_str());
+  }
+  const std::string spath = (std::filesystem::path(st.out) / "summary.json").string();
+  std::ofstream f(spath);
+  if (!f) return fail(spath + ": cannot write");
+  f << summary.dump(2) << '\n';
+  if (!f) return fail(spath + ": write failed");
+  std::printf("summary: %s\n", spath.c_str());
+  return 0;
+}
+
+const RegisterCommand kProfile{
+    "profile", "Profile a model in PyNative and/or Graph mode: Chrome traces and summary.json", 35,
+    [](CLI::App& cmd) -> CommandRunner {
+      auto st = std::make_shared<ProfileState>();
+      add_run_options(&cmd, st->args, false);
+      cmd.add_option("--mode", st->mode, "pynative, graph or both")->check(CLI::IsMember({"pynative", "graph", "both"}));
+      cmd.add_option("--out", st->out, "Folder for <mode>.trace.json and summary.json")->required();
+      return [st] { return profile_command(*st); };
+    }};
+
+}  // namespace
+}  // namespace ms::cli
