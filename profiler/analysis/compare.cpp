@@ -54,12 +54,30 @@ int iterations_of(const Trace& t) {
   return std::max(n, 1);
 }
 
-double run_ms(const Trace& t) {
-  double ms = 0;
-  for (const Event& e : t.events)
-    if (e.kind == EventKind::Run) ms += static_cast<double>(e.dur_ns) * 1e-6;
-  return ms;
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
+
+// Median run time per iteration: one slow iteration (a cold cache, a busy machine) must not decide.
+double run_ms(const Trace& t) {
+  std::vector<double> runs;
+  for (const Event& e : t.events)
+    if (e.kind == EventKind::Run) runs.push_back(static_cast<double>(e.dur_ns) * 1e-6);
+  return median(std::move(runs));
+}
+
+// Per-iteration times of one row on one side; the median over the trace's iterations.
+struct PerIteration {
+  std::map<int, double> ms;
+  double median_over(int iterations) const {
+    std::vector<double> v;
+    for (const auto& [it, x] : ms) v.push_back(x);
+    v.resize(std::max<size_t>(v.size(), static_cast<size_t>(iterations)), 0.0);  // iterations without the op
+    return median(std::move(v));
+  }
+};
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -92,6 +110,8 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
   };
 
   const double ei = iterations_of(eager), gi = iterations_of(graph);
+  std::map<std::pair<size_t, int>, PerIteration> times;  // (row, what) -> per-iteration ms
+  enum What { EagerOp, GraphOp, EagerKernel, GraphKernel };
   for (int side = 0; side < 2; ++side) {
     const Trace& t = side == 0 ? eager : graph;
     const double iters = side == 0 ? ei : gi;
@@ -102,9 +122,11 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
       if (!n || (e.kind != EventKind::Op && e.kind != EventKind::Kernel)) continue;
       CompareRow& r = row_for(*n);
       const uint64_t root = groups.find(origins_of(*n, tmp)[0]);
-      const double ms = static_cast<double>(e.kind == EventKind::Op ? self[i] : e.dur_ns) * 1e-6 / iters;
+      const double ms = static_cast<double>(e.kind == EventKind::Op ? self[i] : e.dur_ns) * 1e-6;
+      const size_t row = static_cast<size_t>(&r - c.rows.data());
+      const int what = e.kind == EventKind::Op ? (side == 0 ? EagerOp : GraphOp) : (side == 0 ? EagerKernel : GraphKernel);
+      times[{row, what}].ms[e.iteration] += ms;
       if (e.kind == EventKind::Op) {
-        (side == 0 ? r.eager_ms : r.graph_ms) += ms;
         (side == 0 ? r.eager_ops : r.graph_ops_count) += 1.0 / iters;
         (side == 0 ? r.eager_bytes : r.graph_bytes) += n->bytes / iters;
         for (uint64_t o : origins_of(*n, tmp)) r.origins.push_back(o);
@@ -116,10 +138,15 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
           if (std::find(names.begin(), names.end(), n->name) == names.end()) names.push_back(n->name);
         }
       } else {
-        (side == 0 ? r.eager_kernel_ms : r.graph_kernel_ms) += ms;
         (side == 0 ? r.eager_kernels : r.graph_kernels) += 1.0 / iters;
       }
     }
+  }
+  for (const auto& [key, per] : times) {
+    CompareRow& r = c.rows[key.first];
+    const int iterations = static_cast<int>(key.second == EagerOp || key.second == EagerKernel ? ei : gi);
+    double* field[] = {&r.eager_ms, &r.graph_ms, &r.eager_kernel_ms, &r.graph_kernel_ms};
+    *field[key.second] = per.median_over(iterations);
   }
   for (auto& [root, idx] : row_of) {
     CompareRow& r = c.rows[idx];
@@ -146,8 +173,8 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
     ek += r.eager_kernels;
     gk += r.graph_kernels;
   }
-  s.eager_iter_ms = run_ms(eager) > 0 ? run_ms(eager) / ei : eager_ops_ms;
-  s.graph_iter_ms = run_ms(graph) > 0 ? run_ms(graph) / gi : graph_ops_ms;
+  s.eager_iter_ms = run_ms(eager) > 0 ? run_ms(eager) : eager_ops_ms;
+  s.graph_iter_ms = run_ms(graph) > 0 ? run_ms(graph) : graph_ops_ms;
   s.eager_overhead_ms = std::max(0.0, s.eager_iter_ms - eager_ops_ms);
   s.graph_overhead_ms = std::max(0.0, s.graph_iter_ms - graph_ops_ms);
   s.compile_ms = graph.meta_number("compile_ms", 0);

@@ -18,7 +18,7 @@ struct CompareRow {
   std::string names;              // eager node names, comma-separated
   std::string graph_ops;          // Graph-mode op types covering the group
   bool fused = false;             // one Graph-mode node covers several original nodes
-  // Per iteration:
+  // Per iteration (times: the median over iterations; counts and bytes: the mean):
   double eager_ms = 0, graph_ms = 0;
   double eager_kernel_ms = 0, graph_kernel_ms = 0;
   double eager_kernels = 0, graph_kernels = 0;  // kernel launches
@@ -28,7 +28,7 @@ struct CompareRow {
 };
 
 struct CompareSummary {
-  double eager_iter_ms = 0, graph_iter_ms = 0;  // mean run time per iteration
+  double eager_iter_ms = 0, graph_iter_ms = 0;  // median run time per iteration
   double compile_ms = 0;
   double eager_kernels_per_iter = 0, graph_kernels_per_iter = 0;
   uint64_t eager_peak_bytes = 0, graph_peak_bytes = 0;
