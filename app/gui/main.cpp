@@ -123,6 +123,13 @@ int main(int argc, char** argv) {
         QApplication::exit(1);
         return;
       }
+      // Show a node in the inspector: the first one with weights (a Conv, a MatMul…).
+      if (const auto* doc = window.document())
+        for (size_t i = 0; i < doc->model->nodes.size(); ++i)
+          if (!doc->model->nodes[i].folded && !doc->model->nodes[i].weights.empty()) {
+            window.graph_view()->select_node(static_cast<int>(i));
+            break;
+          }
       if (run_modes.isEmpty()) {
         save();
         return;

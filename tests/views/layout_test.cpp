@@ -164,6 +164,26 @@ TEST(DefaultCollapsed, KeepsTheVisibleCountUnderTheBudget) {
   EXPECT_GE(v.items.size(), 20u);
 }
 
+TEST(GraphModel, FlatHugeGraphIsCutIntoChunks) {
+  auto g = std::make_shared<ir::Graph>();
+  const auto t = test::f32({1});
+  g->add_value({"x", t, {}, {}});
+  g->inputs = {"x"};
+  std::string cur = "x";
+  for (int i = 0; i < 1000; ++i) cur = test::add(*g, "Relu", "Relu_" + std::to_string(i), {cur}, t);
+  g->outputs = {cur};
+  auto m = GraphModel::build(g);
+  EXPECT_TRUE(m->groups[0].nodes.empty());
+  ASSERT_EQ(m->groups[0].groups.size(), 10u);
+  EXPECT_EQ(m->groups[static_cast<size_t>(m->groups[0].groups[0])].title, "nodes 1–100");
+  EXPECT_EQ(m->drawn_nodes, 1000);
+  EXPECT_LE(make_visible(*m, default_collapsed(*m)).items.size(), 300u);
+  std::set<int> all;
+  for (int c : m->groups[0].groups) all.insert(c);
+  // Collapsed chunks chain: 9 edges between the 10 chunks plus input and output.
+  EXPECT_EQ(make_visible(*m, all).edges.size(), 11u);
+}
+
 TEST(GraphvizLayout, PlacesEveryItemTopToBottom) {
   auto m = GraphModel::build(test::scoped_graph());
   auto p = prepare_view(*m, {});

@@ -124,6 +124,31 @@ void simplify(GraphModel& m) {
   m.groups = std::move(out);
 }
 
+// A graph without name scopes (or a scope holding thousands of ops) has nothing to collapse; cut
+// runs of consecutive nodes into groups of kChunk so a huge flat graph still opens collapsed.
+void chunk_long_groups(GraphModel& m) {
+  constexpr size_t kLong = 400, kChunk = 100;
+  const size_t n = m.groups.size();
+  for (size_t g = 0; g < n; ++g) {
+    if (m.groups[g].nodes.size() <= kLong) continue;
+    std::vector<int> nodes = std::move(m.groups[g].nodes);
+    m.groups[g].nodes.clear();
+    for (size_t start = 0; start < nodes.size(); start += kChunk) {
+      const size_t end = std::min(nodes.size(), start + kChunk);
+      ModelGroup c;
+      c.title = "nodes " + std::to_string(start + 1) + "–" + std::to_string(end);
+      c.path = m.groups[g].path + "/#" + std::to_string(start);
+      c.parent = static_cast<int>(g);
+      c.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(start), nodes.begin() + static_cast<std::ptrdiff_t>(end));
+      c.total_nodes = static_cast<int>(end - start);
+      const int idx = static_cast<int>(m.groups.size());
+      for (int node : c.nodes) m.nodes[static_cast<size_t>(node)].group = idx;
+      m.groups[g].groups.push_back(idx);
+      m.groups.push_back(std::move(c));
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Graph> graph) {
@@ -140,11 +165,28 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
   std::unordered_map<std::string, int> consumers;
   for (const auto& n : m->nodes)
     for (const auto& in : n.node->inputs) ++consumers[in];
+  // A node folds when it computes only from constants (Constant itself, or an Identity/Cast/Reshape
+  // of an initializer, as exporters emit for shared weights): it is data, not a step.
   for (auto& n : m->nodes) {
     const ir::Node& node = *n.node;
-    if (node.op_type == "Constant" && node.inputs.empty() && node.outputs.size() == 1 &&
-        !graph_outputs.count(node.outputs[0]) && consumers[node.outputs[0]] > 0)
-      n.folded = true;
+    if (node.outputs.size() != 1 || graph_outputs.count(node.outputs[0]) || consumers[node.outputs[0]] == 0) continue;
+    bool has_graph_attr = false;
+    for (const auto& [key, attr] : node.attrs)
+      has_graph_attr |= attr.kind() == ir::Attribute::Kind::Graph || attr.kind() == ir::Attribute::Kind::Graphs;
+    if (has_graph_attr) continue;
+    bool constant = node.op_type == "Constant" && node.inputs.empty();
+    if (!node.inputs.empty()) {
+      constant = true;
+      for (const auto& in : node.inputs) {
+        if (in.empty()) continue;
+        auto p = m->producer.find(in);
+        const ir::Value* v = n.graph->resolve(in);
+        const bool is_const = p != m->producer.end() ? m->nodes[static_cast<size_t>(p->second)].folded
+                                                     : (v && v->is_initializer());
+        constant &= is_const;
+      }
+    }
+    n.folded = constant;
   }
   for (auto& n : m->nodes) {
     for (const auto& in : n.node->inputs) {
@@ -161,6 +203,7 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
   }
   for (const auto& out : graph->outputs) m->terminals.push_back({out, false});
   simplify(*m);
+  chunk_long_groups(*m);
   m->drawn_nodes = m->groups[0].total_nodes;
   return m;
 }
@@ -174,6 +217,20 @@ std::vector<int> GraphModel::ancestors(int g) const {
   for (int x = g; x >= 0; x = groups[x].parent) chain.push_back(x);
   std::reverse(chain.begin(), chain.end());
   return chain;
+}
+
+const Tensor* GraphModel::constant(const ModelNode& reader, std::string name) const {
+  for (int hops = 0; hops < 16; ++hops) {
+    const ir::Value* v = value(reader, name);
+    if (v && v->constant) return &*v->constant;
+    auto p = producer.find(name);
+    if (p == producer.end()) return nullptr;
+    const ir::Node& n = *nodes[static_cast<size_t>(p->second)].node;
+    if (n.op_type == "Constant") return n.attr_tensor("value");
+    if (n.inputs.empty() || n.inputs[0].empty()) return nullptr;
+    name = n.inputs[0];  // Identity/Cast/Reshape of a weight: show the weight
+  }
+  return nullptr;
 }
 
 int GraphModel::index_of(ir::NodeId id) const {

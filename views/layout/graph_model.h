@@ -56,6 +56,9 @@ class GraphModel {
   // Groups from the root down to (and including) g.
   std::vector<int> ancestors(int g) const;
   int index_of(ir::NodeId id) const;
+  // Data of a folded weight read by `reader`: an initializer, a Constant's value, or what an
+  // Identity/Cast of one passes on. nullptr when not constant.
+  const Tensor* constant(const ModelNode& reader, std::string name) const;
 };
 
 // Scope parts of a node name: "/layer1/layer1.0/conv1/Conv" -> {"layer1", "layer1.0", "conv1"}; the

@@ -41,10 +41,19 @@ std::string key_attributes(const ir::Node& n) {
   return s;
 }
 
+size_t utf8_length(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 void size_item(VisibleItem& it) {
-  size_t longest = 0;
-  for (const auto& l : it.lines) longest = std::max(longest, l.size());
-  const double w = static_cast<double>(std::min<size_t>(longest, 36)) * kCharWidth + 20;
+  double w = 0;
+  for (size_t i = 0; i < it.lines.size(); ++i) {
+    // The first line is bold and larger.
+    const double per_char = i == 0 ? kCharWidth * 1.18 : kCharWidth;
+    w = std::max(w, static_cast<double>(std::min<size_t>(utf8_length(it.lines[i]), 36)) * per_char + 24);
+  }
   it.width = std::max(it.kind == VisibleItem::Kind::Terminal ? 90.0 : 96.0, w);
   it.height = static_cast<double>(std::max<size_t>(it.lines.size(), 1)) * kLineHeight + 12;
   if (it.kind == VisibleItem::Kind::Group) it.height += 6;  // room for the stacked-box look
@@ -66,10 +75,8 @@ std::vector<std::string> node_lines(const GraphModel& m, int node) {
   if (!mn.short_name.empty() && mn.short_name != mn.node->op_type) lines.push_back(mn.short_name);
   std::string attrs = key_attributes(*mn.node);
   if (!mn.weights.empty()) {
-    const ir::Value* w = m.value(mn, mn.weights[0]);
-    if (w && w->constant) {
-      std::string shape = "W " + w->type.to_string();
-      if (w->constant->shape() != Shape{} || !w->type.dims) shape = "W " + join_ints(w->constant->shape(), "×");
+    if (const Tensor* w = m.constant(mn, mn.weights[0])) {
+      const std::string shape = "W " + join_ints(w->shape(), "×");
       attrs = attrs.empty() ? shape : shape + "  " + attrs;
     }
   }

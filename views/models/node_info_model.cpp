@@ -143,11 +143,7 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
     if (!mn.weights.empty()) {
       const int ws = add(-1, tr("Weights"), QString());
       for (const auto& w : mn.weights) {
-        const ir::Value* val = m->value(mn, w);
-        const Tensor* t = nullptr;
-        if (val && val->constant) t = &*val->constant;
-        auto p = m->producer.find(w);
-        if (!t && p != m->producer.end()) t = m->nodes[static_cast<size_t>(p->second)].node->attr_tensor("value");
+        const Tensor* t = m->constant(mn, w);
         if (!t) continue;
         params += t->numel();
         WeightStats st = weight_stats(QString::fromStdString(w), *t);
