@@ -8,6 +8,7 @@
 
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
+#include "engine/frontend/zoo/zoo.h"
 
 namespace ms::cli {
 
@@ -25,6 +26,7 @@ LatencySummary summarize(std::vector<double> ms) {
 }
 
 Expected<ir::Graph> load_model_arg(const std::string& model) {
+  if (zoo::is_zoo_uri(model)) return zoo::build_graph(model);
   if (!std::filesystem::exists(model)) return io_error(model + ": no such file");
   return onnx_io::load_model(model);
 }

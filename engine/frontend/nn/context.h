@@ -1,0 +1,52 @@
+// The global context of the builder API, as a MindSpore user knows it: the execution mode
+// (PyNative: op by op; Graph: a module call is traced once per input signature, compiled and
+// re-run), the backend eager ops run on, and the module-path scope used to name traced nodes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/runtime/backend.h"
+#include "engine/runtime/executor.h"
+
+namespace ms::nn {
+
+enum class Mode { PyNative, Graph };
+
+struct Context {
+  Mode mode = Mode::PyNative;
+  std::string device = "cpu";
+  int threads = 0;  // 0: the backend's default
+};
+
+// set_context(Mode::Graph) switches every later top-level module call to traced+compiled runs.
+void set_context(Mode mode);
+void set_context(const Context& ctx);
+const Context& get_context();
+Mode get_mode();
+const char* mode_name(Mode m);
+
+// The backend eager ops and compiled graphs run on (created on first use, CPU by default; a
+// "cuda" request without a device falls back to the CPU).
+runtime::Backend& backend();
+
+// Module-path scope (thread local): Module::operator() pushes its name while its forward runs.
+class ScopeGuard {
+ public:
+  // `leaf`: the module has no children, so its single op may take the bare path as node name.
+  explicit ScopeGuard(const std::string& name, bool leaf = false);
+  ~ScopeGuard();
+  ScopeGuard(const ScopeGuard&) = delete;
+  ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+ private:
+  bool pushed_;
+};
+// "layer1.0.conv1" (names joined by '.'; "" at top level).
+std::string current_path();
+// Whether the innermost scope is a leaf module (false at top level).
+bool current_scope_is_leaf();
+// Replaces the scope (used when a trace starts inside a scope or a jitted call re-enters).
+std::vector<const std::string*> swap_scope(std::vector<const std::string*> scope);
+
+}  // namespace ms::nn

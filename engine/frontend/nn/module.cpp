@@ -1,0 +1,120 @@
+#include "engine/frontend/nn/module.h"
+
+#include "engine/frontend/nn/context.h"
+#include "engine/frontend/nn/trace.h"
+
+namespace ms::nn {
+
+Module::~Module() = default;
+
+namespace {
+std::string describe(const Module& m) {
+  const std::string path = current_path();
+  return "module '" + (path.empty() ? m.name() : path) + "' (" + m.type_name() + ")";
+}
+}  // namespace
+
+Var Module::forward(const Var& x) {
+  if (in_forward_default_) return Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"));
+  in_forward_default_ = true;
+  Vars r = forward_n({x});
+  in_forward_default_ = false;
+  if (r.empty()) return Var::failed(invalid_argument(describe(*this) + " returned no outputs"));
+  return r[0];
+}
+
+Vars Module::forward_n(const Vars& xs) {
+  if (in_forward_default_) return {Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"))};
+  if (xs.size() != 1)
+    return {Var::failed(invalid_argument(describe(*this) + " takes 1 input, got " + std::to_string(xs.size())))};
+  in_forward_default_ = true;
+  Var r = forward(xs[0]);
+  in_forward_default_ = false;
+  return {r};
+}
+
+Var Module::operator()(const Var& x) {
+  Vars r = call({x});
+  return r.empty() ? Var::failed(invalid_argument(describe(*this) + " returned no outputs")) : r[0];
+}
+
+Vars Module::operator()(const Vars& xs) { return call(xs); }
+
+Vars Module::call(const Vars& xs) {
+  if (!active_trace() && (jit_ || get_mode() == Mode::Graph)) {
+    Status st = first_error(xs);
+    if (!st.is_ok()) return {Var::failed(st)};
+    const JitConfig cfg = jit_ ? *jit_ : JitConfig{};
+    if (!cache_) {
+      cache_ = std::make_unique<GraphCache>(
+          [this](const Vars& in) {
+            ScopeGuard scope(name_, children_.empty());
+            return forward_n(in);
+          },
+          cfg, name_.empty() ? type_name() : name_);
+      cache_->set_module(this);
+    } else {
+      cache_->set_config(cfg);
+    }
+    return cache_->run(xs);
+  }
+  ScopeGuard scope(name_, children_.empty());
+  return forward_n(xs);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(const std::string& prefix) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  const std::string p = prefix.empty() ? "" : prefix + ".";
+  for (const auto& [n, t] : params_) out.emplace_back(p + n, t);
+  for (const auto& [n, c] : children_) {
+    auto sub = c->named_parameters(p + n);
+    out.insert(out.end(), sub.begin(), sub.end());
+  }
+  return out;
+}
+
+int64_t Module::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& [name, t] : named_parameters()) n += t.numel();
+  return n;
+}
+
+void Module::set_jit(const JitConfig& config) { jit_ = std::make_unique<JitConfig>(config); }
+void Module::clear_jit() { jit_.reset(); }
+
+Var Module::param(const std::string& name) const {
+  for (const auto& [n, t] : params_)
+    if (n == name) return Var(t);
+  return Var::failed(internal_error(describe(*this) + " has no parameter '" + name + "'"));
+}
+
+Tensor* Module::param_tensor(const std::string& name) {
+  for (auto& [n, t] : params_)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+Sequential::Sequential(std::vector<std::shared_ptr<Module>> mods) {
+  for (auto& m : mods) add(std::move(m));
+}
+
+Sequential& Sequential::add(std::shared_ptr<Module> m) {
+  register_module(std::to_string(children().size()), std::move(m));
+  return *this;
+}
+
+Var Sequential::forward(const Var& x) {
+  Var y = x;
+  for (const auto& [n, c] : children()) {
+    y = (*c)(y);
+    if (!y.ok()) break;
+  }
+  return y;
+}
+
+ModuleList& ModuleList::push_back(std::shared_ptr<Module> m) {
+  register_module(std::to_string(children().size()), std::move(m));
+  return *this;
+}
+
+}  // namespace ms::nn
