@@ -16,7 +16,7 @@ void add_transformer_templates(std::vector<Template>& out);  // zoo_transformer.
 inline ParamSpec batch_param(int64_t def) { return {"batch", def, 1, 4096, "batch size (first input dim)"}; }
 inline ParamSpec size_param(int64_t def, int64_t min, const char* what) { return {"size", def, min, 4096, what}; }
 inline ParamSpec classes_param(int64_t def) { return {"classes", def, 1, 100000, "number of output classes"}; }
-inline ParamSpec seed_param() { return {"seed", 0, 0, (int64_t{1} << 62), "init seed (same seed, same weights)"}; }
+inline ParamSpec seed_param() { return {"seed", 0, 0, 2147483647, "init seed (same seed, same weights)"}; }
 
 inline Model image_model(const std::string& name, std::shared_ptr<nn::Module> m, int64_t batch, int64_t channels,
                          int64_t size) {
