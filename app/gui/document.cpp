@@ -10,6 +10,11 @@
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
 
+#if __has_include("engine/frontend/zoo/zoo.h")
+#include "engine/frontend/zoo/zoo.h"
+#define MODESCOPE_HAVE_ZOO 1
+#endif
+
 namespace ms::app {
 
 namespace {
@@ -85,6 +90,14 @@ Expected<OpenedModel> open_model(const QString& source, views::JobContext& ctx) 
     const int n = source.mid(10).toInt(&ok);
     if (!ok || n <= 0 || n > 1'000'000) return invalid_argument("generated:N needs N in 1..1000000");
     g = generated_graph(n);
+  } else if (source.startsWith(QStringLiteral("zoo:"))) {
+#ifdef MODESCOPE_HAVE_ZOO
+    auto built = zoo::build_graph(source.toStdString());
+    if (!built) return std::move(built).take_status();
+    g = std::move(*built);
+#else
+    return unsupported("this build has no model zoo");
+#endif
   } else {
     if (!QFileInfo::exists(source)) return io_error(source.toStdString() + ": no such file");
     onnx_io::LoadOptions opts;

@@ -24,7 +24,7 @@ struct OpenedModel {
   double load_ms = 0, infer_ms = 0, model_ms = 0, layout_ms = 0;
 };
 
-// MODEL: an .onnx path, or "generated:N" (a synthetic N-node network with name scopes, for
+// MODEL: an .onnx path, a zoo template "zoo:NAME?k=v", or "generated:N" (a synthetic N-node network with name scopes, for
 // benchmarks and tests).
 Expected<OpenedModel> open_model(const QString& source, views::JobContext& ctx);
 

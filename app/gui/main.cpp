@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
         const bool ok = window.graph_view()->grab().save(path);
         window.grab().save(dir + QStringLiteral("/window.png"));
         window.graph_view()->export_png(dir + QStringLiteral("/graph-full.png"), 6000);
+        QFile dot(dir + QStringLiteral("/graph.dot"));
+        if (dot.open(QIODevice::WriteOnly)) dot.write(window.graph_view()->dot_text().toUtf8());
         std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
         QApplication::exit(ok ? 0 : 1);
       });

@@ -222,7 +222,7 @@ void MainWindow::update_recent_menu() {
 }
 
 void MainWindow::add_recent(const QString& path) {
-  if (path.startsWith(QStringLiteral("generated:"))) return;
+  if (!QFileInfo::exists(path)) return;  // zoo: and generated: models are rebuilt, not reopened
   QSettings s;
   QStringList files = s.value(QStringLiteral("recent")).toStringList();
   const QString abs = QFileInfo(path).absoluteFilePath();

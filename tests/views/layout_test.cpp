@@ -20,6 +20,9 @@ TEST(ScopeParts, SplitsTorchStyleNames) {
   EXPECT_EQ(scope_parts("/layer1/layer1.0/conv1/Conv"), (std::vector<std::string>{"layer1", "layer1.0", "conv1"}));
   EXPECT_EQ(scope_parts("encoder.layers.0/attn/MatMul"), (std::vector<std::string>{"encoder.layers.0", "attn"}));
   EXPECT_TRUE(scope_parts("Conv_12").empty());
+  EXPECT_EQ(scope_parts("layer1.0.conv1"), (std::vector<std::string>{"layer1", "layer1.0"}));
+  EXPECT_EQ(scope_parts("encoder.layers.11.attn.q"),
+            (std::vector<std::string>{"encoder", "layers", "layers.11", "attn"}));
   EXPECT_TRUE(scope_parts("").empty());
 }
 
@@ -118,7 +121,7 @@ TEST(Dot, SmallGraphText) {
   const std::string dot = to_dot(*m, make_visible(*m, {}));
   EXPECT_EQ(dot,
             "digraph modescope {\n"
-            "  graph [rankdir=TB nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
+            "  graph [rankdir=TB newrank=true nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
             "  node [shape=box fixedsize=true fontname=\"Helvetica\" fontsize=10];\n"
             "  edge [fontname=\"Helvetica\" fontsize=8 arrowsize=0.6];\n"
             "  n0 [label=\"Relu\\nact\" width=1.333 height=0.556];\n"

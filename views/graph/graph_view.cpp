@@ -154,7 +154,7 @@ void GraphView::show_prepared(std::shared_ptr<const GraphModel> model, PreparedV
   search_->set_model(model_.get());
   awaiting_first_paint_ = true;
   apply(std::move(view), -1);
-  fit();
+  show_start();
 }
 
 void GraphView::set_model(std::shared_ptr<const GraphModel> model) {
@@ -189,7 +189,7 @@ void GraphView::set_collapsed(std::set<int> collapsed, int then_select) {
         }
         const bool first = scene_->items().isEmpty();
         apply(std::move(*r), then_select);
-        if (first) fit();
+        if (first) show_start();
       });
 }
 
@@ -291,21 +291,38 @@ void GraphView::set_highlight(const std::vector<int>& nodes) {
 
 void GraphView::fit() {
   if (scene_->items().isEmpty()) return;
-  QRectF r = scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  const QRectF r = scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20);
   canvas_->fitInView(r, Qt::KeepAspectRatio);
-  // Never zoom in past 1:1 on a small graph, and never so far out that a tall graph is a thread:
-  // then fit the width and show the top.
-  double s = canvas_->transform().m11();
-  const double min_readable = 0.35;
-  if (s > 1.0) {
+  if (canvas_->transform().m11() > 1.0) {  // a small graph stays at 1:1, centred
     canvas_->resetTransform();
     canvas_->centerOn(r.center());
-  } else if (s < min_readable && r.width() * min_readable < canvas_->viewport()->width() * 1.5) {
-    const double w = std::min(1.0, canvas_->viewport()->width() / r.width());
-    canvas_->resetTransform();
-    canvas_->scale(std::max(w, min_readable), std::max(w, min_readable));
-    canvas_->centerOn(QPointF(r.center().x(), r.top() + canvas_->viewport()->height() / 2.0 / std::max(w, min_readable)));
   }
+  Q_EMIT canvas_->viewport_changed();
+}
+
+void GraphView::show_start() {
+  if (scene_->items().isEmpty()) return;
+  const QRectF r = scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+  const QRect vp = canvas_->viewport()->rect();
+  const double whole = std::min(vp.width() / r.width(), vp.height() / r.height());
+  // Whole graph when its labels stay readable; otherwise a readable scale at the graph's entry
+  // (the top), where a reader starts. Ctrl+0 still fits everything.
+  constexpr double kReadable = 0.55;
+  if (whole >= kReadable) {
+    fit();
+    return;
+  }
+  const double s = std::max(kReadable, std::min(1.0, vp.width() / r.width()));
+  canvas_->resetTransform();
+  canvas_->scale(s, s);
+  QPointF entry(r.center().x(), r.top());
+  double top = 1e300;
+  for (BoxItem* b : boxes_)
+    if (b->pos().y() < top) {
+      top = b->pos().y();
+      entry = b->pos();
+    }
+  canvas_->centerOn(QPointF(entry.x(), r.top() + vp.height() / 2.0 / s));
   Q_EMIT canvas_->viewport_changed();
 }
 

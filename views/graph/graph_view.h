@@ -67,6 +67,8 @@ class GraphView : public QWidget {
   int selected_node() const { return selected_; }
 
   void fit();
+  // The opening view: the whole graph if it reads at that scale, else its top at a readable scale.
+  void show_start();
   void zoom_in();
   void zoom_out();
   void show_search();

@@ -8,13 +8,22 @@
 namespace ms::views {
 
 std::vector<std::string> scope_parts(const std::string& name) {
+  // Exporters write scopes with '/' ("/layer1/layer1.0/conv1/Conv"); the builder names a node by
+  // its module path with '.' ("layer1.0.conv1"). Dots count only where no slash is present.
+  const char sep = name.find('/') != std::string::npos ? '/' : '.';
   std::vector<std::string> parts;
   size_t start = 0;
   while (start <= name.size()) {
-    size_t slash = name.find('/', start);
-    if (slash == std::string::npos) slash = name.size();
-    if (slash > start) parts.push_back(name.substr(start, slash - start));
-    start = slash + 1;
+    size_t cut = name.find(sep, start);
+    if (cut == std::string::npos) cut = name.size();
+    if (cut > start) {
+      std::string part = name.substr(start, cut - start);
+      // "layers.0" reads better than a group titled "0": a list index keeps its list's name.
+      const bool index = sep == '.' && !parts.empty() &&
+                         part.find_first_not_of("0123456789") == std::string::npos;
+      parts.push_back(index ? parts.back() + "." + part : part);
+    }
+    start = cut + 1;
   }
   if (!parts.empty()) parts.pop_back();  // the node's own name
   return parts;
@@ -24,7 +33,11 @@ namespace {
 
 std::string last_part(const std::string& name) {
   const size_t slash = name.find_last_of('/');
-  return slash == std::string::npos ? name : name.substr(slash + 1);
+  if (slash != std::string::npos) return name.substr(slash + 1);
+  const size_t dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot + 1 == name.size()) return name;
+  const std::string tail = name.substr(dot + 1);
+  return tail.find_first_not_of("0123456789") == std::string::npos ? name : tail;
 }
 
 struct Builder {
@@ -88,9 +101,28 @@ void simplify(GraphModel& m) {
     total[g] += direct[g];
     if (m.groups[g].parent >= 0) total[m.groups[g].parent] += total[g];
   }
+  // Edges inside each group's subtree: a scope whose nodes never feed each other (one reused
+  // activation module called at two places) is a name, not a unit of the graph; drawing it as a
+  // frame would tie distant nodes together.
+  std::vector<int> depth(n, 0), internal(n, 0);
+  for (int g = 1; g < n; ++g) depth[g] = depth[m.groups[g].parent] + 1;
+  for (const auto& node : m.nodes) {
+    if (node.folded) continue;
+    for (const auto& in : node.node->inputs) {
+      auto p = m.producer.find(in);
+      if (p == m.producer.end() || m.nodes[static_cast<size_t>(p->second)].folded) continue;
+      int a = node.group, b = m.nodes[static_cast<size_t>(p->second)].group;
+      while (a != b) {
+        if (depth[a] >= depth[b]) a = m.groups[a].parent;
+        else b = m.groups[b].parent;
+      }
+      ++internal[a];
+    }
+  }
+  for (int g = n - 1; g > 0; --g) internal[m.groups[g].parent] += internal[g];
   std::vector<bool> keep(n, false);
   keep[0] = true;
-  for (int g = 1; g < n; ++g) keep[g] = m.groups[g].subgraph || total[g] >= 2;
+  for (int g = 1; g < n; ++g) keep[g] = m.groups[g].subgraph || (total[g] >= 2 && internal[g] > 0);
   std::vector<std::string> prefix(n);
   for (int g = 1; g < n; ++g) {
     if (!keep[g] || m.groups[g].subgraph || direct[g] != 0) continue;

@@ -62,7 +62,8 @@ class GraphModel {
 };
 
 // Scope parts of a node name: "/layer1/layer1.0/conv1/Conv" -> {"layer1", "layer1.0", "conv1"}; the
-// last part names the node itself. "a.b/c" -> {"a.b"}. No slash -> {}.
+// last part names the node itself. "a.b/c" -> {"a.b"}. Without a slash, dots separate module
+// paths: "layer1.0.conv1" -> {"layer1", "layer1.0"}.
 std::vector<std::string> scope_parts(const std::string& name);
 
 }  // namespace ms::views

@@ -223,7 +223,7 @@ std::string to_dot(const GraphModel& m, const VisibleGraph& v, const DotOptions&
   };
   os << "digraph modescope {\n"
      << "  graph [rankdir=" << opts.rankdir
-     << " nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
+     << " newrank=true nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
      << "  node [shape=box fixedsize=true fontname=\"Helvetica\" fontsize=10];\n"
      << "  edge [fontname=\"Helvetica\" fontsize=8 arrowsize=0.6];\n";
   std::map<int, std::vector<const VisibleItem*>> by_cluster;
