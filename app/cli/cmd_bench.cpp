@@ -1,10 +1,13 @@
 // `bench`: figures the project tracks.
 //   bench dispatch         eager dispatch overhead: a chain of 1,000 tiny elementwise ops, us per op
 //   bench peak             machine FP32 peak estimate: a large oneDNN matmul, GFLOP/s
-//   bench MODEL            both modes' median latency and achieved GFLOP/s (cost model) vs the peak
+//   bench MODEL            both modes' median latency, GFLOP/s vs the peak, speedup, compile time, peak
+//                          memory per mode, memory plan (planned / naive / lower bound); --json FILE
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
+#include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
 #include "engine/ops/schema.h"
@@ -92,7 +95,28 @@ double measure_peak_gflops(runtime::Backend& backend, int iters) {
   return ms <= 0 ? -1 : 2.0 * n * n * n / (ms * 1e6);
 }
 
+// Median latency of `iters` runs after `warmup` (graph or eager), peak bytes of the last run.
+struct ModeFigures {
+  double median_ms = 0;
+  size_t peak_bytes = 0;
+};
+
+template <class Exec>
+Expected<ModeFigures> time_mode(Exec& ex, const runtime::TensorMap& inputs, int iters, int warmup) {
+  std::vector<double> t;
+  for (int i = 0; i < warmup + iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = ex.run(inputs);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) return std::move(r).take_status();
+    if (i >= warmup) t.push_back(ms);
+  }
+  return ModeFigures{summarize(t).median, ex.last_stats().peak_bytes};
+}
+
 int bench_model(const RunArgs& a) {
+  auto opts = compile_options(a.jit_level, a.disabled_passes);
+  if (!opts) return fail(opts.status().message());
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   const double peak = measure_peak_gflops(*prep->backend, 5);
@@ -109,16 +133,48 @@ int bench_model(const RunArgs& a) {
     for (const auto& o : n.outputs) out.push_back(o.empty() ? ir::ValueType{} : typed.resolve(o)->type);
     flops += ops::node_cost(n, in, out).flops;
   }
-  std::printf("%s on %s\n", a.model.c_str(), prep->backend->description().c_str());
-  std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s\n", peak);
-  std::printf("  model: %.4g FLOPs per iteration\n", flops);
-  for (auto mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
-    RunConfig cfg{mode, a.iters, a.warmup};
-    auto r = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
-    if (!r) return fail(a.model + ": " + r.status().message());
-    const double gflops = flops / (r->latency.median * 1e6);
-    std::printf("  %-8s median %.3f ms  %.1f GFLOP/s  %.1f%% of peak\n", runtime::exec_mode_name(mode), r->latency.median,
-                gflops, peak > 0 ? 100.0 * gflops / peak : 0.0);
+  const int iters = std::max(1, a.iters), warmup = std::max(0, a.warmup);
+  runtime::EagerExecutor eager(prep->graph, *prep->backend);
+  auto pyn = time_mode(eager, prep->inputs, iters, warmup);
+  if (!pyn) return fail(a.model + ": pynative: " + pyn.status().message());
+  std::map<std::string, ir::ValueType> sig;
+  for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
+  auto compiled = runtime::GraphExecutor::compile(prep->graph, *prep->backend, sig, *opts);
+  if (!compiled) return fail(a.model + ": graph: " + compiled.status().message());
+  runtime::GraphExecutor& gx = **compiled;
+  auto gra = time_mode(gx, prep->inputs, iters, warmup);
+  if (!gra) return fail(a.model + ": graph: " + gra.status().message());
+  const auto& plan = gx.memory_plan();
+  const double speedup = gra->median_ms > 0 ? pyn->median_ms / gra->median_ms : 0;
+
+  std::printf("%s on %s, jit level %s, median of %d runs after %d warm-up\n", a.model.c_str(),
+              prep->backend->description().c_str(), a.jit_level.c_str(), iters, warmup);
+  std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s; model %.4g FLOPs per iteration\n", peak, flops);
+  for (const auto* m : {&*pyn, &*gra}) {
+    const double gflops = m->median_ms > 0 ? flops / (m->median_ms * 1e6) : 0;
+    std::printf("  %-8s median %9.3f ms  %7.1f GFLOP/s  %5.1f%% of peak  peak memory %s\n",
+                m == &*pyn ? "pynative" : "graph", m->median_ms, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
+                format_bytes(static_cast<double>(m->peak_bytes)).c_str());
+  }
+  std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu\n", speedup, gx.compile_ms(),
+              prep->graph.nodes().size(), gx.graph().nodes().size());
+  std::printf("  memory plan: arena %s, naive %s (%.1fx), lower bound %s (arena/lb %.3f)\n",
+              format_bytes(double(plan.arena_bytes)).c_str(), format_bytes(double(plan.naive_bytes)).c_str(),
+              plan.arena_bytes ? double(plan.naive_bytes) / double(plan.arena_bytes) : 0.0,
+              format_bytes(double(plan.lower_bound)).c_str(),
+              plan.lower_bound ? double(plan.arena_bytes) / double(plan.lower_bound) : 0.0);
+  if (!a.report.empty()) {
+    std::ofstream f(a.report);
+    if (!f) return fail(a.report + ": cannot write");
+    f << "{\"cases\": [{\"model\": \"" << json_escape(a.model) << "\", \"jit_level\": \"" << a.jit_level
+      << "\", \"threads\": " << prep->backend->threads() << ", \"pynative_ms\": " << pyn->median_ms
+      << ", \"graph_ms\": " << gra->median_ms << ", \"speedup\": " << speedup
+      << ", \"compile_ms\": " << gx.compile_ms() << ", \"pynative_peak_bytes\": " << pyn->peak_bytes
+      << ", \"graph_peak_bytes\": " << gra->peak_bytes << ", \"planned_bytes\": " << plan.arena_bytes
+      << ", \"naive_bytes\": " << plan.naive_bytes << ", \"lower_bound_bytes\": " << plan.lower_bound
+      << ", \"flops\": " << flops << ", \"nodes\": " << prep->graph.nodes().size()
+      << ", \"nodes_compiled\": " << gx.graph().nodes().size() << "}]}\n";
+    if (!f) return fail(a.report + ": write failed");
   }
   return 0;
 }

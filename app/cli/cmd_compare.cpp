@@ -1,6 +1,7 @@
 // `compare MODEL`: both modes on the same inputs, side by side, outputs asserted equal.
 #include <cstdio>
 
+#include "app/cli/compile_options.h"
 #include "app/cli/cmd_profile.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
@@ -14,6 +15,9 @@ int compare_command(const RunArgs& a) {
   RunConfig cfg;
   cfg.iters = a.iters;
   cfg.warmup = a.warmup;
+  auto jit = compile_options(a.jit_level, a.disabled_passes);
+  if (!jit) return fail(jit.status().message());
+  cfg.compile = *jit;
   cfg.mode = runtime::ExecMode::PyNative;
   auto eager = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
   if (!eager) return fail(a.model + ": pynative: " + eager.status().message());

@@ -18,6 +18,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -202,7 +203,12 @@ std::vector<fs::path> find_cases(const fs::path& dir) {
 }  // namespace
 
 int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
-                            const std::string& report_path, double rtol, double atol) {
+                            const std::string& report_path, double rtol, double atol, const std::string& jit_level,
+                            const std::vector<std::string>& disabled_passes, const std::string& baseline) {
+  if (jit_level != "O0" && jit_level != "O1" && jit_level != "O2") {
+    std::cerr << "conformance: --jit-level must be O0, O1 or O2 (got '" << jit_level << "')\n";
+    return 1;
+  }
   std::vector<std::string> modes;
   if (mode == "pynative" || mode == "graph") modes = {mode};
   else if (mode == "both") modes = {"pynative", "graph"};
@@ -240,6 +246,8 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     for (const auto& m : modes) {
       CaseOptions opt;
       opt.mode = m;
+      opt.jit_level = jit_level;
+      opt.disabled_passes = disabled_passes;
       opt.rtol = rtol;
       opt.atol = atol;
       const auto t0 = std::chrono::steady_clock::now();
@@ -278,6 +286,28 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     std::printf("skipped by op (%zu ops):\n", ops.size());
     for (const auto& [op, n] : ops) std::printf("  %-40s %d\n", op.c_str(), n);
   }
+  // Cases the baseline passed that this run did not.
+  std::vector<std::string> regressions;
+  if (!baseline.empty()) {
+    std::ifstream bf(baseline);
+    nlohmann::json base = nlohmann::json::parse(bf, nullptr, false);
+    if (base.is_discarded() || !base.contains("cases")) {
+      std::cerr << "conformance: cannot read baseline report '" << baseline << "'\n";
+      return 1;
+    }
+    std::set<std::string> passed_now;
+    for (const auto& r : records)
+      if (r.result.status == CaseStatus::Passed) passed_now.insert(r.name);
+    std::set<std::string> ran;
+    for (const auto& r : records) ran.insert(r.name);
+    for (const auto& c : base["cases"]) {
+      const std::string name = c.value("name", "");
+      if (c.value("status", "") == "passed" && ran.count(name) && !passed_now.count(name)) regressions.push_back(name);
+    }
+    std::sort(regressions.begin(), regressions.end());
+    regressions.erase(std::unique(regressions.begin(), regressions.end()), regressions.end());
+    for (const auto& r : regressions) std::printf("regression (passed in the baseline): %s\n", r.c_str());
+  }
   std::printf("%d crashed\n", crashed);
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed + crashed, skipped);
   std::fflush(stdout);
@@ -293,7 +323,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                        {"ms", r.ms}});
     }
     nlohmann::json report = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"crashed", crashed},
-                             {"mode", mode},     {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
+                             {"mode", mode},     {"jit_level", jit_level}, {"regressions", regressions.size()}, {"regressed_cases", regressions}, {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
     std::ofstream out(report_path);
     out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     out.close();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
 #include "engine/frontend/npy.h"
@@ -70,6 +71,9 @@ int run_command(const RunArgs& a) {
   cfg.mode = a.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
   cfg.iters = a.iters;
   cfg.warmup = a.warmup;
+  auto jit = compile_options(a.jit_level, a.disabled_passes);
+  if (!jit) return fail(jit.status().message());
+  cfg.compile = *jit;
   auto r = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
   if (!r) return fail(a.model + ": " + r.status().message());
   std::printf("%s: %s mode on %s\n", a.model.c_str(), a.mode.c_str(), prep->backend->description().c_str());

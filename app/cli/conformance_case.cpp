@@ -1,3 +1,4 @@
+#include "engine/compiler/pipeline.h"
 #include "app/cli/conformance_case.h"
 
 #include <algorithm>
@@ -193,7 +194,11 @@ CaseResult run_data_set(const ir::Graph& graph, runtime::Backend& backend, const
 
   Expected<std::vector<Tensor>> got = std::vector<Tensor>{};
   if (opt.mode == "graph") {
-    auto exe = runtime::GraphExecutor::compile(graph, backend, signature);
+    runtime::CompileOptions copts;
+    if (auto level = compiler::parse_jit_level(opt.jit_level)) copts.jit_level = *level;
+    copts.disabled_passes = opt.disabled_passes;
+    copts.verify_passes = true;  // a pass that breaks the graph fails the case by name
+    auto exe = runtime::GraphExecutor::compile(graph, backend, signature, copts);
     if (!exe) return from_status(exe.status(), &graph, where + "compile: ");
     got = (*exe)->run(inputs);
   } else {

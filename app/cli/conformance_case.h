@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ms::cli {
 
@@ -20,6 +21,8 @@ struct CaseOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
   int threads = 1;
+  std::string jit_level = "O1";              // graph mode: pipeline level
+  std::vector<std::string> disabled_passes;  // graph mode: passes left out
 };
 
 // Loads, runs and compares every data set of the case. Never throws on bad input: load errors,

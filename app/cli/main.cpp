@@ -61,6 +61,12 @@ int main(int argc, char** argv) {
   conf->add_option("--report", conf_report, "Write a JSON report");
   conf->add_option("--rtol", rtol, "Relative tolerance");
   conf->add_option("--atol", atol, "Absolute tolerance");
+  std::string conf_jit = "O1";
+  std::vector<std::string> conf_disabled;
+  std::string conf_baseline;
+  conf->add_option("--baseline", conf_baseline, "Report of an earlier run: its passed cases must pass");
+  conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
+  conf->add_option("--disable", conf_disabled, "Leave a pass out of the Graph-mode pipeline (repeatable)");
 
   std::string bench_what;
   ms::cli::RunArgs bench_args;
@@ -72,6 +78,10 @@ int main(int argc, char** argv) {
   bench->add_option("--warmup", bench_args.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
   bench->add_option("--input", bench_args.inputs, "NAME=FILE.npy (repeatable)");
   bench->add_option("--dim", bench_args.dims, "PARAM=N for symbolic input dims");
+  bench->add_option("--json", bench_args.report, "Write the figures as JSON");
+  bench->add_option("--jit-level", bench_args.jit_level, "Graph-mode pipeline: O0, O1 or O2")
+      ->check(CLI::IsMember({"O0", "O1", "O2"}));
+  bench->add_option("--disable", bench_args.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
 
   // Self-registered subcommands (see registry.h), in their listing order.
   auto& registry = ms::cli::command_registry();
@@ -93,7 +103,8 @@ int main(int argc, char** argv) {
     if (*run) return ms::cli::run_command(run_args);
     if (*check) return ms::cli::check_command(check_model);
     if (*compare) return ms::cli::compare_command(compare_args);
-    if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol);
+    if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol,
+                                                         conf_jit, conf_disabled, conf_baseline);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
     for (auto& [sub, runner] : registered)
       if (*sub) return runner();

@@ -90,7 +90,7 @@ Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inpu
   } else {
     std::map<std::string, ir::ValueType> sig;
     for (const auto& [name, t] : inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    auto c = runtime::GraphExecutor::compile(g, backend, sig);
+    auto c = runtime::GraphExecutor::compile(g, backend, sig, config.compile);
     if (!c) return std::move(c).take_status();
     graph = std::move(*c);
     r.compile_ms = graph->compile_ms();

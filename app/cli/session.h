@@ -15,6 +15,7 @@ struct RunConfig {
   runtime::ExecMode mode = runtime::ExecMode::PyNative;
   int iters = 10;
   int warmup = 2;
+  runtime::CompileOptions compile;  // Graph mode: jit level, disabled passes
 };
 
 struct LatencySummary {

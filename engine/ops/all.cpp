@@ -8,5 +8,6 @@ void register_all_ops(Registry& r) {
   register_reduce_ops(r);
   register_control_ops(r);
   register_modescope_ops(r);
+  register_fused_ops(r);
 }
 }  // namespace ms::ops

@@ -10,4 +10,5 @@ void register_tensor_ops(Registry& r);       // ops/tensor.cpp: Reshape, Transpo
 void register_reduce_ops(Registry& r);       // ops/reduce.cpp: Reduce*, ArgMax/ArgMin, CumSum, ...
 void register_control_ops(Registry& r);      // ops/control.cpp: If, Loop, Constant, Identity
 void register_modescope_ops(Registry& r);    // ops/print.cpp: Print (domain ai.modescope)
+void register_fused_ops(Registry& r);        // ops/fused.cpp: the graph compiler's fused ops (ai.modescope)
 }  // namespace ms::ops

@@ -17,6 +17,10 @@
 #include "engine/runtime/backend.h"
 #include "engine/runtime/observer.h"
 
+namespace ms::compiler {
+struct CompileResult;  // engine/compiler/pipeline.h: snapshots and per-pass reports
+}
+
 namespace ms::runtime {
 
 using TensorMap = std::map<std::string, Tensor>;
@@ -55,10 +59,13 @@ struct MemorySlot {
   uint64_t bytes = 0;
   int first_step = 0;  // step that defines the value
   int last_step = 0;   // last step that reads it
+  std::string reuses;  // value whose block this one takes over in place ("" none)
+  int thread = 0;      // CPU thread (branch) of the producing step, from the branch scheduler
 };
 struct MemoryPlan {
   uint64_t arena_bytes = 0;
-  uint64_t lower_bound = 0;  // max over steps of live bytes
+  uint64_t lower_bound = 0;  // max over steps of live bytes (blocks shared in place count once)
+  uint64_t naive_bytes = 0;  // sum of every planned value's size (no reuse at all)
   std::vector<MemorySlot> slots;
 };
 
@@ -72,6 +79,11 @@ struct CompileOptions {
   bool plan_memory = true;
   JitLevel jit_level = JitLevel::O1;
   std::vector<std::string> disabled_passes;  // pass arguments left out of the pipeline
+  int stop_after = -1;           // run only the first N passes of the pipeline (-1: all)
+  bool keep_snapshots = true;    // a snapshot of the graph after each pass (compiler::Snapshot)
+  bool verify_passes = false;    // ir::verify after each pass (tests, debugging)
+  bool inplace = true;           // let elementwise outputs take over a dying input's block
+  bool parallel_branches = true; // O2: run independent branches on concurrent CPU threads
 };
 
 class GraphExecutor {
@@ -84,6 +96,10 @@ class GraphExecutor {
   Expected<std::vector<Tensor>> run(const TensorMap& inputs, const RunOptions& options = {});
   const MemoryPlan& memory_plan() const;
   const ir::Graph& graph() const;  // the graph as compiled (types filled in)
+  // Snapshots after each pass and the pass reports (engine/compiler/pipeline.h).
+  const compiler::CompileResult& compile_result() const;
+  // Concurrent branch (CPU thread) of each step, in step order (all 0 unless O2 found branches).
+  const std::vector<int>& step_threads() const;
   double compile_ms() const;
   RunStats last_stats() const;
   size_t num_steps() const;

@@ -1,5 +1,7 @@
 #include <chrono>
 
+#include "engine/compiler/pipeline.h"
+#include "engine/compiler/schedule.h"
 #include "engine/runtime/interpreter.h"
 #include "engine/runtime/memory_plan.h"
 
@@ -18,6 +20,8 @@ struct GraphExecutor::Impl {
   std::map<std::string, ir::ValueType> signature;
   double compile_ms = 0;
   RunStats stats;
+  compiler::CompileResult compiled;
+  std::vector<int> step_threads;
 };
 
 GraphExecutor::GraphExecutor() : impl_(std::make_unique<Impl>()) {}
@@ -38,6 +42,16 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
     ir::Value* v = m.graph.value(name);
     if (it != signature.end() && v) v->type = it->second;
   }
+  compiler::JitConfig jit;
+  jit.jit_level = options.jit_level;
+  jit.disabled_passes = options.disabled_passes;
+  jit.stop_after = options.stop_after;
+  jit.snapshots = options.keep_snapshots;
+  jit.verify = options.verify_passes;
+  auto compiled = compiler::run_pipeline(m.graph, &backend, jit);
+  if (!compiled) return std::move(compiled).take_status();
+  m.compiled = std::move(*compiled);
+  // Types of the final graph, whatever passes ran (cheap; also validates what the passes made).
   MS_RETURN_IF_ERROR(infer_graph_types(m.graph, &backend));
   m.interp = std::make_unique<Interpreter>(backend, ExecMode::Graph);
   auto prog = m.interp->program_for(m.graph);
@@ -56,6 +70,8 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   const Program& p = *m.program;
   std::vector<MemorySlot> slots;
   std::vector<int> slot_value;  // plan slot -> program slot
+  std::vector<int> plan_index(p.slot_names.size(), -1);  // program slot -> plan slot
+  std::vector<std::pair<size_t, size_t>> inplace;
   m.out_types.resize(p.steps.size());
   m.is_static_step.assign(p.steps.size(), 1);
   for (size_t si = 0; si < p.steps.size(); ++si) {
@@ -80,11 +96,29 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
       ms.bytes = static_cast<uint64_t>(ops::static_numel(t)) * dtype_size(t.dtype);
       ms.first_step = static_cast<int>(si);
       ms.last_step = std::max(static_cast<int>(si), p.last_use[static_cast<size_t>(v)]);
+      plan_index[static_cast<size_t>(v)] = static_cast<int>(slots.size());
+      // In place: output 0 over an input whose last reader is this step, same dtype and shape.
+      if (options.inplace && o == 0)
+        for (size_t in : inplace_inputs(*s.node)) {
+          if (in >= s.inputs.size() || s.inputs[in] < 0) continue;
+          const int iv = s.inputs[in];
+          const int pi = plan_index[static_cast<size_t>(iv)];
+          if (pi < 0 || p.last_use[static_cast<size_t>(iv)] != static_cast<int>(si)) continue;
+          const ir::Value* ival = m.graph.value(p.slot_names[static_cast<size_t>(iv)]);
+          if (!ival || ival->type.dtype != t.dtype || !t.dims || !ival->type.dims || *ival->type.dims != *t.dims) continue;
+          inplace.emplace_back(static_cast<size_t>(pi), slots.size());
+          break;
+        }
       slots.push_back(ms);
       slot_value.push_back(v);
     }
   }
-  m.plan = plan_memory(std::move(slots));
+  // O2: independent branches on concurrent CPU threads (recorded in the plan).
+  m.step_threads.assign(p.steps.size(), 0);
+  if (options.jit_level == JitLevel::O2 && options.parallel_branches)
+    m.step_threads = compiler::schedule_branches(p, m.graph, std::max(1, backend.threads()));
+  for (auto& sl : slots) sl.thread = m.step_threads[static_cast<size_t>(sl.first_step)];
+  m.plan = plan_memory(std::move(slots), inplace);
   if (m.plan.arena_bytes) {
     m.arena = backend.arena_allocator().make_buffer(m.plan.arena_bytes);
     if (!m.arena)
@@ -194,6 +228,8 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
 
 const MemoryPlan& GraphExecutor::memory_plan() const { return impl_->plan; }
 const ir::Graph& GraphExecutor::graph() const { return impl_->graph; }
+const compiler::CompileResult& GraphExecutor::compile_result() const { return impl_->compiled; }
+const std::vector<int>& GraphExecutor::step_threads() const { return impl_->step_threads; }
 double GraphExecutor::compile_ms() const { return impl_->compile_ms; }
 RunStats GraphExecutor::last_stats() const { return impl_->stats; }
 size_t GraphExecutor::num_steps() const { return impl_->program ? impl_->program->steps.size() : 0; }

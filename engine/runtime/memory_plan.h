@@ -1,11 +1,22 @@
+// Static memory plan of a compiled graph: one arena, one block per value (or per chain of values an
+// op may overwrite in place), offsets from liveness.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "engine/runtime/executor.h"
 
 namespace ms::runtime {
 uint64_t align_up(uint64_t v, uint64_t a);
+
 // Assigns offsets to `slots` (value, bytes, first/last step filled in); returns the plan.
-MemoryPlan plan_memory(std::vector<MemorySlot> slots, uint64_t alignment = 64);
+// `inplace` pairs (a, b): slot b may take over slot a's block (a's last reader is b's producer, which
+// may write its output over that input). Taken when sizes match and a's block is not taken already.
+MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pair<size_t, size_t>>& inplace = {},
+                       uint64_t alignment = 64);
+
+// Ops whose kernel may write output 0 over input `input` (same dtype and shape): elementwise and
+// activations, and the residual of fused ops. Returns the candidate input indices.
+std::vector<size_t> inplace_inputs(const ir::Node& node);
 }  // namespace ms::runtime

@@ -2,7 +2,9 @@
 # fails when the CLI could not run, when any case crashed (or hung), or when fewer cases passed
 # than the floor for this mode in floor.json.
 #   cmake -DCLI=... -DDATA=<dir with case folders> -DMODE=pynative|graph -DREPORT=<json>
-#         -DFLOOR=<floor.json> -P run_conformance.cmake
+#         -DFLOOR=<floor.json> [-DJIT_LEVEL=O0|O1|O2] [-DBASELINE=<pynative report>] -P run_conformance.cmake
+# With BASELINE (when that report exists), every case passed there must pass here: no case may
+# regress because of a compiler pass.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var CLI DATA MODE REPORT FLOOR)
@@ -12,7 +14,18 @@ foreach(var CLI DATA MODE REPORT FLOOR)
 endforeach()
 
 file(REMOVE "${REPORT}")
-execute_process(COMMAND "${CLI}" conformance "${DATA}" --mode "${MODE}" --report "${REPORT}"
+set(extra "")
+if(DEFINED JIT_LEVEL)
+  list(APPEND extra --jit-level "${JIT_LEVEL}")
+endif()
+if(DEFINED BASELINE)
+  if(EXISTS "${BASELINE}")
+    list(APPEND extra --baseline "${BASELINE}")
+  else()
+    message(STATUS "conformance (${MODE}): no baseline report at ${BASELINE} (run conformance_pynative first)")
+  endif()
+endif()
+execute_process(COMMAND "${CLI}" conformance "${DATA}" --mode "${MODE}" --report "${REPORT}" ${extra}
                 RESULT_VARIABLE cli_result)
 if(NOT cli_result EQUAL 0)
   message(FATAL_ERROR "conformance (${MODE}): modescope-cli exited with '${cli_result}'")
@@ -54,6 +67,11 @@ if(crashed GREATER 0)
     endforeach()
   endif()
   string(APPEND problems "\n${crashed} case(s) crashed or timed out:${names}")
+endif()
+string(JSON regressions ERROR_VARIABLE err GET "${report}" regressions)
+if(NOT err AND regressions GREATER 0)
+  string(JSON regressed ERROR_VARIABLE err GET "${report}" regressed_cases)
+  string(APPEND problems "\n${regressions} case(s) pass in the baseline but not here: ${regressed}")
 endif()
 if(passed LESS floor)
   string(APPEND problems "\n${passed} passed is below the floor of ${floor} in ${FLOOR}")

@@ -52,7 +52,9 @@ TEST(Executor, BothModesGiveTheSameOutputs) {
   EagerExecutor eager(g, *be);
   auto a = eager.run(in);
   ASSERT_TRUE(a) << a.status().message();
-  auto c = GraphExecutor::compile(g, *be, signature_of(in));
+  CompileOptions o0;  // O0: no fusion, one kernel per node as in eager mode
+  o0.jit_level = JitLevel::O0;
+  auto c = GraphExecutor::compile(g, *be, signature_of(in), o0);
   ASSERT_TRUE(c) << c.status().message();
   auto b = (*c)->run(in);
   ASSERT_TRUE(b) << b.status().message();
@@ -128,7 +130,9 @@ TEST(MemoryPlan, ReusesMemoryOfDeadValues) {
 TEST(Executor, GraphModePlansIntermediatesInOneArena) {
   auto be = create_cpu_backend(1);
   TensorMap in{{"x", Tensor::zeros(DType::F32, {2, 3})}};
-  auto c = GraphExecutor::compile(small_net(), *be, signature_of(in));
+  CompileOptions o0;  // O0: the three nodes stay (O1 fuses them into one loop)
+  o0.jit_level = JitLevel::O0;
+  auto c = GraphExecutor::compile(small_net(), *be, signature_of(in), o0);
   ASSERT_TRUE(c);
   const MemoryPlan& p = (*c)->memory_plan();
   EXPECT_EQ(p.slots.size(), 2u);  // t0, t1 (y is a graph output)
@@ -207,7 +211,9 @@ TEST(ControlFlow, LoopCarriesValuesAndStacksScanOutputs) {
   EagerExecutor eager(g, *be);
   auto a = eager.run(in);
   ASSERT_TRUE(a) << a.status().message();
-  auto c = GraphExecutor::compile(g, *be, signature_of(in));
+  CompileOptions o0;  // O0: no fusion, one kernel per node as in eager mode
+  o0.jit_level = JitLevel::O0;
+  auto c = GraphExecutor::compile(g, *be, signature_of(in), o0);
   ASSERT_TRUE(c) << c.status().message();
   auto b = (*c)->run(in);
   ASSERT_TRUE(b) << b.status().message();

@@ -40,6 +40,7 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_tensor_kernels(*r);
     register_reduce_kernels(*r);
     register_control_kernels(*r);
+    register_fused_kernels(*r);
     register_modescope_kernels(*r);
     return r;
   }();

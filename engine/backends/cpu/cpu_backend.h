@@ -42,6 +42,7 @@ void register_nn_kernels(runtime::KernelRegistry& r);           // conv.cpp, mat
 void register_tensor_kernels(runtime::KernelRegistry& r);       // tensor*.cpp
 void register_reduce_kernels(runtime::KernelRegistry& r);       // reduce.cpp
 void register_control_kernels(runtime::KernelRegistry& r);      // control.cpp (Constant, Identity, If, Loop)
+void register_fused_kernels(runtime::KernelRegistry& r);        // fused_*.cpp (graph compiler's fused ops)
 void register_modescope_kernels(runtime::KernelRegistry& r);    // print.cpp (ai.modescope Print)
 
 // The CPU backend a kernel runs on (kernels registered here only ever run on it).

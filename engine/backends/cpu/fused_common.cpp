@@ -1,0 +1,65 @@
+#include <omp.h>
+
+#include "engine/backends/cpu/fused_internal.h"
+
+namespace ms::cpu::fused {
+
+void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const float* residual,
+                const std::vector<ops::PostOp>& post) {
+  if (!bias && post.empty()) return;
+  auto body = [&](int64_t s, int64_t e) {
+    for (int64_t i = s; i < e; ++i) {
+      float v = y[i];
+      if (bias) v += bias[i % bias_n];
+      for (const auto& p : post) v = p.kind == ops::PostOp::Kind::Add ? v + residual[i] : ops::apply_activation(p, v);
+      y[i] = v;
+    }
+  };
+  constexpr int64_t kGrain = 1 << 15;
+  if (n < 2 * kGrain || omp_get_max_threads() < 2) {
+    body(0, n);
+    return;
+  }
+  const int64_t chunks = (n + kGrain - 1) / kGrain;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) body(c * kGrain, std::min(n, (c + 1) * kGrain));
+}
+
+Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs) {
+  runtime::KernelFn k = CpuBackend::kernels().find(op_type);
+  if (!k) return ctx.unsupported_case(std::string("no kernel for ") + op_type);
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < n_inputs; ++i) ins.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  while (!ins.empty() && !ins.back()) ins.pop_back();
+  struct Forward final : runtime::OutputAllocator {
+    explicit Forward(runtime::KernelContext& c) : ctx(c) {}
+    Expected<Tensor> allocate(size_t i, DType dt, const Shape& s) override {
+      auto t = ctx.allocate_output(i, dt, s);
+      if (!t) return std::move(t).take_status();
+      return **t;
+    }
+    Expected<Tensor> scratch(DType dt, const Shape& s) override { return ctx.scratch(dt, s); }
+    runtime::KernelContext& ctx;
+  } alloc(ctx);
+  std::vector<Tensor> outs{ctx.output(0)};
+  runtime::KernelContext inner(ctx.node(), ctx.opset() < 11 ? 13 : ctx.opset(), ctx.backend(), ins, outs, alloc,
+                               ctx.subgraphs());
+  MS_RETURN_IF_ERROR(k(inner));
+  if (!ctx.output(0).defined()) ctx.set_output(0, outs[0]);
+  ctx.set_impl(inner.impl());
+  return Status::ok();
+}
+
+void register_fused_conv_kernels(runtime::KernelRegistry& r);
+void register_fused_matmul_kernels(runtime::KernelRegistry& r);
+void register_fused_elementwise_kernels(runtime::KernelRegistry& r);
+
+}  // namespace ms::cpu::fused
+
+namespace ms::cpu {
+void register_fused_kernels(runtime::KernelRegistry& r) {
+  fused::register_fused_conv_kernels(r);
+  fused::register_fused_matmul_kernels(r);
+  fused::register_fused_elementwise_kernels(r);
+}
+}  // namespace ms::cpu

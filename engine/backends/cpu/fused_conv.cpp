@@ -1,0 +1,126 @@
+// FusedConv: Conv + activation (+ residual sum + activation) as one oneDNN convolution with
+// post-ops (eltwise, sum). The residual is copied into the output first unless the memory plan put
+// the output over it already (in place). Cases oneDNN cannot take run the Conv kernel and the tail
+// as one loop.
+#include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/nn_onednn.h"
+
+namespace ms::cpu::fused {
+namespace {
+
+using dnnl::memory;
+
+struct FusedConvPrimitive {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::primitive prim;
+  memory::desc user_weights;
+};
+
+memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+bool eltwise_of(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
+  a = 0;
+  b = 0;
+  switch (p.kind) {
+    case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
+    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
+    case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
+    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
+    default: return false;
+  }
+}
+
+// Weights (ONNX [M, C/g, k...]) as oneDNN sees them: [g, M/g, C/g, k...] for groups.
+memory::desc user_weights_desc(const Tensor& w, int64_t group) {
+  memory::dims d(w.shape().begin(), w.shape().end());
+  if (group > 1) {
+    d[0] /= group;
+    d.insert(d.begin(), group);
+  }
+  const Shape st = contiguous_strides(Shape(d.begin(), d.end()));
+  return memory::desc(d, memory::data_type::f32, memory::dims(st.begin(), st.end()));
+}
+
+Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, const Tensor* r,
+                   Tensor& y, const ops::WindowGeometry& g, int64_t group, const std::vector<ops::PostOp>& post) {
+  for (size_t i = 0; i < g.pads_end.size(); ++i)
+    if (g.pads_end[i] < 0 || g.pads_begin[i] < 0) return ctx.unsupported_case("negative padding");
+  const int64_t m = y.dim(1);
+  std::string key = "fconv|" + nn::key_of(x.shape()) + "|" + nn::key_of(w.shape()) + "|" + (b ? "b" : "") + "|" +
+                    nn::key_of(g.strides) + "|" + nn::key_of(g.dilations) + "|" + nn::key_of(g.pads_begin) + "|" +
+                    nn::key_of(g.pads_end) + "|" + std::to_string(group);
+  for (const auto& p : post)
+    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return nn::guard_onednn(ctx, "fused convolution", [&]() -> Status {
+    auto cp = dnn.cached<FusedConvPrimitive>(key, [&] {
+      const memory::desc src = plain_desc(x.shape()), dst = plain_desc(y.shape());
+      const memory::desc user_w = user_weights_desc(w, group);
+      const memory::desc any_w(user_w.dims(), memory::data_type::f32, memory::format_tag::any);
+      const memory::desc bias = b ? plain_desc({m}) : memory::desc();
+      memory::dims dil = dims_of(g.dilations);
+      for (auto& d : dil) d -= 1;  // oneDNN counts the gaps
+      dnnl::primitive_attr attr = nn::user_scratchpad_attr();
+      dnnl::post_ops po;
+      for (const auto& p : post) {
+        dnnl::algorithm alg;
+        float a, bb;
+        if (p.kind == ops::PostOp::Kind::Add) po.append_sum(1.0f);
+        else if (eltwise_of(p, alg, a, bb)) po.append_eltwise(1.0f, alg, a, bb);
+      }
+      attr.set_post_ops(po);
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                        any_w, bias, dst, dims_of(g.strides), dil, dims_of(g.pads_begin),
+                                        dims_of(g.pads_end));
+      dnnl::convolution_forward::primitive_desc pd(d, attr, dnn.engine());
+      return std::make_shared<FusedConvPrimitive>(FusedConvPrimitive{pd, dnnl::convolution_forward(pd), user_w});
+    });
+    if (r && r->raw() != y.raw()) std::memcpy(y.raw(), r->raw(), y.nbytes());
+    MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, w, cp->user_weights, cp->pd.weights_desc()));
+    Tensor scratch_holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, cp->pd.scratchpad_desc(), scratch_holder));
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(x, plain_desc(x.shape()), dnn.engine())},
+                                         {DNNL_ARG_WEIGHTS, wmem},
+                                         {DNNL_ARG_DST, wrap(y, plain_desc(y.shape()), dnn.engine())},
+                                         {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (b) args.emplace(DNNL_ARG_BIAS, wrap(*b, plain_desc({m}), dnn.engine()));
+    cp->prim.execute(dnn.stream(), args);
+    dnn.stream().wait();
+    ctx.set_impl("fused:" + impl_name(cp->pd));
+    return Status::ok();
+  });
+}
+
+Status fused_conv_kernel(runtime::KernelContext& ctx) {
+  auto post = ops::parse_post_ops(ctx.node());
+  if (!post) return post.status();
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  Tensor& y = ctx.output(0);
+  if (y.numel() == 0) return Status::ok();
+  if (x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {
+    auto g = nn::geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
+    if (!g) return g.status();
+    Status s = conv_onednn(ctx, x, w, b, r, y, *g, ctx.node().attr_int("group", 1), *post);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  // Fallback: the Conv kernel, then the tail in one loop. The residual may share the output's
+  // memory (in place): read it before the conv overwrites it.
+  Tensor res;
+  if (r) res = r->raw() == y.raw() ? r->clone() : *r;
+  MS_RETURN_IF_ERROR(run_anchor(ctx, "Conv", 3));
+  if (y.dtype() != DType::F32) return ctx.unsupported_case("fused post-ops need f32");
+  apply_tail(y.data<float>(), y.numel(), nullptr, 1, r ? res.data<float>() : nullptr, *post);
+  ctx.set_impl("fused:" + ctx.impl());
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_fused_conv_kernels(runtime::KernelRegistry& r) { r.add("FusedConv", fused_conv_kernel, ops::kFusedDomain); }
+
+}  // namespace ms::cpu::fused

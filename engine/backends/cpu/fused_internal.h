@@ -1,0 +1,21 @@
+// Shared by the fused kernels (fused_*.cpp): the post-op tail as one loop, and running a plain
+// anchor kernel (Conv, Gemm, MatMul) for the same node.
+#pragma once
+
+#include <vector>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/ops/fused.h"
+#include "engine/runtime/kernel.h"
+
+namespace ms::cpu::fused {
+
+// y[i] = tail(y[i] + bias[i % bias_n]) with the residual r (may be null) added at the Add post-op.
+// One pass over memory, OpenMP-parallel for large outputs; bias may be null.
+void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const float* residual,
+                const std::vector<ops::PostOp>& post);
+
+// Runs the registered kernel of `op_type` on this node's first `n_inputs` inputs into output 0.
+Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs);
+
+}  // namespace ms::cpu::fused

@@ -1,0 +1,41 @@
+// PassManager: runs a pipeline of passes in order and calls its instrumentations around each one
+// (MLIR's PassInstrumentation, TVM's RunBeforePass): a before-hook may skip a pass, after-hooks see
+// the result and may fail the pipeline (the verifier does).
+#pragma once
+
+#include <vector>
+
+#include "engine/compiler/pass.h"
+
+namespace ms::compiler {
+
+class PassInstrumentation {
+ public:
+  virtual ~PassInstrumentation() = default;
+  virtual void run_before_pipeline(const ir::Graph& /*g*/) {}
+  // Called before pass `index` runs; false skips it (the after-hooks are not called then).
+  virtual bool run_before_pass(const Pass& /*pass*/, int /*index*/, const ir::Graph& /*g*/) { return true; }
+  // Called after a pass succeeded; an error stops the pipeline.
+  virtual Status run_after_pass(const Pass& /*pass*/, int /*index*/, const ir::Graph& /*g*/) { return Status::ok(); }
+  virtual void run_after_pass_failed(const Pass& /*pass*/, int /*index*/, const Status& /*error*/) {}
+  // Called for a skipped pass (after some before-hook said no).
+  virtual void run_skipped_pass(const Pass& /*pass*/, int /*index*/) {}
+};
+
+class PassManager {
+ public:
+  void add(PassPtr pass) { passes_.push_back(std::move(pass)); }
+  // Instrumentations are called in the order added (before-hooks) and in reverse (after-hooks), so
+  // a timer added last measures only the pass.
+  void add_instrumentation(PassInstrumentation* inst) { instrumentations_.push_back(inst); }
+  const std::vector<PassPtr>& passes() const { return passes_; }
+
+  // Runs every pass; an error names the pass.
+  Status run(ir::Graph& g);
+
+ private:
+  std::vector<PassPtr> passes_;
+  std::vector<PassInstrumentation*> instrumentations_;
+};
+
+}  // namespace ms::compiler

@@ -1,0 +1,78 @@
+// Common-subexpression elimination: two nodes with the same op, attributes and inputs compute the
+// same values; readers of the second read the first. Random ops and nodes with subgraphs are left.
+#include <unordered_map>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+
+namespace ms::compiler {
+namespace {
+
+bool has_subgraph(const ir::Node& n) {
+  for (const auto& [k, a] : n.attrs)
+    if (a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs) return true;
+  return false;
+}
+
+bool nondeterministic(const ir::Node& n) {
+  return n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Multinomial" ||
+         (n.op_type == "Dropout" && n.outputs.size() > 1);
+}
+
+// op, domain, inputs and attributes; a one-node dump covers every attribute kind.
+std::string key_of(const ir::Node& n) {
+  ir::Graph g;
+  ir::Node copy = n;
+  copy.id = ir::NodeId{1};
+  copy.origins = {copy.id};
+  copy.name.clear();
+  for (size_t i = 0; i < copy.outputs.size(); ++i) copy.outputs[i] = copy.outputs[i].empty() ? "" : std::to_string(i);
+  g.add_node(copy);
+  std::string key = ir::dump_text(g);
+  // The dump shows a tensor attribute's type only: its bytes make the key exact.
+  for (const auto& [k, a] : n.attrs)
+    if (const Tensor* t = a.get_if<Tensor>(); t && t->defined() && t->dtype() != DType::String)
+      key.append(static_cast<const char*>(t->raw()), t->nbytes());
+    else if (t)
+      key.append("<opaque>").append(std::to_string(reinterpret_cast<uintptr_t>(t->defined() ? t->raw() : nullptr)));
+  return key;
+}
+
+class CommonSubexpressionElimination final : public Pass {
+ public:
+  std::string name() const override { return "CommonSubexpressionElimination"; }
+  std::string argument() const override { return "cse"; }
+  std::string description() const override { return "merge nodes with the same op, attributes and inputs"; }
+  Status run(ir::Graph& g) override {
+    const Uses uses = compute_uses(g);
+    std::unordered_map<std::string, size_t> seen;
+    std::set<uint64_t> dead;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      const ir::Node& n = g.nodes()[i];
+      if (has_subgraph(n) || nondeterministic(n) || n.outputs.empty()) continue;
+      bool renamable = true;
+      for (const auto& o : n.outputs)
+        if (!o.empty() && !uses.only_plain(o)) renamable = false;
+      const std::string key = key_of(n);
+      auto [it, inserted] = seen.emplace(key, i);
+      if (inserted || !renamable) continue;
+      const ir::Node& first = g.nodes()[it->second];
+      bool ok = true;
+      for (size_t o = 0; o < n.outputs.size(); ++o)
+        if (!n.outputs[o].empty() && first.outputs[o].empty()) ok = false;
+      if (!ok) continue;
+      const std::vector<std::string> outs = n.outputs, firsts = first.outputs;
+      dead.insert(n.id.value);
+      for (size_t o = 0; o < outs.size(); ++o)
+        if (!outs[o].empty()) replace_uses(g, outs[o], firsts[o]);
+    }
+    erase_nodes(g, dead);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+PassPtr make_cse_pass() { return std::make_unique<CommonSubexpressionElimination>(); }
+
+}  // namespace ms::compiler

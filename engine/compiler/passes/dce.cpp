@@ -1,0 +1,43 @@
+// Dead-code elimination: nodes none of whose outputs reach a graph output (or a subgraph read), and
+// initializers nothing reads.
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+#include "engine/runtime/program.h"
+
+namespace ms::compiler {
+namespace {
+
+class DeadCodeElimination final : public Pass {
+ public:
+  std::string name() const override { return "DeadCodeElimination"; }
+  std::string argument() const override { return "dce"; }
+  std::string description() const override { return "remove nodes and initializers whose results are never read"; }
+  Status run(ir::Graph& g) override {
+    std::set<std::string> live(g.outputs.begin(), g.outputs.end());
+    std::set<uint64_t> dead;
+    const auto& nodes = g.nodes();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      bool used = false;
+      for (const auto& o : it->outputs)
+        if (!o.empty() && live.count(o)) used = true;
+      if (!used) {
+        dead.insert(it->id.value);
+        continue;
+      }
+      for (const auto& in : it->inputs)
+        if (!in.empty()) live.insert(in);
+      for (const auto& name : runtime::implicit_inputs(*it)) live.insert(name);
+    }
+    erase_nodes(g, dead);
+    std::set<std::string> inputs(g.inputs.begin(), g.inputs.end());
+    for (const auto& name : g.initializer_names())
+      if (!live.count(name) && !inputs.count(name)) g.erase_value(name);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+PassPtr make_dce_pass() { return std::make_unique<DeadCodeElimination>(); }
+
+}  // namespace ms::compiler

@@ -1,0 +1,164 @@
+// Elementwise-chain fusion: a run of f32 elementwise ops (unary, or binary with a broadcast operand)
+// where each intermediate has one reader becomes one FusedElementwise node (ai.modescope): one loop
+// over memory instead of one per op, and no intermediate buffers.
+#include <cmath>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+#include "engine/ops/fused.h"
+
+namespace ms::compiler {
+namespace {
+
+bool unary_op(const std::string& op) {
+  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh",     "Exp",  "Log",       "Neg",   "Abs",
+                                            "Sqrt", "Erf",     "LeakyRelu", "Elu", "Reciprocal", "Floor", "Ceil",
+                                            "Softplus", "HardSigmoid", "Clip"};
+  return ops.count(op) != 0;
+}
+bool binary_op(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }
+
+const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name) {
+  const ir::Value* v = name.empty() ? nullptr : g.value(name);
+  return v && v->type.dtype == DType::F32 && v->type.is_static() ? &v->type : nullptr;
+}
+
+struct Link {
+  std::string op;
+  int arity = 1, side = 0;
+  float alpha = 0, beta = 0;
+  std::string operand;
+};
+
+// The link `n` makes when the chain value `cur` (of shape `dims`) flows into it; false if it cannot.
+bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l) {
+  if (!n.domain.empty() || n.outputs.size() != 1) return false;
+  const ir::ValueType* ot = static_f32(g, n.outputs[0]);
+  if (!ot || *ot->dims != dims) return false;
+  l = Link{};
+  l.op = n.op_type;
+  if (unary_op(n.op_type)) {
+    if (n.inputs.empty() || n.inputs[0] != cur) return false;
+    if (n.op_type == "LeakyRelu") l.alpha = n.attr_float("alpha", 0.01f);
+    else if (n.op_type == "Elu") l.alpha = n.attr_float("alpha", 1.f);
+    else if (n.op_type == "HardSigmoid") {
+      l.alpha = n.attr_float("alpha", 0.2f);
+      l.beta = n.attr_float("beta", 0.5f);
+    } else if (n.op_type == "Clip") {
+      l.alpha = n.attr_float("min", -INFINITY);
+      l.beta = n.attr_float("max", INFINITY);
+      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+        if (n.inputs[i].empty()) continue;
+        const Tensor* t = constant_of(g, n.inputs[i]);
+        if (!t || t->numel() != 1 || t->dtype() != DType::F32) return false;
+        (i == 1 ? l.alpha : l.beta) = static_cast<float>(t->at_double(0));
+      }
+    } else if (n.inputs.size() != 1) {
+      return false;
+    }
+    return true;
+  }
+  if (!binary_op(n.op_type) || n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return false;
+  l.arity = 2;
+  l.side = n.inputs[0] == cur ? 0 : 1;
+  l.operand = n.inputs[1 - l.side];
+  if (n.inputs[l.side] != cur) return false;
+  const ir::ValueType* t = static_f32(g, l.operand);
+  return t && t->dims->size() <= dims.size();
+}
+
+class FuseElementwise final : public Pass {
+ public:
+  std::string name() const override { return "ElementwiseFusion"; }
+  std::string argument() const override { return "fuse-elementwise"; }
+  std::string description() const override { return "chains of elementwise ops into one fused loop kernel"; }
+
+  Status run(ir::Graph& g) override {
+    bool any = false;
+    for (int guard = 0; guard < 100000; ++guard) {
+      if (!step(g)) break;
+      any = true;
+    }
+    if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    return Status::ok();
+  }
+
+ private:
+  bool step(ir::Graph& g) {
+    const Uses uses = compute_uses(g);
+    std::unordered_map<std::string, size_t> reader;
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (const auto& in : g.nodes()[i].inputs)
+        if (!in.empty()) reader[in] = i;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      const ir::Node& first = g.nodes()[i];
+      if (first.outputs.size() != 1) continue;
+      const ir::ValueType* ot = static_f32(g, first.outputs[0]);
+      if (!ot) continue;
+      const std::vector<int64_t> dims = *ot->dims;
+      // The chain's input: the operand with the output's shape.
+      std::string x;
+      for (const auto& in : first.inputs)
+        if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == dims) {
+          x = in;
+          break;
+        }
+      if (x.empty()) continue;
+      Link l;
+      if (!as_link(g, first, x, dims, l)) continue;
+      std::vector<Link> links{l};
+      std::vector<const ir::Node*> nodes{&first};
+      std::string cur = first.outputs[0];
+      for (;;) {
+        if (uses.of(cur) != 1 || !uses.only_plain(cur)) break;
+        auto r = reader.find(cur);
+        if (r == reader.end()) break;
+        const ir::Node& n = g.nodes()[r->second];
+        if (!as_link(g, n, cur, dims, l)) break;
+        links.push_back(l);
+        nodes.push_back(&n);
+        cur = n.outputs[0];
+      }
+      if (links.size() < 2) continue;
+      fuse(g, x, links, nodes, cur);
+      return true;
+    }
+    return false;
+  }
+
+  static void fuse(ir::Graph& g, const std::string& x, const std::vector<Link>& links,
+                   const std::vector<const ir::Node*>& nodes, const std::string& out) {
+    std::vector<std::string> inputs{x}, chain;
+    std::vector<int64_t> arity, side;
+    std::vector<float> alphas, betas;
+    for (const auto& l : links) {
+      chain.push_back(l.op);
+      arity.push_back(l.arity);
+      side.push_back(l.side);
+      alphas.push_back(l.alpha);
+      betas.push_back(l.beta);
+      if (l.arity == 2) inputs.push_back(l.operand);
+    }
+    ir::Node f = new_node(g, "FusedElementwise", ops::kFusedDomain, inputs, {out}, nodes);
+    f.attrs["chain"] = ir::Attribute(chain);
+    f.attrs["chain_arity"] = ir::Attribute(arity);
+    f.attrs["chain_side"] = ir::Attribute(side);
+    f.attrs["chain_alphas"] = ir::Attribute(alphas);
+    f.attrs["chain_betas"] = ir::Attribute(betas);
+    std::set<uint64_t> ids;
+    for (const auto* n : nodes) ids.insert(n->id.value);
+    size_t last = 0;
+    for (size_t k = 0; k < g.nodes().size(); ++k)
+      if (ids.count(g.nodes()[k].id.value)) last = k;
+    const ir::ValueType t = g.value(out)->type;
+    erase_nodes(g, ids);
+    insert_node(g, last + 1 - ids.size(), std::move(f));
+    g.value(out)->type = t;
+  }
+};
+
+}  // namespace
+
+PassPtr make_fuse_elementwise_pass() { return std::make_unique<FuseElementwise>(); }
+
+}  // namespace ms::compiler

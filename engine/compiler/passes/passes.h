@@ -1,0 +1,21 @@
+// Factories of the passes (one pass per file in passes/).
+#pragma once
+
+#include "engine/compiler/pass.h"
+
+namespace ms::runtime {
+class Backend;
+}
+
+namespace ms::compiler {
+
+PassPtr make_infer_types_pass(runtime::Backend* fold_backend);      // infer_types.cpp
+PassPtr make_constant_folding_pass(runtime::Backend* backend);      // constant_folding.cpp
+PassPtr make_dce_pass();                                            // dce.cpp
+PassPtr make_cse_pass();                                            // cse.cpp
+PassPtr make_simplify_pass();                                       // simplify.cpp
+PassPtr make_fold_batchnorm_pass();                                 // fold_batchnorm.cpp
+PassPtr make_fuse_ops_pass();                                       // fuse_anchor.cpp
+PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
+
+}  // namespace ms::compiler

@@ -1,0 +1,154 @@
+// Algebraic simplification: Identity and inference-mode Dropout removed, Cast to the same type
+// removed, Mul/Div by 1 and Add/Sub of 0 removed (when broadcasting does not change the shape),
+// Reshape chains collapsed to one Reshape, Transpose chains composed (and dropped when identity),
+// Reshape/Flatten/Squeeze/Unsqueeze to the same static shape removed.
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+
+namespace ms::compiler {
+namespace {
+
+bool same_static_type(const ir::Graph& g, const std::string& a, const std::string& b) {
+  const ir::Value* va = g.value(a);
+  const ir::Value* vb = g.value(b);
+  return va && vb && va->type.is_static() && va->type.dtype != DType::Undefined && va->type.dtype == vb->type.dtype &&
+         *va->type.dims == *vb->type.dims;
+}
+
+class AlgebraicSimplification final : public Pass {
+ public:
+  std::string name() const override { return "AlgebraicSimplification"; }
+  std::string argument() const override { return "simplify"; }
+  std::string description() const override {
+    return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape; merge Reshape and Transpose chains";
+  }
+
+  Status run(ir::Graph& g) override {
+    // One rewrite at a time, restarting the scan: graphs are small and each rewrite removes a node.
+    for (int guard = 0; guard < 100000; ++guard)
+      if (!step(g)) break;
+    return Status::ok();
+  }
+
+ private:
+  bool step(ir::Graph& g) {
+    const Uses uses = compute_uses(g);
+    auto prod = producer_index(g);
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+      ir::Node& n = g.nodes()[i];
+      if (!n.domain.empty() || n.outputs.empty() || n.outputs[0].empty() || !n.has_input(0)) continue;
+      const std::string in = n.inputs[0], out = n.outputs[0];
+      const std::string& op = n.op_type;
+      if (op == "Identity" && bypass_node(g, i, in, out, uses)) return true;
+      if (op == "Dropout" && dropout_is_identity(g, n, uses) && bypass_node(g, i, in, out, uses)) return true;
+      if (op == "Cast" && same_static_type(g, in, out) && bypass_node(g, i, in, out, uses)) return true;
+      if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out) &&
+          bypass_node(g, i, in, out, uses))
+        return true;
+      if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && n.inputs.size() == 2) {
+        const double neutral = (op == "Mul" || op == "Div") ? 1.0 : 0.0;
+        const Tensor* rhs = constant_of(g, n.inputs[1]);
+        if (rhs && all_equal(*rhs, neutral) && same_static_type(g, in, out) && bypass_node(g, i, in, out, uses))
+          return true;
+        const Tensor* lhs = constant_of(g, n.inputs[0]);
+        if ((op == "Mul" || op == "Add") && lhs && all_equal(*lhs, neutral) && same_static_type(g, n.inputs[1], out) &&
+            bypass_node(g, i, n.inputs[1], out, uses))
+          return true;
+      }
+      // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.
+      if (op == "Reshape" && n.inputs.size() == 2) {
+        auto p = prod.find(in);
+        if (p != prod.end() && g.nodes()[p->second].op_type == "Reshape" && g.nodes()[p->second].domain.empty() &&
+            uses.of(in) == 1 && uses.only_plain(in) && static_target(g, n)) {
+          n.inputs[0] = g.nodes()[p->second].inputs[0];
+          absorb(n, g.nodes()[p->second]);
+          erase_nodes(g, {g.nodes()[p->second].id.value});
+          return true;
+        }
+      }
+      if (op == "Transpose") {
+        auto p = prod.find(in);
+        if (p != prod.end() && g.nodes()[p->second].op_type == "Transpose" && g.nodes()[p->second].domain.empty() &&
+            uses.of(in) == 1 && uses.only_plain(in) && compose_transposes(g, g.nodes()[p->second], n, uses, i)) {
+          erase_nodes(g, {g.nodes()[p->second].id.value});
+          return true;
+        }
+        if (is_identity_perm(g, n) && bypass_node(g, i, in, out, uses)) return true;
+      }
+    }
+    return false;
+  }
+
+  // Inference: Dropout is the identity unless training_mode is a constant true. Its mask must be unread.
+  static bool dropout_is_identity(const ir::Graph& g, const ir::Node& n, const Uses& uses) {
+    if (n.outputs.size() > 1 && !n.outputs[1].empty() && uses.of(n.outputs[1]) > 0) return false;
+    if (n.has_input(2)) {
+      const Tensor* t = constant_of(g, n.inputs[2]);
+      if (!t || t->numel() != 1 || t->at_double(0) != 0) return false;
+    }
+    return true;
+  }
+
+  // The Reshape's shape input is replaced by the output's static dims when they are known, so a
+  // 0 ("copy the input dim") in it does not refer to a different input after the merge.
+  static bool static_target(ir::Graph& g, ir::Node& n) {
+    const ir::Value* out = g.value(n.outputs[0]);
+    if (!out || !out->type.is_static()) return false;
+    const std::vector<int64_t> dims = *out->type.dims;
+    const std::string name = fresh_name(g, n.outputs[0] + "_shape");
+    g.add_initializer(name, Tensor::from_vector<int64_t>(dims, {static_cast<int64_t>(dims.size())}));
+    n.inputs[1] = name;
+    return true;
+  }
+
+  // The surviving node stands for the removed one too.
+  static void absorb(ir::Node& keep, const ir::Node& gone) {
+    const uint64_t gone_id = gone.id.value;
+    std::set<uint64_t> o;
+    for (const auto& x : keep.origins) o.insert(x.value);
+    for (const auto& x : gone.origins) o.insert(x.value);
+    keep.origins.clear();
+    for (uint64_t x : o) keep.origins.push_back(ir::NodeId{x});
+    (void)gone_id;
+  }
+
+  static std::vector<int64_t> perm_of(const ir::Graph& g, const ir::Node& n) {
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty()) {
+      const ir::Value* v = g.value(n.inputs[0]);
+      if (!v || !v->type.dims) return {};
+      const auto r = static_cast<int64_t>(v->type.dims->size());
+      for (int64_t k = r - 1; k >= 0; --k) perm.push_back(k);
+    }
+    return perm;
+  }
+
+  static bool is_identity_perm(const ir::Graph& g, const ir::Node& n) {
+    const auto perm = perm_of(g, n);
+    if (perm.empty()) return false;
+    for (size_t k = 0; k < perm.size(); ++k)
+      if (perm[k] != static_cast<int64_t>(k)) return false;
+    return true;
+  }
+
+  // Transpose(Transpose(x, p1), p2) = Transpose(x, p1[p2[k]]).
+  static bool compose_transposes(ir::Graph& g, const ir::Node& first, ir::Node& second, const Uses&, size_t) {
+    const auto p1 = perm_of(g, first), p2 = perm_of(g, second);
+    if (p1.empty() || p1.size() != p2.size()) return false;
+    std::vector<int64_t> p(p1.size());
+    for (size_t k = 0; k < p.size(); ++k) {
+      if (p2[k] < 0 || static_cast<size_t>(p2[k]) >= p1.size()) return false;
+      p[k] = p1[static_cast<size_t>(p2[k])];
+    }
+    second.inputs[0] = first.inputs[0];
+    second.attrs["perm"] = ir::Attribute(p);
+    absorb(second, first);
+    return true;
+  }
+};
+
+}  // namespace
+
+PassPtr make_simplify_pass() { return std::make_unique<AlgebraicSimplification>(); }
+
+}  // namespace ms::compiler

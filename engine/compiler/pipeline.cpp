@@ -1,0 +1,92 @@
+#include "engine/compiler/pipeline.h"
+
+#include "engine/compiler/passes/passes.h"
+
+namespace ms::compiler {
+
+Expected<JitLevel> parse_jit_level(const std::string& s) {
+  if (s == "O0" || s == "o0" || s == "0") return JitLevel::O0;
+  if (s == "O1" || s == "o1" || s == "1") return JitLevel::O1;
+  if (s == "O2" || s == "o2" || s == "2") return JitLevel::O2;
+  return invalid_argument("jit level must be O0, O1 or O2, got '" + s + "'");
+}
+
+const char* jit_level_name(JitLevel l) {
+  switch (l) {
+    case JitLevel::O0: return "O0";
+    case JitLevel::O1: return "O1";
+    case JitLevel::O2: return "O2";
+  }
+  return "?";
+}
+
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend) {
+  PassManager pm;
+  pm.add(make_infer_types_pass(backend));
+  if (level == JitLevel::O0) return pm;
+  pm.add(make_simplify_pass());
+  pm.add(make_constant_folding_pass(backend));
+  pm.add(make_cse_pass());
+  pm.add(make_fold_batchnorm_pass());
+  pm.add(make_fuse_ops_pass());
+  pm.add(make_fuse_elementwise_pass());
+  pm.add(make_dce_pass());
+  return pm;
+}
+
+std::vector<PipelineEntry> describe_pipeline(JitLevel level) {
+  std::vector<PipelineEntry> out;
+  PassManager pm = build_pipeline(level, nullptr);
+  for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
+  out.push_back({"plan-memory", "MemoryPlanning",
+                 "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
+  if (level == JitLevel::O2)
+    out.push_back({"schedule-branches", "BranchScheduling",
+                   "independent branches assigned to concurrent CPU threads (runs on the final graph)"});
+  return out;
+}
+
+Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
+  PassManager pm = build_pipeline(config.jit_level, backend);
+  DisablePasses disable(config.disabled_passes);
+  StopAfter stop(config.stop_after);
+  VerifyAfterEachPass verify;
+  SnapshotAfterEachPass snaps;
+  PassTiming timing;
+  pm.add_instrumentation(&disable);
+  pm.add_instrumentation(&stop);
+  if (config.verify) pm.add_instrumentation(&verify);
+  if (config.snapshots) pm.add_instrumentation(&snaps);
+  pm.add_instrumentation(&timing);  // last: its before-hook runs right before the pass
+  MS_RETURN_IF_ERROR(pm.run(g));
+
+  CompileResult r;
+  r.passes_ms = timing.total_ms();
+  r.snapshots = snaps.take();
+  for (size_t i = 0; i < pm.passes().size(); ++i) {
+    PassReport rep;
+    rep.index = static_cast<int>(i);
+    rep.pass = pm.passes()[i]->argument();
+    rep.ms = std::max(0.0, timing.ms(static_cast<int>(i)));
+    rep.ran = timing.ms(static_cast<int>(i)) >= 0;
+    if (config.snapshots && i + 1 < r.snapshots.size()) {
+      const Snapshot& before = r.snapshots[i];
+      const Snapshot& after = r.snapshots[i + 1];
+      rep.ran = after.ran;
+      rep.changed = after.changed;
+      rep.nodes_before = before.graph->nodes().size();
+      rep.nodes_after = after.graph->nodes().size();
+      if (after.changed) {
+        const GraphDiff d = diff_graphs(*before.graph, *after.graph);
+        rep.added = d.added.size();
+        rep.removed = d.removed.size();
+        rep.rewritten = d.rewritten.size();
+        rep.fused = d.fused.size();
+      }
+    }
+    r.reports.push_back(rep);
+  }
+  return r;
+}
+
+}  // namespace ms::compiler

@@ -1,0 +1,61 @@
+// The pipelines per JitLevel and the compile driver the GraphExecutor calls:
+//   O0  only what execution needs: type inference (then memory planning)
+//   O1  + graph-level optimizations: simplification, constant folding, CSE, BatchNorm folding,
+//       operator fusion, DCE
+//   O2  + scheduling work (branch scheduler) (and, on CUDA, whole-graph replay later)
+// Memory planning and scheduling run on the final graph in the GraphExecutor (they need the kernel
+// plan); they are listed here as the pipeline's closing stages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/compiler/diff.h"
+#include "engine/compiler/instrumentations.h"
+#include "engine/runtime/executor.h"
+
+namespace ms::compiler {
+
+using runtime::JitLevel;
+
+struct JitConfig {
+  JitLevel jit_level = JitLevel::O1;
+  std::vector<std::string> disabled_passes;  // pass arguments (or names)
+  int stop_after = -1;                       // run passes [0, n) only; -1 all
+  bool snapshots = true;                     // keep a snapshot after each pass
+  bool verify = false;                       // ir::verify after each pass (tests, debug builds)
+};
+
+Expected<JitLevel> parse_jit_level(const std::string& s);  // "O0" | "O1" | "O2"
+const char* jit_level_name(JitLevel l);
+
+// The passes of a level, in order (backend used for folding; may be null for listing).
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend);
+
+struct PipelineEntry {
+  std::string argument, name, description;
+};
+// Passes of a level plus the closing stages (memory planning, scheduling), for --list.
+std::vector<PipelineEntry> describe_pipeline(JitLevel level);
+
+// One row of the pass report.
+struct PassReport {
+  int index = 0;
+  std::string pass;       // argument
+  bool ran = true;
+  bool changed = false;
+  double ms = 0;
+  size_t nodes_before = 0, nodes_after = 0;
+  size_t added = 0, removed = 0, rewritten = 0, fused = 0;
+};
+
+struct CompileResult {
+  std::vector<Snapshot> snapshots;  // [0] the input graph, then one per pass
+  std::vector<PassReport> reports;
+  double passes_ms = 0;
+};
+
+// Runs the pipeline of `config` on `g` in place.
+Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config);
+
+}  // namespace ms::compiler

@@ -1,0 +1,156 @@
+#include "engine/compiler/rewrite.h"
+
+#include <algorithm>
+
+#include "engine/runtime/program.h"
+
+namespace ms::compiler {
+
+Uses compute_uses(const ir::Graph& g) {
+  Uses u;
+  for (const auto& n : g.nodes()) {
+    for (const auto& in : n.inputs)
+      if (!in.empty()) ++u.count[in];
+    for (const auto& name : runtime::implicit_inputs(n)) {
+      ++u.count[name];
+      u.implicit.insert(name);
+    }
+  }
+  for (const auto& o : g.outputs) {
+    ++u.count[o];
+    u.graph_outputs.insert(o);
+  }
+  return u;
+}
+
+std::unordered_map<std::string, size_t> producer_index(const ir::Graph& g) {
+  std::unordered_map<std::string, size_t> p;
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (const auto& o : g.nodes()[i].outputs)
+      if (!o.empty()) p[o] = i;
+  return p;
+}
+
+void replace_uses(ir::Graph& g, const std::string& from, const std::string& to) {
+  for (auto& n : g.nodes())
+    for (auto& in : n.inputs)
+      if (in == from) in = to;
+}
+
+void erase_nodes(ir::Graph& g, const std::set<uint64_t>& ids) {
+  if (ids.empty()) return;
+  std::vector<std::string> dead;
+  auto& nodes = g.nodes();
+  for (const auto& n : nodes)
+    if (ids.count(n.id.value))
+      for (const auto& o : n.outputs)
+        if (!o.empty()) dead.push_back(o);
+  nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [&](const ir::Node& n) { return ids.count(n.id.value) != 0; }),
+              nodes.end());
+  std::set<std::string> still;
+  for (const auto& n : nodes)
+    for (const auto& o : n.outputs) still.insert(o);
+  for (const auto& d : dead) {
+    if (still.count(d)) continue;
+    const ir::Value* v = g.value(d);
+    if (v && !v->constant) g.erase_value(d);
+  }
+}
+
+ir::Node new_node(ir::Graph& g, std::string op_type, std::string domain, std::vector<std::string> inputs,
+                  std::vector<std::string> outputs, const std::vector<const ir::Node*>& replaced) {
+  ir::Node n;
+  n.id = g.ids()->next();
+  n.op_type = std::move(op_type);
+  n.domain = std::move(domain);
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  std::set<uint64_t> origins;
+  for (const ir::Node* r : replaced)
+    for (const auto& o : r->origins) origins.insert(o.value);
+  for (uint64_t o : origins) n.origins.push_back(ir::NodeId{o});
+  if (n.origins.empty()) n.origins.push_back(n.id);
+  if (!replaced.empty()) n.name = replaced.front()->name;
+  return n;
+}
+
+void insert_node(ir::Graph& g, size_t pos, ir::Node n) {
+  for (const auto& out : n.outputs) {
+    if (out.empty()) continue;
+    ir::Value* v = g.value(out);
+    if (v) v->producer = n.id;
+    else g.add_value(ir::Value{out, {}, n.id, std::nullopt});
+  }
+  auto& nodes = g.nodes();
+  nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(std::min(pos, nodes.size())), std::move(n));
+}
+
+void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n) {
+  size_t pos = 0;
+  for (const auto& node : g.nodes()) {
+    if (ids.count(node.id.value)) break;
+    ++pos;
+  }
+  std::vector<std::pair<std::string, ir::ValueType>> types;
+  for (const auto& o : n.outputs)
+    if (const ir::Value* v = o.empty() ? nullptr : g.value(o)) types.emplace_back(o, v->type);
+  erase_nodes(g, ids);
+  insert_node(g, pos, std::move(n));
+  for (const auto& [name, t] : types)
+    if (ir::Value* v = g.value(name)) v->type = t;
+}
+
+bool bypass_node(ir::Graph& g, size_t index, const std::string& in, const std::string& out, const Uses& uses) {
+  auto& nodes = g.nodes();
+  if (uses.implicit.count(out)) return false;
+  if (!uses.graph_outputs.count(out)) {
+    replace_uses(g, out, in);
+    const uint64_t id = nodes[index].id.value;
+    erase_nodes(g, {id});
+    return true;
+  }
+  // `out` is a graph output: the producer of `in` may take its name when nothing else reads `in`.
+  if (uses.of(in) != 1 || !uses.only_plain(in)) return false;
+  auto prod = producer_index(g);
+  auto it = prod.find(in);
+  if (it == prod.end()) return false;
+  const ir::Value* vin = g.value(in);
+  const ir::ValueType type = vin ? vin->type : ir::ValueType{};
+  const uint64_t id = nodes[index].id.value;
+  ir::Node& p = nodes[it->second];
+  for (auto& o : p.outputs)
+    if (o == in) o = out;
+  erase_nodes(g, {id});
+  g.erase_value(in);
+  ir::Value* vout = g.value(out);
+  if (!vout) vout = &g.add_value(ir::Value{out, type, {}, std::nullopt});
+  vout->producer = p.id;  // `p` stays valid: it precedes the erased node
+  if (vout->type.dtype == DType::Undefined) vout->type = type;
+  return true;
+}
+
+std::string fresh_name(const ir::Graph& g, const std::string& base) {
+  if (!g.has_value(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = base + "_" + std::to_string(i);
+    if (!g.has_value(n)) return n;
+  }
+}
+
+const Tensor* constant_of(const ir::Graph& g, const std::string& name) {
+  if (name.empty()) return nullptr;
+  // An initializer that is also a graph input is only a default: the caller may override it.
+  for (const auto& in : g.inputs)
+    if (in == name) return nullptr;
+  const ir::Value* v = g.value(name);
+  return v && v->constant && v->constant->defined() ? &*v->constant : nullptr;
+}
+
+bool all_equal(const Tensor& t, double v) {
+  if (t.dtype() == DType::String || t.dtype() == DType::Undefined) return false;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.at_double(i) != v) return false;
+  return true;
+}
+
+}  // namespace ms::compiler

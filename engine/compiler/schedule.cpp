@@ -1,0 +1,105 @@
+#include "engine/compiler/schedule.h"
+
+#include <algorithm>
+#include <queue>
+
+#include "engine/ops/schema.h"
+
+namespace ms::compiler {
+namespace {
+
+std::vector<std::vector<int>> step_deps(const runtime::Program& p) {
+  std::vector<std::vector<int>> deps(p.steps.size());
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    auto add = [&](int slot) {
+      if (slot < 0) return;
+      const int prod = p.producer_step[static_cast<size_t>(slot)];
+      if (prod >= 0 && std::find(deps[s].begin(), deps[s].end(), prod) == deps[s].end()) deps[s].push_back(prod);
+    };
+    for (int in : p.steps[s].inputs) add(in);
+    for (int in : p.steps[s].implicit) add(in);
+  }
+  return deps;
+}
+
+double step_cost(const runtime::Step& s, const ir::Graph& g) {
+  std::vector<ir::ValueType> in, out;
+  for (const auto& i : s.node->inputs) {
+    const ir::Value* v = i.empty() ? nullptr : g.resolve(i);
+    in.push_back(v ? v->type : ir::ValueType{});
+  }
+  for (const auto& o : s.node->outputs) {
+    const ir::Value* v = o.empty() ? nullptr : g.resolve(o);
+    out.push_back(v ? v->type : ir::ValueType{});
+  }
+  const ops::Cost c = ops::node_cost(*s.node, in, out);
+  return 1e4 + c.flops + c.bytes;  // a fixed dispatch cost keeps tiny ops from looking free
+}
+
+}  // namespace
+
+std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g, int threads) {
+  const size_t n = p.steps.size();
+  std::vector<int> thread(n, 0);
+  if (threads < 2 || n < 2) return thread;
+  const auto deps = step_deps(p);
+  std::vector<std::vector<int>> users(n);
+  std::vector<int> pending(n, 0);
+  for (size_t s = 0; s < n; ++s) {
+    pending[s] = static_cast<int>(deps[s].size());
+    for (int d : deps[s]) users[static_cast<size_t>(d)].push_back(static_cast<int>(s));
+  }
+  std::vector<double> cost(n), finish(n, 0);
+  for (size_t s = 0; s < n; ++s) cost[s] = step_cost(p.steps[s], g);
+  std::vector<double> free_at(static_cast<size_t>(threads), 0);
+  // Ready steps in program order (keeps the schedule close to the sequential one).
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (size_t s = 0; s < n; ++s)
+    if (!pending[s]) ready.push(static_cast<int>(s));
+  while (!ready.empty()) {
+    const int s = ready.top();
+    ready.pop();
+    double deps_done = 0;
+    int prefer = 0;  // continue on the thread of the latest-finishing dependency (no hand-off)
+    for (int d : deps[static_cast<size_t>(s)])
+      if (finish[static_cast<size_t>(d)] >= deps_done) {
+        deps_done = finish[static_cast<size_t>(d)];
+        prefer = thread[static_cast<size_t>(d)];
+      }
+    int best = prefer;
+    double best_start = std::max(free_at[static_cast<size_t>(prefer)], deps_done);
+    for (int t = 0; t < threads; ++t) {
+      const double start = std::max(free_at[static_cast<size_t>(t)], deps_done);
+      if (start < best_start) {
+        best = t;
+        best_start = start;
+      }
+    }
+    thread[static_cast<size_t>(s)] = best;
+    finish[static_cast<size_t>(s)] = best_start + cost[static_cast<size_t>(s)];
+    free_at[static_cast<size_t>(best)] = finish[static_cast<size_t>(s)];
+    for (int u : users[static_cast<size_t>(s)])
+      if (--pending[static_cast<size_t>(u)] == 0) ready.push(u);
+  }
+  return thread;
+}
+
+std::vector<int> independent_peers(const runtime::Program& p) {
+  const size_t n = p.steps.size();
+  const auto deps = step_deps(p);
+  // reach[s]: steps s depends on, transitively (bitsets as byte vectors: graphs here are small).
+  std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
+  for (size_t s = 0; s < n; ++s)
+    for (int d : deps[s]) {
+      reach[s][static_cast<size_t>(d)] = 1;
+      for (size_t k = 0; k < n; ++k)
+        if (reach[static_cast<size_t>(d)][k]) reach[s][k] = 1;
+    }
+  std::vector<int> peers(n, 0);
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b)
+      if (a != b && !reach[a][b] && !reach[b][a]) ++peers[a];
+  return peers;
+}
+
+}  // namespace ms::compiler

@@ -1,0 +1,125 @@
+// Schemas of the compiler's fused ops (see fused.h). Inference defers to the anchor op's schema for
+// the first inputs and checks the residual has the output's type.
+#include "engine/ops/fused.h"
+
+#include "engine/ops/families.h"
+
+namespace ms::ops {
+
+bool post_op_kind(const std::string& op, PostOp::Kind& kind) {
+  static const std::pair<const char*, PostOp::Kind> kinds[] = {
+      {"Relu", PostOp::Kind::Relu},  {"LeakyRelu", PostOp::Kind::LeakyRelu}, {"Sigmoid", PostOp::Kind::Sigmoid},
+      {"Tanh", PostOp::Kind::Tanh},  {"Clip", PostOp::Kind::Clip},           {"Elu", PostOp::Kind::Elu},
+      {"Add", PostOp::Kind::Add}};
+  for (const auto& [name, k] : kinds)
+    if (op == name) {
+      kind = k;
+      return true;
+    }
+  return false;
+}
+
+const char* post_op_name(PostOp::Kind k) {
+  static const char* names[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Elu", "Add"};
+  return names[static_cast<int>(k)];
+}
+
+Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n) {
+  const auto* names = n.attrs.count("post_ops") ? n.attrs.at("post_ops").get_if<std::vector<std::string>>() : nullptr;
+  std::vector<PostOp> out;
+  if (!names) return out;
+  const auto alphas = n.attr_floats("post_alphas"), betas = n.attr_floats("post_betas");
+  int adds = 0;
+  for (size_t i = 0; i < names->size(); ++i) {
+    PostOp p;
+    if (!post_op_kind((*names)[i], p.kind))
+      return invalid_model(n.label() + ": unknown post-op '" + (*names)[i] + "'").with_node(n.id.value);
+    p.alpha = i < alphas.size() ? alphas[i] : 0.f;
+    p.beta = i < betas.size() ? betas[i] : 0.f;
+    if (p.kind == PostOp::Kind::Add) ++adds;
+    out.push_back(p);
+  }
+  if (adds > 1) return invalid_model(n.label() + ": at most one residual Add post-op").with_node(n.id.value);
+  return out;
+}
+
+namespace {
+
+// Infers the anchor op over inputs [0, n_anchor) and checks the residual (input 3).
+Status infer_fused(InferContext& ctx, const char* anchor, size_t n_anchor) {
+  const OpSchema* s = Registry::instance().find(anchor);
+  if (!s) return ctx.fail(std::string("no schema for ") + anchor);
+  auto post = parse_post_ops(ctx.node);
+  if (!post) return post.status();
+  bool has_add = false;
+  for (const auto& p : *post) has_add |= p.kind == PostOp::Kind::Add;
+  if (has_add != ctx.has_input(3)) return ctx.fail("residual input and Add post-op must come together");
+  InferContext inner{ctx.node, ctx.opset < 11 ? 13 : ctx.opset, {}, {}, {}};
+  for (size_t i = 0; i < n_anchor && i < ctx.num_inputs(); ++i) {
+    inner.types.push_back(ctx.types[i]);
+    inner.values.push_back(ctx.value(i));
+  }
+  inner.outputs.assign(1, ir::ValueType{});
+  MS_RETURN_IF_ERROR(s->infer(inner));
+  ctx.outputs[0] = inner.outputs[0];
+  if (has_add) {
+    const auto& r = ctx.in(3);
+    const auto& o = ctx.outputs[0];
+    if (r.dtype != o.dtype) return ctx.fail("residual dtype differs from the output's");
+    if (r.dims && o.dims && r.is_static() && o.is_static() && *r.dims != *o.dims)
+      return ctx.fail("residual " + r.to_string() + " does not match the output " + o.to_string());
+  }
+  return Status::ok();
+}
+
+Status infer_fused_matmul(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(infer_fused(ctx, "MatMul", 2));
+  if (ctx.has_input(2)) {
+    const auto& b = ctx.in(2);
+    const auto& o = ctx.outputs[0];
+    if (!b.dims || b.dims->size() != 1) return ctx.fail("bias must be 1-D");
+    if (o.dims && !o.dims->empty() && o.dims->back() >= 0 && (*b.dims)[0] >= 0 && (*b.dims)[0] != o.dims->back())
+      return ctx.fail("bias length does not match the output's last axis");
+  }
+  return Status::ok();
+}
+
+// FusedElementwise: chain of ops over input 0 (and the other inputs as the binary operands, in order);
+// the output has input 0's type. Binary operands must broadcast into input 0's shape.
+Status infer_fused_elementwise(InferContext& ctx) {
+  const auto chain = ctx.node.attr_ints("chain_arity");
+  ctx.outputs[0] = ctx.in(0);
+  size_t operand = 1;
+  for (int64_t a : chain) {
+    if (a == 2) {
+      if (operand >= ctx.num_inputs()) return ctx.fail("chain needs more operands than inputs");
+      const auto& t = ctx.in(operand);
+      if (t.dtype != ctx.in(0).dtype) return ctx.fail("operand dtype differs from input 0");
+      ++operand;
+    }
+  }
+  if (operand != ctx.num_inputs()) return ctx.fail("chain does not use every input");
+  return Status::ok();
+}
+
+OpSchema fused_schema(const char* op, int min_in, int max_in, OpCategory cat, std::function<Status(InferContext&)> f) {
+  OpSchema s;
+  s.op_type = op;
+  s.domain = kFusedDomain;
+  s.min_inputs = min_in;
+  s.max_inputs = max_in;
+  s.category = cat;
+  s.infer = std::move(f);
+  return s;
+}
+
+}  // namespace
+
+void register_fused_ops(Registry& r) {
+  r.add(fused_schema("FusedConv", 2, 4, OpCategory::Conv, [](InferContext& c) { return infer_fused(c, "Conv", 3); }));
+  r.add(fused_schema("FusedGemm", 2, 4, OpCategory::MatMul, [](InferContext& c) { return infer_fused(c, "Gemm", 3); }));
+  r.add(fused_schema("FusedMatMul", 2, 4, OpCategory::MatMul, infer_fused_matmul));
+  r.add(fused_schema("FusedElementwise", 1, -1, OpCategory::Elementwise, infer_fused_elementwise));
+}
+
+}  // namespace ms::ops

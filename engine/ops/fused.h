@@ -1,0 +1,48 @@
+// Fused ops of the graph compiler, in the custom domain "ai.modescope" (made only by compiler passes):
+//   FusedConv(X, W, B?, R?)     Conv, then post_ops
+//   FusedGemm(A, B, C?, R?)     Gemm, then post_ops
+//   FusedMatMul(A, B, bias?, R?) MatMul (+ bias over the last axis), then post_ops
+//   FusedElementwise(X, ...)    a chain of elementwise ops in one loop (see `chain`)
+// post_ops (strings) lists what follows the anchor op, in order: an activation (Relu, LeakyRelu,
+// Sigmoid, Tanh, Clip, Elu; alpha/beta in post_alphas/post_betas) or "Add" (the residual input R,
+// same shape as the output). Kernels use oneDNN post-ops where they can, one fused loop elsewhere.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace ms::ops {
+
+inline constexpr const char* kFusedDomain = "ai.modescope";
+
+struct PostOp {
+  enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Add };
+  Kind kind = Kind::Relu;
+  float alpha = 0, beta = 0;
+};
+
+// Activation op types a post-op can stand for (with their ONNX default alpha/beta).
+bool post_op_kind(const std::string& op_type, PostOp::Kind& kind);
+const char* post_op_name(PostOp::Kind k);
+
+// Parses post_ops/post_alphas/post_betas; an error names the node.
+Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n);
+
+inline float apply_activation(const PostOp& p, float x) {
+  switch (p.kind) {
+    case PostOp::Kind::Relu: return x > 0 ? x : 0.f;
+    case PostOp::Kind::LeakyRelu: return x >= 0 ? x : p.alpha * x;
+    case PostOp::Kind::Sigmoid: return 1.f / (1.f + std::exp(-x));
+    case PostOp::Kind::Tanh: return std::tanh(x);
+    case PostOp::Kind::Clip: return std::min(std::max(x, p.alpha), p.beta);
+    case PostOp::Kind::Elu: return x >= 0 ? x : p.alpha * (std::exp(x) - 1.f);
+    case PostOp::Kind::Add: return x;
+  }
+  return x;
+}
+
+}  // namespace ms::ops
