@@ -16,8 +16,9 @@ inline QApplication& qt_app() {
   static int argc = 1;
   static char name[] = "views_tests";
   static char* argv[] = {name, nullptr};
-  static QApplication app(argc, argv);
-  return app;
+  // Never destroyed: a QApplication torn down by exit handlers after Qt's own globals crashes.
+  static QApplication* app = new QApplication(argc, argv);
+  return *app;
 }
 
 inline ir::ValueType f32(std::vector<int64_t> dims) {
