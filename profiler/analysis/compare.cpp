@@ -199,7 +199,16 @@ Verdict advise(const Comparison& c) {
   if (s.saving_ms <= 0) {
     v.text = "Stay in PyNative mode: Graph mode is not faster per iteration here (" + fmt("%.3f", s.graph_iter_ms) +
              " ms vs " + fmt("%.3f", s.eager_iter_ms) + " ms), so its " + fmt("%.1f", s.compile_ms) +
-             " ms compile never pays off.";
+             " ms compile never pays off";
+    // Name the row that loses most, where to look first.
+    const CompareRow* worst = nullptr;
+    for (const CompareRow& r : c.rows)
+      if (r.saving_ms() < 0 && (!worst || r.saving_ms() < worst->saving_ms())) worst = &r;
+    if (worst) {
+      v.main_source = worst->label + (worst->fused ? " fusion" : "");
+      v.text += "; the largest loss is " + v.main_source + " (" + fmt("%.3f", -worst->saving_ms()) + " ms per iteration)";
+    }
+    v.text += ".";
     return v;
   }
   // Where the saving comes from: fusions by pattern, other ops' cheaper dispatch, overhead between ops.

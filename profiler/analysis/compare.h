@@ -42,8 +42,9 @@ struct Verdict {
   std::string text;           // one sentence
   bool graph_pays_off = false;
   double break_even_iterations = std::numeric_limits<double>::infinity();
-  std::string main_source;    // the largest source of the saving ("Conv+BatchNormalization+Relu fusion")
-  double main_share = 0;      // its share of the saving, 0..1
+  std::string main_source;    // largest source of the saving ("Conv+BatchNormalization+Relu fusion"), or of the loss
+                              // when Graph mode is slower
+  double main_share = 0;      // its share of the saving, 0..1 (0 when Graph mode is slower)
 };
 
 struct Comparison {

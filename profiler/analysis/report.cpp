@@ -148,7 +148,7 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
                   r.eager_ms, r.graph_ms, ratio, kern, launch);
     out += line;
   }
-  if (rows.size() > max_rows) out += "... " + std::to_string(rows.size() - max_rows) + " more rows in summary.json\n";
+  if (rows.size() > max_rows) out += "... " + std::to_string(rows.size() - max_rows) + " more rows\n";
   return out;
 }
 
