@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     const QStringList wh = cli.value(size_opt).split('x');
     window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600, wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
   }
+  window.set_echo_log(screenshot || bench);
   if (!run_modes.isEmpty()) window.run_panel()->set_modes(run_modes);
   if (cli.isSet(iters_opt)) window.run_panel()->set_iterations(cli.value(iters_opt).toInt());
   window.show();

@@ -22,6 +22,8 @@
 #include <QTime>
 #include <QToolBar>
 
+#include <cstdio>
+
 #include "app/gui/run_panel.h"
 #include "app/gui/template_dialog.h"
 #include "views/graph/inspector.h"
@@ -77,7 +79,8 @@ void MainWindow::build_docks() {
   run_panel_ = new RunPanel(this);
   auto* run_dock = dock(tr("Run"), "RunDock", run_panel_, Qt::RightDockWidgetArea);
   splitDockWidget(inspector_dock, run_dock, Qt::Vertical);
-  resizeDocks({inspector_dock}, {340}, Qt::Horizontal);
+  resizeDocks({inspector_dock}, {360}, Qt::Horizontal);
+  resizeDocks({inspector_dock, run_dock}, {640, 300}, Qt::Vertical);
 
   passes_ = new views::PassListModel(this);
   auto* table = new QTableView(this);
@@ -268,6 +271,7 @@ void MainWindow::export_graph(const QString& format) {
 void MainWindow::log(const QString& line, bool error) {
   const QString stamp = QTime::currentTime().toString(QStringLiteral("HH:mm:ss"));
   log_->appendPlainText(stamp + (error ? QStringLiteral("  error: ") : QStringLiteral("  ")) + line);
+  if (echo_log_) std::fprintf(stderr, "%s%s\n", error ? "error: " : "", qPrintable(line));
   if (error) status_text_->setText(line);
 }
 

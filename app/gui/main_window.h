@@ -49,6 +49,8 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel() const { return run_panel_; }
   const OpenedModel* document() const { return doc_ ? doc_.get() : nullptr; }
   void log(const QString& line, bool error = false);
+  // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
+  void set_echo_log(bool on) { echo_log_ = on; }
   bool busy() const;
 
  Q_SIGNALS:
@@ -94,6 +96,7 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<OpenedModel> doc_;
   std::map<views::JobId, QString> active_;  // job -> title
   views::JobId open_job_ = 0;
+  bool echo_log_ = false;
 };
 
 }  // namespace ms::app

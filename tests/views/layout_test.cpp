@@ -103,7 +103,10 @@ TEST(GraphModel, IfBranchesBecomeSubgraphGroups) {
   EXPECT_TRUE(m->groups[static_cast<size_t>(then_group)].subgraph);
   EXPECT_EQ(m->groups[static_cast<size_t>(then_group)].nodes.size(), 2u);
   const std::string dot = to_dot(*m, make_visible(*m, {}));
-  EXPECT_NE(dot.find("label=\"If choose: else_branch\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"▾ If choose: else_branch  \""), std::string::npos) << dot;
+  // Each body hangs off its If node by a dashed, arrowless edge.
+  EXPECT_NE(dot.find("n0 -> n1 [id=e"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("style=dashed arrowhead=none"), std::string::npos) << dot;
   // The branch reads x from the outer graph: an edge from the input terminal into the cluster.
   auto v = make_visible(*m, {});
   bool from_input = false;

@@ -173,11 +173,11 @@ void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWi
   p->setBrush(fill);
   p->drawRoundedRect(rect_, 8, 8);
   if (option->levelOfDetailFromTransform(p->worldTransform()) < 0.2) return;
-  QFont f = node_font(true, 11);
+  QFont f = node_font(true, 10.5);
   p->setFont(f);
   p->setPen(t.muted);
   const QRectF tr = title_rect().adjusted(8, 2, -8, 0);
-  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(f).elidedText(QStringLiteral("▾ ") + title_, Qt::ElideRight, tr.width()));
+  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(f).elidedText(QStringLiteral("▾ ") + title_, Qt::ElideRight, tr.width() + 8));
 }
 
 QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m, const PreparedView& v,
@@ -220,11 +220,17 @@ QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m,
     for (size_t i = 1; i + 2 < e.points.size(); i += 3)
       path.cubicTo(QPointF(e.points[i].x, e.points[i].y), QPointF(e.points[i + 1].x, e.points[i + 1].y),
                    QPointF(e.points[i + 2].x, e.points[i + 2].y));
-    auto* edge = scene.addPath(path, edge_pen);
+    const auto& visible_edge = v.visible.edges[static_cast<size_t>(e.index)];
+    QPen pen = edge_pen;
+    if (visible_edge.nesting) {
+      pen.setStyle(Qt::DashLine);
+      pen.setColor(category_color(static_cast<int>(ops::OpCategory::ControlFlow)));
+    }
+    auto* edge = scene.addPath(path, pen);
     edge->setZValue(5);
     edge->setData(kRoleKind, kKindEdge);
     edge->setData(kRoleIndex, e.index);
-    if (e.has_arrow) {
+    if (e.has_arrow && !visible_edge.nesting) {
       const QPointF tip(e.arrow_tip.x, e.arrow_tip.y);
       const QPointF base(e.points.back().x, e.points.back().y);
       QLineF dir(base, tip);

@@ -340,7 +340,13 @@ void GraphView::set_color_mode(ColorMode mode) {
 
 void GraphView::place_overlays() {
   const QRect vp = canvas_->viewport()->geometry();
-  const int w = std::min(220, vp.width() / 4), h = std::min(160, vp.height() / 4);
+  // The overview takes the scene's shape: a tall graph gets a narrow strip, not a mostly empty box.
+  const QRectF sr = scene_->sceneRect();
+  const double aspect = sr.height() > 0 ? sr.width() / sr.height() : 1.0;
+  int h = std::min(200, vp.height() / 3);
+  int w = static_cast<int>(h * aspect);
+  w = std::clamp(w, 48, std::min(240, vp.width() / 4));
+  if (aspect > 0 && w / aspect < h) h = std::max(40, static_cast<int>(w / aspect));
   minimap_->setGeometry(vp.right() - w - 12, vp.bottom() - h - 12, w, h);
   minimap_->refit();
 }

@@ -82,6 +82,7 @@ struct Builder {
           if (!sub) continue;
           const std::string label = node.op_type + " " + (node.name.empty() ? "#" + std::to_string(node.id.value) : mn.short_name);
           const int sg = group(grp, label + ": " + key, true);
+          m.groups[static_cast<size_t>(sg)].owner = idx;
           walk(*sub, sg);
         }
       }

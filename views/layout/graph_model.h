@@ -29,6 +29,7 @@ struct ModelGroup {
   std::vector<int> nodes;
   int total_nodes = 0;  // drawn nodes below, recursively
   bool subgraph = false;
+  int owner = -1;  // for a subgraph: the If/Loop node holding it
 };
 
 // A value that feeds the graph or leaves it, drawn as a small terminal.

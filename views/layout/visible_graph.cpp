@@ -76,7 +76,9 @@ std::vector<std::string> node_lines(const GraphModel& m, int node) {
   std::string attrs = key_attributes(*mn.node);
   if (!mn.weights.empty()) {
     if (const Tensor* w = m.constant(mn, mn.weights[0])) {
-      const std::string shape = "W " + join_ints(w->shape(), "×");
+      char scalar[32];
+      if (w->numel() == 1) std::snprintf(scalar, sizeof scalar, "%g", w->at_double(0));
+      const std::string shape = w->numel() == 1 ? std::string("= ") + scalar : "W " + join_ints(w->shape(), "×");
       attrs = attrs.empty() ? shape : shape + "  " + attrs;
     }
   }
@@ -181,6 +183,30 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
   }
   for (auto& e : v.edges)
     if (e.values > 1 && !e.label.empty()) e.label += " +" + std::to_string(e.values - 1);
+  // Tie each shown If/Loop body to its node, so the layout puts the body next to it.
+  std::function<int(int)> first_node = [&](int g) {
+    for (int n : m.groups[static_cast<size_t>(g)].nodes) return n;
+    for (int c : m.groups[static_cast<size_t>(g)].groups)
+      if (int n = first_node(c); n >= 0) return n;
+    return -1;
+  };
+  for (size_t g = 1; g < m.groups.size(); ++g) {
+    const ModelGroup& grp = m.groups[g];
+    if (!grp.subgraph || grp.owner < 0 || group_shown[g] == 0 || key_of[static_cast<size_t>(grp.owner)].empty()) continue;
+    std::string to = group_shown[g] == 2 ? "g" + std::to_string(g) : "";
+    if (to.empty()) {
+      const int n = first_node(static_cast<int>(g));
+      if (n < 0 || key_of[static_cast<size_t>(n)].empty()) continue;
+      to = key_of[static_cast<size_t>(n)];
+    }
+    const std::string& from = key_of[static_cast<size_t>(grp.owner)];
+    if (from == to) continue;
+    VisibleEdge e;
+    e.from = from;
+    e.to = to;
+    e.nesting = true;
+    v.edges.push_back(std::move(e));
+  }
   return v;
 }
 
@@ -243,7 +269,7 @@ std::string to_dot(const GraphModel& m, const VisibleGraph& v, const DotOptions&
     }
     for (int c : child_clusters[cluster]) {
       os << pad << "subgraph cluster_g" << c << " {\n"
-         << pad << "  label=" << dot_quote(m.groups[c].title) << ";\n";
+         << pad << "  label=" << dot_quote("▾ " + m.groups[c].title + "  ") << ";\n";
       emit_cluster(c, depth + 1);
       os << pad << "}\n";
     }
@@ -252,6 +278,7 @@ std::string to_dot(const GraphModel& m, const VisibleGraph& v, const DotOptions&
   for (size_t i = 0; i < v.edges.size(); ++i) {
     const auto& e = v.edges[i];
     os << "  " << e.from << " -> " << e.to << " [id=e" << i;
+    if (e.nesting) os << " style=dashed arrowhead=none";
     if (!e.label.empty()) os << " label=" << dot_quote(e.label);
     os << "];\n";
   }

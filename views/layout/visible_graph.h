@@ -26,6 +26,7 @@ struct VisibleEdge {
   std::string label;      // tensor type ("f32[1,64,56,56]"), "+N" when several values
   std::string value;      // first value carried
   int values = 1;
+  bool nesting = false;   // If/Loop node -> its body (drawn dashed, no arrow)
 };
 
 struct VisibleGraph {
