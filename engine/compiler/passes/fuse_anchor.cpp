@@ -25,7 +25,7 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
     case ops::PostOp::Kind::Clip: {
       p.alpha = -INFINITY;
       p.beta = INFINITY;
-      if (n.has_attr("min") || n.has_attr("max") || n.inputs.size() == 1) {
+      if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
         p.alpha = n.attr_float("min", -INFINITY);
         p.beta = n.attr_float("max", INFINITY);
       }

@@ -45,8 +45,12 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
       l.alpha = n.attr_float("alpha", 0.2f);
       l.beta = n.attr_float("beta", 0.5f);
     } else if (n.op_type == "Clip") {
-      l.alpha = n.attr_float("min", -INFINITY);
-      l.beta = n.attr_float("max", INFINITY);
+      l.alpha = -INFINITY;
+      l.beta = INFINITY;
+      if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
+        l.alpha = n.attr_float("min", -INFINITY);
+        l.beta = n.attr_float("max", INFINITY);
+      }
       for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
         if (n.inputs[i].empty()) continue;
         const Tensor* t = constant_of(g, n.inputs[i]);

@@ -1,0 +1,205 @@
+// Fusion passes: golden dumps on small graphs and the fused graph's outputs against the unfused one
+// (eager) on the CPU backend; the memory planner's in-place reuse; the branch schedule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/pipeline.h"
+#include "engine/compiler/schedule.h"
+#include "engine/runtime/backend.h"
+#include "engine/runtime/memory_plan.h"
+#include "tests/engine/compiler_test_util.h"
+
+namespace ms::compiler {
+namespace {
+
+struct Compiled {
+  std::unique_ptr<runtime::Backend> be;  // outlives the executor (its arena came from the backend)
+  std::string dump;
+  std::unique_ptr<runtime::GraphExecutor> exe;
+};
+
+// Compiles at `level` and checks the outputs equal eager execution of the original graph.
+Compiled compile_and_compare(const std::string& text, runtime::JitLevel level, double tol = 1e-4) {
+  auto be = runtime::create_cpu_backend(2);
+  ir::Graph g = testing::parse_graph(text);
+  runtime::CompileOptions o;
+  o.jit_level = level;
+  o.verify_passes = true;
+  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  EXPECT_TRUE(c) << c.status().message();
+  if (!c) return {};
+  const auto in = testing::inputs_of(g);
+  runtime::EagerExecutor eager(g, *be);
+  auto want = eager.run(in);
+  auto got = (*c)->run(in);
+  EXPECT_TRUE(want && got);
+  if (want && got)
+    for (size_t o2 = 0; o2 < want->size(); ++o2)
+      for (int64_t i = 0; i < (*want)[o2].numel(); ++i)
+        EXPECT_NEAR((*got)[o2].data<float>()[i], (*want)[o2].data<float>()[i], tol) << "output " << o2 << " element " << i;
+  // Run twice: arena reuse across runs must not change results.
+  auto again = (*c)->run(in);
+  EXPECT_TRUE(again);
+  if (again && got)
+    for (int64_t i = 0; i < (*got)[0].numel(); ++i) EXPECT_EQ((*again)[0].data<float>()[i], (*got)[0].data<float>()[i]);
+  Compiled r;
+  r.be = std::move(be);
+  r.dump = ir::dump_text((*c)->graph());
+  r.exe = std::move(*c);
+  return r;
+}
+
+const char* kResidualBlock = R"(
+  input x: f32[1,4,6,6]
+  init w1: f32[4,4,3,3] = 0.1 -0.05 0.02 0.2 -0.1
+  init w2: f32[4,4,1,1] = 0.3 -0.2 0.1
+  init scale: f32[4] = 1.5 0.5 2 1
+  init bias: f32[4] = 0.1 0.2 0.3 -0.1
+  init mean: f32[4] = 0.3 -0.1 0.2 0
+  init var: f32[4] = 0.9 1.1 0.5 1
+  c1 = Conv(x, w1) {pads=[1,1,1,1]}
+  b1 = BatchNormalization(c1, scale, bias, mean, var)
+  r1 = Relu(b1)
+  c2 = Conv(r1, w2)
+  s = Add(c2, x)
+  y = Relu(s)
+  output y
+)";
+
+TEST(FusionPass, ConvBatchNormReluAndResidualBecomeFusedConvs) {
+  Compiled c = compile_and_compare(kResidualBlock, runtime::JitLevel::O1);
+  EXPECT_EQ(c.dump, R"(graph main (%x: f32[1,4,6,6])
+  init %b1_bias: f32[4]
+  init %w1_bnfold: f32[4,4,3,3]
+  init %w2: f32[4,4,1,1]
+  #8 %r1 = ai.modescope.FusedConv(%x, %w1_bnfold, %b1_bias) {pads=[1,1,1,1], post_alphas=[0], post_betas=[0], post_ops=["Relu"]} origins=[1,2,3] : f32[1,4,6,6]
+  #9 %y = ai.modescope.FusedConv(%r1, %w2, _, %x) {post_alphas=[0,0], post_betas=[0,0], post_ops=["Add","Relu"]} origins=[4,5,6] : f32[1,4,6,6]
+  return %y
+)");
+  ASSERT_TRUE(c.exe);
+  EXPECT_EQ(c.exe->compile_result().reports.size(), 8u);
+}
+
+TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
+  // The shortcut `x2` dies at the fused conv: the output takes over its block.
+  Compiled c = compile_and_compare(R"(
+    input x: f32[1,4,6,6]
+    init w: f32[4,4,1,1] = 0.3 -0.2 0.1
+    x2 = Relu(x)
+    c = Conv(x2, w)
+    x3 = Sigmoid(x2)
+    s = Add(c, x3)
+    y = Relu(s)
+    z = Neg(y)
+    output z
+  )", runtime::JitLevel::O1);
+  ASSERT_TRUE(c.exe);
+  const auto& plan = c.exe->memory_plan();
+  bool reused = false;
+  for (const auto& s : plan.slots) reused |= s.value == "y" && s.reuses == "x3";
+  EXPECT_TRUE(reused);
+  EXPECT_LE(plan.arena_bytes, plan.naive_bytes);
+}
+
+TEST(FusionPass, MatMulBiasActivationAndGemmRelu) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,8]
+    init w: f32[8,5] = 0.1 -0.3 0.2 0.05
+    init b: f32[5] = 0.1 -0.2 0.3 0 0.5
+    init w2: f32[5,3] = 0.2 -0.1 0.4
+    init c2: f32[3] = 0.5 -0.5 0
+    m = MatMul(x, w)
+    a = Add(m, b)
+    t = Tanh(a)
+    g = Gemm(t, w2, c2) {alpha=0.5}
+    y = Relu(g)
+    output y
+  )", runtime::JitLevel::O1);
+  EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,8])
+  init %b: f32[5]
+  init %c2: f32[3]
+  init %w: f32[8,5]
+  init %w2: f32[5,3]
+  #6 %t = ai.modescope.FusedMatMul(%x, %w, %b) {post_alphas=[0], post_betas=[0], post_ops=["Tanh"]} origins=[1,2,3] : f32[2,5]
+  #7 %y = ai.modescope.FusedGemm(%t, %w2, %c2) {alpha=0.5, post_alphas=[0], post_betas=[0], post_ops=["Relu"]} origins=[4,5] : f32[2,3]
+  return %y
+)");
+}
+
+TEST(FusionPass, ElementwiseChainsBecomeOneLoop) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,3,4]
+    init half: f32[1] = 0.5
+    init row: f32[4] = 1 2 3 4
+    init col: f32[3,1] = -1 0 1
+    init lo: f32[] = 0.1
+    init hi: f32[] = 0.9
+    a = Mul(x, half)
+    b = Add(row, a)
+    c = Sub(b, col)
+    d = Sigmoid(c)
+    e = Clip(d, lo, hi)
+    output e
+  )", runtime::JitLevel::O1);
+  EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,3,4])
+  init %col: f32[3,1]
+  init %half: f32[1]
+  init %row: f32[4]
+  #6 %e = ai.modescope.FusedElementwise(%x, %half, %row, %col) {chain=["Mul","Add","Sub","Sigmoid","Clip"], chain_alphas=[0,0,0,0,0.100000001], chain_arity=[2,2,2,1,1], chain_betas=[0,0,0,0,0.899999976], chain_side=[0,1,0,0,0]} origins=[1,2,3,4,5] : f32[2,3,4]
+  return %e
+)");
+}
+
+TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
+  Compiled c0 = compile_and_compare(kResidualBlock, runtime::JitLevel::O0);
+  EXPECT_EQ(c0.exe->graph().nodes().size(), 6u);
+  auto be = runtime::create_cpu_backend(1);
+  ir::Graph g = testing::parse_graph(kResidualBlock);
+  runtime::CompileOptions o;
+  o.disabled_passes = {"fuse-ops", "fuse-elementwise"};
+  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  ASSERT_TRUE(c);
+  for (const auto& n : (*c)->graph().nodes()) EXPECT_TRUE(n.domain.empty()) << n.op_type;
+  EXPECT_EQ((*c)->graph().nodes().size(), 5u);  // BatchNorm folded, nothing fused
+}
+
+TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
+  // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
+  std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2},
+                                         {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
+  const auto p = runtime::plan_memory(slots, {{0, 1}, {1, 2}});
+  EXPECT_EQ(p.slots[1].reuses, "a");
+  EXPECT_EQ(p.slots[2].reuses, "b");
+  EXPECT_EQ(p.slots[0].offset, p.slots[2].offset);
+  EXPECT_EQ(p.arena_bytes, runtime::align_up(1000, 64) + runtime::align_up(500, 64));
+  EXPECT_EQ(p.lower_bound, p.arena_bytes);
+  EXPECT_EQ(p.naive_bytes, 3 * runtime::align_up(1000, 64) + runtime::align_up(500, 64));
+}
+
+TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {
+  auto be = runtime::create_cpu_backend(2);
+  ir::Graph g = testing::parse_graph(R"(
+    input x: f32[1,8,16,16]
+    init w: f32[8,8,3,3] = 0.1 -0.1 0.05
+    a1 = Conv(x, w) {pads=[1,1,1,1]}
+    a2 = Conv(a1, w) {pads=[1,1,1,1]}
+    b1 = Conv(x, w) {pads=[1,1,1,1]}
+    b2 = Conv(b1, w) {pads=[1,1,1,1]}
+    y = Add(a2, b2)
+    output y
+  )");
+  runtime::CompileOptions o;
+  o.jit_level = runtime::JitLevel::O2;
+  o.disabled_passes = {"cse"};  // keep the two identical branches apart
+  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  ASSERT_TRUE(c) << c.status().message();
+  const auto& th = (*c)->step_threads();
+  ASSERT_EQ(th.size(), (*c)->num_steps());
+  std::set<int> used(th.begin(), th.end());
+  EXPECT_EQ(used.size(), 2u) << "the two conv branches run on two threads";
+}
+
+}  // namespace
+}  // namespace ms::compiler
