@@ -45,24 +45,32 @@ TEST(ZooTemplates, EveryTemplateIsCoveredHere) {
   EXPECT_GE(templates().size(), 11u);
 }
 
-TEST(ZooTemplates, PyNativeAndGraphAgree) {
-  for (const char* u : kSmall) {
-    auto uri = parse_uri(u);
-    ASSERT_TRUE(uri) << uri.status().message();
-    auto m = build_model(*uri);
-    ASSERT_TRUE(m) << m.status().message();
-    nn::Var x = example_input(*m, 3);
-    nn::testing::expect_modes_agree(*m->module, {x}, 1e-3, u);
-    // Outputs stay in a sane range (no blow-up through deep stacks).
-    nn::testing::ModeScope s(nn::Mode::PyNative);
-    nn::Var y = (*m->module)(x);
-    ASSERT_TRUE(y.ok()) << u;
-    for (int64_t i = 0; i < y.tensor()->numel(); ++i) {
-      const double v = y.tensor()->at_double(i);
-      ASSERT_TRUE(std::isfinite(v) && std::abs(v) < 1e3) << u << " output " << v;
-    }
+// One test per template keeps each short (also under the sanitizers).
+class ZooTemplateModes : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ZooTemplateModes, PyNativeAndGraphAgree) {
+  const char* u = GetParam();
+  auto uri = parse_uri(u);
+  ASSERT_TRUE(uri) << uri.status().message();
+  auto m = build_model(*uri);
+  ASSERT_TRUE(m) << m.status().message();
+  nn::Var x = example_input(*m, 3);
+  nn::testing::expect_modes_agree(*m->module, {x}, 1e-3, u);
+  // Outputs stay in a sane range (no blow-up through deep stacks).
+  nn::testing::ModeScope s(nn::Mode::PyNative);
+  nn::Var y = (*m->module)(x);
+  ASSERT_TRUE(y.ok()) << u;
+  for (int64_t i = 0; i < y.tensor()->numel(); ++i) {
+    const double v = y.tensor()->at_double(i);
+    ASSERT_TRUE(std::isfinite(v) && std::abs(v) < 1e3) << u << " output " << v;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Small, ZooTemplateModes, ::testing::ValuesIn(kSmall),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string n = std::string(info.param).substr(4);
+                           return n.substr(0, n.find('?'));
+                         });
 
 TEST(ZooTemplates, DynamicNetTakesBothBranches) {
   auto m = build_model(*parse_uri("zoo:dynamic_net?size=8&classes=3"));

@@ -46,6 +46,9 @@ class Module {
   bool jitted() const { return jit_ != nullptr; }
   // The compiled-graph cache of this module (created on first Graph-mode or jitted call).
   GraphCache* graph_cache() const { return cache_.get(); }
+  // Compiled graphs hold the parameters as they were when compiled (the compiler may fold or
+  // repack them): after changing parameters in place, drop the cache so the next call re-traces.
+  void clear_graph_cache() { cache_.reset(); }
 
  protected:
   template <class M>
