@@ -38,5 +38,16 @@ int main(int argc, char** argv) {
     nn::set_context(nn::Mode::PyNative);
     std::printf("%-34s %9.1f ms %9.3f ms %7.3f ms %7.1f ms %8.2fx\n", u.c_str(), build_ms, pn, gm, compile, pn / gm);
   }
+  // Eager dispatch overhead of the functional API: a chain of tiny ops (Add/Relu on 16 floats).
+  const int ops = quick ? 100 : 1000;
+  nn::Var t(sample::random_input({16}, 2));
+  const double chain = sample::median_ms(
+      [&] {
+        nn::Var y = t;
+        for (int i = 0; i < ops / 2; ++i) y = nn::F::relu(nn::F::add(y, t));
+        sample::check(y, "chain");
+      },
+      quick ? 3 : 20);
+  std::printf("\nPyNative dispatch: %.2f us per op (chain of %d tiny Add/Relu ops)\n", 1000.0 * chain / ops, ops);
   return 0;
 }
