@@ -63,7 +63,7 @@ MemoryAnalysis analyze_memory(const Trace& t, size_t top) {
     const bool live_at_peak = b.alloc_ns <= m.peak_ns && (b.free_ns < 0 || b.free_ns > m.peak_ns);
     if (!live_at_peak || m.peak_live_bytes == 0) continue;
     PeakContributor c;
-    c.value = std::string(t.str(b.value));
+    c.value = b.value ? std::string(t.str(b.value)) : "(scratch)";  // kernel workspace has no value
     c.producer = b.producer;
     c.bytes = b.bytes;
     auto it = by_id.find(b.producer);
