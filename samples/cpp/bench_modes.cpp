@@ -1,6 +1,7 @@
 // PyNative vs Graph latency of zoo models through the builder API: the module called eagerly
 // (op by op) and in Graph mode (traced once, compiled, re-run). Default set: mnist_mlp batch 1
-// and 64, resnet50 batch 1; or pass zoo URIs. --quick uses small sizes (the test run).
+// and 64, resnet50 batch 1; or pass zoo URIs. --quick uses small sizes (the test run);
+// --threads N sets the CPU threads (default: all cores). Latencies: median (min) in ms.
 #include <string>
 #include <vector>
 
@@ -12,13 +13,18 @@ using namespace ms;
 int main(int argc, char** argv) {
   const bool quick = sample::quick(argc, argv);
   std::vector<std::string> uris;
-  for (int i = 1; i < argc; ++i)
+  nn::Context ctx;
+  for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]).rfind("zoo:", 0) == 0) uris.push_back(argv[i]);
+    if (std::string(argv[i]) == "--threads" && i + 1 < argc) ctx.threads = std::atoi(argv[++i]);
+  }
+  nn::set_context(ctx);
+  std::printf("backend: %s\n", nn::backend().description().c_str());
   if (uris.empty())
     uris = quick ? std::vector<std::string>{"zoo:mnist_mlp?batch=1&hidden=64", "zoo:resnet50?size=32&width=8"}
                  : std::vector<std::string>{"zoo:mnist_mlp?batch=1", "zoo:mnist_mlp?batch=64", "zoo:resnet50?batch=1"};
   const int iters = quick ? 3 : 20;
-  std::printf("%-34s %12s %12s %10s %10s %9s\n", "model", "build+trace", "PyNative", "Graph", "compile", "speedup");
+  std::printf("%-30s %11s %20s %20s %9s %8s\n", "model", "build+trace", "PyNative", "Graph", "compile", "speedup");
   for (const auto& u : uris) {
     auto uri = zoo::parse_uri(u);
     if (!uri) return std::fprintf(stderr, "error: %s\n", uri.status().message().c_str()), 1;
@@ -30,13 +36,15 @@ int main(int argc, char** argv) {
     if (!m) return std::fprintf(stderr, "error: %s\n", m.status().message().c_str()), 1;
     nn::Var x(sample::random_input(*m->inputs[0].dims, 1));
     nn::set_context(nn::Mode::PyNative);
-    const double pn = sample::median_ms([&] { sample::check((*m->module)(x), "PyNative"); }, iters);
+    double pn_min = 0, gm_min = 0;
+    const double pn = sample::median_ms([&] { sample::check((*m->module)(x), "PyNative"); }, iters, 2, &pn_min);
     nn::set_context(nn::Mode::Graph);
     sample::check((*m->module)(x), "Graph");  // trace + compile
     const double compile = m->module->graph_cache()->last_compile_ms();
-    const double gm = sample::median_ms([&] { sample::check((*m->module)(x), "Graph"); }, iters);
+    const double gm = sample::median_ms([&] { sample::check((*m->module)(x), "Graph"); }, iters, 2, &gm_min);
     nn::set_context(nn::Mode::PyNative);
-    std::printf("%-34s %9.1f ms %9.3f ms %7.3f ms %7.1f ms %8.2fx\n", u.c_str(), build_ms, pn, gm, compile, pn / gm);
+    std::printf("%-30s %8.1f ms %9.3f (%7.3f) ms %9.3f (%7.3f) ms %6.1f ms %7.2fx\n", u.c_str(), build_ms, pn, pn_min, gm,
+                gm_min, compile, pn / gm);
   }
   // Eager dispatch overhead of the functional API: a chain of tiny ops (Add/Relu on 16 floats).
   const int ops = quick ? 100 : 1000;

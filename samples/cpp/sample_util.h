@@ -1,7 +1,11 @@
 // Small helpers the sample programs share: timing, argument check, random inputs.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -28,8 +32,8 @@ inline ms::Tensor random_input(const ms::Shape& shape, uint64_t seed, float lo =
   return t;
 }
 
-// Median milliseconds of `iters` calls after `warmup` calls.
-inline double median_ms(const std::function<void()>& f, int iters, int warmup = 2) {
+// Median milliseconds of `iters` calls after `warmup` calls (the fastest one in *min when given).
+inline double median_ms(const std::function<void()>& f, int iters, int warmup = 2, double* min = nullptr) {
   for (int i = 0; i < warmup; ++i) f();
   std::vector<double> t;
   for (int i = 0; i < iters; ++i) {
@@ -38,6 +42,7 @@ inline double median_ms(const std::function<void()>& f, int iters, int warmup = 
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
   }
   std::sort(t.begin(), t.end());
+  if (min) *min = t.front();
   return t[t.size() / 2];
 }
 
