@@ -77,6 +77,8 @@ void MainWindow::build_docks() {
   inspector_ = new views::Inspector(this);
   auto* inspector_dock = dock(tr("Inspector"), "InspectorDock", inspector_, Qt::RightDockWidgetArea);
   run_panel_ = new RunPanel(this);
+  // The run form keeps its natural height; the inspector above takes the rest.
+  run_panel_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   auto* run_dock = dock(tr("Run"), "RunDock", run_panel_, Qt::RightDockWidgetArea);
   splitDockWidget(inspector_dock, run_dock, Qt::Vertical);
   resizeDocks({inspector_dock}, {360}, Qt::Horizontal);

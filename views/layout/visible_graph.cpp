@@ -147,6 +147,7 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
   }
   // Edges, deduplicated per (from, to) in first-seen order.
   std::map<std::pair<std::string, std::string>, size_t> edge_at;
+  std::set<std::pair<std::string, std::string>> labelled;
   auto add_edge = [&](const std::string& from, const std::string& to, const std::string& value, const ir::Value* val) {
     if (from == to) return;
     auto [it, fresh] = edge_at.emplace(std::make_pair(from, to), v.edges.size());
@@ -158,7 +159,8 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
     e.from = from;
     e.to = to;
     e.value = value;
-    if (opts.edge_labels && val) e.label = val->type.to_string();
+    // A value read by several nodes is labelled once, on its first edge: the others repeat it.
+    if (opts.edge_labels && val && labelled.insert({from, value}).second) e.label = val->type.to_string();
     v.edges.push_back(std::move(e));
   };
   for (size_t i = 0; i < m.nodes.size(); ++i) {
