@@ -70,6 +70,23 @@ TEST(NnJit, HybridJitsOneSubmoduleOnly) {
   EXPECT_TRUE(g->value("body.0.weight"));
 }
 
+TEST(NnJit, JittedFunctionNamesParametersByModulePath) {
+  manual_seed(1);
+  struct Net : Module {
+    Net() { fc = register_module("fc", std::make_shared<Dense>(3, 2)); }
+    Var forward(const Var& x) override { return (*fc)(x); }
+    std::shared_ptr<Module> fc;
+  } net;
+  JitFunction f = jit([&net](const Vars& in) { return Vars{net(in[0])}; });
+  Var y = f(Var(random_tensor({1, 3}, 1)));
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  const ir::Graph* g = f.cache().last_graph();
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->value("fc.weight") && g->value("fc.weight")->is_initializer());
+  EXPECT_TRUE(g->value("fc.bias"));
+  EXPECT_EQ(g->nodes()[0].name, "fc");
+}
+
 TEST(NnJit, GlobalModeSwitch) {
   manual_seed(2);
   Dense d(4, 2);

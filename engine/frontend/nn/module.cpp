@@ -84,7 +84,15 @@ void Module::clear_jit() { jit_.reset(); }
 
 Var Module::param(const std::string& name) const {
   for (const auto& [n, t] : params_)
-    if (n == name) return Var(t);
+    if (n == name) {
+      // Traced through a jitted function (not a module call), the parameter is named here, by
+      // the module path it is used under.
+      if (TraceState* tr = active_trace()) {
+        const std::string path = current_path();
+        tr->register_parameter(t, path.empty() ? n : path + "." + n);
+      }
+      return Var(t);
+    }
   return Var::failed(internal_error(describe(*this) + " has no parameter '" + name + "'"));
 }
 

@@ -64,7 +64,7 @@ Var TraceState::add_input(const std::string& name, const ir::ValueType& type) {
 
 void TraceState::register_parameter(const Tensor& t, const std::string& name) {
   if (!t.defined()) return;
-  root_->param_names_[t.raw()] = name;
+  root_->param_names_.emplace(t.raw(), name);  // the first name given wins
 }
 
 Expected<std::string> TraceState::input_name(const Var& v) {

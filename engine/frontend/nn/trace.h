@@ -34,7 +34,8 @@ class TraceState {
 
   // Graph input of this (sub)graph.
   Var add_input(const std::string& name, const ir::ValueType& type);
-  // Names a concrete tensor as the root's initializer (parameters by their registered name).
+  // Names a concrete tensor as the root's initializer (parameters by their registered name; the
+  // first name given for a tensor is kept).
   void register_parameter(const Tensor& t, const std::string& name);
   // The symbolic handle for a Var used as an op input here: symbolic Vars of this trace or an
   // enclosing one pass through; concrete ones become initializers of the root graph.
