@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "engine/frontend/nn/trace.h"
 #include "engine/frontend/onnx/onnx_io.h"
@@ -129,6 +130,30 @@ TEST(ZooExport, OnnxCheckerAcceptsExportedModels) {
   while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   const int rc = ::pclose(p);
   EXPECT_EQ(rc, 0) << out;
+  fs::remove_all(dir);
+}
+
+TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
+  auto g = build_graph("zoo:lenet5?batch=2");
+  ASSERT_TRUE(g) << g.status().message();
+  std::map<std::string, ir::ValueType> sig{{"input", g->value("input")->type}};
+  runtime::CompileOptions opts;
+  opts.jit_level = runtime::JitLevel::O2;
+  auto ex = runtime::GraphExecutor::compile(*g, nn::backend(), sig, opts);
+  ASSERT_TRUE(ex) << ex.status().message();
+  const ir::Graph& compiled = (*ex)->graph();
+  const fs::path dir = temp_dir();
+  const std::string path = (dir / "compiled.onnx").string();
+  Status st = onnx_io::save_model(compiled, path);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  auto back = onnx_io::load_model(path, onnx_io::LoadOptions{false});
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(identity_of(*back), identity_of(compiled));
+  // Every origin is a node of the built graph: fused nodes still name what they stand for.
+  std::set<uint64_t> built;
+  for (const auto& n : g->nodes()) built.insert(n.id.value);
+  for (const auto& n : back->nodes())
+    for (auto o : n.origins) EXPECT_TRUE(built.count(o.value)) << n.name << " origin " << o.value;
   fs::remove_all(dir);
 }
 
