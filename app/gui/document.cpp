@@ -9,6 +9,7 @@
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
+#include "engine/compiler/pipeline.h"
 
 #if __has_include("engine/frontend/zoo/zoo.h")
 #include "engine/frontend/zoo/zoo.h"
@@ -172,6 +173,32 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
     if (!c) return std::move(c).take_status();
     graph = std::move(*c);
     out.compile_ms = graph->compile_ms();
+    const compiler::CompileResult& cr = graph->compile_result();
+    std::map<std::string, std::string> about;
+    for (const auto& e : compiler::describe_pipeline(co.jit_level)) about[e.argument] = e.description;
+    if (!cr.snapshots.empty()) {
+      PassOutcome input;
+      input.pass = "input";
+      input.description = "The graph as opened, before any pass";
+      input.graph = cr.snapshots[0].graph;
+      input.nodes_after = input.graph ? static_cast<int>(input.graph->nodes().size()) : 0;
+      out.passes.push_back(std::move(input));
+    }
+    for (size_t i = 0; i < cr.reports.size(); ++i) {
+      const compiler::PassReport& r = cr.reports[i];
+      PassOutcome p;
+      p.pass = r.pass;
+      p.description = about.count(r.pass) ? about[r.pass] : "";
+      p.ran = r.ran;
+      p.changed = r.changed;
+      p.nodes_after = static_cast<int>(r.nodes_after);
+      p.added = static_cast<int>(r.added);
+      p.removed = static_cast<int>(r.removed);
+      p.fused = static_cast<int>(r.fused);
+      p.ms = r.ms;
+      if (i + 1 < cr.snapshots.size()) p.graph = cr.snapshots[i + 1].graph;
+      out.passes.push_back(std::move(p));
+    }
   } else {
     eager = std::make_unique<runtime::EagerExecutor>(g, backend);
   }

@@ -41,6 +41,14 @@ struct RunRequest {
   int batch = 1;  // value for a symbolic leading dim
 };
 
+struct PassOutcome {
+  std::string pass, description;
+  bool ran = true, changed = false;
+  int nodes_after = 0, added = 0, removed = 0, fused = 0;
+  double ms = 0;
+  std::shared_ptr<const ir::Graph> graph;  // snapshot after the pass
+};
+
 struct RunOutcome {
   std::string mode;
   std::string backend;
@@ -49,6 +57,8 @@ struct RunOutcome {
   size_t peak_bytes = 0;
   int64_t kernels = 0;
   std::vector<std::string> outputs;  // "name = tensor summary"
+  // Graph mode: the input graph (as pass "input") and the graph after each compiler pass.
+  std::vector<PassOutcome> passes;
 };
 
 Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx);

@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
   QCommandLineOption shot_opt(QStringLiteral("screenshot"), QStringLiteral("Save PNGs of the views to DIR, then exit."), QStringLiteral("DIR"));
   QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"), QStringLiteral("1600x1000"));
   QCommandLineOption bench_opt(QStringLiteral("bench-open"), QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
+  QCommandLineOption pass_opt(QStringLiteral("show-pass"), QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."), QStringLiteral("N"));
   QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt});
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -139,7 +140,14 @@ int main(int argc, char** argv) {
       }
       window.run();
     });
-    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [save](bool) { save(); });
+    const int show_pass = cli.isSet(pass_opt) ? cli.value(pass_opt).toInt() : -1;
+    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [&window, save, show_pass](bool) {
+      if (show_pass >= 0 && window.show_pass(show_pass)) {
+        QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, save);
+        return;
+      }
+      save();
+    });
   }
   if (!model.isEmpty()) window.open(model);
   return app.exec();

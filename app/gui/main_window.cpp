@@ -85,9 +85,14 @@ void MainWindow::build_docks() {
   resizeDocks({inspector_dock, run_dock}, {640, 300}, Qt::Vertical);
 
   passes_ = new views::PassListModel(this);
-  auto* table = new QTableView(this);
+  auto* table = pass_table_ = new QTableView(this);
   table->setModel(passes_);
-  table->horizontalHeader()->setStretchLastSection(true);
+  table->horizontalHeader()->setSectionResizeMode(views::PassListModel::kName, QHeaderView::Stretch);
+  table->horizontalHeader()->setSectionResizeMode(views::PassListModel::kChanged, QHeaderView::ResizeToContents);
+  table->horizontalHeader()->setSectionResizeMode(views::PassListModel::kNodes, QHeaderView::ResizeToContents);
+  table->horizontalHeader()->setSectionResizeMode(views::PassListModel::kTime, QHeaderView::ResizeToContents);
+  table->setWordWrap(false);
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
   table->verticalHeader()->hide();
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
   auto* empty = new QLabel(tr("Compiler passes appear here after a Graph-mode compile: each pass, what it "
@@ -101,8 +106,10 @@ void MainWindow::build_docks() {
   pass_stack_->addWidget(empty);
   pass_stack_->addWidget(table);
   connect(passes_, &QAbstractItemModel::modelReset, this, [this] { pass_stack_->setCurrentIndex(passes_->rowCount() ? 1 : 0); });
+  connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { show_snapshot(current.row()); });
   auto* pass_dock = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
-  resizeDocks({pass_dock}, {220}, Qt::Horizontal);
+  resizeDocks({pass_dock}, {300}, Qt::Horizontal);
 
   log_ = new QPlainTextEdit(this);
   log_->setReadOnly(true);
@@ -268,6 +275,12 @@ void MainWindow::export_graph(const QString& format) {
   }
   if (ok) log(tr("Exported the graph to %1").arg(path));
   else log(tr("Could not write %1").arg(path), true);
+}
+
+bool MainWindow::show_pass(int row) {
+  if (row < 0 || row >= passes_->rowCount()) return false;
+  pass_table_->selectRow(row);
+  return true;
 }
 
 void MainWindow::log(const QString& line, bool error) {

@@ -49,6 +49,8 @@ class MainWindow : public QMainWindow {
   RunPanel* run_panel() const { return run_panel_; }
   const OpenedModel* document() const { return doc_ ? doc_.get() : nullptr; }
   void log(const QString& line, bool error = false);
+  // Selects row `row` of the pass list (0 = the input graph): the graph view shows that snapshot.
+  bool show_pass(int row);
   // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
   void set_echo_log(bool on) { echo_log_ = on; }
   bool busy() const;
@@ -77,6 +79,8 @@ class MainWindow : public QMainWindow {
   void on_job_finished(views::JobId id, bool delivered);
   void run_next(std::vector<std::string> modes, bool ok_so_far);
   void fail(const Status& s, const QString& what);
+  void show_passes(const std::vector<PassOutcome>& passes);
+  void show_snapshot(int row);
   void set_title();
 
   views::JobTracker* jobs_;
@@ -84,6 +88,7 @@ class MainWindow : public QMainWindow {
   views::Inspector* inspector_;
   views::PassListModel* passes_;
   QStackedWidget* pass_stack_;
+  QTableView* pass_table_ = nullptr;
   RunPanel* run_panel_;
   QPlainTextEdit* log_;
   QLabel* status_text_;

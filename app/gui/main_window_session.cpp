@@ -98,6 +98,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
           return;
         }
         if (!r->note.empty()) log(QString::fromStdString(r->note));
+        if (!r->passes.empty()) show_passes(r->passes);
         run_panel_->show_result(*r);
         QString line = tr("%1 on %2: median %3 ms, min %4 ms").arg(what, QString::fromStdString(r->backend))
                            .arg(r->median_ms, 0, 'f', 3).arg(r->min_ms, 0, 'f', 3);
@@ -123,6 +124,51 @@ void MainWindow::cancel_jobs() {
   log(tr("Cancelled %n job(s)", nullptr, static_cast<int>(active_.size())));
   open_job_ = 0;
   run_panel_->set_busy(false);
+}
+
+void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
+  std::vector<views::PassRow> rows;
+  for (const auto& p : passes) {
+    views::PassRow row;
+    row.name = QString::fromStdString(p.pass) + (p.ran ? QString() : tr(" (skipped)"));
+    row.description = QString::fromStdString(p.description);
+    row.changed = p.changed;
+    row.nodes_after = p.nodes_after;
+    row.ms = p.ms;
+    row.added = p.added;
+    row.removed = p.removed;
+    row.fused = p.fused;
+    row.graph = p.graph;
+    rows.push_back(std::move(row));
+  }
+  passes_->set_passes(std::move(rows));
+  log(tr("Graph mode ran %n compiler pass(es); pick one in the Passes list to see the graph after it",
+         nullptr, static_cast<int>(passes.size()) - 1));
+}
+
+void MainWindow::show_snapshot(int row) {
+  if (row < 0 || row >= static_cast<int>(passes_->passes().size())) return;
+  auto graph = passes_->passes()[static_cast<size_t>(row)].graph;
+  if (!graph) return;
+  const QString name = passes_->passes()[static_cast<size_t>(row)].name;
+  jobs_->start(
+      QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
+      [graph](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+        ctx.progress(-1, QObject::tr("Laying out the graph"));
+        auto model = views::GraphModel::build(graph);
+        auto view = views::prepare_view(*model, views::default_collapsed(*model));
+        if (!view) return std::move(view).take_status();
+        return std::make_pair(model, std::move(*view));
+      },
+      [this, name](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
+        if (!r) {
+          fail(r.status(), tr("Showing the graph after %1").arg(name));
+          return;
+        }
+        inspector_->show_node(nullptr, -1);
+        graph_->show_prepared(r->first, std::move(r->second));
+        status_text_->setText(tr("The graph after %1: %2 nodes").arg(name).arg(r->first->drawn_nodes));
+      });
 }
 
 bool MainWindow::busy() const { return !active_.empty(); }

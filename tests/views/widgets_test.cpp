@@ -221,8 +221,15 @@ TEST_F(ModelsTest, PassListModelPassesTheModelTester) {
   PassListModel passes;
   QAbstractItemModelTester tester(&passes, QAbstractItemModelTester::FailureReportingMode::Fatal);
   EXPECT_EQ(passes.rowCount(), 0);
-  passes.set_passes({{"fuse-conv-bn", "Fold BatchNormalization into Conv", true, 120, 1.5},
-                     {"dce", "Remove dead nodes", false, 120, 0.1}});
+  PassRow fuse, dce;
+  fuse.name = "fuse-conv-bn";
+  fuse.changed = true;
+  fuse.fused = 53;
+  fuse.nodes_after = 120;
+  dce.name = "dce";
+  passes.set_passes({fuse, dce});
+  EXPECT_EQ(passes.data(passes.index(0, PassListModel::kChanged)).toString(), "53 fused");
+  EXPECT_EQ(passes.data(passes.index(1, PassListModel::kChanged)).toString(), "—");
   EXPECT_EQ(passes.rowCount(), 2);
   EXPECT_EQ(passes.data(passes.index(0, PassListModel::kName)).toString(), "fuse-conv-bn");
   passes.set_passes({});

@@ -19,7 +19,14 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kName: return r.name;
-      case kChanged: return r.changed ? tr("changed") : tr("—");
+      case kChanged: {
+        if (!r.changed) return tr("—");
+        QStringList parts;
+        if (r.fused) parts << tr("%1 fused").arg(r.fused);
+        if (r.added) parts << tr("+%1").arg(r.added);
+        if (r.removed) parts << tr("−%1").arg(r.removed);
+        return parts.isEmpty() ? tr("changed") : parts.join(QStringLiteral(" "));
+      }
       case kNodes: return r.nodes_after;
       case kTime: return QString::number(r.ms, 'f', 2);
     }

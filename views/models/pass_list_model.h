@@ -6,7 +6,10 @@
 #include <QAbstractTableModel>
 #include <QString>
 
+#include <memory>
 #include <vector>
+
+#include "engine/ir/graph.h"
 
 namespace ms::views {
 
@@ -16,6 +19,8 @@ struct PassRow {
   bool changed = false;
   int nodes_after = 0;
   double ms = 0;
+  int added = 0, removed = 0, fused = 0;
+  std::shared_ptr<const ir::Graph> graph;  // the graph after this pass (null: not kept)
 };
 
 class PassListModel : public QAbstractTableModel {
