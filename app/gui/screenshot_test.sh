@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ctest: runs the real app under a virtual X display, takes --screenshot and checks the PNG is not
 # blank. Exits 77 (skipped) when xvfb-run is missing.
-#   screenshot_test.sh MODESCOPE PNGCHECK MODEL OUTDIR
+#   screenshot_test.sh MODESCOPE PNGCHECK MODEL OUTDIR [extra modescope arguments]
 set -euo pipefail
-app="$1"; check="$2"; model="$3"; out="$4"
+app="$1"; check="$2"; model="$3"; out="$4"; shift 4
 if ! command -v xvfb-run >/dev/null 2>&1; then
   echo "skipped: xvfb-run is not installed (apt-get install xvfb xauth)"
   exit 77
@@ -12,5 +12,5 @@ rm -rf "$out"
 mkdir -p "$out"
 # A settings folder of its own: the test must not read or change the user's recent files.
 export XDG_CONFIG_HOME="$out/config"
-xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --run both --iterations 2 --screenshot "$out"
+xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --screenshot "$out" "$@"
 "$check" "$out/graph.png" 16
