@@ -95,23 +95,28 @@ double measure_peak_gflops(runtime::Backend& backend, int iters) {
   return ms <= 0 ? -1 : 2.0 * n * n * n / (ms * 1e6);
 }
 
-// Median latency of `iters` runs after `warmup` (graph or eager), peak bytes of the last run.
+// Median latency of `iters` runs after `warmup` for both modes, the runs interleaved (PyNative, Graph,
+// PyNative, ...) so a change in machine load hits both alike; peak bytes of each mode's last run.
 struct ModeFigures {
   double median_ms = 0;
   size_t peak_bytes = 0;
 };
 
-template <class Exec>
-Expected<ModeFigures> time_mode(Exec& ex, const runtime::TensorMap& inputs, int iters, int warmup) {
-  std::vector<double> t;
+Status time_modes(runtime::EagerExecutor& eager, runtime::GraphExecutor& graph, const runtime::TensorMap& inputs,
+                  int iters, int warmup, ModeFigures& pyn, ModeFigures& gra) {
+  std::vector<double> te, tg;
   for (int i = 0; i < warmup + iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = ex.run(inputs);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!r) return std::move(r).take_status();
-    if (i >= warmup) t.push_back(ms);
+    for (int m = 0; m < 2; ++m) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = m == 0 ? eager.run(inputs) : graph.run(inputs);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!r) return r.status();
+      if (i >= warmup) (m == 0 ? te : tg).push_back(ms);
+    }
   }
-  return ModeFigures{summarize(t).median, ex.last_stats().peak_bytes};
+  pyn = ModeFigures{summarize(te).median, eager.last_stats().peak_bytes};
+  gra = ModeFigures{summarize(tg).median, graph.last_stats().peak_bytes};
+  return Status::ok();
 }
 
 int bench_model(const RunArgs& a) {
@@ -135,25 +140,26 @@ int bench_model(const RunArgs& a) {
   }
   const int iters = std::max(1, a.iters), warmup = std::max(0, a.warmup);
   runtime::EagerExecutor eager(prep->graph, *prep->backend);
-  auto pyn = time_mode(eager, prep->inputs, iters, warmup);
-  if (!pyn) return fail(a.model + ": pynative: " + pyn.status().message());
   std::map<std::string, ir::ValueType> sig;
   for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
   auto compiled = runtime::GraphExecutor::compile(prep->graph, *prep->backend, sig, *opts);
   if (!compiled) return fail(a.model + ": graph: " + compiled.status().message());
   runtime::GraphExecutor& gx = **compiled;
-  auto gra = time_mode(gx, prep->inputs, iters, warmup);
-  if (!gra) return fail(a.model + ": graph: " + gra.status().message());
+  ModeFigures pyn_f, gra_f;
+  st = time_modes(eager, gx, prep->inputs, iters, warmup, pyn_f, gra_f);
+  if (!st.is_ok()) return fail(a.model + ": " + st.message());
+  const ModeFigures* pyn = &pyn_f;
+  const ModeFigures* gra = &gra_f;
   const auto& plan = gx.memory_plan();
   const double speedup = gra->median_ms > 0 ? pyn->median_ms / gra->median_ms : 0;
 
   std::printf("%s on %s, jit level %s, median of %d runs after %d warm-up\n", a.model.c_str(),
               prep->backend->description().c_str(), a.jit_level.c_str(), iters, warmup);
   std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s; model %.4g FLOPs per iteration\n", peak, flops);
-  for (const auto* m : {&*pyn, &*gra}) {
+  for (const auto* m : {pyn, gra}) {
     const double gflops = m->median_ms > 0 ? flops / (m->median_ms * 1e6) : 0;
     std::printf("  %-8s median %9.3f ms  %7.1f GFLOP/s  %5.1f%% of peak  peak memory %s\n",
-                m == &*pyn ? "pynative" : "graph", m->median_ms, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
+                m == pyn ? "pynative" : "graph", m->median_ms, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
                 format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
   std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu\n", speedup, gx.compile_ms(),

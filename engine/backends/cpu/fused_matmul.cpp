@@ -2,9 +2,110 @@
 // in one loop over the output (one dispatch instead of two or three, one extra pass over a small
 // output instead of one per op).
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/nn_onednn.h"
 
 namespace ms::cpu::fused {
 namespace {
+
+using dnnl::memory;
+
+struct FusedMatmulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
+bool eltwise_of(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
+  a = 0;
+  b = 0;
+  switch (p.kind) {
+    case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
+    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
+    case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
+    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
+    default: return false;
+  }
+}
+
+// 2-D f32 A [M,K] (or transposed) times weights [K,N] (or stored [N,K]) + bias [N] + eltwise post-ops
+// in one oneDNN matmul whose weights are in the layout the primitive prefers: reordered once per
+// weights buffer (constant initializers in a compiled graph), not packed again on every call.
+Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, const Tensor& w, bool tw,
+                        const Tensor* bias, float alpha, Tensor& y, const std::vector<ops::PostOp>& post) {
+  const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{k, 1});
+  const memory::desc w_user({k, n}, memory::data_type::f32, tw ? memory::dims{1, k} : memory::dims{n, 1});
+  const memory::desc w_any({k, n}, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc b_md({1, n}, memory::data_type::f32, memory::dims{n, 1});
+  const memory::desc y_md = plain_desc(y.shape());
+  std::string key = "fmatmul|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
+                    std::to_string(ta) + std::to_string(tw) + (bias ? "b" : "") + "|" + std::to_string(alpha);
+  for (const auto& p : post)
+    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return nn::guard_onednn(ctx, "fused matmul", [&]() -> Status {
+    auto mp = dnn.cached<FusedMatmulPrimitive>(key, [&] {
+      dnnl::primitive_attr attr = nn::user_scratchpad_attr();
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      dnnl::post_ops po;
+      for (const auto& p : post) {
+        dnnl::algorithm alg;
+        float pa, pb;
+        if (eltwise_of(p, alg, pa, pb)) po.append_eltwise(1.0f, alg, pa, pb);
+      }
+      attr.set_post_ops(po);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, bias ? b_md : memory::desc(), y_md), attr,
+                                      dnn.engine());
+      return std::make_shared<FusedMatmulPrimitive>(FusedMatmulPrimitive{pd, dnnl::matmul(pd)});
+    });
+    MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, w, w_user, mp->pd.weights_desc()));
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(a_md, dnn.engine(), a.raw())},
+                                         {DNNL_ARG_WEIGHTS, wmem},
+                                         {DNNL_ARG_DST, memory(y_md, dnn.engine(), y.raw())},
+                                         {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, memory(b_md, dnn.engine(), bias->raw()));
+    mp->prim.execute(dnn.stream(), args);
+    dnn.stream().wait();
+    ctx.set_impl("fused:" + impl_name(mp->pd));
+    return Status::ok();
+  });
+}
+
+// The prepacked path takes 2-D f32 operands, no residual, and (Gemm) a C that is a bias over N
+// with beta 1.
+Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
+  for (const auto& p : post)
+    if (p.kind == ops::PostOp::Kind::Add) return ctx.unsupported_case("residual");
+  const Tensor& a = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  if (a.dtype() != DType::F32 || w.dtype() != DType::F32 || a.rank() != 2 || w.rank() != 2 || y.rank() != 2 ||
+      a.numel() == 0 || w.numel() == 0)
+    return ctx.unsupported_case("not 2-D f32");
+  const ir::Node& node = ctx.node();
+  bool ta = false, tw = false;
+  float alpha = 1.f;
+  const Tensor* bias = nullptr;
+  if (gemm) {
+    ta = node.attr_int("transA", 0) != 0;
+    tw = node.attr_int("transB", 0) != 0;
+    alpha = node.attr_float("alpha", 1.f);
+    if (ctx.has_input(2)) {
+      const Tensor& c = ctx.input(2);
+      if (node.attr_float("beta", 1.f) != 1.f || c.dtype() != DType::F32 || c.numel() != y.dim(1) ||
+          (c.rank() == 2 && c.dim(0) != 1) || c.rank() > 2)
+        return ctx.unsupported_case("C is not a bias");
+      // oneDNN's output scale multiplies the bias too; Gemm scales only A*B.
+      if (alpha != 1.f) return ctx.unsupported_case("alpha with C");
+      bias = &c;
+    }
+  } else if (ctx.has_input(2)) {
+    bias = &ctx.input(2);
+  }
+  return matmul_prepacked(ctx, a, ta, w, tw, bias, alpha, y, post);
+}
 
 Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   auto post = ops::parse_post_ops(ctx.node());
@@ -13,6 +114,10 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   if (!y.defined()) return ctx.fail("output shape unknown before the run");
   if (y.numel() == 0) return Status::ok();
   if (y.dtype() != DType::F32) return ctx.unsupported_case("fused post-ops need f32");
+  {
+    Status s = try_prepacked(ctx, gemm, y, *post);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor res;
   if (r) res = r->raw() == y.raw() ? r->clone() : *r;  // in place: keep the residual
