@@ -1,0 +1,119 @@
+// Compiled graphs against unoptimized execution on real models: every zoo template (small sizes) and
+// the PyTorch-exported models in tests/data/torch, at O0, O1 and O2 — fused graphs must match the
+// unfused outputs within tolerance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/frontend/npy.h"
+#include "engine/frontend/onnx/onnx_io.h"
+#include "engine/frontend/zoo/zoo.h"
+#include "engine/runtime/executor.h"
+#include "tests/engine/compiler_test_util.h"
+
+namespace ms::compiler {
+namespace {
+
+const std::string kTorchDir = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/torch/";
+
+void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
+    const double g = got.at_double(i), w = want.at_double(i);
+    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+      ADD_FAILURE() << what << ": element " << i << " is " << g << ", expected " << w;
+      ++bad;
+    }
+  }
+}
+
+// Random inputs for any graph input (f32 in [-1,1), integers in [0,4)).
+runtime::TensorMap make_inputs(const ir::Graph& g) {
+  runtime::TensorMap m;
+  uint32_t seed = 7;
+  for (const auto& in : g.inputs) {
+    const ir::Value* v = g.value(in);
+    if (!v || v->constant) continue;
+    std::vector<int64_t> dims = v->type.dims ? *v->type.dims : std::vector<int64_t>{};
+    for (auto& d : dims) d = d < 0 ? 1 : d;
+    Tensor t = Tensor::empty(v->type.dtype, dims);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      seed = seed * 1664525u + 1013904223u;
+      if (t.dtype() == DType::F32) t.data<float>()[i] = static_cast<float>(seed >> 8) / float(1 << 24) * 2.f - 1.f;
+      else if (t.dtype() == DType::I64) t.data<int64_t>()[i] = (seed >> 8) % 4;
+      else if (t.dtype() == DType::I32) t.data<int32_t>()[i] = static_cast<int32_t>((seed >> 8) % 4);
+    }
+    m[in] = t;
+  }
+  return m;
+}
+
+std::map<std::string, ir::ValueType> signature(const runtime::TensorMap& in) {
+  std::map<std::string, ir::ValueType> s;
+  for (const auto& [k, t] : in) s[k] = ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())};
+  return s;
+}
+
+void check_levels(const ir::Graph& g, const runtime::TensorMap& in, const std::vector<Tensor>& want, double rtol,
+                  double atol, const std::string& name) {
+  auto be = runtime::create_cpu_backend(2);
+  for (auto level : {runtime::JitLevel::O0, runtime::JitLevel::O1, runtime::JitLevel::O2}) {
+    runtime::CompileOptions o;
+    o.jit_level = level;
+    o.verify_passes = true;
+    auto c = runtime::GraphExecutor::compile(g, *be, signature(in), o);
+    ASSERT_TRUE(c) << name << ": " << c.status().message();
+    auto got = (*c)->run(in);
+    ASSERT_TRUE(got) << name << ": " << got.status().message();
+    ASSERT_EQ(got->size(), want.size());
+    const std::string what = name + " O" + std::to_string(static_cast<int>(level));
+    for (size_t i = 0; i < want.size(); ++i) expect_close((*got)[i], want[i], rtol, atol, what);
+    const auto& plan = (*c)->memory_plan();
+    EXPECT_LE(plan.arena_bytes, plan.naive_bytes) << what;
+    EXPECT_GE(plan.arena_bytes, plan.lower_bound) << what;
+  }
+}
+
+class ZooTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooTemplate, EveryLevelMatchesEagerExecution) {
+  auto g = zoo::build_graph(GetParam());
+  ASSERT_TRUE(g) << g.status().message();
+  const auto in = make_inputs(*g);
+  auto be = runtime::create_cpu_backend(2);
+  runtime::EagerExecutor eager(*g, *be);
+  auto want = eager.run(in);
+  ASSERT_TRUE(want) << want.status().message();
+  check_levels(*g, in, *want, 1e-3, 1e-4, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiler, ZooTemplate,
+                         ::testing::Values("zoo:mnist_mlp?batch=2&hidden=64", "zoo:dense_chain?batch=2&size=32&hidden=48&classes=16",
+                                           "zoo:lenet5?batch=2", "zoo:resnet18?size=32&width=8&classes=10",
+                                           "zoo:resnet50?size=32&width=8&classes=10",
+                                           "zoo:mobilenet_v2?size=32&width=8&classes=10",
+                                           "zoo:vgg11?size=32&width=8&hidden=32&classes=10",
+                                           "zoo:inception_block?size=16&width=16",
+                                           "zoo:transformer_encoder?seq=8&layers=2&hidden=32&heads=4&vocab=50",
+                                           "zoo:dynamic_net?size=16"));
+
+class TorchModelLevels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TorchModelLevels, EveryLevelMatchesPyTorch) {
+  const std::string name = GetParam();
+  auto g = onnx_io::load_model(kTorchDir + name + ".onnx");
+  ASSERT_TRUE(g) << g.status().message();
+  auto x = load_npy(kTorchDir + name + ".input.npy");
+  auto want = load_npy(kTorchDir + name + ".output.npy");
+  ASSERT_TRUE(x && want);
+  check_levels(*g, {{g->inputs[0], *x}}, {*want}, 1e-3, 1e-4, name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compiler, TorchModelLevels,
+                         ::testing::Values("mlp_op11", "resnet_tiny_op13", "mobile_tiny_op12", "encoder_tiny_op14",
+                                           "encoder_tiny_op17"));
+
+}  // namespace
+}  // namespace ms::compiler
