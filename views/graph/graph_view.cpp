@@ -120,7 +120,7 @@ GraphView::GraphView(JobTracker* jobs, QWidget* parent)
   minimap_->resize(200, 150);
   minimap_->hide();
   canvas_->viewport()->installEventFilter(this);
-  connect(canvas_, &GraphCanvas::viewport_changed, minimap_, [this] { minimap_->viewport()->update(); });
+  connect(canvas_, &GraphCanvas::viewport_changed, minimap_, [this] { update_minimap(); });
   connect(canvas_, &GraphCanvas::item_clicked, this, &GraphView::on_clicked);
   connect(canvas_, &GraphCanvas::item_double_clicked, this, &GraphView::on_double_clicked);
   connect(search_, &SearchBar::go_to, this, &GraphView::reveal_node);
@@ -200,8 +200,8 @@ void GraphView::apply(PreparedView view, int then_select) {
   cache_[view.collapsed] = std::make_shared<const PreparedView>(view);
   view_ = std::make_unique<PreparedView>(std::move(view));
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
-  minimap_->setVisible(!boxes_.isEmpty());
   minimap_->refit();
+  update_minimap();
   place_overlays();
   set_highlight(highlighted_);
   Q_EMIT layout_finished(static_cast<int>(view_->visible.items.size()), view_->layout.layout_ms);
@@ -349,6 +349,14 @@ void GraphView::place_overlays() {
   if (aspect > 0 && w / aspect < h) h = std::max(40, static_cast<int>(w / aspect));
   minimap_->setGeometry(vp.right() - w - 12, vp.bottom() - h - 12, w, h);
   minimap_->refit();
+}
+
+void GraphView::update_minimap() {
+  // The overview only helps when part of the graph is out of sight.
+  const QRectF seen = canvas_->mapToScene(canvas_->viewport()->rect()).boundingRect();
+  const bool whole = seen.contains(scene_->itemsBoundingRect());
+  minimap_->setVisible(!boxes_.isEmpty() && !whole);
+  minimap_->viewport()->update();
 }
 
 void GraphView::resizeEvent(QResizeEvent* e) {

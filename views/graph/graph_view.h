@@ -101,6 +101,7 @@ class GraphView : public QWidget {
   void on_clicked(QGraphicsItem* item);
   void on_double_clicked(QGraphicsItem* item, QPointF pos);
   void place_overlays();
+  void update_minimap();
 
   JobTracker* jobs_;
   GraphCanvas* canvas_;

@@ -160,7 +160,8 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
     e.to = to;
     e.value = value;
     // A value read by several nodes is labelled once, on its first edge: the others repeat it.
-    if (opts.edge_labels && val && labelled.insert({from, value}).second) e.label = val->type.to_string();
+    if (opts.edge_labels && val && val->type.dtype != DType::Undefined && labelled.insert({from, value}).second)
+      e.label = val->type.to_string();
     v.edges.push_back(std::move(e));
   };
   for (size_t i = 0; i < m.nodes.size(); ++i) {
