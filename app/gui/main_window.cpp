@@ -181,7 +181,19 @@ void MainWindow::build_actions() {
   add_mode(tr("Memory (needs a profiled run)"), views::ColorMode::Category, false);
   add_mode(tr("Stream (needs a profiled run)"), views::ColorMode::Category, false);
   view->addSeparator();
-  auto* expand = view->addAction(tr("&Expand All Groups"), this, [this] { graph_->set_collapsed({}); });
+  auto* expand = view->addAction(tr("&Expand All Groups"), this, [this] {
+    if (!graph_->model()) return;
+    // Past a few thousand boxes dot takes minutes and the picture is a grey smear: open as much as
+    // stays readable and say so.
+    constexpr int kMaxExpanded = 2000;
+    if (graph_->model()->drawn_nodes > kMaxExpanded) {
+      graph_->set_collapsed(views::default_collapsed(*graph_->model(), kMaxExpanded));
+      log(tr("The graph has %1 nodes: opened groups up to about %2 boxes; double-click a group to open it")
+              .arg(graph_->model()->drawn_nodes).arg(kMaxExpanded));
+      return;
+    }
+    graph_->set_collapsed({});
+  });
   auto* collapse = view->addAction(tr("&Collapse Groups"), this, [this] {
     if (graph_->model()) graph_->set_collapsed(views::default_collapsed(*graph_->model(), 60));
   });

@@ -1,6 +1,7 @@
 #include "views/graph/graph_view.h"
 
 #include <QGraphicsItem>
+#include <QGestureEvent>
 #include <QGraphicsScene>
 #include <QMouseEvent>
 #include <QNativeGestureEvent>
@@ -46,6 +47,13 @@ void GraphCanvas::wheelEvent(QWheelEvent* e) {
 }
 
 bool GraphCanvas::viewportEvent(QEvent* e) {
+  if (e->type() == QEvent::Gesture) {
+    auto* g = static_cast<QGestureEvent*>(e);
+    if (auto* pinch = static_cast<QPinchGesture*>(g->gesture(Qt::PinchGesture))) {
+      if (pinch->changeFlags() & QPinchGesture::ScaleFactorChanged) zoom_by(pinch->scaleFactor());
+      return true;
+    }
+  }
   if (e->type() == QEvent::NativeGesture) {
     auto* g = static_cast<QNativeGestureEvent*>(e);
     if (g->gestureType() == Qt::ZoomNativeGesture) {
