@@ -17,8 +17,9 @@ Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const s
   if (observer) {
     observer->on_alloc(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(p), bytes, 0});
     buf = std::make_shared<Buffer>(p, bytes, alloc.device(),
-                                   [&alloc, observer, value, producer](void* d, size_t n) {
-                                     observer->on_free(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(d), n, 0});
+                                   [&alloc, observer, alive = observer->alive_token(), value, producer](void* d, size_t n) {
+                                     if (*alive)
+                                       observer->on_free(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(d), n, 0});
                                      alloc.deallocate(d, n);
                                    });
   } else {

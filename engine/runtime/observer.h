@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "engine/core/device.h"
@@ -29,7 +30,13 @@ struct MemoryEvent {
 
 class RunObserver {
  public:
-  virtual ~RunObserver() = default;
+  RunObserver() = default;
+  RunObserver(const RunObserver&) = delete;
+  RunObserver& operator=(const RunObserver&) = delete;
+  // Tensors allocated while observed may outlive the observer (a run's outputs); their release
+  // reports on_free only while this token says the observer is still alive.
+  virtual ~RunObserver() { *alive_ = false; }
+  std::shared_ptr<const bool> alive_token() const { return alive_; }
   virtual void on_run_begin(const RunInfo&) {}
   virtual void on_run_end(const RunInfo&) {}
   virtual void on_op_begin(const ir::Node&) {}
@@ -43,6 +50,9 @@ class RunObserver {
   virtual void on_kernel_end(const ir::Node&) {}
   virtual void on_alloc(const MemoryEvent&) {}
   virtual void on_free(const MemoryEvent&) {}
+
+ private:
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace ms::runtime
