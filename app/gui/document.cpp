@@ -1,5 +1,7 @@
 #include "app/gui/document.h"
 
+#include "profiler/record/recorder.h"
+
 #include <QFileInfo>
 #include <QObject>
 
@@ -161,8 +163,12 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
   out.note = be->note;
   runtime::Backend& backend = *be->backend;
 
+  // Timed iterations run under the profiler's recorder (cheap: a few records per op). Declared
+  // before the executors: buffers they still hold report their free to it when they go.
+  prof::Recorder recorder;
   std::unique_ptr<runtime::EagerExecutor> eager;
   std::unique_ptr<runtime::GraphExecutor> graph;
+  ir::Graph typed;  // PyNative: types inferred from the inputs, so the trace names shapes and cost
   if (req.mode == "graph") {
     ctx.progress(0.02, QObject::tr("Compiling"));
     std::map<std::string, ir::ValueType> sig;
@@ -201,7 +207,13 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
     }
   } else {
     eager = std::make_unique<runtime::EagerExecutor>(g, backend);
+    typed = g.deep_copy();
+    for (const auto& name : typed.inputs)
+      if (ir::Value* v = typed.value(name); v && inputs->count(name))
+        v->type = ir::ValueType{inputs->at(name).dtype(), inputs->at(name).shape(), {}};
+    if (!runtime::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
   }
+
   const int total = std::max(0, req.warmup) + std::max(1, req.iterations);
   std::vector<double> times;
   for (int i = 0; i < total; ++i) {
@@ -210,6 +222,7 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
     runtime::RunOptions opts;
     opts.iteration = i;
     opts.cancelled = ctx.cancel_predicate();
+    if (i >= req.warmup) opts.observer = &recorder;
     const auto t0 = std::chrono::steady_clock::now();
     auto outs = eager ? eager->run(*inputs, opts) : graph->run(*inputs, opts);
     const double ms = ms_since(t0);
@@ -226,6 +239,17 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
   const runtime::RunStats st = eager ? eager->last_stats() : graph->last_stats();
   out.peak_bytes = st.peak_bytes;
   out.kernels = st.kernels;
+  prof::BuildContext bc;
+  bc.graph = eager ? &typed : &graph->graph();
+  bc.plan = graph ? &graph->memory_plan() : nullptr;
+  bc.metadata["mode"] = req.mode == "graph" ? "graph" : "pynative";
+  bc.metadata["device"] = out.backend;
+  if (graph) {
+    bc.metadata["compile_ms"] = std::to_string(out.compile_ms);
+    bc.metadata["kernel_steps"] = std::to_string(graph->num_steps());
+    out.plan = std::make_shared<const runtime::MemoryPlan>(graph->memory_plan());
+  }
+  out.trace = recorder.build(bc);
   return out;
 }
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/runtime/executor.h"
+#include "profiler/trace/trace.h"
 #include "views/jobs/job_tracker.h"
 #include "views/layout/pipeline.h"
 
@@ -59,6 +61,10 @@ struct RunOutcome {
   std::vector<std::string> outputs;  // "name = tensor summary"
   // Graph mode: the input graph (as pass "input") and the graph after each compiler pass.
   std::vector<PassOutcome> passes;
+  // The timed iterations as recorded by the profiler (timeline, heatmap, comparison), and in Graph
+  // mode the compiler's memory plan (the heatmap's "planned" panel).
+  prof::TracePtr trace;
+  std::shared_ptr<const runtime::MemoryPlan> plan;
 };
 
 Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx);

@@ -1,6 +1,7 @@
 // modescope: the desktop app.
 //   modescope [MODEL]                                   open a model (.onnx, or generated:N)
-//   modescope MODEL --run both --screenshot DIR         open, run, save DIR/graph.png, exit 0
+//   modescope MODEL --run both --screenshot DIR         open, run, save DIR/graph.png (and timeline.png,
+//                                                        memory.png, compare.png, passes.png), exit 0
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
 #include <QApplication>
 #include <QCommandLineParser>
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
         window.graph_view()->export_png(dir + QStringLiteral("/graph-full.png"), 6000);
         QFile dot(dir + QStringLiteral("/graph.dot"));
         if (dot.open(QIODevice::WriteOnly)) dot.write(window.graph_view()->dot_text().toUtf8());
+        // The result views (timeline, memory, compare, passes), each at the graph view's size.
+        if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
         std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
         QApplication::exit(ok ? 0 : 1);
       });

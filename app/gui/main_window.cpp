@@ -43,14 +43,19 @@ MainWindow::MainWindow() {
   setDockNestingEnabled(true);
   jobs_ = new views::JobTracker(this);
   graph_ = new views::GraphView(jobs_, this);
-  setCentralWidget(graph_);
+  build_result_views();  // the graph and the result views share the centre as tabs
   build_docks();
   build_status_bar();
   build_actions();
   connect(jobs_, &views::JobTracker::started, this, &MainWindow::on_job_started);
   connect(jobs_, &views::JobTracker::progressed, this, &MainWindow::on_job_progress);
   connect(jobs_, &views::JobTracker::finished, this, &MainWindow::on_job_finished);
-  connect(graph_, &views::GraphView::node_selected, this, [this](int node) { inspector_->show_node(graph_->model(), node); });
+  connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
+    inspector_->show_node(graph_->model(), node);
+    const auto* m = graph_->model();
+    if (!linking_ && m && node >= 0 && node < static_cast<int>(m->nodes.size()) && m->nodes[static_cast<size_t>(node)].node)
+      select_node_everywhere(m->nodes[static_cast<size_t>(node)].node->id.value);
+  });
   connect(graph_, &views::GraphView::layout_finished, this, [this](int items, double ms) {
     status_text_->setText(tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0));
   });
@@ -149,6 +154,8 @@ void MainWindow::build_actions() {
   needs_model_ << export_menu->addAction(tr("As &SVG…"), this, [this] { export_graph(QStringLiteral("svg")); });
   needs_model_ << export_menu->addAction(tr("As &PNG…"), this, [this] { export_graph(QStringLiteral("png")); });
   needs_model_ << export_menu->addAction(tr("As &DOT…"), this, [this] { export_graph(QStringLiteral("dot")); });
+  file->addAction(tr("Export Current &View as PNG…"), this, &MainWindow::export_current_view);
+  file->addAction(tr("Export Comparison Table as &CSV…"), this, &MainWindow::export_compare_csv);
   file->addSeparator();
   close_action_ = file->addAction(tr("&Close"), QKeySequence::Close, this, &MainWindow::close_model);
   needs_model_ << close_action_;

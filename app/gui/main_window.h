@@ -21,10 +21,14 @@ class QPlainTextEdit;
 class QMenu;
 class QTableView;
 class QStackedWidget;
+class QTabWidget;
 
 namespace ms::views {
 class Inspector;
 class PassListModel;
+class TimelineView;
+class MemoryView;
+class CompareView;
 }  // namespace ms::views
 
 namespace ms::app {
@@ -54,6 +58,16 @@ class MainWindow : public QMainWindow {
   // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
   void set_echo_log(bool on) { echo_log_ = on; }
   bool busy() const;
+  // The result views (tabs beside the graph), filled from the runs' recorded traces.
+  views::TimelineView* timeline_view() const { return timeline_; }
+  views::MemoryView* memory_view() const { return memory_; }
+  views::CompareView* compare_view() const { return compare_; }
+  QWidget* pass_list_widget() const;
+  QTabWidget* tabs() const { return tabs_; }
+  // Linked selection: selects the node (NodeId value, 0 for none) in every view.
+  void select_node_everywhere(uint64_t node);
+  // Writes timeline.png, memory.png, compare.png (and compare.csv) into dir; false if one failed.
+  bool export_result_views(const QString& dir);
 
  Q_SIGNALS:
   void model_opened(bool ok);
@@ -82,6 +96,12 @@ class MainWindow : public QMainWindow {
   void show_passes(const std::vector<PassOutcome>& passes);
   void show_snapshot(int row);
   void set_title();
+  void build_result_views();
+  void clear_results();
+  void take_result(const RunOutcome& r);
+  void update_result_views();
+  void export_current_view();
+  void export_compare_csv();
 
   views::JobTracker* jobs_;
   views::GraphView* graph_;
@@ -102,6 +122,13 @@ class MainWindow : public QMainWindow {
   std::map<views::JobId, QString> active_;  // job -> title
   views::JobId open_job_ = 0;
   bool echo_log_ = false;
+  QTabWidget* tabs_ = nullptr;
+  views::TimelineView* timeline_ = nullptr;
+  views::MemoryView* memory_ = nullptr;
+  views::CompareView* compare_ = nullptr;
+  prof::TracePtr eager_trace_, graph_trace_;
+  std::shared_ptr<const runtime::MemoryPlan> plan_;
+  bool linking_ = false;  // guards select_node_everywhere against the views' echo
 };
 
 }  // namespace ms::app

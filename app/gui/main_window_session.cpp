@@ -36,6 +36,7 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
   inspector_->show_node(nullptr, -1);
   passes_->set_passes({});
   run_panel_->clear_results();
+  clear_results();
   graph_->show_prepared(doc_->model, doc_->view);
   add_recent(doc_->source);
   set_title();
@@ -63,6 +64,7 @@ void MainWindow::close_model() {
   inspector_->show_node(nullptr, -1);
   passes_->set_passes({});
   run_panel_->clear_results();
+  clear_results();
   for (QAction* a : needs_model_) a->setEnabled(false);
   set_title();
 }
@@ -72,6 +74,7 @@ void MainWindow::run(std::vector<std::string> modes) {
   if (modes.empty()) modes = run_panel_->modes();
   run_panel_->save_settings();
   run_panel_->clear_results();
+  clear_results();
   run_next(std::move(modes), true);
 }
 
@@ -100,6 +103,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
         if (!r->note.empty()) log(QString::fromStdString(r->note));
         if (!r->passes.empty()) show_passes(r->passes);
         run_panel_->show_result(*r);
+        take_result(*r);
         QString line = tr("%1 on %2: median %3 ms, min %4 ms").arg(what, QString::fromStdString(r->backend))
                            .arg(r->median_ms, 0, 'f', 3).arg(r->min_ms, 0, 'f', 3);
         if (r->mode == "graph") line += tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);

@@ -1,0 +1,115 @@
+// MainWindow: the result views (timeline, memory heatmap, PyNative-vs-Graph comparison) as tabs
+// beside the graph, filled from the runs' recorded traces, and the linked selection across them.
+#include <QFileDialog>
+#include <QTabWidget>
+#include <QTableView>
+
+#include "app/gui/main_window.h"
+#include "profiler/analysis/compare.h"
+#include "views/compare/compare_view.h"
+#include "views/memory/memory_view.h"
+#include "views/timeline/timeline_view.h"
+
+namespace ms::app {
+
+void MainWindow::build_result_views() {
+  tabs_ = new QTabWidget(this);
+  tabs_->setObjectName(QStringLiteral("ResultTabs"));
+  tabs_->setDocumentMode(true);
+  timeline_ = new views::TimelineView(tabs_);
+  memory_ = new views::MemoryView(tabs_);
+  compare_ = new views::CompareView(tabs_);
+  tabs_->addTab(graph_, tr("Graph"));
+  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(memory_, tr("Memory"));
+  tabs_->addTab(compare_, tr("Compare"));
+  setCentralWidget(tabs_);
+  connect(timeline_, &views::TimelineView::node_selected, this, &MainWindow::select_node_everywhere);
+  connect(memory_, &views::MemoryView::node_selected, this, &MainWindow::select_node_everywhere);
+  connect(compare_, &views::CompareView::node_selected, this, &MainWindow::select_node_everywhere);
+}
+
+QWidget* MainWindow::pass_list_widget() const { return pass_table_ ? static_cast<QWidget*>(pass_table_) : nullptr; }
+
+void MainWindow::select_node_everywhere(uint64_t node) {
+  if (linking_) return;
+  linking_ = true;
+  timeline_->set_selected_node(node);
+  memory_->set_selected_node(node);
+  compare_->set_selected_node(node);
+  if (node && graph_->model()) {
+    const int i = graph_->model()->index_of(ir::NodeId{node});
+    if (i >= 0 && i != graph_->selected_node()) graph_->select_node(i);
+  }
+  linking_ = false;
+}
+
+void MainWindow::clear_results() {
+  eager_trace_.reset();
+  graph_trace_.reset();
+  plan_.reset();
+  update_result_views();
+}
+
+void MainWindow::take_result(const RunOutcome& r) {
+  if (r.mode == "graph") {
+    graph_trace_ = r.trace;
+    plan_ = r.plan;
+  } else {
+    eager_trace_ = r.trace;
+  }
+  update_result_views();
+}
+
+void MainWindow::update_result_views() {
+  std::vector<std::pair<std::string, prof::TracePtr>> runs;
+  if (eager_trace_) runs.emplace_back("PyNative", eager_trace_);
+  if (graph_trace_) runs.emplace_back("Graph", graph_trace_);
+  timeline_->set_runs(runs);
+  std::vector<views::MemPanel> panels;
+  if (eager_trace_) panels.push_back(views::memory_panel_from_trace(*eager_trace_, "PyNative · recorded (pool)"));
+  if (graph_trace_) panels.push_back(views::memory_panel_from_trace(*graph_trace_, "Graph · recorded (arena)"));
+  if (plan_) panels.push_back(views::memory_panel_from_plan(*plan_, graph_trace_.get(), "Graph · planned (arena)"));
+  memory_->set_panels(std::move(panels));
+  if (eager_trace_ && graph_trace_) compare_->set_comparison(prof::compare_runs(*eager_trace_, *graph_trace_));
+  else compare_->clear();
+}
+
+bool MainWindow::export_result_views(const QString& dir) {
+  bool ok = true;
+  // Views in hidden tabs have no size of their own: give them the graph view's.
+  const QSize size = graph_->size().isValid() && graph_->width() > 100 ? graph_->size() : QSize(1400, 800);
+  for (QWidget* w : {static_cast<QWidget*>(timeline_), static_cast<QWidget*>(memory_), static_cast<QWidget*>(compare_)}) {
+    w->resize(size);
+    w->ensurePolished();
+  }
+  // The whole span selected: the statistics line shows time and share per op type.
+  if (!timeline_->model().runs().empty()) timeline_->select_range(0, timeline_->model().span_ns());
+  ok &= timeline_->export_png(dir + QStringLiteral("/timeline.png"));
+  ok &= memory_->export_png(dir + QStringLiteral("/memory.png"));
+  ok &= compare_->export_png(dir + QStringLiteral("/compare.png"));
+  ok &= compare_->export_csv(dir + QStringLiteral("/compare.csv"));
+  if (QWidget* p = pass_list_widget()) ok &= p->grab().save(dir + QStringLiteral("/passes.png"));
+  return ok;
+}
+
+void MainWindow::export_current_view() {
+  QWidget* w = tabs_->currentWidget();
+  if (w == graph_) {
+    export_graph(QStringLiteral("png"));
+    return;
+  }
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export View as PNG"), QString(), tr("PNG images (*.png)"));
+  if (path.isEmpty()) return;
+  if (!w->grab().save(path)) log(tr("Could not write %1").arg(path), true);
+  else log(tr("Wrote %1").arg(path));
+}
+
+void MainWindow::export_compare_csv() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export Comparison as CSV"), QString(), tr("CSV files (*.csv)"));
+  if (path.isEmpty()) return;
+  if (!compare_->export_csv(path)) log(tr("Could not write %1").arg(path), true);
+  else log(tr("Wrote %1").arg(path));
+}
+
+}  // namespace ms::app

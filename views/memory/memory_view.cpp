@@ -1,0 +1,287 @@
+#include "views/memory/memory_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "views/graph/graph_items.h"
+
+namespace ms::views {
+
+namespace {
+
+constexpr double kLeft = 78, kRight = 12, kTop = 44, kGap = 26;
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString bytes_label(double b) { return qs(format_bytes(b)); }
+
+// A byte axis step: 1, 2 or 5 (×10^k) of the unit (B, KiB, MiB, GiB) the range is best read in.
+double byte_step(double range, int n) {
+  double unit = 1;
+  while (range / unit >= 1024 && unit < 1024.0 * 1024 * 1024) unit *= 1024;
+  const double raw = range / unit / n;
+  const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * p) return std::max(1.0, m * p * unit);
+  return 10 * p * unit;
+}
+
+// A "nice" axis step near range / n.
+double nice_step(double range, int n) {
+  if (range <= 0) return 1;
+  const double raw = range / n;
+  double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+
+}  // namespace
+
+MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setMinimumSize(480, 320);
+  setAutoFillBackground(true);
+  QPalette pal = palette();
+  pal.setColor(QPalette::Window, Qt::white);
+  setPalette(pal);
+}
+
+void MemoryView::set_panels(std::vector<MemPanel> panels) {
+  panels_ = std::move(panels);
+  y_max_ = 1;
+  for (const auto& p : panels_) y_max_ = std::max({y_max_, p.size_bytes, p.peak_bytes});
+  update();
+}
+
+void MemoryView::set_color_by(ColorBy c) {
+  color_by_ = c;
+  update();
+}
+
+void MemoryView::set_selected_node(uint64_t node) {
+  if (node == selected_) return;
+  selected_ = node;
+  update();
+}
+
+bool MemoryView::export_png(const QString& path) { return grab().save(path); }
+
+MemoryView::Geometry MemoryView::geometry(int panel) const {
+  const int n = std::max<int>(1, static_cast<int>(panels_.size()));
+  const double w = (width() - kLeft * n - kRight * n) / n;
+  const double x = panel * (w + kLeft + kRight) + kLeft;
+  const double h = height() - kTop - legend_height() - 2 * kGap;
+  Geometry g;
+  g.heat = QRectF(x, kTop, w, h * 0.68);
+  g.curve = QRectF(x, kTop + h * 0.68 + kGap + 6, w, h * 0.32 - 6);
+  return g;
+}
+
+QColor MemoryView::block_color(const MemBlock& b) const {
+  if (color_by_ == ColorBy::Reuse) {
+    // Pale (used once) to deep blue (much reused).
+    const double t = std::min(1.0, std::log2(static_cast<double>(std::max(1, b.reuse))) / 4.0);
+    return QColor::fromHsvF(0.6, 0.15 + 0.8 * t, 0.95 - 0.35 * t);
+  }
+  if (b.op.empty()) return QColor(190, 190, 190);
+  return op_type_color(qs(b.op));
+}
+
+void MemoryView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), Qt::white);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  QFont small = font();
+  small.setPointSizeF(std::max(7.0, font().pointSizeF() - 1));
+  if (panels_.empty()) {
+    p.setPen(Qt::darkGray);
+    p.drawText(rect(), Qt::AlignCenter, tr("Run the model (PyNative, Graph or both) to see its memory."));
+    return;
+  }
+  std::map<std::string, uint64_t> op_bytes;  // legend: op types by bytes
+  const double ystep = byte_step(static_cast<double>(y_max_), 5);
+  for (int i = 0; i < static_cast<int>(panels_.size()); ++i) {
+    const MemPanel& mp = panels_[static_cast<size_t>(i)];
+    const Geometry g = geometry(i);
+    const double sx = g.heat.width() / std::max(1.0, mp.x_max);
+    const double sy = g.heat.height() / static_cast<double>(y_max_);
+    // Title and figures.
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(Qt::black);
+    p.drawText(QRectF(g.heat.left(), 2, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, qs(mp.title));
+    p.setFont(small);
+    p.setPen(QColor(80, 80, 80));
+    p.drawText(QRectF(g.heat.left(), 20, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("%1 blocks · reuse %2× · frag. %3%")
+                   .arg(mp.blocks.size()).arg(mp.mean_reuse, 0, 'f', 1).arg(mp.fragmentation * 100, 0, 'f', 0));
+    // Heatmap frame and byte axis (the shared scale).
+    p.fillRect(g.heat, QColor(248, 248, 250));
+    for (double v = 0; v <= static_cast<double>(y_max_) + 1; v += ystep) {
+      const double y = g.heat.bottom() - v * sy;
+      p.setPen(QColor(225, 225, 230));
+      p.drawLine(QPointF(g.heat.left(), y), QPointF(g.heat.right(), y));
+      p.setPen(QColor(70, 70, 70));
+      p.drawText(QRectF(g.heat.left() - kLeft, y - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter, bytes_label(v));
+    }
+    for (const MemBlock& b : mp.blocks) {
+      QRectF r(g.heat.left() + b.x0 * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
+               std::max(1.0, (b.x1 - b.x0) * sx), std::max(1.0, static_cast<double>(b.bytes) * sy));
+      const QColor c = block_color(b);
+      p.fillRect(r, c);
+      if (r.width() > 4 && r.height() > 3) {
+        p.setPen(c.darker(140));
+        p.drawRect(r);
+      }
+      op_bytes[b.op.empty() ? "(none)" : b.op] += b.bytes;
+    }
+    if (selected_)
+      for (const MemBlock& b : mp.blocks)
+        if (b.node == selected_) {
+          QRectF r(g.heat.left() + b.x0 * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
+                   std::max(2.0, (b.x1 - b.x0) * sx), std::max(2.0, static_cast<double>(b.bytes) * sy));
+          p.setPen(QPen(Qt::black, 2));
+          p.setBrush(Qt::NoBrush);
+          p.drawRect(r.adjusted(-1, -1, 1, 1));
+        }
+    // Size line on the heatmap.
+    p.setPen(QPen(QColor(60, 60, 60), 1, Qt::DashLine));
+    const double ys = g.heat.bottom() - static_cast<double>(mp.size_bytes) * sy;
+    p.drawLine(QPointF(g.heat.left(), ys), QPointF(g.heat.right(), ys));
+    p.setPen(QColor(50, 50, 50));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(g.heat);
+    // x axis: op order.
+    const double xstep = std::max(1.0, nice_step(mp.x_max, 6));
+    for (double x = 0; x <= mp.x_max + 1e-9; x += xstep) {
+      const double px = g.heat.left() + x * sx;
+      p.drawLine(QPointF(px, g.heat.bottom()), QPointF(px, g.heat.bottom() + 3));
+      p.drawText(QRectF(px - 30, g.heat.bottom() + 3, 60, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(x, 'f', 0));
+    }
+    p.drawText(QRectF(g.heat.left(), g.heat.bottom() + 14, g.heat.width(), 14), Qt::AlignHCenter,
+               tr("op order (one iteration)"));
+    if (i == 0) {
+      p.save();
+      p.translate(12, g.heat.center().y());
+      p.rotate(-90);
+      p.drawText(QRectF(-80, -8, 160, 16), Qt::AlignCenter, mp.arena ? tr("offset") : tr("offset (pool)"));
+      p.restore();
+    }
+    // Live-bytes curve with peak, lower bound and size lines.
+    const QRectF& c = g.curve;
+    p.fillRect(c, QColor(250, 250, 252));
+    const double cmax = static_cast<double>(y_max_) * 1.05;
+    auto cy = [&](double v) { return c.bottom() - v / cmax * c.height(); };
+    QPolygonF poly;
+    poly << QPointF(c.left(), c.bottom());
+    uint64_t prev = 0;
+    for (const auto& [x, v] : mp.live) {
+      const double px = c.left() + x * sx;
+      poly << QPointF(px, cy(static_cast<double>(prev))) << QPointF(px, cy(static_cast<double>(v)));
+      prev = v;
+    }
+    poly << QPointF(c.right(), cy(static_cast<double>(prev))) << QPointF(c.right(), c.bottom());
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(QColor(40, 90, 170), 1.2));
+    p.setBrush(QColor(90, 140, 220, 90));
+    p.drawPolygon(poly);
+    p.setBrush(Qt::NoBrush);
+    auto hline = [&](double v, QColor col, Qt::PenStyle st, const QString& label, bool above) {
+      const double y = cy(v);
+      p.setPen(QPen(col, 1.3, st));
+      p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
+      p.setPen(col.darker(120));
+      p.drawText(QRectF(c.left() + 4, above ? y - 14 : y + 1, c.width() - 8, 13), Qt::AlignRight, label);
+    };
+    hline(static_cast<double>(mp.size_bytes), QColor(60, 60, 60), Qt::DashLine,
+          (mp.arena ? tr("arena %1") : tr("pool %1")).arg(bytes_label(static_cast<double>(mp.size_bytes))), true);
+    hline(static_cast<double>(mp.peak_bytes), QColor(200, 40, 40), Qt::SolidLine,
+          (mp.lower_bound == mp.peak_bytes ? tr("peak live = lower bound %1") : tr("peak live %1")).arg(bytes_label(static_cast<double>(mp.peak_bytes))), mp.size_bytes - mp.peak_bytes > y_max_ / 8);
+    if (mp.lower_bound && mp.lower_bound != mp.peak_bytes)
+      hline(static_cast<double>(mp.lower_bound), QColor(20, 140, 60), Qt::DotLine,
+            tr("lower bound %1").arg(bytes_label(static_cast<double>(mp.lower_bound))), false);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QColor(50, 50, 50));
+    p.drawRect(c);
+    p.drawText(QRectF(c.left() - kLeft, c.top(), kLeft - 6, 14), Qt::AlignRight, bytes_label(cmax));
+    p.drawText(QRectF(c.left() - kLeft, c.bottom() - 14, kLeft - 6, 14), Qt::AlignRight, QStringLiteral("0 B"));
+    p.drawText(QRectF(c.left(), c.bottom() + 2, c.width(), 14), Qt::AlignHCenter, tr("live bytes over op order"));
+  }
+  // Legend: the op types holding most bytes.
+  std::vector<std::pair<uint64_t, std::string>> ops;
+  for (const auto& [op, b] : op_bytes) ops.emplace_back(b, op);
+  std::sort(ops.rbegin(), ops.rend());
+  double x = kLeft;
+  const double y = height() - legend_height() + 14;
+  p.setFont(small);
+  if (color_by_ == ColorBy::Reuse) {
+    for (int r : {1, 2, 4, 8, 16}) {
+      MemBlock b;
+      b.reuse = r;
+      p.fillRect(QRectF(x, y, 14, 12), block_color(b));
+      p.setPen(Qt::black);
+      p.drawText(QPointF(x + 18, y + 11), tr("reused %1×").arg(r));
+      x += 100;
+    }
+    return;
+  }
+  p.setPen(Qt::black);
+  p.drawText(QPointF(8, y + 11), tr("producer:"));
+  for (size_t i = 0; i < ops.size() && i < 12; ++i) {
+    const QString name = qs(ops[i].second);
+    const double w = p.fontMetrics().horizontalAdvance(name) + 30;
+    if (x + w > width() - 8) break;
+    MemBlock b;
+    b.op = ops[i].second == "(none)" ? "" : ops[i].second;
+    p.fillRect(QRectF(x, y, 14, 12), block_color(b));
+    p.setPen(Qt::black);
+    p.drawText(QPointF(x + 18, y + 11), name);
+    x += w;
+  }
+}
+
+const MemBlock* MemoryView::block_at(QPoint pos, int* panel) const {
+  for (int i = 0; i < static_cast<int>(panels_.size()); ++i) {
+    const Geometry g = geometry(i);
+    if (!g.heat.contains(pos)) continue;
+    const MemPanel& mp = panels_[static_cast<size_t>(i)];
+    const double x = (pos.x() - g.heat.left()) / g.heat.width() * mp.x_max;
+    const double sy = g.heat.height() / static_cast<double>(y_max_);
+    const double y = (g.heat.bottom() - pos.y()) / sy;
+    const double tol = 1.5 / sy;  // thin blocks stay hoverable
+    for (const MemBlock& b : mp.blocks)
+      if (x >= b.x0 && x < b.x1 && y >= static_cast<double>(b.y) - tol && y < static_cast<double>(b.y + b.bytes) + tol) {
+        if (panel) *panel = i;
+        return &b;
+      }
+  }
+  return nullptr;
+}
+
+void MemoryView::mouseMoveEvent(QMouseEvent* e) {
+  const MemBlock* b = block_at(e->position().toPoint());
+  if (!b) {
+    QToolTip::hideText();
+    return;
+  }
+  QToolTip::showText(e->globalPosition().toPoint(),
+                     tr("<b>%1</b><br>node %2 (%3)<br>%4 at offset %5<br>live over ops %6–%7, region reused %8×")
+                         .arg(qs(b->value).toHtmlEscaped(), qs(b->node_name).toHtmlEscaped(), qs(b->op))
+                         .arg(bytes_label(static_cast<double>(b->bytes)), bytes_label(static_cast<double>(b->y)))
+                         .arg(b->x0, 0, 'f', 0).arg(b->x1, 0, 'f', 0).arg(b->reuse),
+                     this);
+}
+
+void MemoryView::mousePressEvent(QMouseEvent* e) {
+  const MemBlock* b = block_at(e->position().toPoint());
+  set_selected_node(b ? b->node : 0);
+  Q_EMIT node_selected(b ? b->node : 0);
+}
+
+}  // namespace ms::views

@@ -1,0 +1,179 @@
+#include "views/timeline/timeline_model.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace ms::views {
+
+void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs) {
+  runs_.clear();
+  rows_.clear();
+  top_names_.clear();
+  span_ = 1;
+  std::map<std::string, int64_t> time_by_name;
+  for (auto& [label, trace] : runs) {
+    if (!trace) continue;
+    const int run = static_cast<int>(runs_.size());
+    Run r{label, trace, trace->begin_ns()};
+    runs_.push_back(r);
+    const prof::Trace& t = *trace;
+    span_ = std::max(span_, t.end_ns() - r.origin_ns);
+    // Events are sorted by (track, ts, -dur): one pass assigns nesting depths with a stack of ends.
+    size_t i = 0;
+    while (i < t.events.size()) {
+      const uint32_t track = t.events[i].track;
+      std::vector<int64_t> stack;
+      std::vector<size_t> row_of_depth;
+      for (; i < t.events.size() && t.events[i].track == track; ++i) {
+        const prof::Event& e = t.events[i];
+        while (!stack.empty() && stack.back() <= e.ts_ns) stack.pop_back();
+        const size_t depth = stack.size();
+        stack.push_back(e.end_ns());
+        while (row_of_depth.size() <= depth) {
+          TimelineRow row;
+          row.run = run;
+          row.track = track;
+          row.depth = static_cast<int>(row_of_depth.size());
+          const prof::Track* tr = track < t.tracks.size() ? &t.tracks[track] : nullptr;
+          row.label = tr ? (tr->name.empty() ? prof::track_kind_name(tr->kind) : tr->name) : "track";
+          if (row.depth > 0) row.label = "";
+          row_of_depth.push_back(rows_.size());
+          rows_.push_back(std::move(row));
+        }
+        if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign) time_by_name[std::string(t.str(e.name))] += e.dur_ns;
+        TimelineRow& row = rows_[row_of_depth[depth]];
+        row.events.push_back(static_cast<uint32_t>(i));
+        row.starts.push_back(e.ts_ns - r.origin_ns);
+        row.max_dur = std::max(row.max_dur, e.dur_ns);
+      }
+    }
+    // Counters: one row per (track, name).
+    std::map<std::pair<uint32_t, prof::StrId>, size_t> counter_rows;
+    for (const auto& c : t.counters) {
+      auto key = std::make_pair(c.track, c.name);
+      auto it = counter_rows.find(key);
+      if (it == counter_rows.end()) {
+        TimelineRow row;
+        row.run = run;
+        row.track = c.track;
+        row.counter = true;
+        row.label = std::string(t.str(c.name));
+        it = counter_rows.emplace(key, rows_.size()).first;
+        rows_.push_back(std::move(row));
+      }
+      TimelineRow& row = rows_[it->second];
+      row.samples.emplace_back(c.ts_ns - r.origin_ns, c.value);
+      row.max_value = std::max(row.max_value, c.value);
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> names;
+  for (auto& [n, ns] : time_by_name) names.emplace_back(ns, n);
+  std::sort(names.rbegin(), names.rend());
+  for (size_t i = 0; i < names.size() && i < 16; ++i) top_names_.push_back(names[i].second);
+}
+
+size_t TimelineModel::event_count() const {
+  size_t n = 0;
+  for (const auto& r : runs_) n += r.trace->events.size();
+  return n;
+}
+
+DrawList TimelineModel::build(double t0, double t1, double width) const {
+  DrawList out;
+  if (t1 <= t0 || width <= 0) return out;
+  const double scale = width / (t1 - t0);
+  for (int ri = 0; ri < static_cast<int>(rows_.size()); ++ri) {
+    const TimelineRow& row = rows_[static_cast<size_t>(ri)];
+    if (row.counter || row.events.empty()) continue;
+    const auto& evs = runs_[static_cast<size_t>(row.run)].trace->events;
+    const int64_t origin = runs_[static_cast<size_t>(row.run)].origin_ns;
+    // Cull: nothing starting before t0 - max_dur can reach into the window.
+    size_t k = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
+                                                    static_cast<int64_t>(t0) - row.max_dur) - row.starts.begin());
+    const size_t end = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
+                                                            static_cast<int64_t>(t1) + 1) - row.starts.begin());
+    bool pending = false;
+    DrawItem fold;
+    for (; k < end; ++k) {
+      ++out.visited;
+      const prof::Event& e = evs[row.events[k]];
+      const double s = static_cast<double>(e.ts_ns - origin), f = s + static_cast<double>(e.dur_ns);
+      if (f < t0) continue;
+      const float x0 = static_cast<float>((std::max(s, t0) - t0) * scale);
+      const float x1 = static_cast<float>((std::min(f, t1) - t0) * scale);
+      if (x1 - x0 >= 1.0f) {
+        if (pending) out.items.push_back(fold), pending = false;
+        out.items.push_back({x0, x1, ri, row.events[k], 1});
+        continue;
+      }
+      // Sub-pixel: fold into the pending item while it stays within about a pixel.
+      if (pending && x0 <= fold.x1 + 1.0f) {
+        fold.x1 = std::max(fold.x1, std::max(x1, x0 + 1.0f));
+        ++fold.count;
+      } else {
+        if (pending) out.items.push_back(fold);
+        fold = {x0, std::max(x1, x0 + 1.0f), ri, row.events[k], 1};
+        pending = true;
+      }
+    }
+    if (pending) out.items.push_back(fold);
+  }
+  return out;
+}
+
+RangeStats TimelineModel::stats(int64_t t0, int64_t t1) const {
+  RangeStats out;
+  out.t0 = std::min(t0, t1);
+  out.t1 = std::max(t0, t1);
+  for (const Run& r : runs_) {
+    const prof::Trace& t = *r.trace;
+    bool has_ops = false;
+    for (const auto& e : t.events)
+      if (e.kind == prof::EventKind::Op) {
+        has_ops = true;
+        break;
+      }
+    std::unordered_map<prof::StrId, OpShare> by_name;
+    int64_t total = 0;
+    for (const auto& e : t.events) {
+      if (has_ops ? e.kind != prof::EventKind::Op : e.kind == prof::EventKind::Run) continue;
+      const int64_t s = std::max(e.ts_ns - r.origin_ns, out.t0), f = std::min(e.end_ns() - r.origin_ns, out.t1);
+      if (f <= s && !(e.dur_ns == 0 && s >= out.t0 && s < out.t1)) continue;
+      OpShare& o = by_name[e.name];
+      o.name = std::string(t.str(e.name));
+      ++o.count;
+      o.ns += std::max<int64_t>(0, f - s);
+      total += std::max<int64_t>(0, f - s);
+    }
+    std::vector<OpShare> v;
+    for (auto& [_, o] : by_name) {
+      o.share = total ? static_cast<double>(o.ns) / static_cast<double>(total) : 0;
+      v.push_back(o);
+    }
+    std::sort(v.begin(), v.end(), [](const OpShare& a, const OpShare& b) { return a.ns > b.ns; });
+    out.per_run.push_back(std::move(v));
+  }
+  return out;
+}
+
+int64_t TimelineModel::event_at(int ri, double t, double tol) const {
+  if (ri < 0 || ri >= static_cast<int>(rows_.size())) return -1;
+  const TimelineRow& row = rows_[static_cast<size_t>(ri)];
+  if (row.counter) return -1;
+  const auto& evs = runs_[static_cast<size_t>(row.run)].trace->events;
+  const int64_t origin = runs_[static_cast<size_t>(row.run)].origin_ns;
+  size_t k = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
+                                                  static_cast<int64_t>(t - tol) - row.max_dur) - row.starts.begin());
+  int64_t best = -1;
+  double best_d = tol + 1;
+  for (; k < row.starts.size() && static_cast<double>(row.starts[k]) <= t + tol; ++k) {
+    const prof::Event& e = evs[row.events[k]];
+    const double s = static_cast<double>(e.ts_ns - origin), f = s + static_cast<double>(e.dur_ns);
+    const double d = t < s ? s - t : t > f ? t - f : 0;
+    if (d < best_d) best_d = d, best = row.events[k];
+  }
+  return best_d <= tol ? best : -1;
+}
+
+}  // namespace ms::views

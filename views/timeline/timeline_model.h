@@ -1,0 +1,83 @@
+// The timeline's data side, free of widgets: rows (one per track and nesting depth, plus counter
+// rows) over one or more traces stacked on one time scale (each aligned at its start), and the first
+// of the two rendering steps: cull to the visible range and fold sub-pixel events into counted
+// items, giving a draw list the widget only paints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profiler/trace/trace.h"
+
+namespace ms::views {
+
+struct TimelineRow {
+  int run = 0;
+  uint32_t track = 0;
+  int depth = 0;
+  bool counter = false;
+  std::string label;            // "host 1234", "kernels 2", "live bytes"
+  std::vector<uint32_t> events; // indices into the run's trace events, by start
+  std::vector<int64_t> starts;  // their start times relative to the run's start
+  int64_t max_dur = 0;
+  std::vector<std::pair<int64_t, double>> samples;  // counter rows: (relative ns, value)
+  double max_value = 0;
+};
+
+struct DrawItem {
+  float x0 = 0, x1 = 0;  // pixels from the left of the time area
+  int row = 0;
+  uint32_t event = 0;    // the first event of the item (its run's index)
+  uint32_t count = 1;    // > 1: sub-pixel events folded together
+};
+
+struct DrawList {
+  std::vector<DrawItem> items;
+  size_t visited = 0;  // events looked at (culling is by binary search)
+};
+
+struct OpShare {
+  std::string name;
+  int64_t count = 0;
+  int64_t ns = 0;  // time inside the range
+  double share = 0;
+};
+
+struct RangeStats {
+  int64_t t0 = 0, t1 = 0;
+  std::vector<std::vector<OpShare>> per_run;  // largest time first
+};
+
+class TimelineModel {
+ public:
+  struct Run {
+    std::string label;
+    prof::TracePtr trace;
+    int64_t origin_ns = 0;  // subtracted from its times
+  };
+  void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
+  const std::vector<Run>& runs() const { return runs_; }
+  const std::vector<TimelineRow>& rows() const { return rows_; }
+  int64_t span_ns() const { return span_; }
+  size_t event_count() const;
+  // Op types by total time over all runs (the legend), largest first.
+  const std::vector<std::string>& top_names() const { return top_names_; }
+
+  // Step one of a frame: the visible window [t0, t1) over `width` pixels.
+  DrawList build(double t0, double t1, double width) const;
+  RangeStats stats(int64_t t0, int64_t t1) const;
+  // The event of `row` covering time t (within tol_ns), or -1.
+  int64_t event_at(int row, double t, double tol_ns) const;
+  const prof::Event& event(int row, uint32_t index) const {
+    return runs_[static_cast<size_t>(rows_[static_cast<size_t>(row)].run)].trace->events[index];
+  }
+
+ private:
+  std::vector<Run> runs_;
+  std::vector<TimelineRow> rows_;
+  int64_t span_ = 1;
+  std::vector<std::string> top_names_;
+};
+
+}  // namespace ms::views

@@ -1,0 +1,82 @@
+// The kernel timeline: every run's tracks (host dispatch, kernel threads, GPU streams, counters)
+// stacked on one time scale, each run aligned at its start. Wheel zooms around the cursor, dragging
+// pans, Shift+drag (or the right button) selects a range whose time, count and share per op type
+// show below. A frame is built in two steps: TimelineModel::build culls and folds into a draw list,
+// paintEvent paints it.
+#pragma once
+
+#include <QWidget>
+
+#include "views/timeline/timeline_model.h"
+
+class QLabel;
+
+namespace ms::views {
+
+class TimelineCanvas;
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+  void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
+  const TimelineModel& model() const { return model_; }
+  TimelineCanvas* canvas() const { return canvas_; }
+  void set_selected_node(uint64_t node);
+  // Selects [t0, t1) ns (relative to the runs' starts) and shows its statistics.
+  void select_range(int64_t t0, int64_t t1);
+  QString stats_text() const;
+  bool export_png(const QString& path);
+
+ Q_SIGNALS:
+  void node_selected(uint64_t node);
+
+ private:
+  friend class TimelineCanvas;
+  void show_stats();
+  TimelineModel model_;
+  TimelineCanvas* canvas_;
+  QLabel* stats_;
+};
+
+class TimelineCanvas : public QWidget {
+  Q_OBJECT
+ public:
+  TimelineCanvas(TimelineView* owner, const TimelineModel& model);
+  void reset_view();
+  // Visible window in ns (relative to the runs' starts).
+  double t0() const { return t0_; }
+  double t1() const { return t1_; }
+  void set_window(double t0, double t1);
+  void zoom_at(double x_px, double factor);
+  // Step one alone (for benchmarks and tests).
+  DrawList draw_list() const { return model_.build(t0_, t1_, time_width()); }
+  double time_width() const { return std::max(1, width() - kLabel); }
+  int row_at(double y) const;
+  uint64_t selected_node = 0;
+  int64_t sel0 = 0, sel1 = 0;  // selected range, ns
+  static constexpr int kLabel = 170, kAxis = 26, kLegend = 22;
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent*) override { reset_view(); }
+
+ private:
+  double row_height() const;
+  double row_top(int row) const;
+  double x_of(double t) const { return kLabel + (t - t0_) / (t1_ - t0_) * time_width(); }
+  double t_of(double x) const { return t0_ + (x - kLabel) / time_width() * (t1_ - t0_); }
+
+  TimelineView* owner_;
+  const TimelineModel& model_;
+  double t0_ = 0, t1_ = 1;
+  enum class Drag { None, Pan, Select } drag_ = Drag::None;
+  QPointF press_;
+  double press_t0_ = 0, press_t1_ = 0;
+};
+
+}  // namespace ms::views
