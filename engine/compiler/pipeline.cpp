@@ -31,6 +31,7 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend) {
   pm.add(make_fuse_ops_pass());
   pm.add(make_fuse_elementwise_pass());
   pm.add(make_dce_pass());
+  if (level == JitLevel::O2) pm.add(make_conv_layout_pass());
   return pm;
 }
 

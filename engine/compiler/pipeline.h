@@ -2,7 +2,8 @@
 //   O0  only what execution needs: type inference (then memory planning)
 //   O1  + graph-level optimizations: simplification, constant folding, CSE, BatchNorm folding,
 //       operator fusion, DCE
-//   O2  + scheduling work (branch scheduler) (and, on CUDA, whole-graph replay later)
+//   O2  + layout work (conv activations in oneDNN's blocked layout) and scheduling (branch
+//       scheduler) (and, on CUDA, whole-graph replay later)
 // Memory planning and scheduling run on the final graph in the GraphExecutor (they need the kernel
 // plan); they are listed here as the pipeline's closing stages.
 #pragma once

@@ -3,12 +3,17 @@
 // over memory instead of one per op, and no intermediate buffers.
 #include <cmath>
 
+#include <limits>
+
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
 namespace {
+
+// A Clip without a bound: the largest finite float (infinities would not survive the JSON dumps).
+constexpr float kNoBound = std::numeric_limits<float>::max();
 
 bool unary_op(const std::string& op) {
   static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh",     "Exp",  "Log",       "Neg",   "Abs",
@@ -45,11 +50,11 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
       l.alpha = n.attr_float("alpha", 0.2f);
       l.beta = n.attr_float("beta", 0.5f);
     } else if (n.op_type == "Clip") {
-      l.alpha = -INFINITY;
-      l.beta = INFINITY;
+      l.alpha = -kNoBound;
+      l.beta = kNoBound;
       if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
-        l.alpha = n.attr_float("min", -INFINITY);
-        l.beta = n.attr_float("max", INFINITY);
+        l.alpha = n.attr_float("min", -kNoBound);
+        l.beta = n.attr_float("max", kNoBound);
       }
       for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
         if (n.inputs[i].empty()) continue;

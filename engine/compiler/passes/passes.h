@@ -17,5 +17,6 @@ PassPtr make_simplify_pass();                                       // simplify.
 PassPtr make_fold_batchnorm_pass();                                 // fold_batchnorm.cpp
 PassPtr make_fuse_ops_pass();                                       // fuse_anchor.cpp
 PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
+PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)
 
 }  // namespace ms::compiler
