@@ -6,6 +6,7 @@
 #include <QPushButton>
 
 #include "app/gui/main_window.h"
+#include "engine/compiler/diff.h"
 #include "app/gui/run_panel.h"
 #include "views/graph/inspector.h"
 #include "views/models/pass_list_model.h"
@@ -155,23 +156,39 @@ void MainWindow::show_snapshot(int row) {
   auto graph = passes_->passes()[static_cast<size_t>(row)].graph;
   if (!graph) return;
   const QString name = passes_->passes()[static_cast<size_t>(row)].name;
+  // The graph before this pass (the previous snapshot that exists): the diff colours the view.
+  std::shared_ptr<const ir::Graph> before;
+  for (int r = row - 1; r >= 0 && !before; --r) before = passes_->passes()[static_cast<size_t>(r)].graph;
+  auto diff = std::make_shared<compiler::GraphDiff>();
   jobs_->start(
       QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
-      [graph](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+      [graph, before, diff](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
         ctx.progress(-1, QObject::tr("Laying out the graph"));
+        if (before) *diff = compiler::diff_graphs(*before, *graph);
         auto model = views::GraphModel::build(graph);
         auto view = views::prepare_view(*model, views::default_collapsed(*model));
         if (!view) return std::move(view).take_status();
         return std::make_pair(model, std::move(*view));
       },
-      [this, name](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
+      [this, name, diff, before](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
         if (!r) {
           fail(r.status(), tr("Showing the graph after %1").arg(name));
           return;
         }
         inspector_->show_node(nullptr, -1);
         graph_->show_prepared(r->first, std::move(r->second));
-        status_text_->setText(tr("The graph after %1: %2 nodes").arg(name).arg(r->first->drawn_nodes));
+        std::unordered_map<uint64_t, views::GraphView::DiffMark> marks;
+        for (auto id : diff->added) marks[id.value] = views::GraphView::DiffMark::Added;
+        for (auto id : diff->rewritten) marks[id.value] = views::GraphView::DiffMark::Rewritten;
+        for (const auto& f : diff->fused) marks[f.node.value] = views::GraphView::DiffMark::Fused;
+        QStringList removed;
+        for (auto id : diff->removed)
+          if (const ir::Node* n = before ? before->find_node(id) : nullptr)
+            removed << QStringLiteral("%1 (%2)").arg(QString::fromStdString(n->name), QString::fromStdString(n->op_type));
+        graph_->set_diff(std::move(marks), removed);
+        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 removed")
+                                  .arg(name).arg(r->first->drawn_nodes).arg(diff->added.size()).arg(diff->fused.size())
+                                  .arg(diff->rewritten.size()).arg(diff->removed.size()));
       });
 }
 

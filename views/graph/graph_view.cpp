@@ -1,5 +1,7 @@
 #include "views/graph/graph_view.h"
 
+#include <QLabel>
+
 #include <QGraphicsItem>
 #include <QGestureEvent>
 #include <QGraphicsScene>
@@ -147,6 +149,10 @@ void GraphView::clear() {
   if (layout_job_) jobs_->cancel(layout_job_);
   layout_job_ = 0;
   scene_->clear();
+  delete ghosts_;
+  ghosts_ = nullptr;
+  diff_.clear();
+  removed_.clear();
   boxes_.clear();
   model_.reset();
   view_.reset();
@@ -208,6 +214,7 @@ void GraphView::apply(PreparedView view, int then_select) {
   cache_[view.collapsed] = std::make_shared<const PreparedView>(view);
   view_ = std::make_unique<PreparedView>(std::move(view));
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
+  apply_diff();
   minimap_->refit();
   update_minimap();
   place_overlays();
@@ -344,6 +351,63 @@ void GraphView::set_color_mode(ColorMode mode) {
   if (!model_ || !view_) return;
   for (const auto& it : view_->visible.items)
     if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(item_color(*model_, it, mode));
+  apply_diff();
+}
+
+QColor GraphView::diff_color(DiffMark m) {
+  switch (m) {
+    case DiffMark::Added: return QColor(0x3c, 0xb0, 0x4c);
+    case DiffMark::Fused: return QColor(0x1e, 0x8c, 0x3a);
+    case DiffMark::Rewritten: return QColor(0xf0, 0x8c, 0x1e);
+  }
+  return {};
+}
+
+void GraphView::set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed) {
+  const bool had = !diff_.empty();
+  diff_ = std::move(marks);
+  removed_ = std::move(removed);
+  if (had && model_ && view_) {  // restore the plain colours first
+    for (const auto& it : view_->visible.items)
+      if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(item_color(*model_, it, color_mode_));
+  }
+  apply_diff();
+}
+
+void GraphView::apply_diff() {
+  delete ghosts_;
+  ghosts_ = nullptr;
+  if (!model_ || !view_ || (diff_.empty() && removed_.isEmpty())) return;
+  for (const auto& it : view_->visible.items) {
+    if (it.kind != VisibleItem::Kind::Node || it.index < 0 || static_cast<size_t>(it.index) >= model_->nodes.size() ||
+        !model_->nodes[static_cast<size_t>(it.index)].node)
+      continue;
+    auto d = diff_.find(model_->nodes[static_cast<size_t>(it.index)].node->id.value);
+    // Unchanged nodes turn neutral grey so the changes stand out.
+    if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(d == diff_.end() ? QColor(0xb4, 0xb8, 0xc0) : diff_color(d->second));
+  }
+  // Removed nodes have no place in the new layout: a red list of ghosts above the graph.
+  QString html = QStringLiteral("<span style='color:#3cb04c'>■ added</span> &nbsp;<span style='color:#1e8c3a'>■ fused</span> &nbsp;"
+                                "<span style='color:#f08c1e'>■ rewritten</span> &nbsp;<span style='color:#d23c3c'>■ removed</span> &nbsp;<span style='color:#888'>■ unchanged</span>");
+  if (!removed_.isEmpty()) {
+    QStringList shown = removed_.mid(0, 24);
+    for (auto& r : shown) r = r.toHtmlEscaped();
+    html += QStringLiteral("<br><span style='color:#d23c3c'><s>%1</s>%2</span>")
+                .arg(shown.join(QStringLiteral("</s>, <s>")),
+                     removed_.size() > 24 ? tr(" and %1 more").arg(removed_.size() - 24) : QString());
+  }
+  // An overlay in the view's corner (not a scene item): it stays in sight while panning.
+  auto* label = new QLabel(canvas_->viewport());
+  label->setTextFormat(Qt::RichText);
+  label->setWordWrap(!removed_.isEmpty());
+  label->setText(html);
+  label->setStyleSheet(QStringLiteral("QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
+  label->setMinimumWidth(330);
+  label->setMaximumWidth(std::max(340, canvas_->viewport()->width() / 2));
+  label->adjustSize();
+  label->move(8, 8);
+  label->show();
+  ghosts_ = label;
 }
 
 void GraphView::place_overlays() {

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <unordered_map>
 #include <set>
 #include <map>
 
@@ -73,6 +74,13 @@ class GraphView : public QWidget {
   void zoom_out();
   void show_search();
   void set_color_mode(ColorMode mode);
+  // Pass stepper: nodes coloured by their change against the previous snapshot (NodeId value ->
+  // mark; green added/fused, orange rewritten) and the removed nodes listed as red ghosts in a
+  // corner of the scene. Cleared by show_prepared/clear; kept across expand/collapse.
+  enum class DiffMark { Added, Fused, Rewritten };
+  void set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed);
+  const std::unordered_map<uint64_t, DiffMark>& diff() const { return diff_; }
+  static QColor diff_color(DiffMark m);
   ColorMode color_mode() const { return color_mode_; }
   void set_highlight(const std::vector<int>& nodes);
 
@@ -115,6 +123,10 @@ class GraphView : public QWidget {
   std::map<std::set<int>, std::shared_ptr<const PreparedView>> cache_;  // layouts by collapsed set
   std::vector<int> highlighted_;
   ColorMode color_mode_ = ColorMode::Category;
+  void apply_diff();
+  std::unordered_map<uint64_t, DiffMark> diff_;
+  QStringList removed_;
+  QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, over the view
   JobId layout_job_ = 0;
   int selected_ = -1;
   bool awaiting_first_paint_ = false;

@@ -1,5 +1,8 @@
 #include "views/models/pass_list_model.h"
 
+#include <QBrush>
+#include <QColor>
+
 namespace ms::views {
 
 PassListModel::PassListModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -32,6 +35,8 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole) return r.description;
+  // Passes that changed nothing are dimmed.
+  if (role == Qt::ForegroundRole && !r.changed && index.row() > 0) return QBrush(QColor(150, 150, 150));
   if (role == Qt::TextAlignmentRole && index.column() >= kNodes) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
