@@ -1,6 +1,7 @@
 // MainWindow: the result views (timeline, memory heatmap, PyNative-vs-Graph comparison) as tabs
 // beside the graph, filled from the runs' recorded traces, and the linked selection across them.
 #include <QFileDialog>
+#include <QPainter>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -8,6 +9,7 @@
 #include "profiler/analysis/compare.h"
 #include "views/compare/compare_view.h"
 #include "views/memory/memory_view.h"
+#include "views/models/pass_list_model.h"
 #include "views/timeline/timeline_view.h"
 
 namespace ms::app {
@@ -89,7 +91,18 @@ bool MainWindow::export_result_views(const QString& dir) {
   ok &= memory_->export_png(dir + QStringLiteral("/memory.png"));
   ok &= compare_->export_png(dir + QStringLiteral("/compare.png"));
   ok &= compare_->export_csv(dir + QStringLiteral("/compare.csv"));
-  if (QWidget* p = pass_list_widget()) ok &= p->grab().save(dir + QStringLiteral("/passes.png"));
+  // passes.png: the pass list beside the graph as it stands (after --show-pass: coloured by its diff).
+  if (QWidget* p = pass_list_widget(); p && !passes_->passes().empty()) {
+    const QPixmap list = p->grab(), graph = graph_->grab();
+    QImage img(list.width() + graph.width() + 6, std::max(list.height(), graph.height()), QImage::Format_RGB32);
+    img.fill(Qt::white);
+    QPainter painter(&img);
+    painter.drawPixmap(0, 0, list);
+    painter.fillRect(QRect(list.width(), 0, 6, img.height()), QColor(220, 220, 225));
+    painter.drawPixmap(list.width() + 6, 0, graph);
+    painter.end();
+    ok &= img.save(dir + QStringLiteral("/passes.png"));
+  }
   return ok;
 }
 

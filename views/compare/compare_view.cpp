@@ -83,11 +83,12 @@ void GainsChart::paintEvent(QPaintEvent*) {
   p.drawLine(QPointF(x_zero - (losses ? half : 0), axis_y), QPointF(x_zero + (gains ? half : 0), axis_y));
   for (double f : {-1.0, -0.5, 0.0, 0.5, 1.0}) {
     if ((f < 0 && !losses) || (f > 0 && !gains)) continue;
+    if (std::abs(f) == 0.5 && half < 160) continue;  // no room for the half ticks
     const double x = x_zero + f * half;
     p.drawLine(QPointF(x, axis_y), QPointF(x, axis_y + 3));
-    p.drawText(QRectF(x - 40, axis_y + 3, 80, 14), Qt::AlignHCenter, QString::number(f * m, 'f', 3));
+    p.drawText(QRectF(x - 40, axis_y + 3, 80, 14), Qt::AlignHCenter, QString::number(f * m, 'g', 3));
   }
-  p.drawText(QRectF(label_w, axis_y + 16, width() - label_w, 14), Qt::AlignHCenter,
+  p.drawText(QRectF(0, axis_y + 18, width(), 14), Qt::AlignHCenter,
              tr("ms saved per iteration (green: Graph faster, red: slower)"));
 }
 
@@ -144,14 +145,14 @@ void CompareView::clear() {
 void CompareView::set_comparison(const prof::Comparison& c, double) {
   const prof::CompareSummary& s = c.summary;
   const double speedup = s.graph_iter_ms > 0 ? s.eager_iter_ms / s.graph_iter_ms : 0;
-  const QString be = std::isfinite(s.break_even_iterations) ? tr("%n iteration(s)", nullptr, static_cast<int>(std::ceil(s.break_even_iterations)))
+  const QString be = std::isfinite(s.break_even_iterations) ? tr("after %n iteration(s)", nullptr, static_cast<int>(std::ceil(s.break_even_iterations)))
                                                             : tr("never (Graph mode is not faster)");
   auto mb = [](uint64_t b) { return QString::fromStdString(format_bytes(static_cast<double>(b))); };
   summary_->setText(
       tr("<table cellspacing=0 cellpadding=3>"
          "<tr><td></td><td><b>PyNative</b></td><td><b>Graph</b></td></tr>"
          "<tr><td>Latency per iteration (median)</td><td>%1 ms</td><td>%2 ms</td><td>&nbsp;&nbsp;speedup <b>%3×</b></td></tr>"
-         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6 ms, break-even after %7</td></tr>"
+         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6 ms, break-even: %7</td></tr>"
          "<tr><td>Peak memory</td><td>%8</td><td>%9</td><td>&nbsp;&nbsp;overhead outside ops %10 / %11 ms</td></tr>"
          "</table><p><b>Verdict:</b> %12</p>")
           .arg(s.eager_iter_ms, 0, 'f', 3).arg(s.graph_iter_ms, 0, 'f', 3).arg(speedup, 0, 'f', 2)
