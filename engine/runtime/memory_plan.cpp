@@ -25,7 +25,8 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
   if (n.domain == "ai.modescope") {
     if (n.op_type == "FusedElementwise") return {0};
     // The residual of a FusedConv is summed by a oneDNN post-op into the output: in place saves a copy.
-    if (n.op_type == "FusedConv") return {3};
+    // Only the blocked-layout kernel (O2) sums in oneDNN; the plain one would have to copy it first.
+    if (n.op_type == "FusedConv" && n.attr_string("activation_layout", "") == "blocked") return {3};
   }
   return {};
 }

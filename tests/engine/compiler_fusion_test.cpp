@@ -94,7 +94,7 @@ TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
     y = Relu(s)
     z = Neg(y)
     output z
-  )", runtime::JitLevel::O1);
+  )", runtime::JitLevel::O2);
   ASSERT_TRUE(c.exe);
   const auto& plan = c.exe->memory_plan();
   bool reused = false;
