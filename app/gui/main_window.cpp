@@ -156,6 +156,11 @@ void MainWindow::build_actions() {
   needs_model_ << export_menu->addAction(tr("As &DOT…"), this, [this] { export_graph(QStringLiteral("dot")); });
   file->addAction(tr("Export Current &View as PNG…"), this, &MainWindow::export_current_view);
   file->addAction(tr("Export Comparison Table as &CSV…"), this, &MainWindow::export_compare_csv);
+  file->addAction(tr("Export &Traces as Chrome JSON…"), this, &MainWindow::export_traces);
+  file->addAction(tr("Open &Trace…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Trace"), QString(), tr("Chrome traces (*.json);;All files (*)"));
+    if (!path.isEmpty()) open_trace(path);
+  });
   file->addSeparator();
   close_action_ = file->addAction(tr("&Close"), QKeySequence::Close, this, &MainWindow::close_model);
   needs_model_ << close_action_;

@@ -102,6 +102,12 @@ class MainWindow : public QMainWindow {
   void update_result_views();
   void export_current_view();
   void export_compare_csv();
+  void export_traces();
+ public:
+  // Imports a trace the profiler can read (its own or foreign Chrome-trace JSON) into the result
+  // views, as the PyNative or Graph run after its "mode" metadata (PyNative when it has none).
+  void open_trace(const QString& path);
+ private:
 
   views::JobTracker* jobs_;
   views::GraphView* graph_;

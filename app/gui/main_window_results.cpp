@@ -1,12 +1,14 @@
 // MainWindow: the result views (timeline, memory heatmap, PyNative-vs-Graph comparison) as tabs
 // beside the graph, filled from the runs' recorded traces, and the linked selection across them.
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QPainter>
 #include <QTabWidget>
 #include <QTableView>
 
 #include "app/gui/main_window.h"
 #include "profiler/analysis/compare.h"
+#include "profiler/io/chrome_trace.h"
 #include "views/compare/compare_view.h"
 #include "views/memory/memory_view.h"
 #include "views/models/pass_list_model.h"
@@ -123,6 +125,47 @@ void MainWindow::export_compare_csv() {
   if (path.isEmpty()) return;
   if (!compare_->export_csv(path)) log(tr("Could not write %1").arg(path), true);
   else log(tr("Wrote %1").arg(path));
+}
+
+void MainWindow::export_traces() {
+  if (!eager_trace_ && !graph_trace_) {
+    log(tr("No traces yet: run the model first"), true);
+    return;
+  }
+  const QString base = QFileDialog::getSaveFileName(this, tr("Export Traces (one file per mode)"), QStringLiteral("trace.json"),
+                                                    tr("Chrome traces (*.json)"));
+  if (base.isEmpty()) return;
+  QString stem = base;
+  if (stem.endsWith(QStringLiteral(".json"))) stem.chop(5);
+  for (const auto& [trace, mode] : {std::pair{eager_trace_, QStringLiteral("pynative")}, std::pair{graph_trace_, QStringLiteral("graph")}}) {
+    if (!trace) continue;
+    const QString path = stem + QLatin1Char('-') + mode + QStringLiteral(".json");
+    const Status st = prof::export_chrome_trace_file(*trace, path.toStdString());
+    if (!st) log(human_error(st, tr("Writing %1").arg(path)), true);
+    else log(tr("Wrote %1 (open it in chrome://tracing or Perfetto)").arg(path));
+  }
+}
+
+void MainWindow::open_trace(const QString& path) {
+  log(tr("Opening trace %1").arg(path));
+  jobs_->start(
+      QStringLiteral("open-trace"), tr("Opening trace %1").arg(QFileInfo(path).fileName()), this,
+      [path](views::JobContext& ctx) {
+        ctx.progress(-1, QObject::tr("Reading the trace"));
+        return prof::import_chrome_trace_file(path.toStdString());
+      },
+      [this, path](Expected<prof::ImportResult> r) {
+        if (!r) {
+          fail(r.status(), tr("Opening trace %1").arg(QFileInfo(path).fileName()));
+          return;
+        }
+        for (const auto& w : r->warnings) log(QString::fromStdString(w));
+        if (r->trace->meta("mode") == "graph") graph_trace_ = r->trace;
+        else eager_trace_ = r->trace;
+        update_result_views();
+        tabs_->setCurrentWidget(timeline_);
+        log(tr("Trace %1: %2 events on %3 tracks").arg(QFileInfo(path).fileName()).arg(r->trace->events.size()).arg(r->trace->tracks.size()));
+      });
 }
 
 }  // namespace ms::app
