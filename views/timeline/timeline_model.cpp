@@ -18,6 +18,7 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
     Run r{label, trace, trace->begin_ns()};
     runs_.push_back(r);
     const prof::Trace& t = *trace;
+    runs_.back().row_of_event.assign(t.events.size(), -1);
     span_ = std::max(span_, t.end_ns() - r.origin_ns);
     // Events are sorted by (track, ts, -dur): one pass assigns nesting depths with a stack of ends.
     size_t i = 0;
@@ -42,6 +43,7 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
           rows_.push_back(std::move(row));
         }
         if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign) time_by_name[std::string(t.str(e.name))] += e.dur_ns;
+        runs_.back().row_of_event[i] = static_cast<int32_t>(row_of_depth[depth]);
         TimelineRow& row = rows_[row_of_depth[depth]];
         row.events.push_back(static_cast<uint32_t>(i));
         row.starts.push_back(e.ts_ns - r.origin_ns);

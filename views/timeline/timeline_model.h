@@ -55,6 +55,7 @@ class TimelineModel {
     std::string label;
     prof::TracePtr trace;
     int64_t origin_ns = 0;  // subtracted from its times
+    std::vector<int32_t> row_of_event;  // row index of each event (flow arrows)
   };
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
   const std::vector<Run>& runs() const { return runs_; }

@@ -234,9 +234,33 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       }
     }
   }
+  // Flow arrows (op -> its kernels) once zoomed in far enough for single events to show.
+  if (list.items.size() < 4000) {
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(QColor(40, 40, 40, 150), 1));
+    for (size_t run = 0; run < model_.runs().size(); ++run) {
+      const auto& r = model_.runs()[run];
+      if (r.trace->flows.size() > 200000) continue;
+      for (const prof::Flow& f : r.trace->flows) {
+        if (f.from >= r.row_of_event.size() || f.to >= r.row_of_event.size()) continue;
+        const prof::Event& a = r.trace->events[f.from];
+        const prof::Event& b = r.trace->events[f.to];
+        const double xa = x_of(static_cast<double>(a.ts_ns - r.origin_ns)), xb = x_of(static_cast<double>(b.ts_ns - r.origin_ns));
+        if (std::max(xa, xb) < kLabel || std::min(xa, xb) > width()) continue;
+        const int ra = r.row_of_event[f.from], rb = r.row_of_event[f.to];
+        if (ra < 0 || rb < 0) continue;
+        const QPointF pa(xa + 1, row_top(ra) + rh - 1), pb(xb + 1, row_top(rb) + 1);
+        p.drawLine(pa, pb);
+        const double ang = std::atan2(pb.y() - pa.y(), pb.x() - pa.x());
+        p.drawLine(pb, pb - QPointF(5 * std::cos(ang - 0.45), 5 * std::sin(ang - 0.45)));
+        p.drawLine(pb, pb - QPointF(5 * std::cos(ang + 0.45), 5 * std::sin(ang + 0.45)));
+      }
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+  }
   if (sel1 > sel0) {
     const double a = x_of(static_cast<double>(sel0)), b = x_of(static_cast<double>(sel1));
-    p.fillRect(QRectF(a, kAxis, b - a, height() - kAxis), QColor(255, 200, 0, 60));
+    p.fillRect(QRectF(a, kAxis, b - a, height() - kAxis), QColor(255, 200, 0, 36));
     p.setPen(QColor(200, 140, 0));
     p.drawLine(QPointF(a, kAxis), QPointF(a, height()));
     p.drawLine(QPointF(b, kAxis), QPointF(b, height()));
