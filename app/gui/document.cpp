@@ -174,6 +174,7 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
     std::map<std::string, ir::ValueType> sig;
     for (const auto& [name, t] : *inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
     runtime::CompileOptions co;
+    co.disabled_passes = req.disabled_passes;
     co.jit_level = req.jit_level == "O0" ? runtime::JitLevel::O0 : req.jit_level == "O2" ? runtime::JitLevel::O2 : runtime::JitLevel::O1;
     auto c = runtime::GraphExecutor::compile(g, backend, sig, co);
     if (!c) return std::move(c).take_status();

@@ -41,6 +41,7 @@ struct RunRequest {
   int iterations = 10;
   int warmup = 2;
   int batch = 1;  // value for a symbolic leading dim
+  std::vector<std::string> disabled_passes;  // Graph mode: pipeline arguments left out
 };
 
 struct PassOutcome {

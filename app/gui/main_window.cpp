@@ -90,6 +90,12 @@ void MainWindow::build_docks() {
   resizeDocks({inspector_dock, run_dock}, {640, 300}, Qt::Vertical);
 
   passes_ = new views::PassListModel(this);
+  connect(passes_, &views::PassListModel::enabled_changed, this, [this] {
+    const auto off = passes_->disabled();
+    status_text_->setText(off.empty() ? tr("Every pass runs in the next Graph-mode run")
+                                      : tr("The next Graph-mode run leaves out %n pass(es); run it to see what they buy", nullptr,
+                                           static_cast<int>(off.size())));
+  });
   auto* table = pass_table_ = new QTableView(this);
   table->setModel(passes_);
   table->horizontalHeader()->setSectionResizeMode(views::PassListModel::kName, QHeaderView::Stretch);

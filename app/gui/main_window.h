@@ -103,6 +103,8 @@ class MainWindow : public QMainWindow {
   void export_current_view();
   void export_compare_csv();
   void export_traces();
+  // After a Graph-mode run: with passes unchecked, what they bought against the last full-pipeline run.
+  void report_pass_effect(const RunOutcome& r);
  public:
   // Imports a trace the profiler can read (its own or foreign Chrome-trace JSON) into the result
   // views, as the PyNative or Graph run after its "mode" metadata (PyNative when it has none).
@@ -134,7 +136,9 @@ class MainWindow : public QMainWindow {
   views::CompareView* compare_ = nullptr;
   prof::TracePtr eager_trace_, graph_trace_;
   std::shared_ptr<const runtime::MemoryPlan> plan_;
-  bool linking_ = false;  // guards select_node_everywhere against the views' echo
+  bool linking_ = false;
+  std::vector<std::string> disabled_;      // passes the last Graph-mode run left out
+  std::optional<RunOutcome> full_pipeline_; // the last Graph-mode run with every pass  // guards select_node_everywhere against the views' echo
 };
 
 }  // namespace ms::app

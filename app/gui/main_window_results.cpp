@@ -2,6 +2,7 @@
 // beside the graph, filled from the runs' recorded traces, and the linked selection across them.
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLabel>
 #include <QPainter>
 #include <QTabWidget>
 #include <QTableView>
@@ -125,6 +126,30 @@ void MainWindow::export_compare_csv() {
   if (path.isEmpty()) return;
   if (!compare_->export_csv(path)) log(tr("Could not write %1").arg(path), true);
   else log(tr("Wrote %1").arg(path));
+}
+
+void MainWindow::report_pass_effect(const RunOutcome& r) {
+  if (disabled_.empty()) {
+    full_pipeline_ = r;
+    return;
+  }
+  QStringList names;
+  for (const auto& d : disabled_) names << QString::fromStdString(d);
+  if (!full_pipeline_) {
+    log(tr("Ran without %1; run once with every pass checked to see what they buy").arg(names.join(QStringLiteral(", "))));
+    return;
+  }
+  const RunOutcome& f = *full_pipeline_;
+  auto pct = [](double a, double b) { return b > 0 ? (a - b) / b * 100 : 0.0; };
+  const QString line =
+      tr("Without %1: median %2 ms (%3% against %4 ms with every pass), peak %5 vs %6, %7 vs %8 kernels per iteration")
+          .arg(names.join(QStringLiteral(", ")))
+          .arg(r.median_ms, 0, 'f', 3).arg(pct(r.median_ms, f.median_ms), 0, 'f', 1).arg(f.median_ms, 0, 'f', 3)
+          .arg(QString::fromStdString(views::format_bytes(static_cast<double>(r.peak_bytes))),
+               QString::fromStdString(views::format_bytes(static_cast<double>(f.peak_bytes))))
+          .arg(r.kernels).arg(f.kernels);
+  log(line);
+  status_text_->setText(line);
 }
 
 void MainWindow::export_traces() {

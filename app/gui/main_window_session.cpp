@@ -87,7 +87,8 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
   }
   const std::string mode = modes.front();
   modes.erase(modes.begin());
-  const RunRequest req = run_panel_->request(mode);
+  RunRequest req = run_panel_->request(mode);
+  if (mode == "graph") disabled_ = req.disabled_passes = passes_->disabled();
   const QString what = mode == "graph" ? tr("Graph-mode run") : tr("PyNative run");
   run_panel_->set_busy(true);
   auto graph = doc_->graph;
@@ -103,6 +104,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
         }
         if (!r->note.empty()) log(QString::fromStdString(r->note));
         if (!r->passes.empty()) show_passes(r->passes);
+        if (r->mode == "graph") report_pass_effect(*r);
         run_panel_->show_result(*r);
         take_result(*r);
         QString line = tr("%1 on %2: median %3 ms, min %4 ms").arg(what, QString::fromStdString(r->backend))
@@ -144,6 +146,8 @@ void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
     row.removed = p.removed;
     row.fused = p.fused;
     row.graph = p.graph;
+    if (&p != &passes.front()) row.pass = p.pass;
+    row.enabled = std::find(disabled_.begin(), disabled_.end(), p.pass) == disabled_.end();
     rows.push_back(std::move(row));
   }
   passes_->set_passes(std::move(rows));

@@ -54,5 +54,24 @@ TEST(PassDiff, UnchangedPassesAreDimmed) {
   EXPECT_TRUE(m.data(m.index(2, 0), Qt::ForegroundRole).isValid());
 }
 
+TEST(PassDiff, PassesCanBeUncheckedForTheNextRun) {
+  test::qt_app();
+  PassListModel m;
+  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  PassRow input, fuse;
+  input.name = QStringLiteral("input");
+  fuse.name = fuse.description = QStringLiteral("fuse-ops");
+  fuse.pass = "fuse-ops";
+  m.set_passes({input, fuse});
+  EXPECT_FALSE(m.flags(m.index(0, 0)) & Qt::ItemIsUserCheckable);  // the input graph is no pass
+  ASSERT_TRUE(m.flags(m.index(1, 0)) & Qt::ItemIsUserCheckable);
+  EXPECT_EQ(m.data(m.index(1, 0), Qt::CheckStateRole).toInt(), Qt::Checked);
+  EXPECT_TRUE(m.disabled().empty());
+  EXPECT_TRUE(m.setData(m.index(1, 0), Qt::Unchecked, Qt::CheckStateRole));
+  ASSERT_EQ(m.disabled().size(), 1u);
+  EXPECT_EQ(m.disabled()[0], "fuse-ops");
+  EXPECT_FALSE(m.setData(m.index(0, 0), Qt::Unchecked, Qt::CheckStateRole));
+}
+
 }  // namespace
 }  // namespace ms::views

@@ -35,10 +35,37 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole) return r.description;
+  if (role == Qt::CheckStateRole && index.column() == kName && !r.pass.empty()) return r.enabled ? Qt::Checked : Qt::Unchecked;
   // Passes that changed nothing are dimmed.
   if (role == Qt::ForegroundRole && !r.changed && index.row() > 0) return QBrush(QColor(150, 150, 150));
   if (role == Qt::TextAlignmentRole && index.column() >= kNodes) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
+}
+
+Qt::ItemFlags PassListModel::flags(const QModelIndex& index) const {
+  Qt::ItemFlags f = QAbstractTableModel::flags(index);
+  if (index.isValid() && index.column() == kName && index.row() < static_cast<int>(rows_.size()) &&
+      !rows_[static_cast<size_t>(index.row())].pass.empty())
+    f |= Qt::ItemIsUserCheckable;
+  return f;
+}
+
+bool PassListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::CheckStateRole || !index.isValid() || index.column() != kName || index.row() >= static_cast<int>(rows_.size()))
+    return false;
+  PassRow& r = rows_[static_cast<size_t>(index.row())];
+  if (r.pass.empty()) return false;
+  r.enabled = value.toInt() == Qt::Checked;
+  Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
+  Q_EMIT enabled_changed();
+  return true;
+}
+
+std::vector<std::string> PassListModel::disabled() const {
+  std::vector<std::string> out;
+  for (const auto& r : rows_)
+    if (!r.pass.empty() && !r.enabled) out.push_back(r.pass);
+  return out;
 }
 
 QVariant PassListModel::headerData(int section, Qt::Orientation o, int role) const {

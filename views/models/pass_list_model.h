@@ -21,6 +21,8 @@ struct PassRow {
   double ms = 0;
   int added = 0, removed = 0, fused = 0;
   std::shared_ptr<const ir::Graph> graph;  // the graph after this pass (null: not kept)
+  std::string pass;      // pipeline argument ("fuse-ops"); empty for the input row (not checkable)
+  bool enabled = true;   // unchecked: the next Graph-mode run leaves it out
 };
 
 class PassListModel : public QAbstractTableModel {
@@ -35,6 +37,13 @@ class PassListModel : public QAbstractTableModel {
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
+  // Pipeline arguments of the unchecked passes.
+  std::vector<std::string> disabled() const;
+
+ Q_SIGNALS:
+  void enabled_changed();
 
  private:
   std::vector<PassRow> rows_;
