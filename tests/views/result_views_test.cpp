@@ -5,7 +5,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QImage>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QTest>
 #include <QTableView>
 #include <QTemporaryDir>
 
@@ -215,6 +217,58 @@ TEST_F(ResultViews, TimelineShowsImportedForeignTraces) {
   ASSERT_TRUE(again);
   v.set_runs({{"Graph", again->trace}});
   EXPECT_GT(v.model().event_count(), 0u);
+}
+
+// Linked selection: each view reports the node under a click and outlines what it is told to select.
+TEST_F(ResultViews, ViewsReportAndTakeTheSelectedNode) {
+  auto eager = test::generated_trace(false), graph = test::generated_trace(true);
+  MemoryView mem;
+  mem.resize(1200, 600);
+  mem.set_panels({memory_panel_from_trace(*eager, "PyNative")});
+  QSignalSpy mem_spy(&mem, &MemoryView::node_selected);
+  QPoint hit;
+  for (int y = 50; y < 400 && hit.isNull(); y += 2)
+    for (int x = 80; x < 1100 && hit.isNull(); x += 3)
+      if (mem.block_at(QPoint(x, y))) hit = QPoint(x, y);
+  ASSERT_FALSE(hit.isNull());
+  QTest::mouseClick(&mem, Qt::LeftButton, {}, hit);
+  ASSERT_EQ(mem_spy.count(), 1);
+  EXPECT_EQ(mem_spy.at(0).at(0).value<uint64_t>(), mem.block_at(hit)->origins.front());
+  EXPECT_EQ(mem.selected_node(), mem.block_at(hit)->origins.front());
+
+  TimelineView tl;
+  tl.resize(1200, 400);
+  tl.set_runs({{"Graph", graph}});
+  QSignalSpy tl_spy(&tl, &TimelineView::node_selected);
+  // Click the middle of the first op event of the first row that holds ops.
+  TimelineCanvas* c = tl.canvas();
+  c->resize(1200, 360);
+  bool clicked = false;
+  for (int r = 0; r < static_cast<int>(tl.model().rows().size()) && !clicked; ++r)
+    for (uint32_t ev : tl.model().rows()[static_cast<size_t>(r)].events) {
+      const prof::Event& e = graph->events[ev];
+      if (e.kind != prof::EventKind::Op) continue;
+      const double t = static_cast<double>(e.ts_ns - graph->begin_ns()) + static_cast<double>(e.dur_ns) / 2;
+      const int x = static_cast<int>(TimelineCanvas::kLabel + (t - c->t0()) / (c->t1() - c->t0()) * c->time_width());
+      for (int y = TimelineCanvas::kAxis; y < c->height() && !clicked; y += 2)
+        if (c->row_at(y) == r) {
+          QTest::mouseClick(c, Qt::LeftButton, {}, QPoint(x, y + 3));
+          clicked = true;
+        }
+      break;
+    }
+  ASSERT_TRUE(clicked);
+  ASSERT_EQ(tl_spy.count(), 1);
+  EXPECT_NE(tl_spy.at(0).at(0).value<uint64_t>(), 0u);
+
+  CompareView cmp;
+  cmp.set_comparison(prof::compare_runs(*eager, *graph));
+  QSignalSpy cmp_spy(&cmp, &CompareView::node_selected);
+  cmp.table()->selectRow(0);
+  ASSERT_EQ(cmp_spy.count(), 1);
+  // Told to select a node, the table selects its row without echoing the signal.
+  cmp.set_selected_node(6);
+  EXPECT_EQ(cmp_spy.count(), 1);
 }
 
 // Benchmark: step one (cull + fold) and a full paint of a 1M-event trace, zoomed out and in.

@@ -110,6 +110,7 @@ MemPanel memory_panel_from_trace(const prof::Trace& t, const std::string& title)
     if (auto it = by_id.find(b->producer); it != by_id.end()) {
       m.op = it->second->op;
       m.node_name = it->second->name;
+      m.origins = it->second->origins;
     }
     if (m.value.empty()) m.value = "(scratch)";
     p.blocks.push_back(std::move(m));
@@ -140,6 +141,7 @@ MemPanel memory_panel_from_plan(const runtime::MemoryPlan& plan, const prof::Tra
     if (auto it = by_id.find(m.node); it != by_id.end()) {
       m.op = it->second->op;
       m.node_name = it->second->name;
+      m.origins = it->second->origins;
     }
     p.blocks.push_back(std::move(m));
   }

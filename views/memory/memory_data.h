@@ -18,6 +18,7 @@ struct MemBlock {
   uint64_t y = 0, bytes = 0;
   uint64_t node = 0;      // NodeId value of the producer (0: none)
   std::string value, op, node_name;
+  std::vector<uint64_t> origins;  // original nodes the producer stands for (linked selection)
   int reuse = 1;          // blocks placed at the same offset (its region's reuse count)
 };
 

@@ -1,5 +1,8 @@
 #include "views/memory/memory_view.h"
 
+#include <QContextMenuEvent>
+#include <QFileDialog>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -143,7 +146,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
     }
     if (selected_)
       for (const MemBlock& b : mp.blocks)
-        if (b.node == selected_) {
+        if (b.node == selected_ || std::find(b.origins.begin(), b.origins.end(), selected_) != b.origins.end()) {
           QRectF r(g.heat.left() + b.x0 * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
                    std::max(2.0, (b.x1 - b.x0) * sx), std::max(2.0, static_cast<double>(b.bytes) * sy));
           p.setPen(QPen(Qt::black, 2));
@@ -278,10 +281,32 @@ void MemoryView::mouseMoveEvent(QMouseEvent* e) {
                      this);
 }
 
+void MemoryView::contextMenuEvent(QContextMenuEvent* e) {
+  QMenu menu(this);
+  QAction* op = menu.addAction(tr("Colour by producer's op type"));
+  QAction* reuse = menu.addAction(tr("Colour by reuse of the region"));
+  op->setCheckable(true);
+  reuse->setCheckable(true);
+  op->setChecked(color_by_ == ColorBy::OpType);
+  reuse->setChecked(color_by_ == ColorBy::Reuse);
+  menu.addSeparator();
+  QAction* save = menu.addAction(tr("Export as PNG…"));
+  QAction* chosen = menu.exec(e->globalPos());
+  if (chosen == op) set_color_by(ColorBy::OpType);
+  else if (chosen == reuse) set_color_by(ColorBy::Reuse);
+  else if (chosen == save) {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Memory View"), QStringLiteral("memory.png"), tr("PNG images (*.png)"));
+    if (!path.isEmpty()) export_png(path);
+  }
+}
+
 void MemoryView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
   const MemBlock* b = block_at(e->position().toPoint());
-  set_selected_node(b ? b->node : 0);
-  Q_EMIT node_selected(b ? b->node : 0);
+  // A fused producer is selected through its first original node, which every view knows.
+  const uint64_t node = !b ? 0 : b->origins.empty() ? b->node : b->origins.front();
+  set_selected_node(node);
+  Q_EMIT node_selected(node);
 }
 
 }  // namespace ms::views

@@ -353,7 +353,8 @@ void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e) {
     uint64_t node = 0;
     if (ev >= 0) {
       const prof::Trace& t = *model_.runs()[static_cast<size_t>(model_.rows()[static_cast<size_t>(r)].run)].trace;
-      if (const prof::NodeInfo* n = t.node_of(t.events[static_cast<size_t>(ev)])) node = n->id;
+      // A fused node is selected through its first original node, which every view knows.
+      if (const prof::NodeInfo* n = t.node_of(t.events[static_cast<size_t>(ev)])) node = n->origins.empty() ? n->id : n->origins.front();
     }
     selected_node = node;
     update();
