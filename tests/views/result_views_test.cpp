@@ -297,5 +297,35 @@ TEST_F(ResultViews, TimelineFrameTimeOnAMillionEvents) {
   EXPECT_LT(in_ms, 250);
 }
 
+// Not run by default (memory and about 10 s): the 10M-event figures. Run with
+// --gtest_also_run_disabled_tests --gtest_filter='*TenMillion*'.
+long rss_kib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
+TEST_F(ResultViews, DISABLED_TimelineLoadsTenMillionEvents) {
+  using clock = std::chrono::steady_clock;
+  const long before = rss_kib();
+  const auto t0 = clock::now();
+  TimelineView v;
+  v.resize(1600, 600);
+  v.set_runs({{"10M events", test::large_trace(10'000'000)}});
+  const double load_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  QImage img(1600, 600, QImage::Format_ARGB32_Premultiplied);
+  const auto f0 = clock::now();
+  v.canvas()->render(&img);
+  const double frame_ms = std::chrono::duration<double, std::milli>(clock::now() - f0).count();
+  std::printf("timeline, 10M events: generate+load %.0f ms, peak RSS +%.0f MiB, first frame %.0f ms\n", load_ms,
+              static_cast<double>(rss_kib() - before) / 1024.0, frame_ms);
+  EXPECT_LT(rss_kib() - before, 1536L * 1024);
+}
+
 }  // namespace
 }  // namespace ms::views
