@@ -5,6 +5,9 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QSignalBlocker>
+#include <QVBoxLayout>
+#include <QSlider>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -115,10 +118,30 @@ void MainWindow::build_docks() {
   empty->setEnabled(false);
   pass_stack_ = new QStackedWidget(this);
   pass_stack_->addWidget(empty);
-  pass_stack_->addWidget(table);
-  connect(passes_, &QAbstractItemModel::modelReset, this, [this] { pass_stack_->setCurrentIndex(passes_->rowCount() ? 1 : 0); });
-  connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& current) { show_snapshot(current.row()); });
+  // The stepper: the table (arrow keys step) and a slider under it, kept in step with each other.
+  auto* stepper = new QWidget(this);
+  auto* stepper_layout = new QVBoxLayout(stepper);
+  stepper_layout->setContentsMargins(0, 0, 0, 0);
+  stepper_layout->addWidget(table, 1);
+  auto* slider = new QSlider(Qt::Horizontal, stepper);
+  slider->setObjectName(QStringLiteral("PassSlider"));
+  slider->setToolTip(tr("Step through the passes: the graph after each, coloured against the one before"));
+  slider->setTickPosition(QSlider::TicksBelow);
+  slider->setPageStep(1);
+  stepper_layout->addWidget(slider);
+  pass_stack_->addWidget(stepper);
+  connect(passes_, &QAbstractItemModel::modelReset, this, [this, slider] {
+    pass_stack_->setCurrentIndex(passes_->rowCount() ? 1 : 0);
+    const QSignalBlocker block(slider);
+    slider->setRange(0, std::max(0, passes_->rowCount() - 1));
+    slider->setValue(0);
+  });
+  connect(slider, &QSlider::valueChanged, this, [table](int v) { table->selectRow(v); });
+  connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this, slider](const QModelIndex& current) {
+    const QSignalBlocker block(slider);
+    slider->setValue(current.row());
+    show_snapshot(current.row());
+  });
   auto* pass_dock = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
   resizeDocks({pass_dock}, {300}, Qt::Horizontal);
 
