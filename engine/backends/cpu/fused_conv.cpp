@@ -49,9 +49,17 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
   for (size_t i = 0; i < g.pads_end.size(); ++i)
     if (g.pads_end[i] < 0 || g.pads_begin[i] < 0) return ctx.unsupported_case("negative padding");
   const int64_t m = y.dim(1);
+  // Values the layout pass keeps blocked between convs (nChw16c in memory, plain size).
+  const bool src_blk = blocked_layout && ctx.node().attr_int("src_blocked", 0) != 0;
+  const bool dst_blk = blocked_layout && ctx.node().attr_int("dst_blocked", 0) != 0;
+  const bool res_blk = blocked_layout && ctx.node().attr_int("residual_blocked", 0) != 0;
+  auto blocked_desc = [](const Shape& s) {
+    return memory::desc(dims_of(s), memory::data_type::f32, memory::format_tag::nChw16c);
+  };
   std::string key = "fconv|" + nn::key_of(x.shape()) + "|" + nn::key_of(w.shape()) + "|" + (b ? "b" : "") + "|" +
                     nn::key_of(g.strides) + "|" + nn::key_of(g.dilations) + "|" + nn::key_of(g.pads_begin) + "|" +
-                    nn::key_of(g.pads_end) + "|" + std::to_string(group) + (blocked_layout ? "|blk" : "");
+                    nn::key_of(g.pads_end) + "|" + std::to_string(group) + (blocked_layout ? "|blk" : "") +
+                    (src_blk ? "|sb" : "") + (dst_blk ? "|db" : "");
   for (const auto& p : post)
     key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
@@ -60,10 +68,12 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
       // Activations in the layout the primitive prefers (blocked nChw16c for the jit direct convs,
       // much faster than the gemm-based conv over plain nchw); reordered at the op's boundary.
       const bool blocked = blocked_layout;
-      const memory::desc src = blocked ? memory::desc(dims_of(x.shape()), memory::data_type::f32, memory::format_tag::any)
-                                       : plain_desc(x.shape());
-      const memory::desc dst = blocked ? memory::desc(dims_of(y.shape()), memory::data_type::f32, memory::format_tag::any)
-                                       : plain_desc(y.shape());
+      const memory::desc src = src_blk ? blocked_desc(x.shape())
+                               : blocked ? memory::desc(dims_of(x.shape()), memory::data_type::f32, memory::format_tag::any)
+                                         : plain_desc(x.shape());
+      const memory::desc dst = dst_blk ? blocked_desc(y.shape())
+                               : blocked ? memory::desc(dims_of(y.shape()), memory::data_type::f32, memory::format_tag::any)
+                                         : plain_desc(y.shape());
       const memory::desc user_w = user_weights_desc(w, group);
       const memory::desc any_w(user_w.dims(), memory::data_type::f32, memory::format_tag::any);
       const memory::desc bias = b ? plain_desc({m}) : memory::desc();
@@ -84,10 +94,13 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
       dnnl::convolution_forward::primitive_desc pd(d, attr, dnn.engine());
       return std::make_shared<FusedConvPrimitive>(FusedConvPrimitive{pd, dnnl::convolution_forward(pd), user_w});
     });
-    const memory::desc x_plain = plain_desc(x.shape()), y_plain = plain_desc(y.shape());
-    const bool reorder_src = cp->pd.src_desc() != x_plain, reorder_dst = cp->pd.dst_desc() != y_plain;
-    memory x_mem = wrap(x, x_plain, dnn.engine()), y_mem = wrap(y, y_plain, dnn.engine());
-    Tensor src_holder, dst_holder;
+    const memory::desc x_desc = src_blk ? blocked_desc(x.shape()) : plain_desc(x.shape());
+    const memory::desc y_desc = dst_blk ? blocked_desc(y.shape()) : plain_desc(y.shape());
+    if ((src_blk && cp->pd.src_desc() != x_desc) || (dst_blk && cp->pd.dst_desc() != y_desc))
+      return Status::error(ErrorCode::Internal, "the convolution primitive does not take the blocked layout chosen at compile time");
+    const bool reorder_src = cp->pd.src_desc() != x_desc, reorder_dst = cp->pd.dst_desc() != y_desc;
+    memory x_mem = wrap(x, x_desc, dnn.engine()), y_mem = wrap(y, y_desc, dnn.engine());
+    Tensor src_holder, dst_holder, res_holder;
     memory src_mem = x_mem, dst_mem = y_mem;
     if (reorder_src) {
       MS_ASSIGN_OR_RETURN(src_mem, nn::make_scratchpad(ctx, cp->pd.src_desc(), src_holder));
@@ -95,12 +108,19 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
     }
     if (reorder_dst) {
       MS_ASSIGN_OR_RETURN(dst_mem, nn::make_scratchpad(ctx, cp->pd.dst_desc(), dst_holder));
-      if (r) {  // the sum post-op reads the residual from dst, in dst's layout
-        memory r_mem = wrap(*r, y_plain, dnn.engine());
-        dnnl::reorder(r_mem, dst_mem).execute(dnn.stream(), r_mem, dst_mem);
+    }
+    if (r) {  // the sum post-op reads the residual from dst, in dst's layout
+      const memory::desc r_desc = res_blk ? blocked_desc(r->shape()) : plain_desc(r->shape());
+      const Tensor* res = r;
+      if (r->raw() == dst_mem.get_data_handle() && r_desc != dst_mem.get_desc()) {
+        res_holder = r->clone();  // in place but in another layout: reorder from a copy
+        res = &res_holder;
       }
-    } else if (r && r->raw() != y.raw()) {
-      std::memcpy(y.raw(), r->raw(), y.nbytes());
+      if (res->raw() != dst_mem.get_data_handle()) {
+        memory r_mem = wrap(*res, r_desc, dnn.engine());
+        if (r_desc == dst_mem.get_desc()) std::memcpy(dst_mem.get_data_handle(), res->raw(), res->nbytes());
+        else dnnl::reorder(r_mem, dst_mem).execute(dnn.stream(), r_mem, dst_mem);
+      }
     }
     MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, w, cp->user_weights, cp->pd.weights_desc()));
     Tensor scratch_holder;
@@ -134,7 +154,10 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
     auto g = nn::geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
     if (!g) return g.status();
     Status s = conv_onednn(ctx, x, w, b, r, y, *g, ctx.node().attr_int("group", 1), *post, blocked);
-    if (s.code() != ErrorCode::Unsupported) return s;
+    // Values kept blocked between convs have no plain fallback.
+    const bool fixed = ctx.node().attr_int("src_blocked", 0) || ctx.node().attr_int("dst_blocked", 0) ||
+                       ctx.node().attr_int("residual_blocked", 0);
+    if (s.code() != ErrorCode::Unsupported || fixed) return s;
   }
   // Fallback: the Conv kernel, then the tail in one loop. The residual may share the output's
   // memory (in place): read it before the conv overwrites it.

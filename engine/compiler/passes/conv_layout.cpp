@@ -1,11 +1,15 @@
 // Conv layout (O2): 2-D f32 convolutions run with their activations in the layout the oneDNN
 // primitive prefers (blocked nChw8c/16c for the jit direct convolutions instead of the gemm-based
-// convolution over plain nchw), reordered at the op's boundary. Plain Convs become FusedConv (no
-// post-ops) so one kernel carries the choice. Full propagation (keeping blocked layouts between
-// convs, reorders only at region boundaries) is the next step; the arena keeps plain layouts.
+// convolution over plain nchw). Plain Convs become FusedConv (no post-ops) so one kernel carries the
+// choice. Then the layout propagates: a value made by such a conv and read only by such convs (as
+// the activation or the residual) stays blocked (nChw16c) in the arena, so the reorders happen only
+// at the region's boundaries (eager mode must reorder around every conv). Such values need 16 | C,
+// so the blocked buffer has the plain size; they are never graph outputs nor read by subgraphs.
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
+
+#include <unordered_map>
 
 namespace ms::compiler {
 namespace {
@@ -36,7 +40,50 @@ class ConvLayout final : public Pass {
       any = true;
     }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    if (any) propagate(g);
     return Status::ok();
+  }
+
+ private:
+  static bool is_blocked_conv(const ir::Node& n) {
+    return n.domain == ops::kFusedDomain && n.op_type == "FusedConv" &&
+           n.attr_string("activation_layout", "") == "blocked";
+  }
+
+  static void propagate(ir::Graph& g) {
+    const Uses uses = compute_uses(g);
+    // For each value: can it stay blocked as far as its readers go?
+    std::unordered_map<std::string, bool> readers_ok;
+    for (const auto& n : g.nodes()) {
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const std::string& v = n.inputs[i];
+        if (v.empty()) continue;
+        const bool ok = is_blocked_conv(n) && (i == 0 || i == 3);
+        auto [it, fresh] = readers_ok.emplace(v, ok);
+        if (!fresh) it->second = it->second && ok;
+      }
+    }
+    std::set<std::string> blocked;
+    for (const auto& n : g.nodes()) {
+      if (!is_blocked_conv(n) || n.outputs.size() != 1) continue;
+      const std::string& v = n.outputs[0];
+      const ir::Value* val = g.value(v);
+      auto it = readers_ok.find(v);
+      if (!val || !val->type.is_static() || val->type.dims->size() != 4 || (*val->type.dims)[1] % 16 != 0 ||
+          it == readers_ok.end() || !it->second || !uses.only_plain(v))
+        continue;
+      blocked.insert(v);
+    }
+    for (auto& n : g.nodes()) {
+      if (!is_blocked_conv(n)) continue;
+      auto mark = [&](const char* attr, bool on) {
+        if (on) n.attrs[attr] = ir::Attribute(int64_t{1});
+        else n.attrs.erase(attr);
+      };
+      mark("src_blocked", !n.inputs.empty() && blocked.count(n.inputs[0]));
+      mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
+      mark("dst_blocked", blocked.count(n.outputs[0]) > 0);
+    }
   }
 };
 
