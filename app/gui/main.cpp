@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   QCommandLineOption bench_opt(QStringLiteral("bench-open"), QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
   QCommandLineOption pass_opt(QStringLiteral("show-pass"), QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."), QStringLiteral("N"));
   QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt});
+  QCommandLineOption side_opt(QStringLiteral("side-by-side"), QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
       window.run();
     });
     const int show_pass = cli.isSet(pass_opt) ? cli.value(pass_opt).toInt() : -1;
+    if (cli.isSet(side_opt)) window.set_side_by_side(true);
     QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [&window, save, show_pass](bool) {
       if (show_pass >= 0 && window.show_pass(show_pass)) {
         QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, save);

@@ -196,6 +196,13 @@ void MainWindow::build_actions() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   auto* view = menuBar()->addMenu(tr("&View"));
+  side_by_side_ = view->addAction(tr("Passes Side by Side (Before | After)"));
+  side_by_side_->setCheckable(true);
+  connect(side_by_side_, &QAction::toggled, this, [this](bool on) {
+    if (!on) before_->hide();
+    const QModelIndex cur = pass_table_ ? pass_table_->currentIndex() : QModelIndex();
+    if (on && cur.isValid()) show_snapshot(cur.row());
+  });
   auto* find = view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, graph_, &views::GraphView::show_search);
   auto* fit = view->addAction(icon("fit"), tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_, &views::GraphView::fit);
   auto* zin = view->addAction(icon("zoom-in"), tr("Zoom &In"), graph_, &views::GraphView::zoom_in);

@@ -14,6 +14,10 @@
 #include "views/graph/graph_view.h"
 #include "views/jobs/job_tracker.h"
 
+namespace ms::compiler {
+struct GraphDiff;
+}
+
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -55,6 +59,8 @@ class MainWindow : public QMainWindow {
   void log(const QString& line, bool error = false);
   // Selects row `row` of the pass list (0 = the input graph): the graph view shows that snapshot.
   bool show_pass(int row);
+  // Pass stepper: the graph before the picked pass beside the graph after it, pan and zoom in step.
+  void set_side_by_side(bool on);
   // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
   void set_echo_log(bool on) { echo_log_ = on; }
   bool busy() const;
@@ -137,6 +143,11 @@ class MainWindow : public QMainWindow {
   prof::TracePtr eager_trace_, graph_trace_;
   std::shared_ptr<const runtime::MemoryPlan> plan_;
   bool linking_ = false;
+  views::GraphView* before_ = nullptr;  // side-by-side mode: the graph before the picked pass
+  QAction* side_by_side_ = nullptr;
+  bool syncing_ = false;
+  void show_before(std::shared_ptr<const ir::Graph> before, std::shared_ptr<const compiler::GraphDiff> diff);
+  void sync_views(views::GraphView* from, views::GraphView* to);
   std::vector<std::string> disabled_;      // passes the last Graph-mode run left out
   std::optional<RunOutcome> full_pipeline_; // the last Graph-mode run with every pass  // guards select_node_everywhere against the views' echo
 };

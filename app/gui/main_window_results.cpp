@@ -4,10 +4,12 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QPainter>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 
 #include "app/gui/main_window.h"
+#include "engine/compiler/diff.h"
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
 #include "views/compare/compare_view.h"
@@ -24,7 +26,14 @@ void MainWindow::build_result_views() {
   timeline_ = new views::TimelineView(tabs_);
   memory_ = new views::MemoryView(tabs_);
   compare_ = new views::CompareView(tabs_);
-  tabs_->addTab(graph_, tr("Graph"));
+  auto* split = new QSplitter(Qt::Horizontal, tabs_);
+  before_ = new views::GraphView(jobs_, split);
+  before_->hide();
+  split->addWidget(before_);
+  split->addWidget(graph_);
+  tabs_->addTab(split, tr("Graph"));
+  connect(graph_->canvas(), &views::GraphCanvas::viewport_changed, this, [this] { sync_views(graph_, before_); });
+  connect(before_->canvas(), &views::GraphCanvas::viewport_changed, this, [this] { sync_views(before_, graph_); });
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(memory_, tr("Memory"));
   tabs_->addTab(compare_, tr("Compare"));
@@ -32,6 +41,46 @@ void MainWindow::build_result_views() {
   connect(timeline_, &views::TimelineView::node_selected, this, &MainWindow::select_node_everywhere);
   connect(memory_, &views::MemoryView::node_selected, this, &MainWindow::select_node_everywhere);
   connect(compare_, &views::CompareView::node_selected, this, &MainWindow::select_node_everywhere);
+}
+
+void MainWindow::set_side_by_side(bool on) { side_by_side_->setChecked(on); }
+
+void MainWindow::sync_views(views::GraphView* from, views::GraphView* to) {
+  // Same scale and the same scene point in the centre: both layouts run top-down from the input.
+  if (syncing_ || !before_->isVisible()) return;
+  syncing_ = true;
+  to->canvas()->setTransform(from->canvas()->transform());
+  to->canvas()->centerOn(from->canvas()->mapToScene(from->canvas()->viewport()->rect().center()));
+  syncing_ = false;
+}
+
+void MainWindow::show_before(std::shared_ptr<const ir::Graph> before, std::shared_ptr<const compiler::GraphDiff> diff) {
+  if (!side_by_side_ || !side_by_side_->isChecked() || !before) {
+    before_->hide();
+    return;
+  }
+  jobs_->start(
+      QStringLiteral("before"), tr("Showing the graph before the pass"), this,
+      [before](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+        ctx.progress(-1, QObject::tr("Laying out the graph"));
+        auto model = views::GraphModel::build(before);
+        auto view = views::prepare_view(*model, views::default_collapsed(*model));
+        if (!view) return std::move(view).take_status();
+        return std::make_pair(model, std::move(*view));
+      },
+      [this, diff](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
+        if (!r) return;
+        before_->show();
+        before_->show_prepared(r->first, std::move(r->second));
+        // The before side: what goes away red, what gets rewritten orange.
+        std::unordered_map<uint64_t, views::GraphView::DiffMark> marks;
+        for (auto id : diff->removed) marks[id.value] = views::GraphView::DiffMark::Removed;
+        for (const auto& f : diff->fused)
+          for (auto id : f.from) marks[id.value] = views::GraphView::DiffMark::Removed;
+        for (auto id : diff->rewritten) marks[id.value] = views::GraphView::DiffMark::Rewritten;
+        before_->set_diff(std::move(marks), {});
+        sync_views(graph_, before_);
+      });
 }
 
 QWidget* MainWindow::pass_list_widget() const { return pass_table_ ? static_cast<QWidget*>(pass_table_) : nullptr; }

@@ -190,6 +190,7 @@ void MainWindow::show_snapshot(int row) {
           if (const ir::Node* n = before ? before->find_node(id) : nullptr)
             removed << QStringLiteral("%1 (%2)").arg(QString::fromStdString(n->name), QString::fromStdString(n->op_type));
         graph_->set_diff(std::move(marks), removed);
+        show_before(before, diff);
         status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 removed")
                                   .arg(name).arg(r->first->drawn_nodes).arg(diff->added.size()).arg(diff->fused.size())
                                   .arg(diff->rewritten.size()).arg(diff->removed.size()));

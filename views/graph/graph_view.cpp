@@ -359,6 +359,7 @@ QColor GraphView::diff_color(DiffMark m) {
     case DiffMark::Added: return QColor(0x3c, 0xb0, 0x4c);
     case DiffMark::Fused: return QColor(0x1e, 0x8c, 0x3a);
     case DiffMark::Rewritten: return QColor(0xf0, 0x8c, 0x1e);
+    case DiffMark::Removed: return QColor(0xd2, 0x3c, 0x3c);
   }
   return {};
 }

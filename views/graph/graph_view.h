@@ -77,7 +77,7 @@ class GraphView : public QWidget {
   // Pass stepper: nodes coloured by their change against the previous snapshot (NodeId value ->
   // mark; green added/fused, orange rewritten) and the removed nodes listed as red ghosts in a
   // corner of the scene. Cleared by show_prepared/clear; kept across expand/collapse.
-  enum class DiffMark { Added, Fused, Rewritten };
+  enum class DiffMark { Added, Fused, Rewritten, Removed };  // Removed: the "before" side
   void set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed);
   const std::unordered_map<uint64_t, DiffMark>& diff() const { return diff_; }
   static QColor diff_color(DiffMark m);
