@@ -147,9 +147,10 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor& y = ctx.output(0);
   if (y.numel() == 0) return Status::ok();
-  // Plain layout: oneDNN picks the gemm-based conv, whose post-ops measured slower than the plain
-  // conv followed by the tail loop below; post-ops are used with the blocked layout (O2).
-  const bool blocked = ctx.node().attr_string("activation_layout", "plain") == "blocked";
+  // 2-D convs always run oneDNN's direct conv on the blocked layout with post-ops: over plain nchw
+  // oneDNN falls back to its gemm-based conv, slower than the direct one even with the reorders
+  // at the op's boundary. At O2 the layout pass removes those reorders between convs.
+  const bool blocked = ctx.node().attr_string("activation_layout", "plain") == "blocked" || x.rank() == 4;
   if (blocked && x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {
     auto g = nn::geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
     if (!g) return g.status();
