@@ -85,11 +85,17 @@ void insert_node(ir::Graph& g, size_t pos, ir::Node n) {
   nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(std::min(pos, nodes.size())), std::move(n));
 }
 
-void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n) {
-  size_t pos = 0;
-  for (const auto& node : g.nodes()) {
-    if (ids.count(node.id.value)) break;
-    ++pos;
+void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n, Place place) {
+  // Position counted in the node list after the replaced nodes are erased.
+  size_t pos = place == Place::First ? g.nodes().size() : 0, before = 0;
+  for (size_t k = 0; k < g.nodes().size(); ++k) {
+    if (!ids.count(g.nodes()[k].id.value)) continue;
+    if (place == Place::First) {
+      pos = k;
+      break;
+    }
+    ++before;
+    pos = k + 1 - before;
   }
   std::vector<std::pair<std::string, ir::ValueType>> types;
   for (const auto& o : n.outputs)

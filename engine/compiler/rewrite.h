@@ -41,9 +41,11 @@ ir::Node new_node(ir::Graph& g, std::string op_type, std::string domain, std::ve
 // Inserts `n` at position `pos` of the node list and registers its outputs' producer.
 void insert_node(ir::Graph& g, size_t pos, ir::Node n);
 
-// Replaces the nodes `ids` by `n`, placed where the first of them was; the types of n's outputs are
-// kept (they are values the replaced nodes defined).
-void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n);
+// Replaces the nodes `ids` by `n`, placed where the first of them was (Place::First) or where the
+// last was (Place::Last: every value a fused chain reads, a residual too, is defined by then); the
+// types of n's outputs are kept (they are values the replaced nodes defined).
+enum class Place { First, Last };
+void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n, Place place = Place::First);
 
 // Removes a node whose output `out` equals input `in` (Identity-like): readers of `out` read `in`.
 // When `out` is a graph output and `in` is made by a node read nowhere else, that node is renamed to

@@ -104,9 +104,8 @@ uint32_t EventReader::track_for(int64_t pid, int64_t tid) {
 Status EventReader::event(const json& e) {
   if (index_ >= options_.max_events) return fail("more events than the limit of " + std::to_string(options_.max_events));
   Status st = [&]() -> Status {
-    auto ph = string_field(e, "ph", true);
-    if (!ph) return ph.status();
-    const std::string& p = *ph;
+    MS_ASSIGN_OR_RETURN(auto ph, string_field(e, "ph", true));
+    const std::string& p = ph;
     if (p == "M") return metadata_event(e);
     if (p == "C") return add_counter(e);
     if (p == "s" || p == "t" || p == "f") return add_flow_end(e, p);
@@ -114,58 +113,50 @@ Status EventReader::event(const json& e) {
       ++skipped_[p];
       return Status::ok();
     }
-    auto pid = id_field(e, "pid", true);
-    if (!pid) return pid.status();
-    auto tid = id_field(e, "tid", true);
-    if (!tid) return tid.status();
-    auto ts = time_field(e, "ts", true);
-    if (!ts) return ts.status();
-    const uint32_t track = track_for(*pid, *tid);
+    MS_ASSIGN_OR_RETURN(auto pid, id_field(e, "pid", true));
+    MS_ASSIGN_OR_RETURN(auto tid, id_field(e, "tid", true));
+    MS_ASSIGN_OR_RETURN(auto ts, time_field(e, "ts", true));
+    const uint32_t track = track_for(pid, tid);
     if (p == "X") {
-      auto dur = time_field(e, "dur", true);
-      if (!dur) return dur.status();
-      if (*dur < 0) return fail("'dur' is negative (" + e["dur"].dump() + ")");
-      return add_slice(e, track, *ts, *dur);
+      MS_ASSIGN_OR_RETURN(auto dur, time_field(e, "dur", true));
+      if (dur < 0) return fail("'dur' is negative (" + e["dur"].dump() + ")");
+      return add_slice(e, track, ts, dur);
     }
     if (p == "B") {
-      auto name = string_field(e, "name", true);
-      if (!name) return name.status();
-      auto cat = string_field(e, "cat", false);
-      if (!cat) return cat.status();
+      MS_ASSIGN_OR_RETURN(auto name, string_field(e, "name", true));
+      MS_ASSIGN_OR_RETURN(auto cat, string_field(e, "cat", false));
       auto a = e.find("args");
-      open_[{*pid, *tid}].push_back({*ts, *name, *cat, a == e.end() ? std::string() : a->dump()});
+      open_[{pid, tid}].push_back({ts, name, cat, a == e.end() ? std::string() : a->dump()});
       return Status::ok();
     }
     if (p == "E") {
-      auto& stack = open_[{*pid, *tid}];
-      if (stack.empty()) return fail("'E' event without a matching 'B' on pid " + std::to_string(*pid) + " tid " +
-                                     std::to_string(*tid));
+      auto& stack = open_[{pid, tid}];
+      if (stack.empty()) return fail("'E' event without a matching 'B' on pid " + std::to_string(pid) + " tid " +
+                                     std::to_string(tid));
       OpenSlice s = std::move(stack.back());
       stack.pop_back();
-      if (*ts < s.ts) return fail("'E' at " + e["ts"].dump() + " us ends before its 'B'");
+      if (ts < s.ts) return fail("'E' at " + e["ts"].dump() + " us ends before its 'B'");
       json synthetic = {{"name", s.name}, {"cat", s.cat}};
       if (!s.args.empty()) synthetic["args"] = json::parse(s.args);
-      return add_slice(synthetic, track, s.ts, *ts - s.ts);
+      return add_slice(synthetic, track, s.ts, ts - s.ts);
     }
-    return add_slice(e, track, *ts, 0);  // instant
+    return add_slice(e, track, ts, 0);  // instant
   }();
   ++index_;
   return st;
 }
 
 Status EventReader::add_slice(const json& e, uint32_t track, int64_t ts, int64_t dur) {
-  auto name = string_field(e, "name", true);
-  if (!name) return name.status();
-  auto cat = string_field(e, "cat", false);
-  if (!cat) return cat.status();
+  MS_ASSIGN_OR_RETURN(auto name, string_field(e, "name", true));
+  MS_ASSIGN_OR_RETURN(auto cat, string_field(e, "cat", false));
   Event ev;
   ev.ts_ns = ts;
   ev.dur_ns = dur;
   ev.track = track;
   ev.kind = EventKind::Foreign;
-  ev.name = b_.intern(*name);
-  ev.category = b_.intern(*cat);
-  if (is_gpu_category(*cat)) gpu_track_[track] = 1;
+  ev.name = b_.intern(name);
+  ev.category = b_.intern(cat);
+  if (is_gpu_category(cat)) gpu_track_[track] = 1;
   auto a = e.find("args");
   if (a != e.end() && !a->is_object()) return fail("'args' must be an object, got " + std::string(type_of(*a)));
   const bool ours = own_ && a != e.end() && a->contains("kind") && (*a)["kind"].is_string() &&
@@ -202,21 +193,17 @@ Status EventReader::add_slice(const json& e, uint32_t track, int64_t ts, int64_t
 }
 
 Status EventReader::add_counter(const json& e) {
-  auto name = string_field(e, "name", true);
-  if (!name) return name.status();
-  auto pid = id_field(e, "pid", true);
-  if (!pid) return pid.status();
-  auto tid = id_field(e, "tid", false);
-  if (!tid) return tid.status();
-  auto ts = time_field(e, "ts", true);
-  if (!ts) return ts.status();
+  MS_ASSIGN_OR_RETURN(auto name, string_field(e, "name", true));
+  MS_ASSIGN_OR_RETURN(auto pid, id_field(e, "pid", true));
+  MS_ASSIGN_OR_RETURN(auto tid, id_field(e, "tid", false));
+  MS_ASSIGN_OR_RETURN(auto ts, time_field(e, "ts", true));
   auto a = e.find("args");
-  if (a == e.end() || !a->is_object()) return fail("counter '" + *name + "' needs an 'args' object of numbers");
-  const uint32_t track = track_for(*pid, *tid);
+  if (a == e.end() || !a->is_object()) return fail("counter '" + name + "' needs an 'args' object of numbers");
+  const uint32_t track = track_for(pid, tid);
   for (const auto& [k, v] : a->items()) {
-    if (!v.is_number()) return fail("counter '" + *name + "': args." + k + " must be a number, got " + type_of(v));
-    const std::string series = a->size() == 1 ? *name : *name + "." + k;
-    b_.add_counter({track, b_.intern(series), *ts, v.get<double>()});
+    if (!v.is_number()) return fail("counter '" + name + "': args." + k + " must be a number, got " + type_of(v));
+    const std::string series = a->size() == 1 ? name : name + "." + k;
+    b_.add_counter({track, b_.intern(series), ts, v.get<double>()});
   }
   return Status::ok();
 }
@@ -226,17 +213,13 @@ Status EventReader::add_flow_end(const json& e, const std::string& ph) {
     ++skipped_["t"];
     return Status::ok();
   }
-  auto pid = id_field(e, "pid", true);
-  if (!pid) return pid.status();
-  auto tid = id_field(e, "tid", true);
-  if (!tid) return tid.status();
-  auto ts = time_field(e, "ts", true);
-  if (!ts) return ts.status();
-  auto id = id_field(e, "id", true);
-  if (!id) return id.status();
+  MS_ASSIGN_OR_RETURN(auto pid, id_field(e, "pid", true));
+  MS_ASSIGN_OR_RETURN(auto tid, id_field(e, "tid", true));
+  MS_ASSIGN_OR_RETURN(auto ts, time_field(e, "ts", true));
+  MS_ASSIGN_OR_RETURN(auto id, id_field(e, "id", true));
   PendingFlow f;
-  f.ts = *ts;
-  f.track = track_for(*pid, *tid);
+  f.ts = ts;
+  f.track = track_for(pid, tid);
   f.have = true;
   f.bind_enclosing = ph == "s" || (e.contains("bp") && e["bp"] == "e");
   if (own_) {
@@ -246,29 +229,26 @@ Status EventReader::add_flow_end(const json& e, const std::string& ph) {
       f.event = static_cast<int64_t>((*a)["event"].get<uint64_t>());
     }
   }
-  auto& slot = flows_[static_cast<uint64_t>(*id)];
+  auto& slot = flows_[static_cast<uint64_t>(id)];
   (ph == "s" ? slot.first : slot.second) = f;
   return Status::ok();
 }
 
 Status EventReader::metadata_event(const json& e) {
-  auto name = string_field(e, "name", true);
-  if (!name) return name.status();
-  auto pid = id_field(e, "pid", true);
-  if (!pid) return pid.status();
-  auto tid = id_field(e, "tid", false);
-  if (!tid) return tid.status();
+  MS_ASSIGN_OR_RETURN(auto name, string_field(e, "name", true));
+  MS_ASSIGN_OR_RETURN(auto pid, id_field(e, "pid", true));
+  MS_ASSIGN_OR_RETURN(auto tid, id_field(e, "tid", false));
   auto a = e.find("args");
-  if (a == e.end() || !a->is_object()) return fail("metadata '" + *name + "' needs an 'args' object");
-  if (*name == "process_name" || *name == "thread_name") {
+  if (a == e.end() || !a->is_object()) return fail("metadata '" + name + "' needs an 'args' object");
+  if (name == "process_name" || name == "thread_name") {
     auto n = string_field(*a, "name", true);
-    if (!n) return fail("metadata '" + *name + "': args.name must be a string");
-    if (*name == "process_name") process_names_[*pid] = *n;
-    else thread_names_[{*pid, *tid}] = *n;
-  } else if (*name == "thread_sort_index") {
+    if (!n) return fail("metadata '" + name + "': args.name must be a string");
+    if (name == "process_name") process_names_[pid] = *n;
+    else thread_names_[{pid, tid}] = *n;
+  } else if (name == "thread_sort_index") {
     auto it = a->find("sort_index");
     if (it == a->end() || !it->is_number_integer()) return fail("metadata 'thread_sort_index' needs an integer args.sort_index");
-    thread_sort_[{*pid, *tid}] = it->get<int64_t>();
+    thread_sort_[{pid, tid}] = it->get<int64_t>();
   }
   return Status::ok();
 }

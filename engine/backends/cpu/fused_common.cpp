@@ -61,6 +61,45 @@ void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const fl
   for (int64_t c = 0; c < chunks; ++c) body(c * kGrain, std::min(n, (c + 1) * kGrain));
 }
 
+namespace {
+
+bool onednn_eltwise(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
+  a = 0;
+  b = 0;
+  switch (p.kind) {
+    case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
+    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
+    case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
+    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
+    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+dnnl::post_ops onednn_post_ops(const std::vector<ops::PostOp>& post, bool sum_residual) {
+  dnnl::post_ops po;
+  for (const auto& p : post) {
+    dnnl::algorithm alg;
+    float a, b;
+    if (p.kind == ops::PostOp::Kind::Add) {
+      if (sum_residual) po.append_sum(1.0f);
+    } else if (onednn_eltwise(p, alg, a, b)) {
+      po.append_eltwise(1.0f, alg, a, b);
+    }
+  }
+  return po;
+}
+
+std::string post_ops_key(const std::vector<ops::PostOp>& post) {
+  std::string key;
+  for (const auto& p : post)
+    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+  return key;
+}
+
 Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs) {
   runtime::KernelFn k = CpuBackend::kernels().find(op_type);
   if (!k) return ctx.unsupported_case(std::string("no kernel for ") + op_type);

@@ -18,20 +18,6 @@ struct FusedConvPrimitive {
 
 memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-bool eltwise_of(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
-  a = 0;
-  b = 0;
-  switch (p.kind) {
-    case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
-    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
-    case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
-    case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
-    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
-    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
-    default: return false;
-  }
-}
-
 // Weights (ONNX [M, C/g, k...]) as oneDNN sees them: [g, M/g, C/g, k...] for groups.
 memory::desc user_weights_desc(const Tensor& w, int64_t group) {
   memory::dims d(w.shape().begin(), w.shape().end());
@@ -60,8 +46,7 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
                     nn::key_of(g.strides) + "|" + nn::key_of(g.dilations) + "|" + nn::key_of(g.pads_begin) + "|" +
                     nn::key_of(g.pads_end) + "|" + std::to_string(group) + (blocked_layout ? "|blk" : "") +
                     (src_blk ? "|sb" : "") + (dst_blk ? "|db" : "");
-  for (const auto& p : post)
-    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+  key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused convolution", [&]() -> Status {
     auto cp = dnn.cached<FusedConvPrimitive>(key, [&] {
@@ -80,14 +65,7 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
       memory::dims dil = dims_of(g.dilations);
       for (auto& d : dil) d -= 1;  // oneDNN counts the gaps
       dnnl::primitive_attr attr = nn::user_scratchpad_attr();
-      dnnl::post_ops po;
-      for (const auto& p : post) {
-        dnnl::algorithm alg;
-        float a, bb;
-        if (p.kind == ops::PostOp::Kind::Add) po.append_sum(1.0f);
-        else if (eltwise_of(p, alg, a, bb)) po.append_eltwise(1.0f, alg, a, bb);
-      }
-      attr.set_post_ops(po);
+      attr.set_post_ops(onednn_post_ops(post, /*sum_residual=*/true));
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                                         any_w, bias, dst, dims_of(g.strides), dil, dims_of(g.pads_begin),
                                         dims_of(g.pads_end));

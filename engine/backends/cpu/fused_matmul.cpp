@@ -14,20 +14,6 @@ struct FusedMatmulPrimitive {
   dnnl::matmul prim;
 };
 
-bool eltwise_of(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
-  a = 0;
-  b = 0;
-  switch (p.kind) {
-    case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
-    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
-    case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
-    case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
-    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
-    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
-    default: return false;
-  }
-}
-
 // 2-D f32 A [M,K] (or transposed) times weights [K,N] (or stored [N,K]) + bias [N] + eltwise post-ops
 // in one oneDNN matmul whose weights are in the layout the primitive prefers: reordered once per
 // weights buffer (constant initializers in a compiled graph), not packed again on every call.
@@ -41,20 +27,13 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   const memory::desc y_md = plain_desc(y.shape());
   std::string key = "fmatmul|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
                     std::to_string(ta) + std::to_string(tw) + (bias ? "b" : "") + "|" + std::to_string(alpha);
-  for (const auto& p : post)
-    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+  key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused matmul", [&]() -> Status {
     auto mp = dnn.cached<FusedMatmulPrimitive>(key, [&] {
       dnnl::primitive_attr attr = nn::user_scratchpad_attr();
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      dnnl::post_ops po;
-      for (const auto& p : post) {
-        dnnl::algorithm alg;
-        float pa, pb;
-        if (eltwise_of(p, alg, pa, pb)) po.append_eltwise(1.0f, alg, pa, pb);
-      }
-      attr.set_post_ops(po);
+      attr.set_post_ops(onednn_post_ops(post, /*sum_residual=*/false));
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, bias ? b_md : memory::desc(), y_md), attr,
                                       dnn.engine());
       return std::make_shared<FusedMatmulPrimitive>(FusedMatmulPrimitive{pd, dnnl::matmul(pd)});

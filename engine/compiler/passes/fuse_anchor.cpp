@@ -156,13 +156,7 @@ class FuseAnchors final : public Pass {
     // The fused node goes where the last node of the chain was: the residual is defined by then.
     std::set<uint64_t> ids;
     for (const auto* n : chain) ids.insert(n->id.value);
-    size_t last = 0;
-    for (size_t k = 0; k < g.nodes().size(); ++k)
-      if (ids.count(g.nodes()[k].id.value)) last = k;
-    const ir::ValueType t = g.value(cur)->type;
-    erase_nodes(g, ids);
-    insert_node(g, last + 1 - ids.size(), std::move(f));
-    g.value(cur)->type = t;
+    replace_nodes(g, ids, std::move(f), Place::Last);
     return true;
   }
 };

@@ -156,13 +156,7 @@ class FuseElementwise final : public Pass {
     f.attrs["chain_betas"] = ir::Attribute(betas);
     std::set<uint64_t> ids;
     for (const auto* n : nodes) ids.insert(n->id.value);
-    size_t last = 0;
-    for (size_t k = 0; k < g.nodes().size(); ++k)
-      if (ids.count(g.nodes()[k].id.value)) last = k;
-    const ir::ValueType t = g.value(out)->type;
-    erase_nodes(g, ids);
-    insert_node(g, last + 1 - ids.size(), std::move(f));
-    g.value(out)->type = t;
+    replace_nodes(g, ids, std::move(f), Place::Last);
   }
 };
 
