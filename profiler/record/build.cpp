@@ -70,6 +70,21 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
     if (node_name[i] == UINT32_MAX) node_name[i] = b.intern(t.nodes[i].op);
     return node_name[i];
   };
+  // A complete event of node `id` on `track` (the node is added when the run never named it).
+  auto complete = [&](EventKind kind, uint64_t id, int64_t begin, int64_t end, uint32_t track, StrId category,
+                      int iteration) {
+    Event e;
+    e.ts_ns = begin;
+    e.dur_ns = end - begin;
+    e.track = track;
+    e.kind = kind;
+    e.iteration = iteration;
+    e.node = b.node_index(id);
+    if (e.node < 0) e.node = b.add_node(NodeInfo{id, "", "?", {id}, "", 0, 0});
+    e.name = name_of(e.node);
+    e.category = category;
+    return e;
+  };
   int rank = 0;
 
   for (const ThreadBuffer* tb : threads) {
@@ -116,17 +131,7 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
             if (k == 0) break;  // end without begin: ignore
             OpenOp op = std::move(ops[k - 1]);
             ops.resize(k - 1);  // drops unbalanced inner ops too
-            Event e;
-            e.ts_ns = op.ts;
-            e.dur_ns = r.ts - op.ts;
-            e.track = host;
-            e.kind = EventKind::Op;
-            e.iteration = iteration;
-            e.node = b.node_index(op.id);
-            if (e.node < 0) e.node = b.add_node(NodeInfo{op.id, "", "?", {op.id}, "", 0, 0});
-            e.name = name_of(e.node);
-            e.category = cat_op;
-            const uint32_t idx = b.add_event(e);
+            const uint32_t idx = b.add_event(complete(EventKind::Op, op.id, op.ts, r.ts, host, cat_op, iteration));
             for (uint32_t kidx : op.kernels) b.add_flow(next_flow++, idx, kidx);
             if (ops.empty()) {
               auto st = step_of.find(op.id);
@@ -146,16 +151,7 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
             if (kernels.empty() || kernels.back().id != r.id) break;
             const OpenKernel k = kernels.back();
             kernels.pop_back();
-            Event e;
-            e.ts_ns = k.ts;
-            e.dur_ns = r.ts - k.ts;
-            e.track = kern;
-            e.kind = EventKind::Kernel;
-            e.iteration = iteration;
-            e.node = b.node_index(k.id);
-            if (e.node < 0) e.node = b.add_node(NodeInfo{k.id, "", "?", {k.id}, "", 0, 0});
-            e.name = name_of(e.node);
-            e.category = cat_kernel;
+            Event e = complete(EventKind::Kernel, k.id, k.ts, r.ts, kern, cat_kernel, iteration);
             e.impl = b.intern(k.impl);
             const uint32_t idx = b.add_event(e);
             if (!ops.empty() && ops.back().id == k.id) ops.back().kernels.push_back(idx);
