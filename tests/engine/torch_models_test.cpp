@@ -7,6 +7,7 @@
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/executor.h"
+#include "tests/engine/tensor_compare.h"
 
 namespace ms {
 namespace {
@@ -14,16 +15,7 @@ namespace {
 const std::string kDir = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/torch/";
 
 void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  int bad = 0;
-  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
-    const double g = got.at_double(i), w = want.at_double(i);
-    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
-      ADD_FAILURE() << what << ": element " << i << " is " << g << ", PyTorch gives " << w;
-      ++bad;
-    }
-  }
+  testing_util::expect_tensors_close(got, want, rtol, atol, what, "PyTorch gives");
 }
 
 class TorchModel : public ::testing::TestWithParam<std::string> {};
