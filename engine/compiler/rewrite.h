@@ -25,6 +25,15 @@ struct Uses {
 };
 Uses compute_uses(const ir::Graph& g);
 
+// Runs `step` (one rewrite; false when none is left) until nothing is left, at most 100,000 times so
+// two rewrites that undo each other cannot loop forever. Returns whether anything changed.
+template <class Step>
+bool rewrite_to_fixpoint(Step&& step) {
+  bool any = false;
+  for (int guard = 0; guard < 100000 && step(); ++guard) any = true;
+  return any;
+}
+
 // Producer index of each value defined by a node.
 std::unordered_map<std::string, size_t> producer_index(const ir::Graph& g);
 

@@ -19,8 +19,7 @@ class FoldBatchNorm final : public Pass {
   std::string description() const override { return "fold inference BatchNormalization into the preceding Conv/Gemm weights"; }
 
   Status run(ir::Graph& g) override {
-    for (int guard = 0; guard < 100000; ++guard)
-      if (!step(g)) break;
+    rewrite_to_fixpoint([&] { return step(g); });
     return Status::ok();
   }
 

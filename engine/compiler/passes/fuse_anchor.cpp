@@ -56,11 +56,7 @@ class FuseAnchors final : public Pass {
   }
 
   Status run(ir::Graph& g) override {
-    bool any = false;
-    for (int guard = 0; guard < 100000; ++guard) {
-      if (!step(g)) break;
-      any = true;
-    }
+    const bool any = rewrite_to_fixpoint([&] { return step(g); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }

@@ -83,11 +83,7 @@ class FuseElementwise final : public Pass {
   std::string description() const override { return "chains of elementwise ops into one fused loop kernel"; }
 
   Status run(ir::Graph& g) override {
-    bool any = false;
-    for (int guard = 0; guard < 100000; ++guard) {
-      if (!step(g)) break;
-      any = true;
-    }
+    const bool any = rewrite_to_fixpoint([&] { return step(g); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }

@@ -25,8 +25,7 @@ class AlgebraicSimplification final : public Pass {
 
   Status run(ir::Graph& g) override {
     // One rewrite at a time, restarting the scan: graphs are small and each rewrite removes a node.
-    for (int guard = 0; guard < 100000; ++guard)
-      if (!step(g)) break;
+    rewrite_to_fixpoint([&] { return step(g); });
     return Status::ok();
   }
 
