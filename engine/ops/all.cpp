@@ -1,3 +1,4 @@
+#include "engine/ops/grad_ops.h"
 #include "engine/ops/families.h"
 
 namespace ms::ops {
@@ -9,5 +10,6 @@ void register_all_ops(Registry& r) {
   register_control_ops(r);
   register_modescope_ops(r);
   register_fused_ops(r);
+  autodiff::register_grad_ops(r);
 }
 }  // namespace ms::ops

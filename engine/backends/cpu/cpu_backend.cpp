@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/backends/cpu/onednn.h"
+#include "engine/ops/grad_ops.h"
 
 namespace ms::cpu {
 
@@ -42,6 +43,7 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_control_kernels(*r);
     register_fused_kernels(*r);
     register_modescope_kernels(*r);
+    register_grad_kernels(*r);
     return r;
   }();
   return *reg;

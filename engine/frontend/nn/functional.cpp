@@ -2,6 +2,7 @@
 // at once, the way the interpreter dispatches one step, without building a Program).
 #include "engine/frontend/nn/functional.h"
 
+#include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/ops/schema.h"
@@ -108,13 +109,24 @@ DType dtype_or_f32(const Var& v) { return v.ok() && v.dtype() != DType::Undefine
 
 }  // namespace
 
-Vars op_n(const std::string& op_type, const Vars& inputs, Attrs attrs, int num_outputs, const std::string& domain) {
+namespace {
+Vars dispatch(const std::string& op_type, const Vars& inputs, Attrs attrs, int num_outputs, const std::string& domain) {
   if (TraceState* t = active_trace()) {
     for (const Var& v : inputs)
       if (v.defined() && !v.ok()) return fail_all(v.status(), num_outputs);
     return t->add_op(op_type, domain, inputs, std::move(attrs), num_outputs);
   }
   return eager_op(op_type, domain, inputs, std::move(attrs), num_outputs);
+}
+}  // namespace
+
+Vars op_n(const std::string& op_type, const Vars& inputs, Attrs attrs, int num_outputs, const std::string& domain) {
+  // Under value_and_grad the op is also recorded on the tape (eager and traced alike).
+  autodiff::Tape* tape = autodiff::active_tape();
+  if (!tape) return dispatch(op_type, inputs, std::move(attrs), num_outputs, domain);
+  Vars outs = dispatch(op_type, inputs, attrs, num_outputs, domain);
+  tape->record(op_type, domain, inputs, attrs, outs);
+  return outs;
 }
 
 Var op(const std::string& op_type, const Vars& inputs, Attrs attrs, const std::string& domain) {

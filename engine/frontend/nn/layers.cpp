@@ -52,8 +52,8 @@ Var Conv2d::forward(const Var& x) {
 BatchNorm2d::BatchNorm2d(int64_t c, float e) : channels(c), eps(e) {
   register_parameter("weight", filled({c}, 1.0f));
   register_parameter("bias", filled({c}, 0.0f));
-  register_parameter("running_mean", filled({c}, 0.0f));
-  register_parameter("running_var", filled({c}, 1.0f));
+  register_buffer("running_mean", filled({c}, 0.0f));
+  register_buffer("running_var", filled({c}, 1.0f));
 }
 
 void BatchNorm2d::fill_weight(float v) {
@@ -66,7 +66,38 @@ Var BatchNorm2d::forward(const Var& x) {
   if (x.rank() != 4 || x.dim(1) != channels)
     return layer_error(*this, "BatchNorm2d " + std::to_string(channels), x,
                        "must be NCHW with " + std::to_string(channels) + " channels");
+  if (training()) return forward_training(x);
   return F::batch_norm(x, param("weight"), param("bias"), param("running_mean"), param("running_var"), eps);
+}
+
+Var BatchNorm2d::forward_training(const Var& x) {
+  // Batch statistics over N, H, W written with plain ops, so autodiff differentiates through them;
+  // running statistics move by `momentum` (unbiased variance, as PyTorch does).
+  const int64_t c = channels;
+  const std::vector<int64_t> axes{0, 2, 3};
+  F::Attrs keep{{"axes", axes}, {"keepdims", int64_t{1}}};
+  Var mean = F::op("ReduceMean", {x}, keep);
+  Var xc = x - mean;
+  Var var = F::op("ReduceMean", {xc * xc}, keep);
+  Var rstd = F::op("Reciprocal", {F::sqrt(F::add(var, eps))});
+  Var y = xc * (F::reshape(param("weight"), {1, c, 1, 1}) * rstd) + F::reshape(param("bias"), {1, c, 1, 1});
+  const double n = static_cast<double>(x.dim(0) * x.dim(2) * x.dim(3));
+  const double unbias = n > 1 ? n / (n - 1) : 1.0;
+  update_buffer("running_mean",
+                F::mul(param("running_mean"), 1.0 - momentum) + F::mul(F::reshape(mean, {c}), momentum));
+  update_buffer("running_var",
+                F::mul(param("running_var"), 1.0 - momentum) + F::mul(F::reshape(var, {c}), momentum * unbias));
+  return y;
+}
+
+Var Dropout::forward(const Var& x) {
+  if (!training() || p <= 0.0f) return F::dropout(x);
+  // ONNX Dropout in training mode; its mask output feeds the gradient. A fresh seed per call
+  // (PyNative); a traced step keeps the seed it was traced with.
+  const uint64_t seed = seed_base + calls_++;
+  Vars r = F::op_n("Dropout", {x, F::scalar(p, x.dtype()), F::constant(Tensor::scalar<bool>(true))},
+                   {{"seed", static_cast<float>(seed % (1u << 24))}}, 2);
+  return r[0];
 }
 
 LayerNorm::LayerNorm(int64_t d, float e) : dim(d), eps(e) {

@@ -1,6 +1,7 @@
 // The layer set of the builder API (PyTorch/MindSpore-like constructors and parameter names:
-// weight/bias, running_mean/running_var). All are inference-mode layers: BatchNorm uses its
-// running statistics, Dropout is the identity.
+// weight/bias, running_mean/running_var). By default they are inference-mode layers: BatchNorm uses
+// its running statistics, Dropout is the identity; Module::set_training(true) switches BatchNorm to
+// batch statistics (updating the running ones) and Dropout to a random mask.
 #pragma once
 
 #include "engine/frontend/nn/module.h"
@@ -35,6 +36,10 @@ class BatchNorm2d : public Module {
   void fill_weight(float v);
   int64_t channels;
   float eps;
+  float momentum = 0.1f;  // running statistics update in training mode
+
+ private:
+  Var forward_training(const Var& x);
 };
 
 class LayerNorm : public Module {
@@ -102,9 +107,14 @@ class Flatten : public Module {
 class Dropout : public Module {
  public:
   explicit Dropout(float p = 0.5f) : p(p) {}
-  Var forward(const Var& x) override { return F::dropout(x); }
+  // Inference: identity. Training: drops with probability p and scales by 1/(1-p).
+  Var forward(const Var& x) override;
   std::string type_name() const override { return "Dropout"; }
   float p;
+  uint64_t seed_base = 0;  // masks are seeded seed_base, seed_base + 1, ... per training call
+
+ private:
+  uint64_t calls_ = 0;
 };
 class MaxPool2d : public Module {
  public:

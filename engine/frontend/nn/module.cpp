@@ -1,5 +1,8 @@
 #include "engine/frontend/nn/module.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/trace.h"
 
@@ -82,9 +85,63 @@ int64_t Module::num_parameters() const {
 void Module::set_jit(const JitConfig& config) { jit_ = std::make_unique<JitConfig>(config); }
 void Module::clear_jit() { jit_.reset(); }
 
+namespace {
+thread_local const std::unordered_map<const void*, Var>* t_binding = nullptr;
+thread_local BufferSink* t_sink = nullptr;
+}  // namespace
+
+ParameterBinding::ParameterBinding(std::unordered_map<const void*, Var> bound)
+    : bound_(std::move(bound)), saved_(t_binding) {
+  t_binding = &bound_;
+}
+ParameterBinding::~ParameterBinding() { t_binding = saved_; }
+
+BufferSink::BufferSink() : saved_(t_sink) { t_sink = this; }
+BufferSink::~BufferSink() { t_sink = saved_; }
+
+std::vector<Module::Slot> Module::parameter_slots(const std::string& prefix) {
+  std::vector<Slot> out;
+  const std::string p = prefix.empty() ? "" : prefix + ".";
+  for (auto& [n, t] : params_) {
+    const bool buf = std::find(buffers_.begin(), buffers_.end(), n) != buffers_.end();
+    out.push_back({p + n, &t, buf});
+  }
+  for (auto& [n, c] : children_) {
+    auto sub = c->parameter_slots(p + n);
+    out.insert(out.end(), sub.begin(), sub.end());
+  }
+  return out;
+}
+
+void Module::set_training(bool training) {
+  training_ = training;
+  for (auto& [n, c] : children_) c->set_training(training);
+}
+
+void Module::register_buffer(std::string name, Tensor t) {
+  buffers_.push_back(name);
+  register_parameter(std::move(name), std::move(t));
+}
+
+void Module::update_buffer(const std::string& name, const Var& value) {
+  Tensor* t = param_tensor(name);
+  if (!t || !value.ok()) return;
+  if (t_sink) {
+    t_sink->add(t, value);
+    return;
+  }
+  // Eager: write in place (same buffer, so Vars holding the buffer see the new statistics).
+  if (value.is_concrete() && value.dtype() == t->dtype() && value.shape() == t->shape() && t->nbytes())
+    std::memmove(t->raw(), value.impl()->value.raw(), t->nbytes());
+}
+
 Var Module::param(const std::string& name) const {
   for (const auto& [n, t] : params_)
     if (n == name) {
+      if (t_binding && t.defined()) {
+        auto it = t_binding->find(t.raw());
+        if (it != t_binding->end()) return it->second;
+      }
       // Traced through a jitted function (not a module call), the parameter is named here, by
       // the module path it is used under.
       if (TraceState* tr = active_trace()) {

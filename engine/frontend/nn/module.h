@@ -5,8 +5,10 @@
 // compiles the graph and runs the compiled form (hybrid: the rest of the model stays eager).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,6 +42,19 @@ class Module {
   int64_t num_parameters() const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
 
+  // Parameters with their slot and kind: buffers (BatchNorm running statistics) are not trained.
+  struct Slot {
+    std::string name;
+    Tensor* tensor;
+    bool buffer;
+  };
+  std::vector<Slot> parameter_slots(const std::string& prefix = "");
+
+  // Training mode (this module and its children): BatchNorm uses batch statistics and updates its
+  // running statistics, Dropout draws a mask.
+  void set_training(bool training);
+  bool training() const { return training_; }
+
   // Hybrid execution: this module's calls from eager code run as a compiled graph.
   void set_jit(const JitConfig& config);
   void clear_jit();
@@ -59,6 +74,11 @@ class Module {
   }
   // The tensor stays owned here; param() hands it out as a Var (traces name it by its path).
   void register_parameter(std::string name, Tensor t) { params_.emplace_back(std::move(name), std::move(t)); }
+  // A named tensor that is state, not a trainable parameter (listed by named_parameters too).
+  void register_buffer(std::string name, Tensor t);
+  // Sets a buffer to a new value computed in forward (training statistics): written in place when
+  // concrete, or handed to the active BufferSink (a traced training step makes it a graph output).
+  void update_buffer(const std::string& name, const Var& value);
   Var param(const std::string& name) const;
   Tensor* param_tensor(const std::string& name);
 
@@ -73,6 +93,41 @@ class Module {
   std::unique_ptr<JitConfig> jit_;
   std::unique_ptr<GraphCache> cache_;
   bool in_forward_default_ = false;
+  bool training_ = false;
+  std::vector<std::string> buffers_;
+};
+
+// While alive, Module::param returns the bound Var for a parameter tensor (by data pointer)
+// instead of the tensor itself: value_and_grad / TrainStep make parameters graph inputs this way.
+class ParameterBinding {
+ public:
+  explicit ParameterBinding(std::unordered_map<const void*, Var> bound);
+  ~ParameterBinding();
+  ParameterBinding(const ParameterBinding&) = delete;
+  ParameterBinding& operator=(const ParameterBinding&) = delete;
+
+ private:
+  std::unordered_map<const void*, Var> bound_;
+  const std::unordered_map<const void*, Var>* saved_;
+};
+
+// Collects Module::update_buffer calls instead of writing them (a traced training step).
+class BufferSink {
+ public:
+  BufferSink();
+  ~BufferSink();
+  BufferSink(const BufferSink&) = delete;
+  BufferSink& operator=(const BufferSink&) = delete;
+  struct Update {
+    Tensor* target;
+    Var value;
+  };
+  const std::vector<Update>& updates() const { return updates_; }
+  void add(Tensor* target, const Var& value) { updates_.push_back({target, value}); }
+
+ private:
+  std::vector<Update> updates_;
+  BufferSink* saved_;
 };
 
 // Children named "0", "1", ... run in order.

@@ -1,0 +1,281 @@
+#include "engine/frontend/train/step.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <unordered_map>
+
+#include "engine/frontend/nn/autograd.h"
+#include "engine/frontend/nn/jit.h"
+#include "engine/frontend/nn/trace.h"
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/program.h"
+
+namespace ms::nn::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Runs the eager parts of a step in PyNative whatever the global mode (a Graph-mode context would
+// otherwise compile each module call on its own, out of the tape's sight).
+class PyNativeScope {
+ public:
+  PyNativeScope() : saved_(get_mode()) { set_context(Mode::PyNative); }
+  ~PyNativeScope() { set_context(saved_); }
+
+ private:
+  Mode saved_;
+};
+
+struct ScopeRestore {
+  std::vector<const std::string*> saved;
+  ~ScopeRestore() { swap_scope(std::move(saved)); }
+};
+
+std::string signature_key(const Vars& xs) {
+  std::string k;
+  for (const Var& x : xs) k += std::string(dtype_name(x.dtype())) + shape_to_string(x.shape()) + ";";
+  return k;
+}
+
+Status check_update(size_t np, size_t ns, const std::pair<Vars, Vars>& upd) {
+  if (upd.first.size() != np || upd.second.size() != ns)
+    return invalid_argument("update rule returned " + std::to_string(upd.first.size()) + " params and " +
+                            std::to_string(upd.second.size()) + " state values, expected " + std::to_string(np) +
+                            " and " + std::to_string(ns));
+  MS_RETURN_IF_ERROR(first_error(upd.first));
+  return first_error(upd.second);
+}
+
+Var scalar_f32(double v) { return F::scalar(v, DType::F32); }
+
+}  // namespace
+
+UpdateRule sgd_rule() {
+  UpdateRule r;
+  r.init_state = [](const Vars&) { return Vars{}; };
+  r.update = [](const Vars& params, const Vars& grads, const Vars& state, const Var& lr, const Var&) {
+    Vars out;
+    for (size_t i = 0; i < params.size(); ++i) {
+      Var l = params[i].dtype() == lr.dtype() ? lr : F::cast(lr, params[i].dtype());
+      out.push_back(F::sub(params[i], F::mul(grads[i], l)));
+    }
+    return std::make_pair(out, state);
+  };
+  return r;
+}
+
+struct TrainStep::Compiled {
+  ir::Graph graph;
+  std::unique_ptr<runtime::GraphExecutor> exec;
+  std::vector<std::string> inputs;  // params, buffers, state, lr, step, batch
+  size_t params = 0, buffers = 0, state = 0;
+  std::vector<Tensor*> buffer_targets;  // one per buffer-update output, after loss/params/state
+  double compile_ms = 0;
+};
+
+TrainStep::TrainStep(Module& model, std::function<Var(Module&, const Vars&)> loss, UpdateRule rule, Mode mode,
+                     runtime::JitLevel level)
+    : model_(model), loss_(std::move(loss)), rule_(std::move(rule)), mode_(mode), level_(level) {}
+TrainStep::~TrainStep() = default;
+
+const ir::Graph* TrainStep::graph() const { return last_ ? &last_->graph : nullptr; }
+const runtime::GraphExecutor* TrainStep::executor() const { return last_ ? last_->exec.get() : nullptr; }
+
+Status TrainStep::init_state() {
+  if (state_ready_) return Status::ok();
+  PyNativeScope eager;
+  Vars s = rule_.init_state ? rule_.init_state(trainable_parameters(model_)) : Vars{};
+  MS_RETURN_IF_ERROR(first_error(s));
+  state_.clear();
+  for (const Var& v : s) {
+    MS_ASSIGN_OR_RETURN(Tensor t, v.tensor());
+    state_.push_back(t.clone());
+  }
+  state_ready_ = true;
+  return Status::ok();
+}
+
+Expected<StepStats> TrainStep::step(const Vars& inputs, double lr) {
+  MS_RETURN_IF_ERROR(first_error(inputs));
+  if (active_trace()) return invalid_argument("TrainStep::step cannot run inside a trace");
+  for (const Var& x : inputs)
+    if (!x.is_concrete()) return invalid_argument("TrainStep::step: the batch must be concrete tensors");
+  MS_RETURN_IF_ERROR(init_state());
+  return mode_ == Mode::PyNative ? step_pynative(inputs, lr) : step_graph(inputs, lr);
+}
+
+Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
+  PyNativeScope eager;
+  runtime::Allocator& alloc = backend().allocator();
+  alloc.reset_peak();
+  const auto t0 = Clock::now();
+  Vars params = trainable_parameters(model_);
+  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad([&] { return loss_(model_, inputs); }, params));
+  Vars state;
+  for (const Tensor& t : state_) state.emplace_back(t);
+  auto upd = rule_.update(params, vg.grads, state, scalar_f32(lr), scalar_f32(static_cast<double>(step_ + 1)));
+  MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+  std::vector<Tensor> values;
+  for (const Var& v : upd.first) {
+    MS_ASSIGN_OR_RETURN(Tensor t, v.tensor());
+    values.push_back(std::move(t));
+  }
+  MS_RETURN_IF_ERROR(assign_parameters(model_, values));
+  std::vector<Tensor> new_state;
+  for (const Var& v : upd.second) {
+    MS_ASSIGN_OR_RETURN(Tensor t, v.tensor());
+    new_state.push_back(std::move(t));
+  }
+  state_ = std::move(new_state);
+  MS_ASSIGN_OR_RETURN(double loss, vg.value.item());
+  ++step_;
+  StepStats st;
+  st.loss = loss;
+  st.step_ms = ms_since(t0);
+  st.peak_bytes = static_cast<int64_t>(alloc.stats().peak_in_use);
+  return st;
+}
+
+Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(const Vars& inputs) {
+  const auto t0 = Clock::now();
+  auto c = std::make_unique<Compiled>();
+  auto slots = model_.parameter_slots();
+  TraceState root("train_step", "");
+  {
+    TraceGuard trace(&root);
+    ScopeRestore restore{swap_scope({})};
+    Vars params, buffers, state, batch;
+    std::unordered_map<const void*, Var> bound;
+    std::vector<Tensor*> buffer_slots;
+    for (const auto& s : slots) {
+      if (s.buffer) continue;
+      Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
+      bound[s.tensor->raw()] = v;
+      params.push_back(v);
+    }
+    for (const auto& s : slots) {
+      if (!s.buffer) continue;
+      Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
+      bound[s.tensor->raw()] = v;
+      buffers.push_back(v);
+    }
+    for (size_t i = 0; i < state_.size(); ++i)
+      state.push_back(root.add_input("optimizer.state_" + std::to_string(i), static_type(state_[i].dtype(), state_[i].shape())));
+    Var lr = root.add_input("lr", static_type(DType::F32, {}));
+    Var step = root.add_input("step", static_type(DType::F32, {}));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      batch.push_back(root.add_input(inputs.size() == 1 ? "input" : "input_" + std::to_string(i),
+                                     static_type(inputs[i].dtype(), inputs[i].shape())));
+    c->params = params.size();
+    c->buffers = buffers.size();
+    c->state = state.size();
+    c->inputs = root.graph.inputs;
+
+    ParameterBinding binding(std::move(bound));
+    BufferSink sink;
+    MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad([&] { return loss_(model_, batch); }, params));
+    std::pair<Vars, Vars> upd;
+    {
+      const std::string opt_scope = "optimizer";
+      ScopeGuard scope(opt_scope);
+      upd = rule_.update(params, vg.grads, state, lr, step);
+    }
+    MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+    Vars outs{vg.value};
+    outs.insert(outs.end(), upd.first.begin(), upd.first.end());
+    outs.insert(outs.end(), upd.second.begin(), upd.second.end());
+    for (const auto& u : sink.updates()) {
+      outs.push_back(u.value);
+      c->buffer_targets.push_back(u.target);
+    }
+    std::set<std::string> seen;
+    for (Var& o : outs) {
+      const bool own = o.is_symbolic() && o.impl()->trace == &root;
+      const bool is_input = own && std::find(root.graph.inputs.begin(), root.graph.inputs.end(), o.name()) !=
+                                       root.graph.inputs.end();
+      if (!own || is_input || seen.count(o.name())) o = F::identity(o);
+      if (!o.ok()) return o.status();
+      seen.insert(o.name());
+      root.graph.outputs.push_back(o.name());
+    }
+    if (!root.error().is_ok()) return root.error();
+  }
+  c->graph = std::move(root.graph);
+  runtime::link_subgraph_parents(c->graph);
+  Status v = ir::verify(c->graph);
+  if (!v.is_ok()) return v.prepend("traced training step: ");
+  std::map<std::string, ir::ValueType> sig;
+  for (const auto& name : c->graph.inputs)
+    if (const ir::Value* val = c->graph.value(name)) sig[name] = val->type;
+  runtime::CompileOptions opts;
+  opts.jit_level = level_;
+  auto ex = runtime::GraphExecutor::compile(c->graph, backend(), sig, opts);
+  if (!ex) return Status(ex.status()).prepend("training step: compile: ");
+  c->exec = std::move(*ex);
+  c->compile_ms = ms_since(t0);
+  return c;
+}
+
+Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
+  StepStats st;
+  const std::string key = signature_key(inputs);
+  auto it = compiled_.find(key);
+  if (it == compiled_.end()) {
+    MS_ASSIGN_OR_RETURN(auto c, trace_and_compile(inputs));
+    st.compile_ms = c->compile_ms;
+    it = compiled_.emplace(key, std::move(c)).first;
+  }
+  Compiled& c = *it->second;
+  last_ = &c;
+  const auto t0 = Clock::now();
+  auto slots = model_.parameter_slots();
+  std::vector<Tensor> feed_values;
+  for (const auto& s : slots)
+    if (!s.buffer) feed_values.push_back(*s.tensor);
+  for (const auto& s : slots)
+    if (s.buffer) feed_values.push_back(*s.tensor);
+  for (const Tensor& t : state_) feed_values.push_back(t);
+  feed_values.push_back(Tensor::scalar<float>(static_cast<float>(lr)));
+  feed_values.push_back(Tensor::scalar<float>(static_cast<float>(step_ + 1)));
+  for (const Var& x : inputs) feed_values.push_back(x.impl()->value);
+  if (feed_values.size() != c.inputs.size())
+    return internal_error("training step: the model's parameters changed since the step was traced");
+  runtime::TensorMap feed;
+  std::set<const void*> fed;
+  for (size_t i = 0; i < feed_values.size(); ++i) {
+    feed[c.inputs[i]] = feed_values[i];
+    if (feed_values[i].defined()) fed.insert(feed_values[i].buffer().get());
+  }
+  auto run = c.exec->run(feed);
+  if (!run) return Status(run.status()).prepend("training step: ");
+  std::vector<Tensor> outs = std::move(*run);
+  const size_t expected = 1 + c.params + c.state + c.buffer_targets.size();
+  if (outs.size() != expected) return internal_error("training step: unexpected number of outputs");
+  // An output may share memory with an input we are about to overwrite: copy those first.
+  for (Tensor& t : outs)
+    if (t.defined() && fed.count(t.buffer().get())) t = t.clone();
+  size_t k = 1;
+  for (const auto& s : slots) {
+    if (s.buffer) continue;
+    const Tensor& v = outs[k++];
+    if (v.shape() != s.tensor->shape() || v.dtype() != s.tensor->dtype())
+      return internal_error("training step: new value of '" + s.name + "' has the wrong type");
+    if (v.nbytes()) std::memmove(s.tensor->raw(), v.raw(), v.nbytes());
+  }
+  for (size_t i = 0; i < c.state; ++i) state_[i] = outs[k++].clone();
+  for (Tensor* target : c.buffer_targets) {
+    const Tensor& v = outs[k++];
+    if (v.nbytes() == target->nbytes()) std::memmove(target->raw(), v.raw(), v.nbytes());
+  }
+  clear_graph_caches(model_);
+  ++step_;
+  st.loss = outs[0].at_double(0);
+  st.step_ms = ms_since(t0);
+  st.peak_bytes = static_cast<int64_t>(c.exec->last_stats().peak_bytes);
+  return st;
+}
+
+}  // namespace ms::nn::train

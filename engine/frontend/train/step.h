@@ -1,0 +1,81 @@
+// One training step in either mode.
+//   PyNative: forward with the tape, backward op by op, the update rule run eagerly, new values
+//     written back into the module.
+//   Graph: the first call traces the WHOLE step - forward, loss, backward (nodes under "grad."),
+//     update rule (nodes under "optimizer.") - into one graph whose INPUTS are the parameters,
+//     buffers (BatchNorm running statistics), optimizer state, lr, step and the batch (so constant
+//     folding cannot fold them) and whose OUTPUTS are the loss, new parameters, new state and new
+//     buffers; it is compiled once by the GraphExecutor and every later call runs it and writes
+//     the outputs back. A new batch signature (dtypes/shapes) traces again.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/frontend/nn/context.h"
+#include "engine/frontend/nn/module.h"
+#include "engine/runtime/executor.h"
+
+namespace ms::nn::train {
+
+// The update rule is a pure function on Vars so it runs eagerly or traced into the step graph:
+// given params, grads, optimizer state and a scalar lr Var, returns new params and new state.
+struct UpdateRule {
+  std::function<Vars(const Vars& params)> init_state;  // initial optimizer state (e.g. zeros_like)
+  std::function<std::pair<Vars, Vars>(const Vars& params, const Vars& grads, const Vars& state, const Var& lr,
+                                      const Var& step)>
+      update;
+};
+
+// Plain SGD (no state): p - lr * g. Used by tests; the optimizers proper live in train/.
+UpdateRule sgd_rule();
+
+struct StepStats {
+  double loss = 0;
+  double step_ms = 0;
+  double compile_ms = 0;  // Graph: trace + compile time of this call (0 when the cached step ran)
+  int64_t peak_bytes = 0;
+};
+
+class TrainStep {
+ public:
+  // loss(model, inputs) -> scalar loss Var; inputs e.g. {x, labels}.
+  TrainStep(Module& model, std::function<Var(Module&, const Vars&)> loss, UpdateRule rule, Mode mode,
+            runtime::JitLevel level = runtime::JitLevel::O1);
+  ~TrainStep();
+  // `lr` and `step` (f32 scalar, 1-based) reach the rule as scalar Vars: graph inputs in Graph mode.
+  Expected<StepStats> step(const Vars& inputs, double lr);
+
+  Mode mode() const { return mode_; }
+  int64_t steps() const { return step_; }
+  // Graph mode: the traced step graph of the current signature and its compiled form (nullptr before
+  // the first step or in PyNative).
+  const ir::Graph* graph() const;
+  const runtime::GraphExecutor* executor() const;
+  // Optimizer state (concrete) after the last step, in the rule's order.
+  const std::vector<Tensor>& state() const { return state_; }
+
+ private:
+  struct Compiled;
+  Expected<StepStats> step_pynative(const Vars& inputs, double lr);
+  Expected<StepStats> step_graph(const Vars& inputs, double lr);
+  Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs);
+  Status init_state();
+
+  Module& model_;
+  std::function<Var(Module&, const Vars&)> loss_;
+  UpdateRule rule_;
+  Mode mode_;
+  runtime::JitLevel level_;
+  int64_t step_ = 0;
+  bool state_ready_ = false;
+  std::vector<Tensor> state_;
+  std::map<std::string, std::unique_ptr<Compiled>> compiled_;
+  const Compiled* last_ = nullptr;
+};
+
+}  // namespace ms::nn::train

@@ -1,0 +1,140 @@
+// TrainStep: the same SGD steps from the same seed give the same losses and parameters in
+// PyNative and Graph mode; the Graph step is one graph with parameters, lr and the batch as inputs.
+#include <algorithm>
+
+#include "engine/frontend/train/step.h"
+#include "tests/engine/autograd_test_util.h"
+
+namespace ms::test::autograd {
+namespace {
+
+using nn::train::TrainStep;
+
+std::shared_ptr<nn::Module> tiny_mlp() {
+  nn::manual_seed(11);
+  auto m = std::make_shared<nn::Sequential>();
+  m->add(std::make_shared<nn::Dense>(8, 16));
+  m->add(std::make_shared<nn::ReLU>());
+  m->add(std::make_shared<nn::Dense>(16, 4));
+  return m;
+}
+
+class ConvBn : public nn::Module {
+ public:
+  ConvBn() {
+    conv_ = register_module("conv", std::make_shared<nn::Conv2d>(2, 4, 3, 1, 1));
+    bn_ = register_module("bn", std::make_shared<nn::BatchNorm2d>(4));
+    fc_ = register_module("fc", std::make_shared<nn::Dense>(4, 3));
+  }
+  Var forward(const Var& x) override {
+    Var h = nn::F::relu((*bn_)((*conv_)(x)));
+    return (*fc_)(nn::F::flatten(nn::F::global_avg_pool(h), 1));
+  }
+
+ private:
+  std::shared_ptr<nn::Module> conv_, bn_, fc_;
+};
+
+Var xent(nn::Module& m, const Vars& in) {
+  Var logits = m(in[0]);
+  Var lsm = F::op("LogSoftmax", {logits}, {{"axis", int64_t{-1}}});
+  return F::mul(F::reduce_sum(F::mul(lsm, in[1])), -1.0 / static_cast<double>(logits.dim(0)));
+}
+
+Tensor one_hot_targets(int64_t n, int64_t classes) {
+  Tensor t = Tensor::zeros(DType::F32, {n, classes});
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i * classes + (i * 3 + 1) % classes] = 1.0f;
+  return t;
+}
+
+std::vector<double> run_steps(nn::Module& m, nn::Mode mode, const Vars& batch, int steps, double lr,
+                              TrainStep** keep = nullptr) {
+  static std::unique_ptr<TrainStep> last;
+  last = std::make_unique<TrainStep>(m, xent, nn::train::sgd_rule(), mode);
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) {
+    auto st = last->step(batch, lr);
+    EXPECT_TRUE(st.has_value()) << st.status().message();
+    if (!st) break;
+    losses.push_back(st->loss);
+  }
+  if (keep) *keep = last.get();
+  return losses;
+}
+
+std::vector<Tensor> snapshot(nn::Module& m) {
+  std::vector<Tensor> out;
+  for (const auto& [n, t] : m.named_parameters()) out.push_back(t.clone());
+  return out;
+}
+
+TEST(AutogradTrainStep, SgdLowersTheLossIdenticallyInBothModes) {
+  const Vars batch{Var(rand_tensor(DType::F32, {8, 8}, 5)), Var(one_hot_targets(8, 4))};
+  auto a = tiny_mlp();
+  auto b = tiny_mlp();
+  TrainStep* graph_step = nullptr;
+  const auto la = run_steps(*a, nn::Mode::PyNative, batch, 20, 0.1);
+  const auto lb = run_steps(*b, nn::Mode::Graph, batch, 20, 0.1, &graph_step);
+  ASSERT_EQ(la.size(), 20u);
+  ASSERT_EQ(lb.size(), 20u);
+  EXPECT_LT(la.back(), la.front() * 0.9);
+  for (size_t i = 0; i < la.size(); ++i) EXPECT_NEAR(la[i], lb[i], 1e-4 * std::max(1.0, la[i])) << "step " << i;
+  EXPECT_LT(max_rel_diff(snapshot(*b), snapshot(*a)), 1e-4);
+
+  // One graph: parameters, lr, step and the batch are inputs (not initializers); backward and
+  // optimizer nodes are named under their scopes.
+  ASSERT_NE(graph_step, nullptr);
+  const ir::Graph* g = graph_step->graph();
+  ASSERT_NE(g, nullptr);
+  for (const char* in : {"0.weight", "2.bias", "lr", "step", "input_0", "input_1"})
+    EXPECT_NE(std::find(g->inputs.begin(), g->inputs.end(), in), g->inputs.end()) << in;
+  for (const auto& name : g->initializer_names()) EXPECT_EQ(name.find("weight"), std::string::npos) << name;
+  int grad_nodes = 0, opt_nodes = 0;
+  for (const auto& n : g->nodes()) {
+    grad_nodes += nn::is_backward_node_name(n.name);
+    opt_nodes += n.name.rfind("optimizer.", 0) == 0;
+  }
+  EXPECT_GT(grad_nodes, 0);
+  EXPECT_GT(opt_nodes, 0);
+  EXPECT_EQ(g->outputs.size(), 1u + 4u);  // loss + 4 new parameters (SGD has no state)
+}
+
+TEST(AutogradTrainStep, BatchNormTrainingUpdatesRunningStatsInBothModes) {
+  nn::manual_seed(3);
+  ConvBn a;
+  nn::manual_seed(3);
+  ConvBn b;
+  nn::set_training(a, true);
+  nn::set_training(b, true);
+  const Vars batch{Var(rand_tensor(DType::F32, {4, 2, 5, 5}, 9)), Var(one_hot_targets(4, 3))};
+  const auto la = run_steps(a, nn::Mode::PyNative, batch, 5, 0.05);
+  const auto lb = run_steps(b, nn::Mode::Graph, batch, 5, 0.05);
+  ASSERT_EQ(la.size(), 5u);
+  ASSERT_EQ(lb.size(), 5u);
+  for (size_t i = 0; i < la.size(); ++i) EXPECT_NEAR(la[i], lb[i], 1e-4 * std::max(1.0, la[i])) << "step " << i;
+  // Running statistics moved away from their initial 0 / 1, the same way in both modes.
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    if (pa[i].first.find("running_") == std::string::npos) continue;
+    double moved = 0;
+    for (int64_t j = 0; j < pa[i].second.numel(); ++j)
+      moved += std::abs(pa[i].second.at_double(j) - (pa[i].first.find("var") != std::string::npos ? 1.0 : 0.0));
+    EXPECT_GT(moved, 0) << pa[i].first;
+    EXPECT_LT(max_rel_diff({pb[i].second}, {pa[i].second}), 1e-4) << pa[i].first;
+  }
+  EXPECT_EQ(nn::trainable_parameters(a).size(), pa.size() - 2);  // running stats are buffers
+}
+
+TEST(AutogradTrainStep, AssignParametersChecksShapes) {
+  auto m = tiny_mlp();
+  std::vector<Tensor> wrong{Tensor::zeros(DType::F32, {1})};
+  EXPECT_FALSE(nn::assign_parameters(*m, wrong).is_ok());
+  std::vector<Tensor> zeros;
+  for (const Var& p : nn::trainable_parameters(*m)) zeros.push_back(Tensor::zeros(p.dtype(), p.shape()));
+  ASSERT_TRUE(nn::assign_parameters(*m, zeros).is_ok());
+  for (const auto& [n, t] : m->named_parameters())
+    for (int64_t j = 0; j < t.numel(); ++j) ASSERT_EQ(t.at_double(j), 0.0) << n;
+}
+
+}  // namespace
+}  // namespace ms::test::autograd
