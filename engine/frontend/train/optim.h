@@ -12,22 +12,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
-#if __has_include("engine/frontend/train/step.h")
 #include "engine/frontend/train/step.h"
-#else
-// Until the training step lands: the same UpdateRule it defines.
-#include <utility>
-
-#include "engine/frontend/nn/var.h"
-namespace ms::nn::train {
-struct UpdateRule {
-  std::function<Vars(const Vars& params)> init_state;
-  std::function<std::pair<Vars, Vars>(const Vars& params, const Vars& grads, const Vars& state, const Var& lr,
-                                      const Var& step)>
-      update;
-};
-}  // namespace ms::nn::train
-#endif
 
 namespace ms::nn::train {
 
