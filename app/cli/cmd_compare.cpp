@@ -3,12 +3,14 @@
 
 #include "app/cli/compile_options.h"
 #include "app/cli/cmd_profile.h"
+#include "app/cli/cmd_train.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
 
 namespace ms::cli {
 
 int compare_command(const RunArgs& a) {
+  if (compare_train_requested()) return compare_train_command(a);  // compare MODEL --train (cmd_train.cpp)
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());

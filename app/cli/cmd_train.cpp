@@ -1,0 +1,310 @@
+// `train MODEL [--mode pynative|graph] [--optimizer sgd|adam|adamw] [--lr X] [--steps N] [--batch N]
+//  [--data digits|synthetic] [--report FILE.json] [--profile DIR] ...`: trains a zoo template (adapted
+// to the data: zoo:mnist_mlp --data digits is a 64-input, 10-class MLP), printing the loss every few
+// steps, then step time, compile time, peak memory and the test accuracy.
+//
+// `compare MODEL --train`: the same training run in PyNative and in Graph mode, side by side. The
+// compare subcommand is defined by main.cpp; its --train options are added here (to the sibling
+// subcommand, through the parent app) and compare_command hands over to compare_train_command.
+#include "app/cli/cmd_train.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/registry.h"
+#include "app/cli/session.h"
+#include "engine/compiler/pipeline.h"
+#include "engine/frontend/nn/context.h"
+#include "engine/frontend/train/run.h"
+
+namespace ms::cli {
+namespace {
+
+using nn::train::RunOptions;
+using TrainResult = nn::train::RunResult;
+
+bool* g_compare_train = nullptr;  // compare --train
+struct TrainArgs;
+TrainArgs* g_compare_args = nullptr;
+
+struct TrainArgs {
+  RunOptions run;
+  std::string mode = "pynative";
+  std::string device = "cpu";
+  int threads = 0;
+  std::string jit_level = "O1";
+  std::string amp = "O0";
+  std::string report;
+  std::string profile;
+  int log_every = 0;
+};
+
+Status apply_context(const std::string& device, int threads, nn::Mode mode) {
+  nn::Context ctx;
+  ctx.mode = mode;
+  ctx.device = device;
+  ctx.threads = threads;
+  nn::set_context(ctx);
+  return Status::ok();
+}
+
+nlohmann::json steps_json(const nn::train::StepSummary& s) {
+  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90}, {"mean", s.mean}, {"min", s.min}};
+}
+
+nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::string& mode) {
+  nlohmann::json j{{"model", r.model},
+                   {"mode", mode},
+                   {"device", a.device},
+                   {"backend", nn::backend().description()},
+                   {"jit_level", a.jit_level},
+                   {"amp", a.amp},
+                   {"data", r.data},
+                   {"train_examples", r.train_examples},
+                   {"test_examples", r.test_examples},
+                   {"parameters", r.parameters},
+                   {"optimizer", a.run.optimizer},
+                   {"lr", r.lr},
+                   {"schedule", a.run.schedule},
+                   {"batch", a.run.batch},
+                   {"steps", a.run.steps},
+                   {"seed", a.run.seed},
+                   {"losses", r.losses},
+                   {"step_ms", steps_json(r.steady)},
+                   {"first_step_ms", r.step_ms.empty() ? 0.0 : r.step_ms.front()},  // compile not included
+                   {"step_ms_all", r.step_ms},
+                   {"compile_ms", r.compile_ms},
+                   {"peak_bytes", r.peak_bytes}};
+  j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
+  return j;
+}
+
+// A Chrome trace (Perfetto UI) of the run's steps: the Graph-mode trace + compile, then one slice per
+// step with the loss and lr as arguments, and a loss counter. (Op-level events of training steps
+// need a run observer on the training step; not there yet.)
+Status write_profile(const std::string& dir, const std::string& mode, const TrainResult& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_error(dir + ": cannot create folder: " + ec.message());
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "train " + mode}}}});
+  events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "steps"}}}});
+  double t_us = 0;
+  if (r.compile_ms > 0) {
+    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", 1}, {"ts", 0.0}, {"dur", r.compile_ms * 1000.0},
+                      {"name", "trace + compile step"}});
+    t_us = r.compile_ms * 1000.0;
+  }
+  for (size_t i = 0; i < r.step_ms.size(); ++i) {
+    const double dur = r.step_ms[i] * 1000.0;
+    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", 1}, {"ts", t_us}, {"dur", dur},
+                      {"name", "step " + std::to_string(i + 1)}, {"args", {{"loss", r.losses[i]}, {"lr", r.lrs[i]}}}});
+    events.push_back({{"ph", "C"}, {"pid", 1}, {"ts", t_us}, {"name", "loss"}, {"args", {{"loss", r.losses[i]}}}});
+    t_us += dur;
+  }
+  const std::string path = (std::filesystem::path(dir) / (mode + ".train.trace.json")).string();
+  std::ofstream f(path);
+  if (!f) return io_error(path + ": cannot write");
+  f << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  if (!f) return io_error(path + ": write failed");
+  return Status::ok();
+}
+
+Expected<nn::Mode> parse_mode(const std::string& m) {
+  if (m == "pynative") return nn::Mode::PyNative;
+  if (m == "graph") return nn::Mode::Graph;
+  return invalid_argument("unknown mode '" + m + "' (pynative, graph)");
+}
+
+Status prepare_args(TrainArgs& a) {
+  if (a.amp != "O0")
+    return unsupported("--amp " + a.amp + ": mixed precision is not implemented yet (only O0, fp32)");
+  MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
+  MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));
+  return apply_context(a.device, a.threads, a.run.mode);
+}
+
+void print_summary(const TrainResult& r) {
+  std::printf("step time (steps 2..%zu): median %.3f ms  p10 %.3f  p90 %.3f  mean %.3f; first step %.3f ms\n",
+              r.step_ms.size(), r.steady.median, r.steady.p10, r.steady.p90, r.steady.mean,
+              r.step_ms.empty() ? 0.0 : r.step_ms.front());
+  std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, format_bytes(static_cast<double>(r.peak_bytes)).c_str());
+  if (r.accuracy >= 0)
+    std::printf("test accuracy %.2f%% (%lld/%lld)\n", 100.0 * r.accuracy, static_cast<long long>(r.correct),
+                static_cast<long long>(r.test_examples));
+}
+
+int train_command(TrainArgs a) {
+  Status st = prepare_args(a);
+  if (!st.is_ok()) return fail(st.message());
+  auto uri = nn::train::adapt_model(a.run);
+  if (!uri) return fail(uri.status().message());
+  const int64_t every = a.log_every > 0 ? a.log_every : std::max<int64_t>(1, a.run.steps / 10);
+  std::printf("train %s on %s data, %s mode, %s, %s lr %g, %lld steps\n", uri->model.c_str(), uri->data.c_str(),
+              a.mode.c_str(), nn::backend().description().c_str(), a.run.optimizer.c_str(),
+              a.run.lr > 0 ? a.run.lr : (a.run.optimizer == "sgd" ? 0.05 : 0.001), static_cast<long long>(a.run.steps));
+  std::fflush(stdout);  // before any error line on stderr
+  const int64_t last = a.run.steps;
+  auto on_step = [every, last](int64_t s, double loss, double ms) {
+    if (s == 1 || s % every == 0 || s == last) {
+      std::printf("step %5lld  loss %.5f  %8.3f ms\n", static_cast<long long>(s), loss, ms);
+      std::fflush(stdout);
+    }
+  };
+  auto r = nn::train::run_training(a.run, on_step);
+  if (!r) return fail(a.run.model + ": " + r.status().message());
+  print_summary(*r);
+  if (!a.report.empty()) {
+    std::ofstream f(a.report);
+    if (!f) return fail(a.report + ": cannot write");
+    f << result_json(a, *r, a.mode).dump(2) << "\n";
+    if (!f) return fail(a.report + ": write failed");
+  }
+  if (!a.profile.empty()) {
+    Status ps = write_profile(a.profile, a.mode, *r);
+    if (!ps.is_ok()) return fail(ps.message());
+    std::ofstream f((std::filesystem::path(a.profile) / "summary.json").string());
+    f << result_json(a, *r, a.mode).dump(2) << "\n";
+  }
+  return 0;
+}
+
+void add_train_options(CLI::App& cmd, TrainArgs& a) {
+  cmd.add_option("--optimizer", a.run.optimizer, "sgd, adam or adamw")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--lr", a.run.lr, "Learning rate (default: sgd 0.05, adam/adamw 0.001)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--schedule", a.run.schedule, "lr schedule: constant, step or cosine")
+      ->check(CLI::IsMember({"constant", "step", "cosine"}));
+  cmd.add_option("--lr-warmup", a.run.lr_warmup, "Linear lr warm-up steps")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--momentum", a.run.momentum, "SGD momentum");
+  cmd.add_option("--weight-decay", a.run.weight_decay, "Weight decay (never on biases and norms)");
+  cmd.add_option("--label-smoothing", a.run.label_smoothing, "Cross-entropy label smoothing in [0, 1)");
+  cmd.add_option("--batch", a.run.batch, "Batch size (default: the template's batch parameter)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--data", a.run.data, "digits, synthetic, or auto (digits when the template takes them)")
+      ->check(CLI::IsMember({"auto", "digits", "synthetic"}));
+  cmd.add_option("--data-dir", a.run.data_dir, "Folder of digits_images.npy / digits_labels.npy");
+  cmd.add_option("--amp", a.amp, "Mixed precision level (only O0 so far)");
+}
+
+const RegisterCommand kTrain{
+    "train", "Train a zoo template in one mode (loss, step time, compile time, peak memory, accuracy)", 35,
+    [](CLI::App& cmd) -> CommandRunner {
+      auto a = std::make_shared<TrainArgs>();
+      cmd.add_option("MODEL", a->run.model, "zoo:NAME?key=value&... (input size and classes adapt to the data)")
+          ->required();
+      cmd.add_option("--mode", a->mode, "pynative or graph")->check(CLI::IsMember({"pynative", "graph"}));
+      cmd.add_option("--device", a->device, "cpu or cuda (falls back to cpu with a note)")
+          ->check(CLI::IsMember({"cpu", "cuda"}));
+      cmd.add_option("--threads", a->threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+      cmd.add_option("--steps", a->run.steps, "Training steps")->check(CLI::PositiveNumber);
+      cmd.add_option("--seed", a->run.seed, "Seed of the data split, shuffling and synthetic data");
+      cmd.add_option("--jit-level", a->jit_level, "Graph-mode pipeline: O0, O1 or O2")
+          ->check(CLI::IsMember({"O0", "O1", "O2"}));
+      cmd.add_option("--report", a->report, "Write a JSON report (losses, step_ms, compile_ms, peak_bytes, accuracy)");
+      cmd.add_option("--profile", a->profile, "Folder for <mode>.train.trace.json (Chrome trace) and summary.json");
+      cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");
+      add_train_options(cmd, *a);
+      // compare MODEL --train: the same options on the compare subcommand (main.cpp adds it first).
+      if (CLI::App* parent = cmd.get_parent()) {
+        try {
+          CLI::App* cmp = parent->get_subcommand("compare");
+          static TrainArgs compare_args;
+          static bool compare_train = false;
+          compare_args.run.steps = 0;  // default: warm-up + iterations + 1
+          cmp->add_flag("--train", compare_train, "Compare a training step in both modes (with the loss curves)");
+          cmp->add_option("--steps", compare_args.run.steps, "--train: steps (default: warm-up + iterations + 1)")
+              ->check(CLI::PositiveNumber);
+          add_train_options(*cmp, compare_args);
+          cmp->add_option("--report", compare_args.report, "--train: write both runs as JSON");
+          g_compare_train = &compare_train;
+          g_compare_args = &compare_args;
+        } catch (const CLI::Error&) {
+          // No compare subcommand: `train` works on its own.
+        }
+      }
+      return [a] { return train_command(*a); };
+    }};
+
+}  // namespace
+}  // namespace ms::cli
+
+namespace ms::cli {
+
+bool compare_train_requested() { return g_compare_train && *g_compare_train; }
+
+int compare_train_command(const RunArgs& ra) {
+  TrainArgs a = g_compare_args ? *g_compare_args : TrainArgs{};
+  a.run.model = ra.model;
+  a.run.seed = ra.seed;
+  a.device = ra.device;
+  a.threads = ra.threads;
+  a.jit_level = ra.jit_level;
+  const int64_t skip = 1 + std::max(0, ra.warmup);  // the first step traces and compiles in Graph mode
+  if (a.run.steps <= 0) a.run.steps = skip + std::max(1, ra.iters);
+  if (!ra.disabled_passes.empty()) std::fprintf(stderr, "note: --disable is not applied to training steps\n");
+  TrainResult runs[2];
+  const char* names[2] = {"pynative", "graph"};
+  for (int i = 0; i < 2; ++i) {
+    a.mode = names[i];
+    Status st = prepare_args(a);
+    if (!st.is_ok()) return fail(st.message());
+    auto r = nn::train::run_training(a.run);
+    if (!r) return fail(ra.model + ": " + names[i] + ": " + r.status().message());
+    runs[i] = std::move(*r);
+  }
+  const TrainResult &p = runs[0], &g = runs[1];
+  auto tail = [&](const TrainResult& r) {
+    const auto from = std::min<size_t>(static_cast<size_t>(skip), r.step_ms.size() > 1 ? r.step_ms.size() - 1 : 0);
+    return nn::train::summarize_steps(std::vector<double>(r.step_ms.begin() + static_cast<long>(from), r.step_ms.end()));
+  };
+  const auto ps = tail(p), gs = tail(g);
+  std::printf("%s training step on %s data (%lld train examples), %s, %s, %lld steps; times over steps %lld..%lld\n\n",
+              p.model.c_str(), p.data.c_str(), static_cast<long long>(p.train_examples), a.run.optimizer.c_str(),
+              nn::backend().description().c_str(), static_cast<long long>(a.run.steps),
+              static_cast<long long>(std::min<int64_t>(skip + 1, a.run.steps)), static_cast<long long>(a.run.steps));
+  std::printf("%-26s %14s %14s %10s\n", "", "PyNative", "Graph", "ratio");
+  auto row = [](const char* label, double x, double y, const char* unit) {
+    std::printf("%-26s %11.3f %-2s %11.3f %-2s %9.2fx\n", label, x, unit, y, unit, y > 0 ? x / y : 0.0);
+  };
+  row("step median", ps.median, gs.median, "ms");
+  row("step p10", ps.p10, gs.p10, "ms");
+  row("step p90", ps.p90, gs.p90, "ms");
+  row("first step + compile", p.step_ms.front() + p.compile_ms, g.step_ms.front() + g.compile_ms, "ms");
+  std::printf("%-26s %11s    %11.3f ms\n", "compile (trace + compile)", "-", g.compile_ms);
+  std::printf("%-26s %14s %14s %9.2fx\n", "peak memory", format_bytes(static_cast<double>(p.peak_bytes)).c_str(),
+              format_bytes(static_cast<double>(g.peak_bytes)).c_str(),
+              g.peak_bytes > 0 ? static_cast<double>(p.peak_bytes) / static_cast<double>(g.peak_bytes) : 0.0);
+  std::printf("%-26s %14.5f %14.5f\n", "final loss", p.losses.back(), g.losses.back());
+  if (p.accuracy >= 0 && g.accuracy >= 0)
+    std::printf("%-26s %13.2f%% %13.2f%%\n", "test accuracy", 100 * p.accuracy, 100 * g.accuracy);
+  const double saving = ps.median - gs.median;
+  if (saving > 0)
+    std::printf("%-26s %14s %11.1f steps\n", "break-even", "", g.compile_ms / saving);
+  else
+    std::printf("%-26s %14s %14s\n", "break-even", "", "never");
+  double max_diff = 0, max_rel = 0;
+  for (size_t i = 0; i < p.losses.size() && i < g.losses.size(); ++i) {
+    const double d = std::abs(p.losses[i] - g.losses[i]);
+    max_diff = std::max(max_diff, d);
+    max_rel = std::max(max_rel, d / std::max(1e-12, std::abs(p.losses[i])));
+  }
+  std::printf("\nloss curves: max |PyNative - Graph| %.3g (relative %.3g) over %zu steps\n", max_diff, max_rel,
+              p.losses.size());
+  if (!a.report.empty()) {
+    std::ofstream f(a.report);
+    f << nlohmann::json{{"pynative", result_json(a, p, "pynative")}, {"graph", result_json(a, g, "graph")},
+                        {"break_even_steps", saving > 0 ? nlohmann::json(g.compile_ms / saving) : nlohmann::json(nullptr)},
+                        {"loss_max_abs_diff", max_diff}}
+             .dump(2)
+      << "\n";
+    if (!f) return fail(a.report + ": cannot write");
+  }
+  return 0;
+}
+
+}  // namespace ms::cli
