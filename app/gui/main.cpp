@@ -1,7 +1,8 @@
 // modescope: the desktop app.
 //   modescope [MODEL]                                   open a model (.onnx, or generated:N)
 //   modescope MODEL --run both --screenshot DIR         open, run, save DIR/graph.png (and timeline.png,
-//                                                        memory.png, compare.png, passes.png), exit 0
+//                                                        memory.png, memory_time.png, compare.png, passes.png;
+//                                                        with --pass-effect pass_delta.png), exit 0
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
 #include <QApplication>
 #include <QCommandLineParser>
@@ -52,7 +53,10 @@ int main(int argc, char** argv) {
   QCommandLineOption pass_opt(QStringLiteral("show-pass"), QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."), QStringLiteral("N"));
   QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
   QCommandLineOption side_opt(QStringLiteral("side-by-side"), QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt});
+  QCommandLineOption effect_opt(QStringLiteral("pass-effect"),
+                                QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
+                                               "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt, effect_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -146,12 +150,24 @@ int main(int argc, char** argv) {
     });
     const int show_pass = cli.isSet(pass_opt) ? cli.value(pass_opt).toInt() : -1;
     if (cli.isSet(side_opt)) window.set_side_by_side(true);
-    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [&window, save, show_pass](bool) {
+    auto show_then_save = [&window, save, show_pass] {
       if (show_pass >= 0 && window.show_pass(show_pass)) {
-        QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, save);
+        // With a fusing pass, a fused node selected: its origins outlined, listed in the inspector.
+        QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, [&window, save] {
+          window.select_first_fused_node();
+          save();
+        }, Qt::SingleShotConnection);
         return;
       }
       save();
+    };
+    const bool pass_effect = cli.isSet(effect_opt);
+    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [&window, show_then_save, pass_effect](bool) {
+      if (pass_effect && window.measure_pass_effects()) {
+        QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save, Qt::SingleShotConnection);
+        return;
+      }
+      show_then_save();
     });
   }
   if (!model.isEmpty()) window.open(model);

@@ -56,6 +56,8 @@ MainWindow::MainWindow() {
   connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
     inspector_->show_node(graph_->model(), node);
     const auto* m = graph_->model();
+    show_fused_origins(m && node >= 0 && node < static_cast<int>(m->nodes.size()) && m->nodes[static_cast<size_t>(node)].node
+                           ? m->nodes[static_cast<size_t>(node)].node->id.value : 0);
     if (!linking_ && m && node >= 0 && node < static_cast<int>(m->nodes.size()) && m->nodes[static_cast<size_t>(node)].node)
       select_node_everywhere(m->nodes[static_cast<size_t>(node)].node->id.value);
   });
@@ -83,6 +85,10 @@ void MainWindow::build_docks() {
     return d;
   };
   inspector_ = new views::Inspector(this);
+  connect(inspector_, &views::Inspector::origins_requested, this, [this] {
+    graph_->focus_linked();
+    if (before_ && before_->isVisible()) before_->focus_linked();
+  });
   auto* inspector_dock = dock(tr("Inspector"), "InspectorDock", inspector_, Qt::RightDockWidgetArea);
   run_panel_ = new RunPanel(this);
   // The run form keeps its natural height; the inspector above takes the rest.
@@ -151,6 +157,9 @@ void MainWindow::build_docks() {
   log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   auto* log_dock = dock(tr("Log"), "LogDock", log_, Qt::BottomDockWidgetArea);
   resizeDocks({log_dock}, {130}, Qt::Vertical);
+  // What each pass buys: a tab beside the log, raised when a measurement starts.
+  tabifyDockWidget(log_dock, build_pass_effect_dock());
+  log_dock->raise();
 }
 
 void MainWindow::build_status_bar() {

@@ -26,6 +26,7 @@ class QMenu;
 class QTableView;
 class QStackedWidget;
 class QTabWidget;
+class QDockWidget;
 
 namespace ms::views {
 class Inspector;
@@ -33,6 +34,7 @@ class PassListModel;
 class TimelineView;
 class MemoryView;
 class CompareView;
+class PassDeltaView;
 }  // namespace ms::views
 
 namespace ms::app {
@@ -59,6 +61,8 @@ class MainWindow : public QMainWindow {
   void log(const QString& line, bool error = false);
   // Selects row `row` of the pass list (0 = the input graph): the graph view shows that snapshot.
   bool show_pass(int row);
+  // Selects the first fused node of the shown pass (its origins light up); false when none.
+  bool select_first_fused_node();
   // Pass stepper: the graph before the picked pass beside the graph after it, pan and zoom in step.
   void set_side_by_side(bool on);
   // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
@@ -72,12 +76,18 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs() const { return tabs_; }
   // Linked selection: selects the node (NodeId value, 0 for none) in every view.
   void select_node_everywhere(uint64_t node);
+  // "What did this pass buy me": re-compiles and re-runs without each unchecked pass (every pass
+  // that changed the graph when none is) in a job; the Pass Effect dock shows the table. False
+  // when there is nothing to measure.
+  bool measure_pass_effects();
+  views::PassDeltaView* pass_delta_view() const { return pass_delta_; }
   // Writes timeline.png, memory.png, compare.png (and compare.csv) into dir; false if one failed.
   bool export_result_views(const QString& dir);
 
  Q_SIGNALS:
   void model_opened(bool ok);
   void runs_finished(bool ok);
+  void pass_effects_measured(bool ok);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -88,6 +98,8 @@ class MainWindow : public QMainWindow {
   void build_actions();
   void build_docks();
   void build_status_bar();
+  QDockWidget* build_pass_effect_dock();
+  std::vector<std::string> passes_to_measure() const;
   void update_recent_menu();
   void add_recent(const QString& path);
   void open_dialog();
@@ -101,6 +113,9 @@ class MainWindow : public QMainWindow {
   void fail(const Status& s, const QString& what);
   void show_passes(const std::vector<PassOutcome>& passes);
   void show_snapshot(int row);
+  // A fused node of the shown pass (NodeId value): its origins outlined in the link colour and
+  // listed in the inspector; any other node clears that.
+  void show_fused_origins(uint64_t node);
   void set_title();
   void build_result_views();
   void clear_results();
@@ -140,6 +155,10 @@ class MainWindow : public QMainWindow {
   views::TimelineView* timeline_ = nullptr;
   views::MemoryView* memory_ = nullptr;
   views::CompareView* compare_ = nullptr;
+  views::PassDeltaView* pass_delta_ = nullptr;
+  QDockWidget* pass_dock_ = nullptr;
+  views::JobId pass_effect_job_ = 0;
+  void pass_effect_dropped();
   prof::TracePtr eager_trace_, graph_trace_;
   std::shared_ptr<const runtime::MemoryPlan> plan_;
   bool linking_ = false;
@@ -148,6 +167,8 @@ class MainWindow : public QMainWindow {
   bool syncing_ = false;
   void show_before(std::shared_ptr<const ir::Graph> before, std::shared_ptr<const compiler::GraphDiff> diff);
   void sync_views(views::GraphView* from, views::GraphView* to);
+  std::shared_ptr<const compiler::GraphDiff> shown_diff_;  // the pass the graph view shows
+  std::shared_ptr<const ir::Graph> shown_before_;
   std::vector<std::string> disabled_;      // passes the last Graph-mode run left out
   std::optional<RunOutcome> full_pipeline_; // the last Graph-mode run with every pass  // guards select_node_everywhere against the views' echo
 };

@@ -13,6 +13,7 @@
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
 #include "views/compare/compare_view.h"
+#include "views/compare/pass_delta_view.h"
 #include "views/memory/memory_view.h"
 #include "views/models/pass_list_model.h"
 #include "views/timeline/timeline_view.h"
@@ -79,6 +80,8 @@ void MainWindow::show_before(std::shared_ptr<const ir::Graph> before, std::share
           for (auto id : f.from) marks[id.value] = views::GraphView::DiffMark::Removed;
         for (auto id : diff->rewritten) marks[id.value] = views::GraphView::DiffMark::Rewritten;
         before_->set_diff(std::move(marks), {});
+        // A fused node already selected on the after side: its origins light up here too.
+        if (!graph_->linked().empty()) before_->set_linked(graph_->linked());
         sync_views(graph_, before_);
       });
 }
@@ -132,7 +135,9 @@ void MainWindow::update_result_views() {
 bool MainWindow::export_result_views(const QString& dir) {
   bool ok = true;
   // Views in hidden tabs have no size of their own: give them the graph view's.
-  const QSize size = graph_->size().isValid() && graph_->width() > 100 ? graph_->size() : QSize(1400, 800);
+  // (The graph tab's size, not the graph view's: side by side, that is half of it.)
+  QWidget* graph_tab = tabs_->widget(0);
+  const QSize size = graph_tab && graph_tab->width() > 100 ? graph_tab->size() : QSize(1400, 800);
   for (QWidget* w : {static_cast<QWidget*>(timeline_), static_cast<QWidget*>(memory_), static_cast<QWidget*>(compare_)}) {
     w->resize(size);
     w->ensurePolished();
@@ -141,8 +146,24 @@ bool MainWindow::export_result_views(const QString& dir) {
   if (!timeline_->model().runs().empty()) timeline_->select_range(0, timeline_->model().span_ns());
   ok &= timeline_->export_png(dir + QStringLiteral("/timeline.png"));
   ok &= memory_->export_png(dir + QStringLiteral("/memory.png"));
+  // The same heatmap over recorded time, coloured by producing node.
+  if (!memory_->panels().empty()) {
+    const auto axis = memory_->x_axis();
+    const auto colour = memory_->color_by();
+    memory_->set_x_axis(views::MemoryView::XAxis::Time);
+    memory_->set_color_by(views::MemoryView::ColorBy::Node);
+    ok &= memory_->export_png(dir + QStringLiteral("/memory_time.png"));
+    memory_->set_x_axis(axis);
+    memory_->set_color_by(colour);
+  }
   ok &= compare_->export_png(dir + QStringLiteral("/compare.png"));
   ok &= compare_->export_csv(dir + QStringLiteral("/compare.csv"));
+  // pass_delta.png: what each pass buys, once measured (--pass-effect).
+  if (pass_delta_->model()->rowCount() > 0) {
+    pass_delta_->resize(std::max(900, size.width() * 3 / 4), 150 + pass_delta_->model()->rowCount() * (fontMetrics().height() + 8));
+    ok &= pass_delta_->export_png(dir + QStringLiteral("/pass_delta.png"));
+    ok &= pass_delta_->export_csv(dir + QStringLiteral("/pass_delta.csv"));
+  }
   // passes.png: the pass list beside the graph as it stands (after --show-pass: coloured by its diff).
   if (QWidget* p = pass_list_widget(); p && !passes_->passes().empty()) {
     const QPixmap list = p->grab(), graph = graph_->grab();

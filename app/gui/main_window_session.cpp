@@ -5,10 +5,14 @@
 #include <QProgressBar>
 #include <QPushButton>
 
+#include <unordered_set>
+
 #include "app/gui/main_window.h"
 #include "engine/compiler/diff.h"
 #include "app/gui/run_panel.h"
+#include "views/compare/pass_delta_view.h"
 #include "views/graph/inspector.h"
+#include "views/layout/ghost_graph.h"
 #include "views/models/pass_list_model.h"
 
 namespace ms::app {
@@ -34,6 +38,9 @@ void MainWindow::open(const QString& source) {
 
 void MainWindow::on_opened(OpenedModel m, double total_ms) {
   doc_ = std::make_unique<OpenedModel>(std::move(m));
+  shown_diff_.reset();
+  shown_before_.reset();
+  pass_delta_->model()->clear();
   inspector_->show_node(nullptr, -1);
   passes_->set_passes({});
   run_panel_->clear_results();
@@ -61,6 +68,9 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
 void MainWindow::close_model() {
   cancel_jobs();
   doc_.reset();
+  shown_diff_.reset();
+  shown_before_.reset();
+  pass_delta_->model()->clear();
   graph_->clear();
   inspector_->show_node(nullptr, -1);
   passes_->set_passes({});
@@ -164,17 +174,30 @@ void MainWindow::show_snapshot(int row) {
   std::shared_ptr<const ir::Graph> before;
   for (int r = row - 1; r >= 0 && !before; --r) before = passes_->passes()[static_cast<size_t>(r)].graph;
   auto diff = std::make_shared<compiler::GraphDiff>();
+  auto ghosts = std::make_shared<std::unordered_set<uint64_t>>();
   jobs_->start(
       QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
-      [graph, before, diff](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+      [graph, before, diff, ghosts](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
         ctx.progress(-1, QObject::tr("Laying out the graph"));
-        if (before) *diff = compiler::diff_graphs(*before, *graph);
-        auto model = views::GraphModel::build(graph);
+        std::shared_ptr<const ir::Graph> shown = graph;
+        std::vector<std::pair<ir::NodeId, ir::NodeId>> links;
+        if (before) {
+          *diff = compiler::diff_graphs(*before, *graph);
+          // What the pass removed (fused origins included) is laid out with the graph after it,
+          // so each ghost sits where it stood.
+          std::vector<ir::NodeId> gone = diff->removed;
+          for (const auto& f : diff->fused) gone.insert(gone.end(), f.from.begin(), f.from.end());
+          auto g = views::ghost_graph(*before, *graph, gone);
+          shown = g.graph;
+          *ghosts = std::move(g.ghosts);
+          links = std::move(g.links);
+        }
+        auto model = views::GraphModel::build(shown, links);
         auto view = views::prepare_view(*model, views::default_collapsed(*model));
         if (!view) return std::move(view).take_status();
         return std::make_pair(model, std::move(*view));
       },
-      [this, name, diff, before](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
+      [this, name, diff, before, ghosts, row](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
         if (!r) {
           fail(r.status(), tr("Showing the graph after %1").arg(name));
           return;
@@ -185,16 +208,49 @@ void MainWindow::show_snapshot(int row) {
         for (auto id : diff->added) marks[id.value] = views::GraphView::DiffMark::Added;
         for (auto id : diff->rewritten) marks[id.value] = views::GraphView::DiffMark::Rewritten;
         for (const auto& f : diff->fused) marks[f.node.value] = views::GraphView::DiffMark::Fused;
-        QStringList removed;
-        for (auto id : diff->removed)
-          if (const ir::Node* n = before ? before->find_node(id) : nullptr)
-            removed << QStringLiteral("%1 (%2)").arg(QString::fromStdString(n->name), QString::fromStdString(n->op_type));
-        graph_->set_diff(std::move(marks), removed);
+        for (uint64_t id : *ghosts) marks[id] = views::GraphView::DiffMark::Ghost;
+        const QString pass = row > 0 ? QString::fromStdString(passes_->passes()[static_cast<size_t>(row)].pass) : name;
+        graph_->set_diff(std::move(marks), {}, pass.isEmpty() ? name : pass);
+        shown_diff_ = diff;
+        shown_before_ = before;
         show_before(before, diff);
-        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 removed")
-                                  .arg(name).arg(r->first->drawn_nodes).arg(diff->added.size()).arg(diff->fused.size())
-                                  .arg(diff->rewritten.size()).arg(diff->removed.size()));
+        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 removed (dashed red, in place)")
+                                  .arg(name).arg(r->first->drawn_nodes - static_cast<int>(ghosts->size())).arg(diff->added.size())
+                                  .arg(diff->fused.size()).arg(diff->rewritten.size()).arg(diff->removed.size()));
       });
+}
+
+void MainWindow::show_fused_origins(uint64_t node) {
+  const compiler::FusedFrom* fused = nullptr;
+  if (shown_diff_ && node)
+    for (const auto& f : shown_diff_->fused)
+      if (f.node.value == node) fused = &f;
+  if (!fused) {
+    if (!graph_->linked().empty()) graph_->set_linked({});
+    if (before_ && !before_->linked().empty()) before_->set_linked({});
+    return;
+  }
+  std::vector<uint64_t> ids{node};
+  QStringList names;
+  for (auto id : fused->from) {
+    ids.push_back(id.value);
+    const ir::Node* n = shown_before_ ? shown_before_->find_node(id) : nullptr;
+    names << (n ? QStringLiteral("%1 '%2'").arg(QString::fromStdString(n->op_type), QString::fromStdString(n->name))
+                : QStringLiteral("#%1").arg(id.value));
+  }
+  // The fused node and its origins share the link colour: ghosts in place here, the live nodes in
+  // the "before" view beside it.
+  graph_->set_linked(ids);
+  if (before_) before_->set_linked(ids);
+  inspector_->show_fused_origins(names);
+}
+
+bool MainWindow::select_first_fused_node() {
+  if (!shown_diff_ || shown_diff_->fused.empty() || !graph_->model()) return false;
+  const int i = graph_->model()->index_of(shown_diff_->fused.front().node);
+  if (i < 0) return false;
+  graph_->reveal_node(i);
+  return true;
 }
 
 bool MainWindow::busy() const { return !active_.empty(); }
@@ -217,8 +273,9 @@ void MainWindow::on_job_progress(views::JobId id, double fraction, const QString
   if (!text.isEmpty()) status_text_->setText(text + QStringLiteral("…"));
 }
 
-void MainWindow::on_job_finished(views::JobId id, bool) {
+void MainWindow::on_job_finished(views::JobId id, bool delivered) {
   active_.erase(id);
+  if (id == pass_effect_job_ && !delivered) pass_effect_dropped();
   if (!active_.empty()) {
     status_text_->setText(active_.rbegin()->second + QStringLiteral("…"));
     return;

@@ -16,6 +16,7 @@ xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --screenshot "$out" "$@"
 "$check" "$out/graph.png" 16
 # After runs (--run), the result views are written too and must not be blank either.
 if [[ " $* " == *" --run "* ]]; then
-  for png in timeline memory compare; do "$check" "$out/$png.png" 16; done
+  for png in timeline memory memory_time compare; do "$check" "$out/$png.png" 16; done
+  if [[ " $* " == *" --pass-effect "* ]]; then "$check" "$out/pass_delta.png" 4; fi
   if [[ " $* " == *" both "* || " $* " == *" graph "* ]]; then "$check" "$out/passes.png" 4; fi
 fi

@@ -102,10 +102,17 @@ BoxItem::BoxItem(const VisibleItem& item, QColor fill, const GraphTheme* theme)
   setToolTip(lines_.join('\n'));
 }
 
-QRectF BoxItem::boundingRect() const { return rect_.adjusted(-4, -4, 8, 8); }
+QRectF BoxItem::boundingRect() const { return rect_.adjusted(-6, -6, 8, 8); }
 
 void BoxItem::set_highlight(bool on) {
   highlight_ = on;
+  update();
+}
+
+void BoxItem::set_ghost(bool on) {
+  ghost_ = on;
+  setFlag(ItemIsSelectable, !on);
+  setOpacity(on ? 0.6 : 1.0);
   update();
 }
 
@@ -115,7 +122,13 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget
   p->setRenderHint(QPainter::Antialiasing, lod > 0.3);
   const bool selected = isSelected();
   QPen border(selected ? t.selection : (highlight_ ? t.match : tint(fill_, t, 0.9)), selected || highlight_ ? 3 : 1);
-  if (kind_ == VisibleItem::Kind::Terminal) {
+  if (ghost_) border = QPen(fill_, 1.6, Qt::DashLine);
+  if (link_.isValid() && !selected) {
+    // The link colour as a halo around the box, so it reads over the diff colours.
+    p->setPen(QPen(link_, 4));
+    p->setBrush(Qt::NoBrush);
+    p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), 7, 7);
+  }  if (kind_ == VisibleItem::Kind::Terminal) {
     p->setPen(border);
     p->setBrush(tint(fill_, t, 0.18));
     p->drawRoundedRect(rect_, rect_.height() / 2, rect_.height() / 2);
@@ -129,9 +142,9 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget
     p->drawRoundedRect(rect_.adjusted(0, 6, -6, 0), 5, 5);
   } else {
     p->setPen(border);
-    p->setBrush(tint(fill_, t, t.dark ? 0.38 : 0.22));
+    p->setBrush(tint(fill_, t, ghost_ ? 0.1 : (t.dark ? 0.38 : 0.22)));
     p->drawRoundedRect(rect_, 5, 5);
-    if (lod > 0.15) {
+    if (lod > 0.15 && !ghost_) {
       p->setPen(Qt::NoPen);
       p->setBrush(fill_);
       QPainterPath bar;

@@ -28,7 +28,8 @@ int op_category(const std::string& op_type);
 
 // Item data roles: the DOT key and the kind of item.
 enum ItemRole { kRoleKey = 0, kRoleKind = 1, kRoleIndex = 2 };
-enum ItemKind { kKindNode = 1, kKindGroup = 2, kKindTerminal = 3, kKindCluster = 4, kKindEdge = 5 };
+// kKindGhost: a node the shown pass removed, drawn in place but not selectable as a live node.
+enum ItemKind { kKindNode = 1, kKindGroup = 2, kKindTerminal = 3, kKindCluster = 4, kKindEdge = 5, kKindGhost = 6 };
 
 class BoxItem : public QGraphicsItem {
  public:
@@ -37,6 +38,11 @@ class BoxItem : public QGraphicsItem {
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   void set_highlight(bool on);
   void set_fill(QColor c) { fill_ = c; update(); }
+  // A removed node shown in place: dashed red outline, faded, not selectable.
+  void set_ghost(bool on);
+  bool ghost() const { return ghost_; }
+  // An outline in `c` tying the box to others (a fused node and its origins); invalid: none.
+  void set_link(QColor c) { link_ = c; update(); }
 
  private:
   VisibleItem::Kind kind_;
@@ -45,6 +51,8 @@ class BoxItem : public QGraphicsItem {
   QColor fill_;
   const GraphTheme* theme_;
   bool highlight_ = false;
+  bool ghost_ = false;
+  QColor link_;
 };
 
 class ClusterItem : public QGraphicsItem {

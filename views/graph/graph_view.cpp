@@ -2,7 +2,10 @@
 
 #include <QLabel>
 
+#include <algorithm>
+
 #include <QGraphicsItem>
+#include <QGraphicsPathItem>
 #include <QGestureEvent>
 #include <QGraphicsScene>
 #include <QMouseEvent>
@@ -153,6 +156,8 @@ void GraphView::clear() {
   ghosts_ = nullptr;
   diff_.clear();
   removed_.clear();
+  diff_pass_.clear();
+  linked_.clear();
   boxes_.clear();
   model_.reset();
   view_.reset();
@@ -215,6 +220,7 @@ void GraphView::apply(PreparedView view, int then_select) {
   view_ = std::make_unique<PreparedView>(std::move(view));
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
   apply_diff();
+  apply_linked();
   minimap_->refit();
   update_minimap();
   place_overlays();
@@ -359,37 +365,98 @@ QColor GraphView::diff_color(DiffMark m) {
     case DiffMark::Added: return QColor(0x3c, 0xb0, 0x4c);
     case DiffMark::Fused: return QColor(0x1e, 0x8c, 0x3a);
     case DiffMark::Rewritten: return QColor(0xf0, 0x8c, 0x1e);
-    case DiffMark::Removed: return QColor(0xd2, 0x3c, 0x3c);
+    case DiffMark::Removed:
+    case DiffMark::Ghost: return QColor(0xd2, 0x3c, 0x3c);
   }
   return {};
 }
 
-void GraphView::set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed) {
+void GraphView::set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed, QString pass) {
   const bool had = !diff_.empty();
   diff_ = std::move(marks);
   removed_ = std::move(removed);
+  diff_pass_ = std::move(pass);
   if (had && model_ && view_) {  // restore the plain colours first
     for (const auto& it : view_->visible.items)
-      if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(item_color(*model_, it, color_mode_));
+      if (auto* b = boxes_.value(QString::fromStdString(it.key))) {
+        b->set_fill(item_color(*model_, it, color_mode_));
+        if (b->ghost()) {
+          b->set_ghost(false);
+          b->setData(kRoleKind, kKindNode);
+        }
+      }
   }
   apply_diff();
+}
+
+void GraphView::focus_linked() {
+  if (!model_ || !view_) return;
+  QRectF r;
+  for (uint64_t id : linked_) {
+    const int i = model_->index_of(ir::NodeId{id});
+    if (i < 0) continue;
+    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, i))))
+      r = r.united(b->sceneBoundingRect());
+  }
+  if (r.isNull()) return;
+  canvas_->centerOn(r.center());
+  Q_EMIT canvas_->viewport_changed();
+}
+
+int GraphView::ghost_count() const {
+  int n = 0;
+  for (const BoxItem* b : boxes_) n += b->ghost();
+  return n;
 }
 
 void GraphView::apply_diff() {
   delete ghosts_;
   ghosts_ = nullptr;
   if (!model_ || !view_ || (diff_.empty() && removed_.isEmpty())) return;
+  std::set<std::string> ghost_keys;
+  int ghosts = 0;
   for (const auto& it : view_->visible.items) {
     if (it.kind != VisibleItem::Kind::Node || it.index < 0 || static_cast<size_t>(it.index) >= model_->nodes.size() ||
         !model_->nodes[static_cast<size_t>(it.index)].node)
       continue;
-    auto d = diff_.find(model_->nodes[static_cast<size_t>(it.index)].node->id.value);
+    const ir::Node& node = *model_->nodes[static_cast<size_t>(it.index)].node;
+    auto d = diff_.find(node.id.value);
+    auto* b = boxes_.value(QString::fromStdString(it.key));
+    if (!b) continue;
     // Unchanged nodes turn neutral grey so the changes stand out.
-    if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(d == diff_.end() ? QColor(0xb4, 0xb8, 0xc0) : diff_color(d->second));
+    b->set_fill(d == diff_.end() ? QColor(0xb4, 0xb8, 0xc0) : diff_color(d->second));
+    if (d != diff_.end() && d->second == DiffMark::Ghost) {
+      b->set_ghost(true);
+      b->setData(kRoleKind, kKindGhost);
+      b->setToolTip(tr("%1 '%2'\nremoved by %3")
+                        .arg(QString::fromStdString(node.op_type), QString::fromStdString(node.name),
+                             diff_pass_.isEmpty() ? tr("this pass") : diff_pass_));
+      ghost_keys.insert(it.key);
+      ++ghosts;
+    }
   }
-  // Removed nodes have no place in the new layout: a red list of ghosts above the graph.
+  // Edges into or out of a ghost are gone too: dashed and faded like the ghost.
+  if (!ghost_keys.empty())
+    for (QGraphicsItem* item : scene_->items()) {
+      if (item->data(kRoleKind).toInt() != kKindEdge) continue;
+      const int e = item->data(kRoleIndex).toInt();
+      if (e < 0 || e >= static_cast<int>(view_->visible.edges.size())) continue;
+      const auto& ve = view_->visible.edges[static_cast<size_t>(e)];
+      if (!ghost_keys.count(ve.from) && !ghost_keys.count(ve.to)) continue;
+      if (auto* path = dynamic_cast<QGraphicsPathItem*>(item)) {
+        QPen pen(diff_color(DiffMark::Ghost), 1.2, Qt::DashLine);
+        path->setPen(pen);
+        path->setOpacity(0.6);
+      }
+    }
   QString html = QStringLiteral("<span style='color:#3cb04c'>■ added</span> &nbsp;<span style='color:#1e8c3a'>■ fused</span> &nbsp;"
-                                "<span style='color:#f08c1e'>■ rewritten</span> &nbsp;<span style='color:#d23c3c'>■ removed</span> &nbsp;<span style='color:#888'>■ unchanged</span>");
+                                "<span style='color:#f08c1e'>■ rewritten</span> &nbsp;<span style='color:#d23c3c'>▭ removed</span> &nbsp;<span style='color:#888'>■ unchanged</span>");
+  if (ghosts > 0)
+    html += tr("<br><span style='color:#d23c3c'>%1 removed %2 drawn in place, dashed</span>")
+                .arg(ghosts)
+                .arg(ghosts == 1 ? tr("node") : tr("nodes"));
+  // Removed nodes without a place in this layout (hidden in a collapsed group, or not laid out
+  // with the union graph): listed.
   if (!removed_.isEmpty()) {
     QStringList shown = removed_.mid(0, 24);
     for (auto& r : shown) r = r.toHtmlEscaped();
@@ -397,6 +464,8 @@ void GraphView::apply_diff() {
                 .arg(shown.join(QStringLiteral("</s>, <s>")),
                      removed_.size() > 24 ? tr(" and %1 more").arg(removed_.size() - 24) : QString());
   }
+  if (std::any_of(diff_.begin(), diff_.end(), [](const auto& kv) { return kv.second == DiffMark::Fused; }))
+    html += tr("<br><span style='color:#8e44d0'>▢ select a fused node to outline its origins</span>");
   // An overlay in the view's corner (not a scene item): it stays in sight while panning.
   auto* label = new QLabel(canvas_->viewport());
   label->setTextFormat(Qt::RichText);
@@ -409,6 +478,21 @@ void GraphView::apply_diff() {
   label->move(8, 8);
   label->show();
   ghosts_ = label;
+}
+
+void GraphView::set_linked(std::vector<uint64_t> nodes) {
+  linked_ = std::move(nodes);
+  apply_linked();
+}
+
+void GraphView::apply_linked() {
+  for (auto* b : boxes_) b->set_link({});
+  if (!model_ || !view_) return;
+  for (uint64_t id : linked_) {
+    const int i = model_->index_of(ir::NodeId{id});
+    if (i < 0) continue;
+    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, i)))) b->set_link(link_color());
+  }
 }
 
 void GraphView::place_overlays() {

@@ -75,12 +75,23 @@ class GraphView : public QWidget {
   void show_search();
   void set_color_mode(ColorMode mode);
   // Pass stepper: nodes coloured by their change against the previous snapshot (NodeId value ->
-  // mark; green added/fused, orange rewritten) and the removed nodes listed as red ghosts in a
-  // corner of the scene. Cleared by show_prepared/clear; kept across expand/collapse.
-  enum class DiffMark { Added, Fused, Rewritten, Removed };  // Removed: the "before" side
-  void set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed);
+  // mark; green added/fused, orange rewritten). Ghost: a node the pass removed, laid out in place
+  // (the model is the union graph, views/layout/ghost_graph.h): dashed red, faded, not selectable,
+  // its tooltip says "removed by <pass>". `removed` lists removed nodes the view cannot show in
+  // place (in the legend). Cleared by show_prepared/clear; kept across expand/collapse.
+  enum class DiffMark { Added, Fused, Rewritten, Removed, Ghost };  // Removed: the "before" side
+  void set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringList removed, QString pass = {});
   const std::unordered_map<uint64_t, DiffMark>& diff() const { return diff_; }
   static QColor diff_color(DiffMark m);
+  // The colour that ties a fused node to its origins (here and in the "before" view).
+  static QColor link_color() { return QColor(0x8e, 0x44, 0xd0); }
+  // Outlines the nodes (NodeId values) in the link colour; empty clears. Kept across relayouts.
+  void set_linked(std::vector<uint64_t> nodes);
+  const std::vector<uint64_t>& linked() const { return linked_; }
+  // Centres the view on the linked nodes.
+  void focus_linked();
+  // Number of ghost boxes on the scene (tests, status line).
+  int ghost_count() const;
   ColorMode color_mode() const { return color_mode_; }
   void set_highlight(const std::vector<int>& nodes);
 
@@ -126,6 +137,9 @@ class GraphView : public QWidget {
   void apply_diff();
   std::unordered_map<uint64_t, DiffMark> diff_;
   QStringList removed_;
+  QString diff_pass_;
+  std::vector<uint64_t> linked_;
+  void apply_linked();
   QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, over the view
   JobId layout_job_ = 0;
   int selected_ = -1;

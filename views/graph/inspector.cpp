@@ -4,6 +4,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
+#include <QPushButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -61,6 +62,21 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   weight_pick_ = new QComboBox(this);
   histogram_ = new Histogram(this);
   box->addWidget(title_);
+  fused_box_ = new QWidget(this);
+  auto* fused_layout = new QVBoxLayout(fused_box_);
+  fused_layout->setContentsMargins(0, 0, 0, 0);
+  fused_label_ = new QLabel(fused_box_);
+  fused_label_->setObjectName(QStringLiteral("FusedOrigins"));
+  fused_label_->setWordWrap(true);
+  fused_label_->setTextFormat(Qt::RichText);
+  auto* go = new QPushButton(tr("Show Origins"), fused_box_);
+  go->setObjectName(QStringLiteral("ShowOrigins"));
+  go->setToolTip(tr("Bring the nodes this one replaced into view (outlined in the same colour)"));
+  connect(go, &QPushButton::clicked, this, &Inspector::origins_requested);
+  fused_layout->addWidget(fused_label_);
+  fused_layout->addWidget(go, 0, Qt::AlignLeft);
+  fused_box_->hide();
+  box->addWidget(fused_box_);
   box->addWidget(tree_, 1);
   box->addWidget(weight_pick_);
   box->addWidget(histogram_);
@@ -70,6 +86,7 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
 }
 
 void Inspector::show_node(const GraphModel* m, int node) {
+  show_fused_origins({});
   info_->set_node(m, node);
   tree_->expandToDepth(0);
   for (const char* collapsed : {"Weights", "Origins"})
@@ -94,6 +111,21 @@ void Inspector::show_node(const GraphModel* m, int node) {
   histogram_->setVisible(any);
   show_weight(any ? 0 : -1);
 }
+
+void Inspector::show_fused_origins(const QStringList& origins) {
+  fused_box_->setVisible(!origins.isEmpty());
+  if (origins.isEmpty()) {
+    fused_label_->clear();
+    return;
+  }
+  QStringList lines;
+  for (const auto& o : origins) lines << QStringLiteral("&nbsp;&nbsp;") + o.toHtmlEscaped();
+  fused_label_->setText(tr("<span style='color:#8e44d0'>■</span> <b>Fused from %1 %2:</b><br>%3")
+                            .arg(origins.size())
+                            .arg(origins.size() == 1 ? tr("node") : tr("nodes"), lines.join(QStringLiteral("<br>"))));
+}
+
+QString Inspector::fused_origins_text() const { return fused_box_->isVisible() || !fused_label_->text().isEmpty() ? fused_label_->text() : QString(); }
 
 void Inspector::show_weight(int i) {
   const auto& ws = info_->weights();

@@ -35,6 +35,13 @@ class Inspector : public QWidget {
   explicit Inspector(QWidget* parent = nullptr);
   void show_node(const GraphModel* m, int node);
   NodeInfoModel* info() const { return info_; }
+  // For a fused node of the pass stepper: the nodes it replaced ("Conv 'conv1'"), shown under the
+  // title in the link colour with a button that brings them into view. Empty hides the section.
+  void show_fused_origins(const QStringList& origins);
+  QString fused_origins_text() const;
+
+ Q_SIGNALS:
+  void origins_requested();
 
  private:
   void show_weight(int i);
@@ -43,6 +50,8 @@ class Inspector : public QWidget {
   QLabel* title_;
   QComboBox* weight_pick_;
   Histogram* histogram_;
+  QWidget* fused_box_;
+  QLabel* fused_label_;
 };
 
 }  // namespace ms::views

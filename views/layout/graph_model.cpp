@@ -184,7 +184,8 @@ void chunk_long_groups(GraphModel& m) {
 
 }  // namespace
 
-std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Graph> graph) {
+std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Graph> graph,
+                                                    const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links) {
   auto m = std::make_shared<GraphModel>();
   m->graph = graph;
   ModelGroup root;
@@ -238,6 +239,10 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
   simplify(*m);
   chunk_long_groups(*m);
   m->drawn_nodes = m->groups[0].total_nodes;
+  for (const auto& [from, to] : links) {
+    const int a = m->index_of(from), b = m->index_of(to);
+    if (a >= 0 && b >= 0 && a != b) m->links.emplace_back(a, b);
+  }
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -41,7 +42,10 @@ struct ModelTerminal {
 class GraphModel {
  public:
   // Takes shared ownership of the graph: ModelNode pointers stay valid as long as the model lives.
-  static std::shared_ptr<const GraphModel> build(std::shared_ptr<const ir::Graph> graph);
+  // `links`: extra edges between nodes that share no value (the pass stepper ties a ghost to the
+  // live nodes that read it before the pass, so the layout puts the ghost between them).
+  static std::shared_ptr<const GraphModel> build(std::shared_ptr<const ir::Graph> graph,
+                                                 const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links = {});
 
   std::shared_ptr<const ir::Graph> graph;
   std::vector<ModelNode> nodes;
@@ -52,6 +56,7 @@ class GraphModel {
   // Node index by value name it produces (outer graph values win over subgraph ones of the same name).
   std::unordered_map<std::string, int> producer;
   std::unordered_map<uint64_t, int> by_id;
+  std::vector<std::pair<int, int>> links;  // node indices: from -> to, drawn as edges without a value
 
   const ir::Value* value(const ModelNode& n, const std::string& name) const;
   // Groups from the root down to (and including) g.

@@ -184,6 +184,9 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
     if (p != m.producer.end())
       add_edge(key_of[p->second], "t" + std::to_string(t), m.terminals[t].value, m.graph->resolve(m.terminals[t].value));
   }
+  for (const auto& [a, b] : m.links)
+    if (!key_of[static_cast<size_t>(a)].empty() && !key_of[static_cast<size_t>(b)].empty())
+      add_edge(key_of[static_cast<size_t>(a)], key_of[static_cast<size_t>(b)], "", nullptr);
   for (auto& e : v.edges)
     if (e.values > 1 && !e.label.empty()) e.label += " +" + std::to_string(e.values - 1);
   // Tie each shown If/Loop body to its node, so the layout puts the body next to it.

@@ -1,9 +1,11 @@
 #include "views/memory/memory_view.h"
 
+#include <QComboBox>
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QMenu>
 #include <QMouseEvent>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QToolTip>
 
@@ -43,6 +45,18 @@ double nice_step(double range, int n) {
   return 10 * p;
 }
 
+// The unit a time range (µs) reads best in: its divisor and name.
+std::pair<double, QString> time_unit(double range_us) {
+  if (range_us >= 2e6) return {1e6, QStringLiteral("s")};
+  if (range_us >= 2e4) return {1e3, QStringLiteral("ms")};
+  return {1.0, QStringLiteral("µs")};
+}
+
+QString time_text(double us) {
+  const auto [div, unit] = time_unit(us);
+  return QStringLiteral("%1 %2").arg(us / div, 0, 'f', us / div < 10 ? 2 : us / div < 100 ? 1 : 0).arg(unit);
+}
+
 }  // namespace
 
 MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
@@ -52,7 +66,54 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   QPalette pal = palette();
   pal.setColor(QPalette::Window, Qt::white);
   setPalette(pal);
+  // The two pickers sit at the right end of the legend row.
+  x_pick_ = new QComboBox(this);
+  x_pick_->setObjectName(QStringLiteral("MemoryXAxis"));
+  x_pick_->addItem(tr("x: op order"));
+  x_pick_->addItem(tr("x: time"));
+  x_pick_->setToolTip(tr("Time uses the recorded timestamps (the plan: the Graph run's op starts)"));
+  color_pick_ = new QComboBox(this);
+  color_pick_->setObjectName(QStringLiteral("MemoryColorBy"));
+  color_pick_->addItem(tr("colour: op type"));
+  color_pick_->addItem(tr("colour: producing node"));
+  color_pick_->addItem(tr("colour: reuse of region"));
+  connect(x_pick_, &QComboBox::activated, this, [this](int i) { set_x_axis(i == 1 ? XAxis::Time : XAxis::OpOrder); });
+  connect(color_pick_, &QComboBox::activated, this,
+          [this](int i) { set_color_by(i == 1 ? ColorBy::Node : i == 2 ? ColorBy::Reuse : ColorBy::OpType); });
+  sync_pickers();
 }
+
+void MemoryView::sync_pickers() {
+  x_pick_->setCurrentIndex(x_axis_ == XAxis::Time ? 1 : 0);
+  color_pick_->setCurrentIndex(color_by_ == ColorBy::Node ? 1 : color_by_ == ColorBy::Reuse ? 2 : 0);
+}
+
+void MemoryView::place_pickers() {
+  const QSize xs = x_pick_->sizeHint(), cs = color_pick_->sizeHint();
+  const int y = height() - legend_height() + (legend_height() - xs.height()) / 2;
+  color_pick_->setGeometry(width() - cs.width() - 8, y, cs.width(), cs.height());
+  x_pick_->setGeometry(color_pick_->x() - xs.width() - 6, y, xs.width(), xs.height());
+}
+
+void MemoryView::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  place_pickers();
+}
+
+void MemoryView::set_x_axis(XAxis x) {
+  x_axis_ = x;
+  sync_pickers();
+  update();
+}
+
+QString MemoryView::x_axis_title(int panel) const {
+  if (panel < 0 || panel >= static_cast<int>(panels_.size())) return {};
+  const MemPanel& mp = panels_[static_cast<size_t>(panel)];
+  if (timed(mp)) return tr("time (%1 from the iteration's start)").arg(time_unit(mp.t_max).second);
+  return x_axis_ == XAxis::Time ? tr("op order (ops; no timestamps recorded)") : tr("op order (ops in one iteration)");
+}
+
+QStringList MemoryView::legend_entries() const { return legend_; }
 
 void MemoryView::set_panels(std::vector<MemPanel> panels) {
   panels_ = std::move(panels);
@@ -63,6 +124,7 @@ void MemoryView::set_panels(std::vector<MemPanel> panels) {
 
 void MemoryView::set_color_by(ColorBy c) {
   color_by_ = c;
+  sync_pickers();
   update();
 }
 
@@ -91,6 +153,12 @@ QColor MemoryView::block_color(const MemBlock& b) const {
     const double t = std::min(1.0, std::log2(static_cast<double>(std::max(1, b.reuse))) / 4.0);
     return QColor::fromHsvF(0.6, 0.15 + 0.8 * t, 0.95 - 0.35 * t);
   }
+  if (color_by_ == ColorBy::Node) {
+    if (!b.node) return QColor(190, 190, 190);
+    // A stable, well spread hue per node (golden-ratio steps over its id).
+    const double h = std::fmod(static_cast<double>(b.node) * 0.618033988749895, 1.0);
+    return QColor::fromHsvF(static_cast<float>(h), 0.55f, 0.88f);
+  }
   if (b.op.empty()) return QColor(190, 190, 190);
   return op_type_color(qs(b.op));
 }
@@ -101,17 +169,20 @@ void MemoryView::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing, false);
   QFont small = font();
   small.setPointSizeF(std::max(7.0, font().pointSizeF() - 1));
+  legend_.clear();
   if (panels_.empty()) {
     p.setPen(Qt::darkGray);
     p.drawText(rect(), Qt::AlignCenter, tr("Run the model (PyNative, Graph or both) to see its memory."));
     return;
   }
-  std::map<std::string, uint64_t> op_bytes;  // legend: op types by bytes
+  std::map<std::string, uint64_t> key_bytes;  // legend: op types (or nodes) by bytes
+  std::map<std::string, const MemBlock*> key_block;
   const double ystep = byte_step(static_cast<double>(y_max_), 5);
   for (int i = 0; i < static_cast<int>(panels_.size()); ++i) {
     const MemPanel& mp = panels_[static_cast<size_t>(i)];
     const Geometry g = geometry(i);
-    const double sx = g.heat.width() / std::max(1.0, mp.x_max);
+    const double x_max = std::max(timed(mp) ? 1e-3 : 1.0, xmax(mp));
+    const double sx = g.heat.width() / x_max;
     const double sy = g.heat.height() / static_cast<double>(y_max_);
     // Title and figures.
     QFont bold = font();
@@ -121,9 +192,10 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(g.heat.left(), 2, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, qs(mp.title));
     p.setFont(small);
     p.setPen(QColor(80, 80, 80));
-    p.drawText(QRectF(g.heat.left(), 20, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%1 blocks · reuse %2× · frag. %3%")
-                   .arg(mp.blocks.size()).arg(mp.mean_reuse, 0, 'f', 1).arg(mp.fragmentation * 100, 0, 'f', 0));
+    QString figures = tr("%1 blocks · reuse %2× · frag. %3%")
+                          .arg(mp.blocks.size()).arg(mp.mean_reuse, 0, 'f', 1).arg(mp.fragmentation * 100, 0, 'f', 0);
+    if (mp.timed) figures += tr(" · %1/iter").arg(time_text(mp.t_max));
+    p.drawText(QRectF(g.heat.left(), 20, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, figures);
     // Heatmap frame and byte axis (the shared scale).
     p.fillRect(g.heat, QColor(248, 248, 250));
     for (double v = 0; v <= static_cast<double>(y_max_) + 1; v += ystep) {
@@ -133,25 +205,29 @@ void MemoryView::paintEvent(QPaintEvent*) {
       p.setPen(QColor(70, 70, 70));
       p.drawText(QRectF(g.heat.left() - kLeft, y - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter, bytes_label(v));
     }
+    auto block_rect = [&](const MemBlock& b, double min_px) {
+      return QRectF(g.heat.left() + bx0(mp, b) * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
+                    std::max(min_px, (bx1(mp, b) - bx0(mp, b)) * sx), std::max(min_px, static_cast<double>(b.bytes) * sy));
+    };
     for (const MemBlock& b : mp.blocks) {
-      QRectF r(g.heat.left() + b.x0 * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
-               std::max(1.0, (b.x1 - b.x0) * sx), std::max(1.0, static_cast<double>(b.bytes) * sy));
+      const QRectF r = block_rect(b, 1.0);
       const QColor c = block_color(b);
       p.fillRect(r, c);
       if (r.width() > 4 && r.height() > 3) {
         p.setPen(c.darker(140));
         p.drawRect(r);
       }
-      op_bytes[b.op.empty() ? "(none)" : b.op] += b.bytes;
+      std::string key = color_by_ == ColorBy::Node ? (b.node_name.empty() ? (b.node ? "#" + std::to_string(b.node) : "(none)") : b.node_name)
+                                                   : (b.op.empty() ? "(none)" : b.op);
+      key_bytes[key] += b.bytes;
+      key_block.emplace(key, &b);
     }
     if (selected_)
       for (const MemBlock& b : mp.blocks)
         if (b.node == selected_ || std::find(b.origins.begin(), b.origins.end(), selected_) != b.origins.end()) {
-          QRectF r(g.heat.left() + b.x0 * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
-                   std::max(2.0, (b.x1 - b.x0) * sx), std::max(2.0, static_cast<double>(b.bytes) * sy));
           p.setPen(QPen(Qt::black, 2));
           p.setBrush(Qt::NoBrush);
-          p.drawRect(r.adjusted(-1, -1, 1, 1));
+          p.drawRect(block_rect(b, 2.0).adjusted(-1, -1, 1, 1));
         }
     // Size line on the heatmap.
     p.setPen(QPen(QColor(60, 60, 60), 1, Qt::DashLine));
@@ -160,20 +236,25 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.setPen(QColor(50, 50, 50));
     p.setBrush(Qt::NoBrush);
     p.drawRect(g.heat);
-    // x axis: op order.
-    const double xstep = std::max(1.0, nice_step(mp.x_max, 6));
-    for (double x = 0; x <= mp.x_max + 1e-9; x += xstep) {
-      const double px = g.heat.left() + x * sx;
-      p.drawLine(QPointF(px, g.heat.bottom()), QPointF(px, g.heat.bottom() + 3));
-      p.drawText(QRectF(px - 30, g.heat.bottom() + 3, 60, 14), Qt::AlignHCenter | Qt::AlignTop, QString::number(x, 'f', 0));
-    }
-    p.drawText(QRectF(g.heat.left(), g.heat.bottom() + 14, g.heat.width(), 14), Qt::AlignHCenter,
-               tr("op order (one iteration)"));
+    // x axis: op order or µs, ticks under the heatmap and the curve.
+    // Time ticks step in the unit the range reads best in (µs, ms or s): labels stay short.
+    const double unit = timed(mp) ? time_unit(x_max).first : 1.0;
+    const double xstep = timed(mp) ? nice_step(x_max / unit, 5) * unit : std::max(1.0, nice_step(x_max, 6));
+    auto ticks = [&](const QRectF& frame) {
+      for (double x = 0; x <= x_max * (1 + 1e-9); x += xstep) {
+        const double px = frame.left() + x * sx;
+        p.drawLine(QPointF(px, frame.bottom()), QPointF(px, frame.bottom() + 3));
+        const QString label = timed(mp) ? QString::number(x / unit, 'f', xstep / unit < 1 ? 1 : 0) : QString::number(x, 'f', 0);
+        p.drawText(QRectF(px - 30, frame.bottom() + 3, 60, 14), Qt::AlignHCenter | Qt::AlignTop, label);
+      }
+    };
+    ticks(g.heat);
+    p.drawText(QRectF(g.heat.left(), g.heat.bottom() + 15, g.heat.width(), 14), Qt::AlignHCenter, x_axis_title(i));
     if (i == 0) {
       p.save();
       p.translate(12, g.heat.center().y());
       p.rotate(-90);
-      p.drawText(QRectF(-80, -8, 160, 16), Qt::AlignCenter, mp.arena ? tr("offset") : tr("offset (pool)"));
+      p.drawText(QRectF(-110, -8, 220, 16), Qt::AlignCenter, mp.arena ? tr("offset in the arena (bytes)") : tr("offset in the pool (bytes)"));
       p.restore();
     }
     // Live-bytes curve with peak, lower bound and size lines.
@@ -184,7 +265,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
     QPolygonF poly;
     poly << QPointF(c.left(), c.bottom());
     uint64_t prev = 0;
-    for (const auto& [x, v] : mp.live) {
+    for (const auto& [x, v] : timed(mp) ? mp.live_t : mp.live) {
       const double px = c.left() + x * sx;
       poly << QPointF(px, cy(static_cast<double>(prev))) << QPointF(px, cy(static_cast<double>(v)));
       prev = v;
@@ -214,37 +295,46 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.drawRect(c);
     p.drawText(QRectF(c.left() - kLeft, c.top(), kLeft - 6, 14), Qt::AlignRight, bytes_label(cmax));
     p.drawText(QRectF(c.left() - kLeft, c.bottom() - 14, kLeft - 6, 14), Qt::AlignRight, QStringLiteral("0 B"));
-    p.drawText(QRectF(c.left(), c.bottom() + 2, c.width(), 14), Qt::AlignHCenter, tr("live bytes over op order"));
+    p.drawText(QRectF(c.left(), c.bottom() + 2, c.width(), 14), Qt::AlignHCenter,
+               timed(mp) ? tr("live bytes over time (%1)").arg(time_unit(mp.t_max).second) : tr("live bytes over op order"));
   }
-  // Legend: the op types holding most bytes.
-  std::vector<std::pair<uint64_t, std::string>> ops;
-  for (const auto& [op, b] : op_bytes) ops.emplace_back(b, op);
-  std::sort(ops.rbegin(), ops.rend());
+  // Legend: what the colours mean, up to the pickers at the right.
+  const double right = x_pick_->x() - 10;
   double x = kLeft;
-  const double y = height() - legend_height() + 14;
+  const double y = height() - legend_height() + (legend_height() - 12) / 2.0;
   p.setFont(small);
+  p.setPen(Qt::black);
+  const QString title = color_by_ == ColorBy::Reuse ? tr("reuse count of the region:")
+                        : color_by_ == ColorBy::Node ? tr("producing node (most bytes):") : tr("producer's op type:");
+  const double title_w = p.fontMetrics().horizontalAdvance(title);
+  p.drawText(QPointF(std::max(8.0, kLeft - title_w - 8), y + 11), title);
+  if (title_w + 16 > kLeft) x = 8 + title_w + 10;
   if (color_by_ == ColorBy::Reuse) {
     for (int r : {1, 2, 4, 8, 16}) {
       MemBlock b;
       b.reuse = r;
+      const QString name = r == 1 ? tr("used once") : r == 16 ? tr("%1×+").arg(r) : tr("%1×").arg(r);
+      const double w = p.fontMetrics().horizontalAdvance(name) + 30;
+      if (x + w > right) break;
       p.fillRect(QRectF(x, y, 14, 12), block_color(b));
       p.setPen(Qt::black);
-      p.drawText(QPointF(x + 18, y + 11), tr("reused %1×").arg(r));
-      x += 100;
+      p.drawText(QPointF(x + 18, y + 11), name);
+      legend_ << name;
+      x += w;
     }
     return;
   }
-  p.setPen(Qt::black);
-  p.drawText(QPointF(8, y + 11), tr("producer:"));
-  for (size_t i = 0; i < ops.size() && i < 12; ++i) {
-    const QString name = qs(ops[i].second);
+  std::vector<std::pair<uint64_t, std::string>> keys;
+  for (const auto& [k, b] : key_bytes) keys.emplace_back(b, k);
+  std::sort(keys.rbegin(), keys.rend());
+  for (size_t i = 0; i < keys.size() && i < 12; ++i) {
+    const QString name = QFontMetricsF(small).elidedText(qs(keys[i].second), Qt::ElideMiddle, 150);
     const double w = p.fontMetrics().horizontalAdvance(name) + 30;
-    if (x + w > width() - 8) break;
-    MemBlock b;
-    b.op = ops[i].second == "(none)" ? "" : ops[i].second;
-    p.fillRect(QRectF(x, y, 14, 12), block_color(b));
+    if (x + w > right) break;
+    p.fillRect(QRectF(x, y, 14, 12), block_color(*key_block[keys[i].second]));
     p.setPen(Qt::black);
     p.drawText(QPointF(x + 18, y + 11), name);
+    legend_ << qs(keys[i].second);
     x += w;
   }
 }
@@ -254,12 +344,12 @@ const MemBlock* MemoryView::block_at(QPoint pos, int* panel) const {
     const Geometry g = geometry(i);
     if (!g.heat.contains(pos)) continue;
     const MemPanel& mp = panels_[static_cast<size_t>(i)];
-    const double x = (pos.x() - g.heat.left()) / g.heat.width() * mp.x_max;
+    const double x = (pos.x() - g.heat.left()) / g.heat.width() * xmax(mp);
     const double sy = g.heat.height() / static_cast<double>(y_max_);
     const double y = (g.heat.bottom() - pos.y()) / sy;
     const double tol = 1.5 / sy;  // thin blocks stay hoverable
     for (const MemBlock& b : mp.blocks)
-      if (x >= b.x0 && x < b.x1 && y >= static_cast<double>(b.y) - tol && y < static_cast<double>(b.y + b.bytes) + tol) {
+      if (x >= bx0(mp, b) && x < bx1(mp, b) && y >= static_cast<double>(b.y) - tol && y < static_cast<double>(b.y + b.bytes) + tol) {
         if (panel) *panel = i;
         return &b;
       }
@@ -268,32 +358,45 @@ const MemBlock* MemoryView::block_at(QPoint pos, int* panel) const {
 }
 
 void MemoryView::mouseMoveEvent(QMouseEvent* e) {
-  const MemBlock* b = block_at(e->position().toPoint());
+  int panel = 0;
+  const MemBlock* b = block_at(e->position().toPoint(), &panel);
   if (!b) {
     QToolTip::hideText();
     return;
   }
+  QString life = tr("live over ops %1–%2").arg(b->x0, 0, 'f', 0).arg(b->x1, 0, 'f', 0);
+  if (panels_[static_cast<size_t>(panel)].timed)
+    life += tr(", %1 – %2 into the iteration").arg(time_text(b->t0), time_text(b->t1));
   QToolTip::showText(e->globalPosition().toPoint(),
-                     tr("<b>%1</b><br>node %2 (%3)<br>%4 at offset %5<br>live over ops %6–%7, region reused %8×")
+                     tr("<b>%1</b><br>node %2 (%3)<br>%4 at offset %5<br>%6<br>region reused %7×")
                          .arg(qs(b->value).toHtmlEscaped(), qs(b->node_name).toHtmlEscaped(), qs(b->op))
-                         .arg(bytes_label(static_cast<double>(b->bytes)), bytes_label(static_cast<double>(b->y)))
-                         .arg(b->x0, 0, 'f', 0).arg(b->x1, 0, 'f', 0).arg(b->reuse),
+                         .arg(bytes_label(static_cast<double>(b->bytes)), bytes_label(static_cast<double>(b->y)), life)
+                         .arg(b->reuse),
                      this);
 }
 
 void MemoryView::contextMenuEvent(QContextMenuEvent* e) {
   QMenu menu(this);
   QAction* op = menu.addAction(tr("Colour by producer's op type"));
+  QAction* node = menu.addAction(tr("Colour by producing node"));
   QAction* reuse = menu.addAction(tr("Colour by reuse of the region"));
-  op->setCheckable(true);
-  reuse->setCheckable(true);
+  menu.addSeparator();
+  QAction* order = menu.addAction(tr("x: op order"));
+  QAction* time = menu.addAction(tr("x: time (recorded)"));
+  for (QAction* a : {op, node, reuse, order, time}) a->setCheckable(true);
   op->setChecked(color_by_ == ColorBy::OpType);
+  node->setChecked(color_by_ == ColorBy::Node);
   reuse->setChecked(color_by_ == ColorBy::Reuse);
+  order->setChecked(x_axis_ == XAxis::OpOrder);
+  time->setChecked(x_axis_ == XAxis::Time);
   menu.addSeparator();
   QAction* save = menu.addAction(tr("Export as PNG…"));
   QAction* chosen = menu.exec(e->globalPos());
   if (chosen == op) set_color_by(ColorBy::OpType);
+  else if (chosen == node) set_color_by(ColorBy::Node);
   else if (chosen == reuse) set_color_by(ColorBy::Reuse);
+  else if (chosen == order) set_x_axis(XAxis::OpOrder);
+  else if (chosen == time) set_x_axis(XAxis::Time);
   else if (chosen == save) {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export Memory View"), QStringLiteral("memory.png"), tr("PNG images (*.png)"));
     if (!path.isEmpty()) export_png(path);
