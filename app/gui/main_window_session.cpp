@@ -214,9 +214,10 @@ void MainWindow::show_snapshot(int row) {
         shown_diff_ = diff;
         shown_before_ = before;
         show_before(before, diff);
-        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 removed (dashed red, in place)")
+        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 gone (%7 removed, the rest "
+                                 "fused; dashed red, in place)")
                                   .arg(name).arg(r->first->drawn_nodes - static_cast<int>(ghosts->size())).arg(diff->added.size())
-                                  .arg(diff->fused.size()).arg(diff->rewritten.size()).arg(diff->removed.size()));
+                                  .arg(diff->fused.size()).arg(diff->rewritten.size()).arg(ghosts->size()).arg(diff->removed.size()));
       });
 }
 

@@ -192,10 +192,12 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(g.heat.left(), 2, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, qs(mp.title));
     p.setFont(small);
     p.setPen(QColor(80, 80, 80));
-    QString figures = tr("%1 blocks · reuse %2× · frag. %3%")
+    QString figures = tr("%1 blocks · reuse %2× · frag %3%")
                           .arg(mp.blocks.size()).arg(mp.mean_reuse, 0, 'f', 1).arg(mp.fragmentation * 100, 0, 'f', 0);
     if (mp.timed) figures += tr(" · %1/iter").arg(time_text(mp.t_max));
-    p.drawText(QRectF(g.heat.left(), 20, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, figures);
+    // Narrow panels (three side by side) elide the figures rather than cut them.
+    figures = QFontMetricsF(small).elidedText(figures, Qt::ElideRight, g.heat.width() + kRight);
+    p.drawText(QRectF(g.heat.left(), 20, g.heat.width() + kRight, 20), Qt::AlignLeft | Qt::AlignVCenter, figures);
     // Heatmap frame and byte axis (the shared scale).
     p.fillRect(g.heat, QColor(248, 248, 250));
     for (double v = 0; v <= static_cast<double>(y_max_) + 1; v += ystep) {
