@@ -3,6 +3,7 @@
 //   bench peak             machine FP32 peak estimate: a large oneDNN matmul, GFLOP/s
 //   bench MODEL            both modes' median latency, GFLOP/s vs the peak, speedup, compile time, peak
 //                          memory per mode, memory plan (planned / naive / lower bound); --json FILE
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -120,8 +121,15 @@ Status time_modes(runtime::EagerExecutor& eager, runtime::GraphExecutor& graph, 
 }
 
 int bench_model(const RunArgs& a) {
-  auto opts = compile_options(a.jit_level, a.disabled_passes);
+  // "--disable branch-schedule" runs O2 without concurrent branches (not a pass: the executor's
+  // schedule), for comparing the two.
+  std::vector<std::string> disabled = a.disabled_passes;
+  const auto no_branches = std::remove(disabled.begin(), disabled.end(), std::string("branch-schedule"));
+  const bool branches = no_branches == disabled.end();
+  disabled.erase(no_branches, disabled.end());
+  auto opts = compile_options(a.jit_level, disabled);
   if (!opts) return fail(opts.status().message());
+  opts->parallel_branches = branches;
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   const double peak = measure_peak_gflops(*prep->backend, 5);
@@ -162,8 +170,10 @@ int bench_model(const RunArgs& a) {
                 m == pyn ? "pynative" : "graph", m->median_ms, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
                 format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
-  std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu\n", speedup, gx.compile_ms(),
-              prep->graph.nodes().size(), gx.graph().nodes().size());
+  int branch_threads = 1;
+  for (int t : gx.step_threads()) branch_threads = std::max(branch_threads, t + 1);
+  std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu   branch threads %d\n", speedup, gx.compile_ms(),
+              prep->graph.nodes().size(), gx.graph().nodes().size(), branch_threads);
   std::printf("  memory plan: arena %s, naive %s (%.1fx), lower bound %s (arena/lb %.3f)\n",
               format_bytes(double(plan.arena_bytes)).c_str(), format_bytes(double(plan.naive_bytes)).c_str(),
               plan.arena_bytes ? double(plan.naive_bytes) / double(plan.arena_bytes) : 0.0,
@@ -179,7 +189,8 @@ int bench_model(const RunArgs& a) {
       << ", \"graph_peak_bytes\": " << gra->peak_bytes << ", \"planned_bytes\": " << plan.arena_bytes
       << ", \"naive_bytes\": " << plan.naive_bytes << ", \"lower_bound_bytes\": " << plan.lower_bound
       << ", \"flops\": " << flops << ", \"nodes\": " << prep->graph.nodes().size()
-      << ", \"nodes_compiled\": " << gx.graph().nodes().size() << "}]}\n";
+      << ", \"nodes_compiled\": " << gx.graph().nodes().size() << ", \"branch_threads\": " << branch_threads
+      << "}]}\n";
     if (!f) return fail(a.report + ": write failed");
   }
   return 0;

@@ -22,6 +22,8 @@ std::vector<std::vector<int>> step_deps(const runtime::Program& p) {
   return deps;
 }
 
+}  // namespace
+
 double step_cost(const runtime::Step& s, const ir::Graph& g) {
   std::vector<ir::ValueType> in, out;
   for (const auto& i : s.node->inputs) {
@@ -36,7 +38,14 @@ double step_cost(const runtime::Step& s, const ir::Graph& g) {
   return 1e4 + c.flops + c.bytes;  // a fixed dispatch cost keeps tiny ops from looking free
 }
 
-}  // namespace
+std::vector<char> single_threaded_steps(const runtime::Program& p, const ir::Graph& g) {
+  // About 2e5 FLOPs+bytes is ~10 us on one core; waking and joining a team of threads costs a few
+  // microseconds when they are spinning, far more when they sleep.
+  constexpr double kParallelWorth = 2e5;
+  std::vector<char> one(p.steps.size(), 0);
+  for (size_t s = 0; s < p.steps.size(); ++s) one[s] = step_cost(p.steps[s], g) < kParallelWorth;
+  return one;
+}
 
 std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g, int threads) {
   const size_t n = p.steps.size();
@@ -82,6 +91,75 @@ std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g
       if (--pending[static_cast<size_t>(u)] == 0) ready.push(u);
   }
   return thread;
+}
+
+bool BranchPlan::before(int x, int y) const {
+  if (x == y || y < 0 || x < 0) return false;
+  if (pred.empty()) return x < y;  // one thread: program order
+  return (pred[static_cast<size_t>(y)][static_cast<size_t>(x) / 64] >> (x % 64)) & 1u;
+}
+
+BranchPlan plan_branches(const runtime::Program& p, std::vector<int> thread) {
+  const size_t n = p.steps.size();
+  BranchPlan bp;
+  thread.resize(n, 0);
+  if (std::all_of(thread.begin(), thread.end(), [](int t) { return t == 0; })) {
+    bp.thread = std::move(thread);  // one thread: program order, nothing to wait for
+    bp.waits.assign(n, {});
+    bp.lo.resize(n);
+    for (size_t s = 0; s < n; ++s) bp.lo[s] = static_cast<int>(s);
+    bp.hi = bp.lo;
+    return bp;
+  }
+  const auto deps = step_deps(p);
+  const size_t words = (n + 63) / 64;
+  // Predecessor bitsets in program order (every dependency and same-thread predecessor comes
+  // earlier), then the successor view by transposition.
+  auto compute = [&](const std::vector<int>& th) {
+    bp.pred.assign(n, std::vector<uint64_t>(words, 0));
+    std::vector<int> last_on(n + 1, -1);
+    for (size_t s = 0; s < n; ++s) {
+      auto add = [&](int d) {
+        if (d < 0) return;
+        auto& dst = bp.pred[s];
+        const auto& src = bp.pred[static_cast<size_t>(d)];
+        for (size_t w = 0; w < words; ++w) dst[w] |= src[w];
+        dst[static_cast<size_t>(d) / 64] |= uint64_t{1} << (d % 64);
+      };
+      for (int d : deps[s]) add(d);
+      const size_t t = static_cast<size_t>(std::clamp(th[s], 0, static_cast<int>(n)));
+      add(last_on[t]);
+      last_on[t] = static_cast<int>(s);
+    }
+    bp.lo.assign(n, 0);
+    bp.hi.assign(n, 0);
+    for (size_t s = 0; s < n; ++s) {
+      bp.lo[s] = bp.hi[s] = static_cast<int>(s);
+      for (size_t x = 0; x < n; ++x)
+        if (bp.concurrent(static_cast<int>(x), static_cast<int>(s))) {
+          bp.lo[s] = std::min(bp.lo[s], static_cast<int>(x));
+          bp.hi[s] = std::max(bp.hi[s], static_cast<int>(x));
+        }
+    }
+  };
+  compute(thread);
+  // A step nothing runs beside goes to thread 0 (the caller's thread, which runs such steps on all
+  // the cores). Leaving its thread can unorder it from that thread's later steps: recompute.
+  bool moved = false;
+  for (size_t s = 0; s < n; ++s)
+    if (thread[s] != 0 && bp.lo[s] == static_cast<int>(s) && bp.hi[s] == static_cast<int>(s)) {
+      thread[s] = 0;
+      moved = true;
+    }
+  if (moved) compute(thread);
+  bp.thread = std::move(thread);
+  bp.waits.assign(n, {});
+  for (size_t s = 0; s < n; ++s) {
+    for (int d : deps[s])
+      if (bp.thread[static_cast<size_t>(d)] != bp.thread[s]) bp.waits[s].push_back(d);
+    bp.threads_used = std::max(bp.threads_used, bp.thread[s] + 1);
+  }
+  return bp;
 }
 
 std::vector<int> independent_peers(const runtime::Program& p) {

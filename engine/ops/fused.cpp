@@ -102,6 +102,24 @@ Status infer_fused_elementwise(InferContext& ctx) {
   return Status::ok();
 }
 
+// FusedPool: the pooling op named by `pool` over input 0 (its schema infers and validates the
+// attributes); only single-output pools (no MaxPool Indices).
+Status infer_fused_pool(InferContext& ctx) {
+  const std::string pool = ctx.node.attr_string("pool", "");
+  if (pool != "MaxPool" && pool != "GlobalAveragePool" && pool != "GlobalMaxPool")
+    return ctx.fail("pool must be MaxPool, GlobalAveragePool or GlobalMaxPool, not '" + pool + "'");
+  const OpSchema* s = Registry::instance().find(pool);
+  if (!s) return ctx.fail("no schema for " + pool);
+  if (ctx.outputs.size() != 1) return ctx.fail("FusedPool has one output");
+  const auto& x = ctx.in(0);
+  if (x.dims && x.dims->size() != 4) return ctx.fail("FusedPool takes a 4-D input, got " + x.to_string());
+  InferContext inner{ctx.node, 13, {ctx.in(0)}, {ctx.value(0)}, {}};
+  inner.outputs.assign(1, ir::ValueType{});
+  MS_RETURN_IF_ERROR(s->infer(inner));
+  ctx.outputs[0] = inner.outputs[0];
+  return Status::ok();
+}
+
 OpSchema fused_schema(const char* op, int min_in, int max_in, OpCategory cat, std::function<Status(InferContext&)> f) {
   OpSchema s;
   s.op_type = op;
@@ -120,6 +138,7 @@ void register_fused_ops(Registry& r) {
   r.add(fused_schema("FusedGemm", 2, 4, OpCategory::MatMul, [](InferContext& c) { return infer_fused(c, "Gemm", 3); }));
   r.add(fused_schema("FusedMatMul", 2, 4, OpCategory::MatMul, infer_fused_matmul));
   r.add(fused_schema("FusedElementwise", 1, -1, OpCategory::Elementwise, infer_fused_elementwise));
+  r.add(fused_schema("FusedPool", 1, 1, OpCategory::Pool, infer_fused_pool));
 }
 
 }  // namespace ms::ops

@@ -1,8 +1,15 @@
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <thread>
 
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/runtime/interpreter.h"
+#include "engine/runtime/branch_pool.h"
 #include "engine/runtime/memory_plan.h"
 
 namespace ms::runtime {
@@ -22,7 +29,218 @@ struct GraphExecutor::Impl {
   RunStats stats;
   compiler::CompileResult compiled;
   std::vector<int> step_threads;
+  // Concurrent branches (O2, threads_used > 1): per-step cross-thread waits, the steps each thread
+  // runs, per release whether it is safe right after the step, one interpreter per extra thread.
+  compiler::BranchPlan branches;
+  std::vector<std::vector<size_t>> thread_steps;
+  std::vector<std::vector<char>> release_now;  // per step, per entry of step.release
+  std::vector<std::unique_ptr<Interpreter>> worker_interp;
+  std::unique_ptr<BranchPool> pool;
+  std::vector<char> single;  // O2: steps too small for a parallel region run on one thread
+  // Memory plan inputs, kept for planning again: the values' slots (intervals widened for
+  // concurrency), program slot of each, in-place pairs. Kernel scratch (reorders into a blocked
+  // layout, oneDNN scratchpads) is planned in the arena too, one slot per step live only during it:
+  // the bytes a step asked for are learned when it runs, and the plan grows once to hold them.
+  std::vector<MemorySlot> value_slots;
+  std::vector<int> slot_value;
+  std::vector<std::pair<size_t, size_t>> inplace;
+  bool plan_scratch = false;
+  std::vector<uint64_t> scratch_need, scratch_offset, scratch_bytes;  // per step
+  std::vector<char> scratch_grew;  // per step: asked for more than planned in the last run
+
+  Status apply_plan();
+
+  Status run_step(Interpreter& in, Frame& frame, size_t si, std::vector<Tensor>& outs, RunObserver* obs);
+  Status run_parallel(Frame& frame, const RunOptions& options, int all);
 };
+
+namespace {
+
+// Kernel scratch of one step from its arena slot; what does not fit (before the plan learned the
+// step's needs) comes from the backend's allocator as before.
+class ArenaScratch final : public OutputAllocator {
+ public:
+  ArenaScratch(Backend& be, RunObserver* obs, const ir::Node& node, std::shared_ptr<Buffer> arena, uint64_t offset,
+               uint64_t bytes)
+      : be_(be), obs_(obs), node_(node), arena_(std::move(arena)), offset_(offset), bytes_(bytes) {}
+  Expected<Tensor> allocate(size_t, DType, const Shape&) override {
+    return internal_error(node_.label() + ": scratch allocator asked for an output");
+  }
+  Expected<Tensor> scratch(DType dtype, const Shape& shape) override {
+    const uint64_t n = align_up(static_cast<uint64_t>(numel(shape)) * dtype_size(dtype), 64);
+    requested_ += n;
+    if (arena_ && used_ + n <= bytes_) {
+      Tensor t(arena_, dtype, shape, offset_ + used_);
+      used_ += n;
+      return t;
+    }
+    return allocate_value(be_, obs_, "", node_.id, dtype, shape);
+  }
+  uint64_t requested() const { return requested_; }
+
+ private:
+  Backend& be_;
+  RunObserver* obs_;
+  const ir::Node& node_;
+  std::shared_ptr<Buffer> arena_;
+  uint64_t offset_, bytes_, used_ = 0, requested_ = 0;
+};
+
+}  // namespace
+
+Status GraphExecutor::Impl::apply_plan() {
+  const Program& p = *program;
+  std::vector<MemorySlot> all = value_slots;
+  std::vector<int> scratch_slot(p.steps.size(), -1);
+  if (plan_scratch)
+    for (size_t si = 0; si < p.steps.size(); ++si) {
+      if (!scratch_need[si]) continue;
+      MemorySlot sc;
+      sc.value = p.steps[si].node->label() + " scratch";
+      sc.producer = p.steps[si].node->id;
+      sc.bytes = scratch_need[si];
+      sc.first_step = branches.lo[si];  // whatever may run beside the step must not use these bytes
+      sc.last_step = branches.hi[si];
+      sc.thread = step_threads[si];
+      scratch_slot[si] = static_cast<int>(all.size());
+      all.push_back(std::move(sc));
+    }
+  plan = plan_memory(std::move(all), inplace);
+  arena.reset();
+  if (plan.arena_bytes) {
+    // Host arenas are freed with std::free directly, not through the backend's allocator, so an
+    // executor that outlives its backend (kept in static storage until exit) still frees safely.
+    Allocator& raw = backend->arena_allocator();
+    if (dynamic_cast<HostAllocator*>(&raw)) {
+      void* mem = raw.allocate(plan.arena_bytes);
+      if (mem) arena = std::make_shared<Buffer>(mem, plan.arena_bytes, raw.device(), [](void* d, size_t) { std::free(d); });
+    } else {
+      arena = raw.make_buffer(plan.arena_bytes);
+    }
+    if (!arena)
+      return Status::error(ErrorCode::OutOfMemory,
+                           "out of memory allocating the " + std::to_string(plan.arena_bytes) + "-byte arena");
+  }
+  planned.assign(p.steps.size(), {});
+  for (size_t si = 0; si < p.steps.size(); ++si) planned[si].resize(p.steps[si].outputs.size());
+  for (size_t k = 0; k < value_slots.size(); ++k) {
+    const MemorySlot& ms = plan.slots[k];
+    const int v = slot_value[k];
+    const size_t si = static_cast<size_t>(p.producer_step[static_cast<size_t>(v)]);
+    const Step& s = p.steps[si];
+    for (size_t o = 0; o < s.outputs.size(); ++o)
+      if (s.outputs[o] == v) {
+        const auto& t = out_types[si][o];
+        planned[si][o] = Tensor(arena, t.dtype, *t.dims, ms.offset);
+      }
+  }
+  scratch_offset.assign(p.steps.size(), 0);
+  scratch_bytes.assign(p.steps.size(), 0);
+  for (size_t si = 0; si < p.steps.size(); ++si)
+    if (scratch_slot[si] >= 0) {
+      scratch_offset[si] = plan.slots[static_cast<size_t>(scratch_slot[si])].offset;
+      scratch_bytes[si] = plan.slots[static_cast<size_t>(scratch_slot[si])].bytes;
+    }
+  return Status::ok();
+}
+
+Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, std::vector<Tensor>& outs,
+                                     RunObserver* obs) {
+  const Program& p = *program;
+  const Step& step = p.steps[si];
+  outs = planned[si];  // arena views; graph outputs allocated fresh below
+  const bool is_static = is_static_step[si];
+  if (is_static) {
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (outs[o].defined() || step.outputs[o] < 0) continue;
+      const auto& t = out_types[si][o];
+      auto a = allocate_value(*backend, obs, p.slot_names[static_cast<size_t>(step.outputs[o])], step.node->id,
+                              t.dtype, *t.dims);
+      if (!a) return std::move(a).take_status();
+      outs[o] = std::move(*a);
+    }
+  }
+  if (plan_scratch) {
+    ArenaScratch scratch(*backend, obs, *step.node, arena, scratch_offset[si], scratch_bytes[si]);
+    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static, &scratch));
+    if (scratch.requested() > scratch_need[si]) {
+      scratch_need[si] = scratch.requested();
+      scratch_grew[si] = 1;
+    }
+  } else {
+    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static));
+  }
+  for (size_t o = 0; o < outs.size(); ++o)
+    if (step.outputs[o] >= 0) frame.slots[static_cast<size_t>(step.outputs[o])] = std::move(outs[o]);
+  return Status::ok();
+}
+
+// Each thread runs its steps in program order, waiting for the steps of other threads it reads;
+// a step with no concurrent peer runs on the caller's thread with all the cores, the others with
+// one core each (their branches share the machine). A value another thread may still read is
+// released at the end of the run instead of after its last reader in program order.
+Status GraphExecutor::Impl::run_parallel(Frame& frame, const RunOptions& options, int all) {
+  const Program& p = *program;
+  const size_t n = p.steps.size();
+  const int nthreads = branches.threads_used;
+  std::vector<std::atomic<int>> done(n);
+  for (auto& d : done) d.store(0, std::memory_order_relaxed);
+  std::atomic<bool> failed{false};
+  std::vector<Status> errors(static_cast<size_t>(nthreads));
+  // A failing thread marks every step done so no thread stays blocked; they see `failed` and stop.
+  auto fail = [&](int t, Status st) {
+    errors[static_cast<size_t>(t)] = std::move(st);
+    failed.store(true);
+    for (auto& d : done) {
+      d.store(1, std::memory_order_release);
+      d.notify_all();
+    }
+  };
+  RunObserver* obs = options.observer;
+  for (auto& wi : worker_interp) {
+    wi->set_options(&options);
+    wi->kernels_launched = 0;
+  }
+  auto body = [&](int t) {
+    Interpreter& in = t == 0 ? *interp : *worker_interp[static_cast<size_t>(t - 1)];
+    std::vector<Tensor> outs;
+    int cur = -1;
+    for (size_t si : thread_steps[static_cast<size_t>(t)]) {
+      for (int d : branches.waits[si]) {
+        // Spin briefly (the other branch is usually about to finish), then sleep on the flag so a
+        // waiting thread leaves its core to the running ones.
+        std::atomic<int>& f = done[static_cast<size_t>(d)];
+        for (int spin = 0; !f.load(std::memory_order_acquire); ++spin) {
+          if (spin < 256) {
+            if (spin > 32) std::this_thread::yield();
+            continue;
+          }
+          f.wait(0, std::memory_order_acquire);
+        }
+      }
+      if (failed.load()) return;
+      if (options.cancelled && options.cancelled()) return fail(t, Status::error(ErrorCode::Cancelled, "cancelled"));
+      const bool alone = branches.lo[si] == static_cast<int>(si) && branches.hi[si] == static_cast<int>(si);
+      const int want = alone && !single[si] ? all : 1;
+      if (want != cur) omp_set_num_threads(cur = want);
+      Status st = run_step(in, frame, si, outs, obs);
+      if (!st.is_ok()) return fail(t, std::move(st));
+      const Step& step = p.steps[si];
+      for (size_t r = 0; r < step.release.size(); ++r)
+        if (release_now[si][r]) frame.slots[static_cast<size_t>(step.release[r])] = Tensor();
+      done[si].store(1, std::memory_order_release);
+      done[si].notify_all();
+    }
+  };
+  pool->run(nthreads, body);
+  for (auto& wi : worker_interp) {
+    interp->kernels_launched += wi->kernels_launched;
+    wi->set_options(nullptr);
+  }
+  for (auto& e : errors)
+    if (!e.is_ok()) return e;
+  return Status::ok();
+}
 
 GraphExecutor::GraphExecutor() : impl_(std::make_unique<Impl>()) {}
 GraphExecutor::~GraphExecutor() = default;
@@ -115,29 +333,83 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   }
   // O2: independent branches on concurrent CPU threads (recorded in the plan).
   m.step_threads.assign(p.steps.size(), 0);
-  if (options.jit_level == JitLevel::O2 && options.parallel_branches)
+  bool subgraphs = false;  // If/Loop bodies run through the shared interpreter: keep those graphs sequential
+  for (const Step& s : p.steps)
+    for (const auto& [k, a] : s.node->attrs)
+      subgraphs = subgraphs || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
+  // Happens-before bitsets are n^2 bits: very long programs stay sequential.
+  if (options.jit_level == JitLevel::O2 && options.parallel_branches && !subgraphs && p.steps.size() <= 4096)
     m.step_threads = compiler::schedule_branches(p, m.graph, std::max(1, backend.threads()));
-  for (auto& sl : slots) sl.thread = m.step_threads[static_cast<size_t>(sl.first_step)];
-  m.plan = plan_memory(std::move(slots), inplace);
-  if (m.plan.arena_bytes) {
-    m.arena = backend.arena_allocator().make_buffer(m.plan.arena_bytes);
-    if (!m.arena)
-      return Status::error(ErrorCode::OutOfMemory,
-                           "out of memory allocating the " + std::to_string(m.plan.arena_bytes) + "-byte arena");
+  m.branches = compiler::plan_branches(p, m.step_threads);
+  m.single.assign(p.steps.size(), 0);
+  if (options.jit_level == JitLevel::O2) m.single = compiler::single_threaded_steps(p, m.graph);
+  std::vector<std::vector<int>> readers(p.slot_names.size());
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    for (int v : p.steps[si].inputs)
+      if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(si));
+    for (int v : p.steps[si].implicit)
+      if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(si));
   }
-  m.planned.resize(p.steps.size());
-  for (size_t si = 0; si < p.steps.size(); ++si) m.planned[si].resize(p.steps[si].outputs.size());
-  for (size_t k = 0; k < m.plan.slots.size(); ++k) {
-    const MemorySlot& ms = m.plan.slots[k];
-    const int v = slot_value[k];
-    const size_t si = static_cast<size_t>(p.producer_step[static_cast<size_t>(v)]);
-    const Step& s = p.steps[si];
-    for (size_t o = 0; o < s.outputs.size(); ++o)
-      if (s.outputs[o] == v) {
-        const auto& t = m.out_types[si][o];
-        m.planned[si][o] = Tensor(m.arena, t.dtype, *t.dims, ms.offset);
+  if (m.branches.threads_used > 1) {
+    // A block may be reused only by a value whose producer every use of the previous owner happens
+    // before. Widening each value's interval to the steps that may run beside its producer or
+    // readers makes the interval test of the planner say exactly that (and keeps in-place reuse to
+    // steps nothing runs beside).
+    std::vector<MemorySlot> widened = slots;
+    for (size_t k = 0; k < widened.size(); ++k) {
+      MemorySlot& sl = widened[k];
+      const int prod = sl.first_step;
+      sl.first_step = std::min(sl.first_step, m.branches.lo[static_cast<size_t>(prod)]);
+      sl.last_step = std::max(sl.last_step, m.branches.hi[static_cast<size_t>(prod)]);
+      for (int r : readers[static_cast<size_t>(slot_value[k])]) {
+        sl.first_step = std::min(sl.first_step, m.branches.lo[static_cast<size_t>(r)]);
+        sl.last_step = std::max(sl.last_step, m.branches.hi[static_cast<size_t>(r)]);
       }
+    }
+    // Concurrent branches cost memory (both branches' values live at once). Worth it when most of
+    // the work overlaps (an Inception block) or when it costs little memory (projections side by
+    // side); a ResNet, where only the downsampling shortcut can overlap, stays sequential.
+    double total = 0, overlapping = 0;
+    for (size_t si = 0; si < p.steps.size(); ++si) {
+      const double c = compiler::step_cost(p.steps[si], m.graph);
+      total += c;
+      if (m.branches.lo[si] != static_cast<int>(si) || m.branches.hi[si] != static_cast<int>(si)) overlapping += c;
+    }
+    const uint64_t lb_par = plan_memory(widened, inplace).lower_bound;
+    const uint64_t lb_seq = plan_memory(slots, inplace).lower_bound;
+    if (overlapping >= 0.5 * total || static_cast<double>(lb_par) <= 1.1 * static_cast<double>(lb_seq)) {
+      slots = std::move(widened);
+    } else {
+      m.branches = compiler::plan_branches(p, std::vector<int>(p.steps.size(), 0));
+    }
   }
+  m.step_threads = m.branches.thread;
+  for (size_t k = 0; k < slots.size(); ++k)
+    slots[k].thread = m.step_threads[static_cast<size_t>(p.producer_step[static_cast<size_t>(slot_value[k])])];
+  if (m.branches.threads_used > 1) {
+    m.thread_steps.assign(static_cast<size_t>(m.branches.threads_used), {});
+    for (size_t si = 0; si < p.steps.size(); ++si)
+      m.thread_steps[static_cast<size_t>(m.step_threads[si])].push_back(si);
+    // Release after the step only when every other reader happens before it.
+    m.release_now.resize(p.steps.size());
+    for (size_t si = 0; si < p.steps.size(); ++si)
+      for (int r : p.steps[si].release) {
+        bool ok = true;
+        for (int q : readers[static_cast<size_t>(r)])
+          ok = ok && (q == static_cast<int>(si) || m.branches.before(q, static_cast<int>(si)));
+        m.release_now[si].push_back(ok);
+      }
+    for (int t = 1; t < m.branches.threads_used; ++t)
+      m.worker_interp.push_back(std::make_unique<Interpreter>(backend, ExecMode::Graph));
+    m.pool = std::make_unique<BranchPool>();
+  }
+  m.value_slots = std::move(slots);
+  m.slot_value = std::move(slot_value);
+  m.inplace = std::move(inplace);
+  m.plan_scratch = options.plan_memory;
+  m.scratch_need.assign(p.steps.size(), 0);
+  m.scratch_grew.assign(p.steps.size(), 0);
+  MS_RETURN_IF_ERROR(m.apply_plan());
   m.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return ex;
 }
@@ -168,6 +440,12 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   for (int s : p.constant_slots)
     frame.slots[static_cast<size_t>(s)] = *m.graph.value(p.slot_names[static_cast<size_t>(s)])->constant;
 
+  // Steps whose scratch did not fit their arena slot last time: plan again so it is held there from
+  // now on (here rather than after that run, so memory_plan() stays the plan of the last run).
+  if (std::find(m.scratch_grew.begin(), m.scratch_grew.end(), 1) != m.scratch_grew.end()) {
+    std::fill(m.scratch_grew.begin(), m.scratch_grew.end(), 0);
+    MS_RETURN_IF_ERROR(m.apply_plan());
+  }
   in.set_options(&options);
   in.kernels_launched = 0;
   m.backend->allocator().reset_peak();
@@ -181,36 +459,26 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   }
   std::vector<Tensor> outs;
   Status st;
-  for (size_t si = 0; si < p.steps.size() && st.is_ok(); ++si) {
-    if (options.cancelled && options.cancelled()) {
-      st = Status::error(ErrorCode::Cancelled, "cancelled");
-      break;
-    }
-    const Step& step = p.steps[si];
-    outs = m.planned[si];  // arena views; graph outputs allocated fresh below
-    const bool is_static = m.is_static_step[si];
-    if (is_static) {
-      for (size_t o = 0; o < outs.size() && st.is_ok(); ++o) {
-        if (outs[o].defined() || step.outputs[o] < 0) continue;
-        const auto& t = m.out_types[si][o];
-        auto a = allocate_value(*m.backend, obs, p.slot_names[static_cast<size_t>(step.outputs[o])], step.node->id,
-                                t.dtype, *t.dims);
-        if (!a) st = std::move(a).take_status();
-        else outs[o] = std::move(*a);
+  // Threads of the caller's parallel regions, restored after the steps that ran on fewer.
+  const int all = std::max(1, omp_get_max_threads());
+  if (m.branches.threads_used > 1) {
+    st = m.run_parallel(frame, options, all);
+  } else {
+    int cur = all;
+    for (size_t si = 0; si < p.steps.size() && st.is_ok(); ++si) {
+      if (options.cancelled && options.cancelled()) {
+        st = Status::error(ErrorCode::Cancelled, "cancelled");
+        break;
       }
+      const int want = m.single[si] ? 1 : all;
+      if (want != cur) omp_set_num_threads(cur = want);
+      st = m.run_step(in, frame, si, outs, obs);
       if (!st.is_ok()) break;
-    }
-    st = in.dispatch(frame, step, outs, !is_static);
-    if (!st.is_ok()) break;
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (step.outputs[o] >= 0) frame.slots[static_cast<size_t>(step.outputs[o])] = std::move(outs[o]);
-    for (int r : step.release) {
-      if (obs && p.producer_step[static_cast<size_t>(r)] >= 0) {
-        // Arena blocks end their lifetime here (the memory stays in the arena).
-      }
-      frame.slots[static_cast<size_t>(r)] = Tensor();
+      // Arena blocks end their lifetime here (the memory stays in the arena).
+      for (int r : p.steps[si].release) frame.slots[static_cast<size_t>(r)] = Tensor();
     }
   }
+  omp_set_num_threads(all);
   m.backend->synchronize();
   if (obs) {
     for (const auto& s : m.plan.slots) obs->on_free(MemoryEvent{s.value, s.producer, s.offset, s.bytes, 0});
@@ -221,6 +489,7 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   m.stats.kernels = in.kernels_launched;
   const size_t dyn_peak = m.backend->allocator().stats().peak_in_use;
   m.stats.peak_bytes = m.plan.arena_bytes + (dyn_peak > base_in_use ? dyn_peak - base_in_use : 0);
+
   std::vector<Tensor> result;
   for (int s : p.output_slots) result.push_back(frame.slots[static_cast<size_t>(s)]);
   return result;

@@ -32,7 +32,8 @@ namespace {
 
 class StepAllocator final : public OutputAllocator {
  public:
-  StepAllocator(Backend& be, RunObserver* obs, const Program& p, const Step& s) : be_(be), obs_(obs), p_(p), s_(s) {}
+  StepAllocator(Backend& be, RunObserver* obs, const Program& p, const Step& s, OutputAllocator* scratch)
+      : be_(be), obs_(obs), p_(p), s_(s), scratch_(scratch) {}
   Expected<Tensor> allocate(size_t i, DType dtype, const Shape& shape) override {
     const int slot = i < s_.outputs.size() ? s_.outputs[i] : -1;
     static const std::string kNone;
@@ -40,6 +41,7 @@ class StepAllocator final : public OutputAllocator {
                           shape);
   }
   Expected<Tensor> scratch(DType dtype, const Shape& shape) override {
+    if (scratch_) return scratch_->scratch(dtype, shape);
     return allocate_value(be_, obs_, "", s_.node->id, dtype, shape);
   }
 
@@ -48,6 +50,7 @@ class StepAllocator final : public OutputAllocator {
   RunObserver* obs_;
   const Program& p_;
   const Step& s_;
+  OutputAllocator* scratch_;
 };
 
 }  // namespace
@@ -82,7 +85,8 @@ Expected<const Program*> Interpreter::program_for(const ir::Graph& g) {
   return raw;
 }
 
-Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes) {
+Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
+                             OutputAllocator* scratch) {
   const ir::Node& node = *step.node;
   RunObserver* obs = options_ ? options_->observer : nullptr;
   // The op spans the whole dispatch, error returns included.
@@ -139,7 +143,7 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
   if (!kernel)
     return unsupported(node.label() + ": no " + backend_.name() + " kernel for op '" + node.op_type + "'")
         .with_node(node.id.value);
-  StepAllocator alloc(backend_, obs, frame.prog, step);
+  StepAllocator alloc(backend_, obs, frame.prog, step, scratch);
   KernelContext kctx(node, step.opset, backend_, std::span<const Tensor* const>(ins, nin),
                      std::span<Tensor>(outputs.data(), outputs.size()), alloc, &frame);
   if (obs) obs->on_kernel_begin(node, kctx.impl());

@@ -40,8 +40,10 @@ class Interpreter {
   Expected<std::vector<Tensor>> run(const Program& p, const std::vector<Tensor>& inputs, const Frame* parent);
 
   // Dispatches one step in `frame`: preallocated outputs (when `outputs` entries are defined) are used
-  // as given; others are inferred and allocated here.
-  Status dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes);
+  // as given; others are inferred and allocated here. Kernel scratch comes from `scratch` when given
+  // (the graph executor's arena), else from the backend's allocator.
+  Status dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
+                  OutputAllocator* scratch = nullptr);
 
   void set_options(const RunOptions* options) { options_ = options; }
   const RunOptions* options() const { return options_; }

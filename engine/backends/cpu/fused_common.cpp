@@ -128,6 +128,7 @@ Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inp
 void register_fused_conv_kernels(runtime::KernelRegistry& r);
 void register_fused_matmul_kernels(runtime::KernelRegistry& r);
 void register_fused_elementwise_kernels(runtime::KernelRegistry& r);
+void register_fused_pool_kernels(runtime::KernelRegistry& r);
 
 }  // namespace ms::cpu::fused
 
@@ -136,5 +137,6 @@ void register_fused_kernels(runtime::KernelRegistry& r) {
   fused::register_fused_conv_kernels(r);
   fused::register_fused_matmul_kernels(r);
   fused::register_fused_elementwise_kernels(r);
+  fused::register_fused_pool_kernels(r);
 }
 }  // namespace ms::cpu

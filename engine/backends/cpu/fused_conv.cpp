@@ -70,6 +70,22 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
                                         any_w, bias, dst, dims_of(g.strides), dil, dims_of(g.pads_begin),
                                         dims_of(g.pads_end));
       dnnl::convolution_forward::primitive_desc pd(d, attr, dnn.engine());
+      // oneDNN's first choice for a strided 1x1 conv copies the strided input for every thread
+      // (scratch as large as the output's planes times the threads), live beside the largest
+      // activations of a ResNet's downsampling blocks. Take a later jit implementation without
+      // that scratch when one takes the same activation layouts.
+      constexpr size_t kLargeScratch = size_t{256} << 10;
+      if (blocked && pd.scratchpad_desc().get_size() >= kLargeScratch) {
+        dnnl::convolution_forward::primitive_desc alt(d, attr, dnn.engine());
+        while (alt.next_impl()) {
+          const std::string impl = alt.impl_info_str();
+          if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) continue;
+          if (alt.src_desc() != pd.src_desc() || alt.dst_desc() != pd.dst_desc()) continue;
+          if (alt.scratchpad_desc().get_size() * 8 > pd.scratchpad_desc().get_size()) continue;
+          pd = alt;
+          break;
+        }
+      }
       return std::make_shared<FusedConvPrimitive>(FusedConvPrimitive{pd, dnnl::convolution_forward(pd), user_w});
     });
     const memory::desc x_desc = src_blk ? blocked_desc(x.shape()) : plain_desc(x.shape());

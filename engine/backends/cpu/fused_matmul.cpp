@@ -22,10 +22,14 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
   const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{k, 1});
   const memory::desc w_user({k, n}, memory::data_type::f32, tw ? memory::dims{1, k} : memory::dims{n, 1});
-  const memory::desc w_any({k, n}, memory::data_type::f32, memory::format_tag::any);
+  // A few rows (batch-1 inference) make the matmul a matrix-vector product that streams the weights
+  // once whatever their layout: the stored layout then costs no reorder and no per-call check of a
+  // cached reorder (fingerprinting the weights costs as much as a tenth of such a call).
+  const bool few_rows = m < 8;
+  const memory::desc w_any = few_rows ? w_user : memory::desc({k, n}, memory::data_type::f32, memory::format_tag::any);
   const memory::desc b_md({1, n}, memory::data_type::f32, memory::dims{n, 1});
   const memory::desc y_md = plain_desc(y.shape());
-  std::string key = "fmatmul|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
+  std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
                     std::to_string(ta) + std::to_string(tw) + (bias ? "b" : "") + "|" + std::to_string(alpha);
   key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
@@ -38,7 +42,10 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
                                       dnn.engine());
       return std::make_shared<FusedMatmulPrimitive>(FusedMatmulPrimitive{pd, dnnl::matmul(pd)});
     });
-    MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, w, w_user, mp->pd.weights_desc()));
+    memory wmem(w_user, dnn.engine(), w.raw());
+    if (mp->pd.weights_desc() != w_user) {
+      MS_ASSIGN_OR_RETURN(wmem, nn::prepared_weights(ctx, dnn, w, w_user, mp->pd.weights_desc()));
+    }
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(a_md, dnn.engine(), a.raw())},

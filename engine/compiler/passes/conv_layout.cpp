@@ -5,6 +5,9 @@
 // the activation or the residual) stays blocked (nChw16c) in the arena, so the reorders happen only
 // at the region's boundaries (eager mode must reorder around every conv). Such values need 16 | C,
 // so the blocked buffer has the plain size; they are never graph outputs nor read by subgraphs.
+// Pools between convs (a ResNet stem's MaxPool, the GlobalAveragePool after the last block) become
+// FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
+// FusedPool left with no blocked operand goes back to the plain op.
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
@@ -39,6 +42,21 @@ class ConvLayout final : public Pass {
       n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
       any = true;
     }
+    // Pool candidates: single-output f32 4-D static pools (MaxPool without Indices).
+    for (auto& n : g.nodes()) {
+      if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.size() != 1 ||
+          (n.op_type != "MaxPool" && n.op_type != "GlobalAveragePool" && n.op_type != "GlobalMaxPool"))
+        continue;
+      const ir::Value* x = g.value(n.inputs[0]);
+      const ir::Value* y = g.value(n.outputs[0]);
+      if (!x || !y || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
+          !y->type.is_static() || (n.op_type == "MaxPool" && n.attr_int("storage_order", 0) != 0))
+        continue;
+      n.attrs["pool"] = ir::Attribute(n.op_type);
+      n.op_type = "FusedPool";
+      n.domain = ops::kFusedDomain;
+      any = true;
+    }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     if (any) propagate(g);
     return Status::ok();
@@ -50,6 +68,13 @@ class ConvLayout final : public Pass {
            n.attr_string("activation_layout", "") == "blocked";
   }
 
+  static bool is_fused_pool(const ir::Node& n) { return n.domain == ops::kFusedDomain && n.op_type == "FusedPool"; }
+
+  // May read input i / write its output in the blocked layout.
+  static bool takes_blocked(const ir::Node& n, size_t i) {
+    return (is_blocked_conv(n) && (i == 0 || i == 3)) || (is_fused_pool(n) && i == 0);
+  }
+
   static void propagate(ir::Graph& g) {
     const Uses uses = compute_uses(g);
     // For each value: can it stay blocked as far as its readers go?
@@ -58,14 +83,14 @@ class ConvLayout final : public Pass {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const std::string& v = n.inputs[i];
         if (v.empty()) continue;
-        const bool ok = is_blocked_conv(n) && (i == 0 || i == 3);
+        const bool ok = takes_blocked(n, i);
         auto [it, fresh] = readers_ok.emplace(v, ok);
         if (!fresh) it->second = it->second && ok;
       }
     }
     std::set<std::string> blocked;
     for (const auto& n : g.nodes()) {
-      if (!is_blocked_conv(n) || n.outputs.size() != 1) continue;
+      if (!(is_blocked_conv(n) || is_fused_pool(n)) || n.outputs.size() != 1) continue;
       const std::string& v = n.outputs[0];
       const ir::Value* val = g.value(v);
       auto it = readers_ok.find(v);
@@ -75,14 +100,21 @@ class ConvLayout final : public Pass {
       blocked.insert(v);
     }
     for (auto& n : g.nodes()) {
-      if (!is_blocked_conv(n)) continue;
+      const bool pool = is_fused_pool(n);
+      if (!is_blocked_conv(n) && !pool) continue;
       auto mark = [&](const char* attr, bool on) {
         if (on) n.attrs[attr] = ir::Attribute(int64_t{1});
         else n.attrs.erase(attr);
       };
       mark("src_blocked", !n.inputs.empty() && blocked.count(n.inputs[0]));
-      mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
+      if (!pool) mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
       mark("dst_blocked", blocked.count(n.outputs[0]) > 0);
+      if (pool && !n.attrs.count("src_blocked") && !n.attrs.count("dst_blocked")) {
+        // Nothing blocked around it: the plain op (same id, so the pass did not change it).
+        n.op_type = n.attr_string("pool", "");
+        n.domain.clear();
+        n.attrs.erase("pool");
+      }
     }
   }
 };

@@ -1,0 +1,103 @@
+// FusedPool: MaxPool / GlobalAveragePool / GlobalMaxPool as one oneDNN pooling over activations the
+// O2 layout pass keeps blocked (nChw16c) on either side, so the conv region around a pool needs no
+// reorder (and no reorder scratch: the stem conv of a ResNet writes its 3 MiB output blocked
+// straight into the arena and the pool reads it there). Without blocked operands it is the plain
+// pooling kernel of the op named by `pool`.
+#include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/nn_onednn.h"
+
+namespace ms::cpu::fused {
+namespace {
+
+using dnnl::memory;
+
+struct FusedPoolPrimitive {
+  dnnl::pooling_v2_forward::primitive_desc pd;
+  dnnl::pooling_v2_forward prim;
+};
+
+memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+// nChw16c, or plain nchw. A [N, C, 1, 1] tensor has the same bytes in both when 16 | C, so such a
+// plain output is described blocked too (oneDNN's fast pooling wants src and dst alike).
+memory::desc layout_desc(const Shape& s, bool blocked) {
+  const bool unit_plane = s.size() == 4 && s[2] == 1 && s[3] == 1 && s[1] % 16 == 0;
+  if (blocked || unit_plane) return memory::desc(dims_of(s), memory::data_type::f32, memory::format_tag::nChw16c);
+  return plain_desc(s);
+}
+
+Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const Tensor& x, Tensor& y, bool src_blk,
+                    bool dst_blk) {
+  const Shape in(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> kernel, strides, dil, pad_l, pad_r;
+  if (pool == "MaxPool") {
+    MS_ASSIGN_OR_RETURN(ops::WindowGeometry g, nn::geometry(ctx, ops::WindowKind::Pool, x.shape(), {}));
+    kernel = g.kernel;
+    strides = g.strides;
+    pad_l = g.pads_begin;
+    pad_r = g.pads_end;
+    for (size_t i = 0; i < in.size(); ++i) {
+      dil.push_back(g.dilations[i] - 1);  // oneDNN counts the gaps
+      // ceil_mode: oneDNN's floor formula reaches the last window with more right padding (max
+      // pooling ignores padding, so this is exact).
+      const int64_t need = (g.out[i] - 1) * g.strides[i] + g.effective_kernel(i) - in[i] - g.pads_begin[i];
+      pad_r[i] = std::max(pad_r[i], need);
+    }
+  } else {  // global: one window over the whole plane
+    kernel.assign(in.begin(), in.end());
+    strides.assign(in.size(), 1);
+    dil.assign(in.size(), 0);
+    pad_l.assign(in.size(), 0);
+    pad_r.assign(in.size(), 0);
+  }
+  const auto alg = pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding
+                                               : dnnl::algorithm::pooling_max;
+  const memory::desc x_md = layout_desc(x.shape(), src_blk), y_md = layout_desc(y.shape(), dst_blk);
+  const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
+                          nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
+                          nn::key_of(dil) + "|" + nn::key_of(pad_l) + "|" + nn::key_of(pad_r) + (src_blk ? "|sb" : "") +
+                          (dst_blk ? "|db" : "");
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return nn::guard_onednn(ctx, "fused pooling", [&]() -> Status {
+    auto pp = dnn.cached<FusedPoolPrimitive>(key, [&] {
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, x_md, y_md, dims_of(strides),
+                                       dims_of(kernel), dims_of(dil), dims_of(pad_l), dims_of(pad_r));
+      dnnl::pooling_v2_forward::primitive_desc pd(d, nn::user_scratchpad_attr(), dnn.engine());
+      return std::make_shared<FusedPoolPrimitive>(FusedPoolPrimitive{pd, dnnl::pooling_v2_forward(pd)});
+    });
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, pp->pd.scratchpad_desc(), holder));
+    pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, x_md, dnn.engine())},
+                                    {DNNL_ARG_DST, wrap(y, y_md, dnn.engine())},
+                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    ctx.set_impl("fused:" + impl_name(pp->pd));
+    return Status::ok();
+  });
+}
+
+Status fused_pool_kernel(runtime::KernelContext& ctx) {
+  const std::string pool = ctx.node().attr_string("pool", "");
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (!y.defined()) return ctx.fail("output shape unknown before the run");
+  if (y.numel() == 0) return Status::ok();
+  const bool src_blk = ctx.node().attr_int("src_blocked", 0) != 0;
+  const bool dst_blk = ctx.node().attr_int("dst_blocked", 0) != 0;
+  if (x.dtype() == DType::F32 && x.rank() == 4 && x.numel() > 0) {
+    Status s = pool_blocked(ctx, pool, x, y, src_blk, dst_blk);
+    // Blocked operands have no plain fallback.
+    if (s.code() != ErrorCode::Unsupported || src_blk || dst_blk) return s;
+  } else if (src_blk || dst_blk) {
+    return ctx.fail("blocked layout needs a 4-D f32 input");
+  }
+  MS_RETURN_IF_ERROR(run_anchor(ctx, pool.c_str(), 1));
+  ctx.set_impl("fused:" + ctx.impl());
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_fused_pool_kernels(runtime::KernelRegistry& r) { r.add("FusedPool", fused_pool_kernel, ops::kFusedDomain); }
+
+}  // namespace ms::cpu::fused
