@@ -136,5 +136,24 @@ TEST(AutogradTrainStep, AssignParametersChecksShapes) {
     for (int64_t j = 0; j < t.numel(); ++j) ASSERT_EQ(t.at_double(j), 0.0) << n;
 }
 
+
+TEST(AutogradTrainStep, ValueAndGradRunsModulesOpByOpInGraphMode) {
+  // In a Graph-mode context a module call would run compiled, out of the tape's sight; under
+  // value_and_grad it runs op by op, so the gradients are the PyNative ones.
+  auto m = tiny_mlp();
+  const Vars batch{Var(rand_tensor(DType::F32, {4, 8}, 2)), Var(one_hot_targets(4, 4))};
+  const Vars params = nn::trainable_parameters(*m);
+  auto eager = nn::grad([&] { return xent(*m, batch); }, params);
+  nn::set_context(nn::Mode::Graph);
+  auto graph_ctx = nn::grad([&] { return xent(*m, batch); }, params);
+  nn::set_context(nn::Mode::PyNative);
+  ASSERT_TRUE(eager.has_value()) << eager.status().message();
+  ASSERT_TRUE(graph_ctx.has_value()) << graph_ctx.status().message();
+  std::vector<Tensor> a, b;
+  for (const Var& g : *eager) a.push_back(*g.tensor());
+  for (const Var& g : *graph_ctx) b.push_back(*g.tensor());
+  EXPECT_EQ(max_rel_diff(a, b), 0.0);
+}
+
 }  // namespace
 }  // namespace ms::test::autograd

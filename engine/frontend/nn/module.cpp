@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/frontend/nn/context.h"
+#include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/trace.h"
 
 namespace ms::nn {
@@ -44,7 +45,9 @@ Var Module::operator()(const Var& x) {
 Vars Module::operator()(const Vars& xs) { return call(xs); }
 
 Vars Module::call(const Vars& xs) {
-  if (!active_trace() && (jit_ || get_mode() == Mode::Graph)) {
+  // Under value_and_grad (a tape recording outside a trace) modules run op by op so the tape sees
+  // every op; a compiled call would hide them from the backward.
+  if (!active_trace() && !autodiff::active_tape() && (jit_ || get_mode() == Mode::Graph)) {
     Status st = first_error(xs);
     if (!st.is_ok()) return {Var::failed(st)};
     const JitConfig cfg = jit_ ? *jit_ : JitConfig{};
