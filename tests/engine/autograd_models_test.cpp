@@ -11,6 +11,7 @@ namespace {
 struct Case {
   const char* uri;
   bool training;  // BatchNorm batch statistics
+  runtime::JitLevel level = runtime::JitLevel::O1;
 };
 
 Tensor make_input(const ir::ValueType& t, uint32_t seed) {
@@ -37,6 +38,13 @@ Tensor target_for(nn::Module& m, const Tensor& x) {
   return rand_tensor(DType::F32, y.shape(), 7, 0.0, 1.0);
 }
 
+// A training-mode Dropout draws a fresh mask per call, so two runs would compare different
+// functions: the comparison runs with p = 0.
+void disable_dropout(nn::Module& m) {
+  if (auto* d = dynamic_cast<nn::Dropout*>(&m)) d->p = 0.0f;
+  for (const auto& [n, c] : m.children()) disable_dropout(*c);
+}
+
 std::vector<Tensor> tensors_of(const Vars& vs) {
   std::vector<Tensor> out;
   for (const Var& v : vs) {
@@ -59,6 +67,7 @@ TEST_P(AutogradModels, PyNativeAndGraphGradientsAgree) {
   const Tensor x = make_input(model->inputs[0], 3);
   const Tensor target = target_for(m, x);
   nn::set_training(m, c.training);
+  disable_dropout(m);
 
   // PyNative.
   Vars params = nn::trainable_parameters(m);
@@ -87,7 +96,9 @@ TEST_P(AutogradModels, PyNativeAndGraphGradientsAgree) {
     out.insert(out.end(), vg->grads.begin(), vg->grads.end());
     return out;
   };
-  nn::JitFunction jitted = nn::jit(step);
+  nn::JitConfig cfg;
+  cfg.jit_level = c.level;
+  nn::JitFunction jitted = nn::jit(step, cfg);
   Vars ins = nn::trainable_parameters(m);
   ins.emplace_back(x);
   Vars outs = jitted(ins);
@@ -122,6 +133,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", true},
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", false},
                       Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", false},
+                      // Known: at O1 the compiled training step of mobilenet_v2 drifts from PyNative
+                      // (O0 and the uncompiled traced graph agree); checked at O0 until that is fixed.
+                      Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", true, runtime::JitLevel::O0},
                       Case{"zoo:vgg11?batch=1&size=32&width=4&hidden=16&classes=10", false},
                       Case{"zoo:inception_block?batch=1&size=8&width=8", false},
                       Case{"zoo:dense_chain?batch=2&size=8&hidden=8&classes=4", false},
@@ -129,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string n = info.param.uri;
       n = n.substr(4, n.find('?') - 4);
-      return n + (info.param.training ? "_train" : "") + "_" + std::to_string(info.index);
+      return n + (info.param.training ? "_train" : "") + (info.param.level == runtime::JitLevel::O0 ? "_O0" : "") + "_" +
+             std::to_string(info.index);
     });
 
 }  // namespace
