@@ -1,6 +1,7 @@
 // `bench-profiler [MODEL]`: the profiler's own figures. Cost per recorded event (hot path), post-
 // processing time per million events, recording overhead on a model (record on vs off, medians of
-// several alternating runs), and streaming import (peak memory over file size) of a generated trace.
+// several alternating runs), with --cupti CUPTI's share of it on a CUDA device, and streaming import
+// (peak memory over file size) of a generated trace.
 #include <algorithm>
 #include <malloc.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@ struct BenchState {
   int64_t events = 1000000;
   int import_mb = 0;
   std::string report;
+  bool cupti = false;
 };
 
 double median(std::vector<double> v) {
@@ -136,6 +138,56 @@ int bench_model(const BenchState& st, nlohmann::json& out) {
   return 0;
 }
 
+// CUPTI's share of the overhead: recorded runs without and with GPU activity, alternating. Needs a
+// CUDA backend; otherwise (or when CUPTI cannot start) the reason is reported instead of a figure.
+int bench_cupti(const BenchState& st, nlohmann::json& out) {
+  const RunArgs& a = st.args;
+  auto prep = prepare(a);
+  if (!prep) return fail(prep.status().message());
+  if (prep->backend->device().type != DeviceType::CUDA) {
+    const std::string why = "no CUDA device (backend: " + prep->backend->description() + ")";
+    out["cupti"] = {{"error", why}};
+    std::printf("cupti overhead:  %s\n", why.c_str());
+    return 0;
+  }
+  const runtime::CompileOptions copts = profile_compile_options(a);
+  for (runtime::ExecMode m : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
+    const std::string name = runtime::exec_mode_name(m);
+    if (st.mode != "both" && st.mode != name) continue;
+    std::vector<double> without, with;
+    uint64_t records = 0;
+    for (int r = 0; r < st.runs; ++r) {
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        prof::ProfileOptions po;
+        po.mode = m;
+        po.iters = a.iters;
+        po.warmup = a.warmup;
+        po.compile = copts;
+        po.gpu_activity = gpu == 1;
+        auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
+        if (!run) return fail(name + ": " + run.status().message());
+        if (gpu && !run->gpu_note.empty()) {
+          out["cupti"][name] = {{"error", run->gpu_note}};
+          std::printf("cupti overhead:  %s: %s\n", name.c_str(), run->gpu_note.c_str());
+          return 0;
+        }
+        (gpu ? with : without).push_back(median(run->latencies_ms));
+        if (gpu) records = run->gpu_records;
+      }
+    }
+    const double overhead = median(without) > 0 ? median(with) / median(without) - 1 : 0;
+    out["cupti"][name] = {{"median_ms_recorder", median(without)},
+                          {"median_ms_recorder_cupti", median(with)},
+                          {"overhead", overhead},
+                          {"gpu_records_per_run", records},
+                          {"runs", st.runs},
+                          {"iters", a.iters}};
+    std::printf("%-9s cupti overhead: %.3f ms -> %.3f ms per iteration (%+.2f%%, %llu GPU records per run)\n",
+                name.c_str(), median(without), median(with), overhead * 100, static_cast<unsigned long long>(records));
+  }
+  return 0;
+}
+
 int bench_import(const BenchState& st, nlohmann::json& out) {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("modescope-bench-" + std::to_string(::getpid()) + ".json")).string();
@@ -189,6 +241,8 @@ int bench_profiler_command(const BenchState& st) {
   bench_hot_path(st, out);
   if (!st.args.model.empty())
     if (int rc = bench_model(st, out)) return rc;
+  if (st.cupti && !st.args.model.empty())
+    if (int rc = bench_cupti(st, out)) return rc;
   if (st.import_mb > 0)
     if (int rc = bench_import(st, out)) return rc;
   if (!st.report.empty()) {
@@ -216,6 +270,7 @@ const RegisterCommand kBenchProfiler{
       cmd.add_option("--import-mb", st->import_mb, "Generate a trace of this many MB and import it (0: skip)")
           ->check(CLI::NonNegativeNumber);
       cmd.add_option("--report", st->report, "Write the figures as JSON");
+      cmd.add_flag("--cupti", st->cupti, "Also CUPTI's overhead on MODEL (recorder with vs without GPU activity; CUDA)");
       return [st] { return bench_profiler_command(*st); };
     }};
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "profiler/record/cupti_collector.h"
 #include "profiler/record/node_info.h"
 #include "profiler/record/recorder.h"
 #include "profiler/record/recorder_internal.h"
@@ -205,6 +206,22 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
     }
     b.set_meta("arena_bytes", std::to_string(ctx.plan->arena_bytes));
     b.set_meta("planned_lower_bound", std::to_string(ctx.plan->lower_bound));
+  }
+
+  // GPU activity: API calls and synchronizations on their own host track (they come from any
+  // thread), kernels/copies on one track per stream, all before the shift to the common origin.
+  if (ctx.gpu) {
+    const uint32_t api = b.add_track({TrackKind::HostThread, 1, 200000, "modescope", "cuda api", rank++});
+    const size_t first = t.events.size();
+    merge_gpu_activity(b, *ctx.gpu, api);
+    // Iteration of a GPU event: the last run that began before it (kernels may finish after it).
+    std::vector<std::pair<int64_t, int>> begins;
+    for (const auto& [iter, span] : runs) begins.emplace_back(span.first, iter);
+    std::sort(begins.begin(), begins.end());
+    for (size_t i = first; i < t.events.size() && !begins.empty(); ++i) {
+      auto it = std::upper_bound(begins.begin(), begins.end(), std::make_pair(t.events[i].ts_ns, INT32_MAX));
+      t.events[i].iteration = it == begins.begin() ? begins.front().second : std::prev(it)->second;
+    }
   }
 
   // Live bytes: +bytes at each alloc, -bytes at each free; one sample per distinct time.

@@ -3,11 +3,14 @@
 // its memory plan). Shared by the CLI's profile and compare commands and by the GUI's jobs.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/runtime/executor.h"
+#include "profiler/record/cupti_collector.h"
 #include "profiler/record/recorder.h"
 #include "profiler/trace/trace.h"
 
@@ -21,6 +24,12 @@ struct ProfileOptions {
   runtime::CompileOptions compile;
   std::map<std::string, std::string> metadata;  // model name, device, ...
   RecorderOptions recorder;
+  // CUDA backend: also collect GPU kernels, copies and CUDA API calls through CUPTI (timed
+  // iterations only). When CUPTI cannot start, the run still profiles host ops and the trace's
+  // "gpu_note" metadata (and ProfiledRun::gpu_note) says why kernels are missing.
+  bool gpu_activity = true;
+  // Replaces create_cupti_collector() (tests drive the CUDA path with a scripted collector).
+  std::function<Expected<std::unique_ptr<CuptiCollector>>()> gpu_collector;
 };
 
 struct ProfiledRun {
@@ -30,6 +39,8 @@ struct ProfiledRun {
   std::vector<Tensor> outputs;       // of the last iteration
   uint64_t recorded_events = 0;
   double build_ms = 0;               // post-processing time
+  uint64_t gpu_records = 0;          // CUPTI kernels + copies + memsets merged into the trace
+  std::string gpu_note;              // why GPU activity is missing (empty: collected, or not a GPU run)
 };
 
 Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,

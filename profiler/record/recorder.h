@@ -27,11 +27,14 @@ struct RecorderOptions {
   uint64_t max_events = 64u << 20; // beyond this records are dropped (and counted)
 };
 
+struct GpuActivity;
+
 // What build() needs besides the records.
 struct BuildContext {
   const ir::Graph* graph = nullptr;             // the graph that ran (Graph mode: GraphExecutor::graph())
   const runtime::MemoryPlan* plan = nullptr;    // Graph mode: arena slots with step lifetimes
   std::map<std::string, std::string> metadata;  // model, device, compile_ms, ...
+  const GpuActivity* gpu = nullptr;             // CUPTI activity of the same runs (CUDA backend)
 };
 
 class Recorder final : public runtime::RunObserver {
