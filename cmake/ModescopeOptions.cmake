@@ -12,13 +12,15 @@ if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
   if(CCACHE_PROGRAM)
     set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
     set(CMAKE_C_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
   endif()
 endif()
 
 # Warnings for our own targets.
 add_library(modescope_warnings INTERFACE)
-target_compile_options(modescope_warnings INTERFACE -Wall -Wextra -Wpedantic -Wno-unused-parameter
-                                                    $<$<BOOL:${MODESCOPE_WARNINGS_AS_ERRORS}>:-Werror>)
+target_compile_options(modescope_warnings INTERFACE
+                       $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unused-parameter>
+                       $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${MODESCOPE_WARNINGS_AS_ERRORS}>>:-Werror>)
 
 if(MODESCOPE_SANITIZE)
   message(STATUS "Modescope: building with -fsanitize=${MODESCOPE_SANITIZE}")

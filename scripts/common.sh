@@ -14,7 +14,7 @@ setup_ccache() {
       export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
     fi
     mkdir -p "$CCACHE_DIR"
-    cmake_launcher_args=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake_launcher_args=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   fi
 }
 

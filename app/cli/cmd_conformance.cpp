@@ -204,7 +204,8 @@ std::vector<fs::path> find_cases(const fs::path& dir) {
 
 int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
                             const std::string& report_path, double rtol, double atol, const std::string& jit_level,
-                            const std::vector<std::string>& disabled_passes, const std::string& baseline) {
+                            const std::vector<std::string>& disabled_passes, const std::string& baseline,
+                            const std::string& device) {
   if (jit_level != "O0" && jit_level != "O1" && jit_level != "O2") {
     std::cerr << "conformance: --jit-level must be O0, O1 or O2 (got '" << jit_level << "')\n";
     return 1;
@@ -247,6 +248,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
       CaseOptions opt;
       opt.mode = m;
       opt.jit_level = jit_level;
+      opt.device = device;
       opt.disabled_passes = disabled_passes;
       opt.rtol = rtol;
       opt.atol = atol;
@@ -277,7 +279,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     }
   }
 
-  std::printf("\nconformance summary (%s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), records.size(), rtol,
+  std::printf("\nconformance summary (%s on %s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), device.c_str(), records.size(), rtol,
               atol);
   if (!skipped_by_op.empty()) {
     // Most-skipped ops first: what to implement next.
@@ -323,7 +325,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                        {"ms", r.ms}});
     }
     nlohmann::json report = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"crashed", crashed},
-                             {"mode", mode},     {"jit_level", jit_level}, {"regressions", regressions.size()}, {"regressed_cases", regressions}, {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
+                             {"mode", mode},     {"jit_level", jit_level}, {"device", device}, {"regressions", regressions.size()}, {"regressed_cases", regressions}, {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
     std::ofstream out(report_path);
     out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     out.close();

@@ -19,11 +19,12 @@ namespace ms::cli {
 // Prints one line per case and a summary ending in "N passed, N failed, N skipped" (failed there
 // includes crashed). Returns 0 when it ran, whatever the results; 1 on usage or I/O errors.
 // jit_level, disabled_passes: the Graph-mode pipeline (--jit-level, --disable).
+// device:       "cpu" or "cuda" (each case creates its backend in its own process).
 // baseline:     a report of an earlier run (e.g. PyNative); every case passed there and not here is a
 //               regression, listed and counted in the report's "regressions" ("" = no baseline).
 int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
                             const std::string& report_path, double rtol, double atol,
                             const std::string& jit_level = "O1", const std::vector<std::string>& disabled_passes = {},
-                            const std::string& baseline = "");
+                            const std::string& baseline = "", const std::string& device = "cpu");
 
 }  // namespace ms::cli

@@ -235,7 +235,11 @@ CaseResult run_conformance_case(const std::string& case_dir, const CaseOptions& 
   if (!graph) return from_status(graph.status(), nullptr, "load: ");
   const auto sets = data_sets(dir);
   if (sets.empty()) return {CaseStatus::Failed, "no test_data_set_* folder", ""};
-  auto backend = runtime::create_cpu_backend(options.threads);
+  auto choice = runtime::create_backend(options.device, options.threads);
+  if (!choice) return from_status(choice.status(), nullptr, "backend: ");
+  // Asked for CUDA and got the CPU: results would not be about the device.
+  if (!choice->note.empty()) return {CaseStatus::Skipped, choice->note, ""};
+  auto backend = std::move(choice->backend);
   for (const auto& set : sets) {
     CaseResult r = run_data_set(*graph, *backend, set, options);
     if (r.status != CaseStatus::Passed) return r;

@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   conf->add_option("--baseline", conf_baseline, "Report of an earlier run: its passed cases must pass");
   conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
   conf->add_option("--disable", conf_disabled, "Leave a pass out of the Graph-mode pipeline (repeatable)");
+  std::string conf_device = "cpu";
+  conf->add_option("--device", conf_device, "cpu or cuda (without a CUDA device every case is skipped with the reason)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
 
   std::string bench_what;
   ms::cli::RunArgs bench_args;
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
     if (*check) return ms::cli::check_command(check_model);
     if (*compare) return ms::cli::compare_command(compare_args);
     if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol,
-                                                         conf_jit, conf_disabled, conf_baseline);
+                                                         conf_jit, conf_disabled, conf_baseline, conf_device);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
     for (auto& [sub, runner] : registered)
       if (*sub) return runner();

@@ -1,6 +1,7 @@
 #include "engine/compiler/pipeline.h"
 
 #include "engine/compiler/passes/passes.h"
+#include "engine/runtime/backend.h"
 
 namespace ms::compiler {
 
@@ -31,7 +32,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend) {
   pm.add(make_fuse_ops_pass());
   pm.add(make_fuse_elementwise_pass());
   pm.add(make_dce_pass());
-  if (level == JitLevel::O2) pm.add(make_conv_layout_pass());
+  // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
+  if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) pm.add(make_conv_layout_pass());
   return pm;
 }
 

@@ -28,6 +28,9 @@ class Backend {
 
   // Caching allocator used by eager execution (and for scratch).
   virtual Allocator& allocator() = 0;
+  // Where an eager value of this dtype lives. The CUDA backend keeps integer and bool values (shapes,
+  // indices, masks) in host memory, where shape inference and CPU kernels read them.
+  virtual Allocator& allocator_for(DType) { return allocator(); }
   // Raw allocator for arenas (no caching).
   virtual Allocator& arena_allocator() = 0;
 
@@ -47,6 +50,10 @@ class Backend {
   virtual Status copy_from_host(const Tensor& src, Tensor& dst) = 0;
 };
 
+// Replaces every tensor of `ts` that lives on the backend's device by a host copy. Executors return
+// host tensors, so callers never read device memory.
+Status to_host(Backend& backend, std::vector<Tensor>& ts);
+
 // Backends by name. "cuda" falls back to "cpu" with `note` explaining why when no device exists.
 struct BackendChoice {
   std::unique_ptr<Backend> backend;
@@ -54,5 +61,9 @@ struct BackendChoice {
 };
 Expected<BackendChoice> create_backend(const std::string& name, int threads);
 std::unique_ptr<Backend> create_cpu_backend(int threads);
+#ifdef MODESCOPE_HAVE_CUDA
+// The CUDA backend (engine/backends/cuda); fails with one line when no usable device exists.
+Expected<std::unique_ptr<Backend>> create_cuda_backend(int threads);
+#endif
 
 }  // namespace ms::runtime

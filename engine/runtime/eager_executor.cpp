@@ -43,6 +43,9 @@ Expected<std::vector<Tensor>> EagerExecutor::run(const TensorMap& inputs, const 
   if (options.observer) options.observer->on_run_begin(info);
   auto result = m.interp.run(**prog, ordered, nullptr);
   m.backend.synchronize();
+  if (result && !m.backend.device().is_cpu()) {
+    if (Status st = to_host(m.backend, *result); !st.is_ok()) result = st;
+  }
   if (options.observer) options.observer->on_run_end(info);
   m.stats.kernels = m.interp.kernels_launched;
   m.stats.peak_bytes = m.backend.allocator().stats().peak_in_use;

@@ -338,7 +338,9 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
     for (const auto& [k, a] : s.node->attrs)
       subgraphs = subgraphs || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
   // Happens-before bitsets are n^2 bits: very long programs stay sequential.
-  if (options.jit_level == JitLevel::O2 && options.parallel_branches && !subgraphs && p.steps.size() <= 4096)
+  // (CPU only: the CUDA backend has one stream and its library handles are not shared across threads.)
+  if (options.jit_level == JitLevel::O2 && options.parallel_branches && backend.device().is_cpu() && !subgraphs &&
+      p.steps.size() <= 4096)
     m.step_threads = compiler::schedule_branches(p, m.graph, std::max(1, backend.threads()));
   m.branches = compiler::plan_branches(p, m.step_threads);
   m.single.assign(p.steps.size(), 0);
@@ -492,6 +494,7 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
 
   std::vector<Tensor> result;
   for (int s : p.output_slots) result.push_back(frame.slots[static_cast<size_t>(s)]);
+  if (!m.backend->device().is_cpu()) MS_RETURN_IF_ERROR(to_host(*m.backend, result));
   return result;
 }
 

@@ -5,7 +5,7 @@ namespace ms::runtime {
 Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const std::string& value, ir::NodeId producer,
                                 DType dtype, const Shape& shape) {
   const size_t bytes = static_cast<size_t>(numel(shape)) * dtype_size(dtype);
-  Allocator& alloc = backend.allocator();
+  Allocator& alloc = backend.allocator_for(dtype);
   void* p = alloc.allocate(bytes);
   if (!p && bytes) {
     const AllocatorStats st = alloc.stats();
@@ -122,7 +122,8 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
       if (!ins[i]) continue;
       ictx.types[i].dtype = ins[i]->dtype();
       ictx.types[i].dims = ins[i]->shape();
-      ictx.values[i] = ins[i];
+      // Values in device memory are not readable here; inference then treats them as unknown.
+      ictx.values[i] = ins[i]->device().is_cpu() ? ins[i] : nullptr;
     }
     Status st = ops::infer_node(ictx);
     if (!st.is_ok()) return st;

@@ -60,6 +60,11 @@ class KernelContext {
   Expected<Tensor> scratch(DType dtype, const Shape& shape) { return alloc_.scratch(dtype, shape); }
 
   SubgraphRunner* subgraphs() const { return subgraphs_; }
+  // The raw pieces, for a kernel that re-dispatches the node to another backend's kernel (the CUDA
+  // backend's CPU fallback).
+  std::span<const Tensor* const> input_ptrs() const { return inputs_; }
+  std::span<Tensor> outputs() { return outputs_; }
+  OutputAllocator& output_allocator() { return alloc_; }
 
   // Implementation string shown by the profiler ("onednn:jit:avx512_core", "eigen").
   void set_impl(std::string impl) { impl_ = std::move(impl); }

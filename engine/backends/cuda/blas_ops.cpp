@@ -1,0 +1,218 @@
+// Gemm, MatMul and the compiler's FusedGemm/FusedMatMul on cuBLASLt (f32 with f32 compute, so
+// results match the CPU reference within the usual tolerance), then one epilogue kernel for the
+// bias, activations and residual of the fused forms.
+//
+// Row-major Y[M,N] = A[M,K] B[K,N] is column-major Y^T = B^T A^T: cuBLASLt gets B as its first
+// operand and A as its second, both read as column-major with their row-major leading dimensions.
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "engine/backends/cuda/ops_util.h"
+
+namespace ms::cuda {
+namespace {
+
+constexpr size_t kWorkspace = 8 << 20;
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_y = 0;  // elements; 0 = broadcast across the batch
+  bool operator<(const GemmShape& o) const {
+    return std::tie(m, n, k, ta, tb, batch, stride_a, stride_b, stride_y) <
+           std::tie(o.m, o.n, o.k, o.ta, o.tb, o.batch, o.stride_a, o.stride_b, o.stride_y);
+  }
+};
+
+// Descriptors and the heuristic's algorithm, made once per shape.
+struct GemmPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+};
+
+Status make_layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  MS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  if (batch > 1) {
+    const int32_t count = static_cast<int32_t>(batch);
+    MS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    MS_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return Status::ok();
+}
+
+Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
+  static std::mutex mu;
+  static std::map<GemmShape, GemmPlan> plans;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = plans.find(s);
+  if (it != plans.end()) return &it->second;
+  GemmPlan p;
+  MS_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  // Column-major roles: first operand = B (N x K after its op), second = A (K x M after its op).
+  const cublasOperation_t op_first = s.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = s.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
+  MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  // B row-major [K,N] (or [N,K] when transposed) read column-major: N x K with ld N (or K x N, ld K).
+  MS_RETURN_IF_ERROR(make_layout(&p.la, s.tb ? s.k : s.n, s.tb ? s.n : s.k, s.tb ? s.k : s.n, s.batch, s.stride_b));
+  MS_RETURN_IF_ERROR(make_layout(&p.lb, s.ta ? s.m : s.k, s.ta ? s.k : s.m, s.ta ? s.m : s.k, s.batch, s.stride_a));
+  MS_RETURN_IF_ERROR(make_layout(&p.ly, s.n, s.m, s.n, s.batch, s.stride_y));
+  cublasLtMatmulPreference_t pref = nullptr;
+  MS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const size_t ws = kWorkspace;
+  MS_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t hs =
+      cublasLtMatmulAlgoGetHeuristic(be.cublaslt(), p.op, p.la, p.lb, p.ly, p.ly, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (hs != CUBLAS_STATUS_SUCCESS || found == 0)
+    return Status::error(ErrorCode::Unsupported, "cuBLASLt has no algorithm for M=" + std::to_string(s.m) +
+                                                     " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
+  p.algo = result.algo;
+  p.workspace = result.workspaceSize;
+  return &plans.emplace(s, p).first->second;
+}
+
+// Y = alpha * op(A) op(B) + beta * Y on the stream.
+Status run_gemm(runtime::KernelContext& ctx, const GemmShape& s, const float* a, const float* b, float* y, float alpha,
+                float beta) {
+  CudaBackend& be = cuda_backend(ctx);
+  MS_ASSIGN_OR_RETURN(const GemmPlan* p, plan_for(be, s));
+  Tensor ws;
+  if (p->workspace) {
+    MS_ASSIGN_OR_RETURN(ws, ctx.scratch(DType::U8, {static_cast<int64_t>(p->workspace)}));
+  }
+  MS_CUBLAS_CHECK(cublasLtMatmul(be.cublaslt(), p->op, &alpha, b, p->la, a, p->lb, &beta, y, p->ly, y, p->ly, &p->algo,
+                                 p->workspace ? ws.raw() : nullptr, p->workspace, be.stream()));
+  return Status::ok();
+}
+
+// Y <- broadcast(C) (Gemm's C, unidirectionally broadcastable to [M,N]).
+Status fill_broadcast(runtime::KernelContext& ctx, const Tensor& c, Tensor& y) {
+  CopyDesc d;
+  d.rank = static_cast<int>(y.shape().size());
+  if (!broadcast_strides(y.shape(), c.shape(), d.src_stride)) return ctx.unsupported_case("C rank");
+  const Shape ys = row_major_strides(y.shape());
+  for (int k = 0; k < d.rank; ++k) {
+    d.dims[k] = y.shape()[static_cast<size_t>(k)];
+    d.dst_stride[k] = ys[static_cast<size_t>(k)];
+  }
+  return launched(ctx, strided_copy(c.raw(), y.raw(), y.numel(), d, 4, cuda_backend(ctx).stream()), "gemm C");
+}
+
+// MatMul shapes: 2-D x 2-D, N-D x 2-D (batch folded into M), N-D x N-D with equal batch dims.
+bool matmul_shape(const Shape& as, const Shape& bs, GemmShape& g) {
+  if (as.size() < 2 || bs.size() < 2) return false;
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (bs[bs.size() - 2] != k) return false;
+  int64_t batch_a = 1, batch_b = 1;
+  for (size_t i = 0; i + 2 < as.size(); ++i) batch_a *= as[i];
+  for (size_t i = 0; i + 2 < bs.size(); ++i) batch_b *= bs[i];
+  g.n = n;
+  g.k = k;
+  if (batch_b == 1 && bs.size() == 2) {
+    g.m = m * batch_a;
+    return true;
+  }
+  if (as.size() != bs.size() || batch_a != batch_b) return false;
+  for (size_t i = 0; i + 2 < as.size(); ++i)
+    if (as[i] != bs[i]) return false;
+  g.m = m;
+  g.batch = batch_a;
+  g.stride_a = m * k;
+  g.stride_b = k * n;
+  g.stride_y = m * n;
+  return true;
+}
+
+Status epilogue(runtime::KernelContext& ctx, Tensor& y, const float* bias, int64_t channels, int64_t inner,
+                const float* residual, const std::vector<ops::PostOp>& post) {
+  Epilogue e;
+  e.n = y.numel();
+  e.bias = bias;
+  e.channels = channels;
+  e.inner = inner;
+  e.residual = residual;
+  MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
+  return launched(ctx, epilogue_f32(y.data<float>(), e, cuda_backend(ctx).stream()), "epilogue");
+}
+
+// A residual that shares the output's memory (in-place plan) is copied away before Y is written.
+Expected<Tensor> keep_residual(runtime::KernelContext& ctx, const Tensor& r, const Tensor& y) {
+  if (r.raw() != y.raw()) return r;
+  MS_ASSIGN_OR_RETURN(Tensor copy, ctx.scratch(r.dtype(), r.shape()));
+  MS_CUDA_CHECK(cudaMemcpyAsync(copy.raw(), r.raw(), r.nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
+  return copy;
+}
+
+Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
+  Tensor& y = ctx.output(0);
+  const Tensor& a0 = ctx.input(0);
+  const Tensor& b0 = ctx.input(1);
+  if (!y.defined() || a0.dtype() != DType::F32 || b0.dtype() != DType::F32 || y.dtype() != DType::F32)
+    return cpu_fallback(ctx);
+  if (y.numel() == 0) return Status::ok();
+  std::vector<ops::PostOp> post;
+  if (fused) {
+    auto p = ops::parse_post_ops(ctx.node());
+    if (!p) return p.status();
+    post = std::move(*p);
+  }
+  const ir::Node& node = ctx.node();
+  GemmShape g;
+  float alpha = 1.f, beta = 0.f;
+  if (gemm) {
+    if (a0.rank() != 2 || b0.rank() != 2) return cpu_fallback(ctx);
+    g.ta = node.attr_int("transA", 0) != 0;
+    g.tb = node.attr_int("transB", 0) != 0;
+    g.m = g.ta ? a0.dim(1) : a0.dim(0);
+    g.k = g.ta ? a0.dim(0) : a0.dim(1);
+    g.n = g.tb ? b0.dim(0) : b0.dim(1);
+    alpha = node.attr_float("alpha", 1.f);
+  } else if (!matmul_shape(a0.shape(), b0.shape(), g)) {
+    return cpu_fallback(ctx);
+  }
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* a, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(1));
+  Tensor residual;
+  const size_t r_index = 3;
+  if (fused && ctx.has_input(r_index)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(r_index));
+    MS_ASSIGN_OR_RETURN(residual, keep_residual(ctx, *r, y));
+  }
+  const float* bias = nullptr;
+  if (gemm && ctx.has_input(2)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* c, in.get(2));
+    if (c->dtype() != DType::F32) return cpu_fallback(ctx);
+    MS_RETURN_IF_ERROR(fill_broadcast(ctx, *c, y));
+    beta = node.attr_float("beta", 1.f);
+  } else if (!gemm && ctx.has_input(2)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* c, in.get(2));
+    if (c->dtype() != DType::F32 || c->numel() != g.n) return cpu_fallback(ctx);
+    bias = c->data<float>();
+  }
+  MS_RETURN_IF_ERROR(run_gemm(ctx, g, a->data<float>(), b->data<float>(), y.data<float>(), alpha, beta));
+  if (bias || !post.empty())
+    MS_RETURN_IF_ERROR(epilogue(ctx, y, bias, g.n, 1, residual.defined() ? residual.data<float>() : nullptr, post));
+  ctx.set_impl(fused ? "cuda:cublaslt+epilogue" : "cuda:cublaslt");
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_blas_ops(runtime::KernelRegistry& r) {
+  r.add("Gemm", [](runtime::KernelContext& c) { return matmul_like(c, true, false); });
+  r.add("MatMul", [](runtime::KernelContext& c) { return matmul_like(c, false, false); });
+  r.add("FusedGemm", [](runtime::KernelContext& c) { return matmul_like(c, true, true); }, ops::kFusedDomain);
+  r.add("FusedMatMul", [](runtime::KernelContext& c) { return matmul_like(c, false, true); }, ops::kFusedDomain);
+}
+
+}  // namespace ms::cuda

@@ -1,0 +1,189 @@
+#include "engine/backends/cuda/cuda_backend.h"
+
+#include <cudnn.h>
+
+#include <cstring>
+
+#include "engine/backends/cuda/cuda_common.h"
+
+namespace ms::cuda {
+
+Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
+  const ErrorCode code = e == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::Internal;
+  return Status::error(code, std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                                 ") at " + file + ":" + std::to_string(line));
+}
+
+Status cublas_error(cublasStatus_t e, const char* call, const char* file, int line) {
+  return Status::error(ErrorCode::Internal, std::string(call) + " failed: cuBLAS status " + std::to_string(static_cast<int>(e)) +
+                                                " at " + file + ":" + std::to_string(line));
+}
+
+Status cudnn_error(cudnnStatus_t e, const char* call, const char* file, int line) {
+  return Status::error(ErrorCode::Internal, std::string(call) + " failed: " + cudnnGetErrorString(e) + " at " + file +
+                                                ":" + std::to_string(line));
+}
+
+std::string probe_device() {
+  int driver = 0, runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  const cudaError_t de = cudaDriverGetVersion(&driver);
+  if (de != cudaSuccess) return "no CUDA driver (cudaDriverGetVersion: " + std::string(cudaGetErrorString(de)) + ")";
+  if (driver == 0) return "no CUDA driver installed (libcuda.so.1 not found)";
+  if (driver < runtime)
+    return "the CUDA driver supports CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+           " but this build needs " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+           " (update the driver)";
+  int count = 0;
+  const cudaError_t ce = cudaGetDeviceCount(&count);
+  if (ce != cudaSuccess) return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(ce) + ")";
+  if (count == 0) return "no CUDA device";
+  return "";
+}
+
+namespace {
+
+// Plain device memory.
+class DeviceAllocator final : public runtime::Allocator {
+ public:
+  explicit DeviceAllocator(int device) : device_(device) {}
+  Device device() const override { return {DeviceType::CUDA, device_}; }
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+      cudaGetLastError();  // a failed allocation is not sticky; clear it for the next call
+      return nullptr;
+    }
+    return p;
+  }
+  void deallocate(void* p, size_t) override { cudaFree(p); }
+  runtime::AllocatorStats stats() const override { return {}; }
+
+ private:
+  int device_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<CudaBackend>> CudaBackend::create(int threads) {
+  const std::string why = probe_device();
+  if (!why.empty()) return Status::error(ErrorCode::Unsupported, why);
+  std::unique_ptr<CudaBackend> b(new CudaBackend());
+  MS_CUDA_CHECK(cudaSetDevice(b->device_));
+  MS_CUDA_CHECK(cudaGetDeviceProperties(&b->props_, b->device_));
+  MS_CUDA_CHECK(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
+  MS_CUBLAS_CHECK(cublasLtCreate(&b->lt_));
+  MS_CUDNN_CHECK(cudnnCreate(&b->dnn_));
+  MS_CUDNN_CHECK(cudnnSetStream(b->dnn_, b->stream_));
+  b->cpu_ = std::make_unique<cpu::CpuBackend>(threads);
+  b->device_raw_ = std::make_unique<DeviceAllocator>(b->device_);
+  b->caching_ = std::make_unique<runtime::BlockAllocator>(std::make_unique<DeviceAllocator>(b->device_));
+  b->host_ = std::make_unique<runtime::CachingAllocator>(std::make_unique<runtime::HostAllocator>());
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  const size_t cudnn = cudnnGetVersion();
+  b->description_ = "cuda (" + std::string(b->props_.name) + ", sm_" + std::to_string(b->props_.major) +
+                    std::to_string(b->props_.minor) + ", " + std::to_string(b->props_.multiProcessorCount) +
+                    " SMs, driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+                    ", cuDNN " + std::to_string(cudnn / 10000) + "." + std::to_string(cudnn / 100 % 100) + ")";
+  return b;
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  uploads_.clear();
+  caching_.reset();
+  if (dnn_) cudnnDestroy(dnn_);
+  if (lt_) cublasLtDestroy(lt_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+const runtime::KernelRegistry& CudaBackend::kernels() {
+  static const runtime::KernelRegistry* reg = [] {
+    auto* r = new runtime::KernelRegistry();
+    register_elementwise_ops(*r);
+    register_nn_ops(*r);
+    register_data_ops(*r);
+    register_blas_ops(*r);
+    register_cudnn_ops(*r);
+    return r;
+  }();
+  return *reg;
+}
+
+runtime::KernelFn CudaBackend::find_kernel(const ir::Node& node) const {
+  if (runtime::KernelFn k = kernels().find(node.op_type, node.domain)) return k;
+  return cpu::CpuBackend::kernels().find(node.op_type, node.domain) ? &cpu_fallback : nullptr;
+}
+
+void CudaBackend::synchronize() { cudaStreamSynchronize(stream_); }
+
+runtime::Allocator& CudaBackend::allocator_for(DType t) {
+  return is_float(t) ? static_cast<runtime::Allocator&>(*caching_) : *host_;
+}
+
+runtime::MemoryInfo CudaBackend::memory_info() const {
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return {};
+  return {total, free};
+}
+
+Status CudaBackend::copy_to_host(const Tensor& src, Tensor& dst) {
+  if (src.nbytes() != dst.nbytes()) return internal_error("copy_to_host: size mismatch");
+  if (!src.nbytes()) return Status::ok();
+  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, stream_));
+  MS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return Status::ok();
+}
+
+Status CudaBackend::copy_from_host(const Tensor& src, Tensor& dst) {
+  if (src.nbytes() != dst.nbytes()) return internal_error("copy_from_host: size mismatch");
+  if (!src.nbytes()) return Status::ok();
+  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, stream_));
+  return Status::ok();
+}
+
+Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
+  if (!t.defined() || t.device().type == DeviceType::CUDA) return t;
+  const Buffer* key = t.buffer().get();
+  {
+    std::lock_guard<std::mutex> lock(upload_mu_);
+    auto it = uploads_.find(key);
+    // The cached copy is valid while the same buffer is alive (a freed address may be reused).
+    if (it != uploads_.end() && it->second.source.lock() == t.buffer() &&
+        it->second.device.shape() == t.shape() && it->second.device.dtype() == t.dtype())
+      return it->second.device;
+  }
+  void* p = caching_->allocate(t.nbytes());
+  if (!p && t.nbytes())
+    return Status::error(ErrorCode::OutOfMemory, "uploading " + std::to_string(t.nbytes()) + " bytes: " + caching_->last_error());
+  auto* alloc = caching_.get();
+  auto buf = std::make_shared<Buffer>(p, t.nbytes(), device(), [alloc](void* d, size_t n) { alloc->deallocate(d, n); });
+  Tensor dev(std::move(buf), t.dtype(), t.shape());
+  MS_RETURN_IF_ERROR(copy_from_host(t, dev));
+  std::lock_guard<std::mutex> lock(upload_mu_);
+  if (uploads_.size() > 4096) uploads_.clear();  // bounded: stale entries of freed buffers go
+  uploads_[key] = Upload{t.buffer(), dev};
+  return dev;
+}
+
+Expected<const Tensor*> DeviceInputs::get(size_t i) {
+  const Tensor& t = ctx_.input(i);
+  if (t.device().type == DeviceType::CUDA) return &t;
+  auto d = cuda_backend(ctx_).to_device(t);
+  if (!d) return ctx_.fail("input " + std::to_string(i) + ": " + d.status().message());
+  auto [it, _] = held_.insert_or_assign(i, std::move(*d));
+  return &it->second;
+}
+
+}  // namespace ms::cuda
+
+namespace ms::runtime {
+
+Expected<std::unique_ptr<Backend>> create_cuda_backend(int threads) {
+  auto b = cuda::CudaBackend::create(threads);
+  if (!b) return std::move(b).take_status();
+  return std::unique_ptr<Backend>(std::move(*b));
+}
+
+}  // namespace ms::runtime

@@ -1,0 +1,110 @@
+// CUDA backend: cuDNN (convolution, pooling), cuBLASLt (Gemm/MatMul), own kernels (kernels.cuh) for
+// the rest of the common op set; every other op runs its CPU kernel, with the inputs explicitly
+// prefetched to the host first and the step marked "cpu-fallback" in the profile (never silently).
+//
+// Memory: float tensors live in device memory (cudaMalloc), from a block-splitting caching allocator
+// with per-stream pools in eager runs (runtime/block_allocator.h) and one planned arena in Graph runs.
+// Integer and bool values of eager runs (shapes, indices, masks) live in host memory, where shape
+// inference and CPU kernels read them; kernels upload what they need. Host code never reads device
+// memory directly: the CPU fallback copies, and executors return host tensors.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/runtime/backend.h"
+#include "engine/runtime/block_allocator.h"
+
+namespace ms::cuda {
+
+// Why CUDA cannot be used here ("" when it can): no driver, no device, driver older than the runtime.
+std::string probe_device();
+
+class CudaBackend final : public runtime::Backend {
+ public:
+  // Fails with one line naming the reason when no usable device exists.
+  static Expected<std::unique_ptr<CudaBackend>> create(int threads);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return {DeviceType::CUDA, device_}; }
+  std::string description() const override { return description_; }
+  runtime::Allocator& allocator() override { return *caching_; }
+  runtime::Allocator& arena_allocator() override { return *device_raw_; }
+  runtime::Allocator& allocator_for(DType t) override;
+  runtime::KernelFn find_kernel(const ir::Node& node) const override;
+  void set_threads(int n) override { cpu_->set_threads(n); }
+  int threads() const override { return cpu_->threads(); }
+  int num_streams() const override { return 1; }
+  void synchronize() override;
+  runtime::MemoryInfo memory_info() const override;
+  Status copy_to_host(const Tensor& src, Tensor& dst) override;
+  Status copy_from_host(const Tensor& src, Tensor& dst) override;
+
+  cudaStream_t stream() const { return stream_; }
+  cublasLtHandle_t cublaslt() const { return lt_; }
+  cudnnHandle_t cudnn() const { return dnn_; }
+  cpu::CpuBackend& cpu() { return *cpu_; }
+  runtime::BlockAllocator& block_allocator() { return *caching_; }
+  const cudaDeviceProp& props() const { return props_; }
+
+  // A device-accessible view of `t`: itself when it already lives in CUDA memory, else a copy made
+  // on the stream. Constants (initializers) are uploaded once and cached while their buffer lives.
+  Expected<Tensor> to_device(const Tensor& t);
+
+  // Kernels registered for CUDA (op types; the rest fall back to the CPU).
+  static const runtime::KernelRegistry& kernels();
+
+ private:
+  CudaBackend() = default;
+  int device_ = 0;
+  cudaDeviceProp props_{};
+  std::string description_;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
+  std::unique_ptr<cpu::CpuBackend> cpu_;
+  std::unique_ptr<runtime::Allocator> device_raw_;  // cudaMalloc (arenas)
+  std::unique_ptr<runtime::BlockAllocator> caching_;  // eager device pool
+  std::unique_ptr<runtime::CachingAllocator> host_;   // eager integer/bool values
+  std::mutex upload_mu_;
+  struct Upload {
+    std::weak_ptr<Buffer> source;
+    Tensor device;
+  };
+  std::unordered_map<const Buffer*, Upload> uploads_;
+};
+
+// The CUDA backend a kernel runs on (kernels registered here only ever run on it).
+inline CudaBackend& cuda_backend(runtime::KernelContext& ctx) { return static_cast<CudaBackend&>(ctx.backend()); }
+
+// Kernel families (*_ops.cpp).
+void register_elementwise_ops(runtime::KernelRegistry& r);  // elementwise_ops.cpp
+void register_nn_ops(runtime::KernelRegistry& r);           // nn_ops.cpp (softmax, norms, reductions)
+void register_data_ops(runtime::KernelRegistry& r);         // data_ops.cpp
+void register_blas_ops(runtime::KernelRegistry& r);         // blas_ops.cpp (cuBLASLt)
+void register_cudnn_ops(runtime::KernelRegistry& r);        // cudnn_ops.cpp
+// Runs the node's CPU kernel (fallback.cpp); returned by find_kernel for ops without a CUDA kernel.
+Status cpu_fallback(runtime::KernelContext& ctx);
+
+// Inputs of a kernel in device memory: uploads host inputs (graph inputs, constants) on the way.
+class DeviceInputs {
+ public:
+  explicit DeviceInputs(runtime::KernelContext& ctx) : ctx_(ctx) {}
+  // Input i in device memory (an error names the node when the upload fails).
+  Expected<const Tensor*> get(size_t i);
+
+ private:
+  runtime::KernelContext& ctx_;
+  std::map<size_t, Tensor> held_;
+};
+
+}  // namespace ms::cuda

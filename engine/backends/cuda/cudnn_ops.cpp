@@ -1,0 +1,193 @@
+// Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN. The convolution algorithm is
+// picked once per shape by cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7), with its
+// workspace from the allocator; FusedConv adds bias, activations and the residual in one epilogue.
+#include <array>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "engine/backends/cuda/ops_util.h"
+
+namespace ms::cuda {
+namespace {
+
+// RAII for the few descriptors of one call.
+struct Descs {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnPoolingDescriptor_t pool = nullptr;
+  ~Descs() {
+    if (x) cudnnDestroyTensorDescriptor(x);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (pool) cudnnDestroyPoolingDescriptor(pool);
+  }
+};
+
+struct ConvParams {
+  std::array<int, 2> pad{0, 0}, stride{1, 1}, dilation{1, 1};
+  int groups = 1;
+};
+
+// Explicit symmetric pads only (auto_pad and asymmetric pads take the CPU path).
+bool conv_params(const ir::Node& n, ConvParams& p) {
+  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+  const auto strides = n.attr_ints("strides", {1, 1});
+  const auto dil = n.attr_ints("dilations", {1, 1});
+  if (pads.size() != 4 || strides.size() != 2 || dil.size() != 2) return false;
+  if (pads[0] != pads[2] || pads[1] != pads[3]) return false;
+  for (int k = 0; k < 2; ++k) {
+    p.pad[k] = static_cast<int>(pads[static_cast<size_t>(k)]);
+    p.stride[k] = static_cast<int>(strides[static_cast<size_t>(k)]);
+    p.dilation[k] = static_cast<int>(dil[static_cast<size_t>(k)]);
+  }
+  p.groups = static_cast<int>(n.attr_int("group", 1));
+  return true;
+}
+
+Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s) {
+  MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(d));
+  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(s[0]),
+                                            static_cast<int>(s[1]), static_cast<int>(s[2]), static_cast<int>(s[3])));
+  return Status::ok();
+}
+
+using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 7>>;
+
+Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& key, const Descs& d) {
+  static std::mutex mu;
+  static std::map<ConvKey, cudnnConvolutionFwdAlgo_t> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudnnConvolutionFwdAlgoPerf_t perf[8];
+  int found = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(be.cudnn(), d.x, d.w, d.conv, d.y, 8, &found, perf));
+  for (int i = 0; i < found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) return cache.emplace(key, perf[i].algo).first->second;
+  return Status::error(ErrorCode::Unsupported, "cuDNN found no convolution algorithm");
+}
+
+Status conv(runtime::KernelContext& ctx, bool fused) {
+  const Tensor& x0 = ctx.input(0);
+  const Tensor& w0 = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const ir::Node& n = ctx.node();
+  ConvParams p;
+  // Layouts chosen for oneDNN (blocked activations) belong to the CPU kernel.
+  const bool blocked = n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0);
+  if (!y.defined() || x0.dtype() != DType::F32 || w0.dtype() != DType::F32 || x0.rank() != 4 || w0.rank() != 4 ||
+      blocked || !conv_params(n, p))
+    return cpu_fallback(ctx);
+  if (y.numel() == 0) return Status::ok();
+  std::vector<ops::PostOp> post;
+  if (fused) {
+    auto po = ops::parse_post_ops(n);
+    if (!po) return po.status();
+    post = std::move(*po);
+  }
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* w, in.get(1));
+  Tensor residual;
+  if (fused && ctx.has_input(3)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(3));
+    if (r->raw() == y.raw()) {  // in-place plan: keep the residual before Y is written
+      MS_ASSIGN_OR_RETURN(residual, ctx.scratch(r->dtype(), r->shape()));
+      MS_CUDA_CHECK(cudaMemcpyAsync(residual.raw(), r->raw(), r->nbytes(), cudaMemcpyDefault, be.stream()));
+    } else {
+      residual = *r;
+    }
+  }
+  Descs d;
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
+  MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
+                                            static_cast<int>(w0.dim(1)), static_cast<int>(w0.dim(2)),
+                                            static_cast<int>(w0.dim(3))));
+  MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
+  MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
+                                                 p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
+  // f32 results comparable with the CPU: no TF32 tensor-core math.
+  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));
+  const ConvKey key{{x0.dim(0), x0.dim(1), x0.dim(2), x0.dim(3)},
+                    {w0.dim(0), w0.dim(1), w0.dim(2), w0.dim(3)},
+                    {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups}};
+  MS_ASSIGN_OR_RETURN(cudnnConvolutionFwdAlgo_t algo, conv_algo(be, key, d));
+  size_t ws_bytes = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(be.cudnn(), d.x, d.w, d.conv, d.y, algo, &ws_bytes));
+  Tensor ws;
+  if (ws_bytes) {
+    MS_ASSIGN_OR_RETURN(ws, ctx.scratch(DType::U8, {static_cast<int64_t>(ws_bytes)}));
+  }
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, x->raw(), d.w, w->raw(), d.conv, algo,
+                                         ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.y, y.raw()));
+  const float* bias = nullptr;
+  if (ctx.has_input(2)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
+    if (b->numel() != y.dim(1)) return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
+    bias = b->data<float>();
+  }
+  if (bias || !post.empty()) {
+    Epilogue e;
+    e.n = y.numel();
+    e.bias = bias;
+    e.channels = y.dim(1);
+    e.inner = y.dim(2) * y.dim(3);
+    e.residual = residual.defined() ? residual.data<float>() : nullptr;
+    MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
+    MS_RETURN_IF_ERROR(launched(ctx, epilogue_f32(y.data<float>(), e, be.stream()), "conv epilogue"));
+  }
+  ctx.set_impl("cudnn:conv_algo" + std::to_string(static_cast<int>(algo)) + (fused ? "+epilogue" : ""));
+  return Status::ok();
+}
+
+Status pool(runtime::KernelContext& ctx, bool max) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const ir::Node& n = ctx.node();
+  const auto k = n.attr_ints("kernel_shape");
+  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+  const auto strides = n.attr_ints("strides", {1, 1});
+  const auto dil = n.attr_ints("dilations", {1, 1});
+  // Indices output, ceil mode, dilation, auto_pad and asymmetric pads stay on the CPU.
+  if (!y.defined() || x0.dtype() != DType::F32 || x0.rank() != 4 || k.size() != 2 || pads.size() != 4 ||
+      strides.size() != 2 || pads[0] != pads[2] || pads[1] != pads[3] || ctx.num_outputs() > 1 ||
+      n.attr_int("ceil_mode", 0) || n.attr_string("auto_pad", "NOTSET") != "NOTSET" || dil != std::vector<int64_t>{1, 1})
+    return cpu_fallback(ctx);
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  Descs d;
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
+  MS_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d.pool));
+  const cudnnPoolingMode_t mode = max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                      : (n.attr_int("count_include_pad", 0) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                                            : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+  MS_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(k[0]),
+                                             static_cast<int>(k[1]), static_cast<int>(pads[0]), static_cast<int>(pads[1]),
+                                             static_cast<int>(strides[0]), static_cast<int>(strides[1])));
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
+  ctx.set_impl(max ? "cudnn:max_pool" : "cudnn:avg_pool");
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_cudnn_ops(runtime::KernelRegistry& r) {
+  r.add("Conv", [](runtime::KernelContext& c) { return conv(c, false); });
+  r.add("FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
+  r.add("MaxPool", [](runtime::KernelContext& c) { return pool(c, true); });
+  r.add("AveragePool", [](runtime::KernelContext& c) { return pool(c, false); });
+}
+
+}  // namespace ms::cuda

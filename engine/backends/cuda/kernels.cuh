@@ -1,0 +1,82 @@
+// Launchers of the CUDA backend's own kernels. Plain C++ (no engine headers) so the .cu files
+// compile with nvcc alone; the ops in *_ops.cpp validate shapes and call these. Every launcher
+// returns the launch's cudaError_t (cudaGetLastError after the launch).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ms::cuda {
+
+inline constexpr int kMaxRank = 8;
+
+// Dims of the output and, per operand, its element strides broadcast to those dims (0 where the
+// operand is broadcast).
+struct StridedDesc {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t a[kMaxRank] = {};
+  int64_t b[kMaxRank] = {};
+};
+
+// ---- elementwise.cu ----
+enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+enum class UnaryOp : int {
+  Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Gelu, Reciprocal, Floor, Ceil, Softplus, Sin, Cos,
+  LeakyRelu, Elu, Clip, HardSigmoid, HardSwish, Identity
+};
+// y = op(a, b); `contiguous_same` skips index arithmetic when both operands have y's shape.
+cudaError_t binary_f32(BinaryOp op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,
+                       bool contiguous_same, cudaStream_t s);
+cudaError_t unary_f32(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta, cudaStream_t s);
+
+// Epilogue of the fused ops: y = post_ops(y + bias[channel]) in place, channel = (i / inner) % channels;
+// post-op kind -1 is "add the residual". Kinds are UnaryOp values.
+inline constexpr int kMaxPostOps = 8;
+inline constexpr int kPostAdd = -1;
+struct Epilogue {
+  int64_t n = 0;
+  int64_t channels = 1, inner = 1;
+  const float* bias = nullptr;      // [channels] or null
+  const float* residual = nullptr;  // same shape as y, for kPostAdd
+  int count = 0;
+  int kind[kMaxPostOps] = {};
+  float alpha[kMaxPostOps] = {};
+  float beta[kMaxPostOps] = {};
+};
+cudaError_t epilogue_f32(float* y, const Epilogue& e, cudaStream_t s);
+
+// ---- reduce.cu ----
+// Softmax / LogSoftmax over the middle axis of [outer, axis, inner].
+cudaError_t softmax_f32(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, bool log, cudaStream_t s);
+enum class ReduceOp : int { Sum, Mean, Max, Min, SumSquare };
+// Reduces the middle axis of [outer, r, inner].
+cudaError_t reduce_f32(ReduceOp op, const float* x, float* y, int64_t outer, int64_t r, int64_t inner, cudaStream_t s);
+// LayerNorm over the last `cols` of [rows, cols]; scale/bias of [cols] (bias may be null).
+cudaError_t layer_norm_f32(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
+                           int64_t cols, float eps, cudaStream_t s);
+// Inference BatchNorm on [n, c, inner].
+cudaError_t batch_norm_f32(const float* x, const float* scale, const float* bias, const float* mean,
+                           const float* var, float* y, int64_t n, int64_t c, int64_t inner, float eps, cudaStream_t s);
+
+// ---- data.cu ----
+// dst[i] = src[sum_k idx_k * src_stride_k] for i over dims (row-major dst, dst_stride = contiguous
+// unless given), elements of `elem` bytes (1, 2, 4 or 8). Covers Transpose, Slice, Expand, Concat
+// (one call per input into a strided window of dst) and Pad (after a fill).
+struct CopyDesc {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t src_stride[kMaxRank] = {};
+  int64_t dst_stride[kMaxRank] = {};
+};
+cudaError_t strided_copy(const void* src, void* dst, int64_t n, const CopyDesc& d, int elem, cudaStream_t s);
+cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s);
+// Gather along an axis: data [outer, axis_dim, inner], indices (int64, negative wrap) [count] ->
+// out [outer, count, inner]. Out-of-range indices set *bad (device int) to 1 and write zeros.
+cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t outer, int64_t axis_dim,
+                   int64_t count, int64_t inner, int elem, int* bad, cudaStream_t s);
+enum class ScalarType : int { F32, F16, BF16, I32, I64 };
+cudaError_t cast(const void* src, ScalarType from, void* dst, ScalarType to, int64_t n, cudaStream_t s);
+
+}  // namespace ms::cuda

@@ -1,0 +1,151 @@
+// Softmax/LogSoftmax, reductions over contiguous axes, LayerNormalization, inference
+// BatchNormalization and GlobalAveragePool on CUDA (f32; other cases take the CPU fallback).
+#include <algorithm>
+
+#include "engine/backends/cuda/ops_util.h"
+
+namespace ms::cuda {
+namespace {
+
+// [outer, r, inner] split of `shape` around the axes [a0, a1].
+void split3(const Shape& shape, int64_t a0, int64_t a1, int64_t& outer, int64_t& r, int64_t& inner) {
+  outer = r = inner = 1;
+  for (int64_t k = 0; k < static_cast<int64_t>(shape.size()); ++k) {
+    const int64_t d = shape[static_cast<size_t>(k)];
+    (k < a0 ? outer : (k <= a1 ? r : inner)) *= d;
+  }
+}
+
+template <bool kLog>
+Status softmax(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t rank = static_cast<int64_t>(x0.shape().size());
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", ctx.opset() >= 13 ? -1 : 1), rank);
+  // Before opset 13 the input is coerced to 2-D at `axis`: the same as one axis only when it is last.
+  if (x0.dtype() != DType::F32 || !y.defined() || rank == 0 || (ctx.opset() < 13 && axis != rank - 1))
+    return cpu_fallback(ctx);
+  int64_t outer, r, inner;
+  split3(x0.shape(), axis, axis, outer, r, inner);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  ctx.set_impl(kLog ? "cuda:log_softmax" : "cuda:softmax");
+  return launched(ctx, softmax_f32(x->data<float>(), y.data<float>(), outer, r, inner, kLog, cuda_backend(ctx).stream()),
+                  "softmax");
+}
+
+// Axes of a Reduce* node (attribute before opset 13/18, else the optional second input, which is an
+// integer tensor and so host-readable). Empty: all axes (unless noop_with_empty_axes).
+bool reduce_axes(runtime::KernelContext& ctx, int64_t rank, std::vector<int64_t>& axes) {
+  const ir::Node& n = ctx.node();
+  axes = n.attr_ints("axes");
+  if (ctx.has_input(1)) {
+    const Tensor& a = ctx.input(1);
+    if (a.dtype() != DType::I64) return false;
+    auto h = host_copy(ctx, a);
+    if (!h) return false;
+    axes.assign(h->data<int64_t>(), h->data<int64_t>() + h->numel());
+  }
+  if (axes.empty()) {
+    if (n.attr_int("noop_with_empty_axes", 0)) return false;
+    for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+  }
+  for (auto& a : axes) a = normalize_axis(a, rank);
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return false;  // not contiguous: CPU
+  return !axes.empty() && axes.front() >= 0 && axes.back() < rank;
+}
+
+template <ReduceOp kOp>
+Status reduce(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t rank = static_cast<int64_t>(x0.shape().size());
+  std::vector<int64_t> axes;
+  if (x0.dtype() != DType::F32 || !y.defined() || rank == 0 || !reduce_axes(ctx, rank, axes)) return cpu_fallback(ctx);
+  int64_t outer, r, inner;
+  split3(x0.shape(), axes.front(), axes.back(), outer, r, inner);
+  if (r == 0) return cpu_fallback(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  ctx.set_impl("cuda:reduce");
+  return launched(ctx, reduce_f32(kOp, x->data<float>(), y.data<float>(), outer, r, inner, cuda_backend(ctx).stream()),
+                  "reduce");
+}
+
+Status global_avg_pool(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (x0.dtype() != DType::F32 || !y.defined() || x0.shape().size() < 3) return cpu_fallback(ctx);
+  const int64_t nc = x0.shape()[0] * x0.shape()[1];
+  const int64_t hw = x0.numel() / std::max<int64_t>(nc, 1);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  ctx.set_impl("cuda:global_avg_pool");
+  return launched(ctx, reduce_f32(ReduceOp::Mean, x->data<float>(), y.data<float>(), nc, hw, 1, cuda_backend(ctx).stream()),
+                  "global_avg_pool");
+}
+
+Status layer_norm(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t rank = static_cast<int64_t>(x0.shape().size());
+  const int64_t axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
+  // Mean / InvStdDev outputs (training) and non-f32 stay on the CPU.
+  if (x0.dtype() != DType::F32 || !y.defined() || ctx.num_outputs() > 1 || rank == 0) return cpu_fallback(ctx);
+  int64_t rows = 1, cols = 1;
+  for (int64_t k = 0; k < rank; ++k) (k < axis ? rows : cols) *= x0.shape()[static_cast<size_t>(k)];
+  if (ctx.input(1).numel() != cols || (ctx.has_input(2) && ctx.input(2).numel() != cols)) return cpu_fallback(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* scale, in.get(1));
+  const float* bias = nullptr;
+  if (ctx.has_input(2)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
+    bias = b->data<float>();
+  }
+  ctx.set_impl("cuda:layer_norm");
+  return launched(ctx, layer_norm_f32(x->data<float>(), scale->data<float>(), bias, y.data<float>(), rows, cols,
+                                      ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
+                  "layer_norm");
+}
+
+Status batch_norm(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  // Training mode (running statistics outputs) stays on the CPU.
+  if (x0.dtype() != DType::F32 || !y.defined() || ctx.num_outputs() > 1 || x0.shape().size() < 2 ||
+      ctx.node().attr_int("training_mode", 0))
+    return cpu_fallback(ctx);
+  const int64_t n = x0.shape()[0], c = x0.shape()[1];
+  const int64_t inner = x0.numel() / std::max<int64_t>(n * c, 1);
+  DeviceInputs in(ctx);
+  const Tensor* p[5];
+  for (size_t i = 0; i < 5; ++i) {
+    MS_ASSIGN_OR_RETURN(p[i], in.get(i));
+    if (i > 0 && (p[i]->numel() != c || p[i]->dtype() != DType::F32)) return cpu_fallback(ctx);
+  }
+  ctx.set_impl("cuda:batch_norm");
+  return launched(ctx, batch_norm_f32(p[0]->data<float>(), p[1]->data<float>(), p[2]->data<float>(), p[3]->data<float>(),
+                                      p[4]->data<float>(), y.data<float>(), n, c, inner,
+                                      ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
+                  "batch_norm");
+}
+
+}  // namespace
+
+void register_nn_ops(runtime::KernelRegistry& r) {
+  r.add("Softmax", &softmax<false>);
+  r.add("LogSoftmax", &softmax<true>);
+  r.add("ReduceSum", &reduce<ReduceOp::Sum>);
+  r.add("ReduceMean", &reduce<ReduceOp::Mean>);
+  r.add("ReduceMax", &reduce<ReduceOp::Max>);
+  r.add("ReduceMin", &reduce<ReduceOp::Min>);
+  r.add("ReduceSumSquare", &reduce<ReduceOp::SumSquare>);
+  r.add("GlobalAveragePool", &global_avg_pool);
+  r.add("LayerNormalization", &layer_norm);
+  r.add("BatchNormalization", &batch_norm);
+}
+
+}  // namespace ms::cuda

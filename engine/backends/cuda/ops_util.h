@@ -1,0 +1,78 @@
+// Helpers shared by the CUDA op wrappers (host side).
+#pragma once
+
+#include "engine/backends/cuda/cuda_backend.h"
+#include "engine/backends/cuda/cuda_common.h"
+#include "engine/backends/cuda/kernels.cuh"
+#include "engine/ops/fused.h"
+
+namespace ms::cuda {
+
+// Broadcast strides of `in` against `out` (right-aligned, 0 where broadcast). False above kMaxRank.
+inline bool broadcast_strides(const Shape& out, const Shape& in, int64_t* strides) {
+  const int r = static_cast<int>(out.size());
+  if (r > kMaxRank || in.size() > out.size()) return false;
+  int64_t s = 1;
+  for (int k = r - 1; k >= 0; --k) {
+    const int ik = k - (r - static_cast<int>(in.size()));
+    const int64_t d = ik >= 0 ? in[static_cast<size_t>(ik)] : 1;
+    strides[k] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  return true;
+}
+
+inline Shape row_major_strides(const Shape& dims) {
+  Shape st(dims.size(), 1);
+  for (int k = static_cast<int>(dims.size()) - 2; k >= 0; --k)
+    st[static_cast<size_t>(k)] = st[static_cast<size_t>(k) + 1] * dims[static_cast<size_t>(k) + 1];
+  return st;
+}
+
+inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+// Launch result -> Status naming the node and the kernel.
+inline Status launched(runtime::KernelContext& ctx, cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::ok();
+  return ctx.fail(std::string(what) + " launch failed: " + cudaGetErrorString(e));
+}
+
+// Output i allocated (inferred shapes are preallocated; this covers the rest).
+inline Expected<Tensor*> out(runtime::KernelContext& ctx, size_t i, DType dtype, const Shape& shape) {
+  return ctx.allocate_output(i, dtype, shape);
+}
+
+// A small tensor's contents on the host (a copy after the stream drains when it lives on the device).
+inline Expected<Tensor> host_copy(runtime::KernelContext& ctx, const Tensor& t) {
+  if (t.device().is_cpu()) return t;
+  Tensor h = Tensor::empty(t.dtype(), t.shape());
+  CudaBackend& be = cuda_backend(ctx);
+  if (t.nbytes()) MS_CUDA_CHECK(cudaMemcpyAsync(h.raw(), t.raw(), t.nbytes(), cudaMemcpyDeviceToHost, be.stream()));
+  MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));
+  return h;
+}
+
+// The fused ops' post-ops as epilogue steps.
+inline Status set_post_ops(runtime::KernelContext& ctx, const std::vector<ops::PostOp>& post, Epilogue& e) {
+  if (post.size() > static_cast<size_t>(kMaxPostOps)) return ctx.unsupported_case("too many post-ops");
+  e.count = 0;
+  for (const auto& p : post) {
+    int kind = kPostAdd;
+    switch (p.kind) {
+      case ops::PostOp::Kind::Relu: kind = static_cast<int>(UnaryOp::Relu); break;
+      case ops::PostOp::Kind::LeakyRelu: kind = static_cast<int>(UnaryOp::LeakyRelu); break;
+      case ops::PostOp::Kind::Sigmoid: kind = static_cast<int>(UnaryOp::Sigmoid); break;
+      case ops::PostOp::Kind::Tanh: kind = static_cast<int>(UnaryOp::Tanh); break;
+      case ops::PostOp::Kind::Clip: kind = static_cast<int>(UnaryOp::Clip); break;
+      case ops::PostOp::Kind::Elu: kind = static_cast<int>(UnaryOp::Elu); break;
+      case ops::PostOp::Kind::Add: kind = kPostAdd; break;
+    }
+    e.kind[e.count] = kind;
+    e.alpha[e.count] = p.alpha;
+    e.beta[e.count] = p.beta;
+    ++e.count;
+  }
+  return Status::ok();
+}
+
+}  // namespace ms::cuda
