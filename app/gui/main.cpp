@@ -16,6 +16,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
 
 namespace {
@@ -56,7 +57,11 @@ int main(int argc, char** argv) {
   QCommandLineOption effect_opt(QStringLiteral("pass-effect"),
                                 QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
                                                "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt, effect_opt});
+  QCommandLineOption train_opt(QStringLiteral("train"),
+                               QStringLiteral("With --screenshot and a zoo template: train it N steps in both modes, save "
+                                              "train.png (the loss curves) and exit."),
+                               QStringLiteral("N"));
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt, effect_opt, train_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -110,6 +115,26 @@ int main(int argc, char** argv) {
     const int rc = app.exec();
     delete clock;
     return rc == 0 ? exit_code : rc;
+  }
+
+  if (screenshot && cli.isSet(train_opt)) {
+    const QString dir = cli.value(shot_opt);
+    if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
+    window.train_panel()->set_steps(std::max(1, cli.value(train_opt).toInt()));
+    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&window](bool ok) {
+      if (!ok || !window.train()) QApplication::exit(1);
+    });
+    QObject::connect(&window, &ms::app::MainWindow::training_finished, &window, [&window, dir](bool ok) {
+      QTimer::singleShot(150, &window, [&window, dir, ok] {
+        const QString path = dir + QStringLiteral("/train.png");
+        const bool saved = window.tabs()->currentWidget()->grab().save(path);
+        window.grab().save(dir + QStringLiteral("/window.png"));
+        std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
+        QApplication::exit(ok && saved ? 0 : 1);
+      });
+    });
+    window.open(model);
+    return app.exec();
   }
 
   if (screenshot) {

@@ -40,6 +40,7 @@ class PassDeltaView;
 namespace ms::app {
 
 class RunPanel;
+class TrainPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -83,11 +84,16 @@ class MainWindow : public QMainWindow {
   views::PassDeltaView* pass_delta_view() const { return pass_delta_; }
   // Writes timeline.png, memory.png, compare.png (and compare.csv) into dir; false if one failed.
   bool export_result_views(const QString& dir);
+  // Trains the open zoo template in the Training tab's modes (one job, runs in order), the loss
+  // curves growing live; false (with a message) when the open model is not a zoo template.
+  bool train();
+  TrainPanel* train_panel() const { return train_panel_; }
 
  Q_SIGNALS:
   void model_opened(bool ok);
   void runs_finished(bool ok);
   void pass_effects_measured(bool ok);
+  void training_finished(bool ok);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -156,6 +162,7 @@ class MainWindow : public QMainWindow {
   views::MemoryView* memory_ = nullptr;
   views::CompareView* compare_ = nullptr;
   views::PassDeltaView* pass_delta_ = nullptr;
+  TrainPanel* train_panel_ = nullptr;
   QDockWidget* pass_dock_ = nullptr;
   views::JobId pass_effect_job_ = 0;
   void pass_effect_dropped();

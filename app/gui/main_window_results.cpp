@@ -6,6 +6,8 @@
 #include <QPainter>
 #include <QSplitter>
 #include <QTabWidget>
+
+#include "app/gui/train_panel.h"
 #include <QTableView>
 
 #include "app/gui/main_window.h"
@@ -38,6 +40,9 @@ void MainWindow::build_result_views() {
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(memory_, tr("Memory"));
   tabs_->addTab(compare_, tr("Compare"));
+  train_panel_ = new TrainPanel(tabs_);
+  tabs_->addTab(train_panel_, tr("Training"));
+  connect(train_panel_, &TrainPanel::train_requested, this, [this] { train(); });
   setCentralWidget(tabs_);
   connect(timeline_, &views::TimelineView::node_selected, this, &MainWindow::select_node_everywhere);
   connect(memory_, &views::MemoryView::node_selected, this, &MainWindow::select_node_everywhere);

@@ -13,6 +13,11 @@ mkdir -p "$out"
 # A settings folder of its own: the test must not read or change the user's recent files.
 export XDG_CONFIG_HOME="$out/config"
 xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --screenshot "$out" "$@"
+# Training (--train N): the Training tab with both loss curves.
+if [[ " $* " == *" --train "* ]]; then
+  "$check" "$out/train.png" 16
+  exit 0
+fi
 "$check" "$out/graph.png" 16
 # After runs (--run), the result views are written too and must not be blank either.
 if [[ " $* " == *" --run "* ]]; then

@@ -1,0 +1,97 @@
+// The Training tab's job: run_training for each chosen mode, one after the other, on a worker; each
+// step's loss is queued to the loss curve as it happens.
+#include <QMetaObject>
+#include <QPointer>
+
+#include "app/gui/main_window.h"
+#include "app/gui/train_panel.h"
+#include "views/jobs/job_tracker.h"
+#include "views/train/loss_curve.h"
+
+namespace ms::app {
+
+namespace {
+
+struct TrainOutcome {
+  QString name;
+  Expected<nn::train::RunResult> result = Status::error(ErrorCode::Cancelled, "not run");
+};
+
+QString mode_label(nn::Mode m) { return m == nn::Mode::Graph ? QStringLiteral("Graph") : QStringLiteral("PyNative"); }
+
+}  // namespace
+
+bool MainWindow::train() {
+  if (!doc_ || !doc_->source.startsWith(QLatin1String("zoo:"))) {
+    const QString msg = tr("Training needs a zoo template: open one with File → New from template (the open model "
+                           "is %1)").arg(doc_ ? doc_->source : tr("none"));
+    train_panel_->set_text(msg);
+    log(msg, true);
+    Q_EMIT training_finished(false);
+    return false;
+  }
+  nn::train::RunOptions base = train_panel_->options();
+  base.model = doc_->source.toStdString();
+  const std::vector<nn::Mode> modes = train_panel_->modes();
+  train_panel_->set_busy(true);
+  train_panel_->curve()->clear();
+  tabs_->setCurrentWidget(train_panel_);
+  QPointer<views::LossCurveView> curve = train_panel_->curve();
+  log(tr("Training %1 for %2 steps").arg(doc_->source).arg(base.steps));
+  jobs_->start(
+      QStringLiteral("train"), tr("Training"), this,
+      [base, modes, curve](views::JobContext& ctx) {
+        std::vector<TrainOutcome> outs;
+        for (size_t k = 0; k < modes.size(); ++k) {
+          nn::train::RunOptions o = base;
+          o.mode = modes[k];
+          const QString name = mode_label(o.mode);
+          QMetaObject::invokeMethod(curve, [curve, name] { if (curve) curve->begin_series(name); }, Qt::QueuedConnection);
+          const double total = static_cast<double>(o.steps * static_cast<int64_t>(modes.size()));
+          auto r = nn::train::run_training(o, [&](int64_t step, double loss, double) {
+            QMetaObject::invokeMethod(curve, [curve, name, step, loss] {
+              if (curve) curve->add_point(name, static_cast<int>(step), loss);
+            }, Qt::QueuedConnection);
+            ctx.progress((static_cast<double>(k) * static_cast<double>(o.steps) + static_cast<double>(step)) / total,
+                         QStringLiteral("%1 step %2").arg(name).arg(step));
+          });
+          outs.push_back({name, std::move(r)});
+          if (ctx.cancelled()) break;
+        }
+        return outs;
+      },
+      [this](std::vector<TrainOutcome> outs) {
+        train_panel_->set_busy(false);
+        bool ok = !outs.empty();
+        QStringList lines;
+        for (auto& o : outs) {
+          if (!o.result) {
+            ok = false;
+            lines << tr("%1: %2").arg(o.name, QString::fromStdString(o.result.status().message()));
+            log(lines.back(), true);
+            continue;
+          }
+          const auto& r = *o.result;
+          QString summary = tr("%1 ms/step").arg(r.steady.median, 0, 'f', 2);
+          if (r.accuracy >= 0) summary = tr("%1% test accuracy, ").arg(100.0 * r.accuracy, 0, 'f', 1) + summary;
+          train_panel_->curve()->set_summary(o.name, summary);
+          lines << tr("%1 — %2 on %3 (%4 train / %5 test): median step %6 ms (p10 %7, p90 %8), compile %9 ms, "
+                      "peak %10 KiB%11")
+                       .arg(o.name, QString::fromStdString(r.model), QString::fromStdString(r.data))
+                       .arg(r.train_examples)
+                       .arg(r.test_examples)
+                       .arg(r.steady.median, 0, 'f', 3)
+                       .arg(r.steady.p10, 0, 'f', 3)
+                       .arg(r.steady.p90, 0, 'f', 3)
+                       .arg(r.compile_ms, 0, 'f', 1)
+                       .arg(static_cast<double>(r.peak_bytes) / 1024.0, 0, 'f', 1)
+                       .arg(r.accuracy >= 0 ? tr(", test accuracy %1%").arg(100.0 * r.accuracy, 0, 'f', 2) : QString());
+          log(lines.back());
+        }
+        train_panel_->set_text(lines.join(QLatin1Char('\n')));
+        Q_EMIT training_finished(ok);
+      });
+  return true;
+}
+
+}  // namespace ms::app

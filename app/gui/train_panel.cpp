@@ -1,0 +1,96 @@
+#include "app/gui/train_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "views/train/loss_curve.h"
+
+namespace ms::app {
+
+TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+  auto* row = new QHBoxLayout;
+  mode_ = new QComboBox(this);
+  mode_->addItem(tr("PyNative and Graph"), QStringLiteral("both"));
+  mode_->addItem(tr("PyNative"), QStringLiteral("pynative"));
+  mode_->addItem(tr("Graph"), QStringLiteral("graph"));
+  optimizer_ = new QComboBox(this);
+  optimizer_->addItem(QStringLiteral("Adam"), QStringLiteral("adam"));
+  optimizer_->addItem(QStringLiteral("AdamW"), QStringLiteral("adamw"));
+  optimizer_->addItem(QStringLiteral("SGD (momentum)"), QStringLiteral("sgd"));
+  lr_ = new QDoubleSpinBox(this);
+  lr_->setDecimals(4);
+  lr_->setRange(0, 10);
+  lr_->setSingleStep(0.001);
+  lr_->setValue(0.01);
+  lr_->setSpecialValueText(tr("default"));
+  steps_ = new QSpinBox(this);
+  steps_->setRange(1, 100000);
+  steps_->setValue(200);
+  data_ = new QComboBox(this);
+  data_->addItem(tr("auto"), QStringLiteral("auto"));
+  data_->addItem(tr("digits (8×8)"), QStringLiteral("digits"));
+  data_->addItem(tr("synthetic"), QStringLiteral("synthetic"));
+  data_->setToolTip(tr("auto: the 1,797 handwritten digits when the template takes 8×8 images, else synthetic data"));
+  jit_ = new QComboBox(this);
+  jit_->addItem(QStringLiteral("O0"), 0);
+  jit_->addItem(QStringLiteral("O1"), 1);
+  jit_->addItem(QStringLiteral("O2"), 2);
+  jit_->setCurrentIndex(1);
+  train_ = new QPushButton(tr("Train"), this);
+  auto* log_scale = new QCheckBox(tr("log scale"), this);
+  for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{
+           {tr("Mode"), mode_}, {tr("Optimizer"), optimizer_}, {tr("lr"), lr_}, {tr("Steps"), steps_},
+           {tr("Data"), data_}, {tr("JIT"), jit_}}) {
+    row->addWidget(new QLabel(label, this));
+    row->addWidget(w);
+  }
+  row->addWidget(log_scale);
+  row->addStretch(1);
+  row->addWidget(train_);
+  outer->addLayout(row);
+  curve_ = new views::LossCurveView(this);
+  outer->addWidget(curve_, 1);
+  text_ = new QLabel(tr("Training runs the open zoo template (File → New from template) on the data above; "
+                        "both modes start from the same weights and see the same batches."),
+                     this);
+  text_->setWordWrap(true);
+  text_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  outer->addWidget(text_);
+  connect(train_, &QPushButton::clicked, this, &TrainPanel::train_requested);
+  connect(log_scale, &QCheckBox::toggled, curve_, &views::LossCurveView::set_log_scale);
+}
+
+nn::train::RunOptions TrainPanel::options() const {
+  nn::train::RunOptions o;
+  o.optimizer = optimizer_->currentData().toString().toStdString();
+  o.lr = lr_->value();
+  o.steps = steps_->value();
+  o.data = data_->currentData().toString().toStdString();
+  o.jit_level = static_cast<runtime::JitLevel>(jit_->currentData().toInt());
+  return o;
+}
+
+std::vector<nn::Mode> TrainPanel::modes() const {
+  const QString m = mode_->currentData().toString();
+  if (m == QLatin1String("pynative")) return {nn::Mode::PyNative};
+  if (m == QLatin1String("graph")) return {nn::Mode::Graph};
+  return {nn::Mode::PyNative, nn::Mode::Graph};
+}
+
+void TrainPanel::set_steps(int steps) { steps_->setValue(steps); }
+
+void TrainPanel::set_busy(bool busy) {
+  train_->setEnabled(!busy);
+  train_->setText(busy ? tr("Training…") : tr("Train"));
+}
+
+void TrainPanel::set_text(const QString& text) { text_->setText(text); }
+
+}  // namespace ms::app
