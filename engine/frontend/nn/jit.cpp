@@ -39,16 +39,7 @@ Expected<ir::Graph> trace_impl(const Fn& fn, const std::vector<ir::ValueType>& t
     if (!root.error().is_ok()) return root.error();
     MS_RETURN_IF_ERROR(first_error(outs));
     if (outs.empty()) return invalid_argument("traced function '" + spec.graph_name + "' returned no outputs");
-    std::set<std::string> seen;
-    for (Var& o : outs) {
-      const bool own = o.is_symbolic() && o.impl()->trace == &root;
-      const bool is_input = own && std::find(root.graph.inputs.begin(), root.graph.inputs.end(), o.name()) !=
-                                       root.graph.inputs.end();
-      if (!own || is_input || seen.count(o.name())) o = F::identity(o);
-      if (!o.ok()) return o.status();
-      seen.insert(o.name());
-      root.graph.outputs.push_back(o.name());
-    }
+    MS_RETURN_IF_ERROR(add_graph_outputs(root, outs));
     if (!root.error().is_ok()) return root.error();
   }
   ir::Graph g = std::move(root.graph);

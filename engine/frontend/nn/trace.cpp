@@ -2,7 +2,10 @@
 
 #include <cctype>
 
+#include <algorithm>
+
 #include "engine/frontend/nn/context.h"
+#include "engine/frontend/nn/functional.h"
 #include "engine/ops/schema.h"
 
 namespace ms::nn {
@@ -158,6 +161,20 @@ Vars TraceState::add_node_typed(ir::Node node, const std::vector<ir::ValueType>&
     outs.push_back(Var::symbolic(this, added.outputs[i], i < out_types.size() ? out_types[i] : ir::ValueType{}, path));
   }
   return outs;
+}
+
+Status add_graph_outputs(TraceState& root, Vars& outs) {
+  std::set<std::string> seen;
+  for (Var& o : outs) {
+    const bool own = o.is_symbolic() && o.impl()->trace == &root;
+    const bool is_input =
+        own && std::find(root.graph.inputs.begin(), root.graph.inputs.end(), o.name()) != root.graph.inputs.end();
+    if (!own || is_input || seen.count(o.name())) o = F::identity(o);
+    if (!o.ok()) return o.status();
+    seen.insert(o.name());
+    root.graph.outputs.push_back(o.name());
+  }
+  return Status::ok();
 }
 
 }  // namespace ms::nn

@@ -68,6 +68,11 @@ class TraceState {
   int next_const_ = 0;
 };
 
+// Makes `outs` the root graph's outputs. A value that is not this trace's own node output (a
+// constant, an enclosing value), a graph input, or one already listed goes through an Identity, so
+// every output is a distinct value the graph defines. Call with `root` active.
+Status add_graph_outputs(TraceState& root, Vars& outs);
+
 // The trace active on this thread (nullptr in PyNative).
 TraceState* active_trace();
 // Sets the active trace for a scope.

@@ -191,16 +191,7 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
       outs.push_back(u.value);
       c->buffer_targets.push_back(u.target);
     }
-    std::set<std::string> seen;
-    for (Var& o : outs) {
-      const bool own = o.is_symbolic() && o.impl()->trace == &root;
-      const bool is_input = own && std::find(root.graph.inputs.begin(), root.graph.inputs.end(), o.name()) !=
-                                       root.graph.inputs.end();
-      if (!own || is_input || seen.count(o.name())) o = F::identity(o);
-      if (!o.ok()) return o.status();
-      seen.insert(o.name());
-      root.graph.outputs.push_back(o.name());
-    }
+    MS_RETURN_IF_ERROR(add_graph_outputs(root, outs));
     if (!root.error().is_ok()) return root.error();
   }
   c->graph = std::move(root.graph);
