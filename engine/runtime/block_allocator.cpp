@@ -14,24 +14,12 @@ int BlockAllocator::current_stream() { return t_stream; }
 BlockAllocator::BlockAllocator(std::unique_ptr<Allocator> raw) : raw_(std::move(raw)) {}
 
 BlockAllocator::~BlockAllocator() {
-  // Blocks still handed out are leaked by their owners; the segments go back regardless.
-  for (auto& seg : segments_) {
-    Block* b = nullptr;
-    // Find the first block of the segment through any block that points at it.
-    for (auto& [p, blk] : live_)
-      if (blk->segment == seg.get()) b = blk;
-    for (Block* f : small_free_)
-      if (f->segment == seg.get()) b = f;
-    for (Block* f : large_free_)
-      if (f->segment == seg.get()) b = f;
-    while (b && b->prev) b = b->prev;
-    while (b) {
-      Block* n = b->next;
-      delete b;
-      b = n;
-    }
-    raw_->deallocate(seg->base, seg->size);
-  }
+  // Every block is either handed out (live_) or cached (a free set). Blocks still handed out are
+  // leaked by their owners; the segments go back regardless.
+  for (auto& [p, b] : live_) delete b;
+  for (Block* b : small_free_) delete b;
+  for (Block* b : large_free_) delete b;
+  for (auto& seg : segments_) raw_->deallocate(seg->base, seg->size);
 }
 
 BlockAllocator::Block* BlockAllocator::find_free(FreeSet& pool, size_t size, int stream) {

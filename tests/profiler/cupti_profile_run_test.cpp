@@ -38,19 +38,26 @@ CudaLabelledBackend& cuda_backend() {
   return be;
 }
 
+// What the scripted collector saw; owned by the test, since profile_run destroys the collector.
+struct Script {
+  int starts = 0, depth = 0;
+  std::vector<std::pair<uint64_t, int64_t>> pushed;
+};
+
 // Answers each pushed external id with one kernel on stream 1 (GPU clock = host clock), the way
 // CUPTI reports the work launched inside the op.
 struct ScriptedCollector final : CuptiCollector {
+  explicit ScriptedCollector(Script& script) : s(script) {}
   Status start() override {
     active_ = true;
-    ++starts;
+    ++s.starts;
     return Status::ok();
   }
   Expected<GpuActivity> stop() override {
     active_ = false;
     GpuActivity a;
     uint32_t corr = 0;
-    for (const auto& [node, ts] : pushed) {
+    for (const auto& [node, ts] : s.pushed) {
       GpuKernelRecord k;
       k.correlation = ++corr;
       k.stream = 1;
@@ -65,15 +72,14 @@ struct ScriptedCollector final : CuptiCollector {
   }
   bool active() const override { return active_; }
   void push_external(uint64_t id) override {
-    pushed.emplace_back(id, std::chrono::duration_cast<std::chrono::nanoseconds>(
+    s.pushed.emplace_back(id, std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now().time_since_epoch())
                                 .count());
-    ++depth;
+    ++s.depth;
   }
-  void pop_external() override { --depth; }
+  void pop_external() override { --s.depth; }
   bool active_ = false;
-  int starts = 0, depth = 0;
-  std::vector<std::pair<uint64_t, int64_t>> pushed;
+  Script& s;
 };
 
 ProfileOptions options(runtime::ExecMode mode) {
@@ -87,26 +93,27 @@ ProfileOptions options(runtime::ExecMode mode) {
 TEST(CuptiProfileRun, OpsPushTheirNodeAndKernelsLandOnStreamTracks) {
   for (runtime::ExecMode mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
     SCOPED_TRACE(runtime::exec_mode_name(mode));
-    ScriptedCollector* col = nullptr;
+    Script script;
+    bool created = false;
     ProfileOptions po = options(mode);
     po.gpu_collector = [&]() -> Expected<std::unique_ptr<CuptiCollector>> {
-      auto c = std::make_unique<ScriptedCollector>();
-      col = c.get();
+      auto c = std::make_unique<ScriptedCollector>(script);
+      created = true;
       return std::unique_ptr<CuptiCollector>(std::move(c));
     };
     const int syncs0 = cuda_backend().syncs;
     auto run = profile_run(test::small_net(), test::small_inputs(), cuda_backend(), po);
     ASSERT_TRUE(run) << run.status().message();
-    ASSERT_NE(col, nullptr);
-    EXPECT_EQ(col->starts, 1);
-    EXPECT_EQ(col->depth, 0);               // every push popped
+    ASSERT_TRUE(created);
+    EXPECT_EQ(script.starts, 1);
+    EXPECT_EQ(script.depth, 0);               // every push popped
     EXPECT_GE(cuda_backend().syncs - syncs0, 2);  // before start and before stop
     EXPECT_TRUE(run->gpu_note.empty()) << run->gpu_note;
     const Trace& t = *run->trace;
     size_t ops = 0;
     for (const Event& e : t.events) ops += e.kind == EventKind::Op;
     EXPECT_GE(ops, 2u);
-    EXPECT_EQ(col->pushed.size(), ops);  // timed iterations only: warm-up is not collected
+    EXPECT_EQ(script.pushed.size(), ops);  // timed iterations only: warm-up is not collected
     EXPECT_EQ(run->gpu_records, ops);
     EXPECT_EQ(t.meta("gpu_activity"), "cupti");
     EXPECT_EQ(t.meta("gpu_dropped_records"), "1");
