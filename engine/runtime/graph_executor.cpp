@@ -339,8 +339,10 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
       subgraphs = subgraphs || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
   // Happens-before bitsets are n^2 bits: very long programs stay sequential.
   // (CPU only: the CUDA backend has one stream and its library handles are not shared across threads.)
+  // Each concurrent branch must keep at least two threads: measured on 2 cores, splitting them one per
+  // branch made inception_block 0.73x PyNative against 1.30x with the branches in order.
   if (options.jit_level == JitLevel::O2 && options.parallel_branches && backend.device().is_cpu() && !subgraphs &&
-      p.steps.size() <= 4096)
+      backend.threads() >= 4 && p.steps.size() <= 4096)
     m.step_threads = compiler::schedule_branches(p, m.graph, std::max(1, backend.threads()));
   m.branches = compiler::plan_branches(p, m.step_threads);
   m.single.assign(p.steps.size(), 0);
