@@ -179,7 +179,7 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
 }
 
 TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {
-  auto be = runtime::create_cpu_backend(2);
+  auto be = runtime::create_cpu_backend(4);
   ir::Graph g = testing::parse_graph(R"(
     input x: f32[1,8,16,16]
     init w: f32[8,8,3,3] = 0.1 -0.1 0.05
