@@ -13,6 +13,17 @@ namespace ms::prof {
 
 namespace {
 
+// The fields memcpy and memset records share (their CUPTI structs differ in type only).
+template <class Cupti, class Record>
+void copy_transfer_fields(const Cupti& m, Record& o) {
+  o.correlation = m.correlationId;
+  o.device = m.deviceId;
+  o.stream = m.streamId;
+  o.start_gpu = m.start;
+  o.end_gpu = m.end;
+  o.bytes = m.bytes;
+}
+
 MemcpyKind memcpy_kind(uint8_t k) {
   switch (k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return MemcpyKind::HostToDevice;
@@ -81,12 +92,7 @@ void ActivityParser::parse_record(const CUpti_Activity& r) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(r);
       GpuMemcpyRecord o;
-      o.correlation = m.correlationId;
-      o.device = m.deviceId;
-      o.stream = m.streamId;
-      o.start_gpu = m.start;
-      o.end_gpu = m.end;
-      o.bytes = m.bytes;
+      copy_transfer_fields(m, o);
       o.kind = memcpy_kind(m.copyKind);
       out_.memcpys.push_back(o);
       break;
@@ -94,12 +100,7 @@ void ActivityParser::parse_record(const CUpti_Activity& r) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(r);
       GpuMemsetRecord o;
-      o.correlation = m.correlationId;
-      o.device = m.deviceId;
-      o.stream = m.streamId;
-      o.start_gpu = m.start;
-      o.end_gpu = m.end;
-      o.bytes = m.bytes;
+      copy_transfer_fields(m, o);
       o.value = m.value;
       out_.memsets.push_back(o);
       break;

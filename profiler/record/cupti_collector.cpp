@@ -53,29 +53,21 @@ void merge_gpu_activity(TraceBuilder& b, const GpuActivity& a, uint32_t host_tra
   std::unordered_map<uint32_t, uint32_t> api_event;  // correlation -> event index
   const StrId cat_api = b.intern("cuda_runtime"), cat_kernel = b.intern("gpu_kernel"),
               cat_memcpy = b.intern("gpu_memcpy"), cat_memset = b.intern("gpu_memset");
-  for (const auto& r : a.api_calls) {
+  // A host-side CUDA call (runtime API or synchronisation) on the host track.
+  auto host_event = [&](const auto& r, StrId category) {
     Event e;
     e.ts_ns = r.start_ns;
     e.dur_ns = r.end_ns - r.start_ns;
     e.track = host_track;
     e.kind = EventKind::Foreign;
     e.name = b.intern(r.name);
-    e.category = cat_api;
+    e.category = category;
     e.node = r.node ? b.node_index(r.node) : -1;
-    api_event[r.correlation] = b.add_event(e);
-  }
+    return b.add_event(e);
+  };
+  for (const auto& r : a.api_calls) api_event[r.correlation] = host_event(r, cat_api);
   const StrId cat_sync = b.intern("cuda_sync");
-  for (const auto& r : a.syncs) {
-    Event e;
-    e.ts_ns = r.start_ns;
-    e.dur_ns = r.end_ns - r.start_ns;
-    e.track = host_track;
-    e.kind = EventKind::Foreign;
-    e.name = b.intern(r.name);
-    e.category = cat_sync;
-    e.node = r.node ? b.node_index(r.node) : -1;
-    b.add_event(e);
-  }
+  for (const auto& r : a.syncs) host_event(r, cat_sync);
   auto add = [&](uint32_t corr, uint64_t node, uint32_t device, uint32_t stream, uint64_t s, uint64_t f,
                  std::string_view name, StrId cat, std::string_view impl) {
     Event e;
