@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   bench->add_option("--input", bench_args.inputs, "NAME=FILE.npy (repeatable)");
   bench->add_option("--dim", bench_args.dims, "PARAM=N for symbolic input dims");
   bench->add_option("--json", bench_args.report, "Write the figures as JSON");
+  bench->add_option("--device", bench_args.device, "cpu or cuda (falls back to cpu with a note)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   bench->add_option("--jit-level", bench_args.jit_level, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   bench->add_option("--disable", bench_args.disabled_passes, "Leave a pass out of the pipeline (repeatable)");

@@ -103,6 +103,11 @@ class GraphExecutor {
   double compile_ms() const;
   RunStats last_stats() const;
   size_t num_steps() const;
+  // Whole-graph replay (O2 on a backend that records device work, i.e. CUDA Graphs): whether the
+  // last run launched the recorded graph, and otherwise why the runs launch step by step ("" while
+  // the recording is still ahead: the first runs learn the plan's kernel scratch).
+  bool replayed() const;
+  const std::string& replay_note() const;
 
  private:
   GraphExecutor();

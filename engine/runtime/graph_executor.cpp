@@ -8,8 +8,9 @@
 
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
-#include "engine/runtime/interpreter.h"
 #include "engine/runtime/branch_pool.h"
+#include "engine/runtime/capture.h"
+#include "engine/runtime/interpreter.h"
 #include "engine/runtime/memory_plan.h"
 
 namespace ms::runtime {
@@ -47,8 +48,29 @@ struct GraphExecutor::Impl {
   bool plan_scratch = false;
   std::vector<uint64_t> scratch_need, scratch_offset, scratch_bytes;  // per step
   std::vector<char> scratch_grew;  // per step: asked for more than planned in the last run
+  // Whole-graph replay (O2, a backend with GraphCapture, every step recordable): the second run
+  // (plan final) records the steps once; later runs copy the inputs into the staged buffers, launch
+  // the recording and read the fixed output buffers. A run with an observer launches step by step
+  // (the profiler sees every op), as does any run after the recording failed (replay_note says why).
+  GraphCapture* capture = nullptr;
+  std::string replay_note;
+  bool replayed = false;
+  int runs_done = 0;
+  std::unique_ptr<CapturedRun> recorded;
+  std::vector<Tensor> staged;  // per graph input, its device buffer
+  std::vector<Tensor> pins;    // device copies of the constants the recording reads
+  std::vector<Tensor> fixed_outputs;  // graph outputs where the recording leaves them
+  bool record_again = false;          // the recording failed only because the plan must grow
+  int recordings = 0;
+
+  // CUDA at O2: concurrent branches on streams (step_threads is each step's stream); the host
+  // enqueues in program order, stream k waiting on the streams of the steps it reads.
+  bool gpu_streams = false;
 
   Status apply_plan();
+  void check_replay(const CompileOptions& options);
+  Status run_sequential(Frame& frame, const RunOptions& options, RunObserver* obs, bool recording, int all);
+  Status record(Frame& frame, const RunOptions& options);
 
   Status run_step(Interpreter& in, Frame& frame, size_t si, std::vector<Tensor>& outs, RunObserver* obs);
   Status run_parallel(Frame& frame, const RunOptions& options, int all);
@@ -173,6 +195,130 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
   for (size_t o = 0; o < outs.size(); ++o)
     if (step.outputs[o] >= 0) frame.slots[static_cast<size_t>(step.outputs[o])] = std::move(outs[o]);
   return Status::ok();
+}
+
+// Replay needs every step recordable: static shapes, no subgraphs, no CPU work, no host waits.
+void GraphExecutor::Impl::check_replay(const CompileOptions& options) {
+  if (options.jit_level != JitLevel::O2 || backend->device().is_cpu()) return;
+  auto* gc = dynamic_cast<GraphCapture*>(backend);
+  if (!gc) return;
+  if (const char* env = std::getenv("MODESCOPE_CUDA_GRAPHS"); env && std::string(env) == "0") {
+    replay_note = "whole-graph replay turned off (MODESCOPE_CUDA_GRAPHS=0)";
+    return;
+  }
+  const Program& p = *program;
+  std::string why;
+  if (!options.plan_memory) why = "memory planning is off";
+  if (branches.threads_used > 1 && !gpu_streams) why = "branches run on CPU threads";
+  for (size_t i = 0; why.empty() && i < graph.inputs.size(); ++i) {
+    const ir::Value* v = graph.value(graph.inputs[i]);
+    if (!v || !is_float(v->type.dtype) || !v->type.is_static())
+      why = "input '" + graph.inputs[i] + "' is " + (v ? v->type.to_string() : std::string("untyped")) +
+            " (only statically shaped float inputs are staged on the device)";
+  }
+  for (size_t si = 0; why.empty() && si < p.steps.size(); ++si) {
+    const ir::Node& n = *p.steps[si].node;
+    const std::string at = n.label() + " (" + n.op_type + ") ";
+    bool sub = false;
+    for (const auto& [k, a] : n.attrs) sub = sub || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
+    if (!is_static_step[si]) {
+      why = at + "has a dynamic output shape";
+    } else if (sub) {
+      why = at + "runs a subgraph";
+    } else if (std::string r = gc->why_not_capturable(n); !r.empty()) {
+      why = at + r;
+    }
+  }
+  if (!why.empty()) {
+    replay_note = "no whole-graph replay: " + why;
+    return;
+  }
+  capture = gc;
+}
+
+// Records the steps once (nothing runs while recording). Inputs are copied into device buffers
+// the recording reads, graph outputs get fixed buffers, and the constants' device copies are held.
+Status GraphExecutor::Impl::record(Frame& frame, const RunOptions& options) {
+  const Program& p = *program;
+  staged.assign(graph.inputs.size(), Tensor());
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    Tensor& t = frame.slots[static_cast<size_t>(p.input_slots[i])];
+    auto buf = backend->arena_allocator().make_buffer(std::max<size_t>(t.nbytes(), 1));
+    if (!buf) return Status::error(ErrorCode::OutOfMemory, "out of memory staging input '" + graph.inputs[i] + "'");
+    Tensor d(std::move(buf), t.dtype(), t.shape());
+    MS_RETURN_IF_ERROR(backend->copy_from_host(t, d));
+    staged[i] = d;
+    t = std::move(d);
+  }
+  pins.clear();
+  for (int s : p.constant_slots) {
+    const Tensor& t = frame.slots[static_cast<size_t>(s)];
+    if (!t.defined() || !is_float(t.dtype()) || t.device().type == backend->device().type) continue;
+    MS_ASSIGN_OR_RETURN(Tensor d, capture->resident(t));
+    pins.push_back(std::move(d));
+  }
+  for (size_t si = 0; si < p.steps.size(); ++si)
+    for (size_t o = 0; o < p.steps[si].outputs.size(); ++o) {
+      if (p.steps[si].outputs[o] < 0 || planned[si][o].defined()) continue;
+      const auto& t = out_types[si][o];
+      const uint64_t bytes = static_cast<uint64_t>(ops::static_numel(t)) * dtype_size(t.dtype);
+      auto buf = backend->arena_allocator().make_buffer(std::max<uint64_t>(bytes, 1));
+      if (!buf) return Status::error(ErrorCode::OutOfMemory, "out of memory for output of " + p.steps[si].node->label());
+      planned[si][o] = Tensor(std::move(buf), t.dtype, *t.dims);
+    }
+  MS_RETURN_IF_ERROR(capture->begin_capture());
+  Status st = run_sequential(frame, options, nullptr, true, 1);
+  auto rec = capture->end_capture(st.is_ok());
+  MS_RETURN_IF_ERROR(st);
+  if (!rec) return std::move(rec).take_status();
+  recorded = std::move(*rec);
+  fixed_outputs.clear();
+  for (int s : p.output_slots) fixed_outputs.push_back(frame.slots[static_cast<size_t>(s)]);
+  return Status::ok();
+}
+
+// The steps in program order on the caller's thread (on CUDA streams when gpu_streams: stream k
+// first waits for the streams of the steps it reads, and the run forks from and joins stream 0).
+// O2 runs small steps on one CPU thread. While recording, a step whose scratch outgrew the plan
+// fails the recording (its scratch came from outside the arena).
+Status GraphExecutor::Impl::run_sequential(Frame& frame, const RunOptions& options, RunObserver* obs, bool recording,
+                                           int all) {
+  const Program& p = *program;
+  GraphCapture* gc = gpu_streams ? dynamic_cast<GraphCapture*>(backend) : nullptr;
+  if (gc)
+    for (int k = 1; k < branches.threads_used; ++k) MS_RETURN_IF_ERROR(gc->stream_wait(k, 0));
+  Status st;
+  std::vector<Tensor> outs;
+  int cur = all;
+  for (size_t si = 0; si < p.steps.size() && st.is_ok(); ++si) {
+    if (options.cancelled && options.cancelled()) {
+      st = Status::error(ErrorCode::Cancelled, "cancelled");
+      break;
+    }
+    if (gc) {
+      const int k = step_threads[si];
+      for (int d : branches.waits[si])
+        if (st.is_ok()) st = gc->stream_wait(k, step_threads[static_cast<size_t>(d)]);
+      if (st.is_ok()) st = gc->use_stream(k);
+      if (!st.is_ok()) break;
+    } else if (!recording) {
+      const int want = single[si] ? 1 : all;
+      if (want != cur) omp_set_num_threads(cur = want);
+    }
+    st = run_step(*interp, frame, si, outs, obs);
+    if (st.is_ok() && recording && scratch_grew[si]) {
+      record_again = true;  // planned again at the next run, then recorded
+      st = internal_error(p.steps[si].node->label() + ": kernel scratch outgrew its plan while recording");
+    }
+    // Arena blocks end their lifetime here (the memory stays in the arena).
+    for (int r : p.steps[si].release) frame.slots[static_cast<size_t>(r)] = Tensor();
+  }
+  if (gc) {
+    Status js = gc->use_stream(0);
+    for (int k = 1; k < branches.threads_used && js.is_ok(); ++k) js = gc->stream_wait(0, k);
+    if (st.is_ok()) st = js;
+  }
+  return st;
 }
 
 // Each thread runs its steps in program order, waiting for the steps of other threads it reads;
@@ -344,7 +490,17 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   if (options.jit_level == JitLevel::O2 && options.parallel_branches && backend.device().is_cpu() && !subgraphs &&
       backend.threads() >= 4 && p.steps.size() <= 4096)
     m.step_threads = compiler::schedule_branches(p, m.graph, std::max(1, backend.threads()));
+  // CUDA (O2): branches on separate streams (MODESCOPE_CUDA_STREAMS=N, default 1: one stream).
+  if (options.jit_level == JitLevel::O2 && options.parallel_branches && !backend.device().is_cpu() && !subgraphs &&
+      p.steps.size() <= 4096)
+    if (auto* gc = dynamic_cast<GraphCapture*>(&backend)) {
+      int streams = 1;
+      if (const char* env = std::getenv("MODESCOPE_CUDA_STREAMS")) streams = std::atoi(env);
+      streams = std::clamp(streams, 1, gc->max_streams());
+      if (streams > 1) m.step_threads = compiler::schedule_branches(p, m.graph, streams);
+    }
   m.branches = compiler::plan_branches(p, m.step_threads);
+  m.gpu_streams = !backend.device().is_cpu() && m.branches.threads_used > 1;
   m.single.assign(p.steps.size(), 0);
   if (options.jit_level == JitLevel::O2) m.single = compiler::single_threaded_steps(p, m.graph);
   std::vector<std::vector<int>> readers(p.slot_names.size());
@@ -381,16 +537,18 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
     }
     const uint64_t lb_par = plan_memory(widened, inplace).lower_bound;
     const uint64_t lb_seq = plan_memory(slots, inplace).lower_bound;
-    if (overlapping >= 0.5 * total || static_cast<double>(lb_par) <= 1.1 * static_cast<double>(lb_seq)) {
+    // (Device memory is plentiful next to what concurrent kernels win: streams always keep them.)
+    if (m.gpu_streams || overlapping >= 0.5 * total || static_cast<double>(lb_par) <= 1.1 * static_cast<double>(lb_seq)) {
       slots = std::move(widened);
     } else {
       m.branches = compiler::plan_branches(p, std::vector<int>(p.steps.size(), 0));
     }
   }
+  m.gpu_streams = m.gpu_streams && m.branches.threads_used > 1;
   m.step_threads = m.branches.thread;
   for (size_t k = 0; k < slots.size(); ++k)
     slots[k].thread = m.step_threads[static_cast<size_t>(p.producer_step[static_cast<size_t>(slot_value[k])])];
-  if (m.branches.threads_used > 1) {
+  if (m.branches.threads_used > 1 && !m.gpu_streams) {
     m.thread_steps.assign(static_cast<size_t>(m.branches.threads_used), {});
     for (size_t si = 0; si < p.steps.size(); ++si)
       m.thread_steps[static_cast<size_t>(m.step_threads[si])].push_back(si);
@@ -414,6 +572,7 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   m.scratch_need.assign(p.steps.size(), 0);
   m.scratch_grew.assign(p.steps.size(), 0);
   MS_RETURN_IF_ERROR(m.apply_plan());
+  m.check_replay(options);
   m.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return ex;
 }
@@ -449,6 +608,7 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   if (std::find(m.scratch_grew.begin(), m.scratch_grew.end(), 1) != m.scratch_grew.end()) {
     std::fill(m.scratch_grew.begin(), m.scratch_grew.end(), 0);
     MS_RETURN_IF_ERROR(m.apply_plan());
+    m.recorded.reset();  // it read the old arena
   }
   in.set_options(&options);
   in.kernels_launched = 0;
@@ -463,24 +623,51 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   }
   std::vector<Tensor> outs;
   Status st;
+  // Whole-graph replay: recorded at the second run (the first learned the kernel scratch), then
+  // launched. A failed recording leaves the frame as it was for the step-by-step run below.
+  m.replayed = false;
+  bool launched = false;
+  if (m.capture && !obs && m.runs_done >= 1) {
+    if (!m.recorded) {
+      ++m.recordings;
+      m.record_again = false;
+      Status rs = m.record(frame, options);
+      if (!rs.is_ok()) {
+        m.recorded.reset();
+        in.kernels_launched = 0;
+        if (!m.record_again || m.recordings >= 3) {
+          m.capture = nullptr;
+          m.replay_note = "no whole-graph replay: recording failed: " + rs.message();
+        }
+        for (size_t i = 0; i < m.graph.inputs.size(); ++i) {  // the staged copies are fine inputs too
+          if (i < m.staged.size() && m.staged[i].defined())
+            frame.slots[static_cast<size_t>(p.input_slots[i])] = m.staged[i];
+        }
+      } else {
+        st = m.recorded->launch();
+        launched = true;
+      }
+    } else {
+      for (size_t i = 0; i < m.staged.size() && st.is_ok(); ++i)
+        st = m.backend->copy_from_host(frame.slots[static_cast<size_t>(p.input_slots[i])], m.staged[i]);
+      if (st.is_ok()) st = m.recorded->launch();
+      launched = true;
+    }
+    if (launched && st.is_ok()) {
+      for (size_t k = 0; k < p.output_slots.size(); ++k)
+        frame.slots[static_cast<size_t>(p.output_slots[k])] = m.fixed_outputs[k];
+      m.replayed = true;
+      in.kernels_launched = static_cast<int64_t>(m.recorded->nodes());
+    }
+  }
   // Threads of the caller's parallel regions, restored after the steps that ran on fewer.
   const int all = std::max(1, omp_get_max_threads());
-  if (m.branches.threads_used > 1) {
+  if (launched) {
+    // done above
+  } else if (m.branches.threads_used > 1 && !m.gpu_streams) {
     st = m.run_parallel(frame, options, all);
   } else {
-    int cur = all;
-    for (size_t si = 0; si < p.steps.size() && st.is_ok(); ++si) {
-      if (options.cancelled && options.cancelled()) {
-        st = Status::error(ErrorCode::Cancelled, "cancelled");
-        break;
-      }
-      const int want = m.single[si] ? 1 : all;
-      if (want != cur) omp_set_num_threads(cur = want);
-      st = m.run_step(in, frame, si, outs, obs);
-      if (!st.is_ok()) break;
-      // Arena blocks end their lifetime here (the memory stays in the arena).
-      for (int r : p.steps[si].release) frame.slots[static_cast<size_t>(r)] = Tensor();
-    }
+    st = m.run_sequential(frame, options, obs, false, all);
   }
   omp_set_num_threads(all);
   m.backend->synchronize();
@@ -490,6 +677,7 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   }
   in.set_options(nullptr);
   if (!st.is_ok()) return st;
+  ++m.runs_done;
   m.stats.kernels = in.kernels_launched;
   const size_t dyn_peak = m.backend->allocator().stats().peak_in_use;
   m.stats.peak_bytes = m.plan.arena_bytes + (dyn_peak > base_in_use ? dyn_peak - base_in_use : 0);
@@ -506,6 +694,8 @@ const compiler::CompileResult& GraphExecutor::compile_result() const { return im
 const std::vector<int>& GraphExecutor::step_threads() const { return impl_->step_threads; }
 double GraphExecutor::compile_ms() const { return impl_->compile_ms; }
 RunStats GraphExecutor::last_stats() const { return impl_->stats; }
+bool GraphExecutor::replayed() const { return impl_->replayed; }
+const std::string& GraphExecutor::replay_note() const { return impl_->replay_note; }
 size_t GraphExecutor::num_steps() const { return impl_->program ? impl_->program->steps.size() : 0; }
 
 }  // namespace ms::runtime

@@ -162,5 +162,128 @@ TEST(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
   }
 }
 
+// O2 on CUDA records the whole graph once (second run) and replays it: every run, with fresh inputs
+// each time, matches the CPU for those inputs.
+TEST(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
+  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  auto ref = create_cpu_backend(0);
+  auto dev = create_backend("cuda", 0);
+  ASSERT_TRUE(dev.has_value());
+  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+  auto built = zoo::build_graph(std::string_view("zoo:resnet18?batch=2&size=64"));
+  ASSERT_TRUE(built.has_value()) << built.status().message();
+  const ir::Graph& g = *built;
+  ASSERT_EQ(g.inputs.size(), 1u);
+  const ir::ValueType& t = g.value(g.inputs[0])->type;
+  CompileOptions opts;
+  opts.jit_level = JitLevel::O2;
+  auto exe = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  ASSERT_TRUE(exe.has_value()) << exe.status().message();
+  EXPECT_EQ((*exe)->replay_note(), "");
+  EagerExecutor cpu_exe(g, *ref);
+  for (int run = 0; run < 4; ++run) {
+    Tensor x = Tensor::zeros(t.dtype, *t.dims);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = static_cast<float>((i * (37 + 6 * run)) % 101) / 101.f - 0.5f;
+    auto want = cpu_exe.run({{g.inputs[0], x}});
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    auto got = (*exe)->run({{g.inputs[0], x}});
+    ASSERT_TRUE(got.has_value()) << "run " << run << ": " << got.status().message();
+    expect_close(*got, *want, "run " + std::to_string(run));
+    EXPECT_EQ((*exe)->replayed(), run >= 1) << "run " << run << ": " << (*exe)->replay_note();
+  }
+  EXPECT_GT((*exe)->last_stats().kernels, 20);
+}
+
+// O2 with MODESCOPE_CUDA_STREAMS=4: the Inception block's branches go to separate streams (joined by
+// events, also inside the recorded graph); every run matches the CPU.
+TEST(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
+  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  auto ref = create_cpu_backend(0);
+  auto dev = create_backend("cuda", 0);
+  ASSERT_TRUE(dev.has_value());
+  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+  auto built = zoo::build_graph(std::string_view("zoo:inception_block?batch=2"));
+  ASSERT_TRUE(built.has_value()) << built.status().message();
+  const ir::Graph& g = *built;
+  const ir::ValueType& t = g.value(g.inputs[0])->type;
+  CompileOptions opts;
+  opts.jit_level = JitLevel::O2;
+  setenv("MODESCOPE_CUDA_STREAMS", "4", 1);
+  auto exe = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  unsetenv("MODESCOPE_CUDA_STREAMS");
+  ASSERT_TRUE(exe.has_value()) << exe.status().message();
+  int streams = 1;
+  for (int k : (*exe)->step_threads()) streams = std::max(streams, k + 1);
+  EXPECT_GE(streams, 2);
+  EagerExecutor cpu_exe(g, *ref);
+  for (int run = 0; run < 3; ++run) {
+    Tensor x = Tensor::zeros(t.dtype, *t.dims);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = static_cast<float>((i * (31 + 4 * run)) % 97) / 97.f - 0.5f;
+    auto want = cpu_exe.run({{g.inputs[0], x}});
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    auto got = (*exe)->run({{g.inputs[0], x}});
+    ASSERT_TRUE(got.has_value()) << "run " << run << ": " << got.status().message();
+    expect_close(*got, *want, "streams, run " + std::to_string(run));
+    EXPECT_EQ((*exe)->replayed(), run >= 1) << (*exe)->replay_note();
+  }
+}
+
+// A step that cannot be recorded (Gather checks its indices on the host) keeps the runs step by
+// step, and the note names it.
+TEST(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
+  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  auto dev = create_backend("cuda", 0);
+  ASSERT_TRUE(dev.has_value());
+  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+  ir::Graph g;
+  g.inputs = {"x"};
+  const ir::ValueType xt{DType::F32, std::vector<int64_t>{4, 3}, {"", ""}};
+  g.add_value(ir::Value{"x", xt, {}, std::nullopt});
+  g.add_value(ir::Value{"idx", ir::ValueType{DType::I64, std::vector<int64_t>{2}, {""}}, {},
+                        Tensor::from_vector<int64_t>({2, 0}, {2})});
+  ir::Node n;
+  n.op_type = "Gather";
+  n.name = "pick";
+  n.inputs = {"x", "idx"};
+  n.outputs = {"y"};
+  g.add_node(n);
+  g.outputs = {"y"};
+  CompileOptions opts;
+  opts.jit_level = JitLevel::O2;
+  auto exe = GraphExecutor::compile(g, *dev->backend, {{"x", xt}}, opts);
+  ASSERT_TRUE(exe.has_value()) << exe.status().message();
+  EXPECT_NE((*exe)->replay_note().find("pick (Gather)"), std::string::npos) << (*exe)->replay_note();
+  Tensor x = Tensor::zeros(DType::F32, {4, 3});
+  for (int i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>(i);
+  for (int run = 0; run < 2; ++run) {
+    auto y = (*exe)->run({{"x", x}});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    EXPECT_FALSE((*exe)->replayed());
+    EXPECT_FLOAT_EQ((*y)[0].data<float>()[0], 6.f);
+    EXPECT_FLOAT_EQ((*y)[0].data<float>()[3], 0.f);
+  }
+}
+
+// The CPU backend has nothing to record: O2 runs step by step, with no note.
+TEST(GraphReplay, CpuRunsStepByStepWithoutANote) {
+  auto cpu = create_cpu_backend(1);
+  auto built = zoo::build_graph(std::string_view("zoo:mnist_mlp?batch=2"));
+  ASSERT_TRUE(built.has_value()) << built.status().message();
+  const ir::Graph& g = *built;
+  CompileOptions opts;
+  opts.jit_level = JitLevel::O2;
+  auto exe = GraphExecutor::compile(g, *cpu, {{g.inputs[0], g.value(g.inputs[0])->type}}, opts);
+  ASSERT_TRUE(exe.has_value()) << exe.status().message();
+  const ir::ValueType& t = g.value(g.inputs[0])->type;
+  for (int run = 0; run < 3; ++run) {
+    auto y = (*exe)->run({{g.inputs[0], Tensor::zeros(t.dtype, *t.dims)}});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    EXPECT_FALSE((*exe)->replayed());
+  }
+  EXPECT_EQ((*exe)->replay_note(), "");
+}
+
 }  // namespace
 }  // namespace ms::runtime

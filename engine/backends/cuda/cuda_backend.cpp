@@ -75,6 +75,10 @@ Expected<std::unique_ptr<CudaBackend>> CudaBackend::create(int threads) {
   MS_CUBLAS_CHECK(cublasLtCreate(&b->lt_));
   MS_CUDNN_CHECK(cudnnCreate(&b->dnn_));
   MS_CUDNN_CHECK(cudnnSetStream(b->dnn_, b->stream_));
+  b->current_ = b->stream_;
+  b->streams_ = {b->stream_};
+  b->events_.assign(1, nullptr);
+  MS_CUDA_CHECK(cudaEventCreateWithFlags(&b->events_[0], cudaEventDisableTiming));
   b->cpu_ = std::make_unique<cpu::CpuBackend>(threads);
   b->device_raw_ = std::make_unique<DeviceAllocator>(b->device_);
   b->caching_ = std::make_unique<runtime::BlockAllocator>(std::make_unique<DeviceAllocator>(b->device_));
@@ -90,7 +94,10 @@ Expected<std::unique_ptr<CudaBackend>> CudaBackend::create(int threads) {
 }
 
 CudaBackend::~CudaBackend() {
-  if (stream_) cudaStreamSynchronize(stream_);
+  for (cudaStream_t st : streams_) cudaStreamSynchronize(st);
+  for (cudaEvent_t e : events_)
+    if (e) cudaEventDestroy(e);
+  for (size_t k = 1; k < streams_.size(); ++k) cudaStreamDestroy(streams_[k]);
   uploads_.clear();
   caching_.reset();
   if (dnn_) cudnnDestroy(dnn_);
@@ -116,7 +123,40 @@ runtime::KernelFn CudaBackend::find_kernel(const ir::Node& node) const {
   return cpu::CpuBackend::kernels().find(node.op_type, node.domain) ? &cpu_fallback : nullptr;
 }
 
-void CudaBackend::synchronize() { cudaStreamSynchronize(stream_); }
+void CudaBackend::synchronize() {
+  for (cudaStream_t st : streams_) cudaStreamSynchronize(st);
+}
+
+Status CudaBackend::make_streams(int k) {
+  if (k < 0 || k >= kMaxStreams) return internal_error("stream " + std::to_string(k) + " out of range");
+  while (static_cast<int>(streams_.size()) <= k) {
+    cudaStream_t st = nullptr;
+    cudaEvent_t e = nullptr;
+    MS_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    streams_.push_back(st);
+    MS_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    events_.push_back(e);
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::use_stream(int k) {
+  MS_RETURN_IF_ERROR(make_streams(k));
+  if (current_ != streams_[static_cast<size_t>(k)]) {
+    current_ = streams_[static_cast<size_t>(k)];
+    MS_CUDNN_CHECK(cudnnSetStream(dnn_, current_));
+  }
+  return Status::ok();
+}
+
+Status CudaBackend::stream_wait(int waiter, int producer) {
+  if (waiter == producer) return Status::ok();
+  MS_RETURN_IF_ERROR(make_streams(std::max(waiter, producer)));
+  cudaEvent_t e = events_[static_cast<size_t>(producer)];
+  MS_CUDA_CHECK(cudaEventRecord(e, streams_[static_cast<size_t>(producer)]));
+  MS_CUDA_CHECK(cudaStreamWaitEvent(streams_[static_cast<size_t>(waiter)], e, 0));
+  return Status::ok();
+}
 
 runtime::Allocator& CudaBackend::allocator_for(DType t) {
   return is_float(t) ? static_cast<runtime::Allocator&>(*caching_) : *host_;
@@ -131,15 +171,15 @@ runtime::MemoryInfo CudaBackend::memory_info() const {
 Status CudaBackend::copy_to_host(const Tensor& src, Tensor& dst) {
   if (src.nbytes() != dst.nbytes()) return internal_error("copy_to_host: size mismatch");
   if (!src.nbytes()) return Status::ok();
-  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, stream_));
-  MS_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, current_));
+  MS_CUDA_CHECK(cudaStreamSynchronize(current_));
   return Status::ok();
 }
 
 Status CudaBackend::copy_from_host(const Tensor& src, Tensor& dst) {
   if (src.nbytes() != dst.nbytes()) return internal_error("copy_from_host: size mismatch");
   if (!src.nbytes()) return Status::ok();
-  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, stream_));
+  MS_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, current_));
   return Status::ok();
 }
 
@@ -162,9 +202,68 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
   Tensor dev(std::move(buf), t.dtype(), t.shape());
   MS_RETURN_IF_ERROR(copy_from_host(t, dev));
   std::lock_guard<std::mutex> lock(upload_mu_);
-  if (uploads_.size() > 4096) uploads_.clear();  // bounded: stale entries of freed buffers go
+  if (uploads_.size() > 4096)  // bounded: entries of freed buffers go
+    std::erase_if(uploads_, [](const auto& kv) { return kv.second.source.expired(); });
   uploads_[key] = Upload{t.buffer(), dev};
   return dev;
+}
+
+namespace {
+
+class CudaGraphRun final : public runtime::CapturedRun {
+ public:
+  CudaGraphRun(cudaGraph_t g, cudaGraphExec_t exec, size_t nodes, cudaStream_t stream)
+      : graph_(g), exec_(exec), nodes_(nodes), stream_(stream) {}
+  ~CudaGraphRun() override {
+    cudaStreamSynchronize(stream_);
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  Status launch() override {
+    MS_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+    return Status::ok();
+  }
+  size_t nodes() const override { return nodes_; }
+
+ private:
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  size_t nodes_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::string CudaBackend::why_not_capturable(const ir::Node& node) const {
+  if (!kernels().find(node.op_type, node.domain)) return "runs on the CPU";
+  if (node.op_type == "Gather") return "checks its indices on the host";
+  return "";
+}
+
+Status CudaBackend::begin_capture() {
+  MS_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<runtime::CapturedRun>> CudaBackend::end_capture(bool keep) {
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(stream_, &g);
+  if (!keep || e != cudaSuccess) {
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();  // an invalidated capture is not sticky; clear it for the step-by-step run
+    if (!keep) return Status::error(ErrorCode::Cancelled, "recording discarded");
+    return cuda_error(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t ie = cudaGraphInstantiate(&exec, g, 0);
+  if (ie != cudaSuccess) {
+    cudaGraphDestroy(g);
+    cudaGetLastError();
+    return cuda_error(ie, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  size_t n = 0;
+  cudaGraphGetNodes(g, nullptr, &n);
+  return std::unique_ptr<runtime::CapturedRun>(std::make_unique<CudaGraphRun>(g, exec, n, stream_));
 }
 
 Expected<const Tensor*> DeviceInputs::get(size_t i) {

@@ -18,17 +18,20 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/block_allocator.h"
+#include "engine/runtime/capture.h"
 
 namespace ms::cuda {
 
 // Why CUDA cannot be used here ("" when it can): no driver, no device, driver older than the runtime.
 std::string probe_device();
 
-class CudaBackend final : public runtime::Backend {
+// Whole-graph replay through CUDA Graphs: stream capture on the backend's stream (this thread only).
+class CudaBackend final : public runtime::Backend, public runtime::GraphCapture {
  public:
   // Fails with one line naming the reason when no usable device exists.
   static Expected<std::unique_ptr<CudaBackend>> create(int threads);
@@ -49,7 +52,16 @@ class CudaBackend final : public runtime::Backend {
   Status copy_to_host(const Tensor& src, Tensor& dst) override;
   Status copy_from_host(const Tensor& src, Tensor& dst) override;
 
-  cudaStream_t stream() const { return stream_; }
+  std::string why_not_capturable(const ir::Node& node) const override;
+  Expected<Tensor> resident(const Tensor& host) override { return to_device(host); }
+  Status begin_capture() override;
+  Expected<std::unique_ptr<runtime::CapturedRun>> end_capture(bool keep) override;
+  int max_streams() const override { return kMaxStreams; }
+  Status use_stream(int k) override;
+  Status stream_wait(int waiter, int producer) override;
+
+  // The stream kernels enqueue on now (the backend's own unless a Graph run put a branch on another).
+  cudaStream_t stream() const { return current_; }
   cublasLtHandle_t cublaslt() const { return lt_; }
   cudnnHandle_t cudnn() const { return dnn_; }
   cpu::CpuBackend& cpu() { return *cpu_; }
@@ -65,10 +77,15 @@ class CudaBackend final : public runtime::Backend {
 
  private:
   CudaBackend() = default;
+  Status make_streams(int k);  // streams (and their events) 0..k exist
   int device_ = 0;
   cudaDeviceProp props_{};
   std::string description_;
-  cudaStream_t stream_ = nullptr;
+  static constexpr int kMaxStreams = 4;
+  cudaStream_t stream_ = nullptr;   // stream 0
+  cudaStream_t current_ = nullptr;  // where work goes now
+  std::vector<cudaStream_t> streams_;  // [0] = stream_, more made on first use
+  std::vector<cudaEvent_t> events_;    // per stream, re-recorded for each wait
   cublasLtHandle_t lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::unique_ptr<cpu::CpuBackend> cpu_;

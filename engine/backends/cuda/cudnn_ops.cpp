@@ -1,7 +1,8 @@
 // Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN. The convolution algorithm is
-// picked once per shape by cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7), with its
+// timed once per shape (cudnnFindConvolutionForwardAlgorithm; heuristics as the fallback), with its
 // workspace from the allocator; FusedConv adds bias, activations and the residual in one epilogue.
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -65,7 +66,16 @@ Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& ke
   if (it != cache.end()) return it->second;
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
-  MS_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(be.cudnn(), d.x, d.w, d.conv, d.y, 8, &found, perf));
+  // Timed once per shape (cuDNN runs each algorithm; fastest first), as frameworks do with their
+  // benchmark mode; cuDNN's heuristics when timing fails or MODESCOPE_CUDNN_FIND=0.
+  const char* env = std::getenv("MODESCOPE_CUDNN_FIND");
+  const bool find = !(env && std::string(env) == "0");
+  if (!find || cudnnFindConvolutionForwardAlgorithm(be.cudnn(), d.x, d.w, d.conv, d.y, 8, &found, perf) !=
+                   CUDNN_STATUS_SUCCESS) {
+    cudaGetLastError();
+    found = 0;
+    MS_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(be.cudnn(), d.x, d.w, d.conv, d.y, 8, &found, perf));
+  }
   for (int i = 0; i < found; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS) return cache.emplace(key, perf[i].algo).first->second;
   return Status::error(ErrorCode::Unsupported, "cuDNN found no convolution algorithm");
