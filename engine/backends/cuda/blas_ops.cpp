@@ -87,7 +87,7 @@ Status run_gemm(runtime::KernelContext& ctx, const GemmShape& s, const float* a,
   MS_ASSIGN_OR_RETURN(const GemmPlan* p, plan_for(be, s));
   Tensor ws;
   if (p->workspace) {
-    MS_ASSIGN_OR_RETURN(ws, ctx.scratch(DType::U8, {static_cast<int64_t>(p->workspace)}));
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, p->workspace));
   }
   MS_CUBLAS_CHECK(cublasLtMatmul(be.cublaslt(), p->op, &alpha, b, p->la, a, p->lb, &beta, y, p->ly, y, p->ly, &p->algo,
                                  p->workspace ? ws.raw() : nullptr, p->workspace, be.stream()));

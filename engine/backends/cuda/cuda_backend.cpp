@@ -9,6 +9,7 @@
 namespace ms::cuda {
 
 Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
+  cudaGetLastError();  // also left as the "last error": cleared so the next launch check does not report it
   const ErrorCode code = e == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::Internal;
   return Status::error(code, std::string(call) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
                                  ") at " + file + ":" + std::to_string(line));

@@ -134,7 +134,7 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   MS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(be.cudnn(), d.x, d.w, d.conv, d.y, algo, &ws_bytes));
   Tensor ws;
   if (ws_bytes) {
-    MS_ASSIGN_OR_RETURN(ws, ctx.scratch(DType::U8, {static_cast<int64_t>(ws_bytes)}));
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
   }
   const float one = 1.f, zero = 0.f;
   MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, x->raw(), d.w, w->raw(), d.conv, algo,

@@ -113,12 +113,12 @@ Status gather(runtime::KernelContext& ctx) {
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* data, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* idx, in.get(1));
-  MS_ASSIGN_OR_RETURN(Tensor flag, ctx.scratch(DType::I32, {1}));
+  MS_ASSIGN_OR_RETURN(Tensor flag, device_scratch(ctx, sizeof(int)));
   CudaBackend& be = cuda_backend(ctx);
   MS_CUDA_CHECK(cudaMemsetAsync(flag.raw(), 0, sizeof(int), be.stream()));
   MS_RETURN_IF_ERROR(launched(ctx, cuda::gather(data->raw(), idx->data<int64_t>(), y.raw(), outer,
                                                 data0.shape()[static_cast<size_t>(axis)], idx0.numel(), inner,
-                                                static_cast<int>(dtype_size(y.dtype())), flag.data<int>(), be.stream()),
+                                                static_cast<int>(dtype_size(y.dtype())), static_cast<int*>(flag.raw()), be.stream()),
                               "gather"));
   int bad = 0;
   MS_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.raw(), sizeof(int), cudaMemcpyDefault, be.stream()));

@@ -31,6 +31,12 @@ inline Shape row_major_strides(const Shape& dims) {
 
 inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
+// Scratch bytes in device memory. Eager scratch comes from the allocator of its dtype, and integer
+// dtypes live on the host there, so byte buffers (workspaces, flags) are asked for as floats.
+inline Expected<Tensor> device_scratch(runtime::KernelContext& ctx, size_t bytes) {
+  return ctx.scratch(DType::F32, {static_cast<int64_t>((bytes + 3) / 4)});
+}
+
 // Launch result -> Status naming the node and the kernel.
 inline Status launched(runtime::KernelContext& ctx, cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
