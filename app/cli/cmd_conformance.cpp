@@ -75,7 +75,8 @@ void write_all(int fd, const std::string& data) {
 
 // In the child: run the case and send the result as JSON through the pipe. Never returns.
 [[noreturn]] void child_main(int fd, const std::string& case_dir, const CaseOptions& opt) {
-  if (!kUnderAsan) {
+  // (Not on CUDA: the driver reserves far more address space than the cap, and fails to start.)
+  if (!kUnderAsan && opt.device != "cuda") {
     rlimit lim{kChildAddressSpace, kChildAddressSpace};
     setrlimit(RLIMIT_AS, &lim);
   }
