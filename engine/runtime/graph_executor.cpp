@@ -218,7 +218,7 @@ void GraphExecutor::Impl::check_replay(const CompileOptions& options) {
   }
   for (size_t si = 0; why.empty() && si < p.steps.size(); ++si) {
     const ir::Node& n = *p.steps[si].node;
-    const std::string at = n.label() + " (" + n.op_type + ") ";
+    const std::string at = n.label() + " ";
     bool sub = false;
     for (const auto& [k, a] : n.attrs) sub = sub || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
     if (!is_static_step[si]) {
