@@ -193,6 +193,8 @@ TEST(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
     EXPECT_EQ((*exe)->replayed(), run >= 1) << "run " << run << ": " << (*exe)->replay_note();
   }
   EXPECT_GT((*exe)->last_stats().kernels, 20);
+  // Only the downsampling shortcuts could overlap: the executor keeps one stream.
+  for (int k : (*exe)->step_threads()) EXPECT_EQ(k, 0);
 }
 
 // O2 with MODESCOPE_CUDA_STREAMS=4: the Inception block's branches go to separate streams (joined by
@@ -213,6 +215,12 @@ TEST(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
   auto exe = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
   unsetenv("MODESCOPE_CUDA_STREAMS");
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
+  // Left to itself the executor also puts the block's branches on streams (most work overlaps).
+  auto chosen = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  ASSERT_TRUE(chosen.has_value()) << chosen.status().message();
+  int chosen_streams = 1;
+  for (int k : (*chosen)->step_threads()) chosen_streams = std::max(chosen_streams, k + 1);
+  EXPECT_GE(chosen_streams, 2);
   int streams = 1;
   for (int k : (*exe)->step_threads()) streams = std::max(streams, k + 1);
   EXPECT_GE(streams, 2);

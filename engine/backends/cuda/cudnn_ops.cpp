@@ -1,6 +1,7 @@
 // Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN. The convolution algorithm is
 // timed once per shape (cudnnFindConvolutionForwardAlgorithm; heuristics as the fallback), with its
-// workspace from the allocator; FusedConv adds bias, activations and the residual in one epilogue.
+// workspace from the allocator; FusedConv adds bias, activations and the residual in one cuDNN call
+// (cudnnConvolutionBiasActivationForward) where cuDNN has one, else in our epilogue kernel.
 #include <array>
 #include <cstdlib>
 #include <map>
@@ -81,6 +82,57 @@ Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& ke
   return Status::error(ErrorCode::Unsupported, "cuDNN found no convolution algorithm");
 }
 
+bool fused_api_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("MODESCOPE_CUDNN_FUSED");
+    return !(env && std::string(env) == "0");
+  }();
+  return on;
+}
+
+// cudnnConvolutionBiasActivationForward: y = act(conv(x, w) + alpha2 * z + bias), act ReLU or
+// identity. Maps post-ops [], [Relu], [Add], [Add, Relu] (the residual is z); false when the
+// post-ops have another shape or cuDNN does not run this algorithm fused (then nothing was written).
+Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, const Tensor& w, const float* bias,
+                             const Tensor& residual, const std::vector<ops::PostOp>& post, cudnnConvolutionFwdAlgo_t algo,
+                             const Tensor& ws, size_t ws_bytes, Tensor& y) {
+  using K = ops::PostOp::Kind;
+  bool relu = false, add = false;
+  if (post.size() == 1 && post[0].kind == K::Relu) {
+    relu = true;
+  } else if (post.size() == 1 && post[0].kind == K::Add) {
+    add = true;
+  } else if (post.size() == 2 && post[0].kind == K::Add && post[1].kind == K::Relu) {
+    add = relu = true;
+  } else if (!post.empty()) {
+    return false;
+  }
+  if (add != residual.defined()) return false;
+  // Identity is fused only for the implicit precomputed GEMM algorithm.
+  if (!relu && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) return false;
+  struct Extra {
+    cudnnTensorDescriptor_t b = nullptr;
+    cudnnActivationDescriptor_t act = nullptr;
+    ~Extra() {
+      if (b) cudnnDestroyTensorDescriptor(b);
+      if (act) cudnnDestroyActivationDescriptor(act);
+    }
+  } e;
+  MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&e.b));
+  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(e.b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(y.dim(1)), 1, 1));
+  MS_CUDNN_CHECK(cudnnCreateActivationDescriptor(&e.act));
+  MS_CUDNN_CHECK(cudnnSetActivationDescriptor(e.act, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                              CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  const float one = 1.f, alpha2 = add ? 1.f : 0.f;
+  const void* z = add ? residual.raw() : y.raw();
+  const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+      be.cudnn(), &one, d.x, x.raw(), d.w, w.raw(), d.conv, algo, ws_bytes ? ws.raw() : nullptr, ws_bytes, &alpha2, d.y,
+      z, e.b, bias, e.act, d.y, y.raw());
+  if (st == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  MS_CUDNN_CHECK(st);
+  return true;
+}
+
 Status conv(runtime::KernelContext& ctx, bool fused) {
   const Tensor& x0 = ctx.input(0);
   const Tensor& w0 = ctx.input(1);
@@ -137,14 +189,23 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
     MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
   }
   const float one = 1.f, zero = 0.f;
-  MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, x->raw(), d.w, w->raw(), d.conv, algo,
-                                         ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.y, y.raw()));
   const float* bias = nullptr;
   if (ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
     if (b->numel() != y.dim(1)) return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
     bias = b->data<float>();
   }
+  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm;
+  // otherwise (or with MODESCOPE_CUDNN_FUSED=0) the convolution and our epilogue kernel.
+  if (bias && fused_api_enabled()) {
+    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, bias, residual, post, algo, ws, ws_bytes, y));
+    if (done) {
+      ctx.set_impl("cudnn:conv_bias_act_algo" + std::to_string(static_cast<int>(algo)));
+      return Status::ok();
+    }
+  }
+  MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, x->raw(), d.w, w->raw(), d.conv, algo,
+                                         ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.y, y.raw()));
   if (bias || !post.empty()) {
     Epilogue e;
     e.n = y.numel();
