@@ -39,6 +39,7 @@ struct TrainArgs {
   int threads = 0;
   std::string jit_level = "O1";
   std::string amp = "O0";
+  std::string loss_scale = "none";
   std::string report;
   std::string profile;
   int log_every = 0;
@@ -79,7 +80,10 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
                    {"first_step_ms", r.step_ms.empty() ? 0.0 : r.step_ms.front()},  // compile not included
                    {"step_ms_all", r.step_ms},
                    {"compile_ms", r.compile_ms},
-                   {"peak_bytes", r.peak_bytes}};
+                   {"peak_bytes", r.peak_bytes},
+                   {"loss_scale_mode", a.loss_scale},
+                   {"loss_scale", r.loss_scale},
+                   {"skipped_steps", r.skipped_steps}};
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
   return j;
 }
@@ -122,8 +126,9 @@ Expected<nn::Mode> parse_mode(const std::string& m) {
 }
 
 Status prepare_args(TrainArgs& a) {
-  if (a.amp != "O0")
-    return unsupported("--amp " + a.amp + ": mixed precision is not implemented yet (only O0, fp32)");
+  MS_ASSIGN_OR_RETURN(a.run.amp, runtime::parse_amp_level(a.amp));
+  a.amp = runtime::amp_level_name(a.run.amp);
+  MS_ASSIGN_OR_RETURN(a.run.loss_scale, nn::train::parse_loss_scale(a.loss_scale));
   MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
   MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));
   return apply_context(a.device, a.threads, a.run.mode);
@@ -134,6 +139,9 @@ void print_summary(const TrainResult& r) {
               r.step_ms.size(), r.steady.median, r.steady.p10, r.steady.p90, r.steady.mean,
               r.step_ms.empty() ? 0.0 : r.step_ms.front());
   std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, format_bytes(static_cast<double>(r.peak_bytes)).c_str());
+  if (r.loss_scale > 0)
+    std::printf("loss scale %g at the end, %lld skipped steps (inf/NaN gradients)\n", r.loss_scale,
+                static_cast<long long>(r.skipped_steps));
   if (r.accuracy >= 0)
     std::printf("test accuracy %.2f%% (%lld/%lld)\n", 100.0 * r.accuracy, static_cast<long long>(r.correct),
                 static_cast<long long>(r.test_examples));
@@ -188,7 +196,9 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
   cmd.add_option("--data", a.run.data, "digits, synthetic, or auto (digits when the template takes them)")
       ->check(CLI::IsMember({"auto", "digits", "synthetic"}));
   cmd.add_option("--data-dir", a.run.data_dir, "Folder of digits_images.npy / digits_labels.npy");
-  cmd.add_option("--amp", a.amp, "Mixed precision level (only O0 so far)");
+  cmd.add_option("--amp", a.amp,
+                 "Mixed precision: O0 fp32, O1 conv/matmul in bf16, O2 all but norms/softmax/loss in bf16, O3 all bf16");
+  cmd.add_option("--loss-scale", a.loss_scale, "Loss scaling: none (default), dynamic, or a static scale N");
 }
 
 const RegisterCommand kTrain{

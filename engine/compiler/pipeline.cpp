@@ -21,8 +21,10 @@ const char* jit_level_name(JitLevel l) {
   return "?";
 }
 
-PassManager build_pipeline(JitLevel level, runtime::Backend* backend) {
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp) {
   PassManager pm;
+  // First, so every later pass (folding, fusion, layout) sees the precision each op computes in.
+  if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend));
   pm.add(make_infer_types_pass(backend));
   if (level == JitLevel::O0) return pm;
   pm.add(make_simplify_pass());
@@ -37,9 +39,9 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend) {
   return pm;
 }
 
-std::vector<PipelineEntry> describe_pipeline(JitLevel level) {
+std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp) {
   std::vector<PipelineEntry> out;
-  PassManager pm = build_pipeline(level, nullptr);
+  PassManager pm = build_pipeline(level, nullptr, amp);
   for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
   out.push_back({"plan-memory", "MemoryPlanning",
                  "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
@@ -50,7 +52,7 @@ std::vector<PipelineEntry> describe_pipeline(JitLevel level) {
 }
 
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
-  PassManager pm = build_pipeline(config.jit_level, backend);
+  PassManager pm = build_pipeline(config.jit_level, backend, config.amp);
   DisablePasses disable(config.disabled_passes);
   StopAfter stop(config.stop_after);
   VerifyAfterEachPass verify;

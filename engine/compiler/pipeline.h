@@ -13,10 +13,12 @@
 
 #include "engine/compiler/diff.h"
 #include "engine/compiler/instrumentations.h"
+#include "engine/runtime/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::compiler {
 
+using runtime::AmpLevel;
 using runtime::JitLevel;
 
 struct JitConfig {
@@ -25,19 +27,21 @@ struct JitConfig {
   int stop_after = -1;                       // run passes [0, n) only; -1 all
   bool snapshots = true;                     // keep a snapshot after each pass
   bool verify = false;                       // ir::verify after each pass (tests, debug builds)
+  AmpLevel amp = AmpLevel::O0;               // O1..O3: the amp-cast pass runs first (runtime/amp.h)
 };
 
 Expected<JitLevel> parse_jit_level(const std::string& s);  // "O0" | "O1" | "O2"
 const char* jit_level_name(JitLevel l);
 
-// The passes of a level, in order (backend used for folding; may be null for listing).
-PassManager build_pipeline(JitLevel level, runtime::Backend* backend);
+// The passes of a level, in order (backend used for folding; may be null for listing). An AMP level
+// other than O0 puts the amp-cast pass first.
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp = AmpLevel::O0);
 
 struct PipelineEntry {
   std::string argument, name, description;
 };
 // Passes of a level plus the closing stages (memory planning, scheduling), for --list.
-std::vector<PipelineEntry> describe_pipeline(JitLevel level);
+std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp = AmpLevel::O0);
 
 // One row of the pass report.
 struct PassReport {

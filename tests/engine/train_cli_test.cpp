@@ -79,11 +79,33 @@ TEST_F(TrainCli, CompareTrainPrintsTheTable) {
     EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
 }
 
+TEST_F(TrainCli, AmpReportsLevelLossScaleAndSkippedSteps) {
+  for (const char* mode : {"pynative", "graph"}) {
+    const std::string report = (dir_ / (std::string(mode) + ".json")).string();
+    int rc = -1;
+    std::string out = run_capture(cli_ + " train" + kModel + " --steps 40 --batch 16 --optimizer adam --lr 0.01 --amp O2 --loss-scale dynamic --mode " +
+                                      mode + " --report " + report, &rc);
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("loss scale 65536 at the end, 0 skipped steps"), std::string::npos) << out;
+    std::ifstream f(report);
+    const auto j = nlohmann::json::parse(f, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out;
+    EXPECT_EQ(j["amp"], "O2");
+    EXPECT_EQ(j["loss_scale_mode"], "dynamic");
+    EXPECT_EQ(j["loss_scale"].get<double>(), 65536.0);
+    EXPECT_EQ(j["skipped_steps"].get<int64_t>(), 0);
+    EXPECT_GT(j["accuracy"].get<double>(), 0.5);
+  }
+}
+
 TEST_F(TrainCli, ErrorsAreOneLine) {
   int rc = -1;
-  std::string out = run_capture(cli_ + " train" + kModel + " --amp O2", &rc);
+  std::string out = run_capture(cli_ + " train" + kModel + " --amp O4", &rc);
   EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find("not implemented"), std::string::npos) << out;
+  EXPECT_NE(out.find("amp level must be O0, O1, O2 or O3"), std::string::npos) << out;
+  out = run_capture(cli_ + " train" + kModel + " --amp O2 --loss-scale -2", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(out.find("--loss-scale must be"), std::string::npos) << out;
   out = run_capture(cli_ + " train " MODESCOPE_SOURCE_DIR "/samples/models/mlp.onnx --steps 1", &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("zoo template"), std::string::npos) << out;

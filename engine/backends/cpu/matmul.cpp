@@ -1,6 +1,7 @@
-// MatMul (numpy semantics) and Gemm. f32 through dnnl::matmul (batch broadcasting, transposes as
-// strides, alpha as output scale, beta*C as a sum post-op over a prefilled output); other dtypes
-// (f64, f16, bf16, i32, i64, u32, u64) through a reference loop.
+// MatMul (numpy semantics) and Gemm. f32 and bf16 (mixed precision: f32 accumulation inside
+// oneDNN) through dnnl::matmul (batch broadcasting, transposes as strides, alpha as output scale,
+// beta*C as a sum post-op over a prefilled output); other dtypes (f64, f16, i32, i64, u32, u64)
+// through a reference loop.
 #include "engine/backends/cpu/nn_onednn.h"
 
 namespace ms::cpu::nn {
@@ -136,9 +137,13 @@ Status matmul_onednn(runtime::KernelContext& ctx, const Tensor& a, const memory:
   });
 }
 
-memory::desc strided_desc(const Shape& dims, const Shape& strides) {
-  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32,
-                      memory::dims(strides.begin(), strides.end()));
+memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t) {
+  return memory::desc(memory::dims(dims.begin(), dims.end()), to_dnnl(t), memory::dims(strides.begin(), strides.end()));
+}
+
+// Types dnnl::matmul takes here: both operands and the output f32, or all bf16.
+bool onednn_matmul_types(const Tensor& a, const Tensor& b, const Tensor& y) {
+  return (a.dtype() == DType::F32 || a.dtype() == DType::BF16) && b.dtype() == a.dtype() && y.dtype() == a.dtype();
 }
 
 Status matmul_kernel(runtime::KernelContext& ctx) {
@@ -147,10 +152,11 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const MatmulPlan p = plan_matmul(a.shape(), b.shape());
   if (y.numel() == 0) return Status::ok();
-  if (a.dtype() == DType::F32 && p.k > 0 && p.y_dims.size() <= 12) {
-    const std::string key = "matmul|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
-    Status s = matmul_onednn(ctx, a, strided_desc(p.a_dims, p.a_strides), b, strided_desc(p.b_dims, p.b_strides), y,
-                             plain_desc(p.y_dims), 1.0f, false, key);
+  if (onednn_matmul_types(a, b, y) && p.k > 0 && p.y_dims.size() <= 12) {
+    const DType t = a.dtype();
+    const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
+    Status s = matmul_onednn(ctx, a, strided_desc(p.a_dims, p.a_strides, t), b, strided_desc(p.b_dims, p.b_strides, t),
+                             y, plain_desc(p.y_dims, to_dnnl(t)), 1.0f, false, key);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
   const bool ok = visit_matmul_type(a.dtype(), [&](auto tag) {
@@ -194,12 +200,13 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
     std::memset(y.raw(), 0, y.nbytes());
   // Row/column strides of op(A) [M,K] and op(B) [K,N] inside the stored tensors.
   const int64_t a_rs = ta ? 1 : k, a_cs = ta ? m : 1, b_rs = tb ? 1 : n, b_cs = tb ? k : 1;
-  if (a.dtype() == DType::F32 && k > 0) {
-    const std::string key = "gemm|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
+  if (onednn_matmul_types(a, b, y) && k > 0) {
+    const DType t = a.dtype();
+    const std::string key = "gemm|" + std::string(dtype_name(t)) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
                             std::to_string(ta) + std::to_string(tb) + "|" + std::to_string(alpha) + "|" +
                             std::to_string(with_c);
-    Status s = matmul_onednn(ctx, a, strided_desc({m, k}, {a_rs, a_cs}), b, strided_desc({k, n}, {b_rs, b_cs}), y,
-                             plain_desc({m, n}), static_cast<float>(alpha), true, key);
+    Status s = matmul_onednn(ctx, a, strided_desc({m, k}, {a_rs, a_cs}, t), b, strided_desc({k, n}, {b_rs, b_cs}, t), y,
+                             plain_desc({m, n}, to_dnnl(t)), static_cast<float>(alpha), true, key);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
   MatmulPlan p;

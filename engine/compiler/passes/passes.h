@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engine/compiler/pass.h"
+#include "engine/runtime/amp.h"
 
 namespace ms::runtime {
 class Backend;
@@ -18,5 +19,6 @@ PassPtr make_fold_batchnorm_pass();                                 // fold_batc
 PassPtr make_fuse_ops_pass();                                       // fuse_anchor.cpp
 PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
 PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)
+PassPtr make_amp_cast_pass(runtime::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
 
 }  // namespace ms::compiler

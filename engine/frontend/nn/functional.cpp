@@ -2,6 +2,7 @@
 // at once, the way the interpreter dispatches one step, without building a Program).
 #include "engine/frontend/nn/functional.h"
 
+#include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/trace.h"
@@ -121,6 +122,17 @@ Vars dispatch(const std::string& op_type, const Vars& inputs, Attrs attrs, int n
 }  // namespace
 
 Vars op_n(const std::string& op_type, const Vars& inputs, Attrs attrs, int num_outputs, const std::string& domain) {
+  // Autocast (mixed precision): the Casts are ops of their own, so the tape records them too.
+  if (const DType amp = autocast::compute_type(op_type, domain); amp != DType::Undefined) {
+    Vars outs = [&] {
+      const AutocastPause pause;  // the op itself, with cast inputs, runs as written
+      return op_n(op_type, autocast::cast_inputs(op_type, inputs, amp), std::move(attrs), num_outputs, domain);
+    }();
+    if (autocast::outputs_back_to_f32(op_type, domain))
+      for (Var& v : outs)
+        if (v.ok() && v.dtype() == amp) v = cast(v, DType::F32);
+    return outs;
+  }
   // Under value_and_grad the op is also recorded on the tape (eager and traced alike).
   autodiff::Tape* tape = autodiff::active_tape();
   if (!tape) return dispatch(op_type, inputs, std::move(attrs), num_outputs, domain);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/trace.h"
@@ -55,7 +56,8 @@ Vars Module::call(const Vars& xs) {
       cache_ = std::make_unique<GraphCache>(
           [this](const Vars& in) {
             ScopeGuard scope(name_, children_.empty());
-            return forward_n(in);
+            AutocastModuleScope amp(type_name());
+            return amp.finish(forward_n(in));
           },
           cfg, name_.empty() ? type_name() : name_);
       cache_->set_module(this);
@@ -65,7 +67,8 @@ Vars Module::call(const Vars& xs) {
     return cache_->run(xs);
   }
   ScopeGuard scope(name_, children_.empty());
-  return forward_n(xs);
+  AutocastModuleScope amp(type_name());  // mixed precision (autocast.h)
+  return amp.finish(forward_n(xs));
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(const std::string& prefix) const {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/train/data.h"
 #include "engine/frontend/train/losses.h"
@@ -207,6 +208,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   auto loss_fn = [smoothing](Module& mod, const Vars& in) { return cross_entropy(mod(in.at(0)), in.at(1), smoothing); };
   set_training(m, true);
   TrainStep step(m, loss_fn, make_update_rule(cfg, hyper), o.mode, o.jit_level);
+  step.set_amp(AmpOptions{o.amp, o.loss_scale});
   for (int64_t s = 1; s <= o.steps; ++s) {
     Batch b = loader.next();
     const double lr = sched.at(s);
@@ -220,8 +222,10 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
     r.step_ms.push_back(stats->step_ms);
     r.compile_ms += stats->compile_ms;
     r.peak_bytes = std::max(r.peak_bytes, stats->peak_bytes);
+    r.loss_scale = stats->loss_scale;
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }
+  r.skipped_steps = step.skipped_steps();
   r.steady = summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end())
                                                   : r.step_ms);
   if (o.evaluate) {
@@ -231,6 +235,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
     clear_graph_caches(m);
     const Mode before = get_mode();
     set_context(o.mode);
+    const AutocastGuard amp(o.amp);
     auto correct = evaluate(m, parts.test, batch);
     set_context(before);
     if (!correct) return Status(correct.status()).prepend("evaluation: ");

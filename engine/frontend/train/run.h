@@ -11,6 +11,8 @@
 
 #include "engine/core/status.h"
 #include "engine/frontend/nn/context.h"
+#include "engine/frontend/train/loss_scale.h"
+#include "engine/runtime/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -33,6 +35,10 @@ struct RunOptions {
   int64_t test_size = 360;      // digits: 1,437 train / 360 test
   uint64_t seed = 0;            // data split, shuffling and synthetic values (init: the URI's seed)
   bool evaluate = true;         // test accuracy at the end
+  // Mixed precision (autocast at this level in both modes; evaluation too) and loss scaling.
+  // bf16 keeps f32's exponent range, so no loss scaling is the default.
+  runtime::AmpLevel amp = runtime::AmpLevel::O0;
+  LossScaleConfig loss_scale;
 };
 
 struct StepSummary {
@@ -54,6 +60,8 @@ struct RunResult {
   int64_t peak_bytes = 0;       // max over steps
   double accuracy = -1;         // test accuracy, -1 when not measured
   int64_t correct = 0;
+  double loss_scale = 0;        // final scale (0 without loss scaling)
+  int64_t skipped_steps = 0;    // steps loss scaling skipped (inf/NaN gradients)
 };
 
 // Called after every step (1-based).

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/nn/jit.h"
 #include "engine/frontend/nn/trace.h"
@@ -73,6 +74,7 @@ struct TrainStep::Compiled {
   std::vector<std::string> inputs;  // params, buffers, state, lr, step, batch
   size_t params = 0, buffers = 0, state = 0;
   std::vector<Tensor*> buffer_targets;  // one per buffer-update output, after loss/params/state
+  bool loss_scaled = false;             // inputs scale, good steps; outputs scale, good steps, overflow
   double compile_ms = 0;
 };
 
@@ -83,6 +85,22 @@ TrainStep::~TrainStep() = default;
 
 const ir::Graph* TrainStep::graph() const { return last_ ? &last_->graph : nullptr; }
 const runtime::GraphExecutor* TrainStep::executor() const { return last_ ? last_->exec.get() : nullptr; }
+
+void TrainStep::set_amp(const AmpOptions& amp) {
+  amp_ = amp;
+  scale_ = amp.loss_scale.enabled() ? amp.loss_scale.init_scale : 0;
+  good_steps_ = 0;
+  compiled_.clear();
+  last_ = nullptr;
+}
+
+void TrainStep::record_loss_scale(double scale, double good, bool overflow, StepStats& st) {
+  scale_ = scale;
+  good_steps_ = good;
+  if (overflow) ++skipped_;
+  st.skipped = overflow;
+  st.loss_scale = scale;
+}
 
 Status TrainStep::init_state() {
   if (state_ready_) return Status::ok();
@@ -112,12 +130,43 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
   runtime::Allocator& alloc = backend().allocator();
   alloc.reset_peak();
   const auto t0 = Clock::now();
+  const AutocastGuard amp(amp_.level);
   Vars params = trainable_parameters(model_);
-  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad([&] { return loss_(model_, inputs); }, params));
+  // Buffers (BatchNorm running statistics) move during the forward: kept to undo a skipped step.
+  std::vector<std::pair<Tensor*, Tensor>> saved_buffers;
+  if (loss_scaled())
+    for (const auto& s : model_.parameter_slots())
+      if (s.buffer) saved_buffers.emplace_back(s.tensor, s.tensor->clone());
+  Var raw_loss;
+  const Var scale = scalar_f32(scale_);
+  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(
+                                           [&] {
+                                             raw_loss = loss_(model_, inputs);
+                                             return loss_scaled() ? F::mul(raw_loss, scale) : raw_loss;
+                                           },
+                                           params));
+  Vars grads = vg.grads;
+  LossScaleStep ls;
+  if (loss_scaled()) {
+    ls = unscale_and_check(amp_.loss_scale, grads, scale, scalar_f32(good_steps_));
+    grads = ls.grads;
+  }
   Vars state;
   for (const Tensor& t : state_) state.emplace_back(t);
-  auto upd = rule_.update(params, vg.grads, state, scalar_f32(lr), scalar_f32(static_cast<double>(step_ + 1)));
+  auto upd = rule_.update(params, grads, state, scalar_f32(lr), scalar_f32(static_cast<double>(step_ + 1)));
   MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+  StepStats st;
+  if (loss_scaled()) {
+    upd.first = keep_on_overflow(ls.overflow, upd.first, params);
+    upd.second = keep_on_overflow(ls.overflow, upd.second, state);
+    MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+    MS_ASSIGN_OR_RETURN(double overflow, ls.overflow.item());
+    MS_ASSIGN_OR_RETURN(double new_scale, ls.new_scale.item());
+    MS_ASSIGN_OR_RETURN(double new_good, ls.new_good.item());
+    if (overflow != 0)
+      for (auto& [target, old] : saved_buffers) std::memcpy(target->raw(), old.raw(), old.nbytes());
+    record_loss_scale(new_scale, new_good, overflow != 0, st);
+  }
   std::vector<Tensor> values;
   for (const Var& v : upd.first) {
     MS_ASSIGN_OR_RETURN(Tensor t, v.tensor());
@@ -130,9 +179,8 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
     new_state.push_back(std::move(t));
   }
   state_ = std::move(new_state);
-  MS_ASSIGN_OR_RETURN(double loss, vg.value.item());
+  MS_ASSIGN_OR_RETURN(double loss, raw_loss.item());
   ++step_;
-  StepStats st;
   st.loss = loss;
   st.step_ms = ms_since(t0);
   st.peak_bytes = static_cast<int64_t>(alloc.stats().peak_in_use);
@@ -166,6 +214,12 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
       state.push_back(root.add_input("optimizer.state_" + std::to_string(i), static_type(state_[i].dtype(), state_[i].shape())));
     Var lr = root.add_input("lr", static_type(DType::F32, {}));
     Var step = root.add_input("step", static_type(DType::F32, {}));
+    Var scale, good;
+    c->loss_scaled = loss_scaled();
+    if (c->loss_scaled) {
+      scale = root.add_input("loss_scale.scale", static_type(DType::F32, {}));
+      good = root.add_input("loss_scale.good_steps", static_type(DType::F32, {}));
+    }
     for (size_t i = 0; i < inputs.size(); ++i)
       batch.push_back(root.add_input(inputs.size() == 1 ? "input" : "input_" + std::to_string(i),
                                      static_type(inputs[i].dtype(), inputs[i].shape())));
@@ -174,27 +228,65 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
     c->state = state.size();
     c->inputs = root.graph.inputs;
 
+    std::unordered_map<const void*, Var> old_buffers;
+    for (const auto& s : slots)
+      if (s.buffer) old_buffers[s.tensor->raw()] = bound[s.tensor->raw()];
     ParameterBinding binding(std::move(bound));
     BufferSink sink;
-    MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad([&] { return loss_(model_, batch); }, params));
+    const AutocastGuard amp(amp_.level);
+    Var raw_loss;
+    MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(
+                                             [&] {
+                                               raw_loss = loss_(model_, batch);
+                                               return c->loss_scaled ? F::mul(raw_loss, scale) : raw_loss;
+                                             },
+                                             params));
+    Vars grads = vg.grads;
+    LossScaleStep ls;
+    if (c->loss_scaled) {
+      ls = unscale_and_check(amp_.loss_scale, grads, scale, good);
+      grads = ls.grads;
+    }
     std::pair<Vars, Vars> upd;
     {
       const std::string opt_scope = "optimizer";
       ScopeGuard scope(opt_scope);
-      upd = rule_.update(params, vg.grads, state, lr, step);
+      upd = rule_.update(params, grads, state, lr, step);
     }
     MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
-    Vars outs{vg.value};
+    Vars buffer_updates;
+    for (const auto& u : sink.updates()) {
+      buffer_updates.push_back(u.value);
+      c->buffer_targets.push_back(u.target);
+    }
+    if (c->loss_scaled) {
+      // The skipped step is a select inside the graph: old values where some gradient overflowed.
+      upd.first = keep_on_overflow(ls.overflow, upd.first, params);
+      upd.second = keep_on_overflow(ls.overflow, upd.second, state);
+      Vars old;
+      for (Tensor* t : c->buffer_targets) {
+        auto it = old_buffers.find(t->raw());
+        if (it == old_buffers.end()) return internal_error("training step: a buffer update has no buffer input");
+        old.push_back(it->second);
+      }
+      buffer_updates = keep_on_overflow(ls.overflow, buffer_updates, old);
+      MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+    }
+    Vars outs{raw_loss};
     outs.insert(outs.end(), upd.first.begin(), upd.first.end());
     outs.insert(outs.end(), upd.second.begin(), upd.second.end());
-    for (const auto& u : sink.updates()) {
-      outs.push_back(u.value);
-      c->buffer_targets.push_back(u.target);
+    outs.insert(outs.end(), buffer_updates.begin(), buffer_updates.end());
+    if (c->loss_scaled) {
+      outs.push_back(ls.new_scale);
+      outs.push_back(ls.new_good);
+      outs.push_back(ls.overflow);
     }
     MS_RETURN_IF_ERROR(add_graph_outputs(root, outs));
     if (!root.error().is_ok()) return root.error();
   }
   c->graph = std::move(root.graph);
+  // The autocast Casts are in the graph already: the amp-cast pass only cleans them up.
+  if (amp_.level != runtime::AmpLevel::O0) c->graph.metadata["amp"] = runtime::amp_level_name(amp_.level);
   runtime::link_subgraph_parents(c->graph);
   Status v = ir::verify(c->graph);
   if (!v.is_ok()) return v.prepend("traced training step: ");
@@ -231,6 +323,10 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
   for (const Tensor& t : state_) feed_values.push_back(t);
   feed_values.push_back(Tensor::scalar<float>(static_cast<float>(lr)));
   feed_values.push_back(Tensor::scalar<float>(static_cast<float>(step_ + 1)));
+  if (c.loss_scaled) {
+    feed_values.push_back(Tensor::scalar<float>(static_cast<float>(scale_)));
+    feed_values.push_back(Tensor::scalar<float>(static_cast<float>(good_steps_)));
+  }
   for (const Var& x : inputs) feed_values.push_back(x.impl()->value);
   if (feed_values.size() != c.inputs.size())
     return internal_error("training step: the model's parameters changed since the step was traced");
@@ -243,7 +339,7 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
   auto run = c.exec->run(feed);
   if (!run) return Status(run.status()).prepend("training step: ");
   std::vector<Tensor> outs = std::move(*run);
-  const size_t expected = 1 + c.params + c.state + c.buffer_targets.size();
+  const size_t expected = 1 + c.params + c.state + c.buffer_targets.size() + (c.loss_scaled ? 3 : 0);
   if (outs.size() != expected) return internal_error("training step: unexpected number of outputs");
   // An output may share memory with an input we are about to overwrite: copy those first.
   for (Tensor& t : outs)
@@ -260,6 +356,10 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
   for (Tensor* target : c.buffer_targets) {
     const Tensor& v = outs[k++];
     if (v.nbytes() == target->nbytes()) std::memmove(target->raw(), v.raw(), v.nbytes());
+  }
+  if (c.loss_scaled) {
+    const double new_scale = outs[k].at_double(0), new_good = outs[k + 1].at_double(0);
+    record_loss_scale(new_scale, new_good, outs[k + 2].at_double(0) != 0, st);
   }
   clear_graph_caches(model_);
   ++step_;

@@ -18,6 +18,8 @@
 
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/module.h"
+#include "engine/frontend/train/loss_scale.h"
+#include "engine/runtime/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -39,6 +41,16 @@ struct StepStats {
   double step_ms = 0;
   double compile_ms = 0;  // Graph: trace + compile time of this call (0 when the cached step ran)
   int64_t peak_bytes = 0;
+  bool skipped = false;    // loss scaling found an inf/NaN gradient: nothing was updated
+  double loss_scale = 0;   // the scale after this step (0 without loss scaling)
+};
+
+// Mixed precision of a training step: the network runs under autocast at `level` (the same Casts
+// in both modes; in Graph mode they are traced and the amp-cast pass of the step's compile
+// cleans them up), optionally with loss scaling (loss_scale.h). Parameters stay f32 master weights.
+struct AmpOptions {
+  runtime::AmpLevel level = runtime::AmpLevel::O0;
+  LossScaleConfig loss_scale;
 };
 
 class TrainStep {
@@ -59,12 +71,21 @@ class TrainStep {
   // Optimizer state (concrete) after the last step, in the rule's order.
   const std::vector<Tensor>& state() const { return state_; }
 
+  // Before the first step.
+  void set_amp(const AmpOptions& amp);
+  const AmpOptions& amp() const { return amp_; }
+  double loss_scale() const { return scale_; }      // current scale (0 without loss scaling)
+  int64_t skipped_steps() const { return skipped_; }
+
  private:
   struct Compiled;
   Expected<StepStats> step_pynative(const Vars& inputs, double lr);
   Expected<StepStats> step_graph(const Vars& inputs, double lr);
   Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs);
   Status init_state();
+  bool loss_scaled() const { return amp_.loss_scale.enabled(); }
+  // The step's bookkeeping of loss scaling from its outputs (new scale, good steps, overflow flag).
+  void record_loss_scale(double scale, double good, bool overflow, StepStats& st);
 
   Module& model_;
   std::function<Var(Module&, const Vars&)> loss_;
@@ -76,6 +97,9 @@ class TrainStep {
   std::vector<Tensor> state_;
   std::map<std::string, std::unique_ptr<Compiled>> compiled_;
   const Compiled* last_ = nullptr;
+  AmpOptions amp_;
+  double scale_ = 0, good_steps_ = 0;
+  int64_t skipped_ = 0;
 };
 
 }  // namespace ms::nn::train

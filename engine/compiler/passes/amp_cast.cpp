@@ -1,0 +1,230 @@
+// Mixed precision: Cast nodes around the ops that compute in bf16 at the AMP level (runtime/amp.h).
+//   O1  white ops (Conv, ConvTranspose, MatMul, Gemm, fused forms) read bf16 copies of their float
+//       inputs and write bf16; a Cast back to f32 keeps the rest of the graph as it was.
+//   O2  every op but the black list (norms, softmax, losses) computes in bf16; black ops read f32.
+//   O3  everything in bf16.
+// A value gets at most one Cast per target type, shared by its readers, and a reader that wants the
+// bf16 version of a value produced in bf16 reads it directly: a white op feeding a white op has no
+// Cast pair between them. Graph outputs keep their declared types (a Cast back where needed), and
+// nodes of the training step's update ("optimizer" scope) and loss scaling ("loss_scale") stay f32:
+// master weights are updated in full precision. Redundant pairs Cast(bf16->f32)->Cast(f32->bf16)
+// already in the graph are short-circuited, and Casts left unread are dropped.
+// A graph traced under the builder API's autocast (metadata "amp" = the level) already has its
+// Casts: only the clean-up runs.
+#include <map>
+#include <unordered_map>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+#include "engine/runtime/amp.h"
+#include "engine/runtime/executor.h"
+
+namespace ms::compiler {
+namespace {
+
+using runtime::AmpClass;
+using runtime::AmpLevel;
+
+bool is_amp_float(DType t) { return t == DType::F32 || t == runtime::kAmpLowType; }
+
+bool in_full_precision_scope(const ir::Node& n) {
+  for (const char* scope : {"optimizer", "loss_scale"}) {
+    const std::string s(scope);
+    if (n.name.compare(0, s.size(), s) == 0 && (n.name.size() == s.size() || n.name[s.size()] == '.' ||
+                                                 n.name[s.size()] == '/'))
+      return true;
+  }
+  return false;
+}
+
+int64_t onnx_to(DType t) { return dtype_to_onnx(t); }
+
+class AmpCast final : public Pass {
+ public:
+  AmpCast(AmpLevel level, runtime::Backend* backend) : level_(level), backend_(backend) {}
+  std::string name() const override { return "AmpCastInsertion"; }
+  std::string argument() const override { return "amp-cast"; }
+  std::string description() const override {
+    return std::string("mixed precision ") + runtime::amp_level_name(level_) +
+           ": Casts so white-list ops (O1) or all but the black list (O2) or all ops (O3) compute in bf16";
+  }
+
+  Status run(ir::Graph& g) override {
+    if (level_ == AmpLevel::O0) return Status::ok();
+    auto it = g.metadata.find("amp");
+    const bool traced_with_autocast = it != g.metadata.end() && it->second == runtime::amp_level_name(level_);
+    if (!traced_with_autocast) {
+      MS_RETURN_IF_ERROR(runtime::infer_graph_types(g, backend_));
+      MS_RETURN_IF_ERROR(insert_casts(g));
+    }
+    remove_redundant_casts(g);
+    Status st = runtime::infer_graph_types(g, backend_);
+    if (!st.is_ok()) return st.prepend(std::string("after amp-cast ") + runtime::amp_level_name(level_) + ": ");
+    return Status::ok();
+  }
+
+ private:
+  // The names under which a value exists: the one its producer writes (`primary`) and Casts of it.
+  struct Versions {
+    std::string primary;
+    std::map<DType, std::string> by_type;
+  };
+
+  DType type_of(const ir::Graph& g, const std::string& v) const {
+    const ir::Value* val = g.resolve(v);
+    return val ? val->type.dtype : DType::Undefined;
+  }
+
+  Versions& versions(const ir::Graph& g, const std::string& v) {
+    auto it = versions_.find(v);
+    if (it != versions_.end()) return it->second;
+    Versions& e = versions_[v];
+    e.primary = v;
+    e.by_type[type_of(g, v)] = v;
+    return e;
+  }
+
+  // The name of `v` in dtype `want`, appending a Cast to `out` when it does not exist yet.
+  std::string as_type(ir::Graph& g, const std::string& v, DType want, std::vector<ir::Node>& out) {
+    Versions& e = versions(g, v);
+    auto it = e.by_type.find(want);
+    if (it != e.by_type.end()) return it->second;
+    const std::string src = e.primary;
+    const std::string name = fresh_name(g, v + (want == DType::F32 ? ".f32" : ".bf16"));
+    ir::Node cast = new_node(g, "Cast", "", {src}, {name}, {});
+    cast.name = v + "/amp_cast";
+    cast.attrs["to"] = ir::Attribute(onnx_to(want));
+    ir::ValueType t = g.resolve(src) ? g.resolve(src)->type : ir::ValueType{};
+    t.dtype = want;
+    g.add_value(ir::Value{name, t, cast.id, std::nullopt});
+    out.push_back(std::move(cast));
+    e.by_type[want] = name;
+    return name;
+  }
+
+  Status insert_casts(ir::Graph& g) {
+    versions_.clear();
+    std::unordered_map<std::string, DType> declared;  // graph outputs' types before the pass
+    for (const auto& o : g.outputs) declared[o] = type_of(g, o);
+    std::vector<ir::Node> nodes = std::move(g.nodes());
+    g.nodes().clear();
+    std::vector<ir::Node> out;
+    out.reserve(nodes.size() * 2);
+    for (ir::Node& n : nodes) {
+      const AmpClass cls = runtime::amp_class(n.op_type, n.domain);
+      DType want = runtime::amp_compute_type(cls, level_);
+      if (in_full_precision_scope(n) && cls != AmpClass::Keep) want = DType::F32;
+      const bool restore = cls == AmpClass::Keep && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
+      bool float_data = false;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i].empty()) continue;
+        const std::string orig = n.inputs[i];
+        Versions& e = versions(g, orig);
+        const DType now = type_of(g, e.primary);
+        if (!is_amp_float(now) || runtime::amp_keeps_input(n.op_type, i)) {
+          n.inputs[i] = e.primary;
+          continue;
+        }
+        float_data = true;
+        DType target = want;
+        if (restore) target = original_.count(orig) ? original_[orig] : now;
+        if (target == DType::Undefined) {
+          // Ops that stay as they were read the value in its declared type where it exists (O1: the
+          // Cast back after a white op).
+          auto decl = original_.find(orig);
+          auto v = decl == original_.end() ? e.by_type.end() : e.by_type.find(decl->second);
+          n.inputs[i] = v != e.by_type.end() ? v->second : e.primary;
+        } else {
+          n.inputs[i] = as_type(g, orig, target, out);
+        }
+      }
+      // Outputs: float outputs follow the compute type; at O1 a white op's outputs go back to f32.
+      const bool converts = want != DType::Undefined && float_data;
+      std::vector<std::pair<std::string, std::string>> back;  // (low name, original name)
+      for (auto& o : n.outputs) {
+        if (o.empty()) continue;
+        ir::Value* v = g.value(o);
+        if (!v) continue;
+        const DType before = v->type.dtype;
+        original_[o] = before;
+        if (!converts || !is_amp_float(before) || before == want) continue;
+        const bool keep_name_type = level_ == AmpLevel::O1 || declared.count(o);
+        if (!keep_name_type) {
+          v->type.dtype = want;  // readers see the new type under the same name
+          continue;
+        }
+        const std::string low = fresh_name(g, o + (want == DType::F32 ? ".f32" : ".bf16"));
+        ir::ValueType t = v->type;
+        t.dtype = want;
+        g.add_value(ir::Value{low, t, n.id, std::nullopt});
+        back.emplace_back(low, o);
+        o = low;
+      }
+      const ir::NodeId id = n.id;
+      const std::string node_name = n.name;
+      out.push_back(std::move(n));
+      for (const auto& [low, orig] : back) {
+        // The original name stays the value readers and graph outputs know, in its old type.
+        ir::Node cast = new_node(g, "Cast", "", {low}, {orig}, {});
+        cast.name = orig + "/amp_cast";
+        cast.attrs["to"] = ir::Attribute(onnx_to(original_[orig]));
+        g.value(orig)->producer = cast.id;
+        Versions& e = versions_[orig];
+        e.primary = low;
+        e.by_type.clear();
+        e.by_type[type_of(g, low)] = low;
+        e.by_type[original_[orig]] = orig;
+        out.push_back(std::move(cast));
+        (void)id;
+        (void)node_name;
+      }
+    }
+    g.nodes() = std::move(out);
+    return Status::ok();
+  }
+
+  // Cast(to=a) of Cast(to=f32) of a value already of type a (a exact round trip through f32) reads
+  // the value itself; Casts nobody reads are removed.
+  static void remove_redundant_casts(ir::Graph& g) {
+    rewrite_to_fixpoint([&] {
+      const Uses uses = compute_uses(g);
+      const auto prod = producer_index(g);
+      for (size_t i = 0; i < g.nodes().size(); ++i) {
+        const ir::Node& n = g.nodes()[i];
+        if (n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1) continue;
+        const std::string out = n.outputs[0];
+        if (uses.of(out) == 0 && uses.only_plain(out)) {
+          erase_nodes(g, {n.id.value});
+          return true;
+        }
+        auto p = prod.find(n.inputs[0]);
+        if (p == prod.end()) continue;
+        const ir::Node& first = g.nodes()[p->second];
+        if (first.op_type != "Cast" || !first.domain.empty() || !first.has_input(0)) continue;
+        const ir::Value* src = g.resolve(first.inputs[0]);
+        const ir::Value* mid = g.value(n.inputs[0]);
+        const ir::Value* dst = g.value(out);
+        if (!src || !mid || !dst || mid->type.dtype != DType::F32 || src->type.dtype != dst->type.dtype ||
+            !is_amp_float(src->type.dtype) || !uses.only_plain(out))
+          continue;
+        replace_uses(g, out, first.inputs[0]);
+        erase_nodes(g, {n.id.value});
+        return true;
+      }
+      return false;
+    });
+  }
+
+  AmpLevel level_;
+  runtime::Backend* backend_;
+  std::unordered_map<std::string, Versions> versions_;
+  std::unordered_map<std::string, DType> original_;
+};
+
+}  // namespace
+
+PassPtr make_amp_cast_pass(runtime::AmpLevel level, runtime::Backend* backend) {
+  return std::make_unique<AmpCast>(level, backend);
+}
+
+}  // namespace ms::compiler

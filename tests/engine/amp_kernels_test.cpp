@@ -1,0 +1,86 @@
+// bf16 kernels of mixed precision against f32: Conv, ConvTranspose, MatMul and Gemm run oneDNN
+// with bf16 src and weights (f32 accumulation inside) and match the f32 result within bf16
+// tolerances; the elementwise and pooling ops a bf16 ResNet or MLP needs run too.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/engine/kernel_harness.h"
+
+namespace ms::test {
+namespace {
+
+Tensor random_f32(const Shape& s, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::F32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.f - 1.f;
+  }
+  return t;
+}
+
+Tensor to_bf16(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::BF16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<bf16>()[i] = bf16(t.data<float>()[i]);
+  return o;
+}
+
+// The op in f32 on bf16-rounded inputs (the exact products bf16 sees) and in bf16; the bf16
+// output is within a few bf16 ulps of the largest magnitude.
+void expect_bf16_close(const ir::Node& node, const std::vector<Tensor>& f32_inputs, bool want_onednn = true) {
+  std::vector<Tensor> rounded, low;
+  for (const Tensor& t : f32_inputs) {
+    low.push_back(to_bf16(t));
+    Tensor r = Tensor::empty(DType::F32, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) r.data<float>()[i] = static_cast<float>(low.back().data<bf16>()[i]);
+    rounded.push_back(r);
+  }
+  auto ref = run_kernel_full(node, rounded);
+  ASSERT_TRUE(ref) << ref.status().message();
+  auto got = run_kernel_full(node, low);
+  ASSERT_TRUE(got) << got.status().message();
+  const Tensor& a = ref->outputs[0];
+  const Tensor& b = got->outputs[0];
+  ASSERT_EQ(b.dtype(), DType::BF16) << node.op_type;
+  ASSERT_EQ(a.shape(), b.shape());
+  if (want_onednn) EXPECT_EQ(got->impl.rfind("onednn:", 0), 0u) << node.op_type << " ran " << got->impl;
+  double scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) scale = std::max(scale, std::abs(value_at(a, i)));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(value_at(b, i), value_at(a, i), 1.5e-2 * scale + 1e-3) << node.op_type << " element " << i;
+}
+
+TEST(AmpKernels, ConvBf16MatchesF32) {
+  expect_bf16_close(make_node("Conv", 3, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
+                    {random_f32({2, 16, 10, 10}, 1), random_f32({32, 16, 3, 3}, 2), random_f32({32}, 3)});
+  expect_bf16_close(make_node("Conv", 2, 1, {{"strides", std::vector<int64_t>{2, 2}}, {"group", int64_t{2}}}),
+                    {random_f32({1, 8, 9, 9}, 4), random_f32({8, 4, 1, 1}, 5)});
+}
+
+TEST(AmpKernels, ConvTransposeBf16MatchesF32) {
+  expect_bf16_close(make_node("ConvTranspose", 2, 1,
+                              {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                               {"output_padding", std::vector<int64_t>{1, 1}}}),
+                    {random_f32({2, 16, 5, 5}, 6), random_f32({16, 8, 3, 3}, 7)});
+}
+
+TEST(AmpKernels, MatMulAndGemmBf16MatchF32) {
+  expect_bf16_close(make_node("MatMul", 2), {random_f32({3, 17, 64}, 8), random_f32({64, 33}, 9)});
+  expect_bf16_close(make_node("Gemm", 3, 1, {{"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}),
+                    {random_f32({8, 64}, 10), random_f32({10, 64}, 11), random_f32({10}, 12)});
+}
+
+TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
+  const Tensor x = random_f32({2, 8, 6, 6}, 13);
+  expect_bf16_close(make_node("Relu", 1), {x}, false);
+  expect_bf16_close(make_node("Add", 2), {x, random_f32({2, 8, 6, 6}, 14)}, false);
+  expect_bf16_close(make_node("Mul", 2), {x, random_f32({1, 8, 1, 1}, 15)}, false);
+  expect_bf16_close(make_node("MaxPool", 1, 1, {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                {"strides", std::vector<int64_t>{2, 2}}}),
+                    {x}, false);
+  expect_bf16_close(make_node("GlobalAveragePool", 1), {x}, false);
+  expect_bf16_close(make_node("ReduceMean", 1, 1, {{"axes", std::vector<int64_t>{0, 2, 3}}}), {x}, false);
+}
+
+}  // namespace
+}  // namespace ms::test

@@ -1,0 +1,194 @@
+// The amp-cast pass: golden dumps at O1, O2 and O3 on a small textual graph (white ops chained,
+// an elementwise op, a black-list Softmax), the pass's place in the pipeline and its snapshots,
+// the clean-up of Cast pairs, and numerics of an O2 conv net against f32 with bf16 tolerances.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/pipeline.h"
+#include "engine/runtime/backend.h"
+#include "tests/engine/compiler_test_util.h"
+
+namespace ms::compiler {
+namespace {
+
+using runtime::AmpLevel;
+
+runtime::Backend& cpu() {
+  static const auto be = runtime::create_cpu_backend(1);
+  return *be;
+}
+
+const char* kMlp = R"(
+    input x: f32[2,4]
+    init w1: f32[4,4] = 0.5
+    init w2: f32[4,3] = 0.25
+    a = MatMul(x, w1)
+    b = MatMul(a, w2)
+    c = Relu(b)
+    d = Softmax(c) {axis=1}
+    output d
+  )";
+
+std::string amp_dump(const std::string& text, AmpLevel level) {
+  ir::Graph g = testing::parse_graph(text);
+  PassManager pm;
+  pm.add(make_infer_types_pass(&cpu()));
+  pm.add(make_amp_cast_pass(level, &cpu()));
+  VerifyAfterEachPass verify;
+  pm.add_instrumentation(&verify);
+  Status st = pm.run(g);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  return ir::dump_text(g);
+}
+
+TEST(AmpCastPass, O1CastsAroundTheWhiteListWithoutPairsBetweenMatMuls) {
+  EXPECT_EQ(amp_dump(kMlp, AmpLevel::O1), R"(graph main (%x: f32[2,4])
+  init %w1: f32[4,4]
+  init %w2: f32[4,3]
+  #5 %x.bf16 = Cast(%x) {to=16} name="x/amp_cast" : bf16[2,4]
+  #6 %w1.bf16 = Cast(%w1) {to=16} name="w1/amp_cast" : bf16[4,4]
+  #1 %a.bf16 = MatMul(%x.bf16, %w1.bf16) : bf16[2,4]
+  #8 %w2.bf16 = Cast(%w2) {to=16} name="w2/amp_cast" : bf16[4,3]
+  #2 %b.bf16 = MatMul(%a.bf16, %w2.bf16) : bf16[2,3]
+  #9 %b = Cast(%b.bf16) {to=1} name="b/amp_cast" : f32[2,3]
+  #3 %c = Relu(%b) : f32[2,3]
+  #4 %d = Softmax(%c) {axis=1} : f32[2,3]
+  return %d
+)");
+}
+
+TEST(AmpCastPass, O2KeepsTheBlackListInF32) {
+  EXPECT_EQ(amp_dump(kMlp, AmpLevel::O2), R"(graph main (%x: f32[2,4])
+  init %w1: f32[4,4]
+  init %w2: f32[4,3]
+  #5 %x.bf16 = Cast(%x) {to=16} name="x/amp_cast" : bf16[2,4]
+  #6 %w1.bf16 = Cast(%w1) {to=16} name="w1/amp_cast" : bf16[4,4]
+  #1 %a = MatMul(%x.bf16, %w1.bf16) : bf16[2,4]
+  #7 %w2.bf16 = Cast(%w2) {to=16} name="w2/amp_cast" : bf16[4,3]
+  #2 %b = MatMul(%a, %w2.bf16) : bf16[2,3]
+  #3 %c = Relu(%b) : bf16[2,3]
+  #8 %c.f32 = Cast(%c) {to=1} name="c/amp_cast" : f32[2,3]
+  #4 %d = Softmax(%c.f32) {axis=1} : f32[2,3]
+  return %d
+)");
+}
+
+TEST(AmpCastPass, O3RunsEverythingInBf16AndKeepsTheOutputType) {
+  EXPECT_EQ(amp_dump(kMlp, AmpLevel::O3), R"(graph main (%x: f32[2,4])
+  init %w1: f32[4,4]
+  init %w2: f32[4,3]
+  #5 %x.bf16 = Cast(%x) {to=16} name="x/amp_cast" : bf16[2,4]
+  #6 %w1.bf16 = Cast(%w1) {to=16} name="w1/amp_cast" : bf16[4,4]
+  #1 %a = MatMul(%x.bf16, %w1.bf16) : bf16[2,4]
+  #7 %w2.bf16 = Cast(%w2) {to=16} name="w2/amp_cast" : bf16[4,3]
+  #2 %b = MatMul(%a, %w2.bf16) : bf16[2,3]
+  #3 %c = Relu(%b) : bf16[2,3]
+  #4 %d.bf16 = Softmax(%c) {axis=1} : bf16[2,3]
+  #8 %d = Cast(%d.bf16) {to=1} name="d/amp_cast" : f32[2,3]
+  return %d
+)");
+}
+
+TEST(AmpCastPass, RemovesRoundTripCastPairs) {
+  // bf16 -> f32 -> bf16 is exact: the second Cast reads the bf16 value itself.
+  const std::string got = amp_dump(R"(
+    input x: f32[3]
+    a = Cast(x) {to=16}
+    b = Cast(a) {to=1}
+    c = Cast(b) {to=16}
+    d = Neg(c)
+    e = Cast(d) {to=1}
+    output e
+  )", AmpLevel::O1);
+  EXPECT_EQ(got, R"(graph main (%x: f32[3])
+  #1 %a = Cast(%x) {to=16} : bf16[3]
+  #4 %d = Neg(%a) : bf16[3]
+  #5 %e = Cast(%d) {to=1} : f32[3]
+  return %e
+)");
+}
+
+TEST(AmpCastPass, FirstInThePipelineOnlyWithAnAmpLevel) {
+  EXPECT_EQ(describe_pipeline(JitLevel::O1, AmpLevel::O2).front().argument, "amp-cast");
+  for (const auto& e : describe_pipeline(JitLevel::O2, AmpLevel::O0)) EXPECT_NE(e.argument, "amp-cast");
+  ir::Graph g = testing::parse_graph(kMlp);
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O1;
+  cfg.amp = AmpLevel::O2;
+  cfg.verify = true;
+  auto r = run_pipeline(g, &cpu(), cfg);
+  ASSERT_TRUE(r) << r.status().message();
+  ASSERT_GE(r->reports.size(), 2u);
+  EXPECT_EQ(r->reports[0].pass, "amp-cast");
+  EXPECT_TRUE(r->reports[0].changed);
+  EXPECT_GT(r->reports[0].added, 0u);
+  ASSERT_GE(r->snapshots.size(), 2u);
+  // The graph output keeps its declared type.
+  EXPECT_EQ(g.value("d")->type.dtype, DType::F32);
+}
+
+TEST(AmpCastPass, TracedUnderAutocastOnlyCleansUp) {
+  ir::Graph g = testing::parse_graph(kMlp);
+  g.metadata["amp"] = "O2";
+  PassManager pm;
+  pm.add(make_infer_types_pass(&cpu()));
+  pm.add(make_amp_cast_pass(AmpLevel::O2, &cpu()));
+  ASSERT_TRUE(pm.run(g).is_ok());
+  for (const auto& n : g.nodes()) EXPECT_NE(n.op_type, "Cast");
+}
+
+// A small conv net compiled at O1 with each AMP level, run against the f32 graph.
+TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
+  const std::string text = R"(
+    input x: f32[2,3,8,8]
+    init w1: f32[8,3,3,3] = 0.1 -0.2 0.05 0.3 -0.1
+    init b1: f32[8] = 0.01
+    init w2: f32[4,8,3,3] = -0.05 0.1 0.2 -0.15
+    init s: f32[4] = 1.5
+    init o: f32[4] = 0.2
+    init m: f32[4] = 0.1
+    init v: f32[4] = 2
+    init fw: f32[4,5] = 0.3 -0.1
+    a = Conv(x, w1, b1) {pads=[1,1,1,1]}
+    r = Relu(a)
+    c = Conv(r, w2) {pads=[1,1,1,1], strides=[2,2]}
+    n = BatchNormalization(c, s, o, m, v)
+    p = GlobalAveragePool(n)
+    f = Flatten(p)
+    y = MatMul(f, fw)
+    output y
+  )";
+  const ir::Graph ref_graph = testing::parse_graph(text);
+  const runtime::TensorMap in = testing::inputs_of(ref_graph);
+  runtime::EagerExecutor ref_exec(ref_graph, cpu());
+  auto ref = ref_exec.run(in);
+  ASSERT_TRUE(ref) << ref.status().message();
+  for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2, AmpLevel::O3}) {
+    ir::Graph g = testing::parse_graph(text);
+    JitConfig cfg;
+    cfg.amp = level;
+    cfg.verify = true;
+    auto r = run_pipeline(g, &cpu(), cfg);
+    ASSERT_TRUE(r) << r.status().message();
+    bool any_bf16 = false;
+    for (const auto& [name, v] : g.values()) any_bf16 |= v.type.dtype == DType::BF16;
+    EXPECT_TRUE(any_bf16) << runtime::amp_level_name(level);
+    runtime::EagerExecutor exec(g, cpu());
+    auto got = exec.run(in);
+    ASSERT_TRUE(got) << got.status().message();
+    ASSERT_EQ((*got)[0].dtype(), DType::F32);
+    const Tensor& a = (*ref)[0];
+    const Tensor& b = (*got)[0];
+    ASSERT_EQ(a.numel(), b.numel());
+    double max_abs = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_NEAR(b.data<float>()[i], a.data<float>()[i], 0.03 * max_abs + 1e-3)
+          << runtime::amp_level_name(level) << " element " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ms::compiler
