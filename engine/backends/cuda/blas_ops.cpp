@@ -4,6 +4,8 @@
 //
 // Row-major Y[M,N] = A[M,K] B[K,N] is column-major Y^T = B^T A^T: cuBLASLt gets B as its first
 // operand and A as its second, both read as column-major with their row-major leading dimensions.
+#include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -20,9 +22,13 @@ struct GemmShape {
   bool ta = false, tb = false;
   int64_t batch = 1;
   int64_t stride_a = 0, stride_b = 0, stride_y = 0;  // elements; 0 = broadcast across the batch
+  // Alignment in bytes that A, B and Y all have (4..256). cuBLASLt's heuristic assumes 256 unless
+  // told; an algorithm picked for 256 fails with INVALID_VALUE on operands at a 64-byte arena
+  // offset or inside a view.
+  uint32_t align = 256;
   bool operator<(const GemmShape& o) const {
-    return std::tie(m, n, k, ta, tb, batch, stride_a, stride_b, stride_y) <
-           std::tie(o.m, o.n, o.k, o.ta, o.tb, o.batch, o.stride_a, o.stride_b, o.stride_y);
+    return std::tie(m, n, k, ta, tb, batch, stride_a, stride_b, stride_y, align) <
+           std::tie(o.m, o.n, o.k, o.ta, o.tb, o.batch, o.stride_a, o.stride_b, o.stride_y, o.align);
   }
 };
 
@@ -67,6 +73,9 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
   const size_t ws = kWorkspace;
   MS_CUBLAS_CHECK(
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    MS_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &s.align, sizeof(s.align)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t hs =
@@ -80,17 +89,32 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
   return &plans.emplace(s, p).first->second;
 }
 
+// Largest power of two (at most 256) that divides every address.
+uint32_t common_alignment(std::initializer_list<const void*> ptrs) {
+  uint32_t a = 256;
+  for (const void* p : ptrs) {
+    const auto v = reinterpret_cast<uintptr_t>(p);
+    while (a > 4 && v % a) a /= 2;
+  }
+  return a;
+}
+
 // Y = alpha * op(A) op(B) + beta * Y on the stream.
-Status run_gemm(runtime::KernelContext& ctx, const GemmShape& s, const float* a, const float* b, float* y, float alpha,
-                float beta) {
+Status run_gemm(runtime::KernelContext& ctx, const GemmShape& shape, const float* a, const float* b, float* y,
+                float alpha, float beta) {
   CudaBackend& be = cuda_backend(ctx);
+  GemmShape s = shape;
+  s.align = common_alignment({a, b, y});
   MS_ASSIGN_OR_RETURN(const GemmPlan* p, plan_for(be, s));
   Tensor ws;
-  if (p->workspace) {
-    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, p->workspace));
+  void* ws_ptr = nullptr;
+  if (p->workspace) {  // 256-byte aligned inside a slightly larger scratch
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, p->workspace + 256));
+    const auto v = reinterpret_cast<uintptr_t>(ws.raw());
+    ws_ptr = reinterpret_cast<void*>((v + 255) / 256 * 256);
   }
   MS_CUBLAS_CHECK(cublasLtMatmul(be.cublaslt(), p->op, &alpha, b, p->la, a, p->lb, &beta, y, p->ly, y, p->ly, &p->algo,
-                                 p->workspace ? ws.raw() : nullptr, p->workspace, be.stream()));
+                                 ws_ptr, p->workspace, be.stream()));
   return Status::ok();
 }
 
