@@ -158,5 +158,44 @@ TEST(Pipeline, LevelsListTheirPassesAndMemoryPlanning) {
   EXPECT_FALSE(parse_jit_level("O3").has_value());
 }
 
+// A backend that says it is a CUDA device (nothing runs on it): what the pipeline leaves out there.
+class DeviceLikeBackend final : public runtime::Backend {
+ public:
+  std::string name() const override { return "device-like"; }
+  Device device() const override { return {DeviceType::CUDA, 0}; }
+  runtime::Allocator& allocator() override { return cpu_->allocator(); }
+  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
+  runtime::KernelFn find_kernel(const ir::Node& n) const override { return cpu_->find_kernel(n); }
+  void set_threads(int) override {}
+  int threads() const override { return 1; }
+  Status copy_to_host(const Tensor& s, Tensor& d) override { return cpu_->copy_to_host(s, d); }
+  Status copy_from_host(const Tensor& s, Tensor& d) override { return cpu_->copy_from_host(s, d); }
+
+ private:
+  std::unique_ptr<runtime::Backend> cpu_ = runtime::create_cpu_backend(1);
+};
+
+std::vector<std::string> pass_arguments(const PassManager& pm) {
+  std::vector<std::string> out;
+  for (const auto& p : pm.passes()) out.push_back(p->argument());
+  return out;
+}
+
+// On a device, fused elementwise loops (a CPU kernel) and oneDNN's blocked layouts are left out.
+TEST(Pipeline, DevicePipelinesLeaveOutCpuOnlyPasses) {
+  auto cpu = runtime::create_cpu_backend(1);
+  DeviceLikeBackend dev;
+  const auto on_cpu = pass_arguments(build_pipeline(JitLevel::O2, cpu.get()));
+  const auto on_dev = pass_arguments(build_pipeline(JitLevel::O2, &dev));
+  auto has = [](const std::vector<std::string>& v, const std::string& a) {
+    return std::find(v.begin(), v.end(), a) != v.end();
+  };
+  EXPECT_TRUE(has(on_cpu, "fuse-elementwise"));
+  EXPECT_TRUE(has(on_cpu, "conv-layout"));
+  EXPECT_FALSE(has(on_dev, "fuse-elementwise"));
+  EXPECT_FALSE(has(on_dev, "conv-layout"));
+  EXPECT_TRUE(has(on_dev, "fuse-ops"));
+}
+
 }  // namespace
 }  // namespace ms::compiler
