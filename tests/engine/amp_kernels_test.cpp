@@ -64,6 +64,29 @@ TEST(AmpKernels, ConvTransposeBf16MatchesF32) {
                     {random_f32({2, 16, 5, 5}, 6), random_f32({16, 8, 3, 3}, 7)});
 }
 
+Tensor to_f64(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::F64, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<double>()[i] = t.data<float>()[i];
+  return o;
+}
+
+TEST(AmpKernels, ConvTransposeWithOutputPaddingPastThePadsRunsOneDnn) {
+  // The input gradient of a strided 1x1 conv: output_padding 1 over no end padding. oneDNN
+  // computes the smaller output; the last row and column are the bias. f64 runs the reference loop.
+  const ir::Node node = make_node("ConvTranspose", 3, 1,
+                                  {{"strides", std::vector<int64_t>{2, 2}}, {"output_padding", std::vector<int64_t>{1, 1}}});
+  const std::vector<Tensor> in{random_f32({2, 8, 4, 4}, 16), random_f32({8, 4, 1, 1}, 17), random_f32({4}, 18)};
+  auto f32 = run_kernel_full(node, in);
+  ASSERT_TRUE(f32) << f32.status().message();
+  EXPECT_EQ(f32->impl.rfind("onednn:", 0), 0u) << f32->impl;
+  auto f64 = run_kernel(node, {to_f64(in[0]), to_f64(in[1]), to_f64(in[2])});
+  ASSERT_TRUE(f64) << f64.status().message();
+  ASSERT_EQ(f32->outputs[0].shape(), (Shape{2, 4, 8, 8}));
+  for (int64_t i = 0; i < f32->outputs[0].numel(); ++i)
+    ASSERT_NEAR(value_at(f32->outputs[0], i), value_at((*f64)[0], i), 1e-5) << i;
+  expect_bf16_close(node, in);
+}
+
 TEST(AmpKernels, MatMulAndGemmBf16MatchF32) {
   expect_bf16_close(make_node("MatMul", 2), {random_f32({3, 17, 64}, 8), random_f32({64, 33}, 9)});
   expect_bf16_close(make_node("Gemm", 3, 1, {{"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}),

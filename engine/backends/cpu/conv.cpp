@@ -37,25 +37,72 @@ memory::desc user_weights_desc(const Tensor& w, int64_t group, bool transpose, i
   return memory::desc(dims, dt, strides);
 }
 
+// y = the oneDNN output `part` (y's leading corner) with the positions past it set to the bias (or
+// zero): a ConvTranspose whose output_padding exceeds its end padding writes rows no input reaches.
+template <class T>
+void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
+  const int64_t planes = y.dim(0) * y.dim(1), c = y.dim(1);
+  const Shape ys(y.shape().begin() + 2, y.shape().end()), ps(part.shape().begin() + 2, part.shape().end());
+  const int64_t ny = numel(ys), np = numel(ps);
+  const T* src = part.data<T>();
+  T* dst = y.data<T>();
+#pragma omp parallel for schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T fill = b ? static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[pl % c]
+                                                               : static_cast<float>(b->data<bf16>()[pl % c]))
+                     : T(0);
+    for (int64_t i = 0; i < ny; ++i) {
+      int64_t rest = i, src_i = 0, stride = 1;
+      bool inside = true;
+      for (int64_t d = static_cast<int64_t>(ys.size()) - 1; d >= 0; --d) {
+        const int64_t pos = rest % ys[static_cast<size_t>(d)];
+        rest /= ys[static_cast<size_t>(d)];
+        if (pos >= ps[static_cast<size_t>(d)]) inside = false;
+        src_i += pos * stride;
+        stride *= ps[static_cast<size_t>(d)];
+      }
+      dst[pl * ny + i] = inside ? src[pl * np + src_i] : fill;
+    }
+  }
+}
+
 Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                    const ops::WindowGeometry& g, int64_t group, bool transpose) {
+  // oneDNN has no output_padding: it is less padding at the end. Where that goes negative (a
+  // ConvTranspose as the input gradient of a strided conv) oneDNN computes the smaller output and
+  // the rows past it, which no input reaches, are the bias.
   std::vector<int64_t> pad_r = g.pads_end;
+  Shape y_dnn = y.shape();
+  bool crop = false;
   for (size_t i = 0; i < pad_r.size(); ++i) {
-    pad_r[i] -= g.output_padding[i];  // oneDNN has no output_padding: it is less padding at the end
-    if (pad_r[i] < 0 || g.pads_begin[i] < 0) return ctx.unsupported_case("negative padding");
+    pad_r[i] -= g.output_padding[i];
+    if (g.pads_begin[i] < 0 || (pad_r[i] < 0 && !transpose)) return ctx.unsupported_case("negative padding");
+    if (pad_r[i] < 0) {
+      y_dnn[i + 2] += pad_r[i];
+      pad_r[i] = 0;
+      crop = true;
+      if (y_dnn[i + 2] <= 0) return ctx.unsupported_case("output padding beyond the output");
+    }
   }
   const int64_t m = y.dim(1);
   const memory::data_type dt = to_dnnl(x.dtype());
   const memory::data_type bias_dt = b ? to_dnnl(b->dtype()) : dt;
+  // bf16: activations in the layout the primitive prefers (its direct avx512_core_bf16 conv works
+  // on blocked layouts; over plain nchw oneDNN takes a gemm-based conv), reordered at the op's
+  // boundary. f32 keeps the plain layouts (the fused convs take the blocked ones).
+  const bool any_layout = x.dtype() == DType::BF16;
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   const std::string key = std::string(transpose ? "deconv|" : "conv|") + std::string(dtype_name(x.dtype())) +
                           (b ? std::string(dtype_name(b->dtype())) : "") + "|" + key_of(x.shape()) + "|" + key_of(w.shape()) +
                           "|" + (b ? "b" : "") + "|" + key_of(g.strides) + "|" + key_of(g.dilations) + "|" +
                           key_of(g.pads_begin) + "|" + key_of(pad_r) + "|" + std::to_string(group) + "|" +
-                          key_of(y.shape());
+                          key_of(y_dnn) + (any_layout ? "|any" : "");
   return guard_onednn(ctx, transpose ? "deconvolution" : "convolution", [&]() -> Status {
     auto cp = dnn.cached<ConvPrimitive>(key, [&] {
-      const memory::desc src = plain_desc(x.shape(), dt), dst = plain_desc(y.shape(), dt);
+      const memory::desc src = any_layout ? memory::desc(dnnl_dims(x.shape()), dt, memory::format_tag::any)
+                                          : plain_desc(x.shape(), dt);
+      const memory::desc dst = any_layout ? memory::desc(dnnl_dims(y_dnn), dt, memory::format_tag::any)
+                                          : plain_desc(y_dnn, dt);
       const memory::desc user_w = user_weights_desc(w, group, transpose, m, dt);
       const memory::desc any_w(user_w.dims(), dt, memory::format_tag::any);
       const memory::desc bias = b ? plain_desc({m}, bias_dt) : memory::desc();
@@ -81,16 +128,37 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
       return out;
     });
     MS_ASSIGN_OR_RETURN(memory wmem, prepared_weights(ctx, dnn, w, cp->user_weights, cp->pd.weights_desc()));
-    Tensor scratch_holder;
+    Tensor scratch_holder, src_holder, dst_holder, part;
     MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, cp->pd.scratchpad_desc(), scratch_holder));
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, wrap(x, plain_desc(x.shape(), dt), dnn.engine())},
+    Tensor* target = &y;
+    if (crop) {
+      MS_ASSIGN_OR_RETURN(part, ctx.scratch(y.dtype(), y_dnn));
+      target = &part;
+    }
+    const memory::desc x_plain = plain_desc(x.shape(), dt), y_plain = plain_desc(y_dnn, dt);
+    memory x_mem = wrap(x, x_plain, dnn.engine()), y_mem = wrap(*target, y_plain, dnn.engine());
+    memory src_mem = x_mem, dst_mem = y_mem;
+    if (cp->pd.src_desc() != x_plain) {
+      MS_ASSIGN_OR_RETURN(src_mem, make_scratchpad(ctx, cp->pd.src_desc(), src_holder));
+      dnnl::reorder(x_mem, src_mem).execute(dnn.stream(), x_mem, src_mem);
+    }
+    const bool reorder_dst = cp->pd.dst_desc() != y_plain;
+    if (reorder_dst) {
+      MS_ASSIGN_OR_RETURN(dst_mem, make_scratchpad(ctx, cp->pd.dst_desc(), dst_holder));
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_mem},
                                          {DNNL_ARG_WEIGHTS, wmem},
-                                         {DNNL_ARG_DST, wrap(y, plain_desc(y.shape(), dt), dnn.engine())},
+                                         {DNNL_ARG_DST, dst_mem},
                                          {DNNL_ARG_SCRATCHPAD, scratch}};
     if (b) args.emplace(DNNL_ARG_BIAS, wrap(*b, plain_desc({m}, bias_dt), dnn.engine()));
     cp->prim.execute(dnn.stream(), args);
+    if (reorder_dst) dnnl::reorder(dst_mem, y_mem).execute(dnn.stream(), dst_mem, y_mem);
     dnn.stream().wait();
-    ctx.set_impl(impl_name(cp->pd));
+    if (crop) {
+      if (y.dtype() == DType::F32) place_cropped<float>(part, b, y);
+      else place_cropped<bf16>(part, b, y);
+    }
+    ctx.set_impl(impl_name(cp->pd) + (crop ? "+crop" : ""));
     return Status::ok();
   });
 }
