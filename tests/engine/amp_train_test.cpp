@@ -167,6 +167,31 @@ TEST(AmpTrain, LossScalingSkipsOverflowingStepsAndAdaptsTheScale) {
   }
 }
 
+TEST(AmpTrain, ContextAutocastRunsModulesInBf16AndReturnsF32) {
+  ContextScope ctx;
+  ConvBn m;
+  const Tensor x = batch()[0].impl()->value;
+  auto ref = m(Var(x)).tensor();
+  ASSERT_TRUE(ref) << ref.status().message();
+  for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2, AmpLevel::O3}) {
+    Context c = get_context();
+    c.amp = level;
+    set_context(c);
+    auto got = m(Var(x)).tensor();
+    c.amp = AmpLevel::O0;
+    set_context(c);
+    ASSERT_TRUE(got) << got.status().message();
+    ASSERT_EQ(got->dtype(), DType::F32) << runtime::amp_level_name(level);
+    double max_diff = 0, max_abs = 0;
+    for (int64_t i = 0; i < ref->numel(); ++i) {
+      max_diff = std::max(max_diff, std::abs(static_cast<double>(got->data<float>()[i] - ref->data<float>()[i])));
+      max_abs = std::max(max_abs, std::abs(static_cast<double>(ref->data<float>()[i])));
+    }
+    EXPECT_GT(max_diff, 0) << runtime::amp_level_name(level) << ": nothing ran in bf16";
+    EXPECT_LT(max_diff, 0.05 * max_abs + 1e-3) << runtime::amp_level_name(level);
+  }
+}
+
 TEST(AmpTrain, ParsesLevelsAndLossScales) {
   EXPECT_EQ(*runtime::parse_amp_level("O3"), AmpLevel::O3);
   EXPECT_FALSE(runtime::parse_amp_level("O4"));
