@@ -21,6 +21,10 @@ int list_pipelines() {
     for (const auto& e : compiler::describe_pipeline(level))
       std::printf("  %-18s %-30s %s\n", e.argument.c_str(), e.name.c_str(), e.description.c_str());
   }
+  // Mixed precision (train --amp): the amp-cast pass runs first at any JIT level.
+  std::printf("with an AMP level (O1, O2, O3), first:\n");
+  const auto amp = compiler::describe_pipeline(runtime::JitLevel::O0, runtime::AmpLevel::O2).front();
+  std::printf("  %-18s %-30s %s\n", amp.argument.c_str(), amp.name.c_str(), amp.description.c_str());
   return 0;
 }
 

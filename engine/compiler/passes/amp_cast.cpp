@@ -45,8 +45,8 @@ class AmpCast final : public Pass {
   std::string name() const override { return "AmpCastInsertion"; }
   std::string argument() const override { return "amp-cast"; }
   std::string description() const override {
-    return std::string("mixed precision ") + runtime::amp_level_name(level_) +
-           ": Casts so white-list ops (O1) or all but the black list (O2) or all ops (O3) compute in bf16";
+    return "mixed precision: Casts so the white list (O1), all but the black list (O2) or all ops (O3) compute in "
+           "bf16";
   }
 
   Status run(ir::Graph& g) override {
