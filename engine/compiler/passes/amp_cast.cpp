@@ -207,7 +207,8 @@ class AmpCast final : public Pass {
         if (!src || !mid || !dst || mid->type.dtype != DType::F32 || src->type.dtype != dst->type.dtype ||
             !is_amp_float(src->type.dtype) || !uses.only_plain(out))
           continue;
-        replace_uses(g, out, first.inputs[0]);
+        const std::string source = first.inputs[0];
+        replace_uses(g, out, source);
         erase_nodes(g, {n.id.value});
         return true;
       }
