@@ -100,13 +100,15 @@ bool same(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   return a.size() == b.size();
 }
 
-TEST(AmpTrain, O2StepKeepsF32MasterWeightsAndRunsConvsInBf16) {
+TEST(AmpTrain, O1AndO2StepsKeepF32MasterWeightsAndRunConvsInBf16) {
   ContextScope ctx;
+  for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2})
   for (Mode mode : {Mode::PyNative, Mode::Graph}) {
+    SCOPED_TRACE(std::string(runtime::amp_level_name(level)) + " " + mode_name(mode));
     ConvBn m;
     set_training(m, true);
     TrainStep step(m, xent, sgd_rule(), mode);
-    step.set_amp({AmpLevel::O2, {}});
+    step.set_amp({level, {}});
     const auto before = snapshot(m);
     for (int i = 0; i < 3; ++i) {
       auto st = step.step(batch(), 0.1);
