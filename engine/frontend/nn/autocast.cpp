@@ -1,5 +1,8 @@
 #include "engine/frontend/nn/autocast.h"
 
+#include <map>
+#include <utility>
+
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/functional.h"
 
@@ -10,6 +13,10 @@ constexpr int kNoOverride = -1;
 thread_local int t_override = kNoOverride;
 thread_local int t_depth = 0;        // module calls under autocast
 thread_local int t_black_depth = 0;  // of which normalization modules
+// Casts made in the current outermost module call, by source value and type: a value read by
+// several ops (BatchNorm's input by its mean and its centring) is cast once. The entry holds the
+// source Var too, so its address cannot be reused while the entry exists.
+thread_local std::map<std::pair<const void*, DType>, std::pair<Var, Var>> t_casts;
 
 bool is_black_module(const std::string& type) {
   return type == "BatchNorm2d" || type == "BatchNorm1d" || type == "LayerNorm" || type == "GroupNorm";
@@ -38,6 +45,7 @@ AutocastModuleScope::~AutocastModuleScope() {
   if (!active_) return;
   --t_depth;
   if (black_) --t_black_depth;
+  if (t_depth == 0) t_casts.clear();
 }
 
 Vars AutocastModuleScope::finish(Vars outputs) {
@@ -67,7 +75,11 @@ Vars cast_inputs(const std::string& op_type, const Vars& inputs, DType t) {
   for (size_t i = 0; i < out.size(); ++i) {
     Var& v = out[i];
     if (!v.defined() || !v.ok() || runtime::amp_keeps_input(op_type, i)) continue;
-    if (is_amp_float(v.dtype()) && v.dtype() != t) v = F::cast(v, t);
+    if (!is_amp_float(v.dtype()) || v.dtype() == t) continue;
+    const auto key = std::make_pair(static_cast<const void*>(v.impl()), t);
+    auto it = t_casts.find(key);
+    if (it == t_casts.end()) it = t_casts.emplace(key, std::make_pair(v, F::cast(v, t))).first;
+    v = it->second.second;
   }
   return out;
 }
