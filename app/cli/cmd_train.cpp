@@ -21,6 +21,8 @@
 #include "engine/compiler/pipeline.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
+#include "profiler/io/chrome_trace.h"
+#include "profiler/record/profile_run.h"
 
 namespace ms::cli {
 namespace {
@@ -89,8 +91,8 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
 }
 
 // A Chrome trace (Perfetto UI) of the run's steps: the Graph-mode trace + compile, then one slice per
-// step with the loss and lr as arguments, and a loss counter. (Op-level events of training steps
-// need a run observer on the training step; not there yet.)
+// step with the loss and lr as arguments, and a loss counter. The last step's op-level trace is
+// written beside it (<mode>.step.trace.json).
 Status write_profile(const std::string& dir, const std::string& mode, const TrainResult& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -164,6 +166,9 @@ int train_command(TrainArgs a) {
       std::fflush(stdout);
     }
   };
+  // --profile: the last step observed op by op (its trace opens in the app's timeline and heatmap).
+  prof::Recorder recorder;
+  if (!a.profile.empty()) a.run.observe_last_step = &recorder;
   auto r = nn::train::run_training(a.run, on_step);
   if (!r) return fail(a.run.model + ": " + r.status().message());
   print_summary(*r);
@@ -176,6 +181,17 @@ int train_command(TrainArgs a) {
   if (!a.profile.empty()) {
     Status ps = write_profile(a.profile, a.mode, *r);
     if (!ps.is_ok()) return fail(ps.message());
+    if (r->observed_graph) {
+      auto trace = prof::build_observed_trace(
+          recorder, *r->observed_graph, r->observed_plan ? &*r->observed_plan : nullptr,
+          {{"model", r->model}, {"mode", a.mode}, {"run", "training step " + std::to_string(a.run.steps)},
+           {"amp", a.amp}},
+          nn::backend());
+      const std::string path = (std::filesystem::path(a.profile) / (a.mode + ".step.trace.json")).string();
+      ps = prof::export_chrome_trace_file(*trace, path);
+      if (!ps.is_ok()) return fail(ps.message());
+      std::printf("profile: %s (the last step, %zu ops)\n", path.c_str(), r->observed_graph->nodes().size());
+    }
     std::ofstream f((std::filesystem::path(a.profile) / "summary.json").string());
     f << result_json(a, *r, a.mode).dump(2) << "\n";
   }

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
                                                "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
   QCommandLineOption train_opt(QStringLiteral("train"),
                                QStringLiteral("With --screenshot and a zoo template: train it N steps in both modes, save "
-                                              "train.png (the loss curves) and exit."),
+                                              "train.png (the loss curves), the last step's timeline/memory/compare views "
+                                              "and exit."),
                                QStringLiteral("N"));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt, effect_opt, train_opt});
   cli.process(app);
@@ -129,6 +130,8 @@ int main(int argc, char** argv) {
         const QString path = dir + QStringLiteral("/train.png");
         const bool saved = window.tabs()->currentWidget()->grab().save(path);
         window.grab().save(dir + QStringLiteral("/window.png"));
+        // The last training step's profiles: timeline, memory and comparison views.
+        if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
         std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
         QApplication::exit(ok && saved ? 0 : 1);
       });

@@ -1,10 +1,12 @@
 // The Training tab's job: run_training for each chosen mode, one after the other, on a worker; each
-// step's loss is queued to the loss curve as it happens.
+// step's loss is queued to the loss curve as it happens, and the last step of each mode is
+// observed op by op so its profile opens in the timeline, memory and comparison views.
 #include <QMetaObject>
 #include <QPointer>
 
 #include "app/gui/main_window.h"
 #include "app/gui/train_panel.h"
+#include "profiler/record/profile_run.h"
 #include "views/jobs/job_tracker.h"
 #include "views/train/loss_curve.h"
 
@@ -14,7 +16,11 @@ namespace {
 
 struct TrainOutcome {
   QString name;
+  nn::Mode mode = nn::Mode::PyNative;
   Expected<nn::train::RunResult> result = Status::error(ErrorCode::Cancelled, "not run");
+  // The last step, observed op by op: it opens in the timeline, heatmap and comparison.
+  prof::TracePtr trace;
+  std::shared_ptr<const runtime::MemoryPlan> plan;
 };
 
 QString mode_label(nn::Mode m) { return m == nn::Mode::Graph ? QStringLiteral("Graph") : QStringLiteral("PyNative"); }
@@ -48,6 +54,8 @@ bool MainWindow::train() {
           const QString name = mode_label(o.mode);
           QMetaObject::invokeMethod(curve, [curve, name] { if (curve) curve->begin_series(name); }, Qt::QueuedConnection);
           const double total = static_cast<double>(o.steps * static_cast<int64_t>(modes.size()));
+          prof::Recorder recorder;
+          o.observe_last_step = &recorder;
           auto r = nn::train::run_training(o, [&](int64_t step, double loss, double) {
             QMetaObject::invokeMethod(curve, [curve, name, step, loss] {
               if (curve) curve->add_point(name, static_cast<int>(step), loss);
@@ -55,7 +63,18 @@ bool MainWindow::train() {
             ctx.progress((static_cast<double>(k) * static_cast<double>(o.steps) + static_cast<double>(step)) / total,
                          QStringLiteral("%1 step %2").arg(name).arg(step));
           });
-          outs.push_back({name, std::move(r)});
+          TrainOutcome out{name, o.mode, std::move(r), nullptr, nullptr};
+          if (out.result && out.result->observed_graph) {
+            const auto& res = *out.result;
+            if (res.observed_plan) out.plan = std::make_shared<const runtime::MemoryPlan>(*res.observed_plan);
+            out.trace = prof::build_observed_trace(
+                recorder, *res.observed_graph, out.plan.get(),
+                {{"model", res.model},
+                 {"mode", o.mode == nn::Mode::Graph ? "graph" : "pynative"},
+                 {"run", "training step " + std::to_string(o.steps)}},
+                nn::backend());
+          }
+          outs.push_back(std::move(out));
           if (ctx.cancelled()) break;
         }
         return outs;
@@ -89,6 +108,27 @@ bool MainWindow::train() {
           log(lines.back());
         }
         train_panel_->set_text(lines.join(QLatin1Char('\n')));
+        // The last step's profiles replace the result views' runs.
+        bool profiled = false;
+        for (auto& o : outs) {
+          if (!o.trace) continue;
+          if (!profiled) {
+            eager_trace_.reset();
+            graph_trace_.reset();
+            plan_.reset();
+            profiled = true;
+          }
+          if (o.mode == nn::Mode::Graph) {
+            graph_trace_ = o.trace;
+            plan_ = o.plan;
+          } else {
+            eager_trace_ = o.trace;
+          }
+        }
+        if (profiled) {
+          update_result_views();
+          log(tr("The last training step's profile is in the timeline, memory and comparison views"));
+        }
         Q_EMIT training_finished(ok);
       });
   return true;

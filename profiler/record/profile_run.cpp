@@ -141,4 +141,14 @@ Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& 
   return out;
 }
 
+TracePtr build_observed_trace(const Recorder& recorder, const ir::Graph& ran, const runtime::MemoryPlan* plan,
+                              std::map<std::string, std::string> metadata, const runtime::Backend& backend) {
+  BuildContext ctx;
+  ctx.graph = &ran;
+  ctx.plan = plan;
+  ctx.metadata = std::move(metadata);
+  ctx.metadata["device"] = backend.description();
+  return recorder.build(ctx);
+}
+
 }  // namespace ms::prof

@@ -46,4 +46,10 @@ struct ProfiledRun {
 Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
                                   const ProfileOptions& options);
 
+// The trace of a run observed elsewhere (a training step: nn::train::RunOptions::observe_last_step)
+// from its recorder, the graph that ran and, in Graph mode, its memory plan. Metadata as given,
+// plus "device".
+TracePtr build_observed_trace(const Recorder& recorder, const ir::Graph& ran, const runtime::MemoryPlan* plan,
+                              std::map<std::string, std::string> metadata, const runtime::Backend& backend);
+
 }  // namespace ms::prof

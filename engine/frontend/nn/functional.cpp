@@ -5,6 +5,7 @@
 #include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/context.h"
+#include "engine/frontend/nn/eager_observe.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/interpreter.h"
@@ -68,13 +69,23 @@ Vars eager_op(const std::string& op_type, const std::string& domain, const Vars&
   Status st = ops::infer_node(ictx);
   if (!st.is_ok()) return fail_all(with_path(std::move(st)), nout);
   runtime::Backend& be = backend();
+  // Observed (a profiled step): reported like an interpreter step, under a node id of its own.
+  EagerObserveScope* observe = eager_observer();
+  runtime::RunObserver* obs = observe ? &observe->observer() : nullptr;
+  if (observe) {
+    observe->record(node, ictx.types, ictx.outputs);
+    obs->on_op_begin(node);
+  }
   std::vector<Tensor> outs(static_cast<size_t>(nout));
   if (!runtime::is_view_op(op_type)) {
     for (size_t i = 0; i < outs.size(); ++i) {
       const auto& t = ictx.outputs[i];
       if (!t.is_static() || t.dtype == DType::Undefined) continue;
-      auto a = runtime::allocate_value(be, nullptr, "", ir::NodeId{}, t.dtype, *t.dims);
-      if (!a) return fail_all(std::move(a).take_status(), nout);
+      auto a = runtime::allocate_value(be, obs, obs ? node.label() : "", node.id, t.dtype, *t.dims);
+      if (!a) {
+        if (obs) obs->on_op_end(node);
+        return fail_all(std::move(a).take_status(), nout);
+      }
       outs[i] = std::move(*a);
     }
   }
@@ -85,7 +96,13 @@ Vars eager_op(const std::string& op_type, const std::string& domain, const Vars&
   EagerAllocator alloc(be);
   runtime::KernelContext kctx(node, ictx.opset, be, std::span<const Tensor* const>(ins.data(), ins.size()),
                               std::span<Tensor>(outs.data(), outs.size()), alloc, nullptr);
+  if (obs) obs->on_kernel_begin(node, "");
   st = kernel(kctx);
+  if (obs) {
+    if (!kctx.impl().empty()) obs->on_kernel_impl(node, kctx.impl());
+    obs->on_kernel_end(node);
+    obs->on_op_end(node);
+  }
   if (!st.is_ok()) return fail_all(with_path(std::move(st)), nout);
   Vars result;
   result.reserve(outs.size());

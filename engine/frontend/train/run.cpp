@@ -212,6 +212,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   for (int64_t s = 1; s <= o.steps; ++s) {
     Batch b = loader.next();
     const double lr = sched.at(s);
+    if (s == o.steps && o.observe_last_step) step.observe_next_step(o.observe_last_step);
     auto stats = step.step(Vars{Var(b.x), Var(b.y)}, lr);
     if (!stats) return Status(stats.status()).prepend("step " + std::to_string(s) + ": ");
     if (!std::isfinite(stats->loss))
@@ -226,6 +227,8 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }
   r.skipped_steps = step.skipped_steps();
+  if (const ir::Graph* g = step.observed_graph()) r.observed_graph = g->deep_copy();
+  if (const runtime::MemoryPlan* plan = step.observed_plan()) r.observed_plan = *plan;
   r.steady = summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end())
                                                   : r.step_ms);
   if (o.evaluate) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct RunOptions {
   // bf16 keeps f32's exponent range, so no loss scaling is the default.
   runtime::AmpLevel amp = runtime::AmpLevel::O0;
   LossScaleConfig loss_scale;
+  // Profiling: the last step reports to this observer (TrainStep::observe_next_step); the result
+  // keeps the graph it ran and, in Graph mode, its memory plan, for building the trace.
+  runtime::RunObserver* observe_last_step = nullptr;
 };
 
 struct StepSummary {
@@ -62,6 +66,9 @@ struct RunResult {
   int64_t correct = 0;
   double loss_scale = 0;        // final scale (0 without loss scaling)
   int64_t skipped_steps = 0;    // steps loss scaling skipped (inf/NaN gradients)
+  // With observe_last_step: what that step ran (PyNative: its eager ops, one node each).
+  std::optional<ir::Graph> observed_graph;
+  std::optional<runtime::MemoryPlan> observed_plan;
 };
 
 // Called after every step (1-based).

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <utility>
 #include <unordered_map>
 
 #include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
+#include "engine/frontend/nn/eager_observe.h"
 #include "engine/frontend/nn/jit.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/runtime/allocator.h"
@@ -122,7 +124,32 @@ Expected<StepStats> TrainStep::step(const Vars& inputs, double lr) {
   for (const Var& x : inputs)
     if (!x.is_concrete()) return invalid_argument("TrainStep::step: the batch must be concrete tensors");
   MS_RETURN_IF_ERROR(init_state());
-  return mode_ == Mode::PyNative ? step_pynative(inputs, lr) : step_graph(inputs, lr);
+  if (!observer_) return mode_ == Mode::PyNative ? step_pynative(inputs, lr) : step_graph(inputs, lr);
+  // An observed step: the observer sees one run (begin/end even when the step fails).
+  runtime::RunObserver* obs = std::exchange(observer_, nullptr);
+  const runtime::RunInfo info{mode_ == Mode::PyNative ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph,
+                              backend().device(), static_cast<int>(step_)};
+  observed_ = true;
+  if (mode_ == Mode::Graph) return step_graph(inputs, lr, obs);
+  eager_ops_ = ir::Graph();
+  obs->on_run_begin(info);
+  Expected<StepStats> r = [&] {
+    const EagerObserveScope scope(*obs, eager_ops_);
+    return step_pynative(inputs, lr);
+  }();
+  obs->on_run_end(info);
+  return r;
+}
+
+const ir::Graph* TrainStep::observed_graph() const {
+  if (!observed_) return nullptr;
+  if (mode_ == Mode::PyNative) return &eager_ops_;
+  return executor() ? &executor()->graph() : nullptr;
+}
+
+const runtime::MemoryPlan* TrainStep::observed_plan() const {
+  const runtime::GraphExecutor* ex = observed_ && mode_ == Mode::Graph ? executor() : nullptr;
+  return ex ? &ex->memory_plan() : nullptr;
 }
 
 Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
@@ -302,7 +329,7 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
   return c;
 }
 
-Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
+Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime::RunObserver* observer) {
   StepStats st;
   const std::string key = signature_key(inputs);
   auto it = compiled_.find(key);
@@ -336,7 +363,10 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr) {
     feed[c.inputs[i]] = feed_values[i];
     if (feed_values[i].defined()) fed.insert(feed_values[i].buffer().get());
   }
-  auto run = c.exec->run(feed);
+  runtime::RunOptions run_options;
+  run_options.observer = observer;
+  run_options.iteration = static_cast<int>(step_);
+  auto run = c.exec->run(feed, run_options);
   if (!run) return Status(run.status()).prepend("training step: ");
   std::vector<Tensor> outs = std::move(*run);
   const size_t expected = 1 + c.params + c.state + c.buffer_targets.size() + (c.loss_scaled ? 3 : 0);

@@ -77,10 +77,17 @@ class TrainStep {
   double loss_scale() const { return scale_; }      // current scale (0 without loss scaling)
   int64_t skipped_steps() const { return skipped_; }
 
+  // Profiling: the next step reports to `observer` (run begin/end, every op and kernel, the
+  // allocations). PyNative: the step's eager ops (forward, backward, update), each recorded as a node
+  // of observed_graph(); Graph: the compiled step's run, observed_graph() its compiled graph.
+  void observe_next_step(runtime::RunObserver* observer) { observer_ = observer; }
+  const ir::Graph* observed_graph() const;  // null before an observed step
+  const runtime::MemoryPlan* observed_plan() const;  // Graph mode: the step's memory plan
+
  private:
   struct Compiled;
   Expected<StepStats> step_pynative(const Vars& inputs, double lr);
-  Expected<StepStats> step_graph(const Vars& inputs, double lr);
+  Expected<StepStats> step_graph(const Vars& inputs, double lr, runtime::RunObserver* observer = nullptr);
   Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs);
   Status init_state();
   bool loss_scaled() const { return amp_.loss_scale.enabled(); }
@@ -100,6 +107,9 @@ class TrainStep {
   AmpOptions amp_;
   double scale_ = 0, good_steps_ = 0;
   int64_t skipped_ = 0;
+  runtime::RunObserver* observer_ = nullptr;  // for the next step only
+  bool observed_ = false;
+  ir::Graph eager_ops_;  // PyNative: the ops of the last observed step
 };
 
 }  // namespace ms::nn::train

@@ -1,0 +1,88 @@
+// The last training step observed op by op (nn::train::RunOptions::observe_last_step): in PyNative
+// every eager op of the step (forward, backward, optimizer update) becomes an op with its kernel and
+// its output blocks; in Graph mode the compiled step's run, with the arena from its memory plan.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/frontend/nn/context.h"
+#include "engine/frontend/train/run.h"
+#include "profiler/record/profile_run.h"
+
+namespace ms::prof {
+namespace {
+
+size_t count_kind(const Trace& t, EventKind k) {
+  size_t n = 0;
+  for (const Event& e : t.events) n += e.kind == k;
+  return n;
+}
+
+nn::train::RunOptions small_run(nn::Mode mode) {
+  nn::train::RunOptions o;
+  o.model = "zoo:mnist_mlp";
+  o.data = "digits";
+  o.mode = mode;
+  o.steps = 3;
+  o.batch = 16;
+  o.optimizer = "adam";
+  o.evaluate = false;
+  return o;
+}
+
+TEST(TrainStepTrace, PyNativeStepHasEveryEagerOpWithKernelAndBlocks) {
+  Recorder recorder;
+  nn::train::RunOptions o = small_run(nn::Mode::PyNative);
+  o.observe_last_step = &recorder;
+  auto r = nn::train::run_training(o);
+  ASSERT_TRUE(r.has_value()) << r.status().message();
+  ASSERT_TRUE(r->observed_graph.has_value());
+  EXPECT_FALSE(r->observed_plan.has_value());
+  const ir::Graph& g = *r->observed_graph;
+  // Forward, backward and Adam's update: far more ops than the three Gemms of the forward.
+  ASSERT_GT(g.nodes().size(), 30u);
+  TracePtr t = build_observed_trace(recorder, g, nullptr, {{"mode", "pynative"}}, nn::backend());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(count_kind(*t, EventKind::Run), 1u);
+  EXPECT_EQ(count_kind(*t, EventKind::Op), g.nodes().size());
+  EXPECT_EQ(count_kind(*t, EventKind::Kernel), g.nodes().size());
+  std::set<std::string> ops;
+  for (const Event& e : t->events) {
+    if (e.kind != EventKind::Op) continue;
+    const NodeInfo* n = t->node_of(e);
+    ASSERT_NE(n, nullptr);
+    ops.insert(n->op);
+  }
+  EXPECT_TRUE(ops.count("Gemm") || ops.count("MatMul")) << "no matrix product among the step's ops";
+  EXPECT_GT(ops.size(), 5u);
+  EXPECT_GT(t->blocks.size(), 10u);  // the step's eager values, from the caching allocator
+  for (const MemoryBlock& b : t->blocks) EXPECT_FALSE(b.arena);
+  EXPECT_EQ(t->dropped_events, 0u);
+}
+
+TEST(TrainStepTrace, GraphStepIsTheCompiledRunWithItsArena) {
+  Recorder recorder;
+  nn::train::RunOptions o = small_run(nn::Mode::Graph);
+  o.observe_last_step = &recorder;
+  auto r = nn::train::run_training(o);
+  ASSERT_TRUE(r.has_value()) << r.status().message();
+  ASSERT_TRUE(r->observed_graph.has_value());
+  ASSERT_TRUE(r->observed_plan.has_value());
+  TracePtr t = build_observed_trace(recorder, *r->observed_graph, &*r->observed_plan, {{"mode", "graph"}},
+                                    nn::backend());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(count_kind(*t, EventKind::Run), 1u);
+  EXPECT_GT(count_kind(*t, EventKind::Op), 10u);
+  size_t arena = 0;
+  for (const MemoryBlock& b : t->blocks) arena += b.arena;
+  EXPECT_GT(arena, 0u);
+  // Backward nodes keep their "grad." names in the compiled step.
+  bool backward = false;
+  for (const Event& e : t->events)
+    if (e.kind == EventKind::Op)
+      if (const NodeInfo* n = t->node_of(e)) backward = backward || n->name.rfind("grad.", 0) == 0;
+  EXPECT_TRUE(backward);
+}
+
+}  // namespace
+}  // namespace ms::prof
