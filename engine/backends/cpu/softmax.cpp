@@ -1,6 +1,7 @@
 // Softmax, LogSoftmax, Hardmax and Dropout. Opset < 13 normalizes over the input flattened to 2-D
 // at `axis`; opset >= 13 over the single axis. Both become an [outer, len, inner] view; f32 softmax
 // and logsoftmax go through oneDNN on that view, the rest through loops.
+#include <atomic>
 #include <cmath>
 #include <random>
 
@@ -146,8 +147,18 @@ Status dropout_kernel(runtime::KernelContext& ctx) {
     }
     return Status::ok();
   }
-  std::mt19937_64 rng(ctx.node().has_attr("seed") ? static_cast<uint64_t>(ctx.node().attr_float("seed", 0))
-                                                  : std::random_device{}());
+  uint64_t seed = ctx.node().has_attr("seed") ? static_cast<uint64_t>(ctx.node().attr_float("seed", 0))
+                                              : std::random_device{}();
+  // "reseed" (a Dropout traced into a training step): a new mask each run, the seed mixed with a
+  // process-wide count of such runs, where the seed alone would repeat the traced mask every step.
+  if (ctx.node().attr_int("reseed", 0)) {
+    static std::atomic<uint64_t> runs{0};
+    uint64_t z = (runs.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    seed ^= z ^ (z >> 31);
+  }
+  std::mt19937_64 rng(seed);
   std::bernoulli_distribution keep(1.0 - ratio);
   const double scale = 1.0 / (1.0 - ratio);
   const bool ok = visit_float(x.dtype(), [&](auto tag) {

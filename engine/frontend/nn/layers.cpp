@@ -4,6 +4,7 @@
 
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/init.h"
+#include "engine/frontend/nn/trace.h"
 
 namespace ms::nn {
 
@@ -93,10 +94,12 @@ Var BatchNorm2d::forward_training(const Var& x) {
 Var Dropout::forward(const Var& x) {
   if (!training() || p <= 0.0f) return F::dropout(x);
   // ONNX Dropout in training mode; its mask output feeds the gradient. A fresh seed per call
-  // (PyNative); a traced step keeps the seed it was traced with.
+  // (PyNative); traced (a compiled training step), "reseed" draws a new mask on every run.
   const uint64_t seed = seed_base + calls_++;
-  Vars r = F::op_n("Dropout", {x, F::scalar(p, x.dtype()), F::constant(Tensor::scalar<bool>(true))},
-                   {{"seed", static_cast<float>(seed % (1u << 24))}}, 2);
+  F::Attrs attrs{{"seed", static_cast<float>(seed % (1u << 24))}};
+  if (active_trace()) attrs.emplace("reseed", int64_t{1});
+  Vars r = F::op_n("Dropout", {x, F::scalar(p, x.dtype()), F::constant(Tensor::scalar<bool>(true))}, std::move(attrs),
+                   2);
   return r[0];
 }
 
