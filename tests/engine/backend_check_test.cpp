@@ -81,7 +81,7 @@ std::string cuda_unavailable() {
 #endif
 }
 
-TEST(CudaBackend, WithoutADeviceCudaFallsBackToTheCpuWithOneLine) {
+TEST(CudaFallback, WithoutADeviceCudaFallsBackToTheCpuWithOneLine) {
   if (cuda_unavailable().empty()) GTEST_SKIP() << "a CUDA device is present: nothing falls back";
   auto choice = create_backend("cuda", 1);
   ASSERT_TRUE(choice.has_value()) << choice.status().message();
@@ -91,15 +91,24 @@ TEST(CudaBackend, WithoutADeviceCudaFallsBackToTheCpuWithOneLine) {
   EXPECT_NE(choice->note.find("using the CPU"), std::string::npos) << choice->note;
 }
 
-TEST(CudaBackend, EveryOpCaseMatchesTheCpu) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto ref = create_cpu_backend(0);
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+// The CUDA tests: each skips with the reason when no CUDA device is usable; `cpu` is the reference.
+class CudaBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    auto choice = create_backend("cuda", 0);
+    ASSERT_TRUE(choice.has_value()) << choice.status().message();
+    ASSERT_EQ(choice->backend->name(), "cuda") << choice->note;
+    dev = std::move(choice->backend);
+  }
+  std::unique_ptr<Backend> cpu = create_cpu_backend(0);
+  std::unique_ptr<Backend> dev;
+};
+
+TEST_F(CudaBackend, EveryOpCaseMatchesTheCpu) {
   int native = 0;
   for (const auto& c : backend_check_cases()) {
-    const OpCaseResult r = run_op_case(*ref, *dev->backend, c);
+    const OpCaseResult r = run_op_case(*cpu, *dev, c);
     EXPECT_TRUE(r.passed) << c.name << " (" << r.impl << "): " << r.message;
     if (r.impl.rfind("cpu-fallback", 0) != 0) ++native;
     if (c.name == "Where/fallback") {
@@ -122,12 +131,7 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
   }
 }
 
-TEST(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto ref = create_cpu_backend(0);
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+TEST_F(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
   for (const char* uri : {"zoo:mnist_mlp?batch=4", "zoo:resnet18?batch=2&size=64", "zoo:transformer_encoder?batch=2"}) {
     auto built = zoo::build_graph(std::string_view(uri));
     ASSERT_TRUE(built.has_value()) << uri << ": " << built.status().message();
@@ -143,16 +147,16 @@ TEST(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
         for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 37) % 101) / 101.f - 0.5f;
       feeds[name] = x;
     }
-    EagerExecutor cpu_exe(g, *ref);
+    EagerExecutor cpu_exe(g, *cpu);
     auto want = cpu_exe.run(feeds);
     ASSERT_TRUE(want.has_value()) << want.status().message();
-    EagerExecutor eager(g, *dev->backend);
+    EagerExecutor eager(g, *dev);
     auto got = eager.run(feeds);
     ASSERT_TRUE(got.has_value()) << uri << ": " << got.status().message();
     for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
       CompileOptions opts;
       opts.jit_level = level;
-      auto exe = GraphExecutor::compile(g, *dev->backend, signature, opts);
+      auto exe = GraphExecutor::compile(g, *dev, signature, opts);
       ASSERT_TRUE(exe.has_value()) << uri << ": " << exe.status().message();
       auto out = (*exe)->run(feeds);
       ASSERT_TRUE(out.has_value()) << uri << ": " << out.status().message();
@@ -164,12 +168,7 @@ TEST(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
 
 // O2 on CUDA records the whole graph once (second run) and replays it: every run, with fresh inputs
 // each time, matches the CPU for those inputs.
-TEST(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto ref = create_cpu_backend(0);
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+TEST_F(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   auto built = zoo::build_graph(std::string_view("zoo:resnet18?batch=2&size=64"));
   ASSERT_TRUE(built.has_value()) << built.status().message();
   const ir::Graph& g = *built;
@@ -177,10 +176,10 @@ TEST(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   const ir::ValueType& t = g.value(g.inputs[0])->type;
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  auto exe = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   EXPECT_EQ((*exe)->replay_note(), "");
-  EagerExecutor cpu_exe(g, *ref);
+  EagerExecutor cpu_exe(g, *cpu);
   for (int run = 0; run < 4; ++run) {
     Tensor x = Tensor::zeros(t.dtype, *t.dims);
     for (int64_t i = 0; i < x.numel(); ++i)
@@ -197,12 +196,7 @@ TEST(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
 
 // O2 with MODESCOPE_CUDA_STREAMS=4: the Inception block's branches go to separate streams (joined by
 // events, also inside the recorded graph); every run matches the CPU.
-TEST(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto ref = create_cpu_backend(0);
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+TEST_F(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
   auto built = zoo::build_graph(std::string_view("zoo:inception_block?batch=2"));
   ASSERT_TRUE(built.has_value()) << built.status().message();
   const ir::Graph& g = *built;
@@ -210,17 +204,17 @@ TEST(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
   setenv("MODESCOPE_CUDA_STREAMS", "4", 1);
-  auto exe = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  auto exe = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
   unsetenv("MODESCOPE_CUDA_STREAMS");
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   // Without the setting: one stream.
-  auto single = GraphExecutor::compile(g, *dev->backend, {{g.inputs[0], t}}, opts);
+  auto single = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
   ASSERT_TRUE(single.has_value()) << single.status().message();
   for (int k : (*single)->step_threads()) EXPECT_EQ(k, 0);
   int streams = 1;
   for (int k : (*exe)->step_threads()) streams = std::max(streams, k + 1);
   EXPECT_GE(streams, 2);
-  EagerExecutor cpu_exe(g, *ref);
+  EagerExecutor cpu_exe(g, *cpu);
   for (int run = 0; run < 3; ++run) {
     Tensor x = Tensor::zeros(t.dtype, *t.dims);
     for (int64_t i = 0; i < x.numel(); ++i)
@@ -236,12 +230,7 @@ TEST(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
 
 // The encoder's attention heads on streams: its matmuls read operands at whatever offsets the
 // widened plan gives them (cuBLASLt is told their alignment).
-TEST(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto ref = create_cpu_backend(0);
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+TEST_F(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
   auto built = zoo::build_graph(std::string_view("zoo:transformer_encoder?batch=2"));
   ASSERT_TRUE(built.has_value()) << built.status().message();
   const ir::Graph& g = *built;
@@ -255,13 +244,13 @@ TEST(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
       for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 29) % 89) / 89.f - 0.5f;
     feeds[name] = x;
   }
-  EagerExecutor cpu_exe(g, *ref);
+  EagerExecutor cpu_exe(g, *cpu);
   auto want = cpu_exe.run(feeds);
   ASSERT_TRUE(want.has_value()) << want.status().message();
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
   setenv("MODESCOPE_CUDA_STREAMS", "4", 1);
-  auto exe = GraphExecutor::compile(g, *dev->backend, signature, opts);
+  auto exe = GraphExecutor::compile(g, *dev, signature, opts);
   unsetenv("MODESCOPE_CUDA_STREAMS");
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   for (int run = 0; run < 3; ++run) {
@@ -273,11 +262,7 @@ TEST(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
 
 // A step that cannot be recorded (Gather checks its indices on the host) keeps the runs step by
 // step, and the note names it.
-TEST(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
-  if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto dev = create_backend("cuda", 0);
-  ASSERT_TRUE(dev.has_value());
-  ASSERT_EQ(dev->backend->name(), "cuda") << dev->note;
+TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   ir::Graph g;
   g.inputs = {"x"};
   const ir::ValueType xt{DType::F32, std::vector<int64_t>{4, 3}, {"", ""}};
@@ -293,7 +278,7 @@ TEST(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   g.outputs = {"y"};
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = GraphExecutor::compile(g, *dev->backend, {{"x", xt}}, opts);
+  auto exe = GraphExecutor::compile(g, *dev, {{"x", xt}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   EXPECT_NE((*exe)->replay_note().find("node 'pick' (Gather #1) checks its indices on the host"), std::string::npos) << (*exe)->replay_note();
   Tensor x = Tensor::zeros(DType::F32, {4, 3});

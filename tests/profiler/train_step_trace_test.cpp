@@ -18,7 +18,13 @@ size_t count_kind(const Trace& t, EventKind k) {
   return n;
 }
 
-nn::train::RunOptions small_run(nn::Mode mode) {
+struct Observed {
+  nn::train::RunResult result;
+  TracePtr trace;
+};
+
+// Three Adam steps of the digits MLP in one mode, the last one observed, and its trace.
+Expected<Observed> observe_last_step(nn::Mode mode) {
   nn::train::RunOptions o;
   o.model = "zoo:mnist_mlp";
   o.data = "digits";
@@ -27,60 +33,58 @@ nn::train::RunOptions small_run(nn::Mode mode) {
   o.batch = 16;
   o.optimizer = "adam";
   o.evaluate = false;
-  return o;
+  Recorder recorder;
+  o.observe_last_step = &recorder;
+  auto r = nn::train::run_training(o);
+  if (!r) return r.status();
+  if (!r->observed_graph) return internal_error("no observed graph");
+  Observed out{std::move(*r), nullptr};
+  const runtime::MemoryPlan* plan = out.result.observed_plan ? &*out.result.observed_plan : nullptr;
+  out.trace = build_observed_trace(recorder, *out.result.observed_graph, plan,
+                                   {{"mode", mode == nn::Mode::Graph ? "graph" : "pynative"}}, nn::backend());
+  return out;
 }
 
 TEST(TrainStepTrace, PyNativeStepHasEveryEagerOpWithKernelAndBlocks) {
-  Recorder recorder;
-  nn::train::RunOptions o = small_run(nn::Mode::PyNative);
-  o.observe_last_step = &recorder;
-  auto r = nn::train::run_training(o);
-  ASSERT_TRUE(r.has_value()) << r.status().message();
-  ASSERT_TRUE(r->observed_graph.has_value());
-  EXPECT_FALSE(r->observed_plan.has_value());
-  const ir::Graph& g = *r->observed_graph;
+  auto ob = observe_last_step(nn::Mode::PyNative);
+  ASSERT_TRUE(ob.has_value()) << ob.status().message();
+  EXPECT_FALSE(ob->result.observed_plan.has_value());
+  const ir::Graph& g = *ob->result.observed_graph;
   // Forward, backward and Adam's update: far more ops than the three Gemms of the forward.
   ASSERT_GT(g.nodes().size(), 30u);
-  TracePtr t = build_observed_trace(recorder, g, nullptr, {{"mode", "pynative"}}, nn::backend());
-  ASSERT_TRUE(t);
-  EXPECT_EQ(count_kind(*t, EventKind::Run), 1u);
-  EXPECT_EQ(count_kind(*t, EventKind::Op), g.nodes().size());
-  EXPECT_EQ(count_kind(*t, EventKind::Kernel), g.nodes().size());
+  const Trace& t = *ob->trace;
+  EXPECT_EQ(count_kind(t, EventKind::Run), 1u);
+  EXPECT_EQ(count_kind(t, EventKind::Op), g.nodes().size());
+  EXPECT_EQ(count_kind(t, EventKind::Kernel), g.nodes().size());
   std::set<std::string> ops;
-  for (const Event& e : t->events) {
+  for (const Event& e : t.events) {
     if (e.kind != EventKind::Op) continue;
-    const NodeInfo* n = t->node_of(e);
+    const NodeInfo* n = t.node_of(e);
     ASSERT_NE(n, nullptr);
     ops.insert(n->op);
   }
   EXPECT_TRUE(ops.count("Gemm") || ops.count("MatMul")) << "no matrix product among the step's ops";
   EXPECT_GT(ops.size(), 5u);
-  EXPECT_GT(t->blocks.size(), 10u);  // the step's eager values, from the caching allocator
-  for (const MemoryBlock& b : t->blocks) EXPECT_FALSE(b.arena);
-  EXPECT_EQ(t->dropped_events, 0u);
+  EXPECT_GT(t.blocks.size(), 10u);  // the step's eager values, from the caching allocator
+  for (const MemoryBlock& b : t.blocks) EXPECT_FALSE(b.arena);
+  EXPECT_EQ(t.dropped_events, 0u);
 }
 
 TEST(TrainStepTrace, GraphStepIsTheCompiledRunWithItsArena) {
-  Recorder recorder;
-  nn::train::RunOptions o = small_run(nn::Mode::Graph);
-  o.observe_last_step = &recorder;
-  auto r = nn::train::run_training(o);
-  ASSERT_TRUE(r.has_value()) << r.status().message();
-  ASSERT_TRUE(r->observed_graph.has_value());
-  ASSERT_TRUE(r->observed_plan.has_value());
-  TracePtr t = build_observed_trace(recorder, *r->observed_graph, &*r->observed_plan, {{"mode", "graph"}},
-                                    nn::backend());
-  ASSERT_TRUE(t);
-  EXPECT_EQ(count_kind(*t, EventKind::Run), 1u);
-  EXPECT_GT(count_kind(*t, EventKind::Op), 10u);
+  auto ob = observe_last_step(nn::Mode::Graph);
+  ASSERT_TRUE(ob.has_value()) << ob.status().message();
+  ASSERT_TRUE(ob->result.observed_plan.has_value());
+  const Trace& t = *ob->trace;
+  EXPECT_EQ(count_kind(t, EventKind::Run), 1u);
+  EXPECT_GT(count_kind(t, EventKind::Op), 10u);
   size_t arena = 0;
-  for (const MemoryBlock& b : t->blocks) arena += b.arena;
+  for (const MemoryBlock& b : t.blocks) arena += b.arena;
   EXPECT_GT(arena, 0u);
   // Backward nodes keep their "grad." names in the compiled step.
   bool backward = false;
-  for (const Event& e : t->events)
+  for (const Event& e : t.events)
     if (e.kind == EventKind::Op)
-      if (const NodeInfo* n = t->node_of(e)) backward = backward || n->name.rfind("grad.", 0) == 0;
+      if (const NodeInfo* n = t.node_of(e)) backward = backward || n->name.rfind("grad.", 0) == 0;
   EXPECT_TRUE(backward);
 }
 
