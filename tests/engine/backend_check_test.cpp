@@ -131,6 +131,24 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
   }
 }
 
+// Runs the compiled graph `runs` times, a different input each run, against the CPU; from the
+// second run on it must replay its recording.
+void expect_replays_match_cpu(const ir::Graph& g, GraphExecutor& exe, Backend& cpu, int runs) {
+  const ir::ValueType& t = g.value(g.inputs[0])->type;
+  EagerExecutor cpu_exe(g, cpu);
+  for (int run = 0; run < runs; ++run) {
+    Tensor x = Tensor::zeros(t.dtype, *t.dims);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = static_cast<float>((i * (37 + 6 * run)) % 101) / 101.f - 0.5f;
+    auto want = cpu_exe.run({{g.inputs[0], x}});
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    auto got = exe.run({{g.inputs[0], x}});
+    ASSERT_TRUE(got.has_value()) << "run " << run << ": " << got.status().message();
+    expect_close(*got, *want, "run " + std::to_string(run));
+    EXPECT_EQ(exe.replayed(), run >= 1) << "run " << run << ": " << exe.replay_note();
+  }
+}
+
 TEST_F(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
   for (const char* uri : {"zoo:mnist_mlp?batch=4", "zoo:resnet18?batch=2&size=64", "zoo:transformer_encoder?batch=2"}) {
     auto built = zoo::build_graph(std::string_view(uri));
@@ -179,18 +197,7 @@ TEST_F(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   auto exe = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   EXPECT_EQ((*exe)->replay_note(), "");
-  EagerExecutor cpu_exe(g, *cpu);
-  for (int run = 0; run < 4; ++run) {
-    Tensor x = Tensor::zeros(t.dtype, *t.dims);
-    for (int64_t i = 0; i < x.numel(); ++i)
-      x.data<float>()[i] = static_cast<float>((i * (37 + 6 * run)) % 101) / 101.f - 0.5f;
-    auto want = cpu_exe.run({{g.inputs[0], x}});
-    ASSERT_TRUE(want.has_value()) << want.status().message();
-    auto got = (*exe)->run({{g.inputs[0], x}});
-    ASSERT_TRUE(got.has_value()) << "run " << run << ": " << got.status().message();
-    expect_close(*got, *want, "run " + std::to_string(run));
-    EXPECT_EQ((*exe)->replayed(), run >= 1) << "run " << run << ": " << (*exe)->replay_note();
-  }
+  expect_replays_match_cpu(g, **exe, *cpu, 4);
   EXPECT_GT((*exe)->last_stats().kernels, 20);
 }
 
@@ -214,18 +221,7 @@ TEST_F(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
   int streams = 1;
   for (int k : (*exe)->step_threads()) streams = std::max(streams, k + 1);
   EXPECT_GE(streams, 2);
-  EagerExecutor cpu_exe(g, *cpu);
-  for (int run = 0; run < 3; ++run) {
-    Tensor x = Tensor::zeros(t.dtype, *t.dims);
-    for (int64_t i = 0; i < x.numel(); ++i)
-      x.data<float>()[i] = static_cast<float>((i * (31 + 4 * run)) % 97) / 97.f - 0.5f;
-    auto want = cpu_exe.run({{g.inputs[0], x}});
-    ASSERT_TRUE(want.has_value()) << want.status().message();
-    auto got = (*exe)->run({{g.inputs[0], x}});
-    ASSERT_TRUE(got.has_value()) << "run " << run << ": " << got.status().message();
-    expect_close(*got, *want, "streams, run " + std::to_string(run));
-    EXPECT_EQ((*exe)->replayed(), run >= 1) << (*exe)->replay_note();
-  }
+  expect_replays_match_cpu(g, **exe, *cpu, 3);
 }
 
 // The encoder's attention heads on streams: its matmuls read operands at whatever offsets the
