@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/runtime/amp.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/observer.h"
 
@@ -84,6 +85,7 @@ struct CompileOptions {
   bool verify_passes = false;    // ir::verify after each pass (tests, debugging)
   bool inplace = true;           // let elementwise outputs take over a dying input's block
   bool parallel_branches = true; // O2: run independent branches on concurrent CPU threads
+  AmpLevel amp = AmpLevel::O0;   // mixed precision: O1..O3 put the amp-cast pass first (runtime/amp.h)
 };
 
 class GraphExecutor {

@@ -412,6 +412,7 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   jit.stop_after = options.stop_after;
   jit.snapshots = options.keep_snapshots;
   jit.verify = options.verify_passes;
+  jit.amp = options.amp;
   auto compiled = compiler::run_pipeline(m.graph, &backend, jit);
   if (!compiled) return std::move(compiled).take_status();
   m.compiled = std::move(*compiled);

@@ -126,7 +126,7 @@ TEST(AmpTrain, O1AndO2StepsKeepF32MasterWeightsAndRunConvsInBf16) {
         if (v && v->type.dtype == DType::BF16) ++bf16_convs;
       }
       EXPECT_GE(bf16_convs, 3);  // forward, input gradient, weight gradient
-      // (the amp-cast pass in the step's compile: checked once CompileOptions carries the level)
+      EXPECT_EQ(step.executor()->compile_result().reports.front().pass, "amp-cast");
     }
   }
 }

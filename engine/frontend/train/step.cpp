@@ -322,6 +322,7 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
     if (const ir::Value* val = c->graph.value(name)) sig[name] = val->type;
   runtime::CompileOptions opts;
   opts.jit_level = level_;
+  opts.amp = amp_.level;
   auto ex = runtime::GraphExecutor::compile(c->graph, backend(), sig, opts);
   if (!ex) return Status(ex.status()).prepend("training step: compile: ");
   c->exec = std::move(*ex);
