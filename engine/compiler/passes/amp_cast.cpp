@@ -104,6 +104,7 @@ class AmpCast final : public Pass {
 
   Status insert_casts(ir::Graph& g) {
     versions_.clear();
+    original_.clear();
     std::unordered_map<std::string, DType> declared;  // graph outputs' types before the pass
     for (const auto& o : g.outputs) declared[o] = type_of(g, o);
     std::vector<ir::Node> nodes = std::move(g.nodes());
@@ -160,8 +161,6 @@ class AmpCast final : public Pass {
         back.emplace_back(low, o);
         o = low;
       }
-      const ir::NodeId id = n.id;
-      const std::string node_name = n.name;
       out.push_back(std::move(n));
       for (const auto& [low, orig] : back) {
         // The original name stays the value readers and graph outputs know, in its old type.
@@ -175,8 +174,6 @@ class AmpCast final : public Pass {
         e.by_type[type_of(g, low)] = low;
         e.by_type[original_[orig]] = orig;
         out.push_back(std::move(cast));
-        (void)id;
-        (void)node_name;
       }
     }
     g.nodes() = std::move(out);
