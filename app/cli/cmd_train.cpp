@@ -231,6 +231,7 @@ const RegisterCommand kTrain{
       cmd.add_option("--seed", a->run.seed, "Seed of the data split, shuffling and synthetic data");
       cmd.add_option("--jit-level", a->jit_level, "Graph-mode pipeline: O0, O1 or O2")
           ->check(CLI::IsMember({"O0", "O1", "O2"}));
+      cmd.add_option("--disable", a->run.disabled_passes, "Graph mode: leave a pass out of the step's compile (repeatable)");
       cmd.add_option("--report", a->report, "Write a JSON report (losses, step_ms, compile_ms, peak_bytes, accuracy)");
       cmd.add_option("--profile", a->profile, "Folder for <mode>.train.trace.json (Chrome trace) and summary.json");
       cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");

@@ -152,6 +152,37 @@ TEST(FusionPass, ElementwiseChainsBecomeOneLoop) {
 )");
 }
 
+// The fused loop over NCHW with the operands a training step's BatchNorm gradient has: one value per
+// channel, per (batch, row), per column, a scalar on the left; large enough for several threads and
+// for rows longer than one tile. Against eager execution of the separate ops.
+TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,8,48,48]
+    init ch: f32[1,8,1,1] = 0.5 -1 2 0.25 1.5 -0.5 3 1
+    init nh: f32[2,1,48,1] = 0.1 -0.2 0.3 0.05
+    init col: f32[48] = 1 2 -3 4 0.5
+    init one: f32[] = 1
+    a = Mul(x, ch)
+    b = Add(a, nh)
+    r = Relu(b)
+    d = Sub(one, r)
+    e = Div(d, col)
+    output e
+  )", runtime::JitLevel::O1);
+  EXPECT_NE(c.dump.find("FusedElementwise"), std::string::npos) << c.dump;
+  // Per channel only: H and W merge into rows of 4096, several tiles each.
+  Compiled rows = compile_and_compare(R"(
+    input x: f32[2,4,64,64]
+    init ch: f32[1,4,1,1] = 0.5 -1 2 0.25
+    init sh: f32[1,4,1,1] = 0.1 0.2 -0.3 0
+    a = Mul(x, ch)
+    b = Add(a, sh)
+    y = Sigmoid(b)
+    output y
+  )", runtime::JitLevel::O1);
+  EXPECT_NE(rows.dump.find("FusedElementwise"), std::string::npos) << rows.dump;
+}
+
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
   Compiled c0 = compile_and_compare(kResidualBlock, runtime::JitLevel::O0);
   EXPECT_EQ(c0.exe->graph().nodes().size(), 6u);

@@ -209,6 +209,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   set_training(m, true);
   TrainStep step(m, loss_fn, make_update_rule(cfg, hyper), o.mode, o.jit_level);
   step.set_amp(AmpOptions{o.amp, o.loss_scale});
+  step.set_disabled_passes(o.disabled_passes);
   for (int64_t s = 1; s <= o.steps; ++s) {
     Batch b = loader.next();
     const double lr = sched.at(s);

@@ -22,6 +22,7 @@ struct RunOptions {
   std::string model;  // zoo:NAME?key=value&...
   Mode mode = Mode::PyNative;
   runtime::JitLevel jit_level = runtime::JitLevel::O1;
+  std::vector<std::string> disabled_passes;  // Graph mode: passes left out of the step's compile
   std::string optimizer = "sgd";  // sgd | adam | adamw
   double lr = 0;                  // 0: the optimizer's default (sgd 0.05, adam/adamw 0.001)
   std::string schedule = "constant";  // constant | step | cosine

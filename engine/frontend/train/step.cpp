@@ -323,6 +323,7 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
   runtime::CompileOptions opts;
   opts.jit_level = level_;
   opts.amp = amp_.level;
+  opts.disabled_passes = disabled_passes_;
   auto ex = runtime::GraphExecutor::compile(c->graph, backend(), sig, opts);
   if (!ex) return Status(ex.status()).prepend("training step: compile: ");
   c->exec = std::move(*ex);

@@ -73,6 +73,8 @@ class TrainStep {
 
   // Before the first step.
   void set_amp(const AmpOptions& amp);
+  // Graph mode: passes (arguments) left out of the step's compile pipeline.
+  void set_disabled_passes(std::vector<std::string> passes) { disabled_passes_ = std::move(passes); }
   const AmpOptions& amp() const { return amp_; }
   double loss_scale() const { return scale_; }      // current scale (0 without loss scaling)
   int64_t skipped_steps() const { return skipped_; }
@@ -107,6 +109,7 @@ class TrainStep {
   AmpOptions amp_;
   double scale_ = 0, good_steps_ = 0;
   int64_t skipped_ = 0;
+  std::vector<std::string> disabled_passes_;
   runtime::RunObserver* observer_ = nullptr;  // for the next step only
   bool observed_ = false;
   ir::Graph eager_ops_;  // PyNative: the ops of the last observed step
