@@ -92,22 +92,27 @@ void bench_hot_path(const BenchState& st, nlohmann::json& out) {
   std::printf("post-processing: %.0f ms per million events (median)\n", median(build_ms_per_m));
 }
 
+// The timed loop's options for one mode (iterations, warm-up, compile options from the run args).
+prof::ProfileOptions timed_options(const RunArgs& a, runtime::ExecMode m) {
+  prof::ProfileOptions po;
+  po.mode = m;
+  po.iters = a.iters;
+  po.warmup = a.warmup;
+  po.compile = profile_compile_options(a);
+  return po;
+}
+
 int bench_model(const BenchState& st, nlohmann::json& out) {
   const RunArgs& a = st.args;
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
-  const runtime::CompileOptions copts = profile_compile_options(a);
   for (runtime::ExecMode m : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
     const std::string name = runtime::exec_mode_name(m);
     if (st.mode != "both" && st.mode != name) continue;
     std::vector<double> off, on, events, off_min, on_min;
     for (int r = 0; r < st.runs; ++r) {
       for (int rec = 0; rec < 2; ++rec) {  // alternate so drift hits both alike
-        prof::ProfileOptions po;
-        po.mode = m;
-        po.iters = a.iters;
-        po.warmup = a.warmup;
-        po.compile = copts;
+        prof::ProfileOptions po = timed_options(a, m);
         po.record = rec == 1;
         auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
         if (!run) return fail(name + ": " + run.status().message());
@@ -150,7 +155,6 @@ int bench_cupti(const BenchState& st, nlohmann::json& out) {
     std::printf("cupti overhead:  %s\n", why.c_str());
     return 0;
   }
-  const runtime::CompileOptions copts = profile_compile_options(a);
   for (runtime::ExecMode m : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
     const std::string name = runtime::exec_mode_name(m);
     if (st.mode != "both" && st.mode != name) continue;
@@ -158,11 +162,7 @@ int bench_cupti(const BenchState& st, nlohmann::json& out) {
     uint64_t records = 0;
     for (int r = 0; r < st.runs; ++r) {
       for (int gpu = 0; gpu < 2; ++gpu) {
-        prof::ProfileOptions po;
-        po.mode = m;
-        po.iters = a.iters;
-        po.warmup = a.warmup;
-        po.compile = copts;
+        prof::ProfileOptions po = timed_options(a, m);
         po.gpu_activity = gpu == 1;
         auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
         if (!run) return fail(name + ": " + run.status().message());

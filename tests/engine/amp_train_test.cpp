@@ -15,6 +15,7 @@
 #include "engine/frontend/train/losses.h"
 #include "engine/frontend/train/optim.h"
 #include "engine/frontend/train/run.h"
+#include "tests/engine/train_test_util.h"
 #include "engine/frontend/train/step.h"
 
 namespace ms::nn::train {
@@ -23,16 +24,7 @@ namespace {
 using runtime::AmpLevel;
 
 RunOptions digits_mlp(Mode mode, AmpLevel amp) {
-  RunOptions o;
-  o.model = "zoo:mnist_mlp?hidden=64";
-  o.mode = mode;
-  o.data = "digits";
-  o.data_dir = std::string(MODESCOPE_SOURCE_DIR) + "/samples/data";
-  o.optimizer = "adam";
-  o.lr = 0.01;
-  o.batch = 32;
-  o.steps = 150;
-  o.seed = 1;
+  RunOptions o = testing::digits_mlp(mode, 150);
   o.amp = amp;
   return o;
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/engine/cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,15 +23,7 @@ std::string cli_path() {
 #endif
 }
 
-std::string run_capture(const std::string& cmd, int* rc) {
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  if (!p) return out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  *rc = ::pclose(p);
-  return out;
-}
+using ms::testing::run_capture;
 
 class TrainCli : public ::testing::Test {
  protected:

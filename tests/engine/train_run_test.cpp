@@ -6,23 +6,12 @@
 #include <cmath>
 
 #include "engine/frontend/train/run.h"
+#include "tests/engine/train_test_util.h"
 
 namespace ms::nn::train {
 namespace {
 
-RunOptions digits_mlp(Mode mode) {
-  RunOptions o;
-  o.model = "zoo:mnist_mlp?hidden=64";
-  o.mode = mode;
-  o.data = "digits";
-  o.data_dir = std::string(MODESCOPE_SOURCE_DIR) + "/samples/data";
-  o.optimizer = "adam";
-  o.lr = 0.01;
-  o.batch = 32;
-  o.steps = 200;
-  o.seed = 1;
-  return o;
-}
+RunOptions digits_mlp(Mode mode) { return testing::digits_mlp(mode, 200); }
 
 TEST(TrainRun, DigitsMlpLearnsInBothModesWithTheSameLossCurve) {
   // One thread: the steps are tiny, and the test shares the machine with others.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tests/engine/cli_test_util.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/zoo/zoo.h"
@@ -157,15 +158,7 @@ TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
   fs::remove_all(dir);
 }
 
-std::string run_capture(const std::string& cmd, int* rc) {
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  if (!p) return out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  *rc = ::pclose(p);
-  return out;
-}
+using ms::testing::run_capture;
 
 TEST(ZooExport, CliListsTemplatesAndExportsZooUris) {
 #ifdef MODESCOPE_CLI
