@@ -32,7 +32,7 @@ bool in(std::string_view op, const std::array<std::string_view, N>& list) {
 }
 
 constexpr std::array<std::string_view, 4> kWhite{"Conv", "ConvTranspose", "MatMul", "Gemm"};
-constexpr std::array<std::string_view, 2> kWhiteFused{"FusedConv", "FusedMatMul"};
+constexpr std::array<std::string_view, 3> kWhiteFused{"FusedConv", "FusedMatMul", "ConvGradWeight"};
 constexpr std::array<std::string_view, 8> kBlack{"BatchNormalization",      "LayerNormalization",
                                                  "Softmax",                 "LogSoftmax",
                                                  "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",

@@ -113,7 +113,7 @@ TEST(AmpTrain, O1AndO2StepsKeepF32MasterWeightsAndRunConvsInBf16) {
       ASSERT_NE(step.graph(), nullptr);
       int bf16_convs = 0;
       for (const auto& n : step.graph()->nodes()) {
-        if (n.op_type != "Conv" && n.op_type != "ConvTranspose") continue;
+        if (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "ConvGradWeight") continue;
         const ir::Value* v = step.graph()->value(n.outputs[0]);
         if (v && v->type.dtype == DType::BF16) ++bf16_convs;
       }

@@ -90,6 +90,7 @@ Status pool_grad_kernel(runtime::KernelContext& ctx, bool max) {
 void register_grad_kernels(runtime::KernelRegistry& r) {
   r.add("MaxPoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, true); }, autodiff::kGradDomain);
   r.add("AveragePoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, false); }, autodiff::kGradDomain);
+  register_conv_grad_kernels(r);
 }
 
 }  // namespace ms::cpu

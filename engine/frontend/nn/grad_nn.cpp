@@ -1,7 +1,7 @@
 // Gradients of Gemm, MatMul, Conv and the pools. Conv's input gradient is a ConvTranspose with the
-// same weights; its weight gradient is a Conv of the input by the output gradient with batch and
-// channel axes swapped (stride and dilation trade places), grouped convs included. Pools use the
-// ai.modescope MaxPoolGrad / AveragePoolGrad kernels (engine/ops/grad_ops.cpp).
+// same weights; its weight gradient is the ai.modescope ConvGradWeight op (oneDNN's backward-weights
+// convolution on the CPU), grouped convs included. Pools use the ai.modescope MaxPoolGrad /
+// AveragePoolGrad kernels (engine/ops/grad_ops.cpp).
 #include "engine/frontend/nn/grad.h"
 #include "engine/ops/grad_ops.h"
 #include "engine/ops/nn_geometry.h"
@@ -94,37 +94,10 @@ Expected<Vars> conv_grad(const GradContext& c) {
                  {{"strides", geo.strides}, {"dilations", geo.dilations}, {"pads", pads}, {"group", group},
                   {"kernel_shape", geo.kernel}, {"output_padding", out_pad}});
 
-  // dW[m, c, k] = sum_n,o gy[n, m, o] x[n, g*Cg + c, o*s + k*d - p]: a Conv over x' = [Cg, g*N, ...]
-  // (channels ordered group-major) by gy' = [M, N, ...] with `group` groups, stride d, dilation s.
-  const int64_t n = xs[0], cg = xs[1] / group;
-  std::vector<int64_t> sp_perm;
-  Shape x5{n, group, cg};
-  for (int64_t i = 0; i < nsp; ++i) x5.push_back(xs[static_cast<size_t>(i + 2)]);
-  std::vector<int64_t> perm5{2, 1, 0};
-  for (int64_t i = 0; i < nsp; ++i) perm5.push_back(3 + i);
-  Shape xr{cg, group * n};
-  for (int64_t i = 0; i < nsp; ++i) xr.push_back(xs[static_cast<size_t>(i + 2)]);
-  Var xp = F::reshape(F::transpose(F::reshape(x, x5), perm5), xr);
-  std::vector<int64_t> swap01{1, 0};
-  for (int64_t i = 0; i < nsp; ++i) swap01.push_back(2 + i);
-  Var gyp = F::transpose(gy, swap01);
-  Shape gk(ys.begin() + 2, ys.end());
-  Var gw = F::op("Conv", {xp, gyp},
-                 {{"strides", geo.dilations}, {"dilations", geo.strides}, {"pads", pads}, {"group", group},
-                  {"kernel_shape", gk}});
-  // The swapped conv can reach past the kernel when the stride does not divide the input: crop.
-  const Shape gws = gw.shape();
-  bool crop = false;
-  std::vector<int64_t> starts, ends, axes;
-  for (int64_t i = 0; i < nsp; ++i) {
-    const int64_t k = ws[static_cast<size_t>(i + 2)];
-    if (gws.size() == xs.size() && gws[static_cast<size_t>(i + 2)] != k) crop = true;
-    starts.push_back(0);
-    ends.push_back(k);
-    axes.push_back(2 + i);
-  }
-  if (crop) gw = F::op("Slice", {gw, F::ints(starts), F::ints(ends), F::ints(axes)});
-  out[1] = F::transpose(gw, swap01);
+  out[1] = F::op("ConvGradWeight", {x, gy},
+                 {{"strides", geo.strides}, {"dilations", geo.dilations}, {"pads", pads}, {"group", group},
+                  {"kernel_shape", geo.kernel}},
+                 kGradDomain);
   if (c.has_input(2)) {
     std::vector<int64_t> axes_b{0};
     for (int64_t i = 0; i < nsp; ++i) axes_b.push_back(2 + i);
