@@ -87,6 +87,11 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
                    {"loss_scale", r.loss_scale},
                    {"skipped_steps", r.skipped_steps}};
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
+  nlohmann::json passes = nlohmann::json::array();
+  for (const auto& p : r.passes)
+    passes.push_back({{"pass", p.pass}, {"ran", p.ran}, {"changed", p.changed}, {"ms", p.ms},
+                      {"nodes_before", p.nodes_before}, {"nodes_after", p.nodes_after}});
+  j["passes"] = passes;
   return j;
 }
 
@@ -141,6 +146,12 @@ void print_summary(const TrainResult& r) {
               r.step_ms.size(), r.steady.median, r.steady.p10, r.steady.p90, r.steady.mean,
               r.step_ms.empty() ? 0.0 : r.step_ms.front());
   std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, format_bytes(static_cast<double>(r.peak_bytes)).c_str());
+  if (!r.passes.empty()) {
+    std::string line;
+    for (const auto& p : r.passes)
+      if (p.ran) line += "  " + p.pass + " " + std::to_string(static_cast<int64_t>(std::lround(p.ms))) + " ms";
+    std::printf("passes:%s\n", line.c_str());
+  }
   if (r.loss_scale > 0)
     std::printf("loss scale %g at the end, %lld skipped steps (inf/NaN gradients)\n", r.loss_scale,
                 static_cast<long long>(r.skipped_steps));

@@ -79,6 +79,30 @@ TEST(SimplifyPass, ComposesTransposesAndMergesReshapes) {
 )");
 }
 
+TEST(SimplifyPass, BroadcastsInsteadOfExpandWhereTheReaderKeepsItsShape) {
+  // e feeds Mul (full-shape other operand: bypassed), Add with a [1,3,1] operand (the result would
+  // shrink to [1,3,1]: kept) and Where (bypassed); the graph output stays the Expand's.
+  const std::string got = run_passes(R"(
+    input x: f32[2,3,4]
+    input s: f32[1,3,1]
+    input c: bool[2,3,4]
+    init shape: i64[3] = 2 3 4
+    e = Expand(s, shape)
+    m = Mul(x, e)
+    a = Add(e, s)
+    w = Where(c, e, x)
+    output m, a, w
+  )", list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4], %s: f32[1,3,1], %c: bool[2,3,4])
+  init %shape: i64[3]
+  #1 %e = Expand(%s, %shape) : f32[2,3,4]
+  #2 %m = Mul(%x, %s) : f32[2,3,4]
+  #3 %a = Add(%e, %s) : f32[2,3,4]
+  #4 %w = Where(%c, %s, %x) : f32[2,3,4]
+  return %m, %a, %w
+)");
+}
+
 TEST(ConstantFoldingPass, FoldsConstantsAndShapeSubgraphsOnStaticShapes) {
   const std::string got = run_passes(R"(
     input x: f32[2,3,4]

@@ -89,15 +89,25 @@ class FuseElementwise final : public Pass {
   }
 
  private:
+  struct Chain {
+    std::string x, out;
+    std::vector<Link> links;
+    std::vector<uint64_t> ids;
+  };
+
+  // One scan finds every chain (a node joins at most one), then all are fused: training graphs have
+  // hundreds of chains, and rescanning the graph after each fusion made this pass quadratic.
   bool step(ir::Graph& g) {
     const Uses uses = compute_uses(g);
     std::unordered_map<std::string, size_t> reader;
     for (size_t i = 0; i < g.nodes().size(); ++i)
       for (const auto& in : g.nodes()[i].inputs)
         if (!in.empty()) reader[in] = i;
+    std::vector<char> claimed(g.nodes().size(), 0);
+    std::vector<Chain> chains;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& first = g.nodes()[i];
-      if (first.outputs.size() != 1) continue;
+      if (claimed[i] || first.outputs.size() != 1) continue;
       const ir::ValueType* ot = static_f32(g, first.outputs[0]);
       if (!ot) continue;
       const std::vector<int64_t> dims = *ot->dims;
@@ -111,24 +121,34 @@ class FuseElementwise final : public Pass {
       if (x.empty()) continue;
       Link l;
       if (!as_link(g, first, x, dims, l)) continue;
-      std::vector<Link> links{l};
-      std::vector<const ir::Node*> nodes{&first};
-      std::string cur = first.outputs[0];
+      Chain c{x, first.outputs[0], {l}, {first.id.value}};
+      std::vector<size_t> at{i};
       for (;;) {
-        if (uses.of(cur) != 1 || !uses.only_plain(cur)) break;
-        auto r = reader.find(cur);
-        if (r == reader.end()) break;
+        if (uses.of(c.out) != 1 || !uses.only_plain(c.out)) break;
+        auto r = reader.find(c.out);
+        if (r == reader.end() || claimed[r->second]) break;
         const ir::Node& n = g.nodes()[r->second];
-        if (!as_link(g, n, cur, dims, l)) break;
-        links.push_back(l);
-        nodes.push_back(&n);
-        cur = n.outputs[0];
+        if (!as_link(g, n, c.out, dims, l)) break;
+        c.links.push_back(l);
+        c.ids.push_back(n.id.value);
+        at.push_back(r->second);
+        c.out = n.outputs[0];
       }
-      if (links.size() < 2) continue;
-      fuse(g, x, links, nodes, cur);
-      return true;
+      if (c.links.size() < 2) continue;
+      for (size_t k : at) claimed[k] = 1;
+      chains.push_back(std::move(c));
     }
-    return false;
+    for (const Chain& c : chains) {
+      std::vector<const ir::Node*> nodes;
+      for (uint64_t id : c.ids)
+        for (const auto& n : g.nodes())
+          if (n.id.value == id) {
+            nodes.push_back(&n);
+            break;
+          }
+      fuse(g, c.x, c.links, nodes, c.out);
+    }
+    return !chains.empty();
   }
 
   static void fuse(ir::Graph& g, const std::string& x, const std::vector<Link>& links,

@@ -1,7 +1,13 @@
 // Algebraic simplification: Identity and inference-mode Dropout removed, Cast to the same type
 // removed, Mul/Div by 1 and Add/Sub of 0 removed (when broadcasting does not change the shape),
 // Reshape chains collapsed to one Reshape, Transpose chains composed (and dropped when identity),
-// Reshape/Flatten/Squeeze/Unsqueeze to the same static shape removed.
+// Reshape/Flatten/Squeeze/Unsqueeze to the same static shape removed, and an Expand read by
+// broadcasting elementwise ops bypassed where the op's result keeps its shape (the op broadcasts the
+// small operand itself: the gradients of reductions and of BatchNorm's statistics are such Expands,
+// each writing a whole activation-sized tensor that one read later consumes).
+#include <algorithm>
+#include <set>
+
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 
@@ -20,7 +26,8 @@ class AlgebraicSimplification final : public Pass {
   std::string name() const override { return "AlgebraicSimplification"; }
   std::string argument() const override { return "simplify"; }
   std::string description() const override {
-    return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape; merge Reshape and Transpose chains";
+    return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape; merge Reshape and Transpose chains; "
+           "broadcast instead of Expand";
   }
 
   Status run(ir::Graph& g) override {
@@ -32,6 +39,7 @@ class AlgebraicSimplification final : public Pass {
  private:
   bool step(ir::Graph& g) {
     const Uses uses = compute_uses(g);
+    readers_of_.clear();
     auto prod = producer_index(g);
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       ir::Node& n = g.nodes()[i];
@@ -39,6 +47,8 @@ class AlgebraicSimplification final : public Pass {
       const std::string in = n.inputs[0], out = n.outputs[0];
       const std::string& op = n.op_type;
       if (op == "Identity" && bypass_node(g, i, in, out, uses)) return true;
+      if (op == "Expand" && n.inputs.size() == 2 && uses.of(out) > 0 && broadcast_instead(g, n, readers(g, out)))
+        return true;
       if (op == "Dropout" && dropout_is_identity(g, n, uses) && bypass_node(g, i, in, out, uses)) return true;
       if (op == "Cast" && same_static_type(g, in, out) && bypass_node(g, i, in, out, uses)) return true;
       if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out) &&
@@ -76,6 +86,61 @@ class AlgebraicSimplification final : public Pass {
       }
     }
     return false;
+  }
+
+  static bool broadcasting_op(const std::string& op) {
+    static const std::set<std::string> ops = {"Add",  "Sub",   "Mul",     "Div",  "Pow",  "Max",          "Min",
+                                              "Sum",  "Mean",  "Where",   "Equal", "Less", "LessOrEqual", "Greater",
+                                              "GreaterOrEqual", "And", "Or", "Xor"};
+    return ops.count(op) != 0;
+  }
+
+  // Readers of Expand `e` that broadcast their operands read its input instead when their result
+  // has the same static shape that way. True when some reader changed.
+  // Indices of the nodes that read `v`: built once per scan, since Expands are common in training
+  // graphs and each scan would otherwise walk the whole graph per Expand.
+  const std::vector<size_t>& readers(const ir::Graph& g, const std::string& v) {
+    if (readers_of_.empty())
+      for (size_t i = 0; i < g.nodes().size(); ++i)
+        for (const auto& in : g.nodes()[i].inputs)
+          if (!in.empty() && (readers_of_[in].empty() || readers_of_[in].back() != i)) readers_of_[in].push_back(i);
+    static const std::vector<size_t> none;
+    auto it = readers_of_.find(v);
+    return it == readers_of_.end() ? none : it->second;
+  }
+  std::unordered_map<std::string, std::vector<size_t>> readers_of_;
+
+  static bool broadcast_instead(ir::Graph& g, const ir::Node& e, const std::vector<size_t>& readers) {
+    const std::string src = e.inputs[0], out = e.outputs[0];
+    const ir::Value* a = g.value(src);
+    if (!a || !a->type.is_static() || out.empty()) return false;
+    bool changed = false;
+    for (size_t ri : readers) {
+      ir::Node& c = g.nodes()[ri];
+      if (!c.domain.empty() || c.outputs.size() != 1 || !broadcasting_op(c.op_type)) continue;
+      if (std::find(c.inputs.begin(), c.inputs.end(), out) == c.inputs.end()) continue;
+      const ir::Value* y = g.value(c.outputs[0]);
+      if (!y || !y->type.is_static()) continue;
+      Shape b;
+      bool ok = true, first = true;
+      for (const auto& in : c.inputs) {
+        const ir::Value* v = in.empty() ? nullptr : g.value(in == out ? src : in);
+        if (!v || !v->type.is_static()) {
+          ok = false;
+          break;
+        }
+        Shape next;
+        if (first) next = *v->type.dims;
+        else if (!broadcast_shapes(b, *v->type.dims, next)) ok = false;
+        b = next;
+        first = false;
+      }
+      if (!ok || b != *y->type.dims) continue;
+      for (auto& in : c.inputs)
+        if (in == out) in = src;
+      changed = true;
+    }
+    return changed;
   }
 
   // Inference: Dropout is the identity unless training_mode is a constant true. Its mask must be unread.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/pipeline.h"
 #include "engine/core/status.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/loss_scale.h"
@@ -62,6 +63,8 @@ struct RunResult {
   std::vector<double> step_ms;  // every step; the first includes tracing and compiling in Graph mode
   StepSummary steady;           // steps 2..N (all when N == 1)
   double compile_ms = 0;        // sum over steps
+  // Graph mode: the passes that compiled the step (per-pass ms, node counts before and after).
+  std::vector<compiler::PassReport> passes;
   int64_t peak_bytes = 0;       // max over steps
   double accuracy = -1;         // test accuracy, -1 when not measured
   int64_t correct = 0;
