@@ -183,6 +183,21 @@ TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
   EXPECT_NE(rows.dump.find("FusedElementwise"), std::string::npos) << rows.dump;
 }
 
+// A ReLU gradient as the autodiff writes it (dY * Sign(y)), over zeros and positives of y.
+TEST(FusionPass, ReluGradientChainFusesWithSign) {
+  Compiled c = compile_and_compare(R"(
+    input y: f32[2,3,4]
+    input gy: f32[2,3,4]
+    init shift: f32[] = -0.25
+    a = Add(y, shift)
+    r = Relu(a)
+    s = Sign(r)
+    g = Mul(s, gy)
+    output g
+  )", runtime::JitLevel::O1);
+  EXPECT_NE(c.dump.find("chain=[\"Add\",\"Relu\",\"Sign\",\"Mul\"]"), std::string::npos) << c.dump;
+}
+
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
   Compiled c0 = compile_and_compare(kResidualBlock, runtime::JitLevel::O0);
   EXPECT_EQ(c0.exe->graph().nodes().size(), 6u);

@@ -15,7 +15,7 @@ namespace ms::cpu::fused {
 namespace {
 
 enum class Op : uint8_t { Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, LeakyRelu, Elu, Reciprocal, Floor, Ceil,
-                          Softplus, HardSigmoid, Clip, Add, Sub, Mul, Div, Max, Min };
+                          Softplus, HardSigmoid, Clip, Sign, Add, Sub, Mul, Div, Max, Min };
 
 bool op_of(const std::string& s, Op& op) {
   static const std::pair<const char*, Op> ops[] = {
@@ -23,7 +23,7 @@ bool op_of(const std::string& s, Op& op) {
       {"Log", Op::Log},     {"Neg", Op::Neg},         {"Abs", Op::Abs},             {"Sqrt", Op::Sqrt},
       {"Erf", Op::Erf},     {"LeakyRelu", Op::LeakyRelu}, {"Elu", Op::Elu},         {"Reciprocal", Op::Reciprocal},
       {"Floor", Op::Floor}, {"Ceil", Op::Ceil},       {"Softplus", Op::Softplus},   {"HardSigmoid", Op::HardSigmoid},
-      {"Clip", Op::Clip},   {"Add", Op::Add},         {"Sub", Op::Sub},             {"Mul", Op::Mul},
+      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Add", Op::Add},         {"Sub", Op::Sub},             {"Mul", Op::Mul},
       {"Div", Op::Div},     {"Max", Op::Max},         {"Min", Op::Min}};
   for (const auto& [name, o] : ops)
     if (s == name) {
@@ -112,6 +112,7 @@ void apply_unary(const Link& l, float* __restrict v, int64_t n) {
       MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(1.f, l.alpha * v[i] + l.beta));
       return;
     case Op::Clip: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], l.alpha), l.beta); return;
+    case Op::Sign: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? 1.f : (v[i] < 0 ? -1.f : v[i]); return;
     default: return;
   }
 }

@@ -51,6 +51,7 @@ __device__ __forceinline__ float apply_unary(int op, float x, float alpha, float
     case UnaryOp::HardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.f), 1.f);
     case UnaryOp::HardSwish: return x * fminf(fmaxf(x / 6.f + 0.5f, 0.f), 1.f);
     case UnaryOp::Identity: return x;
+    case UnaryOp::Sign: return x > 0.f ? 1.f : (x < 0.f ? -1.f : x);  // NaN and 0 stay
   }
   return x;
 }

@@ -98,6 +98,7 @@ void register_elementwise_ops(runtime::KernelRegistry& r) {
   r.add("Clip", &unary<UnaryOp::Clip>);
   r.add("HardSigmoid", &unary<UnaryOp::HardSigmoid>);
   r.add("HardSwish", &unary<UnaryOp::HardSwish>);
+  r.add("Sign", &unary<UnaryOp::Sign>);
 }
 
 }  // namespace ms::cuda

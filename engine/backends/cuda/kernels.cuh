@@ -24,7 +24,7 @@ struct StridedDesc {
 enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
 enum class UnaryOp : int {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Gelu, Reciprocal, Floor, Ceil, Softplus, Sin, Cos,
-  LeakyRelu, Elu, Clip, HardSigmoid, HardSwish, Identity
+  LeakyRelu, Elu, Clip, HardSigmoid, HardSwish, Identity, Sign
 };
 // y = op(a, b); `contiguous_same` skips index arithmetic when both operands have y's shape.
 cudaError_t binary_f32(BinaryOp op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,

@@ -18,7 +18,7 @@ constexpr float kNoBound = std::numeric_limits<float>::max();
 bool unary_op(const std::string& op) {
   static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh",     "Exp",  "Log",       "Neg",   "Abs",
                                             "Sqrt", "Erf",     "LeakyRelu", "Elu", "Reciprocal", "Floor", "Ceil",
-                                            "Softplus", "HardSigmoid", "Clip"};
+                                            "Softplus", "HardSigmoid", "Clip", "Sign"};
   return ops.count(op) != 0;
 }
 bool binary_op(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }

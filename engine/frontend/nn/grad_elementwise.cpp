@@ -51,7 +51,9 @@ Expected<Vars> pow_grad(const GradContext& c) {
 }
 
 Expected<Vars> relu_grad(const GradContext& c) {
-  return one(c.gout(0) * cast_like(F::greater(c.in(0), 0.0), c.gout(0)));
+  // From the output: Sign(y) is 1 where x > 0 and 0 elsewhere (NaN stays NaN). Two ops that fuse
+  // into one loop in Graph mode, and the backward keeps y (the next layer's input) instead of x.
+  return one(c.gout(0) * F::op("Sign", {c.out(0)}));
 }
 Expected<Vars> leaky_relu_grad(const GradContext& c) {
   const double alpha = c.node.attr_float("alpha", 0.01f);
