@@ -138,6 +138,11 @@ Status prepare_args(TrainArgs& a) {
   MS_ASSIGN_OR_RETURN(a.run.loss_scale, nn::train::parse_loss_scale(a.loss_scale));
   MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
   MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));
+  if (a.run.mode == nn::Mode::PyNative && a.device != "cpu") {
+    std::fprintf(stderr, "note: PyNative training runs on the CPU (eager training steps on %s are not supported yet; "
+                         "--mode graph trains there)\n", a.device.c_str());
+    a.device = "cpu";
+  }
   return apply_context(a.device, a.threads, a.run.mode);
 }
 

@@ -65,6 +65,25 @@ TEST_F(TrainCli, TrainPrintsLossesAndWritesReportAndProfile) {
   EXPECT_TRUE(fs::exists(fs::path(prof) / "summary.json"));
 }
 
+TEST_F(TrainCli, GraphReportListsTheCompilePassesAndPyNativeOnCudaTrainsOnTheCpu) {
+  const std::string report = (dir_ / "g.json").string();
+  int rc = -1;
+  std::string out = run_capture(cli_ + " train" + kModel + " --steps 2 --batch 16 --mode graph --report " + report, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("passes:  infer-types"), std::string::npos) << out;
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  ASSERT_TRUE(j["passes"].is_array() && !j["passes"].empty()) << j.dump();
+  EXPECT_EQ(j["passes"][0]["pass"], "infer-types");
+  EXPECT_GT(j["passes"][0]["nodes_before"].get<int64_t>(), 0);
+  // Eager training steps stay on the CPU whatever the device (with a note, not a crash).
+  out = run_capture(cli_ + " train" + kModel + " --steps 2 --batch 16 --mode pynative --device cuda", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("note: PyNative training runs on the CPU"), std::string::npos) << out;
+  EXPECT_NE(out.find("pynative mode, cpu"), std::string::npos) << out;
+}
+
 TEST_F(TrainCli, CompareTrainPrintsTheTable) {
   int rc = -1;
   std::string out = run_capture(cli_ + " compare" + kModel + " --train --iters 4 --warmup 1 --batch 16", &rc);

@@ -133,6 +133,11 @@ Expected<Adapted> adapt_model(const RunOptions& o) {
 }
 
 Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_step) {
+  // Eager training keeps optimizer state, parameters and the loss as host tensors between ops; on
+  // a device those would be device memory read on the host. Compiled steps copy at the boundary.
+  if (o.mode == Mode::PyNative && !backend().device().is_cpu())
+    return unsupported("PyNative training runs on the CPU only (the backend is " + backend().device().to_string() +
+                       "); train on the device in Graph mode");
   MS_ASSIGN_OR_RETURN(Adapted adapted, adapt_model(o));
   const std::string& uri_text = adapted.model;
   const std::string& data = adapted.data;
