@@ -34,7 +34,10 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   pm.add(make_fuse_ops_pass());
   // Fused elementwise loops have a CPU kernel only: on a device the chain stays as single ops, each
   // with its own device kernel (and, at O2, one recorded graph), rather than round trips to the CPU.
-  if (!backend || backend->device().is_cpu()) pm.add(make_fuse_elementwise_pass());
+  if (!backend || backend->device().is_cpu()) {
+    pm.add(make_fuse_elementwise_pass());
+    pm.add(make_fuse_reduce_pass());
+  }
   pm.add(make_dce_pass());
   // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
   if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) pm.add(make_conv_layout_pass());

@@ -85,7 +85,7 @@ Status infer_fused_matmul(InferContext& ctx) {
 }
 
 // FusedElementwise: chain of ops over input 0 (and the other inputs as the binary operands, in order);
-// the output has input 0's type. Binary operands must broadcast into input 0's shape.
+// the output has input 0's type, or its reduction with the `reduce` attribute. Binary operands must broadcast into input 0's shape.
 Status infer_fused_elementwise(InferContext& ctx) {
   const auto chain = ctx.node.attr_ints("chain_arity");
   ctx.outputs[0] = ctx.in(0);
@@ -99,6 +99,27 @@ Status infer_fused_elementwise(InferContext& ctx) {
     }
   }
   if (operand != ctx.num_inputs()) return ctx.fail("chain does not use every input");
+  // With `reduce` (ReduceSum / ReduceMean) the chain's result is reduced over `reduce_axes`.
+  if (ctx.node.attrs.count("reduce")) {
+    const std::string op = ctx.node.attr_string("reduce", "");
+    if (op != "ReduceSum" && op != "ReduceMean") return ctx.fail("reduce must be ReduceSum or ReduceMean, not '" + op + "'");
+    const auto& x = ctx.in(0);
+    if (!x.dims) return ctx.fail("a reducing chain needs its input's rank");
+    const auto axes = ctx.node.attr_ints("reduce_axes");
+    const bool keep = ctx.node.attr_int("keepdims", 1) != 0;
+    std::vector<char> reduced(x.dims->size(), 0);
+    for (int64_t a : axes) {
+      if (a < 0 || a >= static_cast<int64_t>(x.dims->size()) || reduced[static_cast<size_t>(a)])
+        return ctx.fail("reduce_axes " + shape_to_string(axes) + " do not fit the input " + x.to_string());
+      reduced[static_cast<size_t>(a)] = 1;
+    }
+    Shape out;
+    for (size_t a = 0; a < x.dims->size(); ++a) {
+      if (!reduced[a]) out.push_back((*x.dims)[a]);
+      else if (keep) out.push_back(1);
+    }
+    ctx.set_output(0, x.dtype, out);
+  }
   return Status::ok();
 }
 

@@ -79,7 +79,7 @@ TEST(FusionPass, ConvBatchNormReluAndResidualBecomeFusedConvs) {
   return %y
 )");
   ASSERT_TRUE(c.exe);
-  EXPECT_EQ(c.exe->compile_result().reports.size(), 8u);
+  EXPECT_EQ(c.exe->compile_result().reports.size(), 9u);
 }
 
 TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
@@ -196,6 +196,57 @@ TEST(FusionPass, ReluGradientChainFusesWithSign) {
     output g
   )", runtime::JitLevel::O1);
   EXPECT_NE(c.dump.find("chain=[\"Add\",\"Relu\",\"Sign\",\"Mul\"]"), std::string::npos) << c.dump;
+}
+
+// BatchNorm statistics and gradients as a training step has them: the variance (mean of squared
+// deviations), the scale's gradient (sum of dY times the normalized input), a bias gradient over
+// the chain of a fused loop, and reductions that keep the last axis or drop every axis. Each
+// reduction and the chain it alone reads become one loop; values against eager execution.
+TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[4,8,12,10]
+    input dy: f32[4,8,12,10]
+    init mean: f32[1,8,1,1] = 0.5 -0.25 0.1 0
+    init rstd: f32[1,8,1,1] = 2 0.5 1 1.5
+    init axes: i64[3] = 0 2 3
+    init last: i64[2] = 0 1
+    d = Sub(x, mean)
+    sq = Mul(d, d)
+    var = ReduceMean(sq) {axes=[0,2,3]}
+    xh = Mul(d, rstd)
+    t = Mul(dy, xh)
+    gs = ReduceSum(t, axes)
+    e = Relu(dy)
+    f = Mul(e, rstd)
+    gb = ReduceSum(f, last) {keepdims=0}
+    h = Neg(x)
+    all = ReduceMean(h) {keepdims=0}
+    output var, gs, gb, all
+  )", runtime::JitLevel::O1);
+  for (const char* out : {"%var = ai.modescope.FusedElementwise", "%gs = ai.modescope.FusedElementwise",
+                          "%gb = ai.modescope.FusedElementwise", "%all = ai.modescope.FusedElementwise"})
+    EXPECT_NE(c.dump.find(out), std::string::npos) << out << "\n" << c.dump;
+  EXPECT_NE(c.dump.find("chain=[\"Square\"]"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("reduce=\"ReduceMean\", reduce_axes=[0,2,3]"), std::string::npos) << c.dump;
+  EXPECT_EQ(c.dump.find("= ReduceSum("), std::string::npos) << c.dump;
+  EXPECT_EQ(c.dump.find("= ReduceMean("), std::string::npos) << c.dump;
+}
+
+// Convs that BatchNorm-like elementwise ops separate (a training step): the 3x3 runs on the blocked
+// layout with reorders at the op, the 1x1 keeps plain nchw (the reorders would cost more).
+TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,16,8,8]
+    init w3: f32[16,16,3,3] = 0.1 -0.2 0.05 0.3
+    init w1: f32[32,16,1,1] = 0.2 -0.1 0.3
+    init m: f32[1,16,1,1] = 0.5 -0.25
+    a = Conv(x, w3) {pads=[1,1,1,1]}
+    b = Sub(a, m)
+    d = Conv(b, w1)
+    output d
+  )", runtime::JitLevel::O2);
+  EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos) << c.dump;
 }
 
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {

@@ -193,6 +193,8 @@ TEST(Pipeline, DevicePipelinesLeaveOutCpuOnlyPasses) {
   EXPECT_TRUE(has(on_cpu, "fuse-elementwise"));
   EXPECT_TRUE(has(on_cpu, "conv-layout"));
   EXPECT_FALSE(has(on_dev, "fuse-elementwise"));
+  EXPECT_TRUE(has(on_cpu, "fuse-reduce"));
+  EXPECT_FALSE(has(on_dev, "fuse-reduce"));
   EXPECT_FALSE(has(on_dev, "conv-layout"));
   EXPECT_TRUE(has(on_dev, "fuse-ops"));
 }

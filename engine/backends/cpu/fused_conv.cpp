@@ -144,7 +144,9 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   // 2-D convs always run oneDNN's direct conv on the blocked layout with post-ops: over plain nchw
   // oneDNN falls back to its gemm-based conv, slower than the direct one even with the reorders
   // at the op's boundary. At O2 the layout pass removes those reorders between convs.
-  const bool blocked = ctx.node().attr_string("activation_layout", "plain") == "blocked" || x.rank() == 4;
+  // "plain": the layout pass found the reorders cost more than the direct conv gains (a lone 1x1).
+  const std::string layout = ctx.node().attr_string("activation_layout", "");
+  const bool blocked = layout == "blocked" || (layout.empty() && x.rank() == 4);
   if (blocked && x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {
     auto g = nn::geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
     if (!g) return g.status();

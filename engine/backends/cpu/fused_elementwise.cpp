@@ -15,7 +15,7 @@ namespace ms::cpu::fused {
 namespace {
 
 enum class Op : uint8_t { Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, LeakyRelu, Elu, Reciprocal, Floor, Ceil,
-                          Softplus, HardSigmoid, Clip, Sign, Add, Sub, Mul, Div, Max, Min };
+                          Softplus, HardSigmoid, Clip, Sign, Square, Add, Sub, Mul, Div, Max, Min };
 
 bool op_of(const std::string& s, Op& op) {
   static const std::pair<const char*, Op> ops[] = {
@@ -23,7 +23,7 @@ bool op_of(const std::string& s, Op& op) {
       {"Log", Op::Log},     {"Neg", Op::Neg},         {"Abs", Op::Abs},             {"Sqrt", Op::Sqrt},
       {"Erf", Op::Erf},     {"LeakyRelu", Op::LeakyRelu}, {"Elu", Op::Elu},         {"Reciprocal", Op::Reciprocal},
       {"Floor", Op::Floor}, {"Ceil", Op::Ceil},       {"Softplus", Op::Softplus},   {"HardSigmoid", Op::HardSigmoid},
-      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Add", Op::Add},         {"Sub", Op::Sub},             {"Mul", Op::Mul},
+      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Square", Op::Square},       {"Add", Op::Add},         {"Sub", Op::Sub},             {"Mul", Op::Mul},
       {"Div", Op::Div},     {"Max", Op::Max},         {"Min", Op::Min}};
   for (const auto& [name, o] : ops)
     if (s == name) {
@@ -90,6 +90,7 @@ Layout collapse(const Shape& out, std::vector<std::vector<int64_t>> st) {
 // The per-op loops are marked for SIMD: at -O2 GCC does not vectorize a loop that needs an alias
 // check, and these run once per op per tile.
 #define MS_SIMD_FOR _Pragma("omp simd") for
+#define MS_SIMD_REDUCE_FOR _Pragma("omp simd reduction(+ : part)") for
 
 void apply_unary(const Link& l, float* __restrict v, int64_t n) {
   switch (l.op) {
@@ -112,6 +113,7 @@ void apply_unary(const Link& l, float* __restrict v, int64_t n) {
       MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(1.f, l.alpha * v[i] + l.beta));
       return;
     case Op::Clip: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], l.alpha), l.beta); return;
+    case Op::Square: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i]; return;
     case Op::Sign: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? 1.f : (v[i] < 0 ? -1.f : v[i]); return;
     default: return;
   }
@@ -171,8 +173,33 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   if (x.dtype() != DType::F32 || y.dtype() != DType::F32) return ctx.unsupported_case("fused elementwise needs f32");
-  if (x.shape() != y.shape()) return ctx.fail("the chain's input " + shape_to_string(x.shape()) + " is not the output's shape");
-  const Shape& out = y.shape();
+  // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
+  // output instead of stored.
+  const Shape& out = x.shape();
+  const bool reduce = n.attrs.count("reduce") != 0;
+  std::vector<int64_t> y_strides;  // reduce: where each element of the chain accumulates (0 on reduced axes)
+  double scale = 1;
+  if (reduce) {
+    std::vector<char> reduced(out.size(), 0);
+    for (int64_t a : n.attr_ints("reduce_axes")) {
+      if (a < 0 || a >= static_cast<int64_t>(out.size())) return ctx.fail("reduce_axes do not fit the input");
+      reduced[static_cast<size_t>(a)] = 1;
+    }
+    y_strides.assign(out.size(), 0);
+    int64_t s = 1, count = 1;
+    for (size_t a = out.size(); a-- > 0;) {
+      if (reduced[a]) {
+        count *= out[a];
+        continue;
+      }
+      y_strides[a] = out[a] == 1 ? 0 : s;
+      s *= out[a];
+    }
+    if (s != y.numel()) return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
+    if (n.attr_string("reduce", "") == "ReduceMean") scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  } else if (x.shape() != y.shape()) {
+    return ctx.fail("the chain's input " + shape_to_string(x.shape()) + " is not the output's shape");
+  }
   std::vector<Link> links;
   // Operand 0 is the chain's input (same shape as the output); then one per binary link.
   std::vector<const float*> data{x.data<float>()};
@@ -196,6 +223,13 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
     }
     links.push_back(l);
   }
+  // The output's strides ride along as one more operand, so axes merge only where they are all
+  // reduced or all kept.
+  const size_t y_op = data.size();
+  if (reduce) {
+    data.push_back(nullptr);
+    strides.push_back(y_strides);
+  }
   const Layout lay = collapse(out, std::move(strides));
   const size_t r = lay.dims.size();
   const int64_t inner = lay.dims.back();
@@ -203,9 +237,17 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   for (size_t a = 0; a + 1 < r; ++a) rows *= lay.dims[a];
   float* yd = y.data<float>();
   constexpr int64_t kTile = 1024;
+  // Reduce: each thread sums into its own accumulators (double), added up at the end.
+  const int threads = std::max(1, omp_get_max_threads());
+  std::vector<std::vector<double>> acc(reduce ? static_cast<size_t>(threads) : 0);
   // Rows [r0, r1): each operand's row start from the first row's multi-index, then carried from row
   // to row like an odometer (no division per row); each row in tiles.
   auto body = [&](int64_t r0, int64_t r1) {
+    std::vector<double>* sum = nullptr;
+    if (reduce) {
+      sum = &acc[static_cast<size_t>(std::min(omp_get_thread_num(), threads - 1))];
+      if (sum->empty()) sum->assign(static_cast<size_t>(y.numel()), 0.0);
+    }
     float v[kTile];
     const size_t nops = data.size();
     std::vector<int64_t> base(nops, 0), idx(r, 0);
@@ -240,11 +282,20 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
             apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
           }
         }
-        std::copy(v, v + len, yd + row * inner + t0);
+        if (!sum) {
+          std::copy(v, v + len, yd + row * inner + t0);
+        } else if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {
+          float part = 0;
+          MS_SIMD_REDUCE_FOR (int64_t i = 0; i < len; ++i) part += v[i];
+          (*sum)[static_cast<size_t>(base[y_op])] += part;
+        } else {
+          double* dst = sum->data() + base[y_op] + t0 * sy;
+          for (int64_t i = 0; i < len; ++i) dst[i * sy] += v[i];
+        }
       }
     }
   };
-  const int64_t total = y.numel();
+  const int64_t total = x.numel();
   constexpr int64_t kGrain = 1 << 14;
   if (total < 2 * kGrain || omp_get_max_threads() < 2 || rows < 2) {
     body(0, rows);
@@ -256,6 +307,15 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < tasks; ++t) body(t * per, std::min(rows, (t + 1) * per));
     ctx.set_impl("fused:rows:omp");
+  }
+  if (reduce) {
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      double t = 0;
+      for (const auto& a : acc)
+        if (!a.empty()) t += a[static_cast<size_t>(i)];
+      yd[i] = static_cast<float>(t * scale);
+    }
+    ctx.set_impl(ctx.impl() + "+reduce");
   }
   return Status::ok();
 }

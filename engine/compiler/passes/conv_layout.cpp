@@ -26,6 +26,7 @@ class ConvLayout final : public Pass {
   }
   Status run(ir::Graph& g) override {
     bool any = false;
+    std::set<uint64_t> from_plain;  // plain Convs made FusedConv here (no post-ops, no residual)
     for (auto& n : g.nodes()) {
       const bool plain_conv = n.domain.empty() && n.op_type == "Conv";
       const bool fused_conv = n.domain == ops::kFusedDomain && n.op_type == "FusedConv";
@@ -38,6 +39,7 @@ class ConvLayout final : public Pass {
       if (plain_conv) {
         n.op_type = "FusedConv";
         n.domain = ops::kFusedDomain;
+        from_plain.insert(n.id.value);
       }
       n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
       any = true;
@@ -59,6 +61,7 @@ class ConvLayout final : public Pass {
     }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     if (any) propagate(g);
+    if (any) unblock_lone_pointwise(g, from_plain);
     return Status::ok();
   }
 
@@ -73,6 +76,23 @@ class ConvLayout final : public Pass {
   // May read input i / write its output in the blocked layout.
   static bool takes_blocked(const ir::Node& n, size_t i) {
     return (is_blocked_conv(n) && (i == 0 || i == 3)) || (is_fused_pool(n) && i == 0);
+  }
+
+  // A plain 1x1 conv (no post-ops) with no blocked operand or result would reorder its input and its
+  // output for a kernel no faster than the gemm-based one over plain nchw: it keeps the plain layout.
+  // Measured on a ResNet-50 batch-8 training step (2 cores), where BatchNorm in training mode
+  // separates every conv: 36 such 1x1 convs 197 ms plain against 263 ms blocked; the 3x3 ones
+  // 181 ms against 146 ms.
+  static void unblock_lone_pointwise(ir::Graph& g, const std::set<uint64_t>& from_plain) {
+    for (auto& n : g.nodes()) {
+      if (!from_plain.count(n.id.value) || !is_blocked_conv(n) || n.attrs.count("src_blocked") || n.attrs.count("dst_blocked") ||
+          n.attrs.count("residual_blocked") || n.inputs.size() < 2)
+        continue;
+      const ir::Value* w = g.value(n.inputs[1]);
+      if (!w || !w->type.is_static() || w->type.dims->size() != 4 || (*w->type.dims)[2] != 1 || (*w->type.dims)[3] != 1)
+        continue;
+      n.attrs["activation_layout"] = ir::Attribute(std::string("plain"));
+    }
   }
 
   static void propagate(ir::Graph& g) {

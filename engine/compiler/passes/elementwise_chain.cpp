@@ -1,0 +1,100 @@
+// Shared by the elementwise-chain and reduction fusions: which nodes make a link of a fused
+// elementwise chain, and the FusedElementwise node of a chain.
+#include "engine/compiler/passes/elementwise_chain.h"
+
+#include <limits>
+#include <set>
+
+#include "engine/compiler/rewrite.h"
+#include "engine/ops/fused.h"
+
+namespace ms::compiler {
+
+// A Clip without a bound: the largest finite float (infinities would not survive the JSON dumps).
+constexpr float kNoBound = std::numeric_limits<float>::max();
+
+namespace {
+
+bool unary_op(const std::string& op) {
+  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh",     "Exp",  "Log",       "Neg",   "Abs",
+                                            "Sqrt", "Erf",     "LeakyRelu", "Elu", "Reciprocal", "Floor", "Ceil",
+                                            "Softplus", "HardSigmoid", "Clip", "Sign"};
+  return ops.count(op) != 0;
+}
+bool binary_op(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }
+
+}  // namespace
+
+const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name) {
+  const ir::Value* v = name.empty() ? nullptr : g.value(name);
+  return v && v->type.dtype == DType::F32 && v->type.is_static() ? &v->type : nullptr;
+}
+
+
+bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l) {
+  if (!n.domain.empty() || n.outputs.size() != 1) return false;
+  const ir::ValueType* ot = static_f32(g, n.outputs[0]);
+  if (!ot || *ot->dims != dims) return false;
+  l = Link{};
+  l.op = n.op_type;
+  if (unary_op(n.op_type)) {
+    if (n.inputs.empty() || n.inputs[0] != cur) return false;
+    if (n.op_type == "LeakyRelu") l.alpha = n.attr_float("alpha", 0.01f);
+    else if (n.op_type == "Elu") l.alpha = n.attr_float("alpha", 1.f);
+    else if (n.op_type == "HardSigmoid") {
+      l.alpha = n.attr_float("alpha", 0.2f);
+      l.beta = n.attr_float("beta", 0.5f);
+    } else if (n.op_type == "Clip") {
+      l.alpha = -kNoBound;
+      l.beta = kNoBound;
+      if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
+        l.alpha = n.attr_float("min", -kNoBound);
+        l.beta = n.attr_float("max", kNoBound);
+      }
+      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+        if (n.inputs[i].empty()) continue;
+        const Tensor* t = constant_of(g, n.inputs[i]);
+        if (!t || t->numel() != 1 || t->dtype() != DType::F32) return false;
+        (i == 1 ? l.alpha : l.beta) = static_cast<float>(t->at_double(0));
+      }
+    } else if (n.inputs.size() != 1) {
+      return false;
+    }
+    return true;
+  }
+  if (n.op_type == "Mul" && n.inputs.size() == 2 && n.inputs[0] == cur && n.inputs[1] == cur) {
+    l.op = "Square";  // x * x: a variance's squared deviations
+    return true;
+  }
+  if (!binary_op(n.op_type) || n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return false;
+  l.arity = 2;
+  l.side = n.inputs[0] == cur ? 0 : 1;
+  l.operand = n.inputs[1 - l.side];
+  if (n.inputs[l.side] != cur) return false;
+  const ir::ValueType* t = static_f32(g, l.operand);
+  return t && t->dims->size() <= dims.size();
+}
+
+ir::Node chain_node(ir::Graph& g, const std::string& x, const std::vector<Link>& links,
+                    const std::vector<const ir::Node*>& nodes, const std::string& out) {
+  std::vector<std::string> inputs{x}, chain;
+  std::vector<int64_t> arity, side;
+  std::vector<float> alphas, betas;
+  for (const auto& l : links) {
+    chain.push_back(l.op);
+    arity.push_back(l.arity);
+    side.push_back(l.side);
+    alphas.push_back(l.alpha);
+    betas.push_back(l.beta);
+    if (l.arity == 2) inputs.push_back(l.operand);
+  }
+  ir::Node f = new_node(g, "FusedElementwise", ops::kFusedDomain, inputs, {out}, nodes);
+  f.attrs["chain"] = ir::Attribute(chain);
+  f.attrs["chain_arity"] = ir::Attribute(arity);
+  f.attrs["chain_side"] = ir::Attribute(side);
+  f.attrs["chain_alphas"] = ir::Attribute(alphas);
+  f.attrs["chain_betas"] = ir::Attribute(betas);
+  return f;
+}
+
+}  // namespace ms::compiler

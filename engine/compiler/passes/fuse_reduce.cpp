@@ -1,0 +1,139 @@
+// Reduction fusion: a ReduceSum or ReduceMean over f32 whose input is made by an elementwise chain
+// (a FusedElementwise, or one elementwise op) read by nothing else becomes one FusedElementwise that
+// reduces as it goes (attributes reduce, reduce_axes, keepdims): the chain's activation-sized result
+// is never written. BatchNorm in training mode is made of such pairs: the variance is the mean of
+// squared deviations, and the scale's gradient the sum of dY times the normalized input.
+#include <algorithm>
+
+#include "engine/compiler/passes/elementwise_chain.h"
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/rewrite.h"
+#include "engine/ops/fused.h"
+
+namespace ms::compiler {
+namespace {
+
+// The reduced axes of `r` over a rank-`rank` input (sorted, non-negative), or false when they are not
+// constant or the reduction is the identity (noop_with_empty_axes with no axes).
+bool reduce_axes(const ir::Graph& g, const ir::Node& r, size_t rank, std::vector<int64_t>& axes) {
+  axes.clear();
+  if (r.inputs.size() > 1 && !r.inputs[1].empty()) {
+    const Tensor* t = constant_of(g, r.inputs[1]);
+    if (!t || t->rank() > 1) return false;
+    for (int64_t i = 0; i < t->numel(); ++i) axes.push_back(static_cast<int64_t>(t->at_double(i)));
+  } else if (r.attrs.count("axes")) {
+    axes = r.attr_ints("axes");
+  }
+  if (axes.empty()) {
+    if (r.attr_int("noop_with_empty_axes", 0) != 0) return false;
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  for (auto& a : axes) {
+    if (a < 0) a += static_cast<int64_t>(rank);
+    if (a < 0 || a >= static_cast<int64_t>(rank)) return false;
+  }
+  std::sort(axes.begin(), axes.end());
+  return std::adjacent_find(axes.begin(), axes.end()) == axes.end();
+}
+
+bool is_chain(const ir::Node& n) {
+  return n.domain == ops::kFusedDomain && n.op_type == "FusedElementwise" && !n.attrs.count("reduce");
+}
+
+class FuseReduce final : public Pass {
+ public:
+  std::string name() const override { return "ReductionFusion"; }
+  std::string argument() const override { return "fuse-reduce"; }
+  std::string description() const override {
+    return "an elementwise chain and the ReduceSum/ReduceMean that alone reads it into one loop";
+  }
+
+  Status run(ir::Graph& g) override {
+    const bool any = rewrite_to_fixpoint([&] { return step(g); });
+    if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    return Status::ok();
+  }
+
+ private:
+  struct Match {
+    uint64_t reduce = 0, producer = 0;
+    std::vector<int64_t> axes;
+  };
+
+  // One scan collects every (reduction, producer) pair, then all are fused (each node in one pair).
+  bool step(ir::Graph& g) {
+    const Uses uses = compute_uses(g);
+    const auto prod = producer_index(g);
+    std::vector<Match> found;
+    std::set<uint64_t> taken;
+    for (const ir::Node& r : g.nodes()) {
+      if (!r.domain.empty() || (r.op_type != "ReduceSum" && r.op_type != "ReduceMean") || r.inputs.empty() ||
+          r.outputs.size() != 1)
+        continue;
+      const std::string& x = r.inputs[0];
+      const ir::ValueType* xt = static_f32(g, x);
+      if (!xt || !static_f32(g, r.outputs[0]) || uses.of(x) != 1 || !uses.only_plain(x)) continue;
+      auto p = prod.find(x);
+      if (p == prod.end()) continue;
+      const ir::Node& pn = g.nodes()[p->second];
+      if (pn.outputs.size() != 1 || taken.count(pn.id.value)) continue;
+      Match m;
+      if (!reduce_axes(g, r, xt->dims->size(), m.axes)) continue;
+      if (!is_chain(pn)) {
+        Link l;
+        if (!single_link(g, pn, *xt->dims, l)) continue;
+      }
+      m.reduce = r.id.value;
+      m.producer = pn.id.value;
+      taken.insert(pn.id.value);
+      found.push_back(std::move(m));
+    }
+    for (const Match& m : found) fuse(g, m);
+    return !found.empty();
+  }
+
+  // A plain elementwise node as a one-link chain over its full-shape input.
+  static bool single_link(const ir::Graph& g, const ir::Node& n, const std::vector<int64_t>& dims, Link& l) {
+    for (const auto& in : n.inputs)
+      if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == dims && as_link(g, n, in, dims, l)) return true;
+    return false;
+  }
+
+  static const ir::Node* by_id(const ir::Graph& g, uint64_t id) {
+    for (const auto& n : g.nodes())
+      if (n.id.value == id) return &n;
+    return nullptr;
+  }
+
+  static void fuse(ir::Graph& g, const Match& m) {
+    const ir::Node* r = by_id(g, m.reduce);
+    const ir::Node* p = by_id(g, m.producer);
+    if (!r || !p) return;
+    ir::Node f;
+    if (is_chain(*p)) {
+      f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, r->outputs, {p, r});
+      f.attrs = p->attrs;
+    } else {
+      const ir::ValueType* xt = static_f32(g, p->outputs[0]);
+      Link l;
+      std::string x;
+      for (const auto& in : p->inputs)
+        if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == *xt->dims && as_link(g, *p, in, *xt->dims, l)) {
+          x = in;
+          break;
+        }
+      if (x.empty()) return;
+      f = chain_node(g, x, {l}, {p, r}, r->outputs[0]);
+    }
+    f.attrs["reduce"] = ir::Attribute(r->op_type);
+    f.attrs["reduce_axes"] = ir::Attribute(m.axes);
+    f.attrs["keepdims"] = ir::Attribute(r->attr_int("keepdims", 1));
+    replace_nodes(g, {m.reduce, m.producer}, std::move(f), Place::Last);
+  }
+};
+
+}  // namespace
+
+PassPtr make_fuse_reduce_pass() { return std::make_unique<FuseReduce>(); }
+
+}  // namespace ms::compiler
