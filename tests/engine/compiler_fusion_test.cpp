@@ -233,7 +233,8 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
 }
 
 // Convs that BatchNorm-like elementwise ops separate (a training step): the 3x3 runs on the blocked
-// layout with reorders at the op, the 1x1 keeps plain nchw (the reorders would cost more).
+// layout with reorders at the op, the 1x1 keeps plain nchw (the reorders would cost more); values
+// against eager execution.
 TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
   Compiled c = compile_and_compare(R"(
     input x: f32[2,16,8,8]
@@ -243,8 +244,15 @@ TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
     a = Conv(x, w3) {pads=[1,1,1,1]}
     b = Sub(a, m)
     d = Conv(b, w1)
-    output d
+    init wt3: f32[32,8,3,3] = 0.1 0.2 -0.1
+    init wt1: f32[32,4,1,1] = 0.3 -0.2
+    t3 = ConvTranspose(d, wt3) {strides=[2,2], pads=[1,1,1,1], output_padding=[1,1]}
+    t1 = ConvTranspose(d, wt1)
+    output d, t3, t1
   )", runtime::JitLevel::O2);
+  // Transposed convs (the input gradients of a training step): the 3x3 one blocked, the 1x1 plain.
+  EXPECT_NE(c.dump.find("%t3 = ConvTranspose(%d, %wt3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%t1 = ConvTranspose(%d, %wt1) :"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos) << c.dump;
 }

@@ -46,6 +46,25 @@ void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
   const int64_t ny = numel(ys), np = numel(ps);
   const T* src = part.data<T>();
   T* dst = y.data<T>();
+  if (ys.size() == 2) {  // rows: copy the part's, fill the rest (no division per element)
+    const int64_t h = ys[0], w = ys[1], ph = ps[0], pw = ps[1];
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const T fill = b ? static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[pl % c]
+                                                                 : static_cast<float>(b->data<bf16>()[pl % c]))
+                       : T(0);
+      for (int64_t i = 0; i < h; ++i) {
+        T* row = dst + pl * ny + i * w;
+        if (i < ph) {
+          std::copy(src + pl * np + i * pw, src + pl * np + i * pw + std::min(w, pw), row);
+          std::fill(row + std::min(w, pw), row + w, fill);
+        } else {
+          std::fill(row, row + w, fill);
+        }
+      }
+    }
+    return;
+  }
 #pragma omp parallel for schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     const T fill = b ? static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[pl % c]
@@ -90,7 +109,9 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
   // bf16: activations in the layout the primitive prefers (its direct avx512_core_bf16 conv works
   // on blocked layouts; over plain nchw oneDNN takes a gemm-based conv), reordered at the op's
   // boundary. f32 keeps the plain layouts (the fused convs take the blocked ones).
-  const bool any_layout = x.dtype() == DType::BF16;
+  // f32 too where the layout pass chose it (activation_layout=blocked on a lone 3x3 ConvTranspose).
+  const bool any_layout =
+      x.dtype() == DType::BF16 || ctx.node().attr_string("activation_layout", "") == "blocked";
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   const std::string key = std::string(transpose ? "deconv|" : "conv|") + std::string(dtype_name(x.dtype())) +
                           (b ? std::string(dtype_name(b->dtype())) : "") + "|" + key_of(x.shape()) + "|" + key_of(w.shape()) +

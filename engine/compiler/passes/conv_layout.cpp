@@ -62,6 +62,7 @@ class ConvLayout final : public Pass {
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     if (any) propagate(g);
     if (any) unblock_lone_pointwise(g, from_plain);
+    any = block_transposed(g) || any;
     return Status::ok();
   }
 
@@ -93,6 +94,25 @@ class ConvLayout final : public Pass {
         continue;
       n.attrs["activation_layout"] = ir::Attribute(std::string("plain"));
     }
+  }
+
+  // A ConvTranspose (in a training step: the input gradient of a conv) with a kernel wider than 1x1
+  // runs oneDNN's direct kernel on the blocked layout, reordered at the op: over plain nchw it takes
+  // the gemm-based one. ResNet-50 batch-8 training step: its 16 3x3 ones 200 -> 132 ms; the 1x1
+  // ones stay plain (149 ms, 167 ms blocked).
+  static bool block_transposed(ir::Graph& g) {
+    bool any = false;
+    for (auto& n : g.nodes()) {
+      if (!n.domain.empty() || n.op_type != "ConvTranspose" || n.inputs.size() < 2 || n.outputs.size() != 1) continue;
+      const ir::Value* x = g.value(n.inputs[0]);
+      const ir::Value* w = g.value(n.inputs[1]);
+      if (!x || !w || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
+          !w->type.is_static() || w->type.dims->size() != 4 || ((*w->type.dims)[2] == 1 && (*w->type.dims)[3] == 1))
+        continue;
+      n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
+      any = true;
+    }
+    return any;
   }
 
   static void propagate(ir::Graph& g) {
