@@ -85,7 +85,8 @@ Status infer_fused_matmul(InferContext& ctx) {
 }
 
 // FusedElementwise: chain of ops over input 0 (and the other inputs as the binary operands, in order);
-// the output has input 0's type, or its reduction with the `reduce` attribute. Binary operands must broadcast into input 0's shape.
+// the output has input 0's type, or its reduction with the `reduce` attribute (with two outputs: the
+// chain's result and its reduction). Binary operands must broadcast into input 0's shape.
 Status infer_fused_elementwise(InferContext& ctx) {
   const auto chain = ctx.node.attr_ints("chain_arity");
   ctx.outputs[0] = ctx.in(0);
@@ -118,7 +119,10 @@ Status infer_fused_elementwise(InferContext& ctx) {
       if (!reduced[a]) out.push_back((*x.dims)[a]);
       else if (keep) out.push_back(1);
     }
-    ctx.set_output(0, x.dtype, out);
+    if (ctx.outputs.size() == 2) ctx.set_output(1, x.dtype, out);  // output 0 stays the chain's result
+    else ctx.set_output(0, x.dtype, out);
+  } else if (ctx.outputs.size() != 1) {
+    return ctx.fail("a second output needs the reduce attribute");
   }
   return Status::ok();
 }
@@ -158,7 +162,9 @@ void register_fused_ops(Registry& r) {
   r.add(fused_schema("FusedConv", 2, 4, OpCategory::Conv, [](InferContext& c) { return infer_fused(c, "Conv", 3); }));
   r.add(fused_schema("FusedGemm", 2, 4, OpCategory::MatMul, [](InferContext& c) { return infer_fused(c, "Gemm", 3); }));
   r.add(fused_schema("FusedMatMul", 2, 4, OpCategory::MatMul, infer_fused_matmul));
-  r.add(fused_schema("FusedElementwise", 1, -1, OpCategory::Elementwise, infer_fused_elementwise));
+  OpSchema fe = fused_schema("FusedElementwise", 1, -1, OpCategory::Elementwise, infer_fused_elementwise);
+  fe.max_outputs = 2;  // with `reduce`: the chain's result and its reduction
+  r.add(std::move(fe));
   r.add(fused_schema("FusedPool", 1, 1, OpCategory::Pool, infer_fused_pool));
 }
 

@@ -23,7 +23,8 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
     return {};
   }
   if (n.domain == "ai.modescope") {
-    if (n.op_type == "FusedElementwise") return n.attrs.count("reduce") ? std::vector<size_t>{} : std::vector<size_t>{0};
+    // Output 0 over input 0 (with a reduction alone, output 0 is smaller and the shape check refuses).
+    if (n.op_type == "FusedElementwise") return {0};
     // The residual of a FusedConv is summed by a oneDNN post-op into the output: in place saves a copy.
     // Only the blocked-layout kernel (O2) sums in oneDNN; the plain one would have to copy it first.
     if (n.op_type == "FusedConv" && n.attr_string("activation_layout", "") == "blocked") return {3};

@@ -200,8 +200,9 @@ TEST(FusionPass, ReluGradientChainFusesWithSign) {
 
 // BatchNorm statistics and gradients as a training step has them: the variance (mean of squared
 // deviations), the scale's gradient (sum of dY times the normalized input), a bias gradient over
-// the chain of a fused loop, and reductions that keep the last axis or drop every axis. Each
-// reduction and the chain it alone reads become one loop; values against eager execution.
+// the chain of a fused loop, reductions that keep the last axis or drop every axis, and a chain read
+// by its reduction and by another op. Each reduction and its chain become one loop; values against
+// eager execution.
 TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
   Compiled c = compile_and_compare(R"(
     input x: f32[4,8,12,10]
@@ -221,8 +222,13 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
     gb = ReduceSum(f, last) {keepdims=0}
     h = Neg(x)
     all = ReduceMean(h) {keepdims=0}
-    output var, gs, gb, all
+    k = Mul(dy, rstd)
+    ks = ReduceSum(k, axes)
+    kk = Sub(k, x)
+    output var, gs, gb, all, ks, kk
   )", runtime::JitLevel::O1);
+  // k is read by its ReduceSum and by a Sub: one loop writes k and its sum.
+  EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%dy, %rstd)"), std::string::npos) << c.dump;
   for (const char* out : {"%var = ai.modescope.FusedElementwise", "%gs = ai.modescope.FusedElementwise",
                           "%gb = ai.modescope.FusedElementwise", "%all = ai.modescope.FusedElementwise"})
     EXPECT_NE(c.dump.find(out), std::string::npos) << out << "\n" << c.dump;

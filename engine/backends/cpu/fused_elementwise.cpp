@@ -171,8 +171,14 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const auto alphas = n.attr_floats("chain_alphas"), betas = n.attr_floats("chain_betas");
   if (arity.size() != names->size() || side.size() != names->size()) return ctx.fail("chain attributes disagree");
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0);
-  if (x.dtype() != DType::F32 || y.dtype() != DType::F32) return ctx.unsupported_case("fused elementwise needs f32");
+  // With `reduce` and two outputs, output 0 is the chain's result and output 1 its reduction.
+  const bool both = n.attrs.count("reduce") != 0 && ctx.num_outputs() == 2;
+  Tensor* full = both ? &ctx.output(0) : nullptr;
+  Tensor& y = ctx.output(both ? 1 : 0);
+  if (x.dtype() != DType::F32 || y.dtype() != DType::F32 || (full && full->dtype() != DType::F32))
+    return ctx.unsupported_case("fused elementwise needs f32");
+  if (full && full->shape() != x.shape())
+    return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " + shape_to_string(x.shape()));
   // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
   // output instead of stored.
   const Shape& out = x.shape();
@@ -236,6 +242,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   int64_t rows = 1;
   for (size_t a = 0; a + 1 < r; ++a) rows *= lay.dims[a];
   float* yd = y.data<float>();
+  float* fd = full ? full->data<float>() : nullptr;
   constexpr int64_t kTile = 1024;
   // Reduce: each thread sums into its own accumulators (double), added up at the end.
   const int threads = std::max(1, omp_get_max_threads());
@@ -282,6 +289,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
             apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
           }
         }
+        if (full) std::copy(v, v + len, fd + row * inner + t0);
         if (!sum) {
           std::copy(v, v + len, yd + row * inner + t0);
         } else if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {

@@ -1,8 +1,10 @@
 // Reduction fusion: a ReduceSum or ReduceMean over f32 whose input is made by an elementwise chain
-// (a FusedElementwise, or one elementwise op) read by nothing else becomes one FusedElementwise that
-// reduces as it goes (attributes reduce, reduce_axes, keepdims): the chain's activation-sized result
-// is never written. BatchNorm in training mode is made of such pairs: the variance is the mean of
-// squared deviations, and the scale's gradient the sum of dY times the normalized input.
+// (a FusedElementwise, or one elementwise op) becomes one FusedElementwise that reduces as it goes
+// (attributes reduce, reduce_axes, keepdims). When nothing else reads the chain's result it is never
+// written; otherwise the loop writes it too, as a second output, and the reduction does not read it
+// again. BatchNorm in training mode is made of such pairs: the variance is the mean of squared
+// deviations, the scale's gradient the sum of dY times the normalized input, the bias's the sum of
+// dY (which the input's gradient reads as well).
 #include <algorithm>
 
 #include "engine/compiler/passes/elementwise_chain.h"
@@ -45,7 +47,7 @@ class FuseReduce final : public Pass {
   std::string name() const override { return "ReductionFusion"; }
   std::string argument() const override { return "fuse-reduce"; }
   std::string description() const override {
-    return "an elementwise chain and the ReduceSum/ReduceMean that alone reads it into one loop";
+    return "an elementwise chain and a ReduceSum/ReduceMean of its result into one loop";
   }
 
   Status run(ir::Graph& g) override {
@@ -58,6 +60,7 @@ class FuseReduce final : public Pass {
   struct Match {
     uint64_t reduce = 0, producer = 0;
     std::vector<int64_t> axes;
+    bool keep = false;  // the chain's result has other readers: a second output
   };
 
   // One scan collects every (reduction, producer) pair, then all are fused (each node in one pair).
@@ -72,7 +75,7 @@ class FuseReduce final : public Pass {
         continue;
       const std::string& x = r.inputs[0];
       const ir::ValueType* xt = static_f32(g, x);
-      if (!xt || !static_f32(g, r.outputs[0]) || uses.of(x) != 1 || !uses.only_plain(x)) continue;
+      if (!xt || !static_f32(g, r.outputs[0]) || uses.of(x) < 1) continue;
       auto p = prod.find(x);
       if (p == prod.end()) continue;
       const ir::Node& pn = g.nodes()[p->second];
@@ -85,6 +88,8 @@ class FuseReduce final : public Pass {
       }
       m.reduce = r.id.value;
       m.producer = pn.id.value;
+      // Read elsewhere too (or a graph output): the loop writes the chain's result as well.
+      m.keep = uses.of(x) != 1 || !uses.only_plain(x);
       taken.insert(pn.id.value);
       found.push_back(std::move(m));
     }
@@ -110,8 +115,9 @@ class FuseReduce final : public Pass {
     const ir::Node* p = by_id(g, m.producer);
     if (!r || !p) return;
     ir::Node f;
+    const std::string reduced = r->outputs[0], result = p->outputs[0];
     if (is_chain(*p)) {
-      f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, r->outputs, {p, r});
+      f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {reduced}, {p, r});
       f.attrs = p->attrs;
     } else {
       const ir::ValueType* xt = static_f32(g, p->outputs[0]);
@@ -123,11 +129,17 @@ class FuseReduce final : public Pass {
           break;
         }
       if (x.empty()) return;
-      f = chain_node(g, x, {l}, {p, r}, r->outputs[0]);
+      f = chain_node(g, x, {l}, {p, r}, reduced);
     }
     f.attrs["reduce"] = ir::Attribute(r->op_type);
     f.attrs["reduce_axes"] = ir::Attribute(m.axes);
     f.attrs["keepdims"] = ir::Attribute(r->attr_int("keepdims", 1));
+    if (m.keep) {
+      // Where the producer was: the result's other readers may come before the reduction.
+      f.outputs = {result, reduced};
+      replace_nodes(g, {m.reduce, m.producer}, std::move(f), Place::First);
+      return;
+    }
     replace_nodes(g, {m.reduce, m.producer}, std::move(f), Place::Last);
   }
 };
