@@ -238,6 +238,34 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
   EXPECT_EQ(c.dump.find("= ReduceMean("), std::string::npos) << c.dump;
 }
 
+// Mixed precision: bf16 chains and reductions fuse too (computed in f32 per tile, rounded to bf16
+// once where eager rounds every op, hence the looser tolerance), one output and two.
+TEST(FusionPass, Bf16ChainsAndReductionsFuse) {
+  Compiled c = compile_and_compare(R"(
+    input xf: f32[2,8,6,5]
+    input gf: f32[2,8,6,5]
+    init mf: f32[1,8,1,1] = 0.5 -0.25 0.1 0
+    init axes: i64[3] = 0 2 3
+    x = Cast(xf) {to=16}
+    g = Cast(gf) {to=16}
+    m = Cast(mf) {to=16}
+    d = Sub(x, m)
+    sq = Mul(d, d)
+    var = ReduceMean(sq) {axes=[0,2,3]}
+    e = Mul(d, g)
+    r = Relu(e)
+    k = Neg(r)
+    ks = ReduceSum(k, axes)
+    vo = Cast(var) {to=1}
+    ko = Cast(k) {to=1}
+    kso = Cast(ks) {to=1}
+    output vo, ko, kso
+  )", runtime::JitLevel::O1, 0.25);
+  EXPECT_NE(c.dump.find("%var = ai.modescope.FusedElementwise(%d) {chain=[\"Square\"]"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%d, %g)"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find(": bf16[1,8,1,1]"), std::string::npos) << c.dump;
+}
+
 // Convs that BatchNorm-like elementwise ops separate (a training step): the 3x3 runs on the blocked
 // layout with reorders at the op, the 1x1 keeps plain nchw (the reorders would cost more); values
 // against eager execution.

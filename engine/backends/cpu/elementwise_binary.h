@@ -43,6 +43,14 @@ inline void binary_row(const Op& op, const A* a, int64_t sa, const B* b, int64_t
       return;
     }
   }
+  if constexpr (std::is_same_v<A, bf16> && std::is_same_v<B, bf16> && std::is_same_v<O, bf16>) {
+    // Mixed precision: integer-arithmetic conversions, the common strides marked for SIMD.
+    if (sa <= 1 && sb <= 1) {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(op(bf16_to_f32(a[i * sa]), bf16_to_f32(b[i * sb])));
+      return;
+    }
+  }
   if (sa == 1 && sb == 1) {
     for (int64_t i = 0; i < n; ++i) o[i] = convert<O>(op(static_cast<CA>(a[i]), static_cast<CB>(b[i])));
   } else if (sa == 0 && sb == 1) {

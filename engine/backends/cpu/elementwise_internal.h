@@ -29,6 +29,19 @@ constexpr int64_t kParallelChunk = int64_t{1} << 14;
 template <class T>
 inline constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
+// bf16 <-> f32 with plain integer arithmetic (round to nearest even, NaN kept quiet with its sign,
+// as Eigen's conversion), so loops over them vectorize.
+inline float bf16_to_f32(bf16 h) {
+  const uint32_t u = static_cast<uint32_t>(Eigen::numext::bit_cast<uint16_t>(h)) << 16;
+  return Eigen::numext::bit_cast<float>(u);
+}
+inline bf16 f32_to_bf16(float f) {
+  const uint32_t u = Eigen::numext::bit_cast<uint32_t>(f);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t nan = (u & 0x80000000u) ? 0xffc0u : 0x7fc0u;
+  return Eigen::numext::bit_cast<bf16>(static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded));
+}
+
 // Type arithmetic is done in: float for f16/bf16, the type itself otherwise.
 template <class T>
 using compute_t = std::conditional_t<is_half_v<T>, float, T>;

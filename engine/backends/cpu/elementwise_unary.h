@@ -28,6 +28,11 @@ inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
     // scalar loop branched on every sign).
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
+  } else if constexpr (std::is_same_v<T, bf16> && std::is_same_v<O, bf16>) {
+    // Mixed precision: widened and rounded back with integer arithmetic, marked for SIMD (Relu over
+    // 8x64x112x112 bf16 was 18 ms through Eigen's scalar conversions).
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = f32_to_bf16(op(bf16_to_f32(x[i])));
   } else {
     using C = compute_t<T>;
     for (int64_t i = 0; i < n; ++i) y[i] = convert<O>(op(static_cast<C>(x[i])));

@@ -9,10 +9,14 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/fused_internal.h"
 
 namespace ms::cpu::fused {
 namespace {
+
+using elementwise::bf16_to_f32;
+using elementwise::f32_to_bf16;
 
 enum class Op : uint8_t { Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, LeakyRelu, Elu, Reciprocal, Floor, Ceil,
                           Softplus, HardSigmoid, Clip, Sign, Square, Add, Sub, Mul, Div, Max, Min };
@@ -175,8 +179,11 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const bool both = n.attrs.count("reduce") != 0 && ctx.num_outputs() == 2;
   Tensor* full = both ? &ctx.output(0) : nullptr;
   Tensor& y = ctx.output(both ? 1 : 0);
-  if (x.dtype() != DType::F32 || y.dtype() != DType::F32 || (full && full->dtype() != DType::F32))
-    return ctx.unsupported_case("fused elementwise needs f32");
+  // f32, or bf16 (mixed precision) widened to f32 per tile and rounded back when stored.
+  const DType dt = x.dtype();
+  const bool half = dt == DType::BF16;
+  if ((dt != DType::F32 && !half) || y.dtype() != dt || (full && full->dtype() != dt))
+    return ctx.unsupported_case("fused elementwise needs f32 or bf16 throughout");
   if (full && full->shape() != x.shape())
     return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " + shape_to_string(x.shape()));
   // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
@@ -208,7 +215,8 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   }
   std::vector<Link> links;
   // Operand 0 is the chain's input (same shape as the output); then one per binary link.
-  std::vector<const float*> data{x.data<float>()};
+  std::vector<const float*> data{half ? nullptr : x.data<float>()};
+  std::vector<const bf16*> data16{half ? x.data<bf16>() : nullptr};
   std::vector<std::vector<int64_t>> strides{broadcast_strides(out, out)};
   int next = 1;
   for (size_t i = 0; i < names->size(); ++i) {
@@ -220,10 +228,11 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
     if (arity[i] == 2) {
       if (next >= static_cast<int>(ctx.num_inputs())) return ctx.fail("chain needs more operands");
       const Tensor& t = ctx.input(static_cast<size_t>(next));
-      if (t.dtype() != DType::F32) return ctx.unsupported_case("operand is not f32");
+      if (t.dtype() != dt) return ctx.unsupported_case("operand " + std::to_string(next) + " is not " + std::string(dtype_name(dt)));
       if (t.shape().size() > out.size()) return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
       l.operand = static_cast<int>(data.size());
-      data.push_back(t.data<float>());
+      data.push_back(half ? nullptr : t.data<float>());
+      data16.push_back(half ? t.data<bf16>() : nullptr);
       strides.push_back(broadcast_strides(t.shape(), out));
       ++next;
     }
@@ -234,6 +243,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const size_t y_op = data.size();
   if (reduce) {
     data.push_back(nullptr);
+    data16.push_back(nullptr);
     strides.push_back(y_strides);
   }
   const Layout lay = collapse(out, std::move(strides));
@@ -241,8 +251,10 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const int64_t inner = lay.dims.back();
   int64_t rows = 1;
   for (size_t a = 0; a + 1 < r; ++a) rows *= lay.dims[a];
-  float* yd = y.data<float>();
-  float* fd = full ? full->data<float>() : nullptr;
+  float* yd = half ? nullptr : y.data<float>();
+  float* fd = full && !half ? full->data<float>() : nullptr;
+  bf16* yd16 = half ? y.data<bf16>() : nullptr;
+  bf16* fd16 = full && half ? full->data<bf16>() : nullptr;
   constexpr int64_t kTile = 1024;
   // Reduce: each thread sums into its own accumulators (double), added up at the end.
   const int threads = std::max(1, omp_get_max_threads());
@@ -250,6 +262,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   // Rows [r0, r1): each operand's row start from the first row's multi-index, then carried from row
   // to row like an odometer (no division per row); each row in tiles.
   auto body = [&](int64_t r0, int64_t r1) {
+    float widened[kTile];  // bf16: an operand's tile in f32
     std::vector<double>* sum = nullptr;
     if (reduce) {
       sum = &acc[static_cast<size_t>(std::min(omp_get_thread_num(), threads - 1))];
@@ -275,24 +288,47 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       for (int64_t t0 = 0; t0 < inner; t0 += kTile) {
         const int64_t len = std::min(kTile, inner - t0);
         const int64_t st0 = lay.strides[0][r - 1];
-        const float* xs = data[0] + base[0] + t0 * st0;
-        if (st0 == 1)
-          std::copy(xs, xs + len, v);
-        else
-          for (int64_t i = 0; i < len; ++i) v[i] = xs[i * st0];
+        if (half) {
+          const bf16* xs = data16[0] + base[0] + t0 * st0;
+          MS_SIMD_FOR (int64_t i = 0; i < len; ++i) v[i] = bf16_to_f32(xs[i * st0]);
+        } else {
+          const float* xs = data[0] + base[0] + t0 * st0;
+          if (st0 == 1)
+            std::copy(xs, xs + len, v);
+          else
+            for (int64_t i = 0; i < len; ++i) v[i] = xs[i * st0];
+        }
         for (const Link& l : links) {
           if (l.operand < 0) {
             apply_unary(l, v, len);
           } else {
             const size_t o = static_cast<size_t>(l.operand);
             const int64_t st = lay.strides[o][r - 1];
-            apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
+            if (half) {
+              const bf16* src = data16[o] + base[o] + t0 * st;
+              const int64_t m = st == 0 ? 1 : len;
+              MS_SIMD_FOR (int64_t i = 0; i < m; ++i) widened[i] = bf16_to_f32(src[i * st]);
+              apply_binary(l.op, v, widened, st == 0 ? 0 : 1, l.side, len);
+            } else {
+              apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
+            }
           }
         }
-        if (full) std::copy(v, v + len, fd + row * inner + t0);
-        if (!sum) {
-          std::copy(v, v + len, yd + row * inner + t0);
-        } else if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {
+        if (half) {
+          if (fd16) {
+            bf16* dst = fd16 + row * inner + t0;
+            MS_SIMD_FOR (int64_t i = 0; i < len; ++i) dst[i] = f32_to_bf16(v[i]);
+          }
+          if (!sum) {
+            bf16* dst = yd16 + row * inner + t0;
+            MS_SIMD_FOR (int64_t i = 0; i < len; ++i) dst[i] = f32_to_bf16(v[i]);
+          }
+        } else {
+          if (full) std::copy(v, v + len, fd + row * inner + t0);
+          if (!sum) std::copy(v, v + len, yd + row * inner + t0);
+        }
+        if (!sum) continue;
+        if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {
           float part = 0;
           MS_SIMD_REDUCE_FOR (int64_t i = 0; i < len; ++i) part += v[i];
           (*sum)[static_cast<size_t>(base[y_op])] += part;
@@ -321,7 +357,8 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       double t = 0;
       for (const auto& a : acc)
         if (!a.empty()) t += a[static_cast<size_t>(i)];
-      yd[i] = static_cast<float>(t * scale);
+      if (half) yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
+      else yd[i] = static_cast<float>(t * scale);
     }
     ctx.set_impl(ctx.impl() + "+reduce");
   }

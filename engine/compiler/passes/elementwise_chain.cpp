@@ -25,16 +25,17 @@ bool binary_op(const std::string& op) { return op == "Add" || op == "Sub" || op 
 
 }  // namespace
 
-const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name) {
+const ir::ValueType* static_float(const ir::Graph& g, const std::string& name) {
   const ir::Value* v = name.empty() ? nullptr : g.value(name);
-  return v && v->type.dtype == DType::F32 && v->type.is_static() ? &v->type : nullptr;
+  return v && (v->type.dtype == DType::F32 || v->type.dtype == DType::BF16) && v->type.is_static() ? &v->type
+                                                                                                     : nullptr;
 }
-
 
 bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l) {
   if (!n.domain.empty() || n.outputs.size() != 1) return false;
-  const ir::ValueType* ot = static_f32(g, n.outputs[0]);
-  if (!ot || *ot->dims != dims) return false;
+  const ir::ValueType* ot = static_float(g, n.outputs[0]);
+  const ir::ValueType* ct = static_float(g, cur);
+  if (!ot || !ct || *ot->dims != dims || ot->dtype != ct->dtype) return false;  // one dtype per chain
   l = Link{};
   l.op = n.op_type;
   if (unary_op(n.op_type)) {
@@ -54,7 +55,7 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
       for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
         if (n.inputs[i].empty()) continue;
         const Tensor* t = constant_of(g, n.inputs[i]);
-        if (!t || t->numel() != 1 || t->dtype() != DType::F32) return false;
+        if (!t || t->numel() != 1 || t->dtype() != ct->dtype) return false;
         (i == 1 ? l.alpha : l.beta) = static_cast<float>(t->at_double(0));
       }
     } else if (n.inputs.size() != 1) {
@@ -71,8 +72,8 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
   l.side = n.inputs[0] == cur ? 0 : 1;
   l.operand = n.inputs[1 - l.side];
   if (n.inputs[l.side] != cur) return false;
-  const ir::ValueType* t = static_f32(g, l.operand);
-  return t && t->dims->size() <= dims.size();
+  const ir::ValueType* t = static_float(g, l.operand);
+  return t && t->dtype == ct->dtype && t->dims->size() <= dims.size();
 }
 
 ir::Node chain_node(ir::Graph& g, const std::string& x, const std::vector<Link>& links,

@@ -18,8 +18,9 @@ struct Link {
   std::string operand;
 };
 
-// The static f32 type of a value, or null.
-const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name);
+// The static type of an f32 or bf16 value (the dtypes fused loops run on), or null. A chain has one
+// dtype: its input, operands and every link's result.
+const ir::ValueType* static_float(const ir::Graph& g, const std::string& name);
 
 // The link `n` makes when the chain value `cur` (of shape `dims`) flows into it; false if it cannot.
 bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l);

@@ -41,13 +41,13 @@ class FuseElementwise final : public Pass {
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& first = g.nodes()[i];
       if (claimed[i] || first.outputs.size() != 1) continue;
-      const ir::ValueType* ot = static_f32(g, first.outputs[0]);
+      const ir::ValueType* ot = static_float(g, first.outputs[0]);
       if (!ot) continue;
       const std::vector<int64_t> dims = *ot->dims;
       // The chain's input: the operand with the output's shape.
       std::string x;
       for (const auto& in : first.inputs)
-        if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == dims) {
+        if (const ir::ValueType* t = static_float(g, in); t && *t->dims == dims) {
           x = in;
           break;
         }

@@ -74,8 +74,8 @@ class FuseReduce final : public Pass {
           r.outputs.size() != 1)
         continue;
       const std::string& x = r.inputs[0];
-      const ir::ValueType* xt = static_f32(g, x);
-      if (!xt || !static_f32(g, r.outputs[0]) || uses.of(x) < 1) continue;
+      const ir::ValueType* xt = static_float(g, x);
+      if (!xt || !static_float(g, r.outputs[0]) || uses.of(x) < 1) continue;
       auto p = prod.find(x);
       if (p == prod.end()) continue;
       const ir::Node& pn = g.nodes()[p->second];
@@ -100,7 +100,7 @@ class FuseReduce final : public Pass {
   // A plain elementwise node as a one-link chain over its full-shape input.
   static bool single_link(const ir::Graph& g, const ir::Node& n, const std::vector<int64_t>& dims, Link& l) {
     for (const auto& in : n.inputs)
-      if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == dims && as_link(g, n, in, dims, l)) return true;
+      if (const ir::ValueType* t = static_float(g, in); t && *t->dims == dims && as_link(g, n, in, dims, l)) return true;
     return false;
   }
 
@@ -120,11 +120,11 @@ class FuseReduce final : public Pass {
       f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {reduced}, {p, r});
       f.attrs = p->attrs;
     } else {
-      const ir::ValueType* xt = static_f32(g, p->outputs[0]);
+      const ir::ValueType* xt = static_float(g, p->outputs[0]);
       Link l;
       std::string x;
       for (const auto& in : p->inputs)
-        if (const ir::ValueType* t = static_f32(g, in); t && *t->dims == *xt->dims && as_link(g, *p, in, *xt->dims, l)) {
+        if (const ir::ValueType* t = static_float(g, in); t && *t->dims == *xt->dims && as_link(g, *p, in, *xt->dims, l)) {
           x = in;
           break;
         }
