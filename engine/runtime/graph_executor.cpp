@@ -602,6 +602,19 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
       return invalid_argument("input '" + name + "' is " + std::string(dtype_name(t.dtype())) +
                               shape_to_string(t.shape()) + " but the graph was compiled for " +
                               sig->second.to_string() + "; compile again for this signature");
+    // On a device, a host input is copied for this run: kernels would otherwise upload it through
+    // the backend's cache of host buffers, which keeps the first copy while the buffer lives, and a
+    // training step rewrites its parameters in place between runs.
+    if (!m.backend->device().is_cpu() && t.defined() && t.device().type != m.backend->device().type) {
+      Allocator& a = m.backend->allocator_for(t.dtype());
+      if (a.device().type == m.backend->device().type) {
+        auto buf = a.make_buffer(std::max<size_t>(t.nbytes(), 1));
+        if (!buf) return Status::error(ErrorCode::OutOfMemory, "out of memory copying input '" + name + "' to the device");
+        Tensor d(std::move(buf), t.dtype(), t.shape());
+        MS_RETURN_IF_ERROR(m.backend->copy_from_host(t, d));
+        t = std::move(d);
+      }
+    }
     frame.slots[static_cast<size_t>(p.input_slots[i])] = std::move(t);
   }
   for (int s : p.constant_slots)
