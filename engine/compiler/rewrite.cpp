@@ -1,5 +1,7 @@
 #include "engine/compiler/rewrite.h"
 
+#include <limits>
+
 #include <algorithm>
 
 #include "engine/runtime/program.h"
@@ -156,6 +158,23 @@ bool all_equal(const Tensor& t, double v) {
   if (t.dtype() == DType::String || t.dtype() == DType::Undefined) return false;
   for (int64_t i = 0; i < t.numel(); ++i)
     if (t.at_double(i) != v) return false;
+  return true;
+}
+
+bool clip_bounds(const ir::Graph& g, const ir::Node& n, DType dt, float& lo, float& hi) {
+  constexpr float kNoBound = std::numeric_limits<float>::max();
+  lo = -kNoBound;
+  hi = kNoBound;
+  if (g.opset() < 11) {
+    lo = n.attr_float("min", -kNoBound);
+    hi = n.attr_float("max", kNoBound);
+  }
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+    if (n.inputs[i].empty()) continue;
+    const Tensor* t = constant_of(g, n.inputs[i]);
+    if (!t || t->numel() != 1 || t->dtype() != dt) return false;
+    (i == 1 ? lo : hi) = static_cast<float>(t->at_double(0));
+  }
   return true;
 }
 

@@ -70,6 +70,11 @@ const Tensor* constant_of(const ir::Graph& g, const std::string& name);
 // True when every element of a numeric constant equals v.
 bool all_equal(const Tensor& t, double v);
 
+// A Clip's bounds (attributes before opset 11, scalar constant inputs of dtype `dt` since); an absent
+// bound is the largest finite float (infinities would not survive the JSON dumps). False when a
+// bound is not such a constant.
+bool clip_bounds(const ir::Graph& g, const ir::Node& n, DType dt, float& lo, float& hi);
+
 // Name of the first domain-qualified custom op set used by fused nodes.
 inline constexpr const char* kFusedDomain = "ai.modescope";
 

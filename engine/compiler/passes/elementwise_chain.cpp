@@ -2,7 +2,6 @@
 // elementwise chain, and the FusedElementwise node of a chain.
 #include "engine/compiler/passes/elementwise_chain.h"
 
-#include <limits>
 #include <set>
 
 #include "engine/compiler/rewrite.h"
@@ -10,8 +9,6 @@
 
 namespace ms::compiler {
 
-// A Clip without a bound: the largest finite float (infinities would not survive the JSON dumps).
-constexpr float kNoBound = std::numeric_limits<float>::max();
 
 namespace {
 
@@ -46,18 +43,7 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
       l.alpha = n.attr_float("alpha", 0.2f);
       l.beta = n.attr_float("beta", 0.5f);
     } else if (n.op_type == "Clip") {
-      l.alpha = -kNoBound;
-      l.beta = kNoBound;
-      if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
-        l.alpha = n.attr_float("min", -kNoBound);
-        l.beta = n.attr_float("max", kNoBound);
-      }
-      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
-        if (n.inputs[i].empty()) continue;
-        const Tensor* t = constant_of(g, n.inputs[i]);
-        if (!t || t->numel() != 1 || t->dtype() != ct->dtype) return false;
-        (i == 1 ? l.alpha : l.beta) = static_cast<float>(t->at_double(0));
-      }
+      if (!clip_bounds(g, n, ct->dtype, l.alpha, l.beta)) return false;
     } else if (n.inputs.size() != 1) {
       return false;
     }

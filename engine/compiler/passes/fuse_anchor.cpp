@@ -3,7 +3,6 @@
 // FusedConv / FusedGemm / FusedMatMul node (ai.modescope) whose kernel applies the tail as oneDNN
 // post-ops or in one loop. Only f32 results with static shapes are fused; every intermediate must be
 // read by the next node of the chain alone.
-#include <limits>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
@@ -11,9 +10,6 @@
 
 namespace ms::compiler {
 namespace {
-
-// A Clip without a bound: the largest finite float (infinities would not survive the JSON dumps).
-constexpr float kNoBound = std::numeric_limits<float>::max();
 
 const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name) {
   const ir::Value* v = g.value(name);
@@ -28,18 +24,7 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
     case ops::PostOp::Kind::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
     case ops::PostOp::Kind::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
     case ops::PostOp::Kind::Clip: {
-      p.alpha = -kNoBound;
-      p.beta = kNoBound;
-      if (g.opset() < 11) {  // bounds were attributes before opset 11, inputs since
-        p.alpha = n.attr_float("min", -kNoBound);
-        p.beta = n.attr_float("max", kNoBound);
-      }
-      for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
-        if (n.inputs[i].empty()) continue;
-        const Tensor* t = constant_of(g, n.inputs[i]);
-        if (!t || t->numel() != 1 || t->dtype() != DType::F32) return false;
-        (i == 1 ? p.alpha : p.beta) = static_cast<float>(t->at_double(0));
-      }
+      if (!clip_bounds(g, n, DType::F32, p.alpha, p.beta)) return false;
       break;
     }
     default: break;
