@@ -1,6 +1,7 @@
 #include "engine/compiler/rewrite.h"
 
 #include <limits>
+#include <unordered_map>
 
 #include <algorithm>
 
@@ -159,6 +160,57 @@ bool all_equal(const Tensor& t, double v) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (t.at_double(i) != v) return false;
   return true;
+}
+
+void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups) {
+  if (groups.empty()) return;
+  std::unordered_map<uint64_t, size_t> group_of;
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (uint64_t id : groups[k].ids) group_of.emplace(id, k);
+  // Where each group's node goes: in place of its first or its last member in list order.
+  std::vector<uint64_t> slot(groups.size(), 0);
+  std::vector<char> seen(groups.size(), 0);
+  for (const auto& n : g.nodes()) {
+    auto it = group_of.find(n.id.value);
+    if (it == group_of.end()) continue;
+    if (groups[it->second].place == Place::Last || !seen[it->second]) slot[it->second] = n.id.value;
+    seen[it->second] = 1;
+  }
+  std::vector<std::string> dead;
+  std::set<uint64_t> added;
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes().size());
+  for (auto& n : g.nodes()) {
+    auto it = group_of.find(n.id.value);
+    if (it == group_of.end()) {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    for (const auto& o : n.outputs)
+      if (!o.empty()) dead.push_back(o);
+    if (slot[it->second] == n.id.value) {
+      added.insert(groups[it->second].node.id.value);
+      kept.push_back(std::move(groups[it->second].node));
+    }
+  }
+  g.nodes() = std::move(kept);
+  std::set<std::string> still;
+  for (const auto& n : g.nodes())
+    for (const auto& o : n.outputs) still.insert(o);
+  for (const auto& d : dead) {
+    if (still.count(d)) continue;
+    const ir::Value* v = g.value(d);
+    if (v && !v->constant) g.erase_value(d);
+  }
+  // The new nodes produce their outputs (values the replaced nodes defined keep their types).
+  for (const auto& n : g.nodes()) {
+    if (!added.count(n.id.value)) continue;
+    for (const auto& out : n.outputs) {
+      if (out.empty()) continue;
+      if (ir::Value* v = g.value(out)) v->producer = n.id;
+      else g.add_value(ir::Value{out, {}, n.id, std::nullopt});
+    }
+  }
 }
 
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, DType dt, float& lo, float& hi) {

@@ -56,6 +56,15 @@ void insert_node(ir::Graph& g, size_t pos, ir::Node n);
 enum class Place { First, Last };
 void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n, Place place = Place::First);
 
+// replace_nodes for many disjoint groups in one pass over the node list (fusion passes replace
+// hundreds of chains in a training step's graph).
+struct NodeGroup {
+  std::set<uint64_t> ids;
+  ir::Node node;
+  Place place = Place::Last;
+};
+void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups);
+
 // Removes a node whose output `out` equals input `in` (Identity-like): readers of `out` read `in`.
 // When `out` is a graph output and `in` is made by a node read nowhere else, that node is renamed to
 // produce `out` instead. Returns false (nothing changed) when neither works.

@@ -71,25 +71,20 @@ class FuseElementwise final : public Pass {
       for (size_t k : at) claimed[k] = 1;
       chains.push_back(std::move(c));
     }
+    // All fused nodes are made while the node pointers are valid, then swapped in at once.
+    std::unordered_map<uint64_t, const ir::Node*> by_id;
+    for (const auto& n : g.nodes()) by_id.emplace(n.id.value, &n);
+    std::vector<NodeGroup> groups;
     for (const Chain& c : chains) {
       std::vector<const ir::Node*> nodes;
-      for (uint64_t id : c.ids)
-        for (const auto& n : g.nodes())
-          if (n.id.value == id) {
-            nodes.push_back(&n);
-            break;
-          }
-      fuse(g, c.x, c.links, nodes, c.out);
+      for (uint64_t id : c.ids) nodes.push_back(by_id.at(id));
+      NodeGroup grp;
+      grp.ids.insert(c.ids.begin(), c.ids.end());
+      grp.node = chain_node(g, c.x, c.links, nodes, c.out);
+      groups.push_back(std::move(grp));
     }
+    replace_node_groups(g, std::move(groups));
     return !chains.empty();
-  }
-
-  static void fuse(ir::Graph& g, const std::string& x, const std::vector<Link>& links,
-                   const std::vector<const ir::Node*>& nodes, const std::string& out) {
-    ir::Node f = chain_node(g, x, links, nodes, out);
-    std::set<uint64_t> ids;
-    for (const auto* n : nodes) ids.insert(n->id.value);
-    replace_nodes(g, ids, std::move(f), Place::Last);
   }
 };
 

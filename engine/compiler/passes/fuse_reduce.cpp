@@ -6,6 +6,8 @@
 // deviations, the scale's gradient the sum of dY times the normalized input, the bias's the sum of
 // dY (which the input's gradient reads as well).
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
@@ -93,7 +95,12 @@ class FuseReduce final : public Pass {
       taken.insert(pn.id.value);
       found.push_back(std::move(m));
     }
-    for (const Match& m : found) fuse(g, m);
+    std::unordered_map<uint64_t, const ir::Node*> by_id;
+    for (const auto& n : g.nodes()) by_id.emplace(n.id.value, &n);
+    std::vector<NodeGroup> groups;
+    for (const Match& m : found)
+      if (auto grp = fused(g, m, by_id)) groups.push_back(std::move(*grp));
+    replace_node_groups(g, std::move(groups));
     return !found.empty();
   }
 
@@ -104,16 +111,11 @@ class FuseReduce final : public Pass {
     return false;
   }
 
-  static const ir::Node* by_id(const ir::Graph& g, uint64_t id) {
-    for (const auto& n : g.nodes())
-      if (n.id.value == id) return &n;
-    return nullptr;
-  }
-
-  static void fuse(ir::Graph& g, const Match& m) {
-    const ir::Node* r = by_id(g, m.reduce);
-    const ir::Node* p = by_id(g, m.producer);
-    if (!r || !p) return;
+  // The node that replaces a match (all made before any is swapped in, so the pointers hold).
+  static std::optional<NodeGroup> fused(ir::Graph& g, const Match& m,
+                                        const std::unordered_map<uint64_t, const ir::Node*>& by_id) {
+    const ir::Node* r = by_id.at(m.reduce);
+    const ir::Node* p = by_id.at(m.producer);
     ir::Node f;
     const std::string reduced = r->outputs[0], result = p->outputs[0];
     if (is_chain(*p)) {
@@ -128,19 +130,21 @@ class FuseReduce final : public Pass {
           x = in;
           break;
         }
-      if (x.empty()) return;
+      if (x.empty()) return std::nullopt;
       f = chain_node(g, x, {l}, {p, r}, reduced);
     }
     f.attrs["reduce"] = ir::Attribute(r->op_type);
     f.attrs["reduce_axes"] = ir::Attribute(m.axes);
     f.attrs["keepdims"] = ir::Attribute(r->attr_int("keepdims", 1));
+    NodeGroup grp;
+    grp.ids = {m.reduce, m.producer};
     if (m.keep) {
       // Where the producer was: the result's other readers may come before the reduction.
       f.outputs = {result, reduced};
-      replace_nodes(g, {m.reduce, m.producer}, std::move(f), Place::First);
-      return;
+      grp.place = Place::First;
     }
-    replace_nodes(g, {m.reduce, m.producer}, std::move(f), Place::Last);
+    grp.node = std::move(f);
+    return grp;
   }
 };
 
