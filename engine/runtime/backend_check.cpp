@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "engine/ops/fused.h"
 #include "engine/runtime/executor.h"
@@ -197,8 +198,26 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
                     {{"group", A(int64_t{32})}, {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}, {false, true}));
   cs.push_back(make("Conv/dilated", "Conv", {r.uniform({1, 4, 12, 12}), r.uniform({4, 4, 3, 3})},
                     {{"dilations", A(std::vector<int64_t>{2, 2})}}, {false, true}));
+  // The conv gradients of a training step: input gradients as ConvTranspose (output padding, and
+  // the 1x1 stride-2 case whose last rows no input reaches), weight gradients as ConvGradWeight.
+  cs.push_back(make("ConvTranspose/3x3_s2_outpad", "ConvTranspose", {r.uniform({1, 8, 7, 7}), r.uniform({8, 4, 3, 3})},
+                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}, {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"output_padding", A(std::vector<int64_t>{1, 1})}}, {false, true}));
+  cs.push_back(make("ConvTranspose/1x1_s2", "ConvTranspose", {r.uniform({2, 16, 5, 5}), r.uniform({16, 8, 1, 1})},
+                    {{"strides", A(std::vector<int64_t>{2, 2})}, {"output_padding", A(std::vector<int64_t>{1, 1})}},
+                    {false, true}));
+  for (auto [name, xs, gys, k, s, pad] :
+       {std::tuple{"ConvGradWeight/3x3_pad1", Shape{2, 8, 9, 9}, Shape{2, 16, 9, 9}, int64_t{3}, int64_t{1}, int64_t{1}},
+        std::tuple{"ConvGradWeight/1x1_s2", Shape{2, 16, 10, 10}, Shape{2, 32, 5, 5}, int64_t{1}, int64_t{2}, int64_t{0}}}) {
+    OpCase c = make(name, "ConvGradWeight", {r.uniform(xs), r.uniform(gys)},
+                    {{"kernel_shape", A(std::vector<int64_t>{k, k})}, {"strides", A(std::vector<int64_t>{s, s})},
+                     {"pads", A(std::vector<int64_t>{pad, pad, pad, pad})}});
+    c.domain = "ai.modescope";
+    cs.push_back(std::move(c));
+  }
   for (auto& c : cs)
-    if (c.op_type == "Conv") c.atol = 1e-4;
+    if (c.op_type == "Conv" || c.op_type == "ConvTranspose") c.atol = 1e-4;
+    else if (c.op_type == "ConvGradWeight") c.atol = 1e-3;  // sums over batch and positions
   cs.push_back(make("MaxPool/3x3_s2", "MaxPool", {r.uniform({1, 8, 15, 15})},
                     {{"kernel_shape", A(std::vector<int64_t>{3, 3})}, {"strides", A(std::vector<int64_t>{2, 2})},
                      {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));

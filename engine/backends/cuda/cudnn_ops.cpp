@@ -1,4 +1,5 @@
-// Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN. The convolution algorithm is
+// Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN, and the conv gradients
+// (ConvTranspose as backward data, ConvGradWeight as backward filter). The convolution algorithm is
 // timed once per shape (cudnnFindConvolutionForwardAlgorithm; heuristics as the fallback), with its
 // workspace from the allocator; FusedConv adds bias, activations and the residual in one cuDNN call
 // (cudnnConvolutionBiasActivationForward) where cuDNN has one, else in our epilogue kernel.
@@ -9,6 +10,7 @@
 #include <tuple>
 
 #include "engine/backends/cuda/ops_util.h"
+#include "engine/ops/grad_ops.h"
 
 namespace ms::cuda {
 namespace {
@@ -252,9 +254,113 @@ Status pool(runtime::KernelContext& ctx, bool max) {
   return Status::ok();
 }
 
+// The conv geometry of a gradient op, with the filter descriptor `w` (K, C/g, kh, kw) and the
+// descriptors x (the forward conv's input) and y (its output); false when cuDNN cannot take it here.
+Status grad_descs(Descs& d, const Shape& x, const Shape& y, const Shape& w, const ConvParams& p) {
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y));
+  MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
+                                            static_cast<int>(w[1]), static_cast<int>(w[2]), static_cast<int>(w[3])));
+  MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
+  MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
+                                                 p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
+  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));  // f32 results comparable with the CPU
+  return Status::ok();
+}
+
+// True when a forward conv with `p` maps spatial size `in` (with kernel k) to `out` exactly.
+bool maps_to(const Shape& in, const Shape& out, const Shape& w, const ConvParams& p) {
+  for (int a = 0; a < 2; ++a) {
+    const int64_t eff = (w[static_cast<size_t>(a + 2)] - 1) * p.dilation[a] + 1;
+    const int64_t o = (in[static_cast<size_t>(a + 2)] + 2 * p.pad[a] - eff);
+    if (o < 0 || o / p.stride[a] + 1 != out[static_cast<size_t>(a + 2)]) return false;
+  }
+  return true;
+}
+
+// ConvGradWeight(X, dY) -> dW: cuDNN's backward-filter convolution (2-D, NCHW, f32, symmetric pads).
+Status conv_grad_weight(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  const Tensor& gy0 = ctx.input(1);
+  Tensor& gw = ctx.output(0);
+  ConvParams p;
+  if (!gw.defined() || x0.dtype() != DType::F32 || gy0.dtype() != DType::F32 || x0.rank() != 4 || gy0.rank() != 4 ||
+      gw.rank() != 4 || x0.numel() == 0 || gy0.numel() == 0 || !conv_params(ctx.node(), p) ||
+      !maps_to(x0.shape(), gy0.shape(), gw.shape(), p))
+    return cpu_fallback(ctx);
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* gy, in.get(1));
+  Descs d;
+  MS_RETURN_IF_ERROR(grad_descs(d, x0.shape(), gy0.shape(), gw.shape(), p));
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
+  int found = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(be.cudnn(), d.x, d.y, d.conv, d.w, 8, &found, perf));
+  int pick = -1;
+  for (int i = 0; i < found && pick < 0; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
+  if (pick < 0) return cpu_fallback(ctx);
+  const cudnnConvolutionBwdFilterAlgo_t algo = perf[pick].algo;
+  size_t ws_bytes = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(be.cudnn(), d.x, d.y, d.conv, d.w, algo, &ws_bytes));
+  Tensor ws;
+  if (ws_bytes) {
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
+  }
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnConvolutionBackwardFilter(be.cudnn(), &one, d.x, x->raw(), d.y, gy->raw(), d.conv, algo,
+                                                ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.w, gw.raw()));
+  ctx.set_impl("cudnn:bwd_filter_algo" + std::to_string(static_cast<int>(algo)));
+  return Status::ok();
+}
+
+// ConvTranspose(X, W) without bias: cuDNN's backward-data convolution of the conv that maps Y's
+// shape to X's (a training step's input gradients; output_padding is implied by Y's shape).
+Status conv_transpose(runtime::KernelContext& ctx) {
+  const Tensor& x0 = ctx.input(0);
+  const Tensor& w0 = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const ir::Node& n = ctx.node();
+  ConvParams p;
+  if (!y.defined() || x0.dtype() != DType::F32 || w0.dtype() != DType::F32 || x0.rank() != 4 || w0.rank() != 4 ||
+      ctx.has_input(2) || n.attrs.count("output_shape") || x0.numel() == 0 || y.numel() == 0 || !conv_params(n, p) ||
+      !maps_to(y.shape(), x0.shape(), w0.shape(), p))
+    return cpu_fallback(ctx);
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* w, in.get(1));
+  Descs d;  // x: the forward conv's input (our output), y: its output (our input)
+  MS_RETURN_IF_ERROR(grad_descs(d, y.shape(), x0.shape(), w0.shape(), p));
+  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+  int found = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(be.cudnn(), d.w, d.y, d.conv, d.x, 8, &found, perf));
+  int pick = -1;
+  for (int i = 0; i < found && pick < 0; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) pick = i;
+  if (pick < 0) return cpu_fallback(ctx);
+  const cudnnConvolutionBwdDataAlgo_t algo = perf[pick].algo;
+  size_t ws_bytes = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(be.cudnn(), d.w, d.y, d.conv, d.x, algo, &ws_bytes));
+  Tensor ws;
+  if (ws_bytes) {
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
+  }
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnConvolutionBackwardData(be.cudnn(), &one, d.w, w->raw(), d.y, x->raw(), d.conv, algo,
+                                              ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.x, y.raw()));
+  ctx.set_impl("cudnn:bwd_data_algo" + std::to_string(static_cast<int>(algo)));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_cudnn_ops(runtime::KernelRegistry& r) {
+  r.add("ConvTranspose", conv_transpose);
+  r.add("ConvGradWeight", conv_grad_weight, autodiff::kGradDomain);
   r.add("Conv", [](runtime::KernelContext& c) { return conv(c, false); });
   r.add("FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
   r.add("MaxPool", [](runtime::KernelContext& c) { return pool(c, true); });
