@@ -155,6 +155,33 @@ TEST(AutogradRules, Conv) {
                     {r(c.x, seed++), r(c.w, seed++), r({c.w[0]}, seed++)}, {true, true, true});
 }
 
+// Max/Min (first equal input wins), ReduceMax/ReduceMin (ties share), Split (an unused output gets
+// zeros), constant Pad; other Pad modes and crops fail with a message.
+TEST(AutogradRules, ExtremaSplitAndPad) {
+  check_gradients("Max broadcast", [](const Vars& v) { return op1("Max", {v[0], v[1]}); }, {r({2, 3}, 120), r({3}, 121)},
+                  {true, true});
+  check_gradients("Min three", [](const Vars& v) { return op1("Min", {v[0], v[1], v[2]}); },
+                  {r({4}, 122), r({4}, 123), r({2, 4}, 124)}, {true, true, true});
+  check_gradients("ReduceMax axis 1",
+                  [](const Vars& v) { return op1("ReduceMax", {v[0]}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}); },
+                  {r({3, 5, 2}, 125)}, {true});
+  check_gradients("ReduceMin all", [](const Vars& v) { return op1("ReduceMin", {v[0]}); }, {r({2, 3}, 126)}, {true});
+  check_gradients("Split",
+                  [](const Vars& v) {
+                    const Vars parts = F::op_n("Split", {v[0], F::ints({1, 3})}, {{"axis", int64_t{1}}}, 2);
+                    return F::mul(parts[1], 2.0);  // part 0 does not reach the result
+                  },
+                  {r({2, 4, 3}, 127)}, {true});
+  check_gradients("Pad constant",
+                  [](const Vars& v) { return op1("Pad", {v[0], F::ints({0, 1, 2, 1, 0, 3})}); }, {r({2, 3, 2}, 128)},
+                  {true});
+  Var x(r({2, 3}, 129));
+  auto st = nn::value_and_grad(
+      [&] { return F::reduce_sum(op1("Pad", {x, F::ints({0, 1, 0, 1})}, {{"mode", std::string("reflect")}})); }, {x});
+  ASSERT_FALSE(st.has_value());
+  EXPECT_NE(st.status().message().find("constant-mode"), std::string::npos) << st.status().message();
+}
+
 TEST(AutogradRules, Pools) {
   check_gradients("MaxPool 2x2", [](const Vars& v) { return F::max_pool2d(v[0], {2, 2}); }, {r({2, 2, 4, 4}, 90)}, {true});
   check_gradients("MaxPool 3x3 s2 p1", [](const Vars& v) { return F::max_pool2d(v[0], {3, 3}, {2, 2}, {1, 1}); },

@@ -50,6 +50,21 @@ Expected<Vars> pow_grad(const GradContext& c) {
   return Vars{reduce_to(ga, a.shape()), reduce_to(gb, b.shape())};
 }
 
+// Max / Min (variadic, broadcasting): each element's gradient goes to the first input equal to the
+// result (ties: the earliest input), summed back over the input's broadcast axes.
+Expected<Vars> extremum_grad(const GradContext& c) {
+  const Var& g = c.gout(0);
+  Vars out(c.inputs.size());
+  Var taken;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    Var hit = F::op("Equal", {c.in(i), c.out(0)});
+    if (taken.defined()) hit = F::op("And", {hit, F::op("Not", {taken})});
+    taken = taken.defined() ? F::op("Or", {taken, hit}) : hit;
+    out[i] = reduce_to(g * cast_like(hit, g), c.in(i).shape());
+  }
+  return out;
+}
+
 Expected<Vars> relu_grad(const GradContext& c) {
   // From the output: Sign(y) is 1 where x > 0 and 0 elsewhere (NaN stays NaN). Two ops that fuse
   // into one loop in Graph mode, and the backward keeps y (the next layer's input) instead of x.
@@ -113,6 +128,8 @@ void register_elementwise_grads(GradRegistry& r) {
   r.add("Div", div_grad);
   r.add("Sum", sum_grad);
   r.add("Where", where_grad);
+  r.add("Max", extremum_grad);
+  r.add("Min", extremum_grad);
   r.add("Pow", pow_grad);
   r.add("Relu", relu_grad);
   r.add("LeakyRelu", leaky_relu_grad);

@@ -1,4 +1,5 @@
-// Gradients of shape and data-movement ops and of reductions. Shape-like inputs (shapes, axes,
+// Gradients of shape and data-movement ops (Split, Pad and Concat, Slice, Gather included) and of
+// reductions (sum, mean, max, min). Shape-like inputs (shapes, axes,
 // starts/ends) are constants in both modes, so the rules read them as concrete values.
 #include <algorithm>
 #include <numeric>
@@ -147,6 +148,64 @@ Expected<Vars> reduce_grad(const GradContext& c, bool mean) {
   return out;
 }
 
+// ReduceMax / ReduceMin: the gradient goes to the elements equal to the result, shared evenly
+// among ties (as PyTorch's amax/amin).
+Expected<Vars> reduce_extremum_grad(const GradContext& c) {
+  MS_ASSIGN_OR_RETURN(auto axes, reduce_axes(c, c.inputs.size() > 1));  // axes an input since opset 18
+  const Shape xs = c.in(0).shape();
+  Shape keep = xs;
+  for (int64_t a : axes) keep[static_cast<size_t>(a)] = 1;
+  const Var g = F::reshape(c.gout(0), keep);
+  const Var hit = cast_like(F::op("Equal", {c.in(0), F::reshape(c.out(0), keep)}), g);
+  const Var ties = F::op("ReduceSum", {hit, F::ints(axes)}, {{"keepdims", int64_t{1}}});
+  Vars out(c.inputs.size());
+  out[0] = F::op("Div", {g * hit, ties});
+  return out;
+}
+
+// Split: the output gradients side by side (zeros for outputs that do not reach the loss).
+Expected<Vars> split_grad(const GradContext& c) {
+  const int64_t axis = norm_axis(c.node.attr_int("axis", 0), c.in(0).rank());
+  Vars parts;
+  for (size_t i = 0; i < c.outputs.size(); ++i)
+    parts.push_back(c.gout(i).defined() ? c.gout(i)
+                                        : F::op("Expand", {scalar_like(0.0, c.out(i)), F::ints(c.out(i).shape())}));
+  Vars out(c.inputs.size());
+  out[0] = F::op("Concat", parts, {{"axis", axis}});
+  return out;
+}
+
+// Pad (constant mode): the gradient is the padded output cropped back to the input.
+Expected<Vars> pad_grad(const GradContext& c) {
+  const std::string mode = c.node.attr_string("mode", "constant");
+  if (mode != "constant") return c.fail("only a constant-mode Pad has a gradient rule, not mode '" + mode + "'");
+  const Shape xs = c.in(0).shape();
+  const int64_t r = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> pads = c.node.attr_ints("pads"), axes;
+  if (c.has_input(1)) {
+    MS_ASSIGN_OR_RETURN(pads, const_ints(c.in(1), "Pad pads"));
+  }
+  if (c.has_input(3)) {
+    MS_ASSIGN_OR_RETURN(axes, const_ints(c.in(3), "Pad axes"));
+  } else {
+    axes.resize(static_cast<size_t>(r));
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (pads.size() != 2 * axes.size())
+    return c.fail(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> starts, ends, slice_axes;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = norm_axis(axes[k], r), b = pads[k], e = pads[k + axes.size()];
+    if (b < 0 || e < 0) return c.fail("a Pad with negative pads (a crop) has no gradient rule");
+    starts.push_back(b);
+    ends.push_back(b + xs[static_cast<size_t>(a)]);
+    slice_axes.push_back(a);
+  }
+  Vars out(c.inputs.size());
+  out[0] = F::op("Slice", {c.gout(0), F::ints(starts), F::ints(ends), F::ints(slice_axes)});
+  return out;
+}
+
 Expected<Vars> dropout_grad(const GradContext& c) {
   Vars out(c.inputs.size());
   const bool training = c.has_input(2) && c.in(2).is_concrete() && c.in(2).impl()->value.at_int(0) != 0;
@@ -172,6 +231,10 @@ void register_tensor_grads(GradRegistry& r) {
   r.add("ReduceSum", [](const GradContext& c) { return reduce_grad(c, false); });
   r.add("ReduceMean", [](const GradContext& c) { return reduce_grad(c, true); });
   r.add("Dropout", dropout_grad);
+  r.add("ReduceMax", reduce_extremum_grad);
+  r.add("ReduceMin", reduce_extremum_grad);
+  r.add("Split", split_grad);
+  r.add("Pad", pad_grad);
 }
 
 }  // namespace ms::autodiff
