@@ -1,9 +1,8 @@
 #include "engine/compiler/rewrite.h"
 
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
-
-#include <algorithm>
 
 #include "engine/runtime/program.h"
 
@@ -40,6 +39,22 @@ void replace_uses(ir::Graph& g, const std::string& from, const std::string& to) 
       if (in == from) in = to;
 }
 
+namespace {
+
+// Drops the values in `dead` (outputs of removed nodes) that no remaining node defines.
+void erase_orphan_values(ir::Graph& g, const std::vector<std::string>& dead) {
+  std::set<std::string> still;
+  for (const auto& n : g.nodes())
+    for (const auto& o : n.outputs) still.insert(o);
+  for (const auto& d : dead) {
+    if (still.count(d)) continue;
+    const ir::Value* v = g.value(d);
+    if (v && !v->constant) g.erase_value(d);
+  }
+}
+
+}  // namespace
+
 void erase_nodes(ir::Graph& g, const std::set<uint64_t>& ids) {
   if (ids.empty()) return;
   std::vector<std::string> dead;
@@ -50,14 +65,7 @@ void erase_nodes(ir::Graph& g, const std::set<uint64_t>& ids) {
         if (!o.empty()) dead.push_back(o);
   nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [&](const ir::Node& n) { return ids.count(n.id.value) != 0; }),
               nodes.end());
-  std::set<std::string> still;
-  for (const auto& n : nodes)
-    for (const auto& o : n.outputs) still.insert(o);
-  for (const auto& d : dead) {
-    if (still.count(d)) continue;
-    const ir::Value* v = g.value(d);
-    if (v && !v->constant) g.erase_value(d);
-  }
+  erase_orphan_values(g, dead);
 }
 
 ir::Node new_node(ir::Graph& g, std::string op_type, std::string domain, std::vector<std::string> inputs,
@@ -89,24 +97,11 @@ void insert_node(ir::Graph& g, size_t pos, ir::Node n) {
 }
 
 void replace_nodes(ir::Graph& g, const std::set<uint64_t>& ids, ir::Node n, Place place) {
-  // Position counted in the node list after the replaced nodes are erased.
-  size_t pos = place == Place::First ? g.nodes().size() : 0, before = 0;
-  for (size_t k = 0; k < g.nodes().size(); ++k) {
-    if (!ids.count(g.nodes()[k].id.value)) continue;
-    if (place == Place::First) {
-      pos = k;
-      break;
-    }
-    ++before;
-    pos = k + 1 - before;
-  }
-  std::vector<std::pair<std::string, ir::ValueType>> types;
-  for (const auto& o : n.outputs)
-    if (const ir::Value* v = o.empty() ? nullptr : g.value(o)) types.emplace_back(o, v->type);
-  erase_nodes(g, ids);
-  insert_node(g, pos, std::move(n));
-  for (const auto& [name, t] : types)
-    if (ir::Value* v = g.value(name)) v->type = t;
+  std::vector<NodeGroup> one(1);
+  one[0].ids = ids;
+  one[0].node = std::move(n);
+  one[0].place = place;
+  replace_node_groups(g, std::move(one));
 }
 
 bool bypass_node(ir::Graph& g, size_t index, const std::string& in, const std::string& out, const Uses& uses) {
@@ -194,14 +189,7 @@ void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups) {
     }
   }
   g.nodes() = std::move(kept);
-  std::set<std::string> still;
-  for (const auto& n : g.nodes())
-    for (const auto& o : n.outputs) still.insert(o);
-  for (const auto& d : dead) {
-    if (still.count(d)) continue;
-    const ir::Value* v = g.value(d);
-    if (v && !v->constant) g.erase_value(d);
-  }
+  erase_orphan_values(g, dead);
   // The new nodes produce their outputs (values the replaced nodes defined keep their types).
   for (const auto& n : g.nodes()) {
     if (!added.count(n.id.value)) continue;

@@ -602,19 +602,6 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
       return invalid_argument("input '" + name + "' is " + std::string(dtype_name(t.dtype())) +
                               shape_to_string(t.shape()) + " but the graph was compiled for " +
                               sig->second.to_string() + "; compile again for this signature");
-    // On a device, a host input is copied for this run: kernels would otherwise upload it through
-    // the backend's cache of host buffers, which keeps the first copy while the buffer lives, and a
-    // training step rewrites its parameters in place between runs.
-    if (!m.backend->device().is_cpu() && t.defined() && t.device().type != m.backend->device().type) {
-      Allocator& a = m.backend->allocator_for(t.dtype());
-      if (a.device().type == m.backend->device().type) {
-        auto buf = a.make_buffer(std::max<size_t>(t.nbytes(), 1));
-        if (!buf) return Status::error(ErrorCode::OutOfMemory, "out of memory copying input '" + name + "' to the device");
-        Tensor d(std::move(buf), t.dtype(), t.shape());
-        MS_RETURN_IF_ERROR(m.backend->copy_from_host(t, d));
-        t = std::move(d);
-      }
-    }
     frame.slots[static_cast<size_t>(p.input_slots[i])] = std::move(t);
   }
   for (int s : p.constant_slots)
@@ -679,8 +666,27 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   }
   // Threads of the caller's parallel regions, restored after the steps that ran on fewer.
   const int all = std::max(1, omp_get_max_threads());
-  if (launched) {
-    // done above
+  // Step by step on a device: each host input is copied for this run (a replay copies them into its
+  // staged buffers instead). Kernels would otherwise upload it through the backend's cache of host
+  // buffers, which keeps the first copy while the buffer lives, and a training step rewrites its
+  // parameters in place between runs.
+  if (!launched && !m.backend->device().is_cpu())
+    for (size_t i = 0; i < m.graph.inputs.size() && st.is_ok(); ++i) {
+      Tensor& t = frame.slots[static_cast<size_t>(p.input_slots[i])];
+      if (!t.defined() || t.device().type == m.backend->device().type) continue;
+      Allocator& a = m.backend->allocator_for(t.dtype());
+      if (a.device().type != m.backend->device().type) continue;  // integer inputs stay on the host
+      auto buf = a.make_buffer(std::max<size_t>(t.nbytes(), 1));
+      if (!buf) {
+        st = Status::error(ErrorCode::OutOfMemory, "out of memory copying input '" + m.graph.inputs[i] + "' to the device");
+        break;
+      }
+      Tensor d(std::move(buf), t.dtype(), t.shape());
+      st = m.backend->copy_from_host(t, d);
+      t = std::move(d);
+    }
+  if (launched || !st.is_ok()) {
+    // replayed above, or the inputs could not be copied
   } else if (m.branches.threads_used > 1 && !m.gpu_streams) {
     st = m.run_parallel(frame, options, all);
   } else {

@@ -46,13 +46,16 @@ void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
   const int64_t ny = numel(ys), np = numel(ps);
   const T* src = part.data<T>();
   T* dst = y.data<T>();
+  auto fill_of = [&](int64_t plane) {  // the bias of the plane's channel, or zero
+    if (!b) return T(0);
+    return static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[plane % c]
+                                                   : static_cast<float>(b->data<bf16>()[plane % c]));
+  };
   if (ys.size() == 2) {  // rows: copy the part's, fill the rest (no division per element)
     const int64_t h = ys[0], w = ys[1], ph = ps[0], pw = ps[1];
 #pragma omp parallel for schedule(static)
     for (int64_t pl = 0; pl < planes; ++pl) {
-      const T fill = b ? static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[pl % c]
-                                                                 : static_cast<float>(b->data<bf16>()[pl % c]))
-                       : T(0);
+      const T fill = fill_of(pl);
       for (int64_t i = 0; i < h; ++i) {
         T* row = dst + pl * ny + i * w;
         if (i < ph) {
@@ -67,9 +70,7 @@ void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
   }
 #pragma omp parallel for schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
-    const T fill = b ? static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[pl % c]
-                                                               : static_cast<float>(b->data<bf16>()[pl % c]))
-                     : T(0);
+    const T fill = fill_of(pl);
     for (int64_t i = 0; i < ny; ++i) {
       int64_t rest = i, src_i = 0, stride = 1;
       bool inside = true;

@@ -27,8 +27,9 @@ bool op_of(const std::string& s, Op& op) {
       {"Log", Op::Log},     {"Neg", Op::Neg},         {"Abs", Op::Abs},             {"Sqrt", Op::Sqrt},
       {"Erf", Op::Erf},     {"LeakyRelu", Op::LeakyRelu}, {"Elu", Op::Elu},         {"Reciprocal", Op::Reciprocal},
       {"Floor", Op::Floor}, {"Ceil", Op::Ceil},       {"Softplus", Op::Softplus},   {"HardSigmoid", Op::HardSigmoid},
-      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Square", Op::Square},       {"Add", Op::Add},         {"Sub", Op::Sub},             {"Mul", Op::Mul},
-      {"Div", Op::Div},     {"Max", Op::Max},         {"Min", Op::Min}};
+      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Square", Op::Square},       {"Add", Op::Add},
+      {"Sub", Op::Sub},     {"Mul", Op::Mul},         {"Div", Op::Div},             {"Max", Op::Max},
+      {"Min", Op::Min}};
   for (const auto& [name, o] : ops)
     if (s == name) {
       op = o;

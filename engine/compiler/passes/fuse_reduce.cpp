@@ -84,10 +84,9 @@ class FuseReduce final : public Pass {
       if (pn.outputs.size() != 1 || taken.count(pn.id.value)) continue;
       Match m;
       if (!reduce_axes(g, r, xt->dims->size(), m.axes)) continue;
-      if (!is_chain(pn)) {
-        Link l;
-        if (!single_link(g, pn, *xt->dims, l)) continue;
-      }
+      Link l;
+      std::string in;
+      if (!is_chain(pn) && !single_link(g, pn, *xt->dims, l, in)) continue;
       m.reduce = r.id.value;
       m.producer = pn.id.value;
       // Read elsewhere too (or a graph output): the loop writes the chain's result as well.
@@ -104,10 +103,14 @@ class FuseReduce final : public Pass {
     return !found.empty();
   }
 
-  // A plain elementwise node as a one-link chain over its full-shape input.
-  static bool single_link(const ir::Graph& g, const ir::Node& n, const std::vector<int64_t>& dims, Link& l) {
+  // A plain elementwise node as a one-link chain over its full-shape input `x`.
+  static bool single_link(const ir::Graph& g, const ir::Node& n, const std::vector<int64_t>& dims, Link& l,
+                          std::string& x) {
     for (const auto& in : n.inputs)
-      if (const ir::ValueType* t = static_float(g, in); t && *t->dims == dims && as_link(g, n, in, dims, l)) return true;
+      if (const ir::ValueType* t = static_float(g, in); t && *t->dims == dims && as_link(g, n, in, dims, l)) {
+        x = in;
+        return true;
+      }
     return false;
   }
 
@@ -122,15 +125,10 @@ class FuseReduce final : public Pass {
       f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {reduced}, {p, r});
       f.attrs = p->attrs;
     } else {
-      const ir::ValueType* xt = static_float(g, p->outputs[0]);
+      const ir::ValueType* xt = static_float(g, result);
       Link l;
       std::string x;
-      for (const auto& in : p->inputs)
-        if (const ir::ValueType* t = static_float(g, in); t && *t->dims == *xt->dims && as_link(g, *p, in, *xt->dims, l)) {
-          x = in;
-          break;
-        }
-      if (x.empty()) return std::nullopt;
+      if (!xt || !single_link(g, *p, *xt->dims, l, x)) return std::nullopt;
       f = chain_node(g, x, {l}, {p, r}, reduced);
     }
     f.attrs["reduce"] = ir::Attribute(r->op_type);
