@@ -21,6 +21,7 @@
 #include "engine/compiler/pipeline.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
+#include "engine/ir/graph.h"
 #include "profiler/io/chrome_trace.h"
 #include "profiler/record/profile_run.h"
 
@@ -207,6 +208,11 @@ int train_command(TrainArgs a) {
       ps = prof::export_chrome_trace_file(*trace, path);
       if (!ps.is_ok()) return fail(ps.message());
       std::printf("profile: %s (the last step, %zu ops)\n", path.c_str(), r->observed_graph->nodes().size());
+      // The graph that step ran, as text (Graph mode: the compiled step, every pass applied).
+      const std::string graph_path = (std::filesystem::path(a.profile) / (a.mode + ".step.graph.txt")).string();
+      std::ofstream gf(graph_path);
+      gf << ir::dump_text(*r->observed_graph);
+      if (!gf) return fail(graph_path + ": write failed");
     }
     std::ofstream f((std::filesystem::path(a.profile) / "summary.json").string());
     f << result_json(a, *r, a.mode).dump(2) << "\n";

@@ -85,21 +85,36 @@ Status infer_fused_matmul(InferContext& ctx) {
 }
 
 // FusedElementwise: chain of ops over input 0 (and the other inputs as the binary operands, in order);
-// the output has input 0's type, or its reduction with the `reduce` attribute (with two outputs: the
-// chain's result and its reduction). Binary operands must broadcast into input 0's shape.
+// the output has input 0's shape and the chain's final dtype (input 0's, or the last Cast link's:
+// Casts between f32 and bf16, `to` in chain_alphas), or its reduction with the `reduce` attribute
+// (with two outputs: the chain's result and its reduction). Binary operands must broadcast into
+// input 0's shape and have the chain value's dtype there, or bf16 where it is f32 (widened exactly).
 Status infer_fused_elementwise(InferContext& ctx) {
   const auto chain = ctx.node.attr_ints("chain_arity");
+  const auto* names =
+      ctx.node.attrs.count("chain") ? ctx.node.attrs.at("chain").get_if<std::vector<std::string>>() : nullptr;
+  const auto alphas = ctx.node.attr_floats("chain_alphas");
   ctx.outputs[0] = ctx.in(0);
+  DType dt = ctx.in(0).dtype;
   size_t operand = 1;
-  for (int64_t a : chain) {
-    if (a == 2) {
+  for (size_t i = 0; i < chain.size(); ++i) {
+    if (names && i < names->size() && (*names)[i] == "Cast") {
+      const auto to = i < alphas.size() ? dtype_from_onnx(static_cast<int>(alphas[i])) : std::nullopt;
+      if (!to || (*to != DType::F32 && *to != DType::BF16) || (dt != DType::F32 && dt != DType::BF16))
+        return ctx.fail("a Cast link converts between f32 and bf16 only");
+      dt = *to;
+    }
+    if (chain[i] == 2) {
       if (operand >= ctx.num_inputs()) return ctx.fail("chain needs more operands than inputs");
       const auto& t = ctx.in(operand);
-      if (t.dtype != ctx.in(0).dtype) return ctx.fail("operand dtype differs from input 0");
+      if (t.dtype != dt && !(dt == DType::F32 && t.dtype == DType::BF16))
+        return ctx.fail("operand " + std::to_string(operand) + " is " + std::string(dtype_name(t.dtype)) +
+                        " where the chain is " + std::string(dtype_name(dt)));
       ++operand;
     }
   }
   if (operand != ctx.num_inputs()) return ctx.fail("chain does not use every input");
+  ctx.outputs[0].dtype = dt;
   // With `reduce` (ReduceSum / ReduceMean) the chain's result is reduced over `reduce_axes`.
   if (ctx.node.attrs.count("reduce")) {
     const std::string op = ctx.node.attr_string("reduce", "");
@@ -119,8 +134,8 @@ Status infer_fused_elementwise(InferContext& ctx) {
       if (!reduced[a]) out.push_back((*x.dims)[a]);
       else if (keep) out.push_back(1);
     }
-    if (ctx.outputs.size() == 2) ctx.set_output(1, x.dtype, out);  // output 0 stays the chain's result
-    else ctx.set_output(0, x.dtype, out);
+    if (ctx.outputs.size() == 2) ctx.set_output(1, dt, out);  // output 0 stays the chain's result
+    else ctx.set_output(0, dt, out);
   } else if (ctx.outputs.size() != 1) {
     return ctx.fail("a second output needs the reduce attribute");
   }

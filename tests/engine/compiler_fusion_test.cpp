@@ -262,8 +262,62 @@ TEST(FusionPass, Bf16ChainsAndReductionsFuse) {
     output vo, ko, kso
   )", runtime::JitLevel::O1, 0.25);
   EXPECT_NE(c.dump.find("%var = ai.modescope.FusedElementwise(%d) {chain=[\"Square\"]"), std::string::npos) << c.dump;
-  EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%d, %g)"), std::string::npos) << c.dump;
+  // The Casts to bf16 round inside the loops that read them.
+  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedElementwise(%xf, %m) {chain=[\"Cast\",\"Sub\"], chain_alphas=[16,0]"),
+            std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%gf, %d) {chain=[\"Cast\",\"Mul\",\"Relu\",\"Neg\"]"),
+            std::string::npos) << c.dump;
+  EXPECT_EQ(c.dump.find("= Cast(%xf"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find(": bf16[1,8,1,1]"), std::string::npos) << c.dump;
+}
+
+// Mixed precision casts each bf16 conv result to f32 for BatchNorm, read by several ops: every chain
+// and reduction reads the bf16 value and widens it in its loop (a Cast link, or a bf16 operand of an
+// f32 link), so the f32 copy is never written; a Cast to bf16 at a chain's end rounds in the loop.
+TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
+  Compiled c = compile_and_compare(R"(
+    input cf: f32[2,16,6,5]
+    input gf: f32[2,16,6,5]
+    init s: f32[1,16,1,1] = 0.5 -0.25 0.1 2
+    c = Cast(cf) {to=16}
+    g = Cast(gf) {to=16}
+    x = Cast(c) {to=1}
+    gx = Cast(g) {to=1}
+    mean = ReduceMean(x) {axes=[0,2,3]}
+    d = Sub(x, mean)
+    e = Mul(d, s)
+    f = Add(e, gx)
+    r = Relu(f)
+    y = Cast(r) {to=16}
+    yo = Cast(y) {to=1}
+    output d, yo, mean
+  )", runtime::JitLevel::O1, 0.02);
+  EXPECT_EQ(c.dump.find("= Cast(%c)"), std::string::npos) << c.dump;
+  EXPECT_EQ(c.dump.find("= Cast(%g)"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%mean = ai.modescope.FusedElementwise(%c) {chain=[\"Cast\"], chain_alphas=[1]"), std::string::npos)
+      << c.dump;
+  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedElementwise(%c, %mean) {chain=[\"Cast\",\"Sub\"]"), std::string::npos)
+      << c.dump;
+  // gx's Cast is gone too: the f32 chain reads g (bf16) as its operand; the chain ends in bf16.
+  EXPECT_NE(c.dump.find("= ai.modescope.FusedElementwise(%d, %s, %g) {chain=[\"Mul\",\"Add\",\"Relu\",\"Cast\"]"),
+            std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%y = ai.modescope.FusedElementwise"), std::string::npos) << c.dump;
+}
+
+// A chain over operands alike in every axis is one long row: it is split across the threads in runs
+// of whole tiles (it used to run on one thread), reductions summed per thread.
+TEST(FusionPass, OneLongRowSplitsAcrossThreads) {
+  Compiled c = compile_and_compare(R"(
+    input a: f32[4,20000]
+    input b: f32[4,20000]
+    input d: f32[4,20000]
+    t = Mul(a, b)
+    u = Add(t, d)
+    y = Relu(u)
+    m = ReduceMean(y) {axes=[0,1]}
+    output y, m
+  )", runtime::JitLevel::O1, 1e-5);
+  EXPECT_NE(c.dump.find("%y, %m = ai.modescope.FusedElementwise(%a, %b, %d)"), std::string::npos) << c.dump;
 }
 
 // Convs that BatchNorm-like elementwise ops separate (a training step): the 3x3 runs on the blocked

@@ -41,8 +41,13 @@ Status grad_weight_onednn(runtime::KernelContext& ctx, const Tensor& x, const Te
                           nn::key_of(g.pads_end) + "|" + std::to_string(group);
   return nn::guard_onednn(ctx, "convolution backward weights", [&]() -> Status {
     auto cp = dnn.cached<GradWeightPrimitive>(key, [&] {
-      const memory::desc src(dnnl_dims(x.shape()), dt, memory::format_tag::any);
-      const memory::desc dst(dnnl_dims(gy.shape()), dt, memory::format_tag::any);
+      // A 1x1 kernel's gradient reads plain nchw (a matrix product), others the layouts the
+      // primitive prefers, reordered here. ResNet-50 batch-8 training step, 2 cores: the 1x1 ones
+      // bf16 147-158 ms blocked, 101-109 ms plain; f32 223-246 ms, 208-228 ms.
+      bool pointwise = true;
+      for (int64_t a = 2; a < gw.rank(); ++a) pointwise = pointwise && gw.dim(a) == 1;
+      const memory::desc src = pointwise ? plain_desc(x.shape(), dt) : memory::desc(dnnl_dims(x.shape()), dt, memory::format_tag::any);
+      const memory::desc dst = pointwise ? plain_desc(gy.shape(), dt) : memory::desc(dnnl_dims(gy.shape()), dt, memory::format_tag::any);
       const memory::desc wts(weights_desc(gw.shape(), group, dt).dims(), dt, memory::format_tag::any);
       memory::dims dil = dnnl_dims(g.dilations);
       for (auto& d : dil) d -= 1;  // oneDNN counts the gaps

@@ -19,7 +19,7 @@ using elementwise::bf16_to_f32;
 using elementwise::f32_to_bf16;
 
 enum class Op : uint8_t { Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, LeakyRelu, Elu, Reciprocal, Floor, Ceil,
-                          Softplus, HardSigmoid, Clip, Sign, Square, Add, Sub, Mul, Div, Max, Min };
+                          Softplus, HardSigmoid, Clip, Sign, Square, Cast, RoundBf16, Add, Sub, Mul, Div, Max, Min };
 
 bool op_of(const std::string& s, Op& op) {
   static const std::pair<const char*, Op> ops[] = {
@@ -29,7 +29,7 @@ bool op_of(const std::string& s, Op& op) {
       {"Floor", Op::Floor}, {"Ceil", Op::Ceil},       {"Softplus", Op::Softplus},   {"HardSigmoid", Op::HardSigmoid},
       {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Square", Op::Square},       {"Add", Op::Add},
       {"Sub", Op::Sub},     {"Mul", Op::Mul},         {"Div", Op::Div},             {"Max", Op::Max},
-      {"Min", Op::Min}};
+      {"Min", Op::Min},     {"Cast", Op::Cast}};
   for (const auto& [name, o] : ops)
     if (s == name) {
       op = o;
@@ -97,7 +97,28 @@ Layout collapse(const Shape& out, std::vector<std::vector<int64_t>> st) {
 #define MS_SIMD_FOR _Pragma("omp simd") for
 #define MS_SIMD_REDUCE_FOR _Pragma("omp simd reduction(+ : part)") for
 
-void apply_unary(const Link& l, float* __restrict v, int64_t n) {
+// The per-tile loops are built for AVX-512 and AVX2 as well as the baseline, the CPU picking one at
+// load time: the build targets plain x86-64, whose 4-wide SSE loops make a bf16 chain (widen, ops,
+// round) compute-bound.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define MS_TILE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MS_TILE_CLONES
+#endif
+
+// d[i] = s[i * st] widened to f32.
+MS_TILE_CLONES void widen_tile(const bf16* __restrict s, int64_t st, float* __restrict d, int64_t n) {
+  if (st == 1)
+    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i]);
+  else
+    for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i * st]);
+}
+
+MS_TILE_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, int64_t n) {
+  MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(s[i]);
+}
+
+MS_TILE_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
   switch (l.op) {
     case Op::Relu: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.f; return;
     case Op::Sigmoid: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = 1.f / (1.f + std::exp(-v[i])); return;
@@ -120,11 +141,12 @@ void apply_unary(const Link& l, float* __restrict v, int64_t n) {
     case Op::Clip: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], l.alpha), l.beta); return;
     case Op::Square: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i]; return;
     case Op::Sign: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? 1.f : (v[i] < 0 ? -1.f : v[i]); return;
+    case Op::RoundBf16: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i])); return;
     default: return;
   }
 }
 
-inline float binary(Op op, float a, float b) {
+[[gnu::always_inline]] inline float binary(Op op, float a, float b) {
   switch (op) {
     case Op::Add: return a + b;
     case Op::Sub: return a - b;
@@ -139,7 +161,7 @@ inline float binary(Op op, float a, float b) {
 // v[i] = v[i] op o[i * st] (side 0) or o[i * st] op v[i] (side 1); the switch sits outside the loop
 // so each case vectorizes (st 0: one value for the whole run).
 template <Op kOp>
-void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st, int side, int64_t n) {
+[[gnu::always_inline]] inline void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st, int side, int64_t n) {
   if (st == 0) {
     const float c = o[0];
     if (side == 0)
@@ -156,7 +178,7 @@ void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st,
   }
 }
 
-void apply_binary(Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
+MS_TILE_CLONES void apply_binary(Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
   switch (op) {
     case Op::Add: return apply_binary_as<Op::Add>(v, o, st, side, n);
     case Op::Sub: return apply_binary_as<Op::Sub>(v, o, st, side, n);
@@ -180,11 +202,10 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const bool both = n.attrs.count("reduce") != 0 && ctx.num_outputs() == 2;
   Tensor* full = both ? &ctx.output(0) : nullptr;
   Tensor& y = ctx.output(both ? 1 : 0);
-  // f32, or bf16 (mixed precision) widened to f32 per tile and rounded back when stored.
-  const DType dt = x.dtype();
-  const bool half = dt == DType::BF16;
-  if ((dt != DType::F32 && !half) || y.dtype() != dt || (full && full->dtype() != dt))
-    return ctx.unsupported_case("fused elementwise needs f32 or bf16 throughout");
+  // f32 or bf16 (mixed precision) tensors; the loop works in f32, widening each bf16 operand per tile
+  // and rounding to bf16 where the chain has a Cast to bf16 and when a bf16 result is stored.
+  auto f32_or_bf16 = [](DType d) { return d == DType::F32 || d == DType::BF16; };
+  if (!f32_or_bf16(x.dtype())) return ctx.unsupported_case("fused elementwise needs f32 or bf16 tensors");
   if (full && full->shape() != x.shape())
     return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " + shape_to_string(x.shape()));
   // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
@@ -215,10 +236,13 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
     return ctx.fail("the chain's input " + shape_to_string(x.shape()) + " is not the output's shape");
   }
   std::vector<Link> links;
-  // Operand 0 is the chain's input (same shape as the output); then one per binary link.
+  // Operand 0 is the chain's input (same shape as the output); then one per binary link. Each is
+  // f32 (data) or bf16 (data16).
+  const bool half = x.dtype() == DType::BF16;
   std::vector<const float*> data{half ? nullptr : x.data<float>()};
   std::vector<const bf16*> data16{half ? x.data<bf16>() : nullptr};
   std::vector<std::vector<int64_t>> strides{broadcast_strides(out, out)};
+  DType dt = x.dtype();  // the chain value's dtype after each link; the outputs have the last
   int next = 1;
   for (size_t i = 0; i < names->size(); ++i) {
     Link l;
@@ -226,19 +250,32 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
     l.side = static_cast<int>(side[i]);
     l.alpha = i < alphas.size() ? alphas[i] : 0.f;
     l.beta = i < betas.size() ? betas[i] : 0.f;
+    if (l.op == Op::Cast) {  // to f32: values stay as they are; to bf16: rounded
+      const auto to = dtype_from_onnx(static_cast<int>(l.alpha));
+      if (!to || !f32_or_bf16(*to)) return ctx.fail("a Cast link converts between f32 and bf16 only");
+      dt = *to;
+      if (dt == DType::F32) continue;
+      l.op = Op::RoundBf16;
+    }
     if (arity[i] == 2) {
       if (next >= static_cast<int>(ctx.num_inputs())) return ctx.fail("chain needs more operands");
       const Tensor& t = ctx.input(static_cast<size_t>(next));
-      if (t.dtype() != dt) return ctx.unsupported_case("operand " + std::to_string(next) + " is not " + std::string(dtype_name(dt)));
+      if (t.dtype() != dt && !(dt == DType::F32 && t.dtype() == DType::BF16))
+        return ctx.unsupported_case("operand " + std::to_string(next) + " is " + std::string(dtype_name(t.dtype())) +
+                                    " where the chain is " + std::string(dtype_name(dt)));
       if (t.shape().size() > out.size()) return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
+      const bool t16 = t.dtype() == DType::BF16;
       l.operand = static_cast<int>(data.size());
-      data.push_back(half ? nullptr : t.data<float>());
-      data16.push_back(half ? t.data<bf16>() : nullptr);
+      data.push_back(t16 ? nullptr : t.data<float>());
+      data16.push_back(t16 ? t.data<bf16>() : nullptr);
       strides.push_back(broadcast_strides(t.shape(), out));
       ++next;
     }
     links.push_back(l);
   }
+  if (y.dtype() != dt || (full && full->dtype() != dt))
+    return ctx.fail("the outputs are not the chain's " + std::string(dtype_name(dt)));
+  const bool half_out = dt == DType::BF16;
   // The output's strides ride along as one more operand, so axes merge only where they are all
   // reduced or all kept.
   const size_t y_op = data.size();
@@ -252,17 +289,17 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   const int64_t inner = lay.dims.back();
   int64_t rows = 1;
   for (size_t a = 0; a + 1 < r; ++a) rows *= lay.dims[a];
-  float* yd = half ? nullptr : y.data<float>();
-  float* fd = full && !half ? full->data<float>() : nullptr;
-  bf16* yd16 = half ? y.data<bf16>() : nullptr;
-  bf16* fd16 = full && half ? full->data<bf16>() : nullptr;
+  float* yd = half_out ? nullptr : y.data<float>();
+  float* fd = full && !half_out ? full->data<float>() : nullptr;
+  bf16* yd16 = half_out ? y.data<bf16>() : nullptr;
+  bf16* fd16 = full && half_out ? full->data<bf16>() : nullptr;
   constexpr int64_t kTile = 1024;
   // Reduce: each thread sums into its own accumulators (double), added up at the end.
   const int threads = std::max(1, omp_get_max_threads());
   std::vector<std::vector<double>> acc(reduce ? static_cast<size_t>(threads) : 0);
   // Rows [r0, r1): each operand's row start from the first row's multi-index, then carried from row
   // to row like an odometer (no division per row); each row in tiles.
-  auto body = [&](int64_t r0, int64_t r1) {
+  auto body = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     float widened[kTile];  // bf16: an operand's tile in f32
     std::vector<double>* sum = nullptr;
     if (reduce) {
@@ -286,12 +323,12 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
           for (size_t o = 0; o < nops; ++o) base[o] -= lay.strides[o][a] * lay.dims[a];
           idx[a] = 0;
         }
-      for (int64_t t0 = 0; t0 < inner; t0 += kTile) {
-        const int64_t len = std::min(kTile, inner - t0);
+      for (int64_t t0 = c0; t0 < c1; t0 += kTile) {
+        const int64_t len = std::min(kTile, c1 - t0);
         const int64_t st0 = lay.strides[0][r - 1];
         if (half) {
           const bf16* xs = data16[0] + base[0] + t0 * st0;
-          MS_SIMD_FOR (int64_t i = 0; i < len; ++i) v[i] = bf16_to_f32(xs[i * st0]);
+          widen_tile(xs, st0, v, len);
         } else {
           const float* xs = data[0] + base[0] + t0 * st0;
           if (st0 == 1)
@@ -305,25 +342,18 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
           } else {
             const size_t o = static_cast<size_t>(l.operand);
             const int64_t st = lay.strides[o][r - 1];
-            if (half) {
+            if (data16[o]) {
               const bf16* src = data16[o] + base[o] + t0 * st;
-              const int64_t m = st == 0 ? 1 : len;
-              MS_SIMD_FOR (int64_t i = 0; i < m; ++i) widened[i] = bf16_to_f32(src[i * st]);
+              widen_tile(src, st, widened, st == 0 ? 1 : len);
               apply_binary(l.op, v, widened, st == 0 ? 0 : 1, l.side, len);
             } else {
               apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
             }
           }
         }
-        if (half) {
-          if (fd16) {
-            bf16* dst = fd16 + row * inner + t0;
-            MS_SIMD_FOR (int64_t i = 0; i < len; ++i) dst[i] = f32_to_bf16(v[i]);
-          }
-          if (!sum) {
-            bf16* dst = yd16 + row * inner + t0;
-            MS_SIMD_FOR (int64_t i = 0; i < len; ++i) dst[i] = f32_to_bf16(v[i]);
-          }
+        if (half_out) {
+          if (fd16) narrow_tile(v, fd16 + row * inner + t0, len);
+          if (!sum) narrow_tile(v, yd16 + row * inner + t0, len);
         } else {
           if (full) std::copy(v, v + len, fd + row * inner + t0);
           if (!sum) std::copy(v, v + len, yd + row * inner + t0);
@@ -342,23 +372,36 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   };
   const int64_t total = x.numel();
   constexpr int64_t kGrain = 1 << 14;
-  if (total < 2 * kGrain || omp_get_max_threads() < 2 || rows < 2) {
-    body(0, rows);
+  const int64_t nthreads = omp_get_max_threads();
+  if (total < 2 * kGrain || nthreads < 2) {
+    body(0, rows, 0, inner);
     ctx.set_impl("fused:rows");
-  } else {
+  } else if (rows >= 4 * nthreads) {
     // Whole rows per task, about kGrain elements each.
     const int64_t per = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, inner));
     const int64_t tasks = (rows + per - 1) / per;
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) body(t * per, std::min(rows, (t + 1) * per));
+    for (int64_t t = 0; t < tasks; ++t) body(t * per, std::min(rows, (t + 1) * per), 0, inner);
     ctx.set_impl("fused:rows:omp");
+  } else {
+    // Few long rows (operands alike over the whole tensor collapse into one row): each row split
+    // into runs of whole tiles, about kGrain elements per task.
+    const int64_t chunk = std::max<int64_t>(kTile, kGrain / kTile * kTile);
+    const int64_t per_row = (inner + chunk - 1) / chunk;
+    const int64_t tasks = rows * per_row;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t row = t / per_row, c0 = (t % per_row) * chunk;
+      body(row, row + 1, c0, std::min(inner, c0 + chunk));
+    }
+    ctx.set_impl("fused:chunks:omp");
   }
   if (reduce) {
     for (int64_t i = 0; i < y.numel(); ++i) {
       double t = 0;
       for (const auto& a : acc)
         if (!a.empty()) t += a[static_cast<size_t>(i)];
-      if (half) yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
+      if (half_out) yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
       else yd[i] = static_cast<float>(t * scale);
     }
     ctx.set_impl(ctx.impl() + "+reduce");

@@ -35,7 +35,8 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
   const auto alg = type == PoolType::Max ? dnnl::algorithm::pooling_max
                    : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
                                          : dnnl::algorithm::pooling_avg_exclude_padding;
-  const std::string key = "pool|" + std::to_string(static_cast<int>(alg)) + "|" + key_of(x.shape()) + "|" +
+  const memory::data_type dt = to_dnnl(x.dtype());
+  const std::string key = "pool|" + std::string(dtype_name(x.dtype())) + "|" + std::to_string(static_cast<int>(alg)) + "|" + key_of(x.shape()) + "|" +
                           key_of(y.shape()) + "|" + key_of(g.kernel) + "|" + key_of(g.strides) + "|" +
                           key_of(g.dilations) + "|" + key_of(g.pads_begin) + "|" + key_of(pad_r);
   return guard_onednn(ctx, "pooling", [&]() -> Status {
@@ -43,7 +44,7 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
       memory::dims dil(g.dilations.begin(), g.dilations.end());
       for (auto& d : dil) d -= 1;
       dnnl::pooling_v2_forward::desc d(
-          dnnl::prop_kind::forward_inference, alg, plain_desc(x.shape()), plain_desc(y.shape()),
+          dnnl::prop_kind::forward_inference, alg, plain_desc(x.shape(), dt), plain_desc(y.shape(), dt),
           memory::dims(g.strides.begin(), g.strides.end()), memory::dims(g.kernel.begin(), g.kernel.end()), dil,
           memory::dims(g.pads_begin.begin(), g.pads_begin.end()), memory::dims(pad_r.begin(), pad_r.end()));
       dnnl::pooling_v2_forward::primitive_desc pd(d, user_scratchpad_attr(), dnn.engine());
@@ -51,8 +52,8 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
     });
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, pp->pd.scratchpad_desc(), holder));
-    pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, plain_desc(x.shape()), dnn.engine())},
-                                    {DNNL_ARG_DST, wrap(y, plain_desc(y.shape()), dnn.engine())},
+    pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, plain_desc(x.shape(), dt), dnn.engine())},
+                                    {DNNL_ARG_DST, wrap(y, plain_desc(y.shape(), dt), dnn.engine())},
                                     {DNNL_ARG_SCRATCHPAD, scratch}});
     dnn.stream().wait();
     ctx.set_impl(impl_name(pp->pd));
@@ -137,7 +138,8 @@ Status pool_kernel(runtime::KernelContext& ctx, PoolType type) {
              n.attr_int("storage_order", 0) == 1};
   if (type == PoolType::Max && ctx.num_outputs() > 1 && ctx.output(1).defined()) a.indices = &ctx.output(1);
   if (y.numel() == 0) return Status::ok();
-  if (x.dtype() == DType::F32 && type != PoolType::Lp && !a.indices && g.spatial() <= 3) {
+  // f32 and bf16 (mixed precision) through oneDNN; the loops below for the rest.
+  if ((x.dtype() == DType::F32 || x.dtype() == DType::BF16) && type != PoolType::Lp && !a.indices && g.spatial() <= 3) {
     Status s = pool_onednn(ctx, x, y, g, type, a.include_pad);
     if (s.code() != ErrorCode::Unsupported) return s;
   }

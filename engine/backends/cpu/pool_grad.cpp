@@ -1,36 +1,45 @@
 // Backward kernels of the 2-D pools (ai.modescope MaxPoolGrad, AveragePoolGrad): plain loops over
 // the forward window table, one (n, c) plane per OpenMP task; any float dtype (f64 for gradient
-// checks), accumulated in double.
+// checks), accumulated in f64 for f64 and f32 otherwise (a position sums at most one share per window).
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "engine/ops/grad_ops.h"
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/nn_kernels.h"
 
 namespace ms::cpu {
 namespace {
 
+// An element as the accumulation type (bf16 widened by a shift, not through Eigen's conversion).
+template <class T, class A = nn::acc_t<T>>
+inline A load(const T& v) {
+  if constexpr (std::is_same_v<T, bf16>) return elementwise::bf16_to_f32(v);
+  else return static_cast<A>(v);
+}
+
 template <class T>
 void pool_grad_plane(const T* x, const T* gy, T* gx, const ops::WindowGeometry& g, int64_t h, int64_t w, bool max,
                      bool include_pad) {
+  using A = nn::acc_t<T>;
   const int64_t oh = g.out[0], ow = g.out[1];
-  std::vector<double> acc(static_cast<size_t>(h * w), 0.0);
+  std::vector<A> acc(static_cast<size_t>(h * w), A(0));
   for (int64_t i = 0; i < oh; ++i)
     for (int64_t j = 0; j < ow; ++j) {
-      const double gv = static_cast<double>(gy[i * ow + j]);
+      const A gv = load(gy[i * ow + j]);
       const int64_t h0 = i * g.strides[0] - g.pads_begin[0], w0 = j * g.strides[1] - g.pads_begin[1];
       if (max) {
         int64_t best = -1;
-        double bv = -std::numeric_limits<double>::infinity();
+        A bv = -std::numeric_limits<A>::infinity();
         for (int64_t a = 0; a < g.kernel[0]; ++a) {
           const int64_t y = h0 + a * g.dilations[0];
           if (y < 0 || y >= h) continue;
           for (int64_t b = 0; b < g.kernel[1]; ++b) {
             const int64_t xx = w0 + b * g.dilations[1];
             if (xx < 0 || xx >= w) continue;
-            const double v = static_cast<double>(x[y * w + xx]);
+            const A v = load(x[y * w + xx]);
             if (best < 0 || v > bv) {
               bv = v;
               best = y * w + xx;
@@ -50,7 +59,7 @@ void pool_grad_plane(const T* x, const T* gy, T* gx, const ops::WindowGeometry& 
           if (inside || (include_pad && in_padded)) ++count;
         }
       if (count == 0) continue;
-      const double share = gv / static_cast<double>(count);
+      const A share = gv / static_cast<A>(count);
       for (int64_t a = 0; a < g.kernel[0]; ++a)
         for (int64_t b = 0; b < g.kernel[1]; ++b) {
           const int64_t y = h0 + a * g.dilations[0], xx = w0 + b * g.dilations[1];

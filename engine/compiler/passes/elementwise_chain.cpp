@@ -28,13 +28,30 @@ const ir::ValueType* static_float(const ir::Graph& g, const std::string& name) {
                                                                                                      : nullptr;
 }
 
-bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l) {
+std::string widened_from(const ir::Graph& g, const Producers& prod, const std::string& name) {
+  const ir::ValueType* t = static_float(g, name);
+  auto p = prod.find(name);
+  if (!t || t->dtype != DType::F32 || p == prod.end()) return "";
+  const ir::Node& c = g.nodes()[p->second];
+  if (!c.domain.empty() || c.op_type != "Cast" || c.inputs.size() != 1 || c.outputs.size() != 1) return "";
+  const ir::ValueType* s = static_float(g, c.inputs[0]);
+  return s && s->dtype == DType::BF16 && *s->dims == *t->dims ? c.inputs[0] : "";
+}
+
+bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l,
+             const Producers* prod) {
   if (!n.domain.empty() || n.outputs.size() != 1) return false;
   const ir::ValueType* ot = static_float(g, n.outputs[0]);
   const ir::ValueType* ct = static_float(g, cur);
-  if (!ot || !ct || *ot->dims != dims || ot->dtype != ct->dtype) return false;  // one dtype per chain
+  if (!ot || !ct || *ot->dims != dims) return false;
   l = Link{};
   l.op = n.op_type;
+  if (n.op_type == "Cast") {  // between f32 and bf16: the loop rounds (to bf16) or does nothing
+    if (n.inputs.size() != 1 || n.inputs[0] != cur || n.attr_int("to", 0) != dtype_to_onnx(ot->dtype)) return false;
+    l.alpha = static_cast<float>(dtype_to_onnx(ot->dtype));  // the ONNX `to`
+    return true;
+  }
+  if (ot->dtype != ct->dtype) return false;
   if (unary_op(n.op_type)) {
     if (n.inputs.empty() || n.inputs[0] != cur) return false;
     if (n.op_type == "LeakyRelu") l.alpha = n.attr_float("alpha", 0.01f);
@@ -58,8 +75,11 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
   l.side = n.inputs[0] == cur ? 0 : 1;
   l.operand = n.inputs[1 - l.side];
   if (n.inputs[l.side] != cur) return false;
+  if (prod)
+    if (std::string w = widened_from(g, *prod, l.operand); !w.empty()) l.operand = w;
   const ir::ValueType* t = static_float(g, l.operand);
-  return t && t->dtype == ct->dtype && t->dims->size() <= dims.size();
+  return t && (t->dtype == ct->dtype || (ct->dtype == DType::F32 && t->dtype == DType::BF16)) &&
+         t->dims->size() <= dims.size();
 }
 
 ir::Node chain_node(ir::Graph& g, const std::string& x, const std::vector<Link>& links,

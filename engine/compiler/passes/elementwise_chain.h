@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -18,12 +19,24 @@ struct Link {
   std::string operand;
 };
 
-// The static type of an f32 or bf16 value (the dtypes fused loops run on), or null. A chain has one
-// dtype: its input, operands and every link's result.
+// The static type of an f32 or bf16 value (the dtypes fused loops run on), or null. A chain's value
+// has one dtype between Casts (a Cast link between f32 and bf16 changes it); a binary link's operand
+// has the chain value's dtype, or is bf16 in an f32 stretch (the loop widens every operand to f32).
 const ir::ValueType* static_float(const ir::Graph& g, const std::string& name);
 
+// Which node makes each value (rewrite.h's producer_index).
+using Producers = std::unordered_map<std::string, size_t>;
+
+// The bf16 value an f32 value `name` is a Cast of (same shape), or "": a chain reads that instead, as
+// widening is exact and the loop widens anyway, so the Cast's f32 copy need not be written (and once
+// every reader does so, the Cast is dead). Mixed precision casts each conv's bf16 result to f32 for
+// BatchNorm, and each bf16 gradient to f32 for BatchNorm's backward, with several readers each.
+std::string widened_from(const ir::Graph& g, const Producers& prod, const std::string& name);
+
 // The link `n` makes when the chain value `cur` (of shape `dims`) flows into it; false if it cannot.
-bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l);
+// With `prod`, a binary operand that is a widening Cast's result is read as the Cast's input.
+bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l,
+             const Producers* prod = nullptr);
 
 // The FusedElementwise node running `links` over `x` into `out`, standing for `nodes` (origins);
 // not yet in the graph.

@@ -1,6 +1,7 @@
-// Elementwise-chain fusion: a run of f32 elementwise ops (unary, or binary with a broadcast operand)
-// where each intermediate has one reader becomes one FusedElementwise node (ai.modescope): one loop
-// over memory instead of one per op, and no intermediate buffers.
+// Elementwise-chain fusion: a run of f32 or bf16 elementwise ops (unary, binary with a broadcast
+// operand, or Casts between the two) where each intermediate has one reader becomes one
+// FusedElementwise node (ai.modescope): one loop over memory instead of one per op, and no
+// intermediate buffers. Values that are Casts of bf16 to f32 are read as the bf16 value.
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
@@ -32,6 +33,7 @@ class FuseElementwise final : public Pass {
   // hundreds of chains, and rescanning the graph after each fusion made this pass quadratic.
   bool step(ir::Graph& g) {
     const Uses uses = compute_uses(g);
+    const Producers prod = producer_index(g);
     std::unordered_map<std::string, size_t> reader;
     for (size_t i = 0; i < g.nodes().size(); ++i)
       for (const auto& in : g.nodes()[i].inputs)
@@ -43,6 +45,9 @@ class FuseElementwise final : public Pass {
       if (claimed[i] || first.outputs.size() != 1) continue;
       const ir::ValueType* ot = static_float(g, first.outputs[0]);
       if (!ot) continue;
+      // A Cast to f32 is left to its readers, which read its bf16 input (the chain it would start
+      // could take a reader another chain would grow into).
+      if (!widened_from(g, prod, first.outputs[0]).empty()) continue;
       const std::vector<int64_t> dims = *ot->dims;
       // The chain's input: the operand with the output's shape.
       std::string x;
@@ -53,21 +58,33 @@ class FuseElementwise final : public Pass {
         }
       if (x.empty()) continue;
       Link l;
-      if (!as_link(g, first, x, dims, l)) continue;
+      if (!as_link(g, first, x, dims, l, &prod)) continue;
       Chain c{x, first.outputs[0], {l}, {first.id.value}};
+      // An f32 input that is a Cast of bf16: read the bf16 value and widen it in the loop (the Cast
+      // stays for its other readers, if any; a chain of one op and such a Cast is worth fusing).
+      if (std::string w = widened_from(g, prod, x); !w.empty() && first.op_type != "Cast") {
+        Link widen;
+        widen.op = "Cast";
+        widen.alpha = static_cast<float>(dtype_to_onnx(DType::F32));
+        c.x = w;
+        c.links.insert(c.links.begin(), widen);
+      }
       std::vector<size_t> at{i};
       for (;;) {
         if (uses.of(c.out) != 1 || !uses.only_plain(c.out)) break;
         auto r = reader.find(c.out);
         if (r == reader.end() || claimed[r->second]) break;
         const ir::Node& n = g.nodes()[r->second];
-        if (!as_link(g, n, c.out, dims, l)) break;
+        // Nor does a chain grow into one: its readers may read its bf16 input in its place, which
+        // must stay a written value.
+        if (!widened_from(g, prod, n.outputs.empty() ? "" : n.outputs[0]).empty()) break;
+        if (!as_link(g, n, c.out, dims, l, &prod)) break;
         c.links.push_back(l);
         c.ids.push_back(n.id.value);
         at.push_back(r->second);
         c.out = n.outputs[0];
       }
-      if (c.links.size() < 2) continue;
+      if (c.links.size() < 2 || (c.links.size() == 2 && c.links[0].op == "Cast" && c.links[1].op == "Cast")) continue;
       for (size_t k : at) claimed[k] = 1;
       chains.push_back(std::move(c));
     }
