@@ -290,8 +290,12 @@ TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
     r = Relu(f)
     y = Cast(r) {to=16}
     yo = Cast(y) {to=1}
-    output d, yo, mean
+    s1 = ReduceSum(gx) {axes=[0,2,3]}
+    s2 = ReduceMean(gx) {axes=[0,1]}
+    output d, yo, mean, s1, s2
   )", runtime::JitLevel::O1, 0.02);
+  EXPECT_NE(c.dump.find("%s1 = ai.modescope.FusedElementwise(%g) {chain=[\"Cast\"]"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%s2 = ai.modescope.FusedElementwise(%g) {chain=[\"Cast\"]"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("= Cast(%c)"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("= Cast(%g)"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%mean = ai.modescope.FusedElementwise(%c) {chain=[\"Cast\"], chain_alphas=[1]"), std::string::npos)

@@ -4,7 +4,8 @@
 // written; otherwise the loop writes it too, as a second output, and the reduction does not read it
 // again. BatchNorm in training mode is made of such pairs: the variance is the mean of squared
 // deviations, the scale's gradient the sum of dY times the normalized input, the bias's the sum of
-// dY (which the input's gradient reads as well).
+// dY (which the input's gradient reads as well). A reduction of a Cast of bf16 to f32 reads the bf16
+// value, however many other readers the Cast has.
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -63,6 +64,7 @@ class FuseReduce final : public Pass {
     uint64_t reduce = 0, producer = 0;
     std::vector<int64_t> axes;
     bool keep = false;  // the chain's result has other readers: a second output
+    std::string widen;  // the producer is a Cast of this bf16 value to f32: read it instead
   };
 
   // One scan collects every (reduction, producer) pair, then all are fused (each node in one pair).
@@ -84,6 +86,15 @@ class FuseReduce final : public Pass {
       if (pn.outputs.size() != 1 || taken.count(pn.id.value)) continue;
       Match m;
       if (!reduce_axes(g, r, xt->dims->size(), m.axes)) continue;
+      // A Cast of bf16 to f32 (mixed precision: a gradient widened for BatchNorm's backward, whose
+      // bias gradients in a residual block are two sums of it): each reduction reads the bf16 value
+      // and widens it in its loop; the Cast stays while anything else reads its result.
+      if (std::string w = widened_from(g, prod, x); !w.empty()) {
+        m.reduce = r.id.value;
+        m.widen = w;
+        found.push_back(std::move(m));
+        continue;
+      }
       Link l;
       std::string in;
       if (!is_chain(pn) && !single_link(g, pn, *xt->dims, l, in)) continue;
@@ -118,9 +129,23 @@ class FuseReduce final : public Pass {
   static std::optional<NodeGroup> fused(ir::Graph& g, const Match& m,
                                         const std::unordered_map<uint64_t, const ir::Node*>& by_id) {
     const ir::Node* r = by_id.at(m.reduce);
-    const ir::Node* p = by_id.at(m.producer);
     ir::Node f;
-    const std::string reduced = r->outputs[0], result = p->outputs[0];
+    const std::string reduced = r->outputs[0];
+    if (!m.widen.empty()) {
+      Link widen;
+      widen.op = "Cast";
+      widen.alpha = static_cast<float>(dtype_to_onnx(DType::F32));
+      f = chain_node(g, m.widen, {widen}, {r}, reduced);
+      f.attrs["reduce"] = ir::Attribute(r->op_type);
+      f.attrs["reduce_axes"] = ir::Attribute(m.axes);
+      f.attrs["keepdims"] = ir::Attribute(r->attr_int("keepdims", 1));
+      NodeGroup grp;
+      grp.ids = {m.reduce};
+      grp.node = std::move(f);
+      return grp;
+    }
+    const ir::Node* p = by_id.at(m.producer);
+    const std::string result = p->outputs[0];
     if (is_chain(*p)) {
       f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {reduced}, {p, r});
       f.attrs = p->attrs;
