@@ -140,6 +140,41 @@ TEST(NnMatMul, GemmTransposesAlphaBetaBroadcastC) {
   }
 }
 
+// A few rows (batch-1 inference) run as matrix-vector products: every transpose, alpha and beta*C,
+// widths that are not multiples of the 4-column or 16-column blocks, and products large enough to
+// be shared between threads; MatMul with a [K] or [m, K] A too.
+TEST(NnMatMul, FewRowsRunAsMatrixVectorProducts) {
+  for (int64_t m : {1, 2, 4})
+    for (int64_t ta : {0, 1})
+      for (int64_t tb : {0, 1})
+        for (auto [k, n] : {std::pair<int64_t, int64_t>{7, 5}, {300, 203}}) {
+          SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + " ta " +
+                       std::to_string(ta) + " tb " + std::to_string(tb));
+          const Attrs attrs{{"transA", ta}, {"transB", tb}, {"alpha", 0.5f}, {"beta", 2.0f}};
+          const Tensor a = random_tensor(DType::F32, ta ? Shape{k, m} : Shape{m, k}, 20);
+          const Tensor b = random_tensor(DType::F32, tb ? Shape{n, k} : Shape{k, n}, 21);
+          const Tensor c = random_tensor(DType::F32, {n}, 22);
+          auto y = run_kernel_full(make_node("Gemm", 3, 1, attrs), {a, b, c});
+          ASSERT_TRUE(y.has_value()) << y.status().message();
+          EXPECT_EQ(y->impl, "gemv");
+          vector<double> want(static_cast<size_t>(m * n));
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double acc = 0;
+              for (int64_t kk = 0; kk < k; ++kk)
+                acc += a.at_double(ta ? kk * m + i : i * k + kk) * b.at_double(tb ? j * k + kk : kk * n + j);
+              want[static_cast<size_t>(i * n + j)] = 0.5 * acc + 2.0 * c.at_double(j);
+            }
+          expect_close(y->outputs[0], want, 1e-4, 1e-4, "gemm");
+          if (ta || tb) continue;
+          auto mm = run_kernel_full(make_node("MatMul", 2), {m == 1 ? a.reshaped({k}) : a, b});
+          ASSERT_TRUE(mm.has_value()) << mm.status().message();
+          EXPECT_EQ(mm->impl, "gemv");
+          for (int64_t i = 0; i < m * n; ++i)
+            EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0, 1e-4);
+        }
+}
+
 TEST(NnMatMul, BatchBroadcastAndVectors) {
   for (DType t : {DType::F32, DType::F64, DType::I64}) {
     const double scale = t == DType::I64 ? 5 : 1;  // integers in -4..4

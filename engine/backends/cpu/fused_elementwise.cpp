@@ -11,6 +11,7 @@
 
 #include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::fused {
 namespace {
@@ -97,28 +98,19 @@ Layout collapse(const Shape& out, std::vector<std::vector<int64_t>> st) {
 #define MS_SIMD_FOR _Pragma("omp simd") for
 #define MS_SIMD_REDUCE_FOR _Pragma("omp simd reduction(+ : part)") for
 
-// The per-tile loops are built for AVX-512 and AVX2 as well as the baseline, the CPU picking one at
-// load time: the build targets plain x86-64, whose 4-wide SSE loops make a bf16 chain (widen, ops,
-// round) compute-bound.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define MS_TILE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MS_TILE_CLONES
-#endif
-
 // d[i] = s[i * st] widened to f32.
-MS_TILE_CLONES void widen_tile(const bf16* __restrict s, int64_t st, float* __restrict d, int64_t n) {
+MS_SIMD_CLONES void widen_tile(const bf16* __restrict s, int64_t st, float* __restrict d, int64_t n) {
   if (st == 1)
     MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i]);
   else
     for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i * st]);
 }
 
-MS_TILE_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, int64_t n) {
+MS_SIMD_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, int64_t n) {
   MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(s[i]);
 }
 
-MS_TILE_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
+MS_SIMD_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
   switch (l.op) {
     case Op::Relu: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.f; return;
     case Op::Sigmoid: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = 1.f / (1.f + std::exp(-v[i])); return;
@@ -178,7 +170,7 @@ template <Op kOp>
   }
 }
 
-MS_TILE_CLONES void apply_binary(Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
+MS_SIMD_CLONES void apply_binary(Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
   switch (op) {
     case Op::Add: return apply_binary_as<Op::Add>(v, o, st, side, n);
     case Op::Sub: return apply_binary_as<Op::Sub>(v, o, st, side, n);

@@ -2,6 +2,7 @@
 // in one loop over the output (one dispatch instead of two or three, one extra pass over a small
 // output instead of one per op).
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
 
 namespace ms::cpu::fused {
@@ -20,6 +21,12 @@ struct FusedMatmulPrimitive {
 Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, const Tensor& w, bool tw,
                         const Tensor* bias, float alpha, Tensor& y, const std::vector<ops::PostOp>& post) {
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  if (m <= nn::kGemvMaxRows) {  // a matrix-vector product: stream the weights at the cache's rate
+    nn::gemv_f32(a.data<float>(), ta ? 1 : k, ta ? m : 1, w.data<float>(), tw, m, n, k, alpha, false, y.data<float>());
+    apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n, nullptr, post);
+    ctx.set_impl("fused:gemv");
+    return Status::ok();
+  }
   const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{k, 1});
   const memory::desc w_user({k, n}, memory::data_type::f32, tw ? memory::dims{1, k} : memory::dims{n, 1});
   // A few rows (batch-1 inference) make the matmul a matrix-vector product that streams the weights

@@ -1,7 +1,9 @@
 // MatMul (numpy semantics) and Gemm. f32 and bf16 (mixed precision: f32 accumulation inside
 // oneDNN) through dnnl::matmul (batch broadcasting, transposes as strides, alpha as output scale,
 // beta*C as a sum post-op over a prefilled output); other dtypes (f64, f16, i32, i64, u32, u64)
-// through a reference loop.
+// through a reference loop. f32 products of up to kGemvMaxRows rows run as matrix-vector products
+// (gemv.h).
+#include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
 
 namespace ms::cpu::nn {
@@ -152,6 +154,13 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const MatmulPlan p = plan_matmul(a.shape(), b.shape());
   if (y.numel() == 0) return Status::ok();
+  // One product of a few rows (A [m, K] or [K], B [K, N]): a matrix-vector product.
+  if (a.dtype() == DType::F32 && b.dtype() == DType::F32 && y.dtype() == DType::F32 && p.k > 0 && a.rank() <= 2 &&
+      b.rank() == 2 && p.m <= kGemvMaxRows) {
+    gemv_f32(a.data<float>(), p.k, 1, b.data<float>(), false, p.m, p.n, p.k, 1.f, false, y.data<float>());
+    ctx.set_impl("gemv");
+    return Status::ok();
+  }
   if (onednn_matmul_types(a, b, y) && p.k > 0 && p.y_dims.size() <= 12) {
     const DType t = a.dtype();
     const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
@@ -200,6 +209,11 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
     std::memset(y.raw(), 0, y.nbytes());
   // Row/column strides of op(A) [M,K] and op(B) [K,N] inside the stored tensors.
   const int64_t a_rs = ta ? 1 : k, a_cs = ta ? m : 1, b_rs = tb ? 1 : n, b_cs = tb ? k : 1;
+  if (m <= kGemvMaxRows && a.dtype() == DType::F32 && b.dtype() == DType::F32 && y.dtype() == DType::F32 && k > 0) {
+    gemv_f32(a.data<float>(), a_rs, a_cs, b.data<float>(), tb, m, n, k, static_cast<float>(alpha), true, y.data<float>());
+    ctx.set_impl("gemv");
+    return Status::ok();
+  }
   if (onednn_matmul_types(a, b, y) && k > 0) {
     const DType t = a.dtype();
     const std::string key = "gemm|" + std::string(dtype_name(t)) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
