@@ -308,6 +308,29 @@ TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
   EXPECT_NE(c.dump.find("%y = ai.modescope.FusedElementwise"), std::string::npos) << c.dump;
 }
 
+// Short rows (a per-channel operand over a 7x7 or 3x3 map) are grouped several to a tile: values,
+// per-channel sums and sums over channels match the unfused ops, on one thread and on two.
+TEST(FusionPass, ShortRowsShareTiles) {
+  for (const char* shape : {"[4,16,3,3]", "[16,64,7,7]"}) {
+    SCOPED_TRACE(shape);
+    const std::string s(shape);
+    const std::string c = s == "[4,16,3,3]" ? "16" : "64";
+    std::string text = "input x: f32" + s + "\ninput z: f32" + s + "\ninput sc: f32[1," + c + ",1,1]\n" + R"(
+      a = Mul(x, sc)
+      b = Add(a, z)
+      r = Relu(b)
+      m = ReduceSum(r) {axes=[0,2,3]}
+      q = Mul(z, sc)
+      e = Exp(q)
+      n = ReduceMean(e) {axes=[1]}
+      output r, m, n
+    )";
+    Compiled cmp = compile_and_compare(text, runtime::JitLevel::O1, 1e-3);
+    EXPECT_NE(cmp.dump.find("%r, %m = ai.modescope.FusedElementwise(%x, %sc, %z)"), std::string::npos) << cmp.dump;
+    EXPECT_NE(cmp.dump.find("%n = ai.modescope.FusedElementwise(%z, %sc)"), std::string::npos) << cmp.dump;
+  }
+}
+
 // A chain over operands alike in every axis is one long row: it is split across the threads in runs
 // of whole tiles (it used to run on one thread), reductions summed per thread.
 TEST(FusionPass, OneLongRowSplitsAcrossThreads) {

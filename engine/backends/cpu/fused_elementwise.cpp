@@ -106,6 +106,15 @@ MS_SIMD_CLONES void widen_tile(const bf16* __restrict s, int64_t st, float* __re
     for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i * st]);
 }
 
+// Row q of `rows` rows of `inner` elements set to vals[q].
+MS_SIMD_CLONES void fill_rows(float* __restrict d, const float* __restrict vals, int64_t rows, int64_t inner) {
+  for (int64_t q = 0; q < rows; ++q) {
+    const float c = vals[q];
+    float* row = d + q * inner;
+    MS_SIMD_FOR (int64_t i = 0; i < inner; ++i) row[i] = c;
+  }
+}
+
 MS_SIMD_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, int64_t n) {
   MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(s[i]);
 }
@@ -289,8 +298,19 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   // Reduce: each thread sums into its own accumulators (double), added up at the end.
   const int threads = std::max(1, omp_get_max_threads());
   std::vector<std::vector<double>> acc(reduce ? static_cast<size_t>(threads) : 0);
+  // Short rows (a per-channel operand over a small feature map: 7x7 and smaller) go 16 or more to a
+  // tile, so each link runs once per tile rather than once per row. That needs every operand to be
+  // the output's size (its rows follow each other in memory, as the input's do) or one value per
+  // row (spread over its rows in the tile); the results are stored contiguously anyway. Measured on
+  // a 5-link chain over bf16 [8, 2048, 7, 7]: 0.85-0.94 -> 0.49-0.66 ms; over 14x14 rows, where
+  // spreading the per-row values costs more than the calls it saves, 0.75 -> 0.96 ms.
+  const size_t nops_all = data.size();
+  bool groupable = inner * 16 <= kTile && lay.strides[0][r - 1] == 1;
+  for (size_t o = 1; groupable && o < nops_all; ++o)
+    if (!(reduce && o == y_op)) groupable = lay.strides[o] == lay.strides[0] || lay.strides[o][r - 1] == 0;
+  const int64_t group = groupable ? kTile / inner : 1;
   // Rows [r0, r1): each operand's row start from the first row's multi-index, then carried from row
-  // to row like an odometer (no division per row); each row in tiles.
+  // to row like an odometer (no division per row); each row in tiles, or a group of rows per tile.
   auto body = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     float widened[kTile];  // bf16: an operand's tile in f32
     std::vector<double>* sum = nullptr;
@@ -307,14 +327,68 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       rem /= lay.dims[a];
       for (size_t o = 0; o < nops; ++o) base[o] += idx[a] * lay.strides[o][a];
     }
-    for (int64_t row = r0; row < r1; ++row) {
-      if (row > r0)
-        for (size_t a = r - 1; a-- > 0;) {  // next row: bump the last outer axis, carry leftwards
-          for (size_t o = 0; o < nops; ++o) base[o] += lay.strides[o][a];
-          if (++idx[a] < lay.dims[a]) break;
-          for (size_t o = 0; o < nops; ++o) base[o] -= lay.strides[o][a] * lay.dims[a];
-          idx[a] = 0;
+    auto next_row = [&] {  // bump the last outer axis, carry leftwards
+      for (size_t a = r - 1; a-- > 0;) {
+        for (size_t o = 0; o < nops; ++o) base[o] += lay.strides[o][a];
+        if (++idx[a] < lay.dims[a]) break;
+        for (size_t o = 0; o < nops; ++o) base[o] -= lay.strides[o][a] * lay.dims[a];
+        idx[a] = 0;
+      }
+    };
+    const bool whole_rows = c0 == 0 && c1 == inner;
+    std::vector<int64_t> gbase(whole_rows && group > 1 ? static_cast<size_t>(group) * nops : 0);
+    for (int64_t row = r0; row < r1;) {
+      if (const int64_t g = whole_rows ? std::min(group, r1 - row) : 1; g > 1) {
+        for (int64_t q = 0; q < g; ++q) {
+          if (row + q > r0) next_row();
+          std::copy(base.begin(), base.end(), gbase.begin() + q * static_cast<int64_t>(nops));
         }
+        const int64_t len = g * inner;
+        auto at = [&](int64_t q, size_t o) { return gbase[static_cast<size_t>(q) * nops + o]; };
+        if (half) widen_tile(data16[0] + at(0, 0), 1, v, len);
+        else std::copy(data[0] + at(0, 0), data[0] + at(0, 0) + len, v);
+        for (const Link& l : links) {
+          if (l.operand < 0) {
+            apply_unary(l, v, len);
+            continue;
+          }
+          const size_t o = static_cast<size_t>(l.operand);
+          const float* src = nullptr;
+          if (lay.strides[o] == lay.strides[0]) {  // as long as the output: rows in a row
+            if (data16[o]) widen_tile(data16[o] + at(0, o), 1, widened, len);
+            else src = data[o] + at(0, o);
+          } else {  // one value per row
+            float vals[kTile];
+            for (int64_t q = 0; q < g; ++q) vals[q] = data16[o] ? bf16_to_f32(data16[o][at(q, o)]) : data[o][at(q, o)];
+            fill_rows(widened, vals, g, inner);
+          }
+          apply_binary(l.op, v, src ? src : widened, 1, l.side, len);
+        }
+        if (half_out) {
+          if (fd16) narrow_tile(v, fd16 + row * inner, len);
+          if (!sum) narrow_tile(v, yd16 + row * inner, len);
+        } else {
+          if (full) std::copy(v, v + len, fd + row * inner);
+          if (!sum) std::copy(v, v + len, yd + row * inner);
+        }
+        if (sum) {
+          const int64_t sy = lay.strides[y_op][r - 1];
+          for (int64_t q = 0; q < g; ++q) {
+            const float* vq = v + q * inner;
+            if (sy == 0) {
+              float part = 0;
+              MS_SIMD_REDUCE_FOR (int64_t i = 0; i < inner; ++i) part += vq[i];
+              (*sum)[static_cast<size_t>(at(q, y_op))] += part;
+            } else {
+              double* dst = sum->data() + at(q, y_op);
+              for (int64_t i = 0; i < inner; ++i) dst[i * sy] += vq[i];
+            }
+          }
+        }
+        row += g;
+        continue;
+      }
+      if (row > r0) next_row();
       for (int64_t t0 = c0; t0 < c1; t0 += kTile) {
         const int64_t len = std::min(kTile, c1 - t0);
         const int64_t st0 = lay.strides[0][r - 1];
@@ -360,6 +434,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
           for (int64_t i = 0; i < len; ++i) dst[i * sy] += v[i];
         }
       }
+      ++row;
     }
   };
   const int64_t total = x.numel();
