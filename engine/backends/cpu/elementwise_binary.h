@@ -12,11 +12,20 @@
 #include <Eigen/Core>
 
 #include "engine/backends/cpu/elementwise_broadcast.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::elementwise {
 
 template <class Op>
 concept HasArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) { op.array(m, m); };
+
+// o = op(a, b) over bf16 with strides 0 or 1 (the output may be an input: element by element).
+template <class Op>
+MS_SIMD_CLONES void binary_bf16_range(const Op& op, const bf16* a, int64_t sa, const bf16* b, int64_t sb, bf16* o,
+                                      int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(op(bf16_to_f32(a[i * sa]), bf16_to_f32(b[i * sb])));
+}
 
 template <class Op, class A, class B, class O>
 constexpr bool kEigenBinary = std::is_same_v<A, float> && std::is_same_v<B, float> && std::is_same_v<O, float> &&
@@ -44,10 +53,10 @@ inline void binary_row(const Op& op, const A* a, int64_t sa, const B* b, int64_t
     }
   }
   if constexpr (std::is_same_v<A, bf16> && std::is_same_v<B, bf16> && std::is_same_v<O, bf16>) {
-    // Mixed precision: integer-arithmetic conversions, the common strides marked for SIMD.
+    // Mixed precision: integer-arithmetic conversions, the common strides marked for SIMD and built
+    // for AVX-512/AVX2 too.
     if (sa <= 1 && sb <= 1) {
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(op(bf16_to_f32(a[i * sa]), bf16_to_f32(b[i * sb])));
+      binary_bf16_range(op, a, sa, b, sb, o, n);
       return;
     }
   }
