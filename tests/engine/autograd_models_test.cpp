@@ -133,10 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", true},
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", false},
                       Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", false},
-                      // Known: through nn::jit at O1 the training-mode gradients of mobilenet_v2 drift
-                      // from PyNative (O0, the uncompiled traced graph and a direct
-                      // GraphExecutor::compile of the same traced graph at O1 agree); O0 until found.
-                      Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", true, runtime::JitLevel::O0},
+                      // Training mode at 64x64, where the last blocks' maps are 2x2: at 32x32 they
+                      // are 1x1 and BatchNorm normalizes two values per channel, which amplifies
+                      // rounding differences without bound (fused and unfused loops first differ by
+                      // one float ulp there, and the early layers' gradients end up 100% apart).
+                      Case{"zoo:mobilenet_v2?batch=2&size=64&width=8&classes=10", true},
                       Case{"zoo:vgg11?batch=1&size=32&width=4&hidden=16&classes=10", false},
                       Case{"zoo:inception_block?batch=1&size=8&width=8", false},
                       Case{"zoo:dense_chain?batch=2&size=8&hidden=8&classes=4", false},
