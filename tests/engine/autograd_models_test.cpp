@@ -133,11 +133,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", true},
                       Case{"zoo:resnet18?batch=2&size=32&width=4&classes=10", false},
                       Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", false},
-                      // Training mode at 64x64, where the last blocks' maps are 2x2: at 32x32 they
-                      // are 1x1 and BatchNorm normalizes two values per channel, which amplifies
-                      // rounding differences without bound (fused and unfused loops first differ by
-                      // one float ulp there, and the early layers' gradients end up 100% apart).
-                      Case{"zoo:mobilenet_v2?batch=2&size=64&width=8&classes=10", true},
+                      // Training mode at O0 (the autodiff itself): through the fusion passes its
+                      // gradients are ill-conditioned. Fused and unfused loops first differ by one
+                      // float ulp, and training-mode BatchNorm over a few values per channel (the
+                      // last maps are 1x1 at 32x32, 2x2 at 64x64) grows that to 1-100% in the early
+                      // layers' gradients; how much depends on the rounding (64x64 agreed within
+                      // 2e-3 with the SIMD builds of the loops and not without them).
+                      Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", true, runtime::JitLevel::O0},
                       Case{"zoo:vgg11?batch=1&size=32&width=4&hidden=16&classes=10", false},
                       Case{"zoo:inception_block?batch=1&size=8&width=8", false},
                       Case{"zoo:dense_chain?batch=2&size=8&hidden=8&classes=4", false},
