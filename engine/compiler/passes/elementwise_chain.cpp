@@ -38,6 +38,44 @@ std::string widened_from(const ir::Graph& g, const Producers& prod, const std::s
   return s && s->dtype == DType::BF16 && *s->dims == *t->dims ? c.inputs[0] : "";
 }
 
+Recompute recompute_of(const ir::Graph& g, const Producers& prod, const std::string& name) {
+  Recompute r;
+  Link widen;
+  widen.op = "Cast";
+  widen.alpha = static_cast<float>(dtype_to_onnx(DType::F32));
+  if (std::string w = widened_from(g, prod, name); !w.empty()) {
+    r.source = w;
+    r.links = {widen};
+    return r;
+  }
+  const ir::ValueType* t = static_float(g, name);
+  auto p = prod.find(name);
+  if (!t || t->dtype != DType::F32 || p == prod.end()) return r;
+  const ir::Node& n = g.nodes()[p->second];
+  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.size() != 2 ||
+      (n.op_type != "Add" && n.op_type != "Sub" && n.op_type != "Mul" && n.op_type != "Div"))
+    return r;
+  int64_t size = 1;
+  for (int64_t d : *t->dims) size *= d;
+  for (int side = 0; side < 2; ++side) {
+    const std::string w = widened_from(g, prod, n.inputs[static_cast<size_t>(side)]);
+    const ir::ValueType* bt = static_float(g, n.inputs[static_cast<size_t>(1 - side)]);
+    if (w.empty() || !bt || bt->dtype != DType::F32 || bt->dims->size() > t->dims->size()) continue;
+    int64_t small = 1;
+    for (int64_t d : *bt->dims) small *= d;
+    if (small * 8 > size) continue;
+    Link op;
+    op.op = n.op_type;
+    op.arity = 2;
+    op.side = side;
+    op.operand = n.inputs[static_cast<size_t>(1 - side)];
+    r.source = w;
+    r.links = {widen, op};
+    return r;
+  }
+  return r;
+}
+
 bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l,
              const Producers* prod) {
   if (!n.domain.empty() || n.outputs.size() != 1) return false;

@@ -33,6 +33,18 @@ using Producers = std::unordered_map<std::string, size_t>;
 // BatchNorm, and each bf16 gradient to f32 for BatchNorm's backward, with several readers each.
 std::string widened_from(const ir::Graph& g, const Producers& prod, const std::string& name);
 
+// How a chain can compute the f32 value `name` from a narrower one instead of reading it: from a
+// Cast of bf16 (links [Cast]), or from such a Cast combined by Add/Sub/Mul/Div with an f32 operand
+// at most an eighth its size (links [Cast, op]: under mixed precision, BatchNorm's centred input
+// x - mean, read by the variance, the normalization and three gradient loops). `source` is "" when
+// it cannot. The loop then reads bf16 where it would read f32, and once no reader reads the value
+// itself, it is never written.
+struct Recompute {
+  std::string source;
+  std::vector<Link> links;
+};
+Recompute recompute_of(const ir::Graph& g, const Producers& prod, const std::string& name);
+
 // The link `n` makes when the chain value `cur` (of shape `dims`) flows into it; false if it cannot.
 // With `prod`, a binary operand that is a widening Cast's result is read as the Cast's input.
 bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l,

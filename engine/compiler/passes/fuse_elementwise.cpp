@@ -49,25 +49,24 @@ class FuseElementwise final : public Pass {
       // could take a reader another chain would grow into).
       if (!widened_from(g, prod, first.outputs[0]).empty()) continue;
       const std::vector<int64_t> dims = *ot->dims;
-      // The chain's input: the operand with the output's shape.
+      // The chain's input: the operand with the output's shape; of two, one the loop can compute
+      // from a narrower value with an operand (the other, a Cast of bf16, is read as bf16 anyway).
       std::string x;
       for (const auto& in : first.inputs)
         if (const ir::ValueType* t = static_float(g, in); t && *t->dims == dims) {
-          x = in;
-          break;
+          if (x.empty()) x = in;
+          if (in != x && recompute_of(g, prod, in).links.size() == 2) x = in;
         }
       if (x.empty()) continue;
       Link l;
       if (!as_link(g, first, x, dims, l, &prod)) continue;
       Chain c{x, first.outputs[0], {l}, {first.id.value}};
-      // An f32 input that is a Cast of bf16: read the bf16 value and widen it in the loop (the Cast
-      // stays for its other readers, if any; a chain of one op and such a Cast is worth fusing).
-      if (std::string w = widened_from(g, prod, x); !w.empty() && first.op_type != "Cast") {
-        Link widen;
-        widen.op = "Cast";
-        widen.alpha = static_cast<float>(dtype_to_onnx(DType::F32));
-        c.x = w;
-        c.links.insert(c.links.begin(), widen);
+      // An f32 input that is a Cast of bf16 (maybe with an operand): compute it from the bf16 value
+      // in the loop (its node stays for other readers, if any; a chain of one op and such a Cast
+      // is worth fusing).
+      if (Recompute rc = recompute_of(g, prod, x); !rc.source.empty() && first.op_type != "Cast") {
+        c.x = rc.source;
+        c.links.insert(c.links.begin(), rc.links.begin(), rc.links.end());
       }
       std::vector<size_t> at{i};
       for (;;) {
