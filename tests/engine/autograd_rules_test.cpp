@@ -17,7 +17,7 @@ TEST(AutogradRules, BinaryWithBroadcasting) {
   check_gradients("Add", [](const Vars& v) { return F::add(v[0], v[1]); }, {r({2, 3, 4}, 1), r({3, 1}, 2)}, {true, true});
   check_gradients("Sub", [](const Vars& v) { return F::sub(v[0], v[1]); }, {r({4}, 3), r({2, 3, 4}, 4)}, {true, true});
   check_gradients("Mul", [](const Vars& v) { return F::mul(v[0], v[1]); }, {r({2, 3}, 5), r({3}, 6)}, {true, true});
-  // x * x: one gradient term (2 g) x.
+  // x * x: one gradient term g (2 x).
   check_gradients("Mul x x", [](const Vars& v) { return F::mul(v[0], v[0]); }, {r({2, 3}, 7)}, {true});
   check_gradients("Div", [](const Vars& v) { return F::div(v[0], v[1]); }, {r({2, 3}, 7), r({2, 1}, 8, 1, 2)},
                   {true, true});

@@ -23,10 +23,11 @@ Expected<Vars> sub_grad(const GradContext& c) {
 }
 Expected<Vars> mul_grad(const GradContext& c) {
   const Var& g = c.gout(0);
-  // x * x (a variance's squared deviations): one term (2 g) x, the same values as g x + g x (doubling
-  // is exact), instead of two equal terms that the backward would write once and read twice.
+  // x * x (a variance's squared deviations): one term g (2 x), the same values as g x + g x (doubling
+  // is exact), instead of two equal terms that the backward would write once and read twice. (2 g)
+  // would double g where it is an Expand of a reduction's gradient: a whole tensor written.
   if (c.in(0).impl() == c.in(1).impl())
-    return Vars{reduce_to((g * scalar_like(2.0, g)) * c.in(0), c.in(0).shape()), Var()};
+    return Vars{reduce_to(g * (c.in(0) * scalar_like(2.0, c.in(0))), c.in(0).shape()), Var()};
   return Vars{reduce_to(g * c.in(1), c.in(0).shape()), reduce_to(g * c.in(0), c.in(1).shape())};
 }
 Expected<Vars> div_grad(const GradContext& c) {
