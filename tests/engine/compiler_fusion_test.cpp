@@ -316,6 +316,26 @@ TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
   EXPECT_NE(c.dump.find("%s2 = ai.modescope.FusedElementwise(%g) {chain=[\"Cast\"]"), std::string::npos) << c.dump;
 }
 
+// A reduction of a chain result's negation, the result read elsewhere too (BatchNorm's input
+// gradient): the chain sums its result as it writes it, negated (reduce_scale -1).
+TEST(FusionPass, ReductionOfANegatedChainResultRidesTheChain) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,8,6,5]
+    init s: f32[1,8,1,1] = 0.5 -0.25 0.1 2 1 -1 3 0.2
+    init axes: i64[3] = 0 2 3
+    a = Mul(x, s)
+    b = Relu(a)
+    n = Neg(b)
+    m = ReduceSum(n, axes)
+    y = Add(b, m)
+    output y, m
+  )", runtime::JitLevel::O1, 1e-4);
+  EXPECT_NE(c.dump.find("%b, %m = ai.modescope.FusedElementwise(%x, %s) {chain=[\"Mul\",\"Relu\"]"), std::string::npos)
+      << c.dump;
+  EXPECT_NE(c.dump.find("reduce_scale=-1"), std::string::npos) << c.dump;
+  EXPECT_EQ(c.dump.find("Neg"), std::string::npos) << c.dump;
+}
+
 // Short rows (a per-channel operand over a 7x7 or 3x3 map) are grouped several to a tile: values,
 // per-channel sums and sums over channels match the unfused ops, on one thread and on two.
 TEST(FusionPass, ShortRowsShareTiles) {

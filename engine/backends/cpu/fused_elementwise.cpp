@@ -233,6 +233,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
     }
     if (s != y.numel()) return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
     if (n.attr_string("reduce", "") == "ReduceMean") scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+    scale *= n.attr_float("reduce_scale", 1.f);  // -1: the reduction of the result's negation
   } else if (x.shape() != y.shape()) {
     return ctx.fail("the chain's input " + shape_to_string(x.shape()) + " is not the output's shape");
   }

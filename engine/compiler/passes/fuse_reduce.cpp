@@ -65,6 +65,7 @@ class FuseReduce final : public Pass {
     std::vector<int64_t> axes;
     bool keep = false;  // the chain's result has other readers: a second output
     std::string widen;  // the producer is a Cast of this bf16 value to f32: read it instead
+    uint64_t negate = 0;  // a Neg between the chain (the producer) and the reduction
   };
 
   // One scan collects every (reduction, producer) pair, then all are fused (each node in one pair).
@@ -94,6 +95,25 @@ class FuseReduce final : public Pass {
         m.widen = w;
         found.push_back(std::move(m));
         continue;
+      }
+      // A reduction of Neg(v), v the result of a chain that others read too (BatchNorm's input
+      // gradient, whose mean's gradient sums its negation): the chain's loop sums v as it writes it,
+      // negated, instead of a second pass over v.
+      if (pn.domain.empty() && pn.op_type == "Neg" && pn.inputs.size() == 1 && uses.of(x) == 1 && uses.only_plain(x)) {
+        auto q = prod.find(pn.inputs[0]);
+        if (q != prod.end()) {
+          const ir::Node& qn = g.nodes()[q->second];
+          if (is_chain(qn) && qn.outputs.size() == 1 && !taken.count(qn.id.value) && static_float(g, qn.outputs[0])) {
+            m.reduce = r.id.value;
+            m.producer = qn.id.value;
+            m.negate = pn.id.value;
+            m.keep = true;
+            taken.insert(qn.id.value);
+            taken.insert(pn.id.value);
+            found.push_back(std::move(m));
+            continue;
+          }
+        }
       }
       Link l;
       std::string in;
@@ -146,6 +166,20 @@ class FuseReduce final : public Pass {
     }
     const ir::Node* p = by_id.at(m.producer);
     const std::string result = p->outputs[0];
+    if (m.negate) {
+      const ir::Node* neg = by_id.at(m.negate);
+      f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {result, reduced}, {p, neg, r});
+      f.attrs = p->attrs;
+      f.attrs["reduce"] = ir::Attribute(r->op_type);
+      f.attrs["reduce_axes"] = ir::Attribute(m.axes);
+      f.attrs["keepdims"] = ir::Attribute(r->attr_int("keepdims", 1));
+      f.attrs["reduce_scale"] = ir::Attribute(-1.0f);
+      NodeGroup grp;
+      grp.ids = {m.reduce, m.producer, m.negate};
+      grp.place = Place::First;
+      grp.node = std::move(f);
+      return grp;
+    }
     if (is_chain(*p)) {
       f = new_node(g, "FusedElementwise", ops::kFusedDomain, p->inputs, {reduced}, {p, r});
       f.attrs = p->attrs;
