@@ -10,41 +10,53 @@
 namespace ms::cpu::nn {
 namespace {
 
-// Columns [j0, j1) of W stored [N, K]: four rows of W (four outputs) per pass over each row of A.
-MS_SIMD_CLONES void gemv_nk(const float* __restrict a, const float* __restrict w, int64_t m, int64_t k, int64_t j0,
-                            int64_t j1, float* __restrict out) {
-  int64_t j = j0;
-  for (; j + 4 <= j1; j += 4) {
-    const float* w0 = w + j * k;
-    const float* w1 = w0 + k;
-    const float* w2 = w1 + k;
-    const float* w3 = w2 + k;
-    for (int64_t r = 0; r < m; ++r) {
-      const float* ar = a + r * k;
-      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-      for (int64_t i = 0; i < k; ++i) {
-        s0 += w0[i] * ar[i];
-        s1 += w1[i] * ar[i];
-        s2 += w2[i] * ar[i];
-        s3 += w3[i] * ar[i];
+// 16 floats: one AVX-512 register, two AVX2 or four SSE ones depending on the clone.
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+
+// Macros rather than functions: a v16 passed by value outside the clones changes the ABI.
+#define LOAD16(p) (*reinterpret_cast<const v16*>(p))
+
+// Independent partial sums per row of A, so the adds of one row do not wait on each other.
+template <int M>
+constexpr int kPartials = M == 1 ? 4 : (M == 2 ? 2 : 1);
+
+// Columns [j0, j1) of W stored [N, K]: one row of W (one output column) at a time, its K weights one
+// sequential stream dotted with each row of A (rows contiguous).
+template <int M>
+MS_SIMD_CLONES void gemv_nk(const float* __restrict a, const float* __restrict w, int64_t k, int64_t j0, int64_t j1,
+                            float* __restrict out) {
+  constexpr int P = kPartials<M>;
+  const int64_t len = j1 - j0;
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* wj = w + j * k;
+    v16 acc[P * M];
+#pragma GCC unroll 8
+    for (int q = 0; q < P * M; ++q) acc[q] = v16{};
+    int64_t i = 0;
+    for (; i + 16 * P <= k; i += 16 * P) {
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) {
+        const v16 wv = LOAD16(wj + i + 16 * p);
+#pragma GCC unroll 4
+        for (int r = 0; r < M; ++r) acc[p * M + r] += LOAD16(a + r * k + i + 16 * p) * wv;
       }
-      float* o = out + r * (j1 - j0) + (j - j0);
-      o[0] = s0;
-      o[1] = s1;
-      o[2] = s2;
-      o[3] = s3;
+    }
+    for (; i + 16 <= k; i += 16) {
+      const v16 wv = LOAD16(wj + i);
+#pragma GCC unroll 4
+      for (int r = 0; r < M; ++r) acc[r] += LOAD16(a + r * k + i) * wv;
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < M; ++r) {
+      v16 s = acc[r];
+#pragma GCC unroll 4
+      for (int p = 1; p < P; ++p) s += acc[p * M + r];
+      float t = 0;
+      for (int l = 0; l < 16; ++l) t += s[l];
+      for (int64_t ii = i; ii < k; ++ii) t += wj[ii] * a[r * k + ii];
+      out[r * len + (j - j0)] = t;
     }
   }
-  for (; j < j1; ++j)
-    for (int64_t r = 0; r < m; ++r) {
-      const float* wj = w + j * k;
-      const float* ar = a + r * k;
-      float s = 0;
-#pragma omp simd reduction(+ : s)
-      for (int64_t i = 0; i < k; ++i) s += wj[i] * ar[i];
-      out[r * (j1 - j0) + (j - j0)] = s;
-    }
 }
 
 // Columns [j0, j1) of W stored [K, N]: each row's slice scaled by A[r, k] and summed.
@@ -63,20 +75,106 @@ MS_SIMD_CLONES void gemv_kn(const float* __restrict a, const float* __restrict w
   }
 }
 
+// Rows [i0, i1) of W stored [K, N], all N columns: out [m, n] = sum over those rows of A[r, i] W[i, :],
+// four rows of W per pass over the output.
+MS_SIMD_CLONES void gemv_kn_rows(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n,
+                                 int64_t k, int64_t i0, int64_t i1, float* __restrict out) {
+  std::fill(out, out + m * n, 0.f);
+  int64_t i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    const float* w0 = w + i * n;
+    const float* w1 = w0 + n;
+    const float* w2 = w1 + n;
+    const float* w3 = w2 + n;
+    for (int64_t r = 0; r < m; ++r) {
+      const float* ar = a + r * k + i;
+      const float a0 = ar[0], a1 = ar[1], a2 = ar[2], a3 = ar[3];
+      float* o = out + r * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) o[j] += (a0 * w0[j] + a1 * w1[j]) + (a2 * w2[j] + a3 * w3[j]);
+    }
+  }
+  for (; i < i1; ++i)
+    for (int64_t r = 0; r < m; ++r) {
+      const float av = a[r * k + i];
+      const float* wi = w + i * n;
+      float* o = out + r * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) o[j] += av * wi[j];
+    }
+}
+
+// One packed block ([K, 16]: 16 output columns): each weight vector is loaded once and scaled by
+// A[r, i] for every row; out [M, 16].
+template <int M>
+MS_SIMD_CLONES void gemv_packed_block(const float* __restrict a, const float* __restrict w, int64_t k,
+                                      float* __restrict out) {
+  constexpr int P = kPartials<M>;
+  v16 acc[P * M];
+#pragma GCC unroll 8
+  for (int q = 0; q < P * M; ++q) acc[q] = v16{};
+  int64_t i = 0;
+  for (; i + P <= k; i += P) {
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      const v16 wv = LOAD16(w + (i + p) * 16);
+#pragma GCC unroll 4
+      for (int r = 0; r < M; ++r) acc[p * M + r] += a[r * k + i + p] * wv;
+    }
+  }
+  for (; i < k; ++i) {
+    const v16 wv = LOAD16(w + i * 16);
+#pragma GCC unroll 4
+    for (int r = 0; r < M; ++r) acc[r] += a[r * k + i] * wv;
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < M; ++r) {
+    v16 s = acc[r];
+#pragma GCC unroll 4
+    for (int p = 1; p < P; ++p) s += acc[p * M + r];
+    *reinterpret_cast<v16*>(out + r * 16) = s;
+  }
+}
+
+// A's rows contiguous: a transposed (or strided) A is gathered, a few rows of K values.
+const float* contiguous_rows(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                             std::vector<float>& packed) {
+  if (a_cs == 1 && a_rs == k) return a;
+  packed.resize(static_cast<size_t>(m * k));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t i = 0; i < k; ++i) packed[static_cast<size_t>(r * k + i)] = a[r * a_rs + i * a_cs];
+  return packed.data();
+}
+
+// Products too small to share run on one thread.
+int64_t threads_for(int64_t n, int64_t k) { return n * k >= (1 << 15) ? std::max(1, omp_get_max_threads()) : 1; }
+
+#undef LOAD16
+
 }  // namespace
 
 void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w_nk, int64_t m, int64_t n,
               int64_t k, float alpha, bool accumulate, float* y) {
-  // A's rows contiguous (a transposed A is gathered: a few rows of K values).
-  std::vector<float> packed;
-  if (a_cs != 1 || a_rs != k) {
-    packed.resize(static_cast<size_t>(m * k));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t i = 0; i < k; ++i) packed[static_cast<size_t>(r * k + i)] = a[r * a_rs + i * a_cs];
-    a = packed.data();
+  std::vector<float> gathered;
+  a = contiguous_rows(a, a_rs, a_cs, m, k, gathered);
+  const int64_t threads = threads_for(n, k);
+  // Weights stored [K, N] with a short output: each thread reads its own rows of W (one sequential
+  // stream) into partial sums of every output, added at the end (a column block of each row would
+  // be a short piece of a row per thread).
+  if (!w_nk && threads > 1 && m * n <= 8192 && k >= 16 * threads) {
+    const int64_t per = (k + threads - 1) / threads;
+    std::vector<float> partial(static_cast<size_t>(threads * m * n));
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < threads; ++t)
+      gemv_kn_rows(a, w, m, n, k, std::min(k, t * per), std::min(k, (t + 1) * per), partial.data() + t * m * n);
+    for (int64_t e = 0; e < m * n; ++e) {
+      float v = 0;
+      for (int64_t t = 0; t < threads; ++t) v += partial[static_cast<size_t>(t * m * n + e)];
+      y[e] = accumulate ? y[e] + alpha * v : alpha * v;
+    }
+    return;
   }
-  // Threads take blocks of 16 columns; a product too small to share runs on one thread.
-  const int64_t threads = n * k >= (1 << 15) ? std::max(1, omp_get_max_threads()) : 1;
+  // Threads take blocks of 16 columns.
   const int64_t block = std::max<int64_t>(16, (n + threads - 1) / threads + 15) / 16 * 16;
   const int64_t tasks = (n + block - 1) / block;
   auto run = [&](int64_t t) {
@@ -88,8 +186,16 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
       big.resize(static_cast<size_t>(m * len));
       out = big.data();
     }
-    if (w_nk) gemv_nk(a, w, m, k, j0, j1, out);
-    else gemv_kn(a, w, m, n, k, j0, j1, out);
+    if (w_nk) {
+      switch (m) {
+        case 1: gemv_nk<1>(a, w, k, j0, j1, out); break;
+        case 2: gemv_nk<2>(a, w, k, j0, j1, out); break;
+        case 3: gemv_nk<3>(a, w, k, j0, j1, out); break;
+        default: gemv_nk<4>(a, w, k, j0, j1, out); break;
+      }
+    } else {
+      gemv_kn(a, w, m, n, k, j0, j1, out);
+    }
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < len; ++j) {
         float& dst = y[r * n + j0 + j];
@@ -102,6 +208,34 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
     for (int64_t t = 0; t < tasks; ++t) run(t);
   } else {
     run(0);
+  }
+}
+
+void gemv_packed_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* packed, int64_t m, int64_t n,
+                     int64_t k, float alpha, float* y) {
+  std::vector<float> gathered;
+  a = contiguous_rows(a, a_rs, a_cs, m, k, gathered);
+  const int64_t blocks = (n + kGemvPackWidth - 1) / kGemvPackWidth;
+  // Each thread keeps the same blocks from call to call (static schedule): their weights stay in
+  // its core's caches as far as they fit.
+  auto run = [&](int64_t b) {
+    float out[kGemvMaxRows * kGemvPackWidth];
+    const float* wb = packed + b * k * kGemvPackWidth;
+    switch (m) {
+      case 1: gemv_packed_block<1>(a, wb, k, out); break;
+      case 2: gemv_packed_block<2>(a, wb, k, out); break;
+      case 3: gemv_packed_block<3>(a, wb, k, out); break;
+      default: gemv_packed_block<4>(a, wb, k, out); break;
+    }
+    const int64_t j0 = b * kGemvPackWidth, len = std::min(kGemvPackWidth, n - j0);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t l = 0; l < len; ++l) y[r * n + j0 + l] = alpha * out[r * kGemvPackWidth + l];
+  };
+  if (threads_for(n, k) > 1 && blocks > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) run(b);
+  } else {
+    for (int64_t b = 0; b < blocks; ++b) run(b);
   }
 }
 
