@@ -46,8 +46,14 @@ void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const fl
     for (int64_t b0 = s; b0 < e; b0 += kBlock) {
       const int64_t len = std::min(kBlock, e - b0);
       float* yb = y + b0;
-      if (bias)
-        for (int64_t i = 0; i < len; ++i) yb[i] += bias[(b0 + i) % bias_n];
+      if (bias)  // runs of the bias vector (no division per element)
+        for (int64_t i = 0, j = b0 % bias_n; i < len; j = 0) {
+          const int64_t run = std::min(len - i, bias_n - j);
+          float* yr = yb + i;
+          const float* br = bias + j;
+          for (int64_t e = 0; e < run; ++e) yr[e] += br[e];
+          i += run;
+        }
       for (const auto& p : post) apply_one(yb, len, residual ? residual + b0 : nullptr, p);
     }
   };
