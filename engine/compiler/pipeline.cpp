@@ -38,8 +38,6 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
     pm.add(make_fuse_elementwise_pass());
     pm.add(make_fuse_reduce_pass());
   }
-  // Packed weights for the CPU's matrix-vector kernel (before DCE, which drops the stored ones).
-  if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) pm.add(make_dense_layout_pass());
   pm.add(make_dce_pass());
   // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
   if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) pm.add(make_conv_layout_pass());

@@ -6,21 +6,6 @@
 
 namespace ms::ops {
 
-Tensor pack_gemv_weights(const Tensor& w, bool w_nk) {
-  const int64_t n = w_nk ? w.dim(0) : w.dim(1), k = w_nk ? w.dim(1) : w.dim(0);
-  const int64_t blocks = (n + kPackedGemvWidth - 1) / kPackedGemvWidth;
-  Tensor out = Tensor::zeros(DType::F32, {blocks, k, kPackedGemvWidth});
-  const float* src = w.data<float>();
-  float* dst = out.data<float>();
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t i = 0; i < k; ++i)
-      for (int64_t l = 0; l < kPackedGemvWidth && b * kPackedGemvWidth + l < n; ++l) {
-        const int64_t j = b * kPackedGemvWidth + l;
-        dst[(b * k + i) * kPackedGemvWidth + l] = w_nk ? src[j * k + i] : src[i * n + j];
-      }
-  return out;
-}
-
 bool post_op_kind(const std::string& op, PostOp::Kind& kind) {
   static const std::pair<const char*, PostOp::Kind> kinds[] = {
       {"Relu", PostOp::Kind::Relu},  {"LeakyRelu", PostOp::Kind::LeakyRelu}, {"Sigmoid", PostOp::Kind::Sigmoid},
@@ -175,42 +160,6 @@ Status infer_fused_pool(InferContext& ctx) {
   return Status::ok();
 }
 
-// PackedGemv(A, Wp, bias?, R?): A [M, K] ([K, M] with transA), Wp [ceil(n / 16), K, 16], bias [n],
-// R [M, n] -> [M, n] f32.
-Status infer_packed_gemv(InferContext& ctx) {
-  auto post = parse_post_ops(ctx.node);
-  if (!post) return post.status();
-  bool has_add = false;
-  for (const auto& p : *post) has_add |= p.kind == PostOp::Kind::Add;
-  if (has_add != ctx.has_input(3)) return ctx.fail("residual input and Add post-op must come together");
-  const int64_t n = ctx.node.attr_int("n", -1);
-  if (n <= 0) return ctx.fail("attribute n (output columns) must be positive");
-  const auto& a = ctx.in(0);
-  const auto& w = ctx.in(1);
-  if (a.dtype != DType::F32 || w.dtype != DType::F32) return ctx.fail("PackedGemv takes f32 A and weights");
-  if (!a.dims || a.dims->size() != 2) return ctx.fail("A must be 2-D, got " + a.to_string());
-  const bool ta = ctx.node.attr_int("transA", 0) != 0;
-  const int64_t m = (*a.dims)[ta ? 1 : 0], k = (*a.dims)[ta ? 0 : 1];
-  const int64_t blocks = (n + kPackedGemvWidth - 1) / kPackedGemvWidth;
-  if (!w.dims || w.dims->size() != 3 || (*w.dims)[0] != blocks || (*w.dims)[2] != kPackedGemvWidth ||
-      (k >= 0 && (*w.dims)[1] != k))
-    return ctx.fail("packed weights " + w.to_string() + " are not [" + std::to_string(blocks) + "," +
-                    std::to_string(k) + "," + std::to_string(kPackedGemvWidth) + "]");
-  if (ctx.has_input(2)) {
-    const auto& b = ctx.in(2);
-    if (b.dtype != DType::F32 || !b.dims || b.dims->size() != 1 || ((*b.dims)[0] >= 0 && (*b.dims)[0] != n))
-      return ctx.fail("bias " + b.to_string() + " is not f32[" + std::to_string(n) + "]");
-  }
-  ctx.set_output(0, DType::F32, {m, n});
-  if (has_add) {
-    const auto& r = ctx.in(3);
-    const auto& o = ctx.outputs[0];
-    if (r.dtype != o.dtype || (r.is_static() && o.is_static() && *r.dims != *o.dims))
-      return ctx.fail("residual " + r.to_string() + " does not match the output " + o.to_string());
-  }
-  return Status::ok();
-}
-
 OpSchema fused_schema(const char* op, int min_in, int max_in, OpCategory cat, std::function<Status(InferContext&)> f) {
   OpSchema s;
   s.op_type = op;
@@ -242,25 +191,6 @@ std::function<Cost(const CostContext&)> fused_cost(const char* anchor, size_t n_
   };
 }
 
-// 2 M n K, the packed weights' bytes (padding included) and the rest.
-Cost packed_gemv_cost(const CostContext& c) {
-  Cost cost;
-  for (const auto* list : {&c.inputs, &c.outputs})
-    for (const auto& t : *list) {
-      const int64_t n = static_numel(t);
-      if (n > 0) cost.bytes += static_cast<double>(n) * static_cast<double>(dtype_size(t.dtype));
-    }
-  const int64_t on = c.outputs.empty() ? -1 : static_numel(c.outputs[0]);
-  const auto& w = c.inputs.size() > 1 ? c.inputs[1].dims : std::nullopt;
-  if (on > 0 && w && w->size() == 3 && (*w)[1] > 0) {
-    cost.flops = 2.0 * static_cast<double>(on) * static_cast<double>((*w)[1]);
-    const auto post = parse_post_ops(c.node);
-    if (post) cost.flops += static_cast<double>(on) * static_cast<double>(post->size());
-    if (c.inputs.size() > 2 && c.inputs[2].dtype != DType::Undefined) cost.flops += static_cast<double>(on);
-  }
-  return cost;
-}
-
 }  // namespace
 
 void register_fused_ops(Registry& r) {
@@ -273,9 +203,6 @@ void register_fused_ops(Registry& r) {
   OpSchema matmul = fused_schema("FusedMatMul", 2, 4, OpCategory::MatMul, infer_fused_matmul);
   matmul.cost = fused_cost("MatMul", 2);
   r.add(std::move(matmul));
-  OpSchema gemv = fused_schema("PackedGemv", 2, 4, OpCategory::MatMul, infer_packed_gemv);
-  gemv.cost = packed_gemv_cost;
-  r.add(std::move(gemv));
   OpSchema fe = fused_schema("FusedElementwise", 1, -1, OpCategory::Elementwise, infer_fused_elementwise);
   fe.max_outputs = 2;  // with `reduce`: the chain's result and its reduction
   r.add(std::move(fe));

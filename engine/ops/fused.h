@@ -3,10 +3,6 @@
 //   FusedGemm(A, B, C?, R?)     Gemm, then post_ops
 //   FusedMatMul(A, B, bias?, R?) MatMul (+ bias over the last axis), then post_ops
 //   FusedElementwise(X, ...)    a chain of elementwise ops in one loop (see `chain`)
-//   PackedGemv(A, Wp, bias?, R?) y = alpha A W + bias, then post_ops, for A with a few rows
-//                               ([M, K], or [K, M] with transA) and constant weights packed once
-//                               by the compiler as Wp [ceil(n / 16), K, 16] (Wp[b][k][l] =
-//                               W[k, 16 b + l], zero past n); attributes n, transA, alpha
 //   FusedPool(X)                the pooling op named by `pool` (MaxPool, GlobalAveragePool,
 //                               GlobalMaxPool; that op's attributes) over a value the layout pass
 //                               keeps blocked (src_blocked / dst_blocked: nChw16c in memory), so
@@ -26,18 +22,12 @@
 namespace ms::ops {
 
 inline constexpr const char* kFusedDomain = "ai.modescope";
-inline constexpr int64_t kPackedGemvWidth = 16;   // output columns per packed block
-inline constexpr int64_t kPackedGemvMaxRows = 4;  // rows of A a PackedGemv takes
 
 struct PostOp {
   enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Add };
   Kind kind = Kind::Relu;
   float alpha = 0, beta = 0;
 };
-
-// W ([N, K] if w_nk, else [K, N], f32) packed for PackedGemv: [ceil(N / 16), K, 16], packed[b][k][l] =
-// W[k, 16 b + l], the columns past N zero.
-Tensor pack_gemv_weights(const Tensor& w, bool w_nk);
 
 // Activation op types a post-op can stand for (with their ONNX default alpha/beta).
 bool post_op_kind(const std::string& op_type, PostOp::Kind& kind);

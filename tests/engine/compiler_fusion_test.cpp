@@ -400,50 +400,6 @@ TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
   EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos) << c.dump;
 }
 
-// Few-row Dense layers at O2: constant weights packed once for the matrix-vector kernel, whichever
-// way they are stored (Gemm's transB, MatMul's [K, N]); post-ops, a residual, transA, alpha and a
-// [1, N] C times beta kept; one packed copy for two readers of the same weights; fewer than 16
-// output columns stay as they are. Values against eager execution.
-TEST(DenseLayoutPass, FewRowDenseLayersReadPackedWeights) {
-  Compiled c = compile_and_compare(R"(
-    input x: f32[1,40]
-    input r: f32[1,24]
-    input xt: f32[40,2]
-    init w1: f32[24,40] = 0.1 -0.3 0.2 0.05 -0.15
-    init b1: f32[24] = 0.1 -0.2 0.3
-    init w2: f32[24,24] = 0.2 -0.1 0.4 -0.05
-    init b2: f32[24] = 0.5 -0.5 0
-    init w3: f32[24,20] = 0.3 -0.2 0.1
-    init c3: f32[1,20] = 1 -1
-    init w4: f32[24,8] = 0.1 -0.1
-    h1 = Gemm(x, w1, b1) {transB=1}
-    s1 = Add(h1, r)
-    a1 = Relu(s1)
-    m2 = MatMul(a1, w2)
-    h2 = Add(m2, b2)
-    a2 = Tanh(h2)
-    y3 = Gemm(a2, w3, c3) {alpha=2.0, beta=0.5}
-    y4 = MatMul(a2, w4)
-    y5 = Gemm(xt, w1) {transA=1, transB=1}
-    output y3, y4, y5
-  )", runtime::JitLevel::O2, 1e-5);
-  EXPECT_EQ(c.dump, R"(graph main (%x: f32[1,40], %r: f32[1,24], %xt: f32[40,2])
-  init %b1: f32[24]
-  init %b2: f32[24]
-  init %c3_bias: f32[20]
-  init %w1_packed: f32[2,40,16]
-  init %w2_packed: f32[2,24,16]
-  init %w3_packed: f32[2,24,16]
-  init %w4: f32[24,8]
-  #10 %a1 = ai.modescope.PackedGemv(%x, %w1_packed, %b1, %r) {n=24, post_alphas=[0,0], post_betas=[0,0], post_ops=["Add","Relu"]} origins=[1,2,3] : f32[1,24]
-  #11 %a2 = ai.modescope.PackedGemv(%a1, %w2_packed, %b2) {n=24, post_alphas=[0], post_betas=[0], post_ops=["Tanh"]} origins=[4,5,6] : f32[1,24]
-  #7 %y3 = ai.modescope.PackedGemv(%a2, %w3_packed, %c3_bias) {alpha=2, n=20} : f32[1,20]
-  #8 %y4 = MatMul(%a2, %w4) : f32[1,8]
-  #9 %y5 = ai.modescope.PackedGemv(%xt, %w1_packed) {n=24, transA=1} : f32[2,24]
-  return %y3, %y4, %y5
-)");
-}
-
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
   Compiled c0 = compile_and_compare(kResidualBlock, runtime::JitLevel::O0);
   EXPECT_EQ(c0.exe->graph().nodes().size(), 6u);

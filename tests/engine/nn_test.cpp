@@ -1,7 +1,6 @@
 // CPU nn kernels against naive references; f32 (oneDNN) and f64 (reference loops) on the same cases.
 #include <gtest/gtest.h>
 
-#include "engine/ops/fused.h"
 #include "tests/engine/nn_test_util.h"
 
 namespace ms::test::nn {
@@ -175,53 +174,6 @@ TEST(NnMatMul, FewRowsRunAsMatrixVectorProducts) {
           for (int64_t i = 0; i < m * n; ++i)
             EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0, 1e-4);
         }
-}
-
-// PackedGemv (the compiler's dense-layout pass packs constant weights for it): every row count it
-// takes, transposed A, alpha, bias, a residual and an activation after it, widths that are not
-// multiples of 16 (the packed blocks' padding never reaches the output), both stored layouts packed.
-TEST(NnMatMul, PackedGemvMatchesTheProductOfTheStoredWeights) {
-  for (int64_t m : {1, 2, 3, 4})
-    for (int64_t ta : {0, 1})
-      for (bool w_nk : {false, true})
-        for (auto [k, n] : {std::pair<int64_t, int64_t>{5, 16}, {300, 203}, {1030, 37}}) {
-          SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + " ta " +
-                       std::to_string(ta) + " w_nk " + std::to_string(w_nk));
-          const Tensor a = random_tensor(DType::F32, ta ? Shape{k, m} : Shape{m, k}, 30);
-          const Tensor w = random_tensor(DType::F32, w_nk ? Shape{n, k} : Shape{k, n}, 31);
-          const Tensor bias = random_tensor(DType::F32, {n}, 32);
-          const Tensor res = random_tensor(DType::F32, {m, n}, 33);
-          const Tensor packed = ops::pack_gemv_weights(w, w_nk);
-          ASSERT_EQ(packed.shape(), (Shape{(n + 15) / 16, k, 16}));
-          const Attrs attrs{{"n", n},
-                            {"transA", ta},
-                            {"alpha", 0.5f},
-                            {"post_ops", ir::Attribute(vector<std::string>{"Add", "Relu"})},
-                            {"post_alphas", ir::Attribute(vector<float>{0, 0})},
-                            {"post_betas", ir::Attribute(vector<float>{0, 0})}};
-          ir::Node node = make_node("PackedGemv", 4, 1, attrs);
-          node.domain = ops::kFusedDomain;
-          auto y = run_kernel_full(node, {a, packed, bias, res});
-          ASSERT_TRUE(y.has_value()) << y.status().message();
-          EXPECT_EQ(y->impl, "packed:gemv");
-          ASSERT_EQ(y->outputs[0].shape(), (Shape{m, n}));
-          vector<double> want(static_cast<size_t>(m * n));
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double acc = 0;
-              for (int64_t kk = 0; kk < k; ++kk)
-                acc += a.at_double(ta ? kk * m + i : i * k + kk) * w.at_double(w_nk ? j * k + kk : kk * n + j);
-              want[static_cast<size_t>(i * n + j)] =
-                  std::max(0.0, 0.5 * acc + bias.at_double(j) + res.at_double(i * n + j));
-            }
-          expect_close(y->outputs[0], want, 1e-4, 1e-4, "packed gemv");
-        }
-  // Weights that do not match A, or too many rows, fail with the shapes named.
-  ir::Node node = make_node("PackedGemv", 2, 1, {{"n", int64_t{16}}});
-  node.domain = ops::kFusedDomain;
-  auto bad = run_kernel(node, {random_tensor(DType::F32, {1, 7}, 1), Tensor::zeros(DType::F32, {1, 8, 16})});
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.status().message().find("[1,8,16]"), std::string::npos) << bad.status().message();
 }
 
 TEST(NnMatMul, BatchBroadcastAndVectors) {

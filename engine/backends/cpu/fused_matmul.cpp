@@ -122,42 +122,9 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   return Status::ok();
 }
 
-static_assert(nn::kGemvMaxRows == ops::kPackedGemvMaxRows && nn::kGemvPackWidth == ops::kPackedGemvWidth);
-
-// PackedGemv: the weights were packed by the compiler (dense-layout pass).
-Status packed_gemv_kernel(runtime::KernelContext& ctx) {
-  auto post = ops::parse_post_ops(ctx.node());
-  if (!post) return post.status();
-  Tensor& y = ctx.output(0);
-  if (!y.defined()) return ctx.fail("output shape unknown before the run");
-  const Tensor& a = ctx.input(0);
-  const Tensor& wp = ctx.input(1);
-  const ir::Node& node = ctx.node();
-  const bool ta = node.attr_int("transA", 0) != 0;
-  if (wp.rank() != 3 || y.rank() != 2) return ctx.fail("packed weights must be 3-D and the output 2-D");
-  const int64_t m = y.dim(0), n = y.dim(1), k = wp.dim(1);
-  if (a.dtype() != DType::F32 || wp.dtype() != DType::F32 || a.rank() != 2 || (ta ? a.dim(1) : a.dim(0)) != m ||
-      (ta ? a.dim(0) : a.dim(1)) != k || wp.dim(0) * ops::kPackedGemvWidth < n)
-    return ctx.fail("A " + shape_to_string(a.shape()) + " does not match the packed weights " + shape_to_string(wp.shape()));
-  if (m > nn::kGemvMaxRows) return ctx.fail("A has " + std::to_string(m) + " rows, more than " +
-                                            std::to_string(nn::kGemvMaxRows));
-  if (y.numel() == 0) return Status::ok();
-  const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
-  Tensor res;
-  if (r) res = r->raw() == y.raw() ? r->clone() : *r;  // in place: keep the residual
-  nn::gemv_packed_f32(a.data<float>(), ta ? 1 : k, ta ? m : 1, wp.data<float>(), m, n, k,
-                      node.attr_float("alpha", 1.f), y.data<float>());
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n, r ? res.data<float>() : nullptr,
-             *post);
-  ctx.set_impl("packed:gemv");
-  return Status::ok();
-}
-
 }  // namespace
 
 void register_fused_matmul_kernels(runtime::KernelRegistry& r) {
-  r.add("PackedGemv", packed_gemv_kernel, ops::kFusedDomain);
   r.add("FusedGemm", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, true); }, ops::kFusedDomain);
   r.add("FusedMatMul", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, false); }, ops::kFusedDomain);
 }

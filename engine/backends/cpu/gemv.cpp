@@ -104,38 +104,6 @@ MS_SIMD_CLONES void gemv_kn_rows(const float* __restrict a, const float* __restr
     }
 }
 
-// One packed block ([K, 16]: 16 output columns): each weight vector is loaded once and scaled by
-// A[r, i] for every row; out [M, 16].
-template <int M>
-MS_SIMD_CLONES void gemv_packed_block(const float* __restrict a, const float* __restrict w, int64_t k,
-                                      float* __restrict out) {
-  constexpr int P = kPartials<M>;
-  v16 acc[P * M];
-#pragma GCC unroll 8
-  for (int q = 0; q < P * M; ++q) acc[q] = v16{};
-  int64_t i = 0;
-  for (; i + P <= k; i += P) {
-#pragma GCC unroll 4
-    for (int p = 0; p < P; ++p) {
-      const v16 wv = LOAD16(w + (i + p) * 16);
-#pragma GCC unroll 4
-      for (int r = 0; r < M; ++r) acc[p * M + r] += a[r * k + i + p] * wv;
-    }
-  }
-  for (; i < k; ++i) {
-    const v16 wv = LOAD16(w + i * 16);
-#pragma GCC unroll 4
-    for (int r = 0; r < M; ++r) acc[r] += a[r * k + i] * wv;
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < M; ++r) {
-    v16 s = acc[r];
-#pragma GCC unroll 4
-    for (int p = 1; p < P; ++p) s += acc[p * M + r];
-    *reinterpret_cast<v16*>(out + r * 16) = s;
-  }
-}
-
 // A's rows contiguous: a transposed (or strided) A is gathered, a few rows of K values.
 const float* contiguous_rows(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
                              std::vector<float>& packed) {
@@ -208,34 +176,6 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
     for (int64_t t = 0; t < tasks; ++t) run(t);
   } else {
     run(0);
-  }
-}
-
-void gemv_packed_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* packed, int64_t m, int64_t n,
-                     int64_t k, float alpha, float* y) {
-  std::vector<float> gathered;
-  a = contiguous_rows(a, a_rs, a_cs, m, k, gathered);
-  const int64_t blocks = (n + kGemvPackWidth - 1) / kGemvPackWidth;
-  // Each thread keeps the same blocks from call to call (static schedule): their weights stay in
-  // its core's caches as far as they fit.
-  auto run = [&](int64_t b) {
-    float out[kGemvMaxRows * kGemvPackWidth];
-    const float* wb = packed + b * k * kGemvPackWidth;
-    switch (m) {
-      case 1: gemv_packed_block<1>(a, wb, k, out); break;
-      case 2: gemv_packed_block<2>(a, wb, k, out); break;
-      case 3: gemv_packed_block<3>(a, wb, k, out); break;
-      default: gemv_packed_block<4>(a, wb, k, out); break;
-    }
-    const int64_t j0 = b * kGemvPackWidth, len = std::min(kGemvPackWidth, n - j0);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t l = 0; l < len; ++l) y[r * n + j0 + l] = alpha * out[r * kGemvPackWidth + l];
-  };
-  if (threads_for(n, k) > 1 && blocks > 1) {
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < blocks; ++b) run(b);
-  } else {
-    for (int64_t b = 0; b < blocks; ++b) run(b);
   }
 }
 

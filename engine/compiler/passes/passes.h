@@ -19,7 +19,6 @@ PassPtr make_fold_batchnorm_pass();                                 // fold_batc
 PassPtr make_fuse_ops_pass();                                       // fuse_anchor.cpp
 PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                    // fuse_reduce.cpp
-PassPtr make_dense_layout_pass();                                   // dense_layout.cpp (O2)
 PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)
 PassPtr make_amp_cast_pass(runtime::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
 
