@@ -25,9 +25,9 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
   if (n.domain == "ai.modescope") {
     // Output 0 over input 0 (with a reduction alone, output 0 is smaller and the shape check refuses).
     if (n.op_type == "FusedElementwise") return {0};
-    // The residual of a FusedConv is summed by a oneDNN post-op into the output: in place saves a copy.
-    // Only the blocked-layout kernel (O2) sums in oneDNN; the plain one would have to copy it first.
-    if (n.op_type == "FusedConv" && n.attr_string("activation_layout", "") == "blocked") return {3};
+    // The residual of a FusedConv is summed by a oneDNN post-op into the output (blocked or plain
+    // layout): in place saves a copy. The kernel's fallbacks copy a residual that shares the output.
+    if (n.op_type == "FusedConv") return {3};
   }
   return {};
 }

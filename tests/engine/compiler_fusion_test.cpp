@@ -380,7 +380,7 @@ TEST(FusionPass, OneLongRowSplitsAcrossThreads) {
 // against eager execution.
 TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
   Compiled c = compile_and_compare(R"(
-    input x: f32[2,16,8,8]
+    input x: f32[2,16,32,32]
     init w3: f32[16,16,3,3] = 0.1 -0.2 0.05 0.3
     init w1: f32[32,16,1,1] = 0.2 -0.1 0.3
     init m: f32[1,16,1,1] = 0.5 -0.25
@@ -398,6 +398,37 @@ TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
   EXPECT_NE(c.dump.find("%t1 = ConvTranspose(%d, %wt1) :"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos) << c.dump;
+}
+
+// Convs of less than 5 MFLOPs alone in their region (LeNet-5's) keep plain nchw, and the pool after
+// one goes back to the plain op; small convs that share a region with another conv stay blocked.
+TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
+  Compiled lone = compile_and_compare(R"(
+    input x: f32[1,6,14,14]
+    init w: f32[16,6,5,5] = 0.1 -0.2 0.05 0.3 -0.1
+    init b: f32[16] = 0.1 -0.1
+    c = Conv(x, w, b)
+    r = Relu(c)
+    p = MaxPool(r) {kernel_shape=[2,2], strides=[2,2]}
+    output p
+  )", runtime::JitLevel::O2);
+  EXPECT_NE(lone.dump.find("%r = ai.modescope.FusedConv(%x, %w, %b) {activation_layout=\"plain\""), std::string::npos)
+      << lone.dump;
+  EXPECT_NE(lone.dump.find("%p = MaxPool(%r)"), std::string::npos) << lone.dump;
+  EXPECT_EQ(lone.dump.find("blocked"), std::string::npos) << lone.dump;
+  Compiled pair = compile_and_compare(R"(
+    input x: f32[1,16,8,8]
+    init w1: f32[16,16,3,3] = 0.1 -0.2 0.05 0.3 -0.1
+    init w2: f32[16,16,3,3] = -0.1 0.2 0.15
+    c1 = Conv(x, w1) {pads=[1,1,1,1]}
+    r1 = Relu(c1)
+    c2 = Conv(r1, w2) {pads=[1,1,1,1]}
+    output c2
+  )", runtime::JitLevel::O2);
+  EXPECT_NE(pair.dump.find("%r1 = ai.modescope.FusedConv(%x, %w1) {activation_layout=\"blocked\", dst_blocked=1"),
+            std::string::npos) << pair.dump;
+  EXPECT_NE(pair.dump.find("%c2 = ai.modescope.FusedConv(%r1, %w2) {activation_layout=\"blocked\""), std::string::npos)
+      << pair.dump;
 }
 
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {

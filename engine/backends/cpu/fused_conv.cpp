@@ -145,9 +145,14 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   // oneDNN falls back to its gemm-based conv, slower than the direct one even with the reorders
   // at the op's boundary. At O2 the layout pass removes those reorders between convs.
   // "plain": the layout pass found the reorders cost more than the direct conv gains (a lone 1x1).
+  // Without the pass's choice, a conv (not grouped) of less than 5 MFLOPs is left plain as the pass
+  // would (conv_layout.cpp: the gemm-based conv is faster there).
   const std::string layout = ctx.node().attr_string("activation_layout", "");
-  const bool blocked = layout == "blocked" || (layout.empty() && x.rank() == 4);
-  if (blocked && x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {
+  const bool small = ctx.node().attr_int("group", 1) == 1 &&
+                     2.0 * static_cast<double>(y.numel()) * static_cast<double>(w.numel() / std::max<int64_t>(1, w.dim(0))) < 5e6;
+  const bool blocked = layout == "blocked" || (layout.empty() && x.rank() == 4 && !small);
+  // Plain layout: still one oneDNN conv (gemm-based over nchw) with the post-ops fused into it.
+  if (x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {
     auto g = nn::geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
     if (!g) return g.status();
     Status s = conv_onednn(ctx, x, w, b, r, y, *g, ctx.node().attr_int("group", 1), *post, blocked);

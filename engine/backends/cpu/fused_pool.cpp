@@ -53,6 +53,12 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   const auto alg = pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding
                                                : dnnl::algorithm::pooling_max;
   const memory::desc x_md = layout_desc(x.shape(), src_blk), y_md = layout_desc(y.shape(), dst_blk);
+  // oneDNN's jit pooling takes src and dst in one layout (otherwise its reference loops, ~10x
+  // slower): at a region's edge the pool writes the input's layout into scratch and the (smaller)
+  // output is reordered.
+  const bool x_blocked = x_md.data.format_desc.blocking.inner_nblks > 0;
+  const bool y_blocked = y_md.data.format_desc.blocking.inner_nblks > 0;
+  const memory::desc pool_md = x_blocked == y_blocked ? y_md : layout_desc(y.shape(), x_blocked);
   const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
                           nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
                           nn::key_of(dil) + "|" + nn::key_of(pad_l) + "|" + nn::key_of(pad_r) + (src_blk ? "|sb" : "") +
@@ -60,16 +66,22 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused pooling", [&]() -> Status {
     auto pp = dnn.cached<FusedPoolPrimitive>(key, [&] {
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, x_md, y_md, dims_of(strides),
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, x_md, pool_md, dims_of(strides),
                                        dims_of(kernel), dims_of(dil), dims_of(pad_l), dims_of(pad_r));
       dnnl::pooling_v2_forward::primitive_desc pd(d, nn::user_scratchpad_attr(), dnn.engine());
       return std::make_shared<FusedPoolPrimitive>(FusedPoolPrimitive{pd, dnnl::pooling_v2_forward(pd)});
     });
-    Tensor holder;
+    Tensor holder, staged;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, pp->pd.scratchpad_desc(), holder));
+    memory y_mem = wrap(y, y_md, dnn.engine());
+    memory dst = y_mem;
+    if (pool_md != y_md) {
+      MS_ASSIGN_OR_RETURN(dst, nn::make_scratchpad(ctx, pool_md, staged));
+    }
     pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, x_md, dnn.engine())},
-                                    {DNNL_ARG_DST, wrap(y, y_md, dnn.engine())},
+                                    {DNNL_ARG_DST, dst},
                                     {DNNL_ARG_SCRATCHPAD, scratch}});
+    if (pool_md != y_md) dnnl::reorder(dst, y_mem).execute(dnn.stream(), dst, y_mem);
     dnn.stream().wait();
     ctx.set_impl("fused:" + impl_name(pp->pd));
     return Status::ok();

@@ -61,6 +61,7 @@ class ConvLayout final : public Pass {
     }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     if (any) propagate(g);
+    if (any && unblock_small_lone(g)) propagate(g);
     if (any) unblock_lone_pointwise(g, from_plain);
     any = block_transposed(g) || any;
     return Status::ok();
@@ -77,6 +78,65 @@ class ConvLayout final : public Pass {
   // May read input i / write its output in the blocked layout.
   static bool takes_blocked(const ir::Node& n, size_t i) {
     return (is_blocked_conv(n) && (i == 0 || i == 3)) || (is_fused_pool(n) && i == 0);
+  }
+
+  // A conv (not grouped) of less than 5 MFLOPs that shares its blocked region with no other conv
+  // (alone between reorders, or with pools only): oneDNN's direct conv on channels padded to 16, with
+  // its setup and the reorders, is slower than the gemm-based one over plain nchw. Measured on single
+  // convs + ReLU at batch 1 (2 cores): 1->6 5x5 at 32x32 30 us plain against 35 blocked, 6->16 5x5
+  // at 14x14 24 against 28, 16->32 3x3 at 16x16 51 against 59, 32->32 3x3 at 16x16 70 against 89
+  // (3->16 3x3 at 32x32, 28 against 23, is the exception); from about 14 MFLOPs on blocked wins
+  // (64->64 3x3 at 14x14: 120 against 102 us). LeNet-5's convs are such: its Graph-mode run went
+  // from 92 to 45 us. In a region with other convs the reorders are shared and it stays blocked
+  // (MobileNetV2 at 64x64: its small 1x1 convs plain cost 1.4x -> 1.2x over PyNative).
+  static bool unblock_small_lone(ir::Graph& g) {
+    std::unordered_map<std::string, size_t> producer;
+    std::unordered_map<std::string, std::vector<size_t>> readers;
+    auto& nodes = g.nodes();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (const auto& o : nodes[i].outputs) producer[o] = i;
+      for (const auto& in : nodes[i].inputs)
+        if (!in.empty()) readers[in].push_back(i);
+    }
+    auto blocked_in = [](const ir::Node& n, size_t i) {
+      return (i == 0 && n.attr_int("src_blocked", 0)) || (i == 3 && n.attr_int("residual_blocked", 0));
+    };
+    std::vector<size_t> flip;
+    for (size_t s = 0; s < nodes.size(); ++s) {
+      const ir::Node& n = nodes[s];
+      if (!is_blocked_conv(n) || n.attr_int("group", 1) != 1 || n.inputs.size() < 2 || n.outputs.size() != 1) continue;
+      const ir::Value* w = g.value(n.inputs[1]);
+      const ir::Value* y = g.value(n.outputs[0]);
+      if (!w || !y || !w->type.is_static() || !y->type.is_static() || w->type.dims->size() < 3) continue;
+      double per_output = 2.0;  // multiply-adds per output element: C x kernel
+      for (size_t i = 1; i < w->type.dims->size(); ++i) per_output *= static_cast<double>((*w->type.dims)[i]);
+      if (per_output * static_cast<double>(numel(*y->type.dims)) >= 5e6) continue;
+      // Its region: nodes joined by blocked values, through pools.
+      std::set<size_t> seen{s};
+      std::vector<size_t> todo{s};
+      bool other_conv = false;
+      while (!todo.empty() && !other_conv) {
+        const size_t c = todo.back();
+        todo.pop_back();
+        const ir::Node& cn = nodes[c];
+        std::vector<size_t> next;
+        for (size_t i = 0; i < cn.inputs.size(); ++i)
+          if (blocked_in(cn, i) && producer.count(cn.inputs[i])) next.push_back(producer[cn.inputs[i]]);
+        if (cn.attr_int("dst_blocked", 0))
+          for (size_t r : readers[cn.outputs[0]]) next.push_back(r);
+        for (size_t x : next) {
+          if (!seen.insert(x).second) continue;
+          if (is_blocked_conv(nodes[x])) other_conv = true;
+          todo.push_back(x);
+        }
+      }
+      if (!other_conv) flip.push_back(s);
+    }
+    for (size_t s : flip) {
+      nodes[s].attrs["activation_layout"] = ir::Attribute(std::string("plain"));
+      for (const char* a : {"src_blocked", "dst_blocked", "residual_blocked"}) nodes[s].attrs.erase(a);
+    }
+    return !flip.empty();
   }
 
   // A plain 1x1 conv (no post-ops) with no blocked operand or result would reorder its input and its
