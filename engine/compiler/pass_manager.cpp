@@ -1,6 +1,42 @@
 #include "engine/compiler/pass_manager.h"
 
 namespace ms::compiler {
+namespace {
+
+// Runs `pass` on copies of g's subgraphs (snapshots of earlier passes share the originals) and keeps
+// the copies that changed.
+Status run_on_subgraphs(Pass& pass, ir::Graph& g) {
+  auto one = [&](ir::Attribute::GraphPtr& sub) -> Status {
+    if (!sub) return Status::ok();
+    auto copy = std::make_shared<ir::Graph>(sub->deep_copy());
+    copy->set_parent(&g);
+    const uint64_t before = sub->fingerprint();
+    MS_RETURN_IF_ERROR(pass.run(*copy).prepend("subgraph '" + sub->name + "': "));
+    MS_RETURN_IF_ERROR(run_on_subgraphs(pass, *copy));
+    if (copy->fingerprint() != before) sub = std::move(copy);
+    return Status::ok();
+  };
+  for (auto& n : g.nodes())
+    for (auto& [key, a] : n.attrs) {
+      if (auto* s = a.get_if<ir::Attribute::GraphPtr>()) {
+        ir::Attribute::GraphPtr sub = *s;
+        MS_RETURN_IF_ERROR(one(sub));
+        if (sub != *s) a = ir::Attribute(sub);
+      } else if (auto* ss = a.get_if<std::vector<ir::Attribute::GraphPtr>>()) {
+        std::vector<ir::Attribute::GraphPtr> subs = *ss;
+        bool changed = false;
+        for (size_t i = 0; i < subs.size(); ++i) {
+          const auto old = subs[i];
+          MS_RETURN_IF_ERROR(one(subs[i]));
+          changed = changed || subs[i] != old;
+        }
+        if (changed) a = ir::Attribute(std::move(subs));
+      }
+    }
+  return Status::ok();
+}
+
+}  // namespace
 
 Status PassManager::run(ir::Graph& g) {
   for (auto* inst : instrumentations_) inst->run_before_pipeline(g);
@@ -18,6 +54,7 @@ Status PassManager::run(ir::Graph& g) {
       continue;
     }
     Status st = pass.run(g);
+    if (st.is_ok() && pass.runs_on_subgraphs()) st = run_on_subgraphs(pass, g);
     if (!st.is_ok()) {
       for (auto* inst : instrumentations_) inst->run_after_pass_failed(pass, index, st);
       return st.prepend("pass '" + pass.argument() + "': ");

@@ -5,10 +5,12 @@
 
 #include <cmath>
 
+#include "engine/compiler/schedule.h"
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/program.h"
 #include "tests/engine/tensor_compare.h"
 #include "tests/engine/compiler_test_util.h"
 
@@ -90,6 +92,59 @@ INSTANTIATE_TEST_SUITE_P(Compiler, ZooTemplate,
                                            "zoo:inception_block?size=16&width=16",
                                            "zoo:transformer_encoder?seq=8&layers=2&hidden=32&heads=4&vocab=50",
                                            "zoo:dynamic_net?size=16"));
+
+// If branches are compiled too: Gemm + Relu fused inside both branches of dynamic_net (copies: the
+// caller's graph keeps its branches), ids unique across the graph, and the If step gets every
+// thread (its cost is its branch's, not its own few bytes).
+TEST(CompilerSubgraphs, BranchesAreOptimizedAndTheIfStepKeepsTheThreads) {
+  auto g = zoo::build_graph("zoo:dynamic_net?size=64&layers=8");
+  ASSERT_TRUE(g) << g.status().message();
+  auto be = runtime::create_cpu_backend(2);
+  runtime::CompileOptions o;
+  o.jit_level = runtime::JitLevel::O2;
+  o.verify_passes = true;
+  auto c = runtime::GraphExecutor::compile(*g, *be, testing::signature_of(*g), o);
+  ASSERT_TRUE(c) << c.status().message();
+  auto count = [](const ir::Graph& b, const char* op) {
+    int k = 0;
+    for (const auto& n : b.nodes()) k += n.op_type == op;
+    return k;
+  };
+  const ir::Graph& cg = (*c)->graph();
+  const ir::Node* iff = nullptr;
+  for (const auto& n : cg.nodes())
+    if (n.op_type == "If") iff = &n;
+  ASSERT_NE(iff, nullptr);
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto b = iff->attr_graph(branch);
+    ASSERT_TRUE(b);
+    EXPECT_GT(count(*b, "FusedGemm"), 3) << branch << "\n" << ir::dump_text(*b);
+    EXPECT_EQ(count(*b, "Relu"), 0) << branch;
+  }
+  std::set<uint64_t> ids;
+  std::function<void(const ir::Graph&)> collect = [&](const ir::Graph& x) {
+    for (const auto& n : x.nodes()) {
+      EXPECT_TRUE(ids.insert(n.id.value).second) << "id " << n.id.value << " twice";
+      for (const auto& [k, a] : n.attrs)
+        if (auto* sub = a.get_if<ir::Attribute::GraphPtr>()) collect(**sub);
+    }
+  };
+  collect(cg);
+  for (const auto& n : g->nodes())
+    if (n.op_type == "If") EXPECT_EQ(count(*n.attr_graph("then_branch"), "FusedGemm"), 0);  // the caller's graph
+  auto p = runtime::build_program(cg);
+  ASSERT_TRUE(p) << p.status().message();
+  const auto single = compiler::single_threaded_steps(*p, cg);
+  for (size_t s = 0; s < p->steps.size(); ++s)
+    if (p->steps[s].node->op_type == "If") EXPECT_EQ(single[s], 0);
+  // Values as eager execution.
+  const auto in = make_inputs(*g);
+  runtime::EagerExecutor eager(*g, *be);
+  auto want = eager.run(in);
+  auto got = (*c)->run(in);
+  ASSERT_TRUE(want && got);
+  expect_close((*got)[0], (*want)[0], 1e-3, 1e-4, "dynamic_net O2");
+}
 
 class TorchModelLevels : public ::testing::TestWithParam<std::string> {};
 

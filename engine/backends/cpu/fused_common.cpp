@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::fused {
 
@@ -11,21 +12,25 @@ namespace {
 // One post-op over a block, with the kind switched once outside the loop so each loop is a plain
 // vectorizable pass (a per-element switch over the post-op list ran at a few ns per element,
 // slower than the separate eager kernels it replaces).
-void apply_one(float* y, int64_t n, const float* residual, const ops::PostOp& p) {
+MS_SIMD_CLONES void apply_one(float* __restrict y, int64_t n, const float* __restrict residual, const ops::PostOp& p) {
   switch (p.kind) {
     case ops::PostOp::Kind::Add:
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) y[i] += residual[i];
       return;
     case ops::PostOp::Kind::Relu:
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : 0.f;
       return;
     case ops::PostOp::Kind::LeakyRelu: {
       const float a = p.alpha;
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) y[i] = y[i] >= 0.f ? y[i] : a * y[i];
       return;
     }
     case ops::PostOp::Kind::Clip: {
       const float lo = p.alpha, hi = p.beta;
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], lo), hi);
       return;
     }
@@ -33,6 +38,12 @@ void apply_one(float* y, int64_t n, const float* residual, const ops::PostOp& p)
       for (int64_t i = 0; i < n; ++i) y[i] = ops::apply_activation(p, y[i]);
       return;
   }
+}
+
+// y[0, n) += bias[0, n).
+MS_SIMD_CLONES void add_bias(float* __restrict y, const float* __restrict bias, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] += bias[i];
 }
 
 }  // namespace
@@ -49,9 +60,7 @@ void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const fl
       if (bias)  // runs of the bias vector (no division per element)
         for (int64_t i = 0, j = b0 % bias_n; i < len; j = 0) {
           const int64_t run = std::min(len - i, bias_n - j);
-          float* yr = yb + i;
-          const float* br = bias + j;
-          for (int64_t e = 0; e < run; ++e) yr[e] += br[e];
+          add_bias(yb + i, bias + j, run);
           i += run;
         }
       for (const auto& p : post) apply_one(yb, len, residual ? residual + b0 : nullptr, p);

@@ -24,6 +24,7 @@ class ConvLayout final : public Pass {
   std::string description() const override {
     return "2-D f32 convs run on oneDNN's preferred (blocked) activation layout, reordered at the op";
   }
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     bool any = false;
     std::set<uint64_t> from_plain;  // plain Convs made FusedConv here (no post-ops, no residual)

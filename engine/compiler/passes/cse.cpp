@@ -43,6 +43,7 @@ class CommonSubexpressionElimination final : public Pass {
   std::string name() const override { return "CommonSubexpressionElimination"; }
   std::string argument() const override { return "cse"; }
   std::string description() const override { return "merge nodes with the same op, attributes and inputs"; }
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     std::unordered_map<std::string, size_t> seen;

@@ -12,6 +12,7 @@ class DeadCodeElimination final : public Pass {
   std::string name() const override { return "DeadCodeElimination"; }
   std::string argument() const override { return "dce"; }
   std::string description() const override { return "remove nodes and initializers whose results are never read"; }
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::set<uint64_t> dead;

@@ -40,6 +40,7 @@ class FuseAnchors final : public Pass {
     return "Conv/Gemm/MatMul + bias + activation (+ residual Add) into one oneDNN post-op kernel";
   }
 
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     const bool any = rewrite_to_fixpoint([&] { return step(g); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;

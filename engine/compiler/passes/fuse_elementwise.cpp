@@ -16,6 +16,7 @@ class FuseElementwise final : public Pass {
   std::string argument() const override { return "fuse-elementwise"; }
   std::string description() const override { return "chains of elementwise ops into one fused loop kernel"; }
 
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     const bool any = rewrite_to_fixpoint([&] { return step(g); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;

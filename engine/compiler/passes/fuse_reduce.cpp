@@ -53,6 +53,7 @@ class FuseReduce final : public Pass {
     return "an elementwise chain and a ReduceSum/ReduceMean of its result into one loop";
   }
 
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     const bool any = rewrite_to_fixpoint([&] { return step(g); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;

@@ -30,6 +30,7 @@ class AlgebraicSimplification final : public Pass {
            "broadcast instead of Expand";
   }
 
+  bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     // One rewrite at a time, restarting the scan: graphs are small and each rewrite removes a node.
     rewrite_to_fixpoint([&] { return step(g); });
