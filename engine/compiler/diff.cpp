@@ -1,5 +1,6 @@
 #include "engine/compiler/diff.h"
 
+#include <functional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -7,7 +8,8 @@
 namespace ms::compiler {
 namespace {
 
-// Same op, attributes (as dumped), inputs and outputs.
+// Same op, attributes (as dumped; a subgraph counts as the same attribute, its nodes are compared
+// one by one), inputs and outputs.
 bool same_node(const ir::Node& a, const ir::Node& b) {
   if (a.op_type != b.op_type || a.domain != b.domain || a.inputs != b.inputs || a.outputs != b.outputs) return false;
   if (a.attrs.size() != b.attrs.size()) return false;
@@ -18,27 +20,52 @@ bool same_node(const ir::Node& a, const ir::Node& b) {
     copy.id = ir::NodeId{1};
     copy.origins = {copy.id};
     copy.name.clear();
+    for (auto& [k, a] : copy.attrs)
+      if (a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs)
+        a = ir::Attribute(std::string("<subgraph>"));
     g.add_node(copy);
     return ir::dump_text(g);
   };
   return attr_text(a) == attr_text(b);
 }
 
+// The graph's nodes and those of its subgraphs (If branches, Loop bodies), outer ones first.
+std::vector<const ir::Node*> all_nodes(const ir::Graph& g) {
+  std::vector<const ir::Node*> out;
+  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& x) {
+    for (const auto& n : x.nodes()) {
+      out.push_back(&n);
+      for (const auto& [k, a] : n.attrs) {
+        if (auto* sub = a.get_if<ir::Attribute::GraphPtr>()) {
+          if (*sub) walk(**sub);
+        } else if (auto* subs = a.get_if<std::vector<ir::Attribute::GraphPtr>>()) {
+          for (const auto& s : *subs)
+            if (s) walk(*s);
+        }
+      }
+    }
+  };
+  walk(g);
+  return out;
+}
+
 }  // namespace
 
-GraphDiff diff_graphs(const ir::Graph& before, const ir::Graph& after) {
+GraphDiff diff_graphs(const ir::Graph& before_graph, const ir::Graph& after_graph) {
   GraphDiff d;
+  const std::vector<const ir::Node*> before = all_nodes(before_graph), after = all_nodes(after_graph);
   std::unordered_map<uint64_t, const ir::Node*> old_nodes;
-  for (const auto& n : before.nodes()) old_nodes.emplace(n.id.value, &n);
+  for (const auto* n : before) old_nodes.emplace(n->id.value, n);
   std::set<uint64_t> present;
-  for (const auto& n : after.nodes()) present.insert(n.id.value);
+  for (const auto* n : after) present.insert(n->id.value);
   // An original id is covered when any node of `before` carrying it in its origins is gone and a new
   // node of `after` carries it: map origin id -> node of `before`.
   std::unordered_map<uint64_t, uint64_t> before_by_origin;
-  for (const auto& n : before.nodes())
-    for (const auto& o : n.origins) before_by_origin.emplace(o.value, n.id.value);
+  for (const auto* n : before)
+    for (const auto& o : n->origins) before_by_origin.emplace(o.value, n->id.value);
   std::set<uint64_t> covered;
-  for (const auto& n : after.nodes()) {
+  for (const auto* np : after) {
+    const ir::Node& n = *np;
     auto it = old_nodes.find(n.id.value);
     if (it != old_nodes.end()) {
       if (!same_node(*it->second, n)) d.rewritten.push_back(n.id);
@@ -55,8 +82,8 @@ GraphDiff diff_graphs(const ir::Graph& before, const ir::Graph& after) {
     if (f.from.empty()) d.added.push_back(n.id);
     else d.fused.push_back(std::move(f));
   }
-  for (const auto& n : before.nodes())
-    if (!present.count(n.id.value) && !covered.count(n.id.value)) d.removed.push_back(n.id);
+  for (const auto* n : before)
+    if (!present.count(n->id.value) && !covered.count(n->id.value)) d.removed.push_back(n->id);
   return d;
 }
 

@@ -3,6 +3,8 @@
 //   removed   ids only in `before` (and not covered by a fused node)
 //   rewritten same id in both, op/attrs/inputs/outputs changed
 //   fused     new node whose origins cover removed nodes: the node and the removed ids it covers
+// Nodes of subgraphs (If branches, Loop bodies) take part like any other: a node whose subgraph
+// changed is not rewritten for that alone.
 #pragma once
 
 #include <string>

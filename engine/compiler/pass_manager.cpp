@@ -9,10 +9,14 @@ Status run_on_subgraphs(Pass& pass, ir::Graph& g) {
   auto one = [&](ir::Attribute::GraphPtr& sub) -> Status {
     if (!sub) return Status::ok();
     auto copy = std::make_shared<ir::Graph>(sub->deep_copy());
-    copy->set_parent(&g);
     const uint64_t before = sub->fingerprint();
-    MS_RETURN_IF_ERROR(pass.run(*copy).prepend("subgraph '" + sub->name + "': "));
-    MS_RETURN_IF_ERROR(run_on_subgraphs(pass, *copy));
+    // Enclosing names resolve in g while the pass runs; afterwards the copy points where the
+    // original did (g may be a temporary: executors link parents again before running).
+    copy->set_parent(&g);
+    Status st = pass.run(*copy).prepend("subgraph '" + sub->name + "': ");
+    if (st.is_ok()) st = run_on_subgraphs(pass, *copy);
+    copy->set_parent(sub->parent());
+    MS_RETURN_IF_ERROR(st);
     if (copy->fingerprint() != before) sub = std::move(copy);
     return Status::ok();
   };

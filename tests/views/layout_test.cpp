@@ -112,6 +112,17 @@ TEST(GraphModel, IfBranchesBecomeSubgraphGroups) {
   bool from_input = false;
   for (const auto& e : v.edges) from_input |= e.from == "t0" && e.value == "x";
   EXPECT_TRUE(from_input);
+  // Outer names resolve through the model's own scopes, not the branches' parent pointers (a copy
+  // of a graph keeps its original's, which may be gone): here they point to an unrelated graph.
+  ir::Graph elsewhere;
+  for (const char* key : {"then_branch", "else_branch"}) g->nodes()[0].attr_graph(key)->set_parent(&elsewhere);
+  auto m2 = GraphModel::build(g);
+  for (const auto& node : m2->nodes)
+    if (node.graph != g.get()) {
+      const ir::Value* x = m2->value(node, "x");
+      ASSERT_NE(x, nullptr) << node.node->label();
+      EXPECT_EQ(x, g->value("x"));
+    }
 }
 
 TEST(Dot, SmallGraphText) {

@@ -83,6 +83,7 @@ struct Builder {
           const std::string label = node.op_type + " " + (node.name.empty() ? "#" + std::to_string(node.id.value) : mn.short_name);
           const int sg = group(grp, label + ": " + key, true);
           m.groups[static_cast<size_t>(sg)].owner = idx;
+          m.enclosing[sub.get()] = &g;
           walk(*sub, sg);
         }
       }
@@ -214,7 +215,7 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
       for (const auto& in : node.inputs) {
         if (in.empty()) continue;
         auto p = m->producer.find(in);
-        const ir::Value* v = n.graph->resolve(in);
+        const ir::Value* v = m->resolve(n.graph, in);
         const bool is_const = p != m->producer.end() ? m->nodes[static_cast<size_t>(p->second)].folded
                                                      : (v && v->is_initializer());
         constant &= is_const;
@@ -225,7 +226,7 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
   for (auto& n : m->nodes) {
     for (const auto& in : n.node->inputs) {
       if (in.empty()) continue;
-      const ir::Value* v = n.graph->resolve(in);
+      const ir::Value* v = m->resolve(n.graph, in);
       auto p = m->producer.find(in);
       const bool folded_const = p != m->producer.end() && m->nodes[p->second].folded;
       if ((v && v->is_initializer() && p == m->producer.end()) || folded_const) n.weights.push_back(in);
@@ -247,7 +248,16 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
 }
 
 const ir::Value* GraphModel::value(const ModelNode& n, const std::string& name) const {
-  return n.graph ? n.graph->resolve(name) : graph->resolve(name);
+  return resolve(n.graph ? n.graph : graph.get(), name);
+}
+
+const ir::Value* GraphModel::resolve(const ir::Graph* g, const std::string& name) const {
+  while (g) {
+    if (const ir::Value* v = g->value(name)) return v;
+    auto it = enclosing.find(g);
+    g = it == enclosing.end() ? nullptr : it->second;
+  }
+  return nullptr;
 }
 
 std::vector<int> GraphModel::ancestors(int g) const {

@@ -59,6 +59,10 @@ class GraphModel {
   std::vector<std::pair<int, int>> links;  // node indices: from -> to, drawn as edges without a value
 
   const ir::Value* value(const ModelNode& n, const std::string& name) const;
+  // Each walked subgraph's enclosing graph: names resolve through these, never through the graphs'
+  // own parent pointers (a copy of a graph may keep its original's).
+  std::unordered_map<const ir::Graph*, const ir::Graph*> enclosing;
+  const ir::Value* resolve(const ir::Graph* g, const std::string& name) const;
   // Groups from the root down to (and including) g.
   std::vector<int> ancestors(int g) const;
   int index_of(ir::NodeId id) const;
