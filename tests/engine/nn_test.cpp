@@ -123,6 +123,36 @@ TEST(NnPool, AveragePoolCeilModeAndCountIncludePad) {
   expect_close((*g)[0], {9}, 0, 0, "global max");
 }
 
+// Global pools over planes of every length (a tail past the 16- and 32-float blocks, large planes
+// split between threads) against a double-precision reference; a NaN makes the plane's maximum NaN.
+TEST(NnPool, GlobalPoolsMatchTheReference) {
+  for (Shape shape : {Shape{2, 3, 7, 9}, Shape{1, 2, 1, 5}, Shape{1, 64, 40, 40}}) {
+    const Tensor x = random_tensor(DType::F32, shape, 41);
+    const int64_t planes = shape[0] * shape[1], size = x.numel() / planes;
+    vector<double> mean(static_cast<size_t>(planes)), mx(static_cast<size_t>(planes));
+    for (int64_t p = 0; p < planes; ++p) {
+      double s = 0, m = -1e300;
+      for (int64_t i = 0; i < size; ++i) {
+        s += x.at_double(p * size + i);
+        m = std::max(m, x.at_double(p * size + i));
+      }
+      mean[static_cast<size_t>(p)] = s / static_cast<double>(size);
+      mx[static_cast<size_t>(p)] = m;
+    }
+    auto a = run_kernel(make_node("GlobalAveragePool", 1), {x});
+    auto m = run_kernel(make_node("GlobalMaxPool", 1), {x});
+    ASSERT_TRUE(a.has_value() && m.has_value());
+    expect_close((*a)[0], mean, 1e-5, 1e-6, "global average " + shape_to_string(shape));
+    expect_close((*m)[0], mx, 0, 0, "global max " + shape_to_string(shape));
+  }
+  Tensor x = random_tensor(DType::F32, {1, 2, 5, 7}, 42);
+  x.data<float>()[40] = std::numeric_limits<float>::quiet_NaN();  // plane 1
+  auto m = run_kernel(make_node("GlobalMaxPool", 1), {x});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(std::isnan(value_at((*m)[0], 0)));
+  EXPECT_TRUE(std::isnan(value_at((*m)[0], 1)));
+}
+
 TEST(NnMatMul, GemmTransposesAlphaBetaBroadcastC) {
   const Attrs attrs{{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}};
   for (DType t : {DType::F32, DType::F64}) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::nn {
 namespace {
@@ -176,8 +177,62 @@ void global_pool_loop(const Tensor& x, Tensor& y, PoolType type, int p) {
   }
 }
 
+// f32 planes: 16 lanes of partial sums (or maxima) per plane, added in double at the end; the
+// scalar loop above ran at ~10 GB/s (Inception's 256x56x56 average: 331 us).
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t i16 __attribute__((vector_size(64)));
+
+MS_SIMD_CLONES void global_pool_f32(const float* __restrict x, float* __restrict y, int64_t planes, int64_t size,
+                                    bool max) {
+#pragma omp parallel for schedule(static) if (planes * size >= (1 << 15))
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* xp = x + plane * size;
+    int64_t i = 0;
+    if (max) {
+      // A NaN anywhere in the plane makes the maximum NaN.
+      float r = -std::numeric_limits<float>::infinity();
+      bool nan = false;
+      if (size >= 16) {
+        v16 m = *reinterpret_cast<const v16*>(xp);
+        i16 bad = m != m;
+        for (i = 16; i + 16 <= size; i += 16) {
+          const v16 v = *reinterpret_cast<const v16*>(xp + i);
+          m = v > m ? v : m;
+          bad |= v != v;
+        }
+        for (int l = 0; l < 16; ++l) {
+          r = std::max(r, m[l]);
+          nan = nan || bad[l] != 0;
+        }
+      }
+      for (; i < size; ++i) {
+        r = std::max(r, xp[i]);
+        nan = nan || xp[i] != xp[i];
+      }
+      y[plane] = nan ? std::numeric_limits<float>::quiet_NaN() : r;
+    } else {
+      v16 a{}, b{};
+      for (; i + 32 <= size; i += 32) {
+        a += *reinterpret_cast<const v16*>(xp + i);
+        b += *reinterpret_cast<const v16*>(xp + i + 16);
+      }
+      a += b;
+      double r = 0;
+      for (int l = 0; l < 16; ++l) r += a[l];
+      for (; i < size; ++i) r += xp[i];
+      y[plane] = size ? static_cast<float>(r / static_cast<double>(size)) : 0.f;
+    }
+  }
+}
+
 Status global_pool_kernel(runtime::KernelContext& ctx, PoolType type) {
   const Tensor& x = ctx.input(0);
+  if (x.dtype() == DType::F32 && type != PoolType::Lp && x.rank() >= 2) {
+    const int64_t planes = x.dim(0) * x.dim(1), size = planes ? x.numel() / planes : 0;
+    global_pool_f32(x.data<float>(), ctx.output(0).data<float>(), planes, size, type == PoolType::Max);
+    ctx.set_impl("simd");
+    return Status::ok();
+  }
   const int p = static_cast<int>(ctx.node().attr_int("p", 2));
   const bool ok = visit_float(
       x.dtype(), [&](auto tag) { global_pool_loop<typename decltype(tag)::type>(x, ctx.output(0), type, p); });
