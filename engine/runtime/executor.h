@@ -62,6 +62,8 @@ struct MemorySlot {
   int last_step = 0;   // last step that reads it
   std::string reuses;  // value whose block this one takes over in place ("" none)
   int thread = 0;      // CPU thread (branch) of the producing step, from the branch scheduler
+  int within = -1;             // index of the slot this value lives inside (a Concat's output it is
+  uint64_t within_offset = 0;  // a part of), at this byte offset in it; -1: a block of its own
 };
 struct MemoryPlan {
   uint64_t arena_bytes = 0;

@@ -127,7 +127,19 @@ Status GraphExecutor::Impl::apply_plan() {
       scratch_slot[si] = static_cast<int>(all.size());
       all.push_back(std::move(sc));
     }
-  plan = plan_memory(std::move(all), inplace);
+  // Concat inputs inside their output (`within`, set at compile): their output's bytes are taken
+  // from the first input on, which may cost more arena than the copies it saves (an Inception block
+  // at O1 with the convs' reorder scratch: 11.1 MiB against 10.3); then they keep blocks of their own.
+  bool nested = false;
+  for (const auto& sl : all) nested = nested || sl.within >= 0;
+  if (nested) {
+    std::vector<MemorySlot> apart = all;
+    for (auto& sl : apart) sl.within = -1;
+    MemoryPlan with = plan_memory(all, inplace), without = plan_memory(std::move(apart), inplace);
+    plan = with.arena_bytes <= without.arena_bytes ? std::move(with) : std::move(without);
+  } else {
+    plan = plan_memory(std::move(all), inplace);
+  }
   arena.reset();
   if (plan.arena_bytes) {
     // Host arenas are freed with std::free directly, not through the backend's allocator, so an
@@ -476,6 +488,47 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
         }
       slots.push_back(ms);
       slot_value.push_back(v);
+    }
+  }
+  // A Concat along an axis with nothing but 1s before it takes each input as one contiguous piece of
+  // its output: the producers write there directly and the Concat copies nothing (an Inception
+  // block's branches at O2: 170 us of copies gone, arena 8.4 -> 8.0 MiB). Inputs that are not planned here (graph inputs, initializers), repeated,
+  // taken in place by another op, already inside another Concat or not 64-byte aligned in the
+  // output are copied as before.
+  if (options.plan_memory && options.jit_level != JitLevel::O0) {
+    std::set<size_t> in_place;
+    for (const auto& [a, b] : inplace) {
+      in_place.insert(a);
+      in_place.insert(b);
+    }
+    for (size_t si = 0; si < p.steps.size(); ++si) {
+      const Step& s = p.steps[si];
+      if (s.node->op_type != "Concat" || !s.node->domain.empty() || s.outputs.empty() || s.outputs[0] < 0) continue;
+      const int oc = plan_index[static_cast<size_t>(s.outputs[0])];
+      const ir::ValueType& t = m.out_types[si][0];
+      if (oc < 0 || !t.is_static() || t.dims->empty()) continue;
+      const int64_t rank = static_cast<int64_t>(t.dims->size());
+      int64_t axis = s.node->attr_int("axis", 0);
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) continue;
+      bool prefix_one = true;
+      for (int64_t d = 0; d < axis; ++d) prefix_one = prefix_one && (*t.dims)[static_cast<size_t>(d)] == 1;
+      if (!prefix_one) continue;
+      uint64_t offset = 0;
+      std::set<int> seen;
+      for (size_t k = 0; k < s.inputs.size(); ++k) {
+        const int iv = s.inputs[k];
+        const ir::Value* ival = iv >= 0 ? m.graph.value(p.slot_names[static_cast<size_t>(iv)]) : nullptr;
+        if (!ival || !ival->type.is_static() || ival->type.dtype != t.dtype) break;
+        const uint64_t bytes = static_cast<uint64_t>(ops::static_numel(ival->type)) * dtype_size(t.dtype);
+        const int pi = plan_index[static_cast<size_t>(iv)];
+        if (pi >= 0 && seen.insert(iv).second && !in_place.count(static_cast<size_t>(pi)) && offset % 64 == 0 &&
+            slots[static_cast<size_t>(pi)].within < 0 && pi != oc) {
+          slots[static_cast<size_t>(pi)].within = oc;
+          slots[static_cast<size_t>(pi)].within_offset = offset;
+        }
+        offset += bytes;
+      }
     }
   }
   // O2: independent branches on concurrent CPU threads (recorded in the plan).

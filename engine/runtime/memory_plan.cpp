@@ -45,8 +45,23 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   std::vector<size_t> tail(n);  // per block root: its last slot
   for (size_t i = 0; i < n; ++i) tail[i] = i;
   std::vector<char> taken(n, 0);  // b already joined some block
+  // Slots inside another one (a Concat's inputs written straight into its output): the outermost
+  // one's block, at the summed offset. They take no part in in-place chains.
+  std::vector<int> outer(n, -1);
+  std::vector<uint64_t> rel(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int o = slots[i].within;
+    uint64_t off = slots[i].within_offset;
+    for (int guard = 0; o >= 0 && static_cast<size_t>(o) < n && guard < 64; ++guard) {
+      outer[i] = o;
+      rel[i] = off;
+      off += slots[static_cast<size_t>(o)].within_offset;
+      o = slots[static_cast<size_t>(o)].within;
+    }
+  }
   for (const auto& [a, b] : inplace) {
     if (a >= n || b >= n || a == b || taken[b] || block[b] != b || tail[b] != b) continue;
+    if (outer[a] >= 0 || outer[b] >= 0) continue;
     const size_t root = block[a];
     if (tail[root] != a || size_of(a) != size_of(b) || slots[a].last_step != slots[b].first_step) continue;
     block[b] = root;
@@ -60,6 +75,8 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
     uint64_t offset = 0;
     bool used = false;
   };
+  for (size_t i = 0; i < n; ++i)
+    if (outer[i] >= 0) block[i] = block[static_cast<size_t>(outer[i])];
   std::vector<Block> blocks(n);
   for (size_t i = 0; i < n; ++i) {
     Block& bl = blocks[block[i]];
@@ -68,7 +85,7 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
       bl.first = slots[i].first_step;
       bl.last = slots[i].last_step;
     }
-    bl.size = std::max(bl.size, size_of(i));
+    bl.size = std::max(bl.size, rel[i] + size_of(i));
     bl.first = std::min(bl.first, slots[i].first_step);
     bl.last = std::max(bl.last, slots[i].last_step);
   }
@@ -114,7 +131,7 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
     plan.arena_bytes = std::max(plan.arena_bytes, bl.offset + bl.size);
     placed.push_back(r);
   }
-  for (size_t i = 0; i < n; ++i) slots[i].offset = blocks[block[i]].offset;
+  for (size_t i = 0; i < n; ++i) slots[i].offset = blocks[block[i]].offset + rel[i];
   plan.slots = std::move(slots);
   return plan;
 }

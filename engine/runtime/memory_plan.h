@@ -13,6 +13,8 @@ uint64_t align_up(uint64_t v, uint64_t a);
 // Assigns offsets to `slots` (value, bytes, first/last step filled in); returns the plan.
 // `inplace` pairs (a, b): slot b may take over slot a's block (a's last reader is b's producer, which
 // may write its output over that input). Taken when sizes match and a's block is not taken already.
+// A slot with `within` set lives inside that slot's bytes at `within_offset` (chains of them too):
+// one block spans all their lifetimes.
 MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pair<size_t, size_t>>& inplace = {},
                        uint64_t alignment = 64);
 

@@ -444,6 +444,57 @@ TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
   EXPECT_EQ((*c)->graph().nodes().size(), 5u);  // BatchNorm folded, nothing fused
 }
 
+// A Concat along an axis with only 1s before it: its inputs are planned inside its output (the
+// producers write there, the Concat copies nothing); with batch 2 the pieces are not contiguous
+// and each input keeps its own block. Values against eager execution either way.
+TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
+  for (int batch : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    Compiled c = compile_and_compare(std::string(R"(
+      input x: f32[)") + std::to_string(batch) + R"(,16,8,8]
+      init w: f32[8,16,1,1] = 0.3 -0.2 0.1
+      a = Conv(x, w)
+      b = Sigmoid(x)
+      c = Concat(a, b) {axis=1}
+      y = Neg(c)
+      output y
+    )", runtime::JitLevel::O1);
+    ASSERT_TRUE(c.exe);
+    const auto& slots = c.exe->memory_plan().slots;
+    auto find = [&](const std::string& v) {
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].value == v) return static_cast<int>(i);
+      return -1;
+    };
+    const int a = find("a"), b = find("b"), cc = find("c");
+    ASSERT_GE(a, 0);
+    ASSERT_GE(b, 0);
+    ASSERT_GE(cc, 0);
+    if (batch == 1) {
+      EXPECT_EQ(slots[a].within, cc);
+      EXPECT_EQ(slots[b].within, cc);
+      EXPECT_EQ(slots[a].offset, slots[cc].offset);
+      EXPECT_EQ(slots[b].offset, slots[cc].offset + 8 * 64 * 4);
+    } else {
+      EXPECT_EQ(slots[a].within, -1);
+      EXPECT_EQ(slots[b].within, -1);
+    }
+  }
+  // The planner alone: two pieces inside an outer slot share its block; a value live beside them
+  // goes elsewhere.
+  std::vector<runtime::MemorySlot> s{{"p", {}, 0, 1024, 0, 2}, {"q", {}, 0, 512, 1, 2}, {"cat", {}, 0, 1536, 2, 3},
+                                     {"other", {}, 0, 256, 0, 3}};
+  s[0].within = 2;
+  s[1].within = 2;
+  s[1].within_offset = 1024;
+  const auto plan = runtime::plan_memory(s);
+  EXPECT_EQ(plan.slots[0].offset, plan.slots[2].offset);
+  EXPECT_EQ(plan.slots[1].offset, plan.slots[2].offset + 1024);
+  EXPECT_TRUE(plan.slots[3].offset >= plan.slots[2].offset + 1536 || plan.slots[3].offset + 256 <= plan.slots[2].offset);
+  EXPECT_EQ(plan.lower_bound, 1536u + 256u);
+  EXPECT_EQ(plan.arena_bytes, plan.lower_bound);
+}
+
 TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
   // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
   std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2},

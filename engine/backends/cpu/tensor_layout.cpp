@@ -37,7 +37,8 @@ Status concat_kernel(runtime::KernelContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Tensor& in = ctx.input(i);
     char* dst = static_cast<char*>(out.raw()) + static_cast<size_t>(offset * os[static_cast<size_t>(axis)]) * es;
-    strided_copy(dst, in.raw(), in.shape(), os, contiguous_strides(in.shape()), es);
+    // A compiled graph may have planned the input inside the output already (memory_plan: `within`).
+    if (in.raw() != dst) strided_copy(dst, in.raw(), in.shape(), os, contiguous_strides(in.shape()), es);
     offset += in.dim(axis);
   }
   return Status::ok();
