@@ -492,10 +492,10 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   }
   // A Concat along an axis with nothing but 1s before it takes each input as one contiguous piece of
   // its output: the producers write there directly and the Concat copies nothing (an Inception
-  // block's branches at O2: 170 us of copies gone, arena 8.4 -> 8.0 MiB). Inputs that are not planned here (graph inputs, initializers), repeated,
-  // taken in place by another op, already inside another Concat or not 64-byte aligned in the
-  // output are copied as before.
-  // (CPU: the CUDA Concat kernel copies every input, and a copy onto itself is not one to record.)
+  // block's branches at O2: 170 us of copies gone, arena 8.4 -> 8.0 MiB). Inputs that are not
+  // planned here (graph inputs, initializers), repeated, taken in place by another op, already
+  // inside another Concat or not 64-byte aligned in the output are copied as before. CPU only: the
+  // CUDA Concat kernel copies every input, and a copy onto itself is not one to record.
   if (options.plan_memory && options.jit_level != JitLevel::O0 && backend.device().is_cpu()) {
     std::set<size_t> in_place;
     for (const auto& [a, b] : inplace) {
