@@ -21,8 +21,7 @@ bool same_node(const ir::Node& a, const ir::Node& b) {
     copy.origins = {copy.id};
     copy.name.clear();
     for (auto& [k, a] : copy.attrs)
-      if (a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs)
-        a = ir::Attribute(std::string("<subgraph>"));
+      if (a.is_graph()) a = ir::Attribute(std::string("<subgraph>"));
     g.add_node(copy);
     return ir::dump_text(g);
   };
@@ -35,14 +34,7 @@ std::vector<const ir::Node*> all_nodes(const ir::Graph& g) {
   std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& x) {
     for (const auto& n : x.nodes()) {
       out.push_back(&n);
-      for (const auto& [k, a] : n.attrs) {
-        if (auto* sub = a.get_if<ir::Attribute::GraphPtr>()) {
-          if (*sub) walk(**sub);
-        } else if (auto* subs = a.get_if<std::vector<ir::Attribute::GraphPtr>>()) {
-          for (const auto& s : *subs)
-            if (s) walk(*s);
-        }
-      }
+      for (const auto& sub : n.subgraphs()) walk(*sub);
     }
   };
   walk(g);

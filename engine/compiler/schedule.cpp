@@ -46,10 +46,7 @@ std::vector<char> single_threaded_steps(const runtime::Program& p, const ir::Gra
   for (size_t s = 0; s < p.steps.size(); ++s) {
     // If/Loop: their cost is their subgraphs' (which run with the threads the step gets), not the
     // few bytes of their own inputs and outputs.
-    bool has_subgraph = false;
-    for (const auto& [key, a] : p.steps[s].node->attrs)
-      has_subgraph = has_subgraph || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
-    one[s] = !has_subgraph && step_cost(p.steps[s], g) < kParallelWorth;
+    one[s] = !p.steps[s].node->has_subgraph() && step_cost(p.steps[s], g) < kParallelWorth;
   }
   return one;
 }

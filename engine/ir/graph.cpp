@@ -80,6 +80,25 @@ std::shared_ptr<Graph> Node::attr_graph(const std::string& key) const {
   return g ? *g : nullptr;
 }
 
+bool Node::has_subgraph() const {
+  for (const auto& [key, a] : attrs)
+    if (a.is_graph()) return true;
+  return false;
+}
+
+std::vector<std::shared_ptr<Graph>> Node::subgraphs() const {
+  std::vector<std::shared_ptr<Graph>> out;
+  for (const auto& [key, a] : attrs) {
+    if (auto* g = a.get_if<Attribute::GraphPtr>()) {
+      if (*g) out.push_back(*g);
+    } else if (auto* gs = a.get_if<std::vector<Attribute::GraphPtr>>()) {
+      for (const auto& x : *gs)
+        if (x) out.push_back(x);
+    }
+  }
+  return out;
+}
+
 std::string Node::label() const {
   std::string s = "node '" + (name.empty() ? (outputs.empty() ? std::string("?") : outputs[0]) : name) + "' (" +
                   op_type + " #" + std::to_string(id.value) + ")";

@@ -57,6 +57,7 @@ class Attribute {
   Attribute(T v) : v_(std::move(v)) {}  // NOLINT: implicit by design
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_graph() const { return kind() == Kind::Graph || kind() == Kind::Graphs; }  // a subgraph or a list of them
   const Storage& storage() const { return v_; }
   template <class T>
   const T* get_if() const {
@@ -86,6 +87,8 @@ struct Node {
   std::vector<float> attr_floats(const std::string& key, std::vector<float> fallback = {}) const;
   const Tensor* attr_tensor(const std::string& key) const;
   std::shared_ptr<Graph> attr_graph(const std::string& key) const;
+  bool has_subgraph() const;  // an If branch, a Loop body, ...
+  std::vector<std::shared_ptr<Graph>> subgraphs() const;  // every one, in attribute order
 
   // "node 'conv1' (Conv #12)" — how errors name a node.
   std::string label() const;

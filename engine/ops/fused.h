@@ -29,6 +29,16 @@ struct PostOp {
   float alpha = 0, beta = 0;
 };
 
+// A conv (not grouped) of less than 5 MFLOPs: oneDNN's gemm-based conv over plain nchw beats its
+// direct conv on blocked channels there, reorders included (measurements in
+// compiler/passes/conv_layout.cpp). `w` is the weight's shape [M, C/g, k...].
+inline bool small_dense_conv(int64_t group, const std::vector<int64_t>& w, int64_t output_numel) {
+  if (group != 1 || w.size() < 3) return false;
+  double per_output = 2.0;  // multiply-adds per output element: C x kernel
+  for (size_t i = 1; i < w.size(); ++i) per_output *= static_cast<double>(w[i]);
+  return per_output * static_cast<double>(output_numel) < 5e6;
+}
+
 // Activation op types a post-op can stand for (with their ONNX default alpha/beta).
 bool post_op_kind(const std::string& op_type, PostOp::Kind& kind);
 const char* post_op_name(PostOp::Kind k);

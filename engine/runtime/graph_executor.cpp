@@ -231,11 +231,9 @@ void GraphExecutor::Impl::check_replay(const CompileOptions& options) {
   for (size_t si = 0; why.empty() && si < p.steps.size(); ++si) {
     const ir::Node& n = *p.steps[si].node;
     const std::string at = n.label() + " ";
-    bool sub = false;
-    for (const auto& [k, a] : n.attrs) sub = sub || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
     if (!is_static_step[si]) {
       why = at + "has a dynamic output shape";
-    } else if (sub) {
+    } else if (n.has_subgraph()) {
       why = at + "runs a subgraph";
     } else if (std::string r = gc->why_not_capturable(n); !r.empty()) {
       why = at + r;
@@ -535,9 +533,7 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   // O2: independent branches on concurrent CPU threads (recorded in the plan).
   m.step_threads.assign(p.steps.size(), 0);
   bool subgraphs = false;  // If/Loop bodies run through the shared interpreter: keep those graphs sequential
-  for (const Step& s : p.steps)
-    for (const auto& [k, a] : s.node->attrs)
-      subgraphs = subgraphs || a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs;
+  for (const Step& s : p.steps) subgraphs = subgraphs || s.node->has_subgraph();
   // Happens-before bitsets are n^2 bits: very long programs stay sequential.
   // (CPU only: the CUDA backend has one stream and its library handles are not shared across threads.)
   // Each concurrent branch must keep at least two threads: measured on 2 cores, splitting them one per

@@ -205,10 +205,7 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
   for (auto& n : m->nodes) {
     const ir::Node& node = *n.node;
     if (node.outputs.size() != 1 || graph_outputs.count(node.outputs[0]) || consumers[node.outputs[0]] == 0) continue;
-    bool has_graph_attr = false;
-    for (const auto& [key, attr] : node.attrs)
-      has_graph_attr |= attr.kind() == ir::Attribute::Kind::Graph || attr.kind() == ir::Attribute::Kind::Graphs;
-    if (has_graph_attr) continue;
+    if (node.has_subgraph()) continue;
     bool constant = node.op_type == "Constant" && node.inputs.empty();
     if (!node.inputs.empty()) {
       constant = true;

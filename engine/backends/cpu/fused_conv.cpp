@@ -148,8 +148,7 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   // Without the pass's choice, a conv (not grouped) of less than 5 MFLOPs is left plain as the pass
   // would (conv_layout.cpp: the gemm-based conv is faster there).
   const std::string layout = ctx.node().attr_string("activation_layout", "");
-  const bool small = ctx.node().attr_int("group", 1) == 1 &&
-                     2.0 * static_cast<double>(y.numel()) * static_cast<double>(w.numel() / std::max<int64_t>(1, w.dim(0))) < 5e6;
+  const bool small = ops::small_dense_conv(ctx.node().attr_int("group", 1), w.shape(), y.numel());
   const bool blocked = layout == "blocked" || (layout.empty() && x.rank() == 4 && !small);
   // Plain layout: still one oneDNN conv (gemm-based over nchw) with the post-ops fused into it.
   if (x.dtype() == DType::F32 && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5 && w.dtype() == DType::F32) {

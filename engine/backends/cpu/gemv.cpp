@@ -10,9 +10,6 @@
 namespace ms::cpu::nn {
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 or four SSE ones depending on the clone.
-typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
-
 // Macros rather than functions: a v16 passed by value outside the clones changes the ABI.
 #define LOAD16(p) (*reinterpret_cast<const v16*>(p))
 

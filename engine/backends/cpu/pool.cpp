@@ -179,7 +179,6 @@ void global_pool_loop(const Tensor& x, Tensor& y, PoolType type, int p) {
 
 // f32 planes: 16 lanes of partial sums (or maxima) per plane, added in double at the end; the
 // scalar loop above ran at ~10 GB/s (Inception's 256x56x56 average: 331 us).
-typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
 typedef int32_t i16 __attribute__((vector_size(64)));
 
 MS_SIMD_CLONES void global_pool_f32(const float* __restrict x, float* __restrict y, int64_t planes, int64_t size,

@@ -9,3 +9,10 @@
 #else
 #define MS_SIMD_CLONES
 #endif
+
+namespace ms::cpu {
+// 16 floats (GCC/Clang vector extension): one AVX-512 register, two AVX2 or four SSE ones depending
+// on the clone; loads through it need no alignment. Pass it by value only inside the clones (the
+// ABI differs between them).
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+}  // namespace ms::cpu

@@ -105,13 +105,12 @@ class ConvLayout final : public Pass {
     std::vector<size_t> flip;
     for (size_t s = 0; s < nodes.size(); ++s) {
       const ir::Node& n = nodes[s];
-      if (!is_blocked_conv(n) || n.attr_int("group", 1) != 1 || n.inputs.size() < 2 || n.outputs.size() != 1) continue;
+      if (!is_blocked_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1) continue;
       const ir::Value* w = g.value(n.inputs[1]);
       const ir::Value* y = g.value(n.outputs[0]);
-      if (!w || !y || !w->type.is_static() || !y->type.is_static() || w->type.dims->size() < 3) continue;
-      double per_output = 2.0;  // multiply-adds per output element: C x kernel
-      for (size_t i = 1; i < w->type.dims->size(); ++i) per_output *= static_cast<double>((*w->type.dims)[i]);
-      if (per_output * static_cast<double>(numel(*y->type.dims)) >= 5e6) continue;
+      if (!w || !y || !w->type.is_static() || !y->type.is_static() ||
+          !ops::small_dense_conv(n.attr_int("group", 1), *w->type.dims, numel(*y->type.dims)))
+        continue;
       // Its region: nodes joined by blocked values, through pools.
       std::set<size_t> seen{s};
       std::vector<size_t> todo{s};

@@ -8,12 +8,6 @@
 namespace ms::compiler {
 namespace {
 
-bool has_subgraph(const ir::Node& n) {
-  for (const auto& [k, a] : n.attrs)
-    if (a.kind() == ir::Attribute::Kind::Graph || a.kind() == ir::Attribute::Kind::Graphs) return true;
-  return false;
-}
-
 bool nondeterministic(const ir::Node& n) {
   return n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Multinomial" ||
          (n.op_type == "Dropout" && n.outputs.size() > 1);
@@ -50,7 +44,7 @@ class CommonSubexpressionElimination final : public Pass {
     std::set<uint64_t> dead;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& n = g.nodes()[i];
-      if (has_subgraph(n) || nondeterministic(n) || n.outputs.empty()) continue;
+      if (n.has_subgraph() || nondeterministic(n) || n.outputs.empty()) continue;
       bool renamable = true;
       for (const auto& o : n.outputs)
         if (!o.empty() && !uses.only_plain(o)) renamable = false;
