@@ -40,7 +40,10 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   }
   pm.add(make_dce_pass());
   // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
-  if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) pm.add(make_conv_layout_pass());
+  if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) {
+    pm.add(make_conv_layout_pass());
+    pm.add(make_conv_algorithm_pass());
+  }
   return pm;
 }
 

@@ -70,6 +70,7 @@ struct MemoryPlan {
   uint64_t lower_bound = 0;  // max over steps of live bytes (blocks shared in place count once)
   uint64_t naive_bytes = 0;  // sum of every planned value's size (no reuse at all)
   std::vector<MemorySlot> slots;
+  std::vector<uint64_t> live;  // per step: bytes of the blocks live at it (lower_bound is the max)
 };
 
 // Which Graph-mode pipeline runs (MindSpore's jit_level): O0 only what execution needs (type

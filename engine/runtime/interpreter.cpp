@@ -44,6 +44,7 @@ class StepAllocator final : public OutputAllocator {
     if (scratch_) return scratch_->scratch(dtype, shape);
     return allocate_value(be_, obs_, "", s_.node->id, dtype, shape);
   }
+  uint64_t scratch_budget() const override { return scratch_ ? scratch_->scratch_budget() : UINT64_MAX; }
 
  private:
   Backend& be_;

@@ -33,6 +33,10 @@ class OutputAllocator {
   virtual Expected<Tensor> allocate(size_t output_index, DType dtype, const Shape& shape) = 0;
   // Scratch memory for a kernel (workspace); freed when the tensor dies.
   virtual Expected<Tensor> scratch(DType dtype, const Shape& shape) = 0;
+  // Scratch bytes a kernel may ask for without raising the memory its run needs: a planned Graph-mode
+  // step's room in the arena beside the values live at it. A kernel with a choice of algorithms
+  // takes one with a larger scratch (Winograd convs) only within it. Unbounded elsewhere.
+  virtual uint64_t scratch_budget() const { return UINT64_MAX; }
 };
 
 class KernelContext {
@@ -58,6 +62,7 @@ class KernelContext {
   // Sets output i to an existing tensor (views: Identity, Reshape). Shape must be as inferred.
   void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }
   Expected<Tensor> scratch(DType dtype, const Shape& shape) { return alloc_.scratch(dtype, shape); }
+  uint64_t scratch_budget() const { return alloc_.scratch_budget(); }
 
   SubgraphRunner* subgraphs() const { return subgraphs_; }
   // The raw pieces, for a kernel that re-dispatches the node to another backend's kernel (the CUDA

@@ -100,37 +100,70 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   for (size_t r : roots)
     for (int t = blocks[r].first; t <= blocks[r].last; ++t) live[static_cast<size_t>(t)] += blocks[r].size;
   for (uint64_t l : live) plan.lower_bound = std::max(plan.lower_bound, l);
+  live.resize(static_cast<size_t>(last_step) + 1);
+  plan.live = std::move(live);
 
-  std::stable_sort(roots.begin(), roots.end(), [&](size_t a, size_t b) {
-    if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
-    const int la = blocks[a].last - blocks[a].first, lb = blocks[b].last - blocks[b].first;
-    if (la != lb) return la > lb;
-    return blocks[a].first < blocks[b].first;
-  });
+  // Placement in one order: each block into the best-fitting gap among the blocks already placed
+  // that overlap it in time (the smallest gap that holds it), else above them. Returns the arena.
   std::vector<size_t> placed;
   std::vector<std::pair<uint64_t, uint64_t>> busy;
-  for (size_t r : roots) {
-    Block& bl = blocks[r];
-    busy.clear();
-    for (size_t p : placed) {
-      const Block& o = blocks[p];
-      if (o.last < bl.first || bl.last < o.first) continue;
-      busy.emplace_back(o.offset, o.offset + o.size);
-    }
-    std::sort(busy.begin(), busy.end());
-    // Best fit: the smallest gap between time-overlapping blocks that holds this one; else the end.
-    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
-    for (const auto& [b, e] : busy) {
-      if (b > cursor && b - cursor >= bl.size && b - cursor < best_gap) {
-        best = cursor;
-        best_gap = b - cursor;
+  auto place = [&](const std::vector<size_t>& order) {
+    uint64_t arena = 0;
+    placed.clear();
+    for (size_t r : order) {
+      Block& bl = blocks[r];
+      busy.clear();
+      for (size_t p : placed) {
+        const Block& o = blocks[p];
+        if (o.last < bl.first || bl.last < o.first) continue;
+        busy.emplace_back(o.offset, o.offset + o.size);
       }
-      cursor = std::max(cursor, e);
+      std::sort(busy.begin(), busy.end());
+      uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
+      for (const auto& [b, e] : busy) {
+        if (b > cursor && b - cursor >= bl.size && b - cursor < best_gap) {
+          best = cursor;
+          best_gap = b - cursor;
+        }
+        cursor = std::max(cursor, e);
+      }
+      bl.offset = best != UINT64_MAX ? best : cursor;
+      arena = std::max(arena, bl.offset + bl.size);
+      placed.push_back(r);
     }
-    bl.offset = best != UINT64_MAX ? best : cursor;
-    plan.arena_bytes = std::max(plan.arena_bytes, bl.offset + bl.size);
-    placed.push_back(r);
+    return arena;
+  };
+  // Greedy by size (ties: longer lifetime, then earlier) is the usual best; a few large transient
+  // blocks (kernel scratch) can leave it above the lower bound, where placing by size x lifetime or
+  // in time order does better. Each order is tried and the smallest arena kept (stable: the first
+  // of equal ones).
+  auto dur = [&](size_t r) { return static_cast<uint64_t>(blocks[r].last - blocks[r].first + 1); };
+  std::vector<std::vector<size_t>> orders(3, roots);
+  std::stable_sort(orders[0].begin(), orders[0].end(), [&](size_t a, size_t b) {
+    if (blocks[a].size != blocks[b].size) return blocks[a].size > blocks[b].size;
+    if (dur(a) != dur(b)) return dur(a) > dur(b);
+    return blocks[a].first < blocks[b].first;
+  });
+  std::stable_sort(orders[1].begin(), orders[1].end(), [&](size_t a, size_t b) {
+    const uint64_t ka = blocks[a].size * dur(a), kb = blocks[b].size * dur(b);
+    if (ka != kb) return ka > kb;
+    return blocks[a].size > blocks[b].size;
+  });
+  std::stable_sort(orders[2].begin(), orders[2].end(), [&](size_t a, size_t b) {
+    if (blocks[a].first != blocks[b].first) return blocks[a].first < blocks[b].first;
+    return blocks[a].size > blocks[b].size;
+  });
+  size_t best_order = 0;
+  uint64_t best_arena = UINT64_MAX;
+  for (size_t k = 0; k < orders.size() && best_arena > plan.lower_bound; ++k) {
+    const uint64_t a = place(orders[k]);
+    if (a < best_arena) {
+      best_arena = a;
+      best_order = k;
+    }
   }
+  if (best_arena != UINT64_MAX && placed != orders[best_order]) place(orders[best_order]);
+  plan.arena_bytes = best_arena == UINT64_MAX ? 0 : best_arena;
   for (size_t i = 0; i < n; ++i) slots[i].offset = blocks[block[i]].offset + rel[i];
   plan.slots = std::move(slots);
   return plan;

@@ -2,13 +2,16 @@
 // (eager) on the CPU backend; the memory planner's in-place reuse; the branch schedule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/memory_plan.h"
+#include "tests/engine/plan_checks.h"
 #include "tests/engine/compiler_test_util.h"
 
 namespace ms::compiler {
@@ -506,6 +509,101 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
   EXPECT_EQ(p.arena_bytes, runtime::align_up(1000, 64) + runtime::align_up(500, 64));
   EXPECT_EQ(p.lower_bound, p.arena_bytes);
   EXPECT_EQ(p.naive_bytes, 3 * runtime::align_up(1000, 64) + runtime::align_up(500, 64));
+}
+
+// Greedy by size alone leaves these four blocks at 768 bytes; placing by size x lifetime reaches
+// the lower bound, and the planner keeps the smaller arena. The per-step live bytes peak at it.
+TEST(MemoryPlanner, TriesSeveralPlacementOrdersAndKeepsTheSmallestArena) {
+  std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5},
+                                         {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
+  const auto p = runtime::plan_memory(slots);
+  EXPECT_EQ(p.lower_bound, 704u);
+  EXPECT_EQ(p.arena_bytes, 704u);
+  testing::expect_no_overlap(p);
+  ASSERT_EQ(p.live.size(), 6u);
+  EXPECT_EQ(p.live[0], 192u);
+  EXPECT_EQ(p.live[3], 704u);
+  EXPECT_EQ(p.live[5], 576u);
+  EXPECT_EQ(*std::max_element(p.live.begin(), p.live.end()), p.lower_bound);
+}
+
+// conv-algorithm marks the 3x3 convs with stride 1, at least 64 channels each way and planes of at
+// least 14x14 (blocked layout); strided, pointwise, narrow and small-plane convs stay direct.
+TEST(ConvAlgorithmPass, MarksWideStrideOne3x3Convs) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[1,64,16,16]
+    init w3: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+    init ws: f32[64,64,3,3] = 0.01 0.02 -0.03
+    init w1: f32[64,64,1,1] = 0.05 -0.04 0.03
+    init wn: f32[32,64,3,3] = 0.02 -0.01 0.01
+    init w8: f32[64,64,3,3] = -0.02 0.01 0.02
+    a = Conv(x, w3) {pads=[1,1,1,1]}
+    r = Relu(a)
+    s = Conv(r, ws) {pads=[1,1,1,1], strides=[2,2]}
+    p = Conv(r, w1)
+    q = Conv(p, wn) {pads=[1,1,1,1]}
+    t = Conv(s, w8) {pads=[1,1,1,1]}
+    output q, t
+  )", runtime::JitLevel::O2, 1e-3);
+  ASSERT_TRUE(c.exe);
+  size_t marked = 0;
+  for (size_t at = c.dump.find("algorithm=\"winograd\""); at != std::string::npos;
+       at = c.dump.find("algorithm=\"winograd\"", at + 1))
+    ++marked;
+  EXPECT_EQ(marked, 1u) << c.dump;
+  const size_t r = c.dump.find("%r = ai.modescope.FusedConv(%x, %w3)");
+  ASSERT_NE(r, std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.substr(r, c.dump.find('\n', r) - r).find("algorithm=\"winograd\""), std::string::npos) << c.dump;
+}
+
+// Winograd runs only where its scratch fits the arena's room at the step: behind a 1 MiB value
+// that sets the lower bound there is room and both 3x3 convs take it; alone (a 64 KiB arena) they
+// stay direct. The arena stays at the lower bound and the values equal eager execution.
+TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
+  struct Impls final : runtime::RunObserver {
+    std::map<std::string, std::string> of;
+    void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
+  };
+  const std::string convs = R"(
+    init w3: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+    init w4: f32[64,64,3,3] = -0.01 0.02 0.01 -0.03
+    a = Conv(d, w3) {pads=[1,1,1,1]}
+    r = Relu(a)
+    b = Conv(r, w4) {pads=[1,1,1,1]}
+    output b
+  )";
+  const std::string roomy = R"(
+    input x: f32[1,64,16,16]
+    init wu: f32[1024,64,1,1] = 0.05 -0.02 0.03
+    init wd: f32[64,1024,1,1] = 0.01 -0.02 0.015
+    u = Conv(x, wu)
+    d = Conv(u, wd)
+  )" + convs;
+  const std::string tight = R"(
+    input x: f32[1,64,16,16]
+    d = Relu(x)
+  )" + convs;
+  std::map<std::string, bool> wino;
+  for (const auto* text : {&roomy, &tight}) {
+    Compiled c = compile_and_compare(*text, runtime::JitLevel::O2, 1e-3);
+    ASSERT_TRUE(c.exe);
+    EXPECT_NE(c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
+              std::string::npos)
+        << c.dump;
+    Impls seen;
+    runtime::RunOptions ro;
+    ro.observer = &seen;
+    const auto in = testing::inputs_of(testing::parse_graph(*text));
+    ASSERT_TRUE(c.exe->run(in, ro));
+    const bool a = seen.of["r"].find("wino") != std::string::npos, b = seen.of["b"].find("wino") != std::string::npos;
+    EXPECT_EQ(a, b) << seen.of["r"] << " / " << seen.of["b"];
+    wino[text == &roomy ? "roomy" : "tight"] = a;
+    const auto& plan = c.exe->memory_plan();
+    EXPECT_LE(static_cast<double>(plan.arena_bytes), 1.05 * static_cast<double>(plan.lower_bound));
+  }
+  EXPECT_FALSE(wino["tight"]);
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  EXPECT_TRUE(wino["roomy"]);
 }
 
 TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {

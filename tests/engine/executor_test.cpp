@@ -2,6 +2,7 @@
 
 #include "engine/runtime/executor.h"
 #include "engine/runtime/memory_plan.h"
+#include "tests/engine/plan_checks.h"
 
 namespace ms::runtime {
 namespace {
@@ -117,14 +118,7 @@ TEST(MemoryPlan, ReusesMemoryOfDeadValues) {
   MemoryPlan p = plan_memory(slots);
   EXPECT_EQ(p.arena_bytes, 2 * align_up(1000, 64));
   EXPECT_EQ(p.lower_bound, 2 * align_up(1000, 64));
-  for (size_t i = 0; i < p.slots.size(); ++i)
-    for (size_t j = i + 1; j < p.slots.size(); ++j) {
-      const auto& x = p.slots[i];
-      const auto& y = p.slots[j];
-      const bool time_overlap = !(x.last_step < y.first_step || y.last_step < x.first_step);
-      const bool mem_overlap = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
-      EXPECT_FALSE(time_overlap && mem_overlap) << x.value << " and " << y.value;
-    }
+  testing::expect_no_overlap(p);
 }
 
 TEST(Executor, GraphModePlansIntermediatesInOneArena) {

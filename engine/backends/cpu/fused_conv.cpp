@@ -16,6 +16,18 @@ struct FusedConvPrimitive {
   memory::desc user_weights;
 };
 
+// The Winograd implementations of a case (none where oneDNN has no implementation for it): the
+// index of each in oneDNN's list of implementations, the scratch bytes it takes, whether it uses
+// F(4x4,3x3).
+struct WinogradChoice {
+  struct Impl {
+    int index = 0;
+    size_t scratch = 0;
+    bool large_tiles = false;
+  };
+  std::vector<Impl> impls;
+};
+
 memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
 // Weights (ONNX [M, C/g, k...]) as oneDNN sees them: [g, M/g, C/g, k...] for groups.
@@ -49,9 +61,12 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
   key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused convolution", [&]() -> Status {
-    auto cp = dnn.cached<FusedConvPrimitive>(key, [&] {
-      // Activations in the layout the primitive prefers (blocked nChw16c for the jit direct convs,
-      // much faster than the gemm-based conv over plain nchw); reordered at the op's boundary.
+    const memory::desc user_w = user_weights_desc(w, group);
+    // The primitive descriptor for one algorithm, activations in the layout the primitive prefers
+    // (blocked nChw16c for the jit direct convs, much faster than the gemm-based conv over plain
+    // nchw) unless the layout pass fixed them; reordered at the op's boundary. `use` gets it while
+    // the op descriptor and attributes it iterates over (next_impl) are alive.
+    auto with_pd = [&](dnnl::algorithm alg, auto&& use) {
       const bool blocked = blocked_layout;
       const memory::desc src = src_blk ? blocked_desc(x.shape())
                                : blocked ? memory::desc(dims_of(x.shape()), memory::data_type::f32, memory::format_tag::any)
@@ -59,23 +74,21 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
       const memory::desc dst = dst_blk ? blocked_desc(y.shape())
                                : blocked ? memory::desc(dims_of(y.shape()), memory::data_type::f32, memory::format_tag::any)
                                          : plain_desc(y.shape());
-      const memory::desc user_w = user_weights_desc(w, group);
       const memory::desc any_w(user_w.dims(), memory::data_type::f32, memory::format_tag::any);
       const memory::desc bias = b ? plain_desc({m}) : memory::desc();
       memory::dims dil = dims_of(g.dilations);
       for (auto& d : dil) d -= 1;  // oneDNN counts the gaps
       dnnl::primitive_attr attr = nn::user_scratchpad_attr();
       attr.set_post_ops(onednn_post_ops(post, /*sum_residual=*/true));
-      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                        any_w, bias, dst, dims_of(g.strides), dil, dims_of(g.pads_begin),
-                                        dims_of(g.pads_end));
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, any_w, bias, dst,
+                                        dims_of(g.strides), dil, dims_of(g.pads_begin), dims_of(g.pads_end));
       dnnl::convolution_forward::primitive_desc pd(d, attr, dnn.engine());
       // oneDNN's first choice for a strided 1x1 conv copies the strided input for every thread
       // (scratch as large as the output's planes times the threads), live beside the largest
       // activations of a ResNet's downsampling blocks. Take a later jit implementation without
       // that scratch when one takes the same activation layouts.
       constexpr size_t kLargeScratch = size_t{256} << 10;
-      if (blocked && pd.scratchpad_desc().get_size() >= kLargeScratch) {
+      if (alg == dnnl::algorithm::convolution_direct && blocked && pd.scratchpad_desc().get_size() >= kLargeScratch) {
         dnnl::convolution_forward::primitive_desc alt(d, attr, dnn.engine());
         while (alt.next_impl()) {
           const std::string impl = alt.impl_info_str();
@@ -86,8 +99,59 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
           break;
         }
       }
+      return use(pd);
+    };
+    auto build = [&](const dnnl::convolution_forward::primitive_desc& pd) {
       return std::make_shared<FusedConvPrimitive>(FusedConvPrimitive{pd, dnnl::convolution_forward(pd), user_w});
-    });
+    };
+    // Winograd (the conv-algorithm pass's choice at O2): F(2x2, 3x3) needs 2.25x fewer
+    // multiplications than the direct conv but transforms the activations through a scratch of
+    // several MiB. It runs only where that scratch fits the room the memory plan leaves at this step
+    // (ctx.scratch_budget()), so the arena does not grow; otherwise, or where oneDNN has no Winograd
+    // implementation for the case, the direct conv runs.
+    std::shared_ptr<FusedConvPrimitive> cp;
+    if (blocked_layout && ctx.node().attr_string("algorithm", "") == "winograd") {
+      // oneDNN's Winograd implementations for the case (F(2x2,3x3) and F(4x4,3x3) where the ISA has
+      // them) that take the activation layouts fixed at compile time, with their scratch sizes.
+      auto wino = dnn.cached<WinogradChoice>(key + "|wino", [&] {
+        auto c = std::make_shared<WinogradChoice>();
+        try {
+          with_pd(dnnl::algorithm::convolution_winograd, [&](dnnl::convolution_forward::primitive_desc& pd) {
+            int index = 0;
+            do {
+              const std::string impl = pd.impl_info_str();
+              const bool layouts_ok = (!src_blk || pd.src_desc() == blocked_desc(x.shape())) &&
+                                      (!dst_blk || pd.dst_desc() == blocked_desc(y.shape()));
+              // Scratch: the transforms', plus the reorders at the op's boundary of activations not
+              // blocked already.
+              const size_t bytes = pd.scratchpad_desc().get_size() + (src_blk ? 0 : pd.src_desc().get_size()) +
+                                   (dst_blk ? 0 : pd.dst_desc().get_size());
+              if (layouts_ok && impl.find("wino") != std::string::npos)
+                c->impls.push_back({index, bytes, impl.find("4x3") != std::string::npos});
+              ++index;
+            } while (pd.next_impl());
+            return 0;
+          });
+        } catch (const dnnl::error&) {
+          c->impls.clear();  // no Winograd implementation for this case (ISA, shape or post-ops)
+        }
+        return c;
+      });
+      // The larger tiles (F(4x4,3x3)) multiply least but need the most scratch: those where they fit,
+      // else the first implementation that fits.
+      const WinogradChoice::Impl* pick = nullptr;
+      for (const auto& im : wino->impls)
+        if (im.scratch <= ctx.scratch_budget() && (!pick || (im.large_tiles && !pick->large_tiles))) pick = &im;
+      if (pick)
+        cp = dnn.cached<FusedConvPrimitive>(key + "|wino" + std::to_string(pick->index), [&] {
+          return with_pd(dnnl::algorithm::convolution_winograd, [&](dnnl::convolution_forward::primitive_desc& pd) {
+            for (int i = 0; i < pick->index; ++i) pd.next_impl();
+            return build(pd);
+          });
+        });
+    }
+    if (!cp)
+      cp = dnn.cached<FusedConvPrimitive>(key, [&] { return with_pd(dnnl::algorithm::convolution_direct, build); });
     const memory::desc x_desc = src_blk ? blocked_desc(x.shape()) : plain_desc(x.shape());
     const memory::desc y_desc = dst_blk ? blocked_desc(y.shape()) : plain_desc(y.shape());
     if ((src_blk && cp->pd.src_desc() != x_desc) || (dst_blk && cp->pd.dst_desc() != y_desc))
