@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   QCommandLineOption bench_opt(QStringLiteral("bench-open"), QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
   QCommandLineOption pass_opt(QStringLiteral("show-pass"), QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."), QStringLiteral("N"));
   QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
+  QCommandLineOption jit_opt(QStringLiteral("jit-level"), QStringLiteral("Graph-mode pipeline: O0, O1 or O2."), QStringLiteral("LEVEL"));
   QCommandLineOption side_opt(QStringLiteral("side-by-side"), QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
   QCommandLineOption effect_opt(QStringLiteral("pass-effect"),
                                 QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
                                               "train.png (the loss curves), the last step's timeline/memory/compare views "
                                               "and exit."),
                                QStringLiteral("N"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, pass_opt, side_opt, effect_opt, train_opt});
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   window.set_echo_log(screenshot || bench);
   if (!run_modes.isEmpty()) window.run_panel()->set_modes(run_modes);
   if (cli.isSet(iters_opt)) window.run_panel()->set_iterations(cli.value(iters_opt).toInt());
+  if (cli.isSet(jit_opt) && !window.run_panel()->set_jit_level(cli.value(jit_opt)))
+    return fail(QStringLiteral("--jit-level: '%1' is not O0, O1 or O2").arg(cli.value(jit_opt)));
   window.show();
 
   int exit_code = 0;

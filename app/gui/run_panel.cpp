@@ -82,6 +82,13 @@ void RunPanel::set_busy(bool busy) { run_->setEnabled(!busy); }
 
 void RunPanel::set_iterations(int n) { iterations_->setValue(n); }
 
+bool RunPanel::set_jit_level(const QString& level) {
+  const int i = jit_->findData(level.toUpper());
+  if (i < 0) return false;
+  jit_->setCurrentIndex(i);
+  return true;
+}
+
 void RunPanel::clear_results() {
   pynative_text_.clear();
   graph_text_.clear();

@@ -23,6 +23,7 @@ class RunPanel : public QWidget {
   void set_modes(const QString& which);  // "pynative" | "graph" | "both"
   void set_busy(bool busy);
   void set_iterations(int n);
+  bool set_jit_level(const QString& level);  // "O0" | "O1" | "O2"; false for anything else
   void show_result(const RunOutcome& r);
   void clear_results();
   void save_settings() const;
