@@ -634,11 +634,11 @@ Expected<std::unique_ptr<GraphExecutor>> GraphExecutor::compile(const ir::Graph&
   m.scratch_grew.assign(p.steps.size(), 0);
   MS_RETURN_IF_ERROR(m.apply_plan());
   m.scratch_budget.assign(p.steps.size(), 0);
+  const uint64_t cap = m.plan.lower_bound + m.plan.lower_bound / 20;
   for (size_t si = 0; si < p.steps.size(); ++si) {
     uint64_t room = UINT64_MAX;
     for (int t = m.branches.lo[si]; t <= m.branches.hi[si]; ++t) {
       const uint64_t live = static_cast<size_t>(t) < m.plan.live.size() ? m.plan.live[static_cast<size_t>(t)] : 0;
-      const uint64_t cap = m.plan.lower_bound + m.plan.lower_bound / 20;
       room = std::min(room, cap > live ? cap - live : 0);
     }
     m.scratch_budget[si] = room == UINT64_MAX ? 0 : room;

@@ -104,11 +104,11 @@ Status conv_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w
     auto build = [&](const dnnl::convolution_forward::primitive_desc& pd) {
       return std::make_shared<FusedConvPrimitive>(FusedConvPrimitive{pd, dnnl::convolution_forward(pd), user_w});
     };
-    // Winograd (the conv-algorithm pass's choice at O2): F(2x2, 3x3) needs 2.25x fewer
-    // multiplications than the direct conv but transforms the activations through a scratch of
-    // several MiB. It runs only where that scratch fits the room the memory plan leaves at this step
-    // (ctx.scratch_budget()), so the arena does not grow; otherwise, or where oneDNN has no Winograd
-    // implementation for the case, the direct conv runs.
+    // Winograd (the conv-algorithm pass's mark at O2): F(2x2,3x3) needs 2.25x fewer multiplications
+    // than the direct conv, F(4x4,3x3) 4x, but they transform the activations through a scratch of
+    // up to tens of MiB. Winograd runs only where that scratch fits the room the memory plan leaves
+    // at this step (ctx.scratch_budget(): at most 5% over the values' lower bound); otherwise, or
+    // where oneDNN has no Winograd implementation for the case, the direct conv runs.
     std::shared_ptr<FusedConvPrimitive> cp;
     if (blocked_layout && ctx.node().attr_string("algorithm", "") == "winograd") {
       // oneDNN's Winograd implementations for the case (F(2x2,3x3) and F(4x4,3x3) where the ISA has
