@@ -156,9 +156,11 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   });
   std::vector<size_t> order = orders[0];
   uint64_t arena = UINT64_MAX;
+  bool placed = false;  // the blocks' offsets are those of `order` (no placement needed at the end)
   for (auto& o : orders) {
     const uint64_t a = place(o, UINT64_MAX);
-    if (a < arena) {
+    placed = a < arena;
+    if (placed) {
       arena = a;
       order = o;
     }
@@ -181,13 +183,15 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
       cand.erase(cand.begin() + static_cast<std::ptrdiff_t>(i));
       cand.insert(cand.begin() + static_cast<std::ptrdiff_t>(j), moved);
       const uint64_t a = place(cand, arena);
-      if (a <= arena) {
+      placed = a <= arena;
+      if (placed) {
         arena = a;
         order.swap(cand);
       }
     }
   }
-  plan.arena_bytes = roots.empty() ? 0 : place(order, UINT64_MAX);
+  if (!placed) place(order, UINT64_MAX);
+  plan.arena_bytes = arena;
   for (size_t i = 0; i < n; ++i) slots[i].offset = blocks[block[i]].offset + rel[i];
   plan.slots = std::move(slots);
   return plan;
