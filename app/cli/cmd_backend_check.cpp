@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "app/cli/registry.h"
+#include "engine/backends/select.h"
 #include "engine/runtime/backend_check.h"
 
 namespace ms::cli {
@@ -24,10 +25,10 @@ struct Args {
 };
 
 int backend_check_command(const Args& a) {
-  auto dev = runtime::create_backend(a.device, a.threads);
+  auto dev = backends::create_backend(a.device, a.threads);
   if (!dev) return fail("backend-check: " + dev.status().message());
   if (!dev->note.empty()) return fail("backend-check: " + dev->note + "; nothing to check");
-  auto ref = runtime::create_cpu_backend(a.threads);
+  auto ref = backends::create_cpu_backend(a.threads);
   std::regex filter;
   try {
     filter = std::regex(a.filter.empty() ? std::string(".*") : a.filter);

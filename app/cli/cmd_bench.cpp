@@ -11,6 +11,9 @@
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/infer.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
 
@@ -49,7 +52,7 @@ double median_ms(const std::function<bool()>& fn, int iters) {
 
 int bench_dispatch(const RunArgs& a) {
   constexpr int kOps = 1000;
-  auto backend = runtime::create_cpu_backend(a.threads > 0 ? a.threads : 1);
+  auto backend = backends::create_cpu_backend(a.threads > 0 ? a.threads : 1);
   ir::Graph g = tiny_chain(kOps);
   runtime::TensorMap inputs{{"x", Tensor::from_vector<float>(std::vector<float>(16, 0.5f), {16})}};
   runtime::EagerExecutor eager(g, *backend);
@@ -61,7 +64,7 @@ int bench_dispatch(const RunArgs& a) {
   };
   const double eager_ms = median_ms(run_eager, std::max(5, a.iters));
   if (eager_ms < 0) return fail("dispatch chain (pynative): " + err.message());
-  auto compiled = runtime::GraphExecutor::compile(g, *backend, {{"x", ir::ValueType{DType::F32, std::vector<int64_t>{16}, {""}}}});
+  auto compiled = compiler::compile_executor(g, *backend, {{"x", ir::ValueType{DType::F32, std::vector<int64_t>{16}, {""}}}});
   if (!compiled) return fail("dispatch chain (graph): " + compiled.status().message());
   auto run_graph = [&] {
     auto r = (*compiled)->run(inputs);
@@ -88,7 +91,7 @@ double measure_peak_gflops(runtime::Backend& backend, int iters) {
   mm.outputs = {"c"};
   g.add_node(mm);
   g.outputs = {"c"};
-  auto c = runtime::GraphExecutor::compile(g, backend, {{"a", t}, {"b", t}});
+  auto c = compiler::compile_executor(g, backend, {{"a", t}, {"b", t}});
   if (!c) return -1;
   runtime::TensorMap in{{"a", Tensor::zeros(DType::F32, {n, n})}, {"b", Tensor::zeros(DType::F32, {n, n})}};
   (void)(*c)->run(in);
@@ -103,7 +106,7 @@ struct ModeFigures {
   size_t peak_bytes = 0;
 };
 
-Status time_modes(runtime::EagerExecutor& eager, runtime::GraphExecutor& graph, const runtime::TensorMap& inputs,
+Status time_modes(runtime::EagerExecutor& eager, compiler::CompiledExecutor& graph, const runtime::TensorMap& inputs,
                   int iters, int warmup, ModeFigures& pyn, ModeFigures& gra) {
   std::vector<double> te, tg;
   for (int i = 0; i < warmup + iters; ++i) {
@@ -150,7 +153,7 @@ int bench_model(const RunArgs& a) {
   ir::Graph typed = prep->graph;
   for (const auto& [name, t] : prep->inputs)
     if (ir::Value* v = typed.value(name)) v->type = ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())};
-  Status st = runtime::infer_graph_types(typed, prep->backend.get());
+  Status st = compiler::infer_graph_types(typed, prep->backend.get());
   if (!st.is_ok()) return fail(a.model + ": " + st.message());
   double flops = 0;
   for (const auto& n : typed.nodes()) {
@@ -163,9 +166,9 @@ int bench_model(const RunArgs& a) {
   runtime::EagerExecutor eager(prep->graph, *prep->backend);
   std::map<std::string, ir::ValueType> sig;
   for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-  auto compiled = runtime::GraphExecutor::compile(prep->graph, *prep->backend, sig, *opts);
+  auto compiled = compiler::compile_executor(prep->graph, *prep->backend, sig, *opts);
   if (!compiled) return fail(a.model + ": graph: " + compiled.status().message());
-  runtime::GraphExecutor& gx = **compiled;
+  compiler::CompiledExecutor& gx = **compiled;
   ModeFigures pyn_f, gra_f;
   st = time_modes(eager, gx, prep->inputs, iters, warmup, pyn_f, gra_f);
   if (!st.is_ok()) return fail(a.model + ": " + st.message());
@@ -221,7 +224,7 @@ int bench_model(const RunArgs& a) {
 int bench_command(const std::string& what, const RunArgs& a) {
   if (what == "dispatch") return bench_dispatch(a);
   if (what == "peak") {
-    auto be = runtime::create_cpu_backend(a.threads);
+    auto be = backends::create_cpu_backend(a.threads);
     const double p = measure_peak_gflops(*be, std::max(3, a.iters));
     if (p < 0) return fail("peak: matmul failed");
     std::printf("fp32 peak estimate (2048x2048x2048 matmul, %d threads): %.1f GFLOP/s\n", be->threads(), p);

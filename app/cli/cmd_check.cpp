@@ -4,6 +4,8 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/session.h"
+#include "engine/backends/select.h"
+#include "engine/compiler/infer.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
 
@@ -14,8 +16,8 @@ int check_command(const std::string& model) {
   if (!g) return fail(g.status().message());
   Status v = ir::verify(*g);
   if (!v.is_ok()) return fail(model + ": " + v.message());
-  auto cpu = runtime::create_cpu_backend(1);
-  Status inf = runtime::infer_graph_types(*g, cpu.get());
+  auto cpu = backends::create_cpu_backend(1);
+  Status inf = compiler::infer_graph_types(*g, cpu.get());
   if (!inf.is_ok()) return fail(model + ": " + inf.message());
 
   std::printf("%s: ok\n", model.c_str());

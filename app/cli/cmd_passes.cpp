@@ -11,19 +11,20 @@
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
 #include "app/cli/session.h"
+#include "engine/compiler/compile.h"
 
 namespace ms::cli {
 namespace {
 
 int list_pipelines() {
-  for (auto level : {runtime::JitLevel::O0, runtime::JitLevel::O1, runtime::JitLevel::O2}) {
+  for (auto level : {compiler::JitLevel::O0, compiler::JitLevel::O1, compiler::JitLevel::O2}) {
     std::printf("%s:\n", compiler::jit_level_name(level));
     for (const auto& e : compiler::describe_pipeline(level))
       std::printf("  %-18s %-30s %s\n", e.argument.c_str(), e.name.c_str(), e.description.c_str());
   }
   // Mixed precision (train --amp): the amp-cast pass runs first at any JIT level.
   std::printf("with an AMP level (O1, O2, O3), first:\n");
-  const auto amp = compiler::describe_pipeline(runtime::JitLevel::O0, runtime::AmpLevel::O2).front();
+  const auto amp = compiler::describe_pipeline(compiler::JitLevel::O0, compiler::AmpLevel::O2).front();
   std::printf("  %-18s %-30s %s\n", amp.argument.c_str(), amp.name.c_str(), amp.description.c_str());
   return 0;
 }
@@ -77,7 +78,7 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
   if (!prep) return fail(prep.status().message());
   std::map<std::string, ir::ValueType> sig;
   for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-  auto ex = runtime::GraphExecutor::compile(prep->graph, *prep->backend, sig, *opts);
+  auto ex = compiler::compile_executor(prep->graph, *prep->backend, sig, *opts);
   if (!ex) return fail(a.model + ": " + ex.status().message());
   const auto& r = (*ex)->compile_result();
   const auto& plan = (*ex)->memory_plan();

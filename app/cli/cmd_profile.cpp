@@ -11,21 +11,22 @@
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
 #include "app/cli/session.h"
+#include "engine/compiler/options.h"
 #include "profiler/analysis/report.h"
 #include "profiler/io/chrome_trace.h"
 #include "profiler/record/profile_run.h"
 
 namespace ms::cli {
 
-runtime::CompileOptions profile_compile_options(const RunArgs& a) {
-  runtime::CompileOptions o;
-  o.jit_level = a.jit_level == "O0" ? runtime::JitLevel::O0 : a.jit_level == "O2" ? runtime::JitLevel::O2 : runtime::JitLevel::O1;
+compiler::CompileOptions profile_compile_options(const RunArgs& a) {
+  compiler::CompileOptions o;
+  o.jit_level = a.jit_level == "O0" ? compiler::JitLevel::O0 : a.jit_level == "O2" ? compiler::JitLevel::O2 : compiler::JitLevel::O1;
   o.disabled_passes = a.disabled_passes;
   return o;
 }
 
 Expected<std::string> profiled_comparison_text(Prepared& prep, const RunArgs& a) {
-  const runtime::CompileOptions copts = profile_compile_options(a);
+  const compiler::CompileOptions copts = profile_compile_options(a);
   prof::TracePtr traces[2];
   for (int i = 0; i < 2; ++i) {
     prof::ProfileOptions po;
@@ -54,7 +55,7 @@ int profile_command(const ProfileState& st) {
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
-  const runtime::CompileOptions copts = profile_compile_options(a);
+  const compiler::CompileOptions copts = profile_compile_options(a);
   std::error_code ec;
   std::filesystem::create_directories(st.out, ec);
   if (ec) return fail(st.out + ": cannot create folder: " + ec.message());

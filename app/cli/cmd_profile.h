@@ -4,13 +4,14 @@
 #include <string>
 
 #include "app/cli/prepare.h"
+#include "engine/compiler/options.h"
 #include "engine/core/status.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::cli {
 
 // --jit-level / --disable as CompileOptions (the options' values are checked by CLI11).
-runtime::CompileOptions profile_compile_options(const RunArgs& a);
+compiler::CompileOptions profile_compile_options(const RunArgs& a);
 
 // Runs both modes with the recorder and returns the aligned per-op table followed by the mode
 // advisor's verdict, as text.

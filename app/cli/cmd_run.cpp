@@ -8,6 +8,7 @@
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session.h"
+#include "engine/backends/select.h"
 #include "engine/frontend/npy.h"
 #include "engine/runtime/backend.h"
 
@@ -56,7 +57,7 @@ Expected<Prepared> prepare(const RunArgs& a) {
   auto inputs = make_inputs(p.graph, *files, dims, a.seed);
   if (!inputs) return std::move(inputs).take_status();
   p.inputs = std::move(*inputs);
-  auto be = runtime::create_backend(a.device, a.threads);
+  auto be = backends::create_backend(a.device, a.threads);
   if (!be) return std::move(be).take_status();
   p.backend = std::move(be->backend);
   p.note = be->note;

@@ -134,8 +134,8 @@ Expected<nn::Mode> parse_mode(const std::string& m) {
 }
 
 Status prepare_args(TrainArgs& a) {
-  MS_ASSIGN_OR_RETURN(a.run.amp, runtime::parse_amp_level(a.amp));
-  a.amp = runtime::amp_level_name(a.run.amp);
+  MS_ASSIGN_OR_RETURN(a.run.amp, compiler::parse_amp_level(a.amp));
+  a.amp = compiler::amp_level_name(a.run.amp);
   MS_ASSIGN_OR_RETURN(a.run.loss_scale, nn::train::parse_loss_scale(a.loss_scale));
   MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
   MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));

@@ -10,11 +10,11 @@
 
 namespace ms::cli {
 
-inline Expected<runtime::CompileOptions> compile_options(const std::string& jit_level,
+inline Expected<compiler::CompileOptions> compile_options(const std::string& jit_level,
                                                          const std::vector<std::string>& disabled) {
   auto level = compiler::parse_jit_level(jit_level);
   if (!level) return std::move(level).take_status();
-  runtime::CompileOptions o;
+  compiler::CompileOptions o;
   o.jit_level = *level;
   o.disabled_passes = disabled;
   return o;

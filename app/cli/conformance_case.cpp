@@ -1,3 +1,5 @@
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/compiler/pipeline.h"
 #include "app/cli/conformance_case.h"
 
@@ -194,11 +196,11 @@ CaseResult run_data_set(const ir::Graph& graph, runtime::Backend& backend, const
 
   Expected<std::vector<Tensor>> got = std::vector<Tensor>{};
   if (opt.mode == "graph") {
-    runtime::CompileOptions copts;
+    compiler::CompileOptions copts;
     if (auto level = compiler::parse_jit_level(opt.jit_level)) copts.jit_level = *level;
     copts.disabled_passes = opt.disabled_passes;
     copts.verify_passes = true;  // a pass that breaks the graph fails the case by name
-    auto exe = runtime::GraphExecutor::compile(graph, backend, signature, copts);
+    auto exe = compiler::compile_executor(graph, backend, signature, copts);
     if (!exe) return from_status(exe.status(), &graph, where + "compile: ");
     got = (*exe)->run(inputs);
   } else {
@@ -235,7 +237,7 @@ CaseResult run_conformance_case(const std::string& case_dir, const CaseOptions& 
   if (!graph) return from_status(graph.status(), nullptr, "load: ");
   const auto sets = data_sets(dir);
   if (sets.empty()) return {CaseStatus::Failed, "no test_data_set_* folder", ""};
-  auto choice = runtime::create_backend(options.device, options.threads);
+  auto choice = backends::create_backend(options.device, options.threads);
   if (!choice) return from_status(choice.status(), nullptr, "backend: ");
   // Asked for CUDA and got the CPU: results would not be about the device.
   if (!choice->note.empty()) return {CaseStatus::Skipped, choice->note, ""};

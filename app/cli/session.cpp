@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "engine/compiler/compile.h"
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/zoo/zoo.h"
@@ -84,13 +85,13 @@ Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inpu
   r.output_names = g.outputs;
   r.nodes = g.nodes().size();
   std::unique_ptr<runtime::EagerExecutor> eager;
-  std::unique_ptr<runtime::GraphExecutor> graph;
+  std::unique_ptr<compiler::CompiledExecutor> graph;
   if (config.mode == runtime::ExecMode::PyNative) {
     eager = std::make_unique<runtime::EagerExecutor>(g, backend);
   } else {
     std::map<std::string, ir::ValueType> sig;
     for (const auto& [name, t] : inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    auto c = runtime::GraphExecutor::compile(g, backend, sig, config.compile);
+    auto c = compiler::compile_executor(g, backend, sig, config.compile);
     if (!c) return std::move(c).take_status();
     graph = std::move(*c);
     r.compile_ms = graph->compile_ms();

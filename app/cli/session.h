@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/options.h"
 #include "engine/ir/graph.h"
 #include "engine/runtime/executor.h"
 
@@ -15,7 +16,7 @@ struct RunConfig {
   runtime::ExecMode mode = runtime::ExecMode::PyNative;
   int iters = 10;
   int warmup = 2;
-  runtime::CompileOptions compile;  // Graph mode: jit level, disabled passes
+  compiler::CompileOptions compile;  // Graph mode: jit level, disabled passes
 };
 
 struct LatencySummary {

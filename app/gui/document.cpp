@@ -1,5 +1,8 @@
 #include "app/gui/document.h"
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/infer.h"
 #include "profiler/record/recorder.h"
 
 #include <QFileInfo>
@@ -116,8 +119,8 @@ Expected<OpenedModel> open_model(const QString& source, views::JobContext& ctx) 
   ctx.progress(0.35, QObject::tr("Inferring shapes"));
   auto typed = std::make_shared<ir::Graph>(g.deep_copy());
   {
-    auto fold = runtime::create_cpu_backend(1);
-    Status st = runtime::infer_graph_types(*typed, fold.get());
+    auto fold = backends::create_cpu_backend(1);
+    Status st = compiler::infer_graph_types(*typed, fold.get());
     if (!st) {
       out.warning = QObject::tr("Shapes could not be inferred everywhere (%1); edges show declared types.")
                         .arg(QString::fromStdString(st.message()));
@@ -157,7 +160,7 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
   }
   auto inputs = cli::make_inputs(g, {}, dims, 0);
   if (!inputs) return std::move(inputs).take_status();
-  auto be = runtime::create_backend(req.device, req.threads);
+  auto be = backends::create_backend(req.device, req.threads);
   if (!be) return std::move(be).take_status();
   out.backend = be->backend->description();
   out.note = be->note;
@@ -167,16 +170,16 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
   // before the executors: buffers they still hold report their free to it when they go.
   prof::Recorder recorder;
   std::unique_ptr<runtime::EagerExecutor> eager;
-  std::unique_ptr<runtime::GraphExecutor> graph;
+  std::unique_ptr<compiler::CompiledExecutor> graph;
   ir::Graph typed;  // PyNative: types inferred from the inputs, so the trace names shapes and cost
   if (req.mode == "graph") {
     ctx.progress(0.02, QObject::tr("Compiling"));
     std::map<std::string, ir::ValueType> sig;
     for (const auto& [name, t] : *inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    runtime::CompileOptions co;
+    compiler::CompileOptions co;
     co.disabled_passes = req.disabled_passes;
-    co.jit_level = req.jit_level == "O0" ? runtime::JitLevel::O0 : req.jit_level == "O2" ? runtime::JitLevel::O2 : runtime::JitLevel::O1;
-    auto c = runtime::GraphExecutor::compile(g, backend, sig, co);
+    co.jit_level = req.jit_level == "O0" ? compiler::JitLevel::O0 : req.jit_level == "O2" ? compiler::JitLevel::O2 : compiler::JitLevel::O1;
+    auto c = compiler::compile_executor(g, backend, sig, co);
     if (!c) return std::move(c).take_status();
     graph = std::move(*c);
     out.compile_ms = graph->compile_ms();
@@ -212,7 +215,7 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
     for (const auto& name : typed.inputs)
       if (ir::Value* v = typed.value(name); v && inputs->count(name))
         v->type = ir::ValueType{inputs->at(name).dtype(), inputs->at(name).shape(), {}};
-    if (!runtime::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
+    if (!compiler::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
   }
 
   const int total = std::max(0, req.warmup) + std::max(1, req.iterations);

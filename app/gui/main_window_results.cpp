@@ -12,6 +12,7 @@
 
 #include "app/gui/main_window.h"
 #include "engine/compiler/diff.h"
+#include "views/common/axis.h"
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
 #include "views/compare/compare_view.h"

@@ -9,6 +9,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "engine/compiler/options.h"
 #include "views/train/loss_curve.h"
 
 namespace ms::app {
@@ -73,7 +74,7 @@ nn::train::RunOptions TrainPanel::options() const {
   o.lr = lr_->value();
   o.steps = steps_->value();
   o.data = data_->currentData().toString().toStdString();
-  o.jit_level = static_cast<runtime::JitLevel>(jit_->currentData().toInt());
+  o.jit_level = static_cast<compiler::JitLevel>(jit_->currentData().toInt());
   return o;
 }
 

@@ -1,11 +1,11 @@
-// The pipelines per JitLevel and the compile driver the GraphExecutor calls:
+// The pass pipelines per JitLevel and their driver (compile.h runs it as its first stage):
 //   O0  only what execution needs: type inference (then memory planning)
 //   O1  + graph-level optimizations: simplification, constant folding, CSE, BatchNorm folding,
 //       operator fusion, DCE
 //   O2  + layout work (conv activations in oneDNN's blocked layout) and scheduling (branch
 //       scheduler) (and, on CUDA, whole-graph replay later)
-// Memory planning and scheduling run on the final graph in the GraphExecutor (they need the kernel
-// plan); they are listed here as the pipeline's closing stages.
+// Memory planning and scheduling run on the final graph in compile.h's later stages (they need the
+// kernel plan); they are listed here as the pipeline's closing stages.
 #pragma once
 
 #include <string>
@@ -13,13 +13,10 @@
 
 #include "engine/compiler/diff.h"
 #include "engine/compiler/instrumentations.h"
-#include "engine/runtime/amp.h"
-#include "engine/runtime/executor.h"
+#include "engine/compiler/options.h"
+#include "engine/runtime/backend.h"
 
 namespace ms::compiler {
-
-using runtime::AmpLevel;
-using runtime::JitLevel;
 
 struct JitConfig {
   JitLevel jit_level = JitLevel::O1;
@@ -27,7 +24,7 @@ struct JitConfig {
   int stop_after = -1;                       // run passes [0, n) only; -1 all
   bool snapshots = true;                     // keep a snapshot after each pass
   bool verify = false;                       // ir::verify after each pass (tests, debug builds)
-  AmpLevel amp = AmpLevel::O0;               // O1..O3: the amp-cast pass runs first (runtime/amp.h)
+  AmpLevel amp = AmpLevel::O0;               // O1..O3: the amp-cast pass runs first (compiler/amp.h)
 };
 
 Expected<JitLevel> parse_jit_level(const std::string& s);  // "O0" | "O1" | "O2"

@@ -38,15 +38,12 @@ double step_cost(const runtime::Step& s, const ir::Graph& g) {
   return 1e4 + c.flops + c.bytes;  // a fixed dispatch cost keeps tiny ops from looking free
 }
 
-std::vector<char> single_threaded_steps(const runtime::Program& p, const ir::Graph& g) {
-  // About 2e5 FLOPs+bytes is ~10 us on one core; waking and joining a team of threads costs a few
-  // microseconds when they are spinning, far more when they sleep.
-  constexpr double kParallelWorth = 2e5;
+std::vector<char> single_threaded_steps(const runtime::Program& p, const ir::Graph& g, double min_cost) {
   std::vector<char> one(p.steps.size(), 0);
   for (size_t s = 0; s < p.steps.size(); ++s) {
     // If/Loop: their cost is their subgraphs' (which run with the threads the step gets), not the
     // few bytes of their own inputs and outputs.
-    one[s] = !p.steps[s].node->has_subgraph() && step_cost(p.steps[s], g) < kParallelWorth;
+    one[s] = !p.steps[s].node->has_subgraph() && step_cost(p.steps[s], g) < min_cost;
   }
   return one;
 }
@@ -97,11 +94,6 @@ std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g
   return thread;
 }
 
-bool BranchPlan::before(int x, int y) const {
-  if (x == y || y < 0 || x < 0) return false;
-  if (pred.empty()) return x < y;  // one thread: program order
-  return (pred[static_cast<size_t>(y)][static_cast<size_t>(x) / 64] >> (x % 64)) & 1u;
-}
 
 BranchPlan plan_branches(const runtime::Program& p, std::vector<int> thread) {
   const size_t n = p.steps.size();

@@ -156,9 +156,7 @@ const Value* Graph::value(const std::string& nm) const {
 
 Value& Graph::add_value(Value v) {
   std::string key = v.name;
-  auto [it, inserted] = values_.insert_or_assign(std::move(key), std::move(v));
-  (void)inserted;
-  return it->second;
+  return values_.insert_or_assign(std::move(key), std::move(v)).first->second;
 }
 
 void Graph::add_initializer(const std::string& nm, Tensor t) {

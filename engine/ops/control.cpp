@@ -1,5 +1,5 @@
 // Constant, Identity and the control-flow ops If and Loop. Subgraph output types come from the
-// subgraphs themselves: infer_graph_types (runtime/infer.cpp) infers branches and bodies first.
+// subgraphs themselves: infer_graph_types (compiler/infer.cpp) infers branches and bodies first.
 #include "engine/ops/families.h"
 
 namespace ms::ops {

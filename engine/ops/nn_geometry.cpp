@@ -29,13 +29,9 @@ Status read_per_axis(const ir::Node& node, const char* name, size_t n, int64_t f
   return Status::ok();
 }
 
-}  // namespace
-
-Expected<WindowGeometry> resolve_window(const ir::Node& node, WindowKind kind, const std::vector<int64_t>& in,
-                                        const std::vector<int64_t>& kernel_from_input) {
-  WindowGeometry g;
-  const size_t n = in.size();
-  if (n == 0) return bad("expects at least one spatial axis (input rank >= 3)");
+// kernel_shape, from the attribute or the weights' spatial dims.
+Status read_kernel(const ir::Node& node, WindowKind kind, size_t n, const std::vector<int64_t>& kernel_from_input,
+                   WindowGeometry& g) {
   if (node.has_attr("kernel_shape")) {
     g.kernel = node.attr_ints("kernel_shape");
     if (g.kernel.size() != n)
@@ -54,6 +50,11 @@ Expected<WindowGeometry> resolve_window(const ir::Node& node, WindowKind kind, c
   for (int64_t k : g.kernel)
     if (k <= 0 && !(k == -1 && !node.has_attr("kernel_shape")))
       return bad("kernel_shape " + list(g.kernel) + " must be positive");
+  return Status::ok();
+}
+
+// strides, dilations, pads and auto_pad (explicit pads are cleared when auto_pad is set).
+Status read_strides_and_pads(const ir::Node& node, size_t n, WindowGeometry& g, std::string& auto_pad) {
   MS_RETURN_IF_ERROR(read_per_axis(node, "strides", n, 1, 1, g.strides));
   MS_RETURN_IF_ERROR(read_per_axis(node, "dilations", n, 1, 1, g.dilations));
   std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
@@ -64,62 +65,64 @@ Expected<WindowGeometry> resolve_window(const ir::Node& node, WindowKind kind, c
   g.pads_begin.assign(pads.begin(), pads.begin() + static_cast<long>(n));
   g.pads_end.assign(pads.begin() + static_cast<long>(n), pads.end());
   g.output_padding.assign(n, 0);
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
     return bad("auto_pad '" + auto_pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (auto_pad != "NOTSET") {
     std::fill(g.pads_begin.begin(), g.pads_begin.end(), 0);
     std::fill(g.pads_end.begin(), g.pads_end.end(), 0);
   }
-  const bool ceil_mode = kind == WindowKind::Pool && node.attr_int("ceil_mode", 0) != 0;
-  g.out.assign(n, -1);
+  return Status::ok();
+}
 
-  if (kind == WindowKind::ConvTranspose) {
-    MS_RETURN_IF_ERROR(read_per_axis(node, "output_padding", n, 0, 0, g.output_padding));
-    for (size_t i = 0; i < n; ++i)
-      if (g.output_padding[i] >= std::max(g.strides[i], g.dilations[i]))
-        return bad("output_padding " + list(g.output_padding) + " must be smaller than the stride or dilation");
-    std::vector<int64_t> out_shape = node.attr_ints("output_shape");
-    if (!out_shape.empty()) {
-      if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // full N,C,... form
-      if (out_shape.size() != n)
-        return bad("output_shape " + list(node.attr_ints("output_shape")) +
-                   " does not have one value per spatial axis");
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (in[i] < 0 || g.kernel[i] < 0) continue;
-      const int64_t full = g.strides[i] * (in[i] - 1) + g.output_padding[i] + g.effective_kernel(i);
-      int64_t target = -1;
-      if (!out_shape.empty())
-        target = out_shape[i];
-      else if (same)
-        target = in[i] * g.strides[i];
-      if (target >= 0) {
-        const int64_t total = full - target;
-        if (total < 0) {
-          // A larger requested output is reached by padding at the end (the extra cells see no input).
-          g.pads_begin[i] = 0;
-          g.pads_end[i] = total;
-        } else if (auto_pad == "SAME_UPPER") {
-          g.pads_begin[i] = total / 2;
-          g.pads_end[i] = total - total / 2;
-        } else {
-          g.pads_begin[i] = total - total / 2;
-          g.pads_end[i] = total / 2;
-        }
-        g.out[i] = target;
-      } else {
-        g.out[i] = full - g.pads_begin[i] - g.pads_end[i];
-      }
-      if (g.out[i] <= 0)
-        return bad("output spatial dim " + std::to_string(i) + " would be " + std::to_string(g.out[i]) + " (input " +
-                   std::to_string(in[i]) + ", kernel " + std::to_string(g.kernel[i]) + ")");
-    }
-    return g;
+// ConvTranspose: output_padding, and the output from output_shape, SAME padding or the full size.
+Status transpose_output(const ir::Node& node, const std::vector<int64_t>& in, const std::string& auto_pad,
+                        WindowGeometry& g) {
+  const size_t n = in.size();
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  MS_RETURN_IF_ERROR(read_per_axis(node, "output_padding", n, 0, 0, g.output_padding));
+  for (size_t i = 0; i < n; ++i)
+    if (g.output_padding[i] >= std::max(g.strides[i], g.dilations[i]))
+      return bad("output_padding " + list(g.output_padding) + " must be smaller than the stride or dilation");
+  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  if (!out_shape.empty()) {
+    if (out_shape.size() == n + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);  // full N,C,... form
+    if (out_shape.size() != n)
+      return bad("output_shape " + list(node.attr_ints("output_shape")) + " does not have one value per spatial axis");
   }
-
   for (size_t i = 0; i < n; ++i) {
+    if (in[i] < 0 || g.kernel[i] < 0) continue;
+    const int64_t full = g.strides[i] * (in[i] - 1) + g.output_padding[i] + g.effective_kernel(i);
+    const int64_t target = !out_shape.empty() ? out_shape[i] : same ? in[i] * g.strides[i] : -1;
+    if (target >= 0) {
+      const int64_t total = full - target;
+      if (total < 0) {
+        // A larger requested output is reached by padding at the end (the extra cells see no input).
+        g.pads_begin[i] = 0;
+        g.pads_end[i] = total;
+      } else if (auto_pad == "SAME_UPPER") {
+        g.pads_begin[i] = total / 2;
+        g.pads_end[i] = total - total / 2;
+      } else {
+        g.pads_begin[i] = total - total / 2;
+        g.pads_end[i] = total / 2;
+      }
+      g.out[i] = target;
+    } else {
+      g.out[i] = full - g.pads_begin[i] - g.pads_end[i];
+    }
+    if (g.out[i] <= 0)
+      return bad("output spatial dim " + std::to_string(i) + " would be " + std::to_string(g.out[i]) + " (input " +
+                 std::to_string(in[i]) + ", kernel " + std::to_string(g.kernel[i]) + ")");
+  }
+  return Status::ok();
+}
+
+// Conv and pools: the output from the padded input (SAME pads computed here; pools honour ceil_mode).
+Status forward_output(const std::vector<int64_t>& in, const std::string& auto_pad, bool ceil_mode,
+                      WindowGeometry& g) {
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] < 0 || g.kernel[i] < 0) continue;
     const int64_t dk = g.effective_kernel(i);
     if (same) {
@@ -135,6 +138,25 @@ Expected<WindowGeometry> resolve_window(const ir::Node& node, WindowKind kind, c
       return bad("output spatial dim " + std::to_string(i) + " would be " + std::to_string(g.out[i]) + " (input " +
                  std::to_string(in[i]) + " padded by " + std::to_string(g.pads_begin[i]) + "+" +
                  std::to_string(g.pads_end[i]) + ", dilated kernel " + std::to_string(dk) + ")");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<WindowGeometry> resolve_window(const ir::Node& node, WindowKind kind, const std::vector<int64_t>& in,
+                                        const std::vector<int64_t>& kernel_from_input) {
+  WindowGeometry g;
+  const size_t n = in.size();
+  if (n == 0) return bad("expects at least one spatial axis (input rank >= 3)");
+  MS_RETURN_IF_ERROR(read_kernel(node, kind, n, kernel_from_input, g));
+  std::string auto_pad;
+  MS_RETURN_IF_ERROR(read_strides_and_pads(node, n, g, auto_pad));
+  g.out.assign(n, -1);
+  if (kind == WindowKind::ConvTranspose) {
+    MS_RETURN_IF_ERROR(transpose_output(node, in, auto_pad, g));
+  } else {
+    MS_RETURN_IF_ERROR(forward_output(in, auto_pad, kind == WindowKind::Pool && node.attr_int("ceil_mode", 0) != 0, g));
   }
   return g;
 }

@@ -35,6 +35,8 @@ class Backend {
   virtual Allocator& arena_allocator() = 0;
 
   virtual KernelFn find_kernel(const ir::Node& node) const = 0;
+  // True for a kernel that runs the op on the host with copies (a device's CPU fallback).
+  virtual bool is_fallback(KernelFn) const { return false; }
   bool supports(const ir::Node& node) const { return find_kernel(node) != nullptr; }
 
   virtual void set_threads(int n) = 0;
@@ -53,17 +55,5 @@ class Backend {
 // Replaces every tensor of `ts` that lives on the backend's device by a host copy. Executors return
 // host tensors, so callers never read device memory.
 Status to_host(Backend& backend, std::vector<Tensor>& ts);
-
-// Backends by name. "cuda" falls back to "cpu" with `note` explaining why when no device exists.
-struct BackendChoice {
-  std::unique_ptr<Backend> backend;
-  std::string note;  // non-empty when the request could not be met as asked
-};
-Expected<BackendChoice> create_backend(const std::string& name, int threads);
-std::unique_ptr<Backend> create_cpu_backend(int threads);
-#ifdef MODESCOPE_HAVE_CUDA
-// The CUDA backend (engine/backends/cuda); fails with one line when no usable device exists.
-Expected<std::unique_ptr<Backend>> create_cuda_backend(int threads);
-#endif
 
 }  // namespace ms::runtime

@@ -137,13 +137,9 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-std::vector<OpCase> backend_check_cases(uint64_t seed) {
-  Rng r(seed);
-  std::vector<OpCase> cs;
+// Elementwise, with and without broadcasting.
+void elementwise_cases(Rng& r, std::vector<OpCase>& cs) {
   using A = ir::Attribute;
-  // Elementwise, with and without broadcasting.
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
     const bool pow = std::string(op) == "Pow";
     cs.push_back(make(std::string(op) + "/same", op, {r.uniform({4, 33, 7}, pow ? 0.1f : -1.f, 1.f), r.uniform({4, 33, 7}, 0.5f, 2.f)}));
@@ -163,7 +159,11 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
     Tensor hi = Tensor::from_vector<float>({0.25f}, {});
     cs.push_back(make("Clip/min_max", "Clip", {r.uniform({6, 40}), lo, hi}, {}, {false, true, true}));
   }
-  // Softmax family, reductions, norms.
+}
+
+// Softmax family, reductions, norms.
+void reduction_and_norm_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
   cs.push_back(make("Softmax/last", "Softmax", {r.uniform({8, 1000}, -5.f, 5.f)}));
   cs.push_back(make("Softmax/middle", "Softmax", {r.uniform({2, 17, 9}, -5.f, 5.f)}, {{"axis", A(int64_t{1})}}));
   cs.push_back(make("LogSoftmax/last", "LogSoftmax", {r.uniform({8, 10}, -5.f, 5.f)}));
@@ -179,7 +179,11 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
   cs.push_back(make("BatchNormalization/inference", "BatchNormalization",
                     {r.uniform({2, 16, 9, 9}), r.uniform({16}), r.uniform({16}), r.uniform({16}), r.uniform({16}, 0.5f, 2.f)},
                     {}, {false, true, true, true, true}));
-  // Linear algebra.
+}
+
+// Linear algebra.
+void linear_algebra_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
   cs.push_back(make("MatMul/2d", "MatMul", {r.uniform({33, 65}), r.uniform({65, 17})}));
   cs.push_back(make("MatMul/batched", "MatMul", {r.uniform({3, 4, 8, 16}), r.uniform({3, 4, 16, 8})}));
   cs.push_back(make("MatMul/nd_x_2d", "MatMul", {r.uniform({2, 7, 64}), r.uniform({64, 32})}, {}, {false, true}));
@@ -189,7 +193,11 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
                     {{"transA", A(int64_t{1})}, {"alpha", A(0.5f)}, {"beta", A(2.f)}}, {false, true, true}));
   for (auto& c : cs)
     if (c.op_type == "MatMul" || c.op_type == "Gemm") c.atol = 1e-4;
-  // Convolution and pooling.
+}
+
+// Convolution and pooling.
+void conv_and_pool_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
   cs.push_back(make("Conv/3x3_pad1", "Conv", {r.uniform({1, 8, 14, 14}), r.uniform({16, 8, 3, 3}), r.uniform({16})},
                     {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}, {false, true, true}));
   cs.push_back(make("Conv/7x7_s2", "Conv", {r.uniform({2, 3, 32, 32}), r.uniform({8, 3, 7, 7})},
@@ -223,7 +231,11 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
                      {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));
   cs.push_back(make("AveragePool/2x2", "AveragePool", {r.uniform({2, 4, 8, 8})},
                     {{"kernel_shape", A(std::vector<int64_t>{2, 2})}, {"strides", A(std::vector<int64_t>{2, 2})}}));
-  // The compiler's fused ops.
+}
+
+// The compiler's fused ops.
+void fused_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
   {
     OpCase c = make("FusedConv/bias_relu_residual", "FusedConv",
                     {r.uniform({1, 8, 9, 9}), r.uniform({8, 8, 3, 3}), r.uniform({8}), r.uniform({1, 8, 9, 9})},
@@ -239,7 +251,11 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
     g.atol = 1e-4;
     cs.push_back(std::move(g));
   }
-  // Data movement.
+}
+
+// Data movement.
+void data_movement_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
   cs.push_back(make("Transpose/0231", "Transpose", {r.uniform({2, 3, 4, 5})}, {{"perm", A(std::vector<int64_t>{0, 2, 3, 1})}}));
   cs.push_back(make("Concat/axis1", "Concat", {r.uniform({2, 3, 4}), r.uniform({2, 5, 4}), r.uniform({2, 1, 4})},
                     {{"axis", A(int64_t{1})}}));
@@ -252,6 +268,19 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
   cs.push_back(make("Where/fallback", "Where",
                     {Tensor::from_vector<bool>({true, false, true, false, true, true}, {2, 3}), r.uniform({2, 3}),
                      r.uniform({2, 3})}));
+}
+
+}  // namespace
+
+std::vector<OpCase> backend_check_cases(uint64_t seed) {
+  Rng r(seed);
+  std::vector<OpCase> cs;
+  elementwise_cases(r, cs);
+  reduction_and_norm_cases(r, cs);
+  linear_algebra_cases(r, cs);
+  conv_and_pool_cases(r, cs);
+  fused_cases(r, cs);
+  data_movement_cases(r, cs);
   return cs;
 }
 

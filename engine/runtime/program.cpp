@@ -63,10 +63,14 @@ void link_subgraph_parents(ir::Graph& g) {
     }
 }
 
-Expected<Program> build_program(const ir::Graph& g) {
-  Program p;
-  p.graph = &g;
-  auto slot = [&](const std::string& name) {
+namespace {
+
+// Numbers values into slots while a program is built; `bound` marks the slots a step may read
+// without a producer (graph inputs, initializers, names of enclosing scopes).
+struct SlotTable {
+  Program& p;
+  std::vector<char> bound;
+  int slot(const std::string& name) {
     auto it = p.slot_of.find(name);
     if (it != p.slot_of.end()) return it->second;
     const int id = static_cast<int>(p.slot_names.size());
@@ -74,22 +78,89 @@ Expected<Program> build_program(const ir::Graph& g) {
     p.slot_of.emplace(name, id);
     p.producer_step.push_back(-1);
     p.last_use.push_back(-1);
+    bound.push_back(0);
     return id;
-  };
-  for (const auto& in : g.inputs) p.input_slots.push_back(slot(in));
+  }
+  int bind(const std::string& name) {
+    const int id = slot(name);
+    bound[static_cast<size_t>(id)] = 1;
+    return id;
+  }
+};
+
+Status bind_step_inputs(SlotTable& t, const ir::Node& n, Step& s, int step_index) {
+  Program& p = t.p;
+  for (const auto& in : n.inputs) {
+    if (in.empty()) {
+      s.inputs.push_back(-1);
+      continue;
+    }
+    auto it = p.slot_of.find(in);
+    if (it == p.slot_of.end() ||
+        (p.producer_step[static_cast<size_t>(it->second)] < 0 && !t.bound[static_cast<size_t>(it->second)]))
+      return invalid_model(n.label() + ": input '" + in + "' is not defined before use").with_node(n.id.value);
+    s.inputs.push_back(it->second);
+    p.last_use[static_cast<size_t>(it->second)] = step_index;
+  }
+  for (const auto& name : implicit_inputs(n)) {
+    auto it = p.slot_of.find(name);
+    if (it == p.slot_of.end()) continue;  // defined inside an enclosing-enclosing scope chain only
+    s.implicit.push_back(it->second);
+    p.last_use[static_cast<size_t>(it->second)] = step_index;
+  }
+  return Status::ok();
+}
+
+Status bind_step_outputs(SlotTable& t, const ir::Node& n, Step& s, int step_index) {
+  Program& p = t.p;
+  for (const auto& out : n.outputs) {
+    if (out.empty()) {
+      s.outputs.push_back(-1);
+      continue;
+    }
+    auto it = p.slot_of.find(out);
+    if (it != p.slot_of.end() && p.producer_step[static_cast<size_t>(it->second)] >= 0)
+      return invalid_model(n.label() + ": output '" + out + "' is defined twice").with_node(n.id.value);
+    const int o = t.slot(out);
+    p.producer_step[static_cast<size_t>(o)] = step_index;
+    s.outputs.push_back(o);
+  }
+  return Status::ok();
+}
+
+// Release lists: a value dies after its last reader, or right after its producer when unread.
+// Inputs, constants and outer values belong to the caller and are never released here.
+void fill_release_lists(Program& p) {
+  for (size_t v = 0; v < p.slot_names.size(); ++v) {
+    const int prod = p.producer_step[v];
+    if (prod < 0) continue;
+    const int last = p.last_use[v];
+    if (last >= static_cast<int>(p.steps.size())) continue;
+    p.steps[static_cast<size_t>(std::max(last, prod))].release.push_back(static_cast<int>(v));
+  }
+}
+
+}  // namespace
+
+Expected<Program> build_program(const ir::Graph& g) {
+  Program p;
+  p.graph = &g;
+  SlotTable t{p, {}};
+  for (const auto& in : g.inputs) p.input_slots.push_back(t.bind(in));
   for (const auto& name : g.initializer_names()) {
     // An initializer that is also a graph input (old ONNX style) is an input with a default.
     if (p.slot_of.count(name)) continue;
-    p.constant_slots.push_back(slot(name));
+    p.constant_slots.push_back(t.bind(name));
   }
   std::set<std::string> outer;
   collect_free_names(g, outer);
   for (const auto& name : outer) {
     if (!g.parent() || !g.parent()->resolve(name))
       return invalid_model("graph '" + g.name + "': value '" + name + "' is used but never defined");
-    p.outer_slots.push_back(slot(name));
+    p.outer_slots.push_back(t.bind(name));
   }
   const auto& reg = ops::Registry::instance();
+  p.steps.reserve(g.nodes().size());
   for (const auto& n : g.nodes()) {
     Step s;
     s.node = &n;
@@ -99,40 +170,8 @@ Expected<Program> build_program(const ir::Graph& g) {
     s.opset = g.opset(n.domain);
     s.view_op = is_view_op(n.op_type);
     const int step_index = static_cast<int>(p.steps.size());
-    for (const auto& in : n.inputs) {
-      if (in.empty()) {
-        s.inputs.push_back(-1);
-        continue;
-      }
-      auto it = p.slot_of.find(in);
-      if (it == p.slot_of.end() || (p.producer_step[static_cast<size_t>(it->second)] < 0 &&
-                                    std::find(p.input_slots.begin(), p.input_slots.end(), it->second) ==
-                                        p.input_slots.end() &&
-                                    std::find(p.constant_slots.begin(), p.constant_slots.end(), it->second) ==
-                                        p.constant_slots.end() &&
-                                    std::find(p.outer_slots.begin(), p.outer_slots.end(), it->second) ==
-                                        p.outer_slots.end()))
-        return invalid_model(n.label() + ": input '" + in + "' is not defined before use").with_node(n.id.value);
-      s.inputs.push_back(it->second);
-      p.last_use[static_cast<size_t>(it->second)] = step_index;
-    }
-    for (const auto& name : implicit_inputs(n)) {
-      auto it = p.slot_of.find(name);
-      if (it == p.slot_of.end()) continue;  // defined inside an enclosing-enclosing scope chain only
-      s.implicit.push_back(it->second);
-      p.last_use[static_cast<size_t>(it->second)] = step_index;
-    }
-    for (const auto& out : n.outputs) {
-      if (out.empty()) {
-        s.outputs.push_back(-1);
-        continue;
-      }
-      if (p.slot_of.count(out) && p.producer_step[static_cast<size_t>(p.slot_of[out])] >= 0)
-        return invalid_model(n.label() + ": output '" + out + "' is defined twice").with_node(n.id.value);
-      const int o = slot(out);
-      p.producer_step[static_cast<size_t>(o)] = step_index;
-      s.outputs.push_back(o);
-    }
+    MS_RETURN_IF_ERROR(bind_step_inputs(t, n, s, step_index));
+    MS_RETURN_IF_ERROR(bind_step_outputs(t, n, s, step_index));
     p.steps.push_back(std::move(s));
   }
   for (const auto& out : g.outputs) {
@@ -141,15 +180,7 @@ Expected<Program> build_program(const ir::Graph& g) {
     p.output_slots.push_back(it->second);
     p.last_use[static_cast<size_t>(it->second)] = static_cast<int>(p.steps.size());
   }
-  // Release lists: a value dies after its last reader, or right after its producer when unread.
-  // Inputs, constants and outer values belong to the caller and are never released here.
-  for (size_t v = 0; v < p.slot_names.size(); ++v) {
-    const int prod = p.producer_step[v];
-    if (prod < 0) continue;
-    const int last = p.last_use[v];
-    if (last >= static_cast<int>(p.steps.size())) continue;
-    p.steps[static_cast<size_t>(std::max(last, prod))].release.push_back(static_cast<int>(v));
-  }
+  fill_release_lists(p);
   return p;
 }
 

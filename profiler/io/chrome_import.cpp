@@ -79,11 +79,11 @@ class Sax final : public nlohmann::json_sax<json> {
     }
     return true;
   }
-  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
     parse_failed_ = true;
     error_position_ = position;
     parse_message_ = ex.what();
-    (void)last_token;
     return false;
   }
 

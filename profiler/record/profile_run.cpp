@@ -1,3 +1,5 @@
+#include "engine/compiler/compile.h"
+#include "engine/compiler/infer.h"
 #include "profiler/record/profile_run.h"
 
 #include <chrono>
@@ -49,7 +51,7 @@ Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& 
   for (const auto& [name, t] : inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
 
   std::unique_ptr<runtime::EagerExecutor> eager;
-  std::unique_ptr<runtime::GraphExecutor> graph;
+  std::unique_ptr<compiler::CompiledExecutor> graph;
   ir::Graph typed;  // eager: the model with types inferred from the inputs (shapes and cost per node)
   if (options.mode == runtime::ExecMode::PyNative) {
     eager = std::make_unique<runtime::EagerExecutor>(g, backend);
@@ -59,9 +61,9 @@ Expected<ProfiledRun> profile_run(const ir::Graph& g, const runtime::TensorMap& 
       if (ir::Value* v = typed.value(name); v && it != sig.end()) v->type = it->second;
     }
     // Best effort: a model whose types cannot be inferred statically still profiles (no shapes).
-    if (!runtime::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
+    if (!compiler::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
   } else {
-    auto c = runtime::GraphExecutor::compile(g, backend, sig, options.compile);
+    auto c = compiler::compile_executor(g, backend, sig, options.compile);
     if (!c) return std::move(c).take_status();
     graph = std::move(*c);
     out.compile_ms = graph->compile_ms();

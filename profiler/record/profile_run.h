@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/options.h"
 #include "engine/runtime/executor.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/recorder.h"
@@ -21,7 +22,7 @@ struct ProfileOptions {
   int iters = 10;
   int warmup = 2;
   bool record = true;  // false: the same loop without an observer (overhead baseline)
-  runtime::CompileOptions compile;
+  compiler::CompileOptions compile;
   std::map<std::string, std::string> metadata;  // model name, device, ...
   RecorderOptions recorder;
   // CUDA backend: also collect GPU kernels, copies and CUDA API calls through CUPTI (timed

@@ -130,7 +130,6 @@ class TraceBuilder {
   void set_foreign(bool f) { t_->foreign = f; }
   void set_dropped(uint64_t n) { t_->dropped_events = n; }
   Trace& raw() { return *t_; }
-  size_t num_events() const { return t_->events.size(); }
   // Sorts events (remapping flows), counters and blocks.
   TracePtr finish();
 

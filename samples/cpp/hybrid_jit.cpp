@@ -1,6 +1,7 @@
 // Jitting one submodule only: the backbone runs as a compiled graph, the head stays eager, so
 // its intermediates can still be printed and inspected between the two.
 #include "samples/cpp/sample_util.h"
+#include "engine/compiler/options.h"
 
 using namespace ms::nn;
 
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   Var x(sample::random_input({2, 3, 16, 16}, 1));
   std::printf("all eager:\n");
   Var ref = sample::check(net(x), "eager");
-  jit(*net.backbone, JitConfig{ms::runtime::JitLevel::O2, ms::runtime::ExecMode::Graph});
+  jit(*net.backbone, JitConfig{ms::compiler::JitLevel::O2, ms::runtime::ExecMode::Graph});
   std::printf("backbone jitted (O2), head eager:\n");
   Var y = sample::check(net(x), "hybrid");
   std::printf("output %s\nmax |hybrid - eager| %.3g\n", y.tensor()->to_string().c_str(),

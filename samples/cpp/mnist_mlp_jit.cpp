@@ -1,6 +1,7 @@
 // MNIST MLP whose forward is jitted: the same module runs op by op (PyNative) and as a compiled
 // graph (jit, traced once per input shape). Prints the logits of both and the latency per mode.
 #include "samples/cpp/sample_util.h"
+#include "engine/compiler/options.h"
 
 using namespace ms::nn;
 
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
 
   // A jitted forward: a function over Vars, compiled per input signature.
   JitFunction forward = jit([&net](const Vars& in) { return Vars{net(in[0])}; },
-                            JitConfig{ms::runtime::JitLevel::O1, ms::runtime::ExecMode::Graph});
+                            JitConfig{ms::compiler::JitLevel::O1, ms::runtime::ExecMode::Graph});
 
   for (int64_t batch : {int64_t{1}, int64_t{64}}) {
     Var x(sample::random_input({batch, 1, 28, 28}, 1, 0.0f, 1.0f));

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "engine/backends/select.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
@@ -13,10 +14,10 @@
 namespace ms::compiler {
 namespace {
 
-using runtime::AmpLevel;
+using compiler::AmpLevel;
 
 runtime::Backend& cpu() {
-  static const auto be = runtime::create_cpu_backend(1);
+  static const auto be = backends::create_cpu_backend(1);
   return *be;
 }
 
@@ -174,7 +175,7 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
     ASSERT_TRUE(r) << r.status().message();
     bool any_bf16 = false;
     for (const auto& [name, v] : g.values()) any_bf16 |= v.type.dtype == DType::BF16;
-    EXPECT_TRUE(any_bf16) << runtime::amp_level_name(level);
+    EXPECT_TRUE(any_bf16) << compiler::amp_level_name(level);
     runtime::EagerExecutor exec(g, cpu());
     auto got = exec.run(in);
     ASSERT_TRUE(got) << got.status().message();
@@ -186,7 +187,7 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
     for (int64_t i = 0; i < a.numel(); ++i) max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
     for (int64_t i = 0; i < a.numel(); ++i)
       EXPECT_NEAR(b.data<float>()[i], a.data<float>()[i], 0.03 * max_abs + 1e-3)
-          << runtime::amp_level_name(level) << " element " << i;
+          << compiler::amp_level_name(level) << " element " << i;
   }
 }
 

@@ -21,7 +21,7 @@
 namespace ms::nn::train {
 namespace {
 
-using runtime::AmpLevel;
+using compiler::AmpLevel;
 
 RunOptions digits_mlp(Mode mode, AmpLevel amp) {
   RunOptions o = testing::digits_mlp(mode, 150);
@@ -96,7 +96,7 @@ TEST(AmpTrain, O1AndO2StepsKeepF32MasterWeightsAndRunConvsInBf16) {
   ContextScope ctx;
   for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2})
   for (Mode mode : {Mode::PyNative, Mode::Graph}) {
-    SCOPED_TRACE(std::string(runtime::amp_level_name(level)) + " " + mode_name(mode));
+    SCOPED_TRACE(std::string(compiler::amp_level_name(level)) + " " + mode_name(mode));
     ConvBn m;
     set_training(m, true);
     TrainStep step(m, xent, sgd_rule(), mode);
@@ -175,20 +175,20 @@ TEST(AmpTrain, ContextAutocastRunsModulesInBf16AndReturnsF32) {
     c.amp = AmpLevel::O0;
     set_context(c);
     ASSERT_TRUE(got) << got.status().message();
-    ASSERT_EQ(got->dtype(), DType::F32) << runtime::amp_level_name(level);
+    ASSERT_EQ(got->dtype(), DType::F32) << compiler::amp_level_name(level);
     double max_diff = 0, max_abs = 0;
     for (int64_t i = 0; i < ref->numel(); ++i) {
       max_diff = std::max(max_diff, std::abs(static_cast<double>(got->data<float>()[i] - ref->data<float>()[i])));
       max_abs = std::max(max_abs, std::abs(static_cast<double>(ref->data<float>()[i])));
     }
-    EXPECT_GT(max_diff, 0) << runtime::amp_level_name(level) << ": nothing ran in bf16";
-    EXPECT_LT(max_diff, 0.05 * max_abs + 1e-3) << runtime::amp_level_name(level);
+    EXPECT_GT(max_diff, 0) << compiler::amp_level_name(level) << ": nothing ran in bf16";
+    EXPECT_LT(max_diff, 0.05 * max_abs + 1e-3) << compiler::amp_level_name(level);
   }
 }
 
 TEST(AmpTrain, ParsesLevelsAndLossScales) {
-  EXPECT_EQ(*runtime::parse_amp_level("O3"), AmpLevel::O3);
-  EXPECT_FALSE(runtime::parse_amp_level("O4"));
+  EXPECT_EQ(*compiler::parse_amp_level("O3"), AmpLevel::O3);
+  EXPECT_FALSE(compiler::parse_amp_level("O4"));
   EXPECT_EQ(parse_loss_scale("dynamic")->kind, LossScaleConfig::Kind::Dynamic);
   EXPECT_EQ(parse_loss_scale("128")->init_scale, 128);
   EXPECT_FALSE(parse_loss_scale("-1"));

@@ -2,6 +2,7 @@
 // the zoo templates at small sizes; the traced backward is named under "grad.".
 #include <unordered_map>
 
+#include "engine/compiler/options.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "tests/engine/autograd_test_util.h"
 
@@ -11,7 +12,7 @@ namespace {
 struct Case {
   const char* uri;
   bool training;  // BatchNorm batch statistics
-  runtime::JitLevel level = runtime::JitLevel::O1;
+  compiler::JitLevel level = compiler::JitLevel::O1;
 };
 
 Tensor make_input(const ir::ValueType& t, uint32_t seed) {
@@ -139,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // last maps are 1x1 at 32x32, 2x2 at 64x64) grows that to 1-100% in the early
                       // layers' gradients; how much depends on the rounding (64x64 agreed within
                       // 2e-3 with the SIMD builds of the loops and not without them).
-                      Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", true, runtime::JitLevel::O0},
+                      Case{"zoo:mobilenet_v2?batch=2&size=32&width=8&classes=10", true, compiler::JitLevel::O0},
                       Case{"zoo:vgg11?batch=1&size=32&width=4&hidden=16&classes=10", false},
                       Case{"zoo:inception_block?batch=1&size=8&width=8", false},
                       Case{"zoo:dense_chain?batch=2&size=8&hidden=8&classes=4", false},
@@ -147,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string n = info.param.uri;
       n = n.substr(4, n.find('?') - 4);
-      return n + (info.param.training ? "_train" : "") + (info.param.level == runtime::JitLevel::O0 ? "_O0" : "") + "_" +
+      return n + (info.param.training ? "_train" : "") + (info.param.level == compiler::JitLevel::O0 ? "_O0" : "") + "_" +
              std::to_string(info.index);
     });
 

@@ -1,6 +1,8 @@
 // The backend-check harness and the CUDA backend. Without a CUDA device (or without the toolkit at
 // build time) the CUDA tests skip and say why; the harness is checked CPU against CPU, and against a
 // backend with a deliberately wrong kernel.
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/runtime/backend_check.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +15,11 @@
 
 namespace ms::runtime {
 namespace {
+
+using backends::create_backend;
+using backends::create_cpu_backend;
+using compiler::CompileOptions;
+using compiler::JitLevel;
 
 // The CPU backend, except that Add adds one too many.
 class WrongAddBackend final : public Backend {
@@ -133,7 +140,7 @@ void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
 
 // Runs the compiled graph `runs` times, a different input each run, against the CPU; from the
 // second run on it must replay its recording.
-void expect_replays_match_cpu(const ir::Graph& g, GraphExecutor& exe, Backend& cpu, int runs) {
+void expect_replays_match_cpu(const ir::Graph& g, compiler::CompiledExecutor& exe, Backend& cpu, int runs) {
   const ir::ValueType& t = g.value(g.inputs[0])->type;
   EagerExecutor cpu_exe(g, cpu);
   for (int run = 0; run < runs; ++run) {
@@ -174,7 +181,7 @@ TEST_F(CudaBackend, ZooModelsMatchTheCpuInBothModes) {
     for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
       CompileOptions opts;
       opts.jit_level = level;
-      auto exe = GraphExecutor::compile(g, *dev, signature, opts);
+      auto exe = compiler::compile_executor(g, *dev, signature, opts);
       ASSERT_TRUE(exe.has_value()) << uri << ": " << exe.status().message();
       auto out = (*exe)->run(feeds);
       ASSERT_TRUE(out.has_value()) << uri << ": " << out.status().message();
@@ -194,7 +201,7 @@ TEST_F(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   const ir::ValueType& t = g.value(g.inputs[0])->type;
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
+  auto exe = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   EXPECT_EQ((*exe)->replay_note(), "");
   expect_replays_match_cpu(g, **exe, *cpu, 4);
@@ -211,11 +218,11 @@ TEST_F(CudaBackend, O2BranchesOnStreamsMatchTheCpu) {
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
   setenv("MODESCOPE_CUDA_STREAMS", "4", 1);
-  auto exe = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
+  auto exe = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
   unsetenv("MODESCOPE_CUDA_STREAMS");
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   // Without the setting: one stream.
-  auto single = GraphExecutor::compile(g, *dev, {{g.inputs[0], t}}, opts);
+  auto single = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
   ASSERT_TRUE(single.has_value()) << single.status().message();
   for (int k : (*single)->step_threads()) EXPECT_EQ(k, 0);
   int streams = 1;
@@ -246,7 +253,7 @@ TEST_F(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
   setenv("MODESCOPE_CUDA_STREAMS", "4", 1);
-  auto exe = GraphExecutor::compile(g, *dev, signature, opts);
+  auto exe = compiler::compile_executor(g, *dev, signature, opts);
   unsetenv("MODESCOPE_CUDA_STREAMS");
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   for (int run = 0; run < 3; ++run) {
@@ -274,7 +281,7 @@ TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   g.outputs = {"y"};
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = GraphExecutor::compile(g, *dev, {{"x", xt}}, opts);
+  auto exe = compiler::compile_executor(g, *dev, {{"x", xt}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   EXPECT_NE((*exe)->replay_note().find("node 'pick' (Gather #1) checks its indices on the host"), std::string::npos) << (*exe)->replay_note();
   Tensor x = Tensor::zeros(DType::F32, {4, 3});
@@ -296,7 +303,7 @@ TEST(GraphReplay, CpuRunsStepByStepWithoutANote) {
   const ir::Graph& g = *built;
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = GraphExecutor::compile(g, *cpu, {{g.inputs[0], g.value(g.inputs[0])->type}}, opts);
+  auto exe = compiler::compile_executor(g, *cpu, {{g.inputs[0], g.value(g.inputs[0])->type}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
   const ir::ValueType& t = g.value(g.inputs[0])->type;
   for (int run = 0; run < 3; ++run) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "engine/compiler/infer.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/executor.h"
 
@@ -36,7 +37,7 @@ std::vector<Case> read_expectations() {
 // For files that load (well-formed, ill-typed for an op): whole-graph type inference must refuse
 // them. Its errors name the node; the caller (like the app's load job) names the file.
 Status infer_all(ir::Graph& g, const std::string& path) {
-  Status st = runtime::infer_graph_types(g, nullptr);
+  Status st = compiler::infer_graph_types(g, nullptr);
   if (!st.is_ok()) st.prepend(path + ": ");
   return st;
 }

@@ -7,6 +7,8 @@
 #include <random>
 #include <set>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 
@@ -23,12 +25,12 @@ runtime::TensorMap random_inputs(const ir::Graph& g, uint32_t seed) {
   return {{in, Tensor::from_vector<float>(x, *t.dims)}};
 }
 
-std::unique_ptr<runtime::GraphExecutor> compile(const ir::Graph& g, runtime::Backend& be, bool parallel) {
-  runtime::CompileOptions o;
-  o.jit_level = runtime::JitLevel::O2;
+std::unique_ptr<compiler::CompiledExecutor> compile(const ir::Graph& g, runtime::Backend& be, bool parallel) {
+  compiler::CompileOptions o;
+  o.jit_level = compiler::JitLevel::O2;
   o.parallel_branches = parallel;
   const std::string in = g.inputs[0];
-  auto c = runtime::GraphExecutor::compile(g, be, {{in, g.value(in)->type}}, o);
+  auto c = compiler::compile_executor(g, be, {{in, g.value(in)->type}}, o);
   EXPECT_TRUE(c) << c.status().message();
   return c ? std::move(*c) : nullptr;
 }
@@ -36,7 +38,7 @@ std::unique_ptr<runtime::GraphExecutor> compile(const ir::Graph& g, runtime::Bac
 TEST(CompilerBranches, InceptionBranchesRunConcurrentlyWithSequentialResults) {
   auto g = zoo::build_graph("zoo:inception_block?size=16&width=32&classes=4");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(4);
+  auto be = backends::create_cpu_backend(4);
   auto par = compile(*g, *be, true);
   auto seq = compile(*g, *be, false);
   ASSERT_TRUE(par && seq);
@@ -86,7 +88,7 @@ TEST(CompilerBranches, TwoThreadsKeepBranchesInOrder) {
   // Each concurrent branch needs two threads of its own: with two, Inception runs its branches in order.
   auto g = zoo::build_graph("zoo:inception_block?size=16&width=32&classes=4");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(2);
+  auto be = backends::create_cpu_backend(2);
   auto par = compile(*g, *be, true);
   ASSERT_TRUE(par);
   for (int t : par->step_threads()) EXPECT_EQ(t, 0);
@@ -95,7 +97,7 @@ TEST(CompilerBranches, TwoThreadsKeepBranchesInOrder) {
 TEST(CompilerBranches, ChainStaysOnOneThread) {
   auto g = zoo::build_graph("zoo:mnist_mlp?batch=1");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(4);
+  auto be = backends::create_cpu_backend(4);
   auto par = compile(*g, *be, true);
   ASSERT_TRUE(par);
   for (int t : par->step_threads()) EXPECT_EQ(t, 0);

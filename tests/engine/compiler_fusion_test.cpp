@@ -6,11 +6,13 @@
 #include <cmath>
 #include <map>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/runtime/backend.h"
-#include "engine/runtime/memory_plan.h"
+#include "engine/compiler/memory_plan.h"
 #include "tests/engine/plan_checks.h"
 #include "tests/engine/compiler_test_util.h"
 
@@ -20,17 +22,17 @@ namespace {
 struct Compiled {
   std::unique_ptr<runtime::Backend> be;  // outlives the executor (its arena came from the backend)
   std::string dump;
-  std::unique_ptr<runtime::GraphExecutor> exe;
+  std::unique_ptr<compiler::CompiledExecutor> exe;
 };
 
 // Compiles at `level` and checks the outputs equal eager execution of the original graph.
-Compiled compile_and_compare(const std::string& text, runtime::JitLevel level, double tol = 1e-4) {
-  auto be = runtime::create_cpu_backend(2);
+Compiled compile_and_compare(const std::string& text, compiler::JitLevel level, double tol = 1e-4) {
+  auto be = backends::create_cpu_backend(2);
   ir::Graph g = testing::parse_graph(text);
-  runtime::CompileOptions o;
+  compiler::CompileOptions o;
   o.jit_level = level;
   o.verify_passes = true;
-  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
   EXPECT_TRUE(c) << c.status().message();
   if (!c) return {};
   const auto in = testing::inputs_of(g);
@@ -72,7 +74,7 @@ const char* kResidualBlock = R"(
 )";
 
 TEST(FusionPass, ConvBatchNormReluAndResidualBecomeFusedConvs) {
-  Compiled c = compile_and_compare(kResidualBlock, runtime::JitLevel::O1);
+  Compiled c = compile_and_compare(kResidualBlock, compiler::JitLevel::O1);
   EXPECT_EQ(c.dump, R"(graph main (%x: f32[1,4,6,6])
   init %b1_bias: f32[4]
   init %w1_bnfold: f32[4,4,3,3]
@@ -97,7 +99,7 @@ TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
     y = Relu(s)
     z = Neg(y)
     output z
-  )", runtime::JitLevel::O2);
+  )", compiler::JitLevel::O2);
   ASSERT_TRUE(c.exe);
   const auto& plan = c.exe->memory_plan();
   bool reused = false;
@@ -119,7 +121,7 @@ TEST(FusionPass, MatMulBiasActivationAndGemmRelu) {
     g = Gemm(t, w2, c2) {alpha=0.5}
     y = Relu(g)
     output y
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,8])
   init %b: f32[5]
   init %c2: f32[3]
@@ -145,7 +147,7 @@ TEST(FusionPass, ElementwiseChainsBecomeOneLoop) {
     d = Sigmoid(c)
     e = Clip(d, lo, hi)
     output e
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,3,4])
   init %col: f32[3,1]
   init %half: f32[1]
@@ -171,7 +173,7 @@ TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
     d = Sub(one, r)
     e = Div(d, col)
     output e
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   EXPECT_NE(c.dump.find("FusedElementwise"), std::string::npos) << c.dump;
   // Per channel only: H and W merge into rows of 4096, several tiles each.
   Compiled rows = compile_and_compare(R"(
@@ -182,7 +184,7 @@ TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
     b = Add(a, sh)
     y = Sigmoid(b)
     output y
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   EXPECT_NE(rows.dump.find("FusedElementwise"), std::string::npos) << rows.dump;
 }
 
@@ -197,7 +199,7 @@ TEST(FusionPass, ReluGradientChainFusesWithSign) {
     s = Sign(r)
     g = Mul(s, gy)
     output g
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   EXPECT_NE(c.dump.find("chain=[\"Add\",\"Relu\",\"Sign\",\"Mul\"]"), std::string::npos) << c.dump;
 }
 
@@ -229,7 +231,7 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
     ks = ReduceSum(k, axes)
     kk = Sub(k, x)
     output var, gs, gb, all, ks, kk
-  )", runtime::JitLevel::O1);
+  )", compiler::JitLevel::O1);
   // k is read by its ReduceSum and by a Sub: one loop writes k and its sum.
   EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%dy, %rstd)"), std::string::npos) << c.dump;
   for (const char* out : {"%var = ai.modescope.FusedElementwise", "%gs = ai.modescope.FusedElementwise",
@@ -263,7 +265,7 @@ TEST(FusionPass, Bf16ChainsAndReductionsFuse) {
     ko = Cast(k) {to=1}
     kso = Cast(ks) {to=1}
     output vo, ko, kso
-  )", runtime::JitLevel::O1, 0.25);
+  )", compiler::JitLevel::O1, 0.25);
   EXPECT_NE(c.dump.find("%var = ai.modescope.FusedElementwise(%d) {chain=[\"Square\"]"), std::string::npos) << c.dump;
   // The Casts to bf16 round inside the loops that read them.
   EXPECT_NE(c.dump.find("%d = ai.modescope.FusedElementwise(%xf, %m) {chain=[\"Cast\",\"Sub\"], chain_alphas=[16,0]"),
@@ -302,7 +304,7 @@ TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
     s1 = ReduceSum(gx) {axes=[0,2,3]}
     s2 = ReduceMean(gx) {axes=[0,1]}
     output yo, mean, var, gds, s1, s2
-  )", runtime::JitLevel::O1, 0.02);
+  )", compiler::JitLevel::O1, 0.02);
   EXPECT_EQ(c.dump.find("= Cast(%c)"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("= Cast(%g)"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("%d = "), std::string::npos) << c.dump;
@@ -332,7 +334,7 @@ TEST(FusionPass, ReductionOfANegatedChainResultRidesTheChain) {
     m = ReduceSum(n, axes)
     y = Add(b, m)
     output y, m
-  )", runtime::JitLevel::O1, 1e-4);
+  )", compiler::JitLevel::O1, 1e-4);
   EXPECT_NE(c.dump.find("%b, %m = ai.modescope.FusedElementwise(%x, %s) {chain=[\"Mul\",\"Relu\"]"), std::string::npos)
       << c.dump;
   EXPECT_NE(c.dump.find("reduce_scale=-1"), std::string::npos) << c.dump;
@@ -356,7 +358,7 @@ TEST(FusionPass, ShortRowsShareTiles) {
       n = ReduceMean(e) {axes=[1]}
       output r, m, n
     )";
-    Compiled cmp = compile_and_compare(text, runtime::JitLevel::O1, 1e-3);
+    Compiled cmp = compile_and_compare(text, compiler::JitLevel::O1, 1e-3);
     EXPECT_NE(cmp.dump.find("%r, %m = ai.modescope.FusedElementwise(%x, %sc, %z)"), std::string::npos) << cmp.dump;
     EXPECT_NE(cmp.dump.find("%n = ai.modescope.FusedElementwise(%z, %sc)"), std::string::npos) << cmp.dump;
   }
@@ -374,7 +376,7 @@ TEST(FusionPass, OneLongRowSplitsAcrossThreads) {
     y = Relu(u)
     m = ReduceMean(y) {axes=[0,1]}
     output y, m
-  )", runtime::JitLevel::O1, 1e-5);
+  )", compiler::JitLevel::O1, 1e-5);
   EXPECT_NE(c.dump.find("%y, %m = ai.modescope.FusedElementwise(%a, %b, %d)"), std::string::npos) << c.dump;
 }
 
@@ -395,7 +397,7 @@ TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
     t3 = ConvTranspose(d, wt3) {strides=[2,2], pads=[1,1,1,1], output_padding=[1,1]}
     t1 = ConvTranspose(d, wt1)
     output d, t3, t1
-  )", runtime::JitLevel::O2);
+  )", compiler::JitLevel::O2);
   // Transposed convs (the input gradients of a training step): the 3x3 one blocked, the 1x1 plain.
   EXPECT_NE(c.dump.find("%t3 = ConvTranspose(%d, %wt3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%t1 = ConvTranspose(%d, %wt1) :"), std::string::npos) << c.dump;
@@ -414,7 +416,7 @@ TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
     r = Relu(c)
     p = MaxPool(r) {kernel_shape=[2,2], strides=[2,2]}
     output p
-  )", runtime::JitLevel::O2);
+  )", compiler::JitLevel::O2);
   EXPECT_NE(lone.dump.find("%r = ai.modescope.FusedConv(%x, %w, %b) {activation_layout=\"plain\""), std::string::npos)
       << lone.dump;
   EXPECT_NE(lone.dump.find("%p = MaxPool(%r)"), std::string::npos) << lone.dump;
@@ -427,7 +429,7 @@ TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
     r1 = Relu(c1)
     c2 = Conv(r1, w2) {pads=[1,1,1,1]}
     output c2
-  )", runtime::JitLevel::O2);
+  )", compiler::JitLevel::O2);
   EXPECT_NE(pair.dump.find("%r1 = ai.modescope.FusedConv(%x, %w1) {activation_layout=\"blocked\", dst_blocked=1"),
             std::string::npos) << pair.dump;
   EXPECT_NE(pair.dump.find("%c2 = ai.modescope.FusedConv(%r1, %w2) {activation_layout=\"blocked\""), std::string::npos)
@@ -435,13 +437,13 @@ TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
 }
 
 TEST(FusionPass, O0KeepsTheGraphAndDisabledPassesDoNotRun) {
-  Compiled c0 = compile_and_compare(kResidualBlock, runtime::JitLevel::O0);
+  Compiled c0 = compile_and_compare(kResidualBlock, compiler::JitLevel::O0);
   EXPECT_EQ(c0.exe->graph().nodes().size(), 6u);
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   ir::Graph g = testing::parse_graph(kResidualBlock);
-  runtime::CompileOptions o;
+  compiler::CompileOptions o;
   o.disabled_passes = {"fuse-ops", "fuse-elementwise"};
-  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
   ASSERT_TRUE(c);
   for (const auto& n : (*c)->graph().nodes()) EXPECT_TRUE(n.domain.empty()) << n.op_type;
   EXPECT_EQ((*c)->graph().nodes().size(), 5u);  // BatchNorm folded, nothing fused
@@ -461,7 +463,7 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
       c = Concat(a, b) {axis=1}
       y = Neg(c)
       output y
-    )", runtime::JitLevel::O1);
+    )", compiler::JitLevel::O1);
     ASSERT_TRUE(c.exe);
     const auto& slots = c.exe->memory_plan().slots;
     auto find = [&](const std::string& v) {
@@ -490,7 +492,7 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
   s[0].within = 2;
   s[1].within = 2;
   s[1].within_offset = 1024;
-  const auto plan = runtime::plan_memory(s);
+  const auto plan = compiler::plan_memory(s);
   EXPECT_EQ(plan.slots[0].offset, plan.slots[2].offset);
   EXPECT_EQ(plan.slots[1].offset, plan.slots[2].offset + 1024);
   EXPECT_TRUE(plan.slots[3].offset >= plan.slots[2].offset + 1536 || plan.slots[3].offset + 256 <= plan.slots[2].offset);
@@ -502,7 +504,7 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
   // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
   std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2},
                                          {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
-  const auto p = runtime::plan_memory(slots, {{0, 1}, {1, 2}});
+  const auto p = compiler::plan_memory(slots, {{0, 1}, {1, 2}});
   EXPECT_EQ(p.slots[1].reuses, "a");
   EXPECT_EQ(p.slots[2].reuses, "b");
   EXPECT_EQ(p.slots[0].offset, p.slots[2].offset);
@@ -516,7 +518,7 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
 TEST(MemoryPlanner, TriesSeveralPlacementOrdersAndKeepsTheSmallestArena) {
   std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5},
                                          {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
-  const auto p = runtime::plan_memory(slots);
+  const auto p = compiler::plan_memory(slots);
   EXPECT_EQ(p.lower_bound, 704u);
   EXPECT_EQ(p.arena_bytes, 704u);
   testing::expect_no_overlap(p);
@@ -544,7 +546,7 @@ TEST(ConvAlgorithmPass, MarksWideStrideOne3x3Convs) {
     q = Conv(p, wn) {pads=[1,1,1,1]}
     t = Conv(s, w8) {pads=[1,1,1,1]}
     output q, t
-  )", runtime::JitLevel::O2, 1e-3);
+  )", compiler::JitLevel::O2, 1e-3);
   ASSERT_TRUE(c.exe);
   size_t marked = 0;
   for (size_t at = c.dump.find("algorithm=\"winograd\""); at != std::string::npos;
@@ -585,7 +587,7 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
   )" + convs;
   std::map<std::string, bool> wino;
   for (const auto* text : {&roomy, &tight}) {
-    Compiled c = compile_and_compare(*text, runtime::JitLevel::O2, 1e-3);
+    Compiled c = compile_and_compare(*text, compiler::JitLevel::O2, 1e-3);
     ASSERT_TRUE(c.exe);
     EXPECT_NE(c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
               std::string::npos)
@@ -607,7 +609,7 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
 }
 
 TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {
-  auto be = runtime::create_cpu_backend(4);
+  auto be = backends::create_cpu_backend(4);
   ir::Graph g = testing::parse_graph(R"(
     input x: f32[1,8,16,16]
     init w: f32[8,8,3,3] = 0.1 -0.1 0.05
@@ -618,10 +620,10 @@ TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {
     y = Add(a2, b2)
     output y
   )");
-  runtime::CompileOptions o;
-  o.jit_level = runtime::JitLevel::O2;
+  compiler::CompileOptions o;
+  o.jit_level = compiler::JitLevel::O2;
   o.disabled_passes = {"cse"};  // keep the two identical branches apart
-  auto c = runtime::GraphExecutor::compile(g, *be, testing::signature_of(g), o);
+  auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
   ASSERT_TRUE(c) << c.status().message();
   const auto& th = (*c)->step_threads();
   ASSERT_EQ(th.size(), (*c)->num_steps());

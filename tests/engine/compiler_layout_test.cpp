@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 
@@ -13,13 +15,13 @@ namespace {
 TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   const std::string in = g->inputs[0];
   const ir::ValueType t = g->value(in)->type;
   std::map<std::string, ir::ValueType> sig{{in, t}};
-  runtime::CompileOptions o2;
-  o2.jit_level = runtime::JitLevel::O2;
-  auto c = runtime::GraphExecutor::compile(*g, *be, sig, o2);
+  compiler::CompileOptions o2;
+  o2.jit_level = compiler::JitLevel::O2;
+  auto c = compiler::compile_executor(*g, *be, sig, o2);
   ASSERT_TRUE(c) << c.status().message();
   int dst_blocked = 0, src_blocked = 0, residual_blocked = 0;
   for (const auto& n : (*c)->graph().nodes()) {

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/frontend/npy.h"
@@ -53,12 +55,12 @@ std::map<std::string, ir::ValueType> signature(const runtime::TensorMap& in) {
 
 void check_levels(const ir::Graph& g, const runtime::TensorMap& in, const std::vector<Tensor>& want, double rtol,
                   double atol, const std::string& name) {
-  auto be = runtime::create_cpu_backend(2);
-  for (auto level : {runtime::JitLevel::O0, runtime::JitLevel::O1, runtime::JitLevel::O2}) {
-    runtime::CompileOptions o;
+  auto be = backends::create_cpu_backend(2);
+  for (auto level : {compiler::JitLevel::O0, compiler::JitLevel::O1, compiler::JitLevel::O2}) {
+    compiler::CompileOptions o;
     o.jit_level = level;
     o.verify_passes = true;
-    auto c = runtime::GraphExecutor::compile(g, *be, signature(in), o);
+    auto c = compiler::compile_executor(g, *be, signature(in), o);
     ASSERT_TRUE(c) << name << ": " << c.status().message();
     auto got = (*c)->run(in);
     ASSERT_TRUE(got) << name << ": " << got.status().message();
@@ -77,7 +79,7 @@ TEST_P(ZooTemplate, EveryLevelMatchesEagerExecution) {
   auto g = zoo::build_graph(GetParam());
   ASSERT_TRUE(g) << g.status().message();
   const auto in = make_inputs(*g);
-  auto be = runtime::create_cpu_backend(2);
+  auto be = backends::create_cpu_backend(2);
   runtime::EagerExecutor eager(*g, *be);
   auto want = eager.run(in);
   ASSERT_TRUE(want) << want.status().message();
@@ -100,11 +102,11 @@ INSTANTIATE_TEST_SUITE_P(Compiler, ZooTemplate,
 TEST(CompilerSubgraphs, BranchesAreOptimizedAndTheIfStepKeepsTheThreads) {
   auto g = zoo::build_graph("zoo:dynamic_net?size=64&layers=8");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(2);
-  runtime::CompileOptions o;
-  o.jit_level = runtime::JitLevel::O2;
+  auto be = backends::create_cpu_backend(2);
+  compiler::CompileOptions o;
+  o.jit_level = compiler::JitLevel::O2;
   o.verify_passes = true;
-  auto c = runtime::GraphExecutor::compile(*g, *be, testing::signature_of(*g), o);
+  auto c = compiler::compile_executor(*g, *be, testing::signature_of(*g), o);
   ASSERT_TRUE(c) << c.status().message();
   auto count = [](const ir::Graph& b, const char* op) {
     int k = 0;
@@ -145,7 +147,7 @@ TEST(CompilerSubgraphs, BranchesAreOptimizedAndTheIfStepKeepsTheThreads) {
   EXPECT_TRUE(reported);
   auto p = runtime::build_program(cg);
   ASSERT_TRUE(p) << p.status().message();
-  const auto single = compiler::single_threaded_steps(*p, cg);
+  const auto single = compiler::single_threaded_steps(*p, cg, compiler::CompileOptions{}.parallel_step_min_cost);
   for (size_t s = 0; s < p->steps.size(); ++s)
     if (p->steps[s].node->op_type == "If") EXPECT_EQ(single[s], 0);
   // Values as eager execution.

@@ -2,6 +2,7 @@
 // on change; graph diff by NodeId and origins.
 #include <gtest/gtest.h>
 
+#include "engine/backends/select.h"
 #include "engine/compiler/diff.h"
 #include "engine/compiler/instrumentations.h"
 #include "engine/compiler/pipeline.h"
@@ -172,7 +173,7 @@ class DeviceLikeBackend final : public runtime::Backend {
   Status copy_from_host(const Tensor& s, Tensor& d) override { return cpu_->copy_from_host(s, d); }
 
  private:
-  std::unique_ptr<runtime::Backend> cpu_ = runtime::create_cpu_backend(1);
+  std::unique_ptr<runtime::Backend> cpu_ = backends::create_cpu_backend(1);
 };
 
 std::vector<std::string> pass_arguments(const PassManager& pm) {
@@ -183,7 +184,7 @@ std::vector<std::string> pass_arguments(const PassManager& pm) {
 
 // On a device, fused elementwise loops (a CPU kernel) and oneDNN's blocked layouts are left out.
 TEST(Pipeline, DevicePipelinesLeaveOutCpuOnlyPasses) {
-  auto cpu = runtime::create_cpu_backend(1);
+  auto cpu = backends::create_cpu_backend(1);
   DeviceLikeBackend dev;
   const auto on_cpu = pass_arguments(build_pipeline(JitLevel::O2, cpu.get()));
   const auto on_dev = pass_arguments(build_pipeline(JitLevel::O2, &dev));

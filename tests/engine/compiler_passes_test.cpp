@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/backends/select.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
@@ -13,13 +14,13 @@ namespace ms::compiler {
 namespace {
 
 runtime::Backend* fold_backend() {
-  static const auto be = runtime::create_cpu_backend(1);
+  static const auto be = backends::create_cpu_backend(1);
   return be.get();
 }
 
 // Parses, infers types, runs the given passes (verifying after each) and returns the dump.
 std::string run_passes(const std::string& text, std::vector<PassPtr> passes, ir::Graph* out = nullptr) {
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   ir::Graph g = testing::parse_graph(text);
   PassManager pm;
   pm.add(make_infer_types_pass(be.get()));
@@ -188,7 +189,7 @@ TEST(FoldBatchNormPass, FoldsIntoConvAndKeepsBothOrigins) {
   return %y
 )");
   // Same numbers as the unfolded graph.
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   ir::Graph orig = testing::parse_graph(text);
   const auto in = testing::inputs_of(orig);
   runtime::EagerExecutor a(orig, *be), b(folded, *be);

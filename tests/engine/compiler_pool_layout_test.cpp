@@ -6,6 +6,8 @@
 #include <cstring>
 #include <random>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 
@@ -25,12 +27,12 @@ runtime::TensorMap random_inputs(const ir::Graph& g) {
 TEST(CompilerPoolLayout, ResNetPoolsStayInTheBlockedRegion) {
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   const std::string in = g->inputs[0];
   std::map<std::string, ir::ValueType> sig{{in, g->value(in)->type}};
-  runtime::CompileOptions o2;
-  o2.jit_level = runtime::JitLevel::O2;
-  auto c = runtime::GraphExecutor::compile(*g, *be, sig, o2);
+  compiler::CompileOptions o2;
+  o2.jit_level = compiler::JitLevel::O2;
+  auto c = compiler::compile_executor(*g, *be, sig, o2);
   ASSERT_TRUE(c) << c.status().message();
   int max_pools = 0, avg_pools = 0, plain_pools = 0;
   for (const auto& n : (*c)->graph().nodes()) {
@@ -74,11 +76,11 @@ TEST(CompilerPoolLayout, ResNetPoolsStayInTheBlockedRegion) {
 TEST(CompilerPoolLayout, ScratchMovesIntoTheArena) {
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
   ASSERT_TRUE(g) << g.status().message();
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   const std::string in = g->inputs[0];
-  runtime::CompileOptions o2;
-  o2.jit_level = runtime::JitLevel::O2;
-  auto c = runtime::GraphExecutor::compile(*g, *be, {{in, g->value(in)->type}}, o2);
+  compiler::CompileOptions o2;
+  o2.jit_level = compiler::JitLevel::O2;
+  auto c = compiler::compile_executor(*g, *be, {{in, g->value(in)->type}}, o2);
   ASSERT_TRUE(c) << c.status().message();
   const runtime::TensorMap inputs = random_inputs(*g);
   auto first = (*c)->run(inputs);
@@ -123,10 +125,10 @@ TEST(CompilerPoolLayout, LonePoolStaysPlain) {
   n.attrs["strides"] = ir::Attribute(std::vector<int64_t>{2, 2});
   g.add_node(n);
   g.outputs = {"y"};
-  auto be = runtime::create_cpu_backend(1);
-  runtime::CompileOptions o2;
-  o2.jit_level = runtime::JitLevel::O2;
-  auto c = runtime::GraphExecutor::compile(g, *be, {{"x", g.value("x")->type}}, o2);
+  auto be = backends::create_cpu_backend(1);
+  compiler::CompileOptions o2;
+  o2.jit_level = compiler::JitLevel::O2;
+  auto c = compiler::compile_executor(g, *be, {{"x", g.value("x")->type}}, o2);
   ASSERT_TRUE(c) << c.status().message();
   ASSERT_EQ((*c)->graph().nodes().size(), 1u);
   EXPECT_EQ((*c)->graph().nodes()[0].op_type, "MaxPool");

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/nn/layers.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/runtime/executor.h"
@@ -27,8 +29,8 @@ Expected<std::vector<Tensor>> run_dropout_twice(bool reseed) {
   if (reseed) n.attrs["reseed"] = int64_t{1};
   g.add_node(n);
   g.outputs = {"y"};
-  auto cpu = runtime::create_cpu_backend(1);
-  auto exe = runtime::GraphExecutor::compile(g, *cpu, {{"x", t}});
+  auto cpu = backends::create_cpu_backend(1);
+  auto exe = compiler::compile_executor(g, *cpu, {{"x", t}});
   if (!exe) return exe.status();
   Tensor x = Tensor::zeros(DType::F32, {64, 64});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.0f;

@@ -1,11 +1,19 @@
 #include <gtest/gtest.h>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/runtime/executor.h"
-#include "engine/runtime/memory_plan.h"
+#include "engine/compiler/memory_plan.h"
 #include "tests/engine/plan_checks.h"
 
 namespace ms::runtime {
 namespace {
+
+using backends::create_backend;
+using backends::create_cpu_backend;
+using compiler::CompileOptions;
+using compiler::JitLevel;
+using compiler::plan_memory;
 
 ir::Node make(std::string op, std::vector<std::string> in, std::vector<std::string> out) {
   ir::Node n;
@@ -55,7 +63,7 @@ TEST(Executor, BothModesGiveTheSameOutputs) {
   ASSERT_TRUE(a) << a.status().message();
   CompileOptions o0;  // O0: no fusion, one kernel per node as in eager mode
   o0.jit_level = JitLevel::O0;
-  auto c = GraphExecutor::compile(g, *be, signature_of(in), o0);
+  auto c = compiler::compile_executor(g, *be, signature_of(in), o0);
   ASSERT_TRUE(c) << c.status().message();
   auto b = (*c)->run(in);
   ASSERT_TRUE(b) << b.status().message();
@@ -105,7 +113,7 @@ TEST(Executor, MissingInputIsAnError) {
 TEST(Executor, GraphModeRejectsAnotherSignature) {
   auto be = create_cpu_backend(1);
   TensorMap in{{"x", Tensor::zeros(DType::F32, {2, 3})}};
-  auto c = GraphExecutor::compile(small_net(), *be, signature_of(in));
+  auto c = compiler::compile_executor(small_net(), *be, signature_of(in));
   ASSERT_TRUE(c);
   auto r = (*c)->run({{"x", Tensor::zeros(DType::F32, {4, 3})}});
   ASSERT_FALSE(r);
@@ -126,7 +134,7 @@ TEST(Executor, GraphModePlansIntermediatesInOneArena) {
   TensorMap in{{"x", Tensor::zeros(DType::F32, {2, 3})}};
   CompileOptions o0;  // O0: the three nodes stay (O1 fuses them into one loop)
   o0.jit_level = JitLevel::O0;
-  auto c = GraphExecutor::compile(small_net(), *be, signature_of(in), o0);
+  auto c = compiler::compile_executor(small_net(), *be, signature_of(in), o0);
   ASSERT_TRUE(c);
   const MemoryPlan& p = (*c)->memory_plan();
   EXPECT_EQ(p.slots.size(), 2u);  // t0, t1 (y is a graph output)
@@ -163,7 +171,7 @@ TEST(ControlFlow, IfRunsTheChosenBranchInBothModes) {
     EagerExecutor eager(g, *be);
     auto a = eager.run(in);
     ASSERT_TRUE(a) << a.status().message();
-    auto c = GraphExecutor::compile(g, *be, signature_of(in));
+    auto c = compiler::compile_executor(g, *be, signature_of(in));
     ASSERT_TRUE(c) << c.status().message();
     auto b = (*c)->run(in);
     ASSERT_TRUE(b) << b.status().message();
@@ -207,7 +215,7 @@ TEST(ControlFlow, LoopCarriesValuesAndStacksScanOutputs) {
   ASSERT_TRUE(a) << a.status().message();
   CompileOptions o0;  // O0: no fusion, one kernel per node as in eager mode
   o0.jit_level = JitLevel::O0;
-  auto c = GraphExecutor::compile(g, *be, signature_of(in), o0);
+  auto c = compiler::compile_executor(g, *be, signature_of(in), o0);
   ASSERT_TRUE(c) << c.status().message();
   auto b = (*c)->run(in);
   ASSERT_TRUE(b) << b.status().message();
@@ -238,7 +246,7 @@ TEST(Executor, GraphModeViewsNeverAliasReusedArenaSlots) {
   auto be = create_cpu_backend(1);
   TensorMap in{{"x", Tensor::from_vector<float>({1, -2, 3, -4}, {4})},
                {"shape", Tensor::from_vector<int64_t>({2, 2}, {2})}};
-  auto c = GraphExecutor::compile(g, *be, signature_of(in));
+  auto c = compiler::compile_executor(g, *be, signature_of(in));
   ASSERT_TRUE(c) << c.status().message();
   auto r = (*c)->run(in);
   ASSERT_TRUE(r) << r.status().message();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/nn_api_util.h"
+#include "engine/compiler/options.h"
 
 namespace ms::nn {
 namespace {
@@ -33,7 +34,7 @@ TEST(NnJit, EveryLevelAndExecModeAgreeWithEager) {
   s->add(std::make_shared<AdaptiveAvgPool2d>()).add(std::make_shared<Flatten>()).add(std::make_shared<Dense>(4, 2));
   Var x(random_tensor({2, 3, 6, 6}, 9));
   const Tensor ref = *(*s)(x).tensor();
-  for (auto level : {runtime::JitLevel::O0, runtime::JitLevel::O1, runtime::JitLevel::O2})
+  for (auto level : {compiler::JitLevel::O0, compiler::JitLevel::O1, compiler::JitLevel::O2})
     for (auto exec : {runtime::ExecMode::Graph, runtime::ExecMode::PyNative}) {
       jit(*s, JitConfig{level, exec});
       Var y = (*s)(x);

@@ -4,10 +4,14 @@
 
 #include <memory>
 
+#include "engine/backends/select.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::runtime {
 namespace {
+
+using backends::create_backend;
+using backends::create_cpu_backend;
 
 class FreeCounter : public RunObserver {
  public:

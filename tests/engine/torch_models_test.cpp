@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/executor.h"
@@ -30,14 +32,14 @@ TEST_P(TorchModel, BothModesMatchPyTorch) {
   ASSERT_TRUE(want) << want.status().message();
   ASSERT_EQ(g->inputs.size(), 1u);
   runtime::TensorMap inputs{{g->inputs[0], *x}};
-  auto backend = runtime::create_cpu_backend(0);
+  auto backend = backends::create_cpu_backend(0);
 
   runtime::EagerExecutor eager(*g, *backend);
   auto a = eager.run(inputs);
   ASSERT_TRUE(a) << "pynative: " << a.status().message();
   expect_close((*a)[0], *want, 1e-3, 1e-4, name + " pynative");
 
-  auto compiled = runtime::GraphExecutor::compile(
+  auto compiled = compiler::compile_executor(
       *g, *backend, {{g->inputs[0], ir::ValueType{x->dtype(), x->shape(), std::vector<std::string>(x->shape().size())}}});
   ASSERT_TRUE(compiled) << "graph: " << compiled.status().message();
   // Shape subgraphs fold: every value of the compiled graph has a static type.

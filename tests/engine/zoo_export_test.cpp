@@ -8,6 +8,7 @@
 #include <set>
 
 #include "tests/engine/cli_test_util.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/zoo/zoo.h"
@@ -138,9 +139,9 @@ TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
   auto g = build_graph("zoo:lenet5?batch=2");
   ASSERT_TRUE(g) << g.status().message();
   std::map<std::string, ir::ValueType> sig{{"input", g->value("input")->type}};
-  runtime::CompileOptions opts;
-  opts.jit_level = runtime::JitLevel::O2;
-  auto ex = runtime::GraphExecutor::compile(*g, nn::backend(), sig, opts);
+  compiler::CompileOptions opts;
+  opts.jit_level = compiler::JitLevel::O2;
+  auto ex = compiler::compile_executor(*g, nn::backend(), sig, opts);
   ASSERT_TRUE(ex) << ex.status().message();
   const ir::Graph& compiled = (*ex)->graph();
   const fs::path dir = temp_dir();

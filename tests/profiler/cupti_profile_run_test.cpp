@@ -6,6 +6,7 @@
 #include <chrono>
 #include <set>
 
+#include "engine/backends/select.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/profile_run.h"
 #include "test_util.h"
@@ -16,7 +17,7 @@ namespace {
 // The CPU backend under a CUDA device id: runs the same kernels, makes profile_run take its GPU path.
 class CudaLabelledBackend final : public runtime::Backend {
  public:
-  CudaLabelledBackend() : cpu_(runtime::create_cpu_backend(1)) {}
+  CudaLabelledBackend() : cpu_(backends::create_cpu_backend(1)) {}
   std::string name() const override { return "cuda"; }
   Device device() const override { return {DeviceType::CUDA, 0}; }
   runtime::Allocator& allocator() override { return cpu_->allocator(); }
@@ -160,7 +161,7 @@ TEST(CuptiProfileRun, CollectorThatCannotStartLeavesTheHostProfileAndSaysWhy) {
 }
 
 TEST(CuptiProfileRun, CpuRunsNeverTouchCupti) {
-  static std::unique_ptr<runtime::Backend> cpu = runtime::create_cpu_backend(1);
+  static std::unique_ptr<runtime::Backend> cpu = backends::create_cpu_backend(1);
   bool asked = false;
   ProfileOptions po = options(runtime::ExecMode::Graph);
   po.gpu_collector = [&]() -> Expected<std::unique_ptr<CuptiCollector>> {

@@ -3,6 +3,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/compiler/options.h"
 #include "profiler/record/recorder.h"
 #include "test_util.h"
 
@@ -59,7 +60,7 @@ TEST(Recorder, EagerRunGivesOpsKernelsFlowsAndMemory) {
 
 TEST(Recorder, GraphRunTakesArenaBlocksFromThePlan) {
   // O0: no fusion, so the intermediates t0..t2 live in the arena.
-  TracePtr t = record(runtime::ExecMode::Graph, 2, runtime::JitLevel::O0);
+  TracePtr t = record(runtime::ExecMode::Graph, 2, compiler::JitLevel::O0);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->meta("mode"), "graph");
   EXPECT_FALSE(t->meta("compile_ms").empty());

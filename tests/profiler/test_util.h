@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
 #include "profiler/record/profile_run.h"
@@ -41,9 +43,9 @@ inline ir::Graph small_net() {
 
 inline runtime::TensorMap small_inputs() { return {{"x", Tensor::zeros(DType::F32, {2, 8})}}; }
 
-inline TracePtr record(runtime::ExecMode mode, int iters = 2, runtime::JitLevel jit = runtime::JitLevel::O1) {
+inline TracePtr record(runtime::ExecMode mode, int iters = 2, compiler::JitLevel jit = compiler::JitLevel::O1) {
   // Tensors hold their allocator: the backend outlives every trace and output of the tests.
-  static std::unique_ptr<runtime::Backend> be = runtime::create_cpu_backend(1);
+  static std::unique_ptr<runtime::Backend> be = backends::create_cpu_backend(1);
   ProfileOptions po;
   po.mode = mode;
   po.iters = iters;

@@ -16,7 +16,7 @@
 #include <cmath>
 
 #include "views/compare/compare_model.h"
-#include "views/memory/memory_data.h"
+#include "views/common/axis.h"
 
 namespace ms::views {
 

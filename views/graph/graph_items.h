@@ -7,6 +7,7 @@
 #include <QHash>
 #include <QString>
 
+#include "views/common/palette.h"
 #include "views/layout/pipeline.h"
 
 class QGraphicsScene;
@@ -22,9 +23,6 @@ struct GraphTheme {
   static GraphTheme from_palette();
 };
 
-QColor category_color(int category);  // ops::OpCategory as int; -1 = unknown
-QColor op_type_color(const QString& op_type);
-int op_category(const std::string& op_type);
 
 // Item data roles: the DOT key and the kind of item.
 enum ItemRole { kRoleKey = 0, kRoleKind = 1, kRoleIndex = 2 };

@@ -9,18 +9,6 @@
 
 namespace ms::views {
 
-std::string format_bytes(double b) {
-  char buf[32];
-  const char* unit[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (b >= 1024 && u < 3) {
-    b /= 1024;
-    ++u;
-  }
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : (b < 10 ? "%.2f %s" : "%.1f %s"), b, unit[u]);
-  return buf;
-}
-
 namespace {
 
 // Step curve of live bytes from block intervals [a, b).

@@ -48,7 +48,5 @@ MemPanel memory_panel_from_trace(const prof::Trace& t, const std::string& title)
 // so do times: plan step s is mapped to the start of the s-th op of that trace's first iteration.
 MemPanel memory_panel_from_plan(const runtime::MemoryPlan& plan, const prof::Trace* names, const std::string& title);
 
-// "1.5 MiB", "320 KiB", "12 B".
-std::string format_bytes(double bytes);
 
 }  // namespace ms::views

@@ -13,7 +13,8 @@
 #include <cmath>
 #include <map>
 
-#include "views/graph/graph_items.h"
+#include "views/common/axis.h"
+#include "views/common/palette.h"
 
 namespace ms::views {
 
@@ -23,27 +24,6 @@ constexpr double kLeft = 78, kRight = 12, kTop = 44, kGap = 26;
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString bytes_label(double b) { return qs(format_bytes(b)); }
-
-// A byte axis step: 1, 2 or 5 (×10^k) of the unit (B, KiB, MiB, GiB) the range is best read in.
-double byte_step(double range, int n) {
-  double unit = 1;
-  while (range / unit >= 1024 && unit < 1024.0 * 1024 * 1024) unit *= 1024;
-  const double raw = range / unit / n;
-  const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * p) return std::max(1.0, m * p * unit);
-  return 10 * p * unit;
-}
-
-// A "nice" axis step near range / n.
-double nice_step(double range, int n) {
-  if (range <= 0) return 1;
-  const double raw = range / n;
-  double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * p) return m * p;
-  return 10 * p;
-}
 
 // The unit a time range (µs) reads best in: its divisor and name.
 std::pair<double, QString> time_unit(double range_us) {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "views/memory/memory_data.h"
+#include "views/common/axis.h"
 
 namespace ms::views {
 

@@ -9,7 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "views/graph/graph_items.h"
+#include "views/common/axis.h"
+#include "views/common/palette.h"
 
 namespace ms::views {
 
@@ -24,14 +25,6 @@ QString time_label(double ns) {
   if (a >= 1e6) return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'f', a >= 1e7 ? 1 : 2);
   if (a >= 1e3) return QStringLiteral("%1 µs").arg(ns / 1e3, 0, 'f', a >= 1e4 ? 1 : 2);
   return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
-}
-
-double nice_step(double range, int n) {
-  const double raw = range / std::max(1, n);
-  const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * p) return m * p;
-  return 10 * p;
 }
 
 QColor event_color(const prof::Trace& t, const prof::Event& e) {

@@ -5,19 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "views/common/axis.h"
+
 namespace ms::views {
 
 namespace {
-
-// 1, 2, 5 x 10^k tick step giving about `target` ticks over `span`.
-double nice_step(double span, int target) {
-  if (!(span > 0)) return 1;
-  const double raw = span / std::max(1, target);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (raw <= m * mag) return m * mag;
-  return 10 * mag;
-}
 
 QColor color_for(const QString& name, size_t index) {
   if (name.startsWith(QLatin1String("PyNative"), Qt::CaseInsensitive)) return QColor(0x1f, 0x77, 0xb4);

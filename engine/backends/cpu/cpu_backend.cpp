@@ -87,23 +87,3 @@ std::string impl_name(const dnnl::primitive_desc_base& pd) { return std::string(
 
 }  // namespace ms::cpu
 
-namespace ms::runtime {
-
-std::unique_ptr<Backend> create_cpu_backend(int threads) { return std::make_unique<cpu::CpuBackend>(threads); }
-
-Expected<BackendChoice> create_backend(const std::string& name, int threads) {
-  if (name == "cpu") return BackendChoice{create_cpu_backend(threads), ""};
-  if (name == "cuda") {
-#ifdef MODESCOPE_HAVE_CUDA
-    auto cuda = create_cuda_backend(threads);
-    if (cuda) return BackendChoice{std::move(*cuda), ""};
-    return BackendChoice{create_cpu_backend(threads), "CUDA unavailable: " + cuda.status().message() + "; using the CPU"};
-#else
-    return BackendChoice{create_cpu_backend(threads),
-                         "CUDA backend not available in this build (built without the CUDA toolkit); using the CPU"};
-#endif
-  }
-  return invalid_argument("unknown device '" + name + "' (expected cpu or cuda)");
-}
-
-}  // namespace ms::runtime

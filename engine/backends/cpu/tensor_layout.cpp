@@ -83,8 +83,8 @@ Status slice_kernel(runtime::KernelContext& ctx) {
   for (size_t i = 0; i < dims.size(); ++i) shape[i] = dims[i].count;
   Tensor& out = ctx.output(0);
   if (!out.defined()) {
-    MS_ASSIGN_OR_RETURN(Tensor * o, ctx.allocate_output(0, in.dtype(), shape));
-    (void)o;
+    auto o = ctx.allocate_output(0, in.dtype(), shape);
+    if (!o) return std::move(o).take_status();
   } else if (out.shape() != shape) {
     return ctx.fail("output " + shape_to_string(out.shape()) + " does not match slice " + shape_to_string(shape));
   }

@@ -1,4 +1,5 @@
 #include "engine/backends/cuda/cuda_backend.h"
+#include "engine/backends/cuda/cuda_create.h"
 
 #include <cudnn.h>
 
@@ -123,6 +124,8 @@ runtime::KernelFn CudaBackend::find_kernel(const ir::Node& node) const {
   if (runtime::KernelFn k = kernels().find(node.op_type, node.domain)) return k;
   return cpu::CpuBackend::kernels().find(node.op_type, node.domain) ? &cpu_fallback : nullptr;
 }
+
+bool CudaBackend::is_fallback(runtime::KernelFn fn) const { return fn == &cpu_fallback; }
 
 void CudaBackend::synchronize() {
   for (cudaStream_t st : streams_) cudaStreamSynchronize(st);
@@ -278,12 +281,12 @@ Expected<const Tensor*> DeviceInputs::get(size_t i) {
 
 }  // namespace ms::cuda
 
-namespace ms::runtime {
+namespace ms::cuda {
 
-Expected<std::unique_ptr<Backend>> create_cuda_backend(int threads) {
-  auto b = cuda::CudaBackend::create(threads);
+Expected<std::unique_ptr<runtime::Backend>> create_cuda_backend(int threads) {
+  auto b = CudaBackend::create(threads);
   if (!b) return std::move(b).take_status();
-  return std::unique_ptr<Backend>(std::move(*b));
+  return std::unique_ptr<runtime::Backend>(std::move(*b));
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::cuda

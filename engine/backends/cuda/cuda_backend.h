@@ -44,6 +44,7 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   runtime::Allocator& arena_allocator() override { return *device_raw_; }
   runtime::Allocator& allocator_for(DType t) override;
   runtime::KernelFn find_kernel(const ir::Node& node) const override;
+  bool is_fallback(runtime::KernelFn fn) const override;
   void set_threads(int n) override { cpu_->set_threads(n); }
   int threads() const override { return cpu_->threads(); }
   int num_streams() const override { return 1; }

@@ -135,6 +135,23 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
   return true;
 }
 
+// cuDNN descriptors of an f32 NCHW conv: input, output, filter and the convolution itself.
+Status conv_descs(Descs& d, const Tensor& x0, const Tensor& w0, const Tensor& y, const ConvParams& p) {
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
+  MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
+                                            static_cast<int>(w0.dim(1)), static_cast<int>(w0.dim(2)),
+                                            static_cast<int>(w0.dim(3))));
+  MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
+  MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
+                                                 p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
+  // f32 results comparable with the CPU: no TF32 tensor-core math.
+  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));
+  return Status::ok();
+}
+
 Status conv(runtime::KernelContext& ctx, bool fused) {
   const Tensor& x0 = ctx.input(0);
   const Tensor& w0 = ctx.input(1);
@@ -168,18 +185,7 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
     }
   }
   Descs d;
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
-  MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
-  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
-                                            static_cast<int>(w0.dim(1)), static_cast<int>(w0.dim(2)),
-                                            static_cast<int>(w0.dim(3))));
-  MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
-  MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
-                                                 p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
-  // f32 results comparable with the CPU: no TF32 tensor-core math.
-  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));
+  MS_RETURN_IF_ERROR(conv_descs(d, x0, w0, y, p));
   const ConvKey key{{x0.dim(0), x0.dim(1), x0.dim(2), x0.dim(3)},
                     {w0.dim(0), w0.dim(1), w0.dim(2), w0.dim(3)},
                     {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups}};

@@ -1,4 +1,4 @@
-// Mixed precision: Cast nodes around the ops that compute in bf16 at the AMP level (runtime/amp.h).
+// Mixed precision: Cast nodes around the ops that compute in bf16 at the AMP level (compiler/amp.h).
 //   O1  white ops (Conv, ConvTranspose, MatMul, Gemm, fused forms) read bf16 copies of their float
 //       inputs and write bf16; a Cast back to f32 keeps the rest of the graph as it was.
 //   O2  every op but the black list (norms, softmax, losses) computes in bf16; black ops read f32.
@@ -14,18 +14,19 @@
 #include <map>
 #include <unordered_map>
 
+#include "engine/compiler/infer.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::compiler {
 namespace {
 
-using runtime::AmpClass;
-using runtime::AmpLevel;
+using compiler::AmpClass;
+using compiler::AmpLevel;
 
-bool is_amp_float(DType t) { return t == DType::F32 || t == runtime::kAmpLowType; }
+bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowType; }
 
 bool in_full_precision_scope(const ir::Node& n) {
   for (const char* scope : {"optimizer", "loss_scale"}) {
@@ -52,14 +53,14 @@ class AmpCast final : public Pass {
   Status run(ir::Graph& g) override {
     if (level_ == AmpLevel::O0) return Status::ok();
     auto it = g.metadata.find("amp");
-    const bool traced_with_autocast = it != g.metadata.end() && it->second == runtime::amp_level_name(level_);
+    const bool traced_with_autocast = it != g.metadata.end() && it->second == compiler::amp_level_name(level_);
     if (!traced_with_autocast) {
-      MS_RETURN_IF_ERROR(runtime::infer_graph_types(g, backend_));
+      MS_RETURN_IF_ERROR(compiler::infer_graph_types(g, backend_));
       MS_RETURN_IF_ERROR(insert_casts(g));
     }
     remove_redundant_casts(g);
-    Status st = runtime::infer_graph_types(g, backend_);
-    if (!st.is_ok()) return st.prepend(std::string("after amp-cast ") + runtime::amp_level_name(level_) + ": ");
+    Status st = compiler::infer_graph_types(g, backend_);
+    if (!st.is_ok()) return st.prepend(std::string("after amp-cast ") + compiler::amp_level_name(level_) + ": ");
     return Status::ok();
   }
 
@@ -112,8 +113,8 @@ class AmpCast final : public Pass {
     std::vector<ir::Node> out;
     out.reserve(nodes.size() * 2);
     for (ir::Node& n : nodes) {
-      const AmpClass cls = runtime::amp_class(n.op_type, n.domain);
-      DType want = runtime::amp_compute_type(cls, level_);
+      const AmpClass cls = compiler::amp_class(n.op_type, n.domain);
+      DType want = compiler::amp_compute_type(cls, level_);
       if (in_full_precision_scope(n) && cls != AmpClass::Keep) want = DType::F32;
       const bool restore = cls == AmpClass::Keep && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
       bool float_data = false;
@@ -122,7 +123,7 @@ class AmpCast final : public Pass {
         const std::string orig = n.inputs[i];
         Versions& e = versions(g, orig);
         const DType now = type_of(g, e.primary);
-        if (!is_amp_float(now) || runtime::amp_keeps_input(n.op_type, i)) {
+        if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) {
           n.inputs[i] = e.primary;
           continue;
         }
@@ -221,7 +222,7 @@ class AmpCast final : public Pass {
 
 }  // namespace
 
-PassPtr make_amp_cast_pass(runtime::AmpLevel level, runtime::Backend* backend) {
+PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend) {
   return std::make_unique<AmpCast>(level, backend);
 }
 

@@ -1,5 +1,6 @@
 // Shape and dtype propagation: every value's static type from the graph inputs' types, folding small
 // shape computations on the CPU backend so Shape->Gather->Concat->Reshape gives static shapes.
+#include "engine/compiler/infer.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/runtime/executor.h"
 
@@ -12,7 +13,7 @@ class InferTypes final : public Pass {
   std::string name() const override { return "ShapeDtypePropagation"; }
   std::string argument() const override { return "infer-types"; }
   std::string description() const override { return "static dtype and shape of every value (folds shape math)"; }
-  Status run(ir::Graph& g) override { return runtime::infer_graph_types(g, fold_); }
+  Status run(ir::Graph& g) override { return compiler::infer_graph_types(g, fold_); }
 
  private:
   runtime::Backend* fold_;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "engine/compiler/pass.h"
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 
 namespace ms::runtime {
 class Backend;
@@ -21,6 +21,6 @@ PassPtr make_fuse_elementwise_pass();                               // fuse_elem
 PassPtr make_fuse_reduce_pass();                                    // fuse_reduce.cpp
 PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)
 PassPtr make_conv_algorithm_pass();                                 // conv_algorithm.cpp (O2)
-PassPtr make_amp_cast_pass(runtime::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
+PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
 
 }  // namespace ms::compiler

@@ -22,19 +22,19 @@ bool is_black_module(const std::string& type) {
   return type == "BatchNorm2d" || type == "BatchNorm1d" || type == "LayerNorm" || type == "GroupNorm";
 }
 
-bool is_amp_float(DType t) { return t == DType::F32 || t == runtime::kAmpLowType; }
+bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowType; }
 
 }  // namespace
 
-runtime::AmpLevel autocast_level() {
-  return t_override == kNoOverride ? get_context().amp : static_cast<runtime::AmpLevel>(t_override);
+compiler::AmpLevel autocast_level() {
+  return t_override == kNoOverride ? get_context().amp : static_cast<compiler::AmpLevel>(t_override);
 }
 
-AutocastGuard::AutocastGuard(runtime::AmpLevel level) : saved_(t_override) { t_override = static_cast<int>(level); }
+AutocastGuard::AutocastGuard(compiler::AmpLevel level) : saved_(t_override) { t_override = static_cast<int>(level); }
 AutocastGuard::~AutocastGuard() { t_override = saved_; }
 
 AutocastModuleScope::AutocastModuleScope(const std::string& module_type) {
-  if (autocast_level() == runtime::AmpLevel::O0) return;
+  if (autocast_level() == compiler::AmpLevel::O0) return;
   active_ = true;
   black_ = is_black_module(module_type);
   ++t_depth;
@@ -51,7 +51,7 @@ AutocastModuleScope::~AutocastModuleScope() {
 Vars AutocastModuleScope::finish(Vars outputs) {
   if (!active_ || t_depth != 1) return outputs;
   for (Var& v : outputs)
-    if (v.ok() && v.dtype() == runtime::kAmpLowType) v = F::cast(v, DType::F32);
+    if (v.ok() && v.dtype() == compiler::kAmpLowType) v = F::cast(v, DType::F32);
   return outputs;
 }
 
@@ -61,20 +61,20 @@ AutocastPause::~AutocastPause() { t_depth = saved_depth_; }
 namespace autocast {
 
 DType compute_type(const std::string& op_type, const std::string& domain) {
-  const runtime::AmpLevel level = autocast_level();
-  if (level == runtime::AmpLevel::O0 || t_depth == 0) return DType::Undefined;
-  const runtime::AmpClass cls = runtime::amp_class(op_type, domain);
-  if (cls == runtime::AmpClass::Keep) return DType::Undefined;
+  const compiler::AmpLevel level = autocast_level();
+  if (level == compiler::AmpLevel::O0 || t_depth == 0) return DType::Undefined;
+  const compiler::AmpClass cls = compiler::amp_class(op_type, domain);
+  if (cls == compiler::AmpClass::Keep) return DType::Undefined;
   // Inside a normalization module the statistics are plain ops: they take the black list's f32.
-  if (t_black_depth > 0 && level != runtime::AmpLevel::O3) return DType::F32;
-  return runtime::amp_compute_type(cls, level);
+  if (t_black_depth > 0 && level != compiler::AmpLevel::O3) return DType::F32;
+  return compiler::amp_compute_type(cls, level);
 }
 
 Vars cast_inputs(const std::string& op_type, const Vars& inputs, DType t) {
   Vars out = inputs;
   for (size_t i = 0; i < out.size(); ++i) {
     Var& v = out[i];
-    if (!v.defined() || !v.ok() || runtime::amp_keeps_input(op_type, i)) continue;
+    if (!v.defined() || !v.ok() || compiler::amp_keeps_input(op_type, i)) continue;
     if (!is_amp_float(v.dtype()) || v.dtype() == t) continue;
     const auto key = std::make_pair(static_cast<const void*>(v.impl()), t);
     auto it = t_casts.find(key);
@@ -85,8 +85,8 @@ Vars cast_inputs(const std::string& op_type, const Vars& inputs, DType t) {
 }
 
 bool outputs_back_to_f32(const std::string& op_type, const std::string& domain) {
-  return autocast_level() == runtime::AmpLevel::O1 &&
-         runtime::amp_class(op_type, domain) == runtime::AmpClass::White;
+  return autocast_level() == compiler::AmpLevel::O1 &&
+         compiler::amp_class(op_type, domain) == compiler::AmpClass::White;
 }
 
 }  // namespace autocast

@@ -1,6 +1,6 @@
 // PyNative AMP (autocast): with an AMP level set in the context (Context::amp) or by an
 // AutocastGuard, the F:: ops that run inside a module call cast their float inputs the way the
-// graph compiler's amp-cast pass would (runtime/amp.h): O1 casts the white list's inputs to bf16
+// graph compiler's amp-cast pass would (compiler/amp.h): O1 casts the white list's inputs to bf16
 // and its outputs back to f32; O2 runs every op in bf16 except the black list and the ops of
 // normalization modules (BatchNorm2d, LayerNorm), which run in f32; O3 runs everything in bf16.
 // The outermost module's float outputs go back to f32, so a loss computed outside the network
@@ -11,17 +11,17 @@
 #include <string>
 
 #include "engine/frontend/nn/var.h"
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 
 namespace ms::nn {
 
 // The level ops run under now: the innermost AutocastGuard, else the context's.
-runtime::AmpLevel autocast_level();
+compiler::AmpLevel autocast_level();
 
 // Overrides the context's level on this thread while alive (a training step, an evaluation).
 class AutocastGuard {
  public:
-  explicit AutocastGuard(runtime::AmpLevel level);
+  explicit AutocastGuard(compiler::AmpLevel level);
   ~AutocastGuard();
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;

@@ -1,3 +1,4 @@
+#include "engine/backends/select.h"
 #include "engine/frontend/nn/context.h"
 
 #include <cstdio>
@@ -44,12 +45,12 @@ runtime::Backend& backend() {
   std::lock_guard<std::mutex> lock(backend_mutex());
   auto& slot = backend_slot();
   if (!slot) {
-    auto choice = runtime::create_backend(ctx().device, ctx().threads);
+    auto choice = backends::create_backend(ctx().device, ctx().threads);
     if (choice && choice->backend) {
       if (!choice->note.empty()) std::fprintf(stderr, "note: %s\n", choice->note.c_str());
       slot = std::move(choice->backend);
     } else {
-      slot = runtime::create_cpu_backend(ctx().threads);
+      slot = backends::create_cpu_backend(ctx().threads);
     }
   }
   return *slot;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
 
@@ -20,7 +20,7 @@ struct Context {
   int threads = 0;  // 0: the backend's default
   // Mixed precision of module calls (autocast.h): O0 fp32, O1 white list in bf16, O2 all but the
   // black list, O3 all.
-  runtime::AmpLevel amp = runtime::AmpLevel::O0;
+  compiler::AmpLevel amp = compiler::AmpLevel::O0;
 };
 
 // set_context(Mode::Graph) switches every later top-level module call to traced+compiled runs.

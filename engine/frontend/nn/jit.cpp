@@ -1,3 +1,4 @@
+#include "engine/compiler/compile.h"
 #include "engine/frontend/nn/jit.h"
 
 #include <algorithm>
@@ -103,7 +104,7 @@ Expected<ir::Graph> trace_module(Module& m, const std::vector<ir::ValueType>& in
 
 struct GraphCache::Entry {
   ir::Graph graph;
-  std::unique_ptr<runtime::GraphExecutor> compiled;
+  std::unique_ptr<compiler::CompiledExecutor> compiled;
   std::unique_ptr<runtime::EagerExecutor> eager;
 };
 
@@ -145,9 +146,9 @@ Vars GraphCache::run(const Vars& inputs) {
     if (config_.exec_mode == runtime::ExecMode::Graph) {
       std::map<std::string, ir::ValueType> sig;
       for (size_t i = 0; i < types.size(); ++i) sig[entry->graph.inputs[i]] = types[i];
-      runtime::CompileOptions opts;
+      compiler::CompileOptions opts;
       opts.jit_level = config_.jit_level;
-      auto ex = runtime::GraphExecutor::compile(entry->graph, backend(), sig, opts);
+      auto ex = compiler::compile_executor(entry->graph, backend(), sig, opts);
       if (!ex) return failed1(Status(ex.status()).prepend("jit '" + name_ + "': compile: "));
       entry->compiled = std::move(*ex);
     } else {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/compiler/options.h"
 #include "engine/frontend/nn/var.h"
 #include "engine/runtime/executor.h"
 
@@ -17,7 +18,7 @@ namespace ms::nn {
 class Module;
 
 struct JitConfig {
-  runtime::JitLevel jit_level = runtime::JitLevel::O1;
+  compiler::JitLevel jit_level = compiler::JitLevel::O1;
   // Graph: the compiled plan (GraphExecutor). PyNative: the traced graph run op by op
   // (EagerExecutor) - same graph, no compilation; useful to compare.
   runtime::ExecMode exec_mode = runtime::ExecMode::Graph;

@@ -1,3 +1,4 @@
+#include "engine/compiler/compile.h"
 #include "engine/frontend/train/run.h"
 
 #include <algorithm>
@@ -233,7 +234,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }
   r.skipped_steps = step.skipped_steps();
-  if (const runtime::GraphExecutor* ex = step.executor()) r.passes = ex->compile_result().reports;
+  if (const compiler::CompiledExecutor* ex = step.executor()) r.passes = ex->compile_result().reports;
   if (const ir::Graph* g = step.observed_graph()) r.observed_graph = g->deep_copy();
   if (const runtime::MemoryPlan* plan = step.observed_plan()) r.observed_plan = *plan;
   r.steady = summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end())

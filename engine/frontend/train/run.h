@@ -14,7 +14,7 @@
 #include "engine/core/status.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/loss_scale.h"
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -22,7 +22,7 @@ namespace ms::nn::train {
 struct RunOptions {
   std::string model;  // zoo:NAME?key=value&...
   Mode mode = Mode::PyNative;
-  runtime::JitLevel jit_level = runtime::JitLevel::O1;
+  compiler::JitLevel jit_level = compiler::JitLevel::O1;
   std::vector<std::string> disabled_passes;  // Graph mode: passes left out of the step's compile
   std::string optimizer = "sgd";  // sgd | adam | adamw
   double lr = 0;                  // 0: the optimizer's default (sgd 0.05, adam/adamw 0.001)
@@ -40,7 +40,7 @@ struct RunOptions {
   bool evaluate = true;         // test accuracy at the end
   // Mixed precision (autocast at this level in both modes; evaluation too) and loss scaling.
   // bf16 keeps f32's exponent range, so no loss scaling is the default.
-  runtime::AmpLevel amp = runtime::AmpLevel::O0;
+  compiler::AmpLevel amp = compiler::AmpLevel::O0;
   LossScaleConfig loss_scale;
   // Profiling: the last step reports to this observer (TrainStep::observe_next_step); the result
   // keeps the graph it ran and, in Graph mode, its memory plan, for building the trace.

@@ -1,3 +1,4 @@
+#include "engine/compiler/compile.h"
 #include "engine/frontend/train/step.h"
 
 #include <algorithm>
@@ -72,7 +73,7 @@ UpdateRule sgd_rule() {
 
 struct TrainStep::Compiled {
   ir::Graph graph;
-  std::unique_ptr<runtime::GraphExecutor> exec;
+  std::unique_ptr<compiler::CompiledExecutor> exec;
   std::vector<std::string> inputs;  // params, buffers, state, lr, step, batch
   size_t params = 0, buffers = 0, state = 0;
   std::vector<Tensor*> buffer_targets;  // one per buffer-update output, after loss/params/state
@@ -81,12 +82,12 @@ struct TrainStep::Compiled {
 };
 
 TrainStep::TrainStep(Module& model, std::function<Var(Module&, const Vars&)> loss, UpdateRule rule, Mode mode,
-                     runtime::JitLevel level)
+                     compiler::JitLevel level)
     : model_(model), loss_(std::move(loss)), rule_(std::move(rule)), mode_(mode), level_(level) {}
 TrainStep::~TrainStep() = default;
 
 const ir::Graph* TrainStep::graph() const { return last_ ? &last_->graph : nullptr; }
-const runtime::GraphExecutor* TrainStep::executor() const { return last_ ? last_->exec.get() : nullptr; }
+const compiler::CompiledExecutor* TrainStep::executor() const { return last_ ? last_->exec.get() : nullptr; }
 
 void TrainStep::set_amp(const AmpOptions& amp) {
   amp_ = amp;
@@ -148,7 +149,7 @@ const ir::Graph* TrainStep::observed_graph() const {
 }
 
 const runtime::MemoryPlan* TrainStep::observed_plan() const {
-  const runtime::GraphExecutor* ex = observed_ && mode_ == Mode::Graph ? executor() : nullptr;
+  const compiler::CompiledExecutor* ex = observed_ && mode_ == Mode::Graph ? executor() : nullptr;
   return ex ? &ex->memory_plan() : nullptr;
 }
 
@@ -313,18 +314,18 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
   }
   c->graph = std::move(root.graph);
   // The autocast Casts are in the graph already: the amp-cast pass only cleans them up.
-  if (amp_.level != runtime::AmpLevel::O0) c->graph.metadata["amp"] = runtime::amp_level_name(amp_.level);
+  if (amp_.level != compiler::AmpLevel::O0) c->graph.metadata["amp"] = compiler::amp_level_name(amp_.level);
   runtime::link_subgraph_parents(c->graph);
   Status v = ir::verify(c->graph);
   if (!v.is_ok()) return v.prepend("traced training step: ");
   std::map<std::string, ir::ValueType> sig;
   for (const auto& name : c->graph.inputs)
     if (const ir::Value* val = c->graph.value(name)) sig[name] = val->type;
-  runtime::CompileOptions opts;
+  compiler::CompileOptions opts;
   opts.jit_level = level_;
   opts.amp = amp_.level;
   opts.disabled_passes = disabled_passes_;
-  auto ex = runtime::GraphExecutor::compile(c->graph, backend(), sig, opts);
+  auto ex = compiler::compile_executor(c->graph, backend(), sig, opts);
   if (!ex) return Status(ex.status()).prepend("training step: compile: ");
   c->exec = std::move(*ex);
   c->compile_ms = ms_since(t0);

@@ -16,10 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/compiler/compile.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/module.h"
 #include "engine/frontend/train/loss_scale.h"
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -49,7 +50,7 @@ struct StepStats {
 // in both modes; in Graph mode they are traced and the amp-cast pass of the step's compile
 // cleans them up), optionally with loss scaling (loss_scale.h). Parameters stay f32 master weights.
 struct AmpOptions {
-  runtime::AmpLevel level = runtime::AmpLevel::O0;
+  compiler::AmpLevel level = compiler::AmpLevel::O0;
   LossScaleConfig loss_scale;
 };
 
@@ -57,7 +58,7 @@ class TrainStep {
  public:
   // loss(model, inputs) -> scalar loss Var; inputs e.g. {x, labels}.
   TrainStep(Module& model, std::function<Var(Module&, const Vars&)> loss, UpdateRule rule, Mode mode,
-            runtime::JitLevel level = runtime::JitLevel::O1);
+            compiler::JitLevel level = compiler::JitLevel::O1);
   ~TrainStep();
   // `lr` and `step` (f32 scalar, 1-based) reach the rule as scalar Vars: graph inputs in Graph mode.
   Expected<StepStats> step(const Vars& inputs, double lr);
@@ -67,7 +68,7 @@ class TrainStep {
   // Graph mode: the traced step graph of the current signature and its compiled form (nullptr before
   // the first step or in PyNative).
   const ir::Graph* graph() const;
-  const runtime::GraphExecutor* executor() const;
+  const compiler::CompiledExecutor* executor() const;
   // Optimizer state (concrete) after the last step, in the rule's order.
   const std::vector<Tensor>& state() const { return state_; }
 
@@ -100,7 +101,7 @@ class TrainStep {
   std::function<Var(Module&, const Vars&)> loss_;
   UpdateRule rule_;
   Mode mode_;
-  runtime::JitLevel level_;
+  compiler::JitLevel level_;
   int64_t step_ = 0;
   bool state_ready_ = false;
   std::vector<Tensor> state_;

@@ -14,7 +14,7 @@
 #include "engine/core/dtype.h"
 #include "engine/core/status.h"
 
-namespace ms::runtime {
+namespace ms::compiler {
 
 enum class AmpLevel { O0, O1, O2, O3 };
 
@@ -39,4 +39,4 @@ DType amp_compute_type(AmpClass c, AmpLevel level);
 // Float inputs that are not data (Resize's roi/scales, Dropout's ratio): never cast.
 bool amp_keeps_input(std::string_view op_type, size_t input_index);
 
-}  // namespace ms::runtime
+}  // namespace ms::compiler

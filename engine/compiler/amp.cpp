@@ -1,8 +1,8 @@
-#include "engine/runtime/amp.h"
+#include "engine/compiler/amp.h"
 
 #include <array>
 
-namespace ms::runtime {
+namespace ms::compiler {
 
 Expected<AmpLevel> parse_amp_level(const std::string& s) {
   if (s == "O0" || s == "o0" || s == "0") return AmpLevel::O0;
@@ -77,4 +77,4 @@ bool amp_keeps_input(std::string_view op, size_t i) {
   return false;
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::compiler

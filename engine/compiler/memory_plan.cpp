@@ -3,15 +3,13 @@
 // (smallest gap that holds it) among blocks overlapping it in time. The lower bound is the most bytes
 // ever live at one step; greedy by decreasing size usually lands within a few percent of it, and
 // other orders and a local search over the order close most of the rest.
-#include "engine/runtime/memory_plan.h"
+#include "engine/compiler/memory_plan.h"
 
 #include <algorithm>
 #include <random>
 #include <set>
 
-namespace ms::runtime {
-
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+namespace ms::compiler {
 
 std::vector<size_t> inplace_inputs(const ir::Node& n) {
   static const std::set<std::string> unary = {
@@ -197,4 +195,4 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   return plan;
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::compiler

@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "engine/runtime/executor.h"
-#include "engine/runtime/interpreter.h"
+#include "engine/compiler/infer.h"
+#include "engine/ops/schema.h"
+#include "engine/runtime/kernel.h"
 
-namespace ms::runtime {
+namespace ms::compiler {
+
+using runtime::Backend;
+using runtime::KernelContext;
+using runtime::KernelFn;
+using runtime::OutputAllocator;
 namespace {
 
 constexpr int64_t kFoldMaxElements = 4096;
@@ -144,4 +150,4 @@ Status infer_graph_types(ir::Graph& g, Backend* fold_backend) {
   return inf.infer(g, known);
 }
 
-}  // namespace ms::runtime
+}  // namespace ms::compiler

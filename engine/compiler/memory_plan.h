@@ -5,10 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "engine/runtime/executor.h"
+#include "engine/runtime/executable.h"
 
-namespace ms::runtime {
-uint64_t align_up(uint64_t v, uint64_t a);
+namespace ms::compiler {
+
+using runtime::align_up;
+using runtime::MemoryPlan;
+using runtime::MemorySlot;
 
 // Assigns offsets to `slots` (value, bytes, first/last step filled in); returns the plan.
 // `inplace` pairs (a, b): slot b may take over slot a's block (a's last reader is b's producer, which
@@ -21,4 +24,4 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
 // Ops whose kernel may write output 0 over input `input` (same dtype and shape): elementwise and
 // activations, and the residual of fused ops. Returns the candidate input indices.
 std::vector<size_t> inplace_inputs(const ir::Node& node);
-}  // namespace ms::runtime
+}  // namespace ms::compiler

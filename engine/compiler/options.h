@@ -1,0 +1,61 @@
+// What a Graph-mode compile is asked for. Every threshold the compiler decides by is a named field
+// here, with the measurement behind its default; environment variables only override a few of them,
+// read in one place (with_environment).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "engine/compiler/amp.h"
+
+namespace ms::compiler {
+
+// Which Graph-mode pipeline runs (MindSpore's jit_level): O0 only what execution needs (type
+// inference, memory planning); O1 adds the graph-level optimizations; O2 adds layout and
+// scheduling work.
+enum class JitLevel { O0, O1, O2 };
+
+struct CompileOptions {
+  JitLevel jit_level = JitLevel::O1;
+  std::vector<std::string> disabled_passes;  // pass arguments left out of the pipeline
+  int stop_after = -1;            // run only the first N passes of the pipeline (-1: all)
+  bool keep_snapshots = true;     // a snapshot of the graph after each pass (compiler::Snapshot)
+  bool verify_passes = false;     // ir::verify after each pass (tests, debugging)
+  bool plan_memory = true;        // one arena with offsets from liveness (off: every value allocated)
+  bool inplace = true;            // let elementwise outputs take over a dying input's block
+  bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
+  AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
+
+  // Concurrent branches on the CPU (O2).
+  // Each branch must keep at least two threads: on 2 cores, splitting them one per branch made the
+  // Inception block 0.73x PyNative against 1.30x with the branches in order.
+  int branch_min_threads = 4;
+  // Kept when at least this share of the work overlaps (an Inception block) ...
+  double branch_min_overlap = 0.5;
+  // ... or when the memory lower bound grows by at most this factor (projections side by side); a
+  // ResNet, where only the downsampling shortcut overlaps, stays sequential.
+  double branch_max_memory_growth = 1.1;
+  // Happens-before bitsets are n^2 bits: longer programs stay sequential.
+  size_t branch_max_steps = 4096;
+  // A step under this cost (FLOPs + bytes, compiler/schedule.h) runs on one thread at O2: about
+  // 2e5 is ~10 us on one core, while waking and joining a team of threads costs a few us.
+  double parallel_step_min_cost = 2e5;
+  // The scratch a kernel may take for a faster algorithm (Winograd) is the room under the values'
+  // lower bound times (1 + this): a faster algorithm costs the arena at most 5% (resnet50: Winograd
+  // in layers 1 and 3 needs 0.07 and 0.13 MiB more than the room under the bound itself).
+  double scratch_over_lower_bound = 0.05;
+
+  // CUDA (O2). Whole-graph replay as a CUDA Graph when every step is recordable
+  // (MODESCOPE_CUDA_GRAPHS=0 turns it off).
+  bool cuda_graphs = true;
+  // Branches on this many streams (MODESCOPE_CUDA_STREAMS=N). Measured on an H200: the Inception
+  // block 1.21x faster on 4 streams, resnet50 batch 1 no faster (only its shortcuts overlap).
+  int cuda_streams = 1;
+};
+
+// `options` with the environment's overrides applied (MODESCOPE_CUDA_GRAPHS, MODESCOPE_CUDA_STREAMS);
+// `notes` gets one line per override taken.
+CompileOptions with_environment(CompileOptions options, std::vector<std::string>* notes = nullptr);
+
+}  // namespace ms::compiler
