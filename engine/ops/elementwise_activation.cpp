@@ -1,4 +1,4 @@
-// Activations: the Relu family, sigmoid-like functions, Shrink and Clip. Output = input's type.
+// Activations: the Relu family, sigmoid-like functions, Gelu, Shrink and Clip. Output = input's type.
 #include <cmath>
 
 #include "engine/ops/elementwise_internal.h"
@@ -19,6 +19,16 @@ Status infer_celu(InferContext& ctx) {
   // celu(x) = max(0,x) + min(0, alpha*(exp(x/alpha)-1)): alpha divides.
   const float alpha = ctx.node.attr_float("alpha", 1.0f);
   if (alpha == 0.0f || !std::isfinite(alpha)) return ctx.fail("attribute alpha must be finite and non-zero");
+  set_same_shape_output(ctx, 0, 0, ctx.in(0).dtype);
+  return Status::ok();
+}
+
+// Gelu (opset 20): approximate is "none" (the erf form) or "tanh".
+Status infer_gelu(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(check_dtype(ctx, 0, TypeSet::Float));
+  const std::string approximate = ctx.node.attr_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.fail("attribute approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
   set_same_shape_output(ctx, 0, 0, ctx.in(0).dtype);
   return Status::ok();
 }
@@ -76,6 +86,9 @@ void register_activation_ops(Registry& r) {
   OpSchema celu = make_schema("Celu", 1, 1, OpCategory::Activation, infer_celu, 9);
   celu.since_version = 12;
   r.add(std::move(celu));
+  OpSchema gelu = make_schema("Gelu", 1, 1, OpCategory::Activation, infer_gelu, 14);
+  gelu.since_version = 20;
+  r.add(std::move(gelu));
   OpSchema clip = make_schema("Clip", 1, 3, OpCategory::Activation, infer_clip, 2);
   clip.since_version = 6;
   r.add(std::move(clip));

@@ -6,23 +6,27 @@
 
 namespace ms::ops {
 
+namespace {
+constexpr PostOp::Kind kPostKinds[] = {PostOp::Kind::Relu, PostOp::Kind::LeakyRelu, PostOp::Kind::Sigmoid,
+                                       PostOp::Kind::Tanh, PostOp::Kind::Clip,      PostOp::Kind::Elu};
+}  // namespace
+
 bool post_op_kind(const std::string& op, PostOp::Kind& kind) {
-  static const std::pair<const char*, PostOp::Kind> kinds[] = {
-      {"Relu", PostOp::Kind::Relu},  {"LeakyRelu", PostOp::Kind::LeakyRelu}, {"Sigmoid", PostOp::Kind::Sigmoid},
-      {"Tanh", PostOp::Kind::Tanh},  {"Clip", PostOp::Kind::Clip},           {"Elu", PostOp::Kind::Elu},
-      {"Add", PostOp::Kind::Add}};
-  for (const auto& [name, k] : kinds)
-    if (op == name) {
+  if (op == "Add") {
+    kind = PostOp::Kind::Add;
+    return true;
+  }
+  const ew::OpInfo* info = ew::find(op.c_str());
+  if (!info) return false;
+  for (PostOp::Kind k : kPostKinds)
+    if (post_op_math(k) == info->op) {
       kind = k;
       return true;
     }
   return false;
 }
 
-const char* post_op_name(PostOp::Kind k) {
-  static const char* names[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Elu", "Add"};
-  return names[static_cast<int>(k)];
-}
+const char* post_op_name(PostOp::Kind k) { return k == PostOp::Kind::Add ? "Add" : ew::name(post_op_math(k)); }
 
 Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n) {
   const auto* names = n.attrs.count("post_ops") ? n.attrs.at("post_ops").get_if<std::vector<std::string>>() : nullptr;

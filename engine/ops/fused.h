@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
+#include "engine/ops/elementwise_math.h"
 
 namespace ms::ops {
 
@@ -39,24 +40,28 @@ inline bool small_dense_conv(int64_t group, const std::vector<int64_t>& w, int64
   return per_output * static_cast<double>(output_numel) < 5e6;
 }
 
-// Activation op types a post-op can stand for (with their ONNX default alpha/beta).
+// Activation op types a post-op can stand for (with their ONNX default alpha/beta): the op table's
+// names (ops/elementwise_math.h).
 bool post_op_kind(const std::string& op_type, PostOp::Kind& kind);
 const char* post_op_name(PostOp::Kind k);
+
+// The table op an activation post-op computes (Add: none, Relu returned).
+constexpr ew::Op post_op_math(PostOp::Kind k) {
+  switch (k) {
+    case PostOp::Kind::LeakyRelu: return ew::Op::LeakyRelu;
+    case PostOp::Kind::Sigmoid: return ew::Op::Sigmoid;
+    case PostOp::Kind::Tanh: return ew::Op::Tanh;
+    case PostOp::Kind::Clip: return ew::Op::Clip;
+    case PostOp::Kind::Elu: return ew::Op::Elu;
+    default: return ew::Op::Relu;
+  }
+}
 
 // Parses post_ops/post_alphas/post_betas; an error names the node.
 Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n);
 
 inline float apply_activation(const PostOp& p, float x) {
-  switch (p.kind) {
-    case PostOp::Kind::Relu: return x > 0 ? x : 0.f;
-    case PostOp::Kind::LeakyRelu: return x >= 0 ? x : p.alpha * x;
-    case PostOp::Kind::Sigmoid: return 1.f / (1.f + std::exp(-x));
-    case PostOp::Kind::Tanh: return std::tanh(x);
-    case PostOp::Kind::Clip: return std::min(std::max(x, p.alpha), p.beta);
-    case PostOp::Kind::Elu: return x >= 0 ? x : p.alpha * (std::exp(x) - 1.f);
-    case PostOp::Kind::Add: return x;
-  }
-  return x;
+  return p.kind == PostOp::Kind::Add ? x : ew::apply_unary(post_op_math(p.kind), x, p.alpha, p.beta);
 }
 
 }  // namespace ms::ops

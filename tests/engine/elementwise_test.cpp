@@ -260,7 +260,7 @@ TEST(ElementwiseKernel, LargeUnaryWhereCastRunParallel) {
   Tensor x = iota_f32({n}, -75000.0f, 1.0f);
   auto r = run_kernel_full(make_node("Relu", 1), {x});
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->impl, "eigen:omp");
+  EXPECT_EQ(r->impl, "loop:omp");  // the op table's loop (Eigen only for exact ops such as Floor)
   for (int64_t i = 0; i < n; i += 4999) EXPECT_EQ(r->outputs[0].data<float>()[i], std::max(0.0f, x.data<float>()[i]));
   Tensor h = run1(make_node("Cast", 1, 1, {{"to", int64_t{7}}}), {x});
   for (int64_t i = 0; i < n; i += 4999) EXPECT_EQ(h.data<int64_t>()[i], static_cast<int64_t>(x.data<float>()[i]));

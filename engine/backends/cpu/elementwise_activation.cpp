@@ -1,5 +1,5 @@
-// Activation kernels: the Relu family, Sigmoid/Tanh, Shrink and Clip. Attributes are read once per
-// call from the node (ONNX defaults).
+// Activation kernels: the Relu family, Sigmoid/Tanh, Gelu, Shrink and Clip, their math from the op
+// table (ops/elementwise_math.h). Attributes are read once per call from the node (ONNX defaults).
 #include <cmath>
 #include <limits>
 
@@ -8,126 +8,18 @@
 namespace ms::cpu::elementwise {
 namespace {
 
-struct ReluOp : UnaryBase<Types::SignedNumeric> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const { return x > C(0) ? x : C(0); }
-  template <class A> auto array(const A& x) const { return x.max(0.0f); }
-};
-
-struct LeakyReluOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit LeakyReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.01f)) {}
-  template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * x : x; }
-  template <class A> auto array(const A& x) const { return (x < 0.0f).select(x * alpha, x); }
-};
-
-struct EluOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit EluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0f)) {}
-  template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * std::expm1(x) : x; }
-};
-
-struct SeluOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha, gamma;
-  explicit SeluOp(const ir::Node& n)
-      : alpha(n.attr_float("alpha", 1.67326319217681884765625f)), gamma(n.attr_float("gamma", 1.05070102214813232421875f)) {}
-  template <class C> C operator()(C x) const {
-    return x <= C(0) ? static_cast<C>(gamma) * (static_cast<C>(alpha) * std::exp(x) - static_cast<C>(alpha))
-                     : static_cast<C>(gamma) * x;
-  }
-};
-
-struct CeluOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit CeluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0f)) {}
-  template <class C> C operator()(C x) const {
-    const C a = static_cast<C>(alpha);
-    return std::max(C(0), x) + std::min(C(0), a * std::expm1(x / a));
-  }
-};
-
-struct HardSigmoidOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha, beta;
-  explicit HardSigmoidOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.2f)), beta(n.attr_float("beta", 0.5f)) {}
-  template <class C> C operator()(C x) const {
-    return std::max(C(0), std::min(C(1), static_cast<C>(alpha) * x + static_cast<C>(beta)));
-  }
-  template <class A> auto array(const A& x) const { return (x * alpha + beta).max(0.0f).min(1.0f); }
-};
-
-// x * HardSigmoid(x) with alpha 1/6, beta 0.5.
-struct HardSwishOp : UnaryBase<Types::Float> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const {
-    return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
-  }
-};
-
-// log(1 + exp(x)) without overflow for large x.
-struct SoftplusOp : UnaryBase<Types::Float> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const {
-    return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-  }
-};
-
-struct SoftsignOp : UnaryBase<Types::Float> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const { return x / (C(1) + std::fabs(x)); }
-  template <class A> auto array(const A& x) const { return x / (x.abs() + 1.0f); }
-};
-
-struct ThresholdedReluOp {
-  static constexpr Types kTypes = Types::Float;
-  static constexpr bool kBoolOut = false;
-  float alpha;
-  explicit ThresholdedReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0f)) {}
-  template <class C> C operator()(C x) const { return x > static_cast<C>(alpha) ? x : C(0); }
+struct ReluOp : TableOp<ew::Op::Relu, Types::SignedNumeric> {
+  using TableOp::TableOp;
+  template <class C> C operator()(C x) const { return ew::relu(x); }
 };
 
 // Shrink works on integers too: compare and shift in double, convert back.
-struct ShrinkOp {
-  static constexpr Types kTypes = Types::Numeric;
-  static constexpr bool kBoolOut = false;
-  float lambd, bias;
-  explicit ShrinkOp(const ir::Node& n) : lambd(n.attr_float("lambd", 0.5f)), bias(n.attr_float("bias", 0.0f)) {}
+struct ShrinkOp : TableOp<ew::Op::Shrink, Types::Numeric> {
+  using TableOp::TableOp;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) {
-      const double d = static_cast<double>(x);
-      const double r = d < -lambd ? d + bias : (d > lambd ? d - bias : 0.0);
-      return convert<C>(r);
-    } else {
-      const C l = static_cast<C>(lambd), b = static_cast<C>(bias);
-      return x < -l ? x + b : (x > l ? x - b : C(0));
-    }
+    if constexpr (std::is_integral_v<C>) return convert<C>(ew::shrink(static_cast<double>(x), double{a}, double{b}));
+    else return ew::shrink(x, static_cast<C>(a), static_cast<C>(b));
   }
-};
-
-// Stable in both tails.
-struct SigmoidOp : UnaryBase<Types::Float> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const {
-    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
-    const C e = std::exp(x);
-    return e / (C(1) + e);
-  }
-  template <class A> auto array(const A& x) const { return x.logistic(); }
-};
-
-struct TanhOp : UnaryBase<Types::Float> {
-  using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const { return std::tanh(x); }
-  template <class A> auto array(const A& x) const { return x.tanh(); }
 };
 
 // Clip: bounds from attributes (opset < 11) or optional scalar inputs; NaN passes through.
@@ -136,7 +28,7 @@ struct ClipOp {
   static constexpr Types kTypes = Types::Numeric;
   static constexpr bool kBoolOut = false;
   C lo, hi;
-  C operator()(C x) const { return x < lo ? lo : (x > hi ? hi : x); }
+  C operator()(C x) const { return ew::clip(x, lo, hi); }
 };
 
 template <class T>
@@ -185,18 +77,19 @@ Status clip_kernel(runtime::KernelContext& ctx) {
 
 void register_activation_kernels(runtime::KernelRegistry& r) {
   r.add("Relu", unary_kernel<ReluOp>);
-  r.add("LeakyRelu", unary_kernel<LeakyReluOp>);
-  r.add("Elu", unary_kernel<EluOp>);
-  r.add("Selu", unary_kernel<SeluOp>);
-  r.add("Celu", unary_kernel<CeluOp>);
-  r.add("HardSigmoid", unary_kernel<HardSigmoidOp>);
-  r.add("HardSwish", unary_kernel<HardSwishOp>);
-  r.add("Softplus", unary_kernel<SoftplusOp>);
-  r.add("Softsign", unary_kernel<SoftsignOp>);
-  r.add("ThresholdedRelu", unary_kernel<ThresholdedReluOp>);
+  r.add("LeakyRelu", unary_kernel<TableOp<ew::Op::LeakyRelu>>);
+  r.add("Elu", unary_kernel<TableOp<ew::Op::Elu>>);
+  r.add("Selu", unary_kernel<TableOp<ew::Op::Selu>>);
+  r.add("Celu", unary_kernel<TableOp<ew::Op::Celu>>);
+  r.add("HardSigmoid", unary_kernel<TableOp<ew::Op::HardSigmoid>>);
+  r.add("HardSwish", unary_kernel<TableOp<ew::Op::HardSwish>>);
+  r.add("Softplus", unary_kernel<TableOp<ew::Op::Softplus>>);
+  r.add("Softsign", unary_kernel<TableOp<ew::Op::Softsign>>);
+  r.add("ThresholdedRelu", unary_kernel<TableOp<ew::Op::ThresholdedRelu>>);
   r.add("Shrink", unary_kernel<ShrinkOp>);
-  r.add("Sigmoid", unary_kernel<SigmoidOp>);
-  r.add("Tanh", unary_kernel<TanhOp>);
+  r.add("Sigmoid", unary_kernel<TableOp<ew::Op::Sigmoid>>);
+  r.add("Tanh", unary_kernel<TableOp<ew::Op::Tanh>>);
+  r.add("Gelu", unary_kernel<TableOp<ew::Op::Gelu>>);
   r.add("Clip", clip_kernel);
 }
 

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "engine/backends/cpu/elementwise_binary.h"
+#include "engine/ops/elementwise_math.h"
 
 namespace ms::cpu::elementwise {
 namespace {
@@ -15,17 +16,26 @@ struct NumericOp {
 
 struct AddOp : NumericOp {
   using NumericOp::NumericOp;
-  template <class C> C operator()(C a, C b) const { return wrap_add(a, b); }
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) return wrap_add(a, b);
+    else return ew::binary<ew::Op::Add>(a, b);
+  }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a + b; }
 };
 struct SubOp : NumericOp {
   using NumericOp::NumericOp;
-  template <class C> C operator()(C a, C b) const { return wrap_sub(a, b); }
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) return wrap_sub(a, b);
+    else return ew::binary<ew::Op::Sub>(a, b);
+  }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a - b; }
 };
 struct MulOp : NumericOp {
   using NumericOp::NumericOp;
-  template <class C> C operator()(C a, C b) const { return wrap_mul(a, b); }
+  template <class C> C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) return wrap_mul(a, b);
+    else return ew::binary<ew::Op::Mul>(a, b);
+  }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a * b; }
 };
 // Integer division truncates (C semantics, as onnxruntime); x/0 gives 0 and MIN/-1 wraps instead
@@ -39,7 +49,7 @@ struct DivOp : NumericOp {
         if (b == -1) return wrap_sub(C(0), a);
       return static_cast<C>(a / b);
     } else {
-      return a / b;
+      return ew::binary<ew::Op::Div>(a, b);
     }
   }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a / b; }
@@ -99,8 +109,8 @@ struct PowOp : NumericOp {
       }
     } else if constexpr (std::is_integral_v<C>) {
       return convert<C>(std::pow(static_cast<double>(a), static_cast<double>(b)));
-    } else if constexpr (std::is_same_v<C, float> && std::is_same_v<D, float>) {
-      return std::pow(a, b);
+    } else if constexpr (std::is_same_v<C, D>) {
+      return ew::binary<ew::Op::Pow>(a, b);
     } else {
       return static_cast<C>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     }
@@ -132,7 +142,10 @@ struct PReluOp {
   static constexpr bool kBoolOut = false;
   static constexpr bool kMixed = false;
   explicit PReluOp(const ir::Node&) {}
-  template <class C> C operator()(C x, C slope) const { return x < C(0) ? wrap_mul(slope, x) : x; }
+  template <class C> C operator()(C x, C slope) const {
+    if constexpr (std::is_integral_v<C>) return x < C(0) ? wrap_mul(slope, x) : x;
+    else return ew::binary<ew::Op::PRelu>(x, slope);
+  }
   template <class X, class Y> auto array(const X& x, const Y& slope) const { return (x < 0.0f).select(x * slope, x); }
 };
 

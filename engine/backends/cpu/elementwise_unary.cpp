@@ -1,5 +1,6 @@
-// Unary math and logic kernels. f32 goes through Eigen's vectorized functions where Eigen has one
-// that matches the C library closely; everything else is a plain loop in the compute type.
+// Unary math and logic kernels, their floating-point math from the op table (ops/elementwise_math.h).
+// f32 runs the table's loop (elementwise_table_loop.h), or Eigen's for the exact Reciprocal, Floor,
+// Ceil and Round; other dtypes a plain loop in the compute type.
 #include <cmath>
 
 #include "engine/backends/cpu/elementwise_unary.h"
@@ -7,47 +8,29 @@
 namespace ms::cpu::elementwise {
 namespace {
 
-// A float-only op with a scalar function and an Eigen array method of the same meaning.
-#define MS_FLOAT_UNARY(Name, scalar_expr, array_method)                           \
-  struct Name : UnaryBase<Types::Float> {                                          \
-    using UnaryBase::UnaryBase;                                                    \
-    template <class C> C operator()(C x) const { return scalar_expr; }             \
+// Exact table ops with an Eigen array method of the same result, used for f32 (ONNX Round is
+// round-half-to-even: rint, not Eigen's round()); faster than the baseline build's library calls
+// for floor/ceil/rint. Not Eigen's transcendental functions: sqrt(inf) = NaN and 0 for denormals,
+// exp clamped at -88.7 (exp(-inf) = 2.9e-39), log of a denormal = -87.3, tanh up to 6 ulp off; the
+// table's loops vectorize those through the vector math library instead.
+#define MS_FLOAT_UNARY(Name, array_method)                                        \
+  struct Name##Op : TableOp<ew::Op::Name> {                                        \
+    using TableOp::TableOp;                                                        \
     template <class A> auto array(const A& x) const { return x.array_method(); }   \
   };
 
-MS_FLOAT_UNARY(SqrtOp, std::sqrt(x), sqrt)
-MS_FLOAT_UNARY(ReciprocalOp, C(1) / x, inverse)
-MS_FLOAT_UNARY(ExpOp, std::exp(x), exp)
-MS_FLOAT_UNARY(LogOp, std::log(x), log)
-MS_FLOAT_UNARY(FloorOp, std::floor(x), floor)
-MS_FLOAT_UNARY(CeilOp, std::ceil(x), ceil)
-// ONNX Round is round-half-to-even: rint in the default rounding mode (Eigen's round() is not).
-MS_FLOAT_UNARY(RoundOp, std::rint(x), rint)
-MS_FLOAT_UNARY(SinOp, std::sin(x), sin)
-MS_FLOAT_UNARY(CosOp, std::cos(x), cos)
+MS_FLOAT_UNARY(Reciprocal, inverse)
+MS_FLOAT_UNARY(Floor, floor)
+MS_FLOAT_UNARY(Ceil, ceil)
+MS_FLOAT_UNARY(Round, rint)
 #undef MS_FLOAT_UNARY
-
-// Float-only ops where a plain loop over the C library is used for every dtype.
-#define MS_FLOAT_UNARY_SCALAR(Name, scalar_expr)                                   \
-  struct Name : UnaryBase<Types::Float> {                                          \
-    using UnaryBase::UnaryBase;                                                    \
-    template <class C> C operator()(C x) const { return scalar_expr; }             \
-  };
-
-MS_FLOAT_UNARY_SCALAR(TanOp, std::tan(x))
-MS_FLOAT_UNARY_SCALAR(AsinOp, std::asin(x))
-MS_FLOAT_UNARY_SCALAR(AcosOp, std::acos(x))
-MS_FLOAT_UNARY_SCALAR(AtanOp, std::atan(x))
-MS_FLOAT_UNARY_SCALAR(SinhOp, std::sinh(x))
-MS_FLOAT_UNARY_SCALAR(CoshOp, std::cosh(x))
-MS_FLOAT_UNARY_SCALAR(AsinhOp, std::asinh(x))
-MS_FLOAT_UNARY_SCALAR(AcoshOp, std::acosh(x))
-MS_FLOAT_UNARY_SCALAR(AtanhOp, std::atanh(x))
-#undef MS_FLOAT_UNARY_SCALAR
 
 struct NegOp : UnaryBase<Types::SignedNumeric> {
   using UnaryBase::UnaryBase;
-  template <class C> C operator()(C x) const { return wrap_sub(C(0), x); }
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) return wrap_sub(C(0), x);
+    else return ew::unary<ew::Op::Neg>(x);
+  }
   template <class A> auto array(const A& x) const { return -x; }
 };
 
@@ -56,7 +39,7 @@ struct AbsOp : UnaryBase<Types::Numeric> {
   template <class C> C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) return x;
     else if constexpr (std::is_integral_v<C>) return x < 0 ? wrap_sub(C(0), x) : x;
-    else return std::fabs(x);
+    else return ew::unary<ew::Op::Abs>(x);
   }
   template <class A> auto array(const A& x) const { return x.abs(); }
 };
@@ -66,7 +49,7 @@ struct ErfOp : UnaryBase<Types::Numeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) return convert<C>(std::erf(static_cast<double>(x)));
-    else return std::erf(x);
+    else return ew::unary<ew::Op::Erf>(x);
   }
 };
 
@@ -75,7 +58,7 @@ struct SignOp : UnaryBase<Types::Numeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) return x > 0 ? C(1) : C(0);
-    else return x > C(0) ? C(1) : (x < C(0) ? C(-1) : x);
+    else return ew::sign(x);
   }
 };
 
@@ -103,24 +86,24 @@ struct IsInfOp {
 }  // namespace
 
 void register_unary_kernels(runtime::KernelRegistry& r) {
-  r.add("Sqrt", unary_kernel<SqrtOp>);
+  r.add("Sqrt", unary_kernel<TableOp<ew::Op::Sqrt>>);
   r.add("Reciprocal", unary_kernel<ReciprocalOp>);
-  r.add("Exp", unary_kernel<ExpOp>);
-  r.add("Log", unary_kernel<LogOp>);
+  r.add("Exp", unary_kernel<TableOp<ew::Op::Exp>>);
+  r.add("Log", unary_kernel<TableOp<ew::Op::Log>>);
   r.add("Floor", unary_kernel<FloorOp>);
   r.add("Ceil", unary_kernel<CeilOp>);
   r.add("Round", unary_kernel<RoundOp>);
-  r.add("Sin", unary_kernel<SinOp>);
-  r.add("Cos", unary_kernel<CosOp>);
-  r.add("Tan", unary_kernel<TanOp>);
-  r.add("Asin", unary_kernel<AsinOp>);
-  r.add("Acos", unary_kernel<AcosOp>);
-  r.add("Atan", unary_kernel<AtanOp>);
-  r.add("Sinh", unary_kernel<SinhOp>);
-  r.add("Cosh", unary_kernel<CoshOp>);
-  r.add("Asinh", unary_kernel<AsinhOp>);
-  r.add("Acosh", unary_kernel<AcoshOp>);
-  r.add("Atanh", unary_kernel<AtanhOp>);
+  r.add("Sin", unary_kernel<TableOp<ew::Op::Sin>>);
+  r.add("Cos", unary_kernel<TableOp<ew::Op::Cos>>);
+  r.add("Tan", unary_kernel<TableOp<ew::Op::Tan>>);
+  r.add("Asin", unary_kernel<TableOp<ew::Op::Asin>>);
+  r.add("Acos", unary_kernel<TableOp<ew::Op::Acos>>);
+  r.add("Atan", unary_kernel<TableOp<ew::Op::Atan>>);
+  r.add("Sinh", unary_kernel<TableOp<ew::Op::Sinh>>);
+  r.add("Cosh", unary_kernel<TableOp<ew::Op::Cosh>>);
+  r.add("Asinh", unary_kernel<TableOp<ew::Op::Asinh>>);
+  r.add("Acosh", unary_kernel<TableOp<ew::Op::Acosh>>);
+  r.add("Atanh", unary_kernel<TableOp<ew::Op::Atanh>>);
   r.add("Neg", unary_kernel<NegOp>);
   r.add("Abs", unary_kernel<AbsOp>);
   r.add("Erf", unary_kernel<ErfOp>);

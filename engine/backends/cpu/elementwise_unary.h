@@ -9,7 +9,9 @@
 #include <Eigen/Core>
 
 #include "engine/backends/cpu/elementwise_internal.h"
+#include "engine/backends/cpu/elementwise_table_loop.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/ops/elementwise_params.h"
 
 namespace ms::cpu::elementwise {
 
@@ -28,16 +30,29 @@ MS_SIMD_CLONES void unary_bf16_range(const Op& op, const bf16* __restrict x, bf1
   for (int64_t i = 0; i < n; ++i) y[i] = f32_to_bf16(op(bf16_to_f32(x[i])));
 }
 
+template <class Op>
+concept IsTableOp = requires { Op::kTableOp; };
+
+// f32: marked for SIMD, as at -O2 GCC does not vectorize a loop that needs an alias check (y may be
+// x, which is safe element by element): Sign over 8x64x112x112 random values 15.4 -> 0.8 ms (the
+// scalar loop branched on every sign). Built for AVX-512/AVX2 too, like the bf16 loop; table ops
+// run the table's loop (their library calls vectorized, ops/elementwise_math.h).
+template <class Op>
+MS_SIMD_CLONES void unary_f32_range(const Op& op, const float* x, float* y, int64_t n) {
+  if constexpr (IsTableOp<Op>) {
+    table_unary_f32<Op::kTableOp>(x, y, n, op.a, op.b);
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
+  }
+}
+
 template <class Op, class T, class O>
 inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
   if constexpr (kEigenUnary<Op, T, O>) {
     Eigen::Map<Eigen::ArrayXf>(y, n) = op.array(Eigen::Map<const Eigen::ArrayXf>(x, n));
   } else if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
-    // Marked for SIMD: at -O2 GCC does not vectorize a loop that needs an alias check (y may be x,
-    // which is safe element by element). Sign over 8x64x112x112 random values: 15.4 -> 0.8 ms (the
-    // scalar loop branched on every sign).
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = op(x[i]);
+    unary_f32_range(op, x, y, n);
   } else if constexpr (std::is_same_v<T, bf16> && std::is_same_v<O, bf16>) {
     if (x == y) {  // in place
 #pragma omp simd
@@ -87,6 +102,21 @@ struct UnaryBase {
   static constexpr Types kTypes = Set;
   static constexpr bool kBoolOut = BoolOut;
   explicit UnaryBase(const ir::Node&) {}
+};
+
+// An op of the table (ops/elementwise_math.h): its floating-point math, its attributes from the node.
+template <ew::Op kOp, Types Set = Types::Float>
+struct TableOp {
+  static constexpr ew::Op kTableOp = kOp;
+  static constexpr Types kTypes = Set;
+  static constexpr bool kBoolOut = false;
+  float a = 0, b = 0;
+  explicit TableOp(const ir::Node& n) {
+    const ops::ElementwiseParams p = ops::elementwise_params(n, kOp);
+    a = p.a;
+    b = p.b;
+  }
+  template <class C> C operator()(C x) const { return ew::unary<kOp>(x, static_cast<C>(a), static_cast<C>(b)); }
 };
 
 }  // namespace ms::cpu::elementwise

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/backends/cpu/elementwise_binary.h"
+#include "engine/ops/elementwise_math.h"
 
 namespace ms::cpu::elementwise {
 namespace {
@@ -14,22 +15,20 @@ struct FoldBase {
   explicit FoldBase(const ir::Node&) {}
 };
 
-// Min/Max propagate NaN (numpy minimum/maximum, as the ONNX reference); plain loops, since Eigen
-// 3.4.0 max/min do not propagate NaN.
+// Min/Max propagate NaN (numpy minimum/maximum, as the ONNX reference: the op table's forms); plain
+// loops, since Eigen 3.4.0 max/min do not propagate NaN.
 struct MaxOp : FoldBase {
   using FoldBase::FoldBase;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>)
-      if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
-    return a < b ? b : a;
+    if constexpr (std::is_floating_point_v<C>) return ew::binary<ew::Op::Max>(a, b);
+    else return a < b ? b : a;
   }
 };
 struct MinOp : FoldBase {
   using FoldBase::FoldBase;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>)
-      if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
-    return b < a ? b : a;
+    if constexpr (std::is_floating_point_v<C>) return ew::binary<ew::Op::Min>(a, b);
+    else return b < a ? b : a;
   }
 };
 struct SumOp : FoldBase {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/backends/cpu/elementwise_table_loop.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -20,20 +21,23 @@ MS_SIMD_CLONES void apply_one(float* __restrict y, int64_t n, const float* __res
       return;
     case ops::PostOp::Kind::Relu:
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.f ? y[i] : 0.f;
+      for (int64_t i = 0; i < n; ++i) y[i] = ew::relu(y[i]);
       return;
     case ops::PostOp::Kind::LeakyRelu: {
       const float a = p.alpha;
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] >= 0.f ? y[i] : a * y[i];
+      for (int64_t i = 0; i < n; ++i) y[i] = ew::leaky_relu(y[i], a);
       return;
     }
     case ops::PostOp::Kind::Clip: {
       const float lo = p.alpha, hi = p.beta;
 #pragma omp simd
-      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], lo), hi);
+      for (int64_t i = 0; i < n; ++i) y[i] = ew::clip(y[i], lo, hi);
       return;
     }
+    case ops::PostOp::Kind::Sigmoid: return table_unary_f32<ew::Op::Sigmoid>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::Tanh: return table_unary_f32<ew::Op::Tanh>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::Elu: return table_unary_f32<ew::Op::Elu>(y, y, n, p.alpha, p.beta);
     default:
       for (int64_t i = 0; i < n; ++i) y[i] = ops::apply_activation(p, y[i]);
       return;

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "engine/backends/cpu/elementwise_internal.h"
+#include "engine/backends/cpu/elementwise_table_loop.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/ops/elementwise_math.h"
 
 namespace ms::cpu::fused {
 namespace {
@@ -19,28 +21,13 @@ namespace {
 using elementwise::bf16_to_f32;
 using elementwise::f32_to_bf16;
 
-enum class Op : uint8_t { Relu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Erf, LeakyRelu, Elu, Reciprocal, Floor, Ceil,
-                          Softplus, HardSigmoid, Clip, Sign, Square, Cast, RoundBf16, Add, Sub, Mul, Div, Max, Min };
-
-bool op_of(const std::string& s, Op& op) {
-  static const std::pair<const char*, Op> ops[] = {
-      {"Relu", Op::Relu},   {"Sigmoid", Op::Sigmoid}, {"Tanh", Op::Tanh},           {"Exp", Op::Exp},
-      {"Log", Op::Log},     {"Neg", Op::Neg},         {"Abs", Op::Abs},             {"Sqrt", Op::Sqrt},
-      {"Erf", Op::Erf},     {"LeakyRelu", Op::LeakyRelu}, {"Elu", Op::Elu},         {"Reciprocal", Op::Reciprocal},
-      {"Floor", Op::Floor}, {"Ceil", Op::Ceil},       {"Softplus", Op::Softplus},   {"HardSigmoid", Op::HardSigmoid},
-      {"Clip", Op::Clip},   {"Sign", Op::Sign},       {"Square", Op::Square},       {"Add", Op::Add},
-      {"Sub", Op::Sub},     {"Mul", Op::Mul},         {"Div", Op::Div},             {"Max", Op::Max},
-      {"Min", Op::Min},     {"Cast", Op::Cast}};
-  for (const auto& [name, o] : ops)
-    if (s == name) {
-      op = o;
-      return true;
-    }
-  return false;
-}
+// A link runs an op of the table (ops/elementwise_math.h), or one of the chain's own: Square (x * x)
+// and RoundBf16 (a Cast to bf16: the value rounded to bf16 and back).
+enum class Special : uint8_t { None, Square, RoundBf16 };
 
 struct Link {
-  Op op;
+  ew::Op op = ew::Op::Relu;
+  Special special = Special::None;
   int side = 0;  // binary: 0 chain value is the lhs
   float alpha = 0, beta = 0;
   int operand = -1;
@@ -120,73 +107,50 @@ MS_SIMD_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, i
 }
 
 MS_SIMD_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
-  switch (l.op) {
-    case Op::Relu: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? v[i] : 0.f; return;
-    case Op::Sigmoid: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = 1.f / (1.f + std::exp(-v[i])); return;
-    case Op::Tanh: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::tanh(v[i]); return;
-    case Op::Exp: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::exp(v[i]); return;
-    case Op::Log: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::log(v[i]); return;
-    case Op::Neg: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = -v[i]; return;
-    case Op::Abs: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::fabs(v[i]); return;
-    case Op::Sqrt: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::sqrt(v[i]); return;
-    case Op::Erf: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::erf(v[i]); return;
-    case Op::LeakyRelu: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : l.alpha * v[i]; return;
-    case Op::Elu: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] >= 0 ? v[i] : l.alpha * (std::exp(v[i]) - 1.f); return;
-    case Op::Reciprocal: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = 1.f / v[i]; return;
-    case Op::Floor: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::floor(v[i]); return;
-    case Op::Ceil: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::ceil(v[i]); return;
-    case Op::Softplus: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 20.f ? v[i] : std::log1p(std::exp(v[i])); return;
-    case Op::HardSigmoid:
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::max(0.f, std::min(1.f, l.alpha * v[i] + l.beta));
-      return;
-    case Op::Clip: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = std::min(std::max(v[i], l.alpha), l.beta); return;
-    case Op::Square: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i]; return;
-    case Op::Sign: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] > 0 ? 1.f : (v[i] < 0 ? -1.f : v[i]); return;
-    case Op::RoundBf16: MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i])); return;
-    default: return;
+  if (l.special == Special::Square) {
+    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i];
+    return;
   }
-}
-
-[[gnu::always_inline]] inline float binary(Op op, float a, float b) {
-  switch (op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return a / b;
-    case Op::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-    case Op::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-    default: return a;
+  if (l.special == Special::RoundBf16) {
+    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
+    return;
+  }
+  switch (l.op) {
+#define MS_UNARY_CASE(Name, ...) \
+  case ew::Op::Name: return table_unary_f32<ew::Op::Name>(v, v, n, l.alpha, l.beta);
+    MS_EW_UNARY_OPS(MS_UNARY_CASE)
+#undef MS_UNARY_CASE
+    default: return;
   }
 }
 
 // v[i] = v[i] op o[i * st] (side 0) or o[i * st] op v[i] (side 1); the switch sits outside the loop
 // so each case vectorizes (st 0: one value for the whole run).
-template <Op kOp>
+template <ew::Op kOp>
 [[gnu::always_inline]] inline void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st, int side, int64_t n) {
+  auto f = [](float a, float b) { return ew::binary<kOp>(a, b); };
   if (st == 0) {
     const float c = o[0];
     if (side == 0)
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = binary(kOp, v[i], c);
+      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(v[i], c);
     else
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = binary(kOp, c, v[i]);
+      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(c, v[i]);
   } else if (st == 1) {
     if (side == 0)
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = binary(kOp, v[i], o[i]);
+      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(v[i], o[i]);
     else
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = binary(kOp, o[i], v[i]);
+      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(o[i], v[i]);
   } else {
-    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = side == 0 ? binary(kOp, v[i], o[i * st]) : binary(kOp, o[i * st], v[i]);
+    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = side == 0 ? f(v[i], o[i * st]) : f(o[i * st], v[i]);
   }
 }
 
-MS_SIMD_CLONES void apply_binary(Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
+MS_SIMD_CLONES void apply_binary(ew::Op op, float* v, const float* o, int64_t st, int side, int64_t n) {
   switch (op) {
-    case Op::Add: return apply_binary_as<Op::Add>(v, o, st, side, n);
-    case Op::Sub: return apply_binary_as<Op::Sub>(v, o, st, side, n);
-    case Op::Mul: return apply_binary_as<Op::Mul>(v, o, st, side, n);
-    case Op::Div: return apply_binary_as<Op::Div>(v, o, st, side, n);
-    case Op::Max: return apply_binary_as<Op::Max>(v, o, st, side, n);
-    case Op::Min: return apply_binary_as<Op::Min>(v, o, st, side, n);
+#define MS_BINARY_CASE(Name, ...) \
+  case ew::Op::Name: return apply_binary_as<ew::Op::Name>(v, o, st, side, n);
+    MS_EW_BINARY_OPS(MS_BINARY_CASE)
+#undef MS_BINARY_CASE
     default: return;
   }
 }
@@ -248,16 +212,22 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   int next = 1;
   for (size_t i = 0; i < names->size(); ++i) {
     Link l;
-    if (!op_of((*names)[i], l.op)) return ctx.fail("unknown chain op '" + (*names)[i] + "'");
+    const std::string& name = (*names)[i];
     l.side = static_cast<int>(side[i]);
     l.alpha = i < alphas.size() ? alphas[i] : 0.f;
     l.beta = i < betas.size() ? betas[i] : 0.f;
-    if (l.op == Op::Cast) {  // to f32: values stay as they are; to bf16: rounded
+    if (name == "Cast") {  // to f32: values stay as they are; to bf16: rounded
       const auto to = dtype_from_onnx(static_cast<int>(l.alpha));
       if (!to || !f32_or_bf16(*to)) return ctx.fail("a Cast link converts between f32 and bf16 only");
       dt = *to;
       if (dt == DType::F32) continue;
-      l.op = Op::RoundBf16;
+      l.special = Special::RoundBf16;
+    } else if (name == "Square") {
+      l.special = Special::Square;
+    } else if (const ew::OpInfo* op = ew::find(name.c_str()); op && op->arity == arity[i]) {
+      l.op = op->op;
+    } else {
+      return ctx.fail("unknown chain op '" + name + "' of arity " + std::to_string(arity[i]));
     }
     if (arity[i] == 2) {
       if (next >= static_cast<int>(ctx.num_inputs())) return ctx.fail("chain needs more operands");

@@ -1,14 +1,15 @@
-// Elementwise ops on CUDA (f32): broadcasting binary arithmetic and unary activations. Other dtypes
-// take the CPU fallback.
+// Elementwise ops on CUDA (f32): broadcasting binary arithmetic and every unary op of the op table
+// (ops/elementwise_math.h), with the table's math. Other dtypes take the CPU fallback.
 #include <cstring>
 #include <string>
 
 #include "engine/backends/cuda/ops_util.h"
+#include "engine/ops/elementwise_params.h"
 
 namespace ms::cuda {
 namespace {
 
-template <BinaryOp kOp>
+template <ew::Op kOp>
 Status binary(runtime::KernelContext& ctx) {
   const Tensor& a0 = ctx.input(0);
   const Tensor& b0 = ctx.input(1);
@@ -30,34 +31,22 @@ Status binary(runtime::KernelContext& ctx) {
                   "binary");
 }
 
-template <UnaryOp kOp>
+template <ew::Op kOp>
 Status unary(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   if (x0.dtype() != DType::F32) return cpu_fallback(ctx);
-  const ir::Node& n = ctx.node();
-  float alpha = 0, beta = 0;
-  switch (kOp) {
-    case UnaryOp::LeakyRelu: alpha = n.attr_float("alpha", 0.01f); break;
-    case UnaryOp::Elu: alpha = n.attr_float("alpha", 1.0f); break;
-    case UnaryOp::HardSigmoid:
-      alpha = n.attr_float("alpha", 0.2f);
-      beta = n.attr_float("beta", 0.5f);
-      break;
-    case UnaryOp::Clip: {
-      // Opset >= 11: min/max are optional scalar inputs (read on the host: constants or small).
-      alpha = n.attr_float("min", -3.402823466e38f);
-      beta = n.attr_float("max", 3.402823466e38f);
-      for (size_t i : {size_t{1}, size_t{2}}) {
-        if (!ctx.has_input(i)) continue;
-        const Tensor& t = ctx.input(i);
-        if (t.dtype() != DType::F32 || t.numel() != 1) return cpu_fallback(ctx);
-        MS_ASSIGN_OR_RETURN(Tensor h, host_copy(ctx, t));
-        const float v = h.data<float>()[0];
-        (i == 1 ? alpha : beta) = v;
-      }
-      break;
+  const ops::ElementwiseParams p = ops::elementwise_params(ctx.node(), kOp);
+  float alpha = p.a, beta = p.b;
+  if (kOp == ew::Op::Clip && ctx.opset() >= 11) {
+    // Opset >= 11: min/max are optional scalar inputs (read on the host: constants or small).
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!ctx.has_input(i)) continue;
+      const Tensor& t = ctx.input(i);
+      if (t.dtype() != DType::F32 || t.numel() != 1) return cpu_fallback(ctx);
+      MS_ASSIGN_OR_RETURN(Tensor h, host_copy(ctx, t));
+      const float v = h.data<float>()[0];
+      (i == 1 ? alpha : beta) = v;
     }
-    default: break;
   }
   Tensor& y = ctx.output(0);
   if (!y.defined()) return cpu_fallback(ctx);
@@ -71,34 +60,17 @@ Status unary(runtime::KernelContext& ctx) {
 }  // namespace
 
 void register_elementwise_ops(runtime::KernelRegistry& r) {
-  r.add("Add", &binary<BinaryOp::Add>);
-  r.add("Sub", &binary<BinaryOp::Sub>);
-  r.add("Mul", &binary<BinaryOp::Mul>);
-  r.add("Div", &binary<BinaryOp::Div>);
-  r.add("Pow", &binary<BinaryOp::Pow>);
-  r.add("PRelu", &binary<BinaryOp::PRelu>);
-  r.add("Relu", &unary<UnaryOp::Relu>);
-  r.add("Sigmoid", &unary<UnaryOp::Sigmoid>);
-  r.add("Tanh", &unary<UnaryOp::Tanh>);
-  r.add("Exp", &unary<UnaryOp::Exp>);
-  r.add("Log", &unary<UnaryOp::Log>);
-  r.add("Sqrt", &unary<UnaryOp::Sqrt>);
-  r.add("Neg", &unary<UnaryOp::Neg>);
-  r.add("Abs", &unary<UnaryOp::Abs>);
-  r.add("Erf", &unary<UnaryOp::Erf>);
-  r.add("Gelu", &unary<UnaryOp::Gelu>);
-  r.add("Reciprocal", &unary<UnaryOp::Reciprocal>);
-  r.add("Floor", &unary<UnaryOp::Floor>);
-  r.add("Ceil", &unary<UnaryOp::Ceil>);
-  r.add("Softplus", &unary<UnaryOp::Softplus>);
-  r.add("Sin", &unary<UnaryOp::Sin>);
-  r.add("Cos", &unary<UnaryOp::Cos>);
-  r.add("LeakyRelu", &unary<UnaryOp::LeakyRelu>);
-  r.add("Elu", &unary<UnaryOp::Elu>);
-  r.add("Clip", &unary<UnaryOp::Clip>);
-  r.add("HardSigmoid", &unary<UnaryOp::HardSigmoid>);
-  r.add("HardSwish", &unary<UnaryOp::HardSwish>);
-  r.add("Sign", &unary<UnaryOp::Sign>);
+  // Every unary op of the table, and its two-input binary ops (Max and Min are variadic in ONNX:
+  // they stay on the CPU fallback).
+#define MS_UNARY(Name, ...) r.add(#Name, &unary<ew::Op::Name>);
+  MS_EW_UNARY_OPS(MS_UNARY)
+#undef MS_UNARY
+  r.add("Add", &binary<ew::Op::Add>);
+  r.add("Sub", &binary<ew::Op::Sub>);
+  r.add("Mul", &binary<ew::Op::Mul>);
+  r.add("Div", &binary<ew::Op::Div>);
+  r.add("Pow", &binary<ew::Op::Pow>);
+  r.add("PRelu", &binary<ew::Op::PRelu>);
 }
 
 }  // namespace ms::cuda

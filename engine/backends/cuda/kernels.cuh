@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "engine/ops/elementwise_math.h"
+
 namespace ms::cuda {
 
 inline constexpr int kMaxRank = 8;
@@ -21,18 +23,15 @@ struct StridedDesc {
 };
 
 // ---- elementwise.cu ----
-enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
-enum class UnaryOp : int {
-  Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Gelu, Reciprocal, Floor, Ceil, Softplus, Sin, Cos,
-  LeakyRelu, Elu, Clip, HardSigmoid, HardSwish, Identity, Sign
-};
-// y = op(a, b); `contiguous_same` skips index arithmetic when both operands have y's shape.
-cudaError_t binary_f32(BinaryOp op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,
+// The ops and their math are the op table's (ops/elementwise_math.h).
+// y = op(a, b) for a binary op; `contiguous_same` skips index arithmetic when both operands have y's shape.
+cudaError_t binary_f32(ew::Op op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,
                        bool contiguous_same, cudaStream_t s);
-cudaError_t unary_f32(UnaryOp op, const float* x, float* y, int64_t n, float alpha, float beta, cudaStream_t s);
+// y = op(x, alpha, beta) for a unary op.
+cudaError_t unary_f32(ew::Op op, const float* x, float* y, int64_t n, float alpha, float beta, cudaStream_t s);
 
 // Epilogue of the fused ops: y = post_ops(y + bias[channel]) in place, channel = (i / inner) % channels;
-// post-op kind -1 is "add the residual". Kinds are UnaryOp values.
+// post-op kind -1 is "add the residual". Other kinds are ew::Op values of unary ops.
 inline constexpr int kMaxPostOps = 8;
 inline constexpr int kPostAdd = -1;
 struct Epilogue {

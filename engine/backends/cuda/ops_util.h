@@ -63,16 +63,7 @@ inline Status set_post_ops(runtime::KernelContext& ctx, const std::vector<ops::P
   if (post.size() > static_cast<size_t>(kMaxPostOps)) return ctx.unsupported_case("too many post-ops");
   e.count = 0;
   for (const auto& p : post) {
-    int kind = kPostAdd;
-    switch (p.kind) {
-      case ops::PostOp::Kind::Relu: kind = static_cast<int>(UnaryOp::Relu); break;
-      case ops::PostOp::Kind::LeakyRelu: kind = static_cast<int>(UnaryOp::LeakyRelu); break;
-      case ops::PostOp::Kind::Sigmoid: kind = static_cast<int>(UnaryOp::Sigmoid); break;
-      case ops::PostOp::Kind::Tanh: kind = static_cast<int>(UnaryOp::Tanh); break;
-      case ops::PostOp::Kind::Clip: kind = static_cast<int>(UnaryOp::Clip); break;
-      case ops::PostOp::Kind::Elu: kind = static_cast<int>(UnaryOp::Elu); break;
-      case ops::PostOp::Kind::Add: kind = kPostAdd; break;
-    }
+    const int kind = p.kind == ops::PostOp::Kind::Add ? kPostAdd : static_cast<int>(ops::post_op_math(p.kind));
     e.kind[e.count] = kind;
     e.alpha[e.count] = p.alpha;
     e.beta[e.count] = p.beta;

@@ -2,23 +2,30 @@
 // elementwise chain, and the FusedElementwise node of a chain.
 #include "engine/compiler/passes/elementwise_chain.h"
 
-#include <set>
-
 #include "engine/compiler/rewrite.h"
+#include "engine/ops/elementwise_params.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
 
-
 namespace {
 
-bool unary_op(const std::string& op) {
-  static const std::set<std::string> ops = {"Relu", "Sigmoid", "Tanh",     "Exp",  "Log",       "Neg",   "Abs",
-                                            "Sqrt", "Erf",     "LeakyRelu", "Elu", "Reciprocal", "Floor", "Ceil",
-                                            "Softplus", "HardSigmoid", "Clip", "Sign"};
-  return ops.count(op) != 0;
+// The table ops (ops/elementwise_math.h) chains take; the fused loop runs any table op.
+constexpr ew::Op kChainOps[] = {
+    ew::Op::Relu,  ew::Op::Sigmoid,    ew::Op::Tanh,  ew::Op::Exp,  ew::Op::Log,      ew::Op::Neg,         ew::Op::Abs,
+    ew::Op::Sqrt,  ew::Op::Erf,        ew::Op::Gelu,  ew::Op::Elu,  ew::Op::LeakyRelu, ew::Op::Reciprocal, ew::Op::Floor,
+    ew::Op::Ceil,  ew::Op::Softplus,   ew::Op::HardSigmoid, ew::Op::Clip, ew::Op::Sign, ew::Op::Add,      ew::Op::Sub,
+    ew::Op::Mul,   ew::Op::Div,        ew::Op::Max,   ew::Op::Min};
+
+// The chain op named `op` of `arity`, or null.
+const ew::OpInfo* chain_op(const std::string& op, int arity) {
+  const ew::OpInfo* i = ew::find(op.c_str());
+  if (!i || i->arity != arity) return nullptr;
+  for (ew::Op c : kChainOps)
+    if (c == i->op) return i;
+  return nullptr;
 }
-bool binary_op(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min"; }
+bool binary_op(const std::string& op) { return chain_op(op, 2) != nullptr; }
 
 }  // namespace
 
@@ -90,17 +97,15 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
     return true;
   }
   if (ot->dtype != ct->dtype) return false;
-  if (unary_op(n.op_type)) {
+  if (const ew::OpInfo* u = chain_op(n.op_type, 1)) {
     if (n.inputs.empty() || n.inputs[0] != cur) return false;
-    if (n.op_type == "LeakyRelu") l.alpha = n.attr_float("alpha", 0.01f);
-    else if (n.op_type == "Elu") l.alpha = n.attr_float("alpha", 1.f);
-    else if (n.op_type == "HardSigmoid") {
-      l.alpha = n.attr_float("alpha", 0.2f);
-      l.beta = n.attr_float("beta", 0.5f);
-    } else if (n.op_type == "Clip") {
+    if (u->op == ew::Op::Clip) {
       if (!clip_bounds(g, n, ct->dtype, l.alpha, l.beta)) return false;
-    } else if (n.inputs.size() != 1) {
-      return false;
+    } else {
+      if (n.inputs.size() != 1) return false;
+      const ops::ElementwiseParams p = ops::elementwise_params(n, u->op);
+      l.alpha = p.a;
+      l.beta = p.b;
     }
     return true;
   }
