@@ -12,6 +12,8 @@ CLEAN = {
     "engine/runtime/executor.h": '#include "engine/ir/graph.h"\n#include "engine/runtime/executable.h"\n',
     "engine/compiler/compile.h": '#include "engine/runtime/executor.h"\n',
     "engine/backends/cuda/cuda_backend.h": '#include "engine/backends/cpu/cpu_backend.h"\n',
+    "engine/backends/cuda/elementwise.cu": '#include "engine/backends/cuda/kernels.cuh"\n'
+                                            '#include "engine/ops/elementwise_math.h"\n',
     "engine/frontend/nn/jit.cpp": '#include "engine/compiler/compile.h"\n#include "engine/backends/select.h"\n',
     "profiler/record/recorder.h": '#include "engine/runtime/observer.h"\n',
     "views/timeline/timeline_view.cpp": '#include <QPainter>\n#include "views/common/palette.h"\n',
@@ -27,6 +29,7 @@ PLANTED = [
     ("app/gui/run_panel.cpp", '#include "app/cli/session.h"\n', "app_gui may not include app_cli"),
     ("views/memory/memory_view.cpp", '#include "views/graph/graph_items.h"\n', "views/memory reaches into views/graph"),
     ("engine/compiler/pass.h", "#include <QString>\n", "Qt header"),
+    ("engine/backends/cuda/softmax.cu", '#include "engine/core/tensor.h"\n', "a .cu file includes only .cuh headers"),
 ]
 
 
