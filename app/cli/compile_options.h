@@ -10,13 +10,21 @@
 
 namespace ms::cli {
 
+// An unknown --disable name is an error that lists the valid ones. The closing stages are not
+// pipeline passes: --disable plan-memory turns the memory plan off, --disable branch-schedule the
+// concurrent branches.
 inline Expected<runtime::CompileOptions> compile_options(const std::string& jit_level,
                                                          const std::vector<std::string>& disabled) {
   auto level = compiler::parse_jit_level(jit_level);
   if (!level) return std::move(level).take_status();
+  MS_RETURN_IF_ERROR(compiler::check_pass_names(disabled));
   runtime::CompileOptions o;
   o.jit_level = *level;
-  o.disabled_passes = disabled;
+  for (const auto& name : disabled) {
+    if (name == "plan-memory" || name == "PlanMemory") o.plan_memory = false;
+    else if (name == "branch-schedule" || name == "BranchSchedule") o.parallel_branches = false;
+    else o.disabled_passes.push_back(name);
+  }
   return o;
 }
 

@@ -90,6 +90,7 @@ Expected<Program> build_program(const ir::Graph& g) {
     p.outer_slots.push_back(slot(name));
   }
   const auto& reg = ops::Registry::instance();
+  const int outside = static_cast<int>(p.slot_names.size());
   for (const auto& n : g.nodes()) {
     Step s;
     s.node = &n;
@@ -105,13 +106,9 @@ Expected<Program> build_program(const ir::Graph& g) {
         continue;
       }
       auto it = p.slot_of.find(in);
-      if (it == p.slot_of.end() || (p.producer_step[static_cast<size_t>(it->second)] < 0 &&
-                                    std::find(p.input_slots.begin(), p.input_slots.end(), it->second) ==
-                                        p.input_slots.end() &&
-                                    std::find(p.constant_slots.begin(), p.constant_slots.end(), it->second) ==
-                                        p.constant_slots.end() &&
-                                    std::find(p.outer_slots.begin(), p.outer_slots.end(), it->second) ==
-                                        p.outer_slots.end()))
+      // Defined when some earlier step produced it or it is an input, a constant or an outer value
+      // (the slots numbered before the steps): an index test, not a search of those lists.
+      if (it == p.slot_of.end() || (p.producer_step[static_cast<size_t>(it->second)] < 0 && it->second >= outside))
         return invalid_model(n.label() + ": input '" + in + "' is not defined before use").with_node(n.id.value);
       s.inputs.push_back(it->second);
       p.last_use[static_cast<size_t>(it->second)] = step_index;
