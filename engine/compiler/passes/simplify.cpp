@@ -147,6 +147,7 @@ class Simplify final : public Pass {
             n.inputs[0] = g.nodes()[p->second].inputs[0];
             absorb(n, g.nodes()[p->second]);
             merge(p->second, in);
+            --i;  // look at the merged node again, as a rescan would next (it may be a no-op now)
             continue;
           }
         }
@@ -157,6 +158,7 @@ class Simplify final : public Pass {
             g.nodes()[p->second].op_type == "Transpose" && g.nodes()[p->second].domain.empty() && uses.of(in) == 1 &&
             uses.only_plain(in) && compose_transposes(g, g.nodes()[p->second], n)) {
           merge(p->second, in);
+          --i;  // look at the composed node again (it may be the identity now)
           continue;
         }
         if (is_identity_perm(g, n)) bypass(i, in, out);
