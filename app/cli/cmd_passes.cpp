@@ -1,7 +1,8 @@
 // `passes MODEL [--jit-level O0|O1|O2] [--disable PASS]... [--dump DIR]`: compiles MODEL for its input
 // signature and reports each pass (changed, ms, nodes before/after, added/removed/rewritten/fused).
 // --dump DIR writes, for each pass that changed the graph, DIR/NN_<argument>.txt (stable text dump)
-// and .json, plus DIR/passes.json with the reports and the memory plan. `passes --list` prints each
+// and .json, plus DIR/passes.json with the reports (each pass's time and work counters, see
+// compiler/work.h), the whole compile's work and the memory plan. `passes --list` prints each
 // level's pipeline.
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "app/cli/registry.h"
 #include "app/cli/session.h"
 #include "engine/compiler/compile.h"
+#include "engine/compiler/work.h"
 
 namespace ms::cli {
 namespace {
@@ -30,8 +32,9 @@ int list_pipelines() {
 }
 
 std::string passes_json(const compiler::CompileResult& r, const runtime::MemoryPlan& plan, const std::string& level,
-                        double compile_ms, const std::vector<int>& threads) {
+                        double compile_ms, const std::vector<int>& threads, const compiler::WorkCounters& work) {
   std::string s = "{\n  \"jit_level\": \"" + level + "\",\n  \"compile_ms\": " + std::to_string(compile_ms) +
+                  ",\n  \"passes_ms\": " + std::to_string(r.passes_ms) + ",\n  \"work\": " + work.to_json() +
                   ",\n  \"passes\": [";
   for (size_t i = 0; i < r.reports.size(); ++i) {
     const auto& p = r.reports[i];
@@ -39,11 +42,11 @@ std::string passes_json(const compiler::CompileResult& r, const runtime::MemoryP
     std::snprintf(buf, sizeof buf,
                   "%s\n    {\"index\": %d, \"pass\": \"%s\", \"ran\": %s, \"changed\": %s, \"ms\": %.4f, "
                   "\"nodes_before\": %zu, \"nodes_after\": %zu, \"added\": %zu, \"removed\": %zu, \"rewritten\": %zu, "
-                  "\"fused\": %zu}",
+                  "\"fused\": %zu, \"work\": ",
                   i ? "," : "", p.index, json_escape(p.pass).c_str(), p.ran ? "true" : "false",
                   p.changed ? "true" : "false", p.ms, p.nodes_before, p.nodes_after, p.added, p.removed, p.rewritten,
                   p.fused);
-    s += buf;
+    s += buf + p.work.to_json() + "}";
   }
   s += "\n  ],\n  \"memory_plan\": {\"arena_bytes\": " + std::to_string(plan.arena_bytes) +
        ", \"naive_bytes\": " + std::to_string(plan.naive_bytes) +
@@ -78,7 +81,12 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
   if (!prep) return fail(prep.status().message());
   std::map<std::string, ir::ValueType> sig;
   for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-  auto ex = compiler::compile_executor(prep->graph, *prep->backend, sig, *opts);
+  // The whole compile's work (passes, type inference, memory plan), next to each pass's own.
+  compiler::WorkCounters work;
+  auto ex = [&] {
+    compiler::WorkScope scope(work);
+    return compiler::compile_executor(prep->graph, *prep->backend, sig, *opts);
+  }();
   if (!ex) return fail(a.model + ": " + ex.status().message());
   const auto& r = (*ex)->compile_result();
   const auto& plan = (*ex)->memory_plan();
@@ -106,7 +114,7 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
     if (st.is_ok()) st = write_file(dir / (base + ".json"), ir::to_json(*snap.graph, false));
     if (!st.is_ok()) return fail(st.message());
   }
-  Status st = write_file(dir / "passes.json", passes_json(r, plan, a.jit_level, (*ex)->compile_ms(), (*ex)->step_threads()));
+  Status st = write_file(dir / "passes.json", passes_json(r, plan, a.jit_level, (*ex)->compile_ms(), (*ex)->step_threads(), work));
   if (!st.is_ok()) return fail(st.message());
   std::printf("  dumped to %s\n", dump.c_str());
   return 0;

@@ -375,18 +375,25 @@ void check_replay(Build& b) {
   }
 }
 
+// The closing stages disabled by name: "plan-memory" and "branch-schedule" (or their class names)
+// turn the options off and leave the pass list.
+CompileOptions closing_stages_off(CompileOptions o) {
+  std::vector<std::string> passes;
+  for (const auto& name : o.disabled_passes) {
+    if (name == "plan-memory" || name == "PlanMemory") o.plan_memory = false;
+    else if (name == "branch-schedule" || name == "BranchSchedule") o.parallel_branches = false;
+    else passes.push_back(name);
+  }
+  o.disabled_passes = std::move(passes);
+  return o;
+}
+
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-}  // namespace
-
-Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backend, const Signature& signature,
-                                const CompileOptions& asked) {
-  const auto t0 = Clock::now();
-  std::vector<std::string> env_notes;
-  const CompileOptions options = with_environment(asked, &env_notes);
-  Build b{options, backend, std::make_shared<Executable>(), {}, {}, {}, false};
-  b.out.notes = std::move(env_notes);
+// The stages in order, each timed, the whole compile's work counted into out.work.
+Status run_stages(Build& b, const ir::Graph& graph, const Signature& signature) {
+  WorkScope counting(b.out.work);
   auto stage = [&](const char* name, auto&& fn) -> Status {
     const auto t = Clock::now();
     Status st = fn();
@@ -395,7 +402,7 @@ Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backen
   };
   MS_RETURN_IF_ERROR(stage("passes", [&] { return run_passes(b, graph, signature); }));
   // Types of the final graph, whatever passes ran (cheap; also validates what the passes made).
-  MS_RETURN_IF_ERROR(stage("types", [&] { return infer_graph_types(b.x->graph, &backend); }));
+  MS_RETURN_IF_ERROR(stage("types", [&] { return infer_graph_types(b.x->graph, &b.backend); }));
   MS_RETURN_IF_ERROR(stage("kernels", [&] { return resolve_kernels(b); }));
   MS_RETURN_IF_ERROR(stage("values", [&] {
     collect_values(b);
@@ -410,10 +417,23 @@ Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backen
     plan_arena_stage(b);
     return Status::ok();
   }));
-  MS_RETURN_IF_ERROR(stage("replay", [&] {
+  return stage("replay", [&] {
     check_replay(b);
     return Status::ok();
-  }));
+  });
+}
+
+}  // namespace
+
+Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backend, const Signature& signature,
+                                const CompileOptions& asked) {
+  const auto t0 = Clock::now();
+  std::vector<std::string> env_notes;
+  MS_RETURN_IF_ERROR(check_pass_names(asked.disabled_passes));
+  const CompileOptions options = closing_stages_off(with_environment(asked, &env_notes));
+  Build b{options, backend, std::make_shared<Executable>(), {}, {}, {}, false};
+  b.out.notes = std::move(env_notes);
+  MS_RETURN_IF_ERROR(run_stages(b, graph, signature));
   b.out.executable = std::move(b.x);
   b.out.compile_ms = ms_since(t0);
   return std::move(b.out);

@@ -17,6 +17,7 @@
 
 #include "engine/compiler/options.h"
 #include "engine/compiler/pipeline.h"
+#include "engine/compiler/work.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::compiler {
@@ -32,6 +33,7 @@ struct CompiledGraph {
   std::shared_ptr<const runtime::Executable> executable;  // what the runtime runs
   CompileResult passes;            // snapshots after each pass, and the per-pass reports
   std::vector<StageTime> stages;   // time of each compile stage
+  WorkCounters work;               // the whole compile's work (passes, types, memory plan), counted
   // Per step: "op_type (node) -> backend kernel" or "... -> cpu-fallback" for ops a device runs on
   // the host.
   std::vector<std::string> kernels;
@@ -44,7 +46,9 @@ struct CompiledGraph {
   const runtime::MemoryPlan& memory_plan() const { return executable->plan; }
 };
 
-// Compiles `graph` for `signature` (each graph input's dtype and shape) on `backend`.
+// Compiles `graph` for `signature` (each graph input's dtype and shape) on `backend`. The closing
+// stages can be disabled by name like passes: "plan-memory" (every value allocated per run) and
+// "branch-schedule" (no concurrent branches); an unknown name is an error listing the valid ones.
 Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backend, const Signature& signature,
                                 const CompileOptions& options = {});
 

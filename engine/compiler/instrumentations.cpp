@@ -1,5 +1,7 @@
 #include "engine/compiler/instrumentations.h"
 
+#include "engine/compiler/work.h"
+
 namespace ms::compiler {
 
 Status VerifyAfterEachPass::run_after_pass(const Pass& pass, int, const ir::Graph& g) {
@@ -39,6 +41,7 @@ void SnapshotAfterEachPass::run_before_pipeline(const ir::Graph& g) {
   s.changed = true;
   s.fingerprint = g.fingerprint();
   s.graph = std::make_shared<const ir::Graph>(g.deep_copy());
+  work().snapshot_copies += g.nodes().size();
   snapshots_.push_back(std::move(s));
 }
 
@@ -50,6 +53,7 @@ Status SnapshotAfterEachPass::run_after_pass(const Pass& pass, int index, const 
   const Snapshot& prev = snapshots_.back();
   s.changed = s.fingerprint != prev.fingerprint;
   s.graph = s.changed ? std::make_shared<const ir::Graph>(g.deep_copy()) : prev.graph;
+  if (s.changed) work().snapshot_copies += g.nodes().size();
   snapshots_.push_back(std::move(s));
   return Status::ok();
 }

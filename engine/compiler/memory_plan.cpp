@@ -5,6 +5,8 @@
 // other orders and a local search over the order close most of the rest.
 #include "engine/compiler/memory_plan.h"
 
+#include "engine/compiler/work.h"
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -34,6 +36,7 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
 
 MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pair<size_t, size_t>>& inplace,
                        uint64_t alignment) {
+  compiler::WorkCounters& work = compiler::work();
   MemoryPlan plan;
   const size_t n = slots.size();
   auto size_of = [&](size_t i) { return align_up(std::max<uint64_t>(slots[i].bytes, 1), alignment); };
@@ -97,26 +100,69 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   int last_step = 0;
   for (size_t r : roots) last_step = std::max(last_step, blocks[r].last);
   std::vector<uint64_t> live(static_cast<size_t>(last_step) + 2, 0);
-  for (size_t r : roots)
-    for (int t = blocks[r].first; t <= blocks[r].last; ++t) live[static_cast<size_t>(t)] += blocks[r].size;
+  {
+    // Bytes starting and ending at each step, summed along the steps (a difference array).
+    std::vector<uint64_t> ends(live.size() + 1, 0);
+    for (size_t r : roots) {
+      live[static_cast<size_t>(blocks[r].first)] += blocks[r].size;
+      ends[static_cast<size_t>(blocks[r].last) + 1] += blocks[r].size;
+    }
+    uint64_t running = 0;
+    for (size_t t = 0; t < live.size(); ++t) {
+      running = running + live[t] - ends[t];
+      live[t] = running;
+    }
+  }
+  work.planner_steps += roots.size() + live.size();
   for (uint64_t l : live) plan.lower_bound = std::max(plan.lower_bound, l);
   live.resize(static_cast<size_t>(last_step) + 1);
   plan.live = std::move(live);
 
   // Placement in one order: each block into the best-fitting gap among the blocks already placed
   // that overlap it in time (the smallest gap that holds it), else above them. Returns the arena,
-  // or UINT64_MAX as soon as it would exceed `limit`.
+  // or UINT64_MAX as soon as it would exceed `limit`. The placed blocks overlapping [first, last]
+  // come from an index rather than a test of every placed block: those that started at or before
+  // `first` and are still live then (a segment tree over the steps, stabbed at `first`) and those
+  // that start within (first, last] (placed blocks by first step). A placement costs
+  // O(blocks x log steps + overlapping pairs), not O(blocks^2).
+  const size_t steps = static_cast<size_t>(last_step) + 1;
+  size_t leaves = 1;
+  while (leaves < steps) leaves *= 2;
+  std::vector<std::vector<size_t>> cover(2 * leaves);  // tree node -> blocks covering its whole range
+  std::vector<size_t> touched;                          // tree nodes with blocks (cleared per placement)
+  std::vector<std::vector<size_t>> starting(steps);     // step -> placed blocks that start there
+  std::set<int> start_steps;                            // steps with a placed block starting there
+  auto cover_range = [&](size_t r) {
+    size_t lo = static_cast<size_t>(blocks[r].first) + leaves, hi = static_cast<size_t>(blocks[r].last) + leaves + 1;
+    for (; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) {
+        if (cover[lo].empty()) touched.push_back(lo);
+        cover[lo++].push_back(r);
+      }
+      if (hi & 1) {
+        if (cover[--hi].empty()) touched.push_back(hi);
+        cover[hi].push_back(r);
+      }
+    }
+  };
   std::vector<std::pair<uint64_t, uint64_t>> busy;
+  uint64_t pairs = 0;  // overlapping pairs met in the last placement
   auto place = [&](const std::vector<size_t>& order, uint64_t limit) {
+    for (size_t t : touched) cover[t].clear();
+    touched.clear();
+    for (int st : start_steps) starting[static_cast<size_t>(st)].clear();
+    start_steps.clear();
+    pairs = 0;
     uint64_t arena = 0;
     for (size_t k = 0; k < order.size(); ++k) {
       Block& bl = blocks[order[k]];
       busy.clear();
-      for (size_t q = 0; q < k; ++q) {
-        const Block& o = blocks[order[q]];
-        if (o.last < bl.first || bl.last < o.first) continue;
-        busy.emplace_back(o.offset, o.offset + o.size);
-      }
+      for (size_t node = static_cast<size_t>(bl.first) + leaves; node >= 1; node /= 2)
+        for (size_t q : cover[node]) busy.emplace_back(blocks[q].offset, blocks[q].offset + blocks[q].size);
+      for (auto it = start_steps.upper_bound(bl.first); it != start_steps.end() && *it <= bl.last; ++it)
+        for (size_t q : starting[static_cast<size_t>(*it)])
+          busy.emplace_back(blocks[q].offset, blocks[q].offset + blocks[q].size);
+      pairs += busy.size();
       std::sort(busy.begin(), busy.end());
       uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, cursor = 0;
       for (const auto& [b, e] : busy) {
@@ -128,8 +174,15 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
       }
       bl.offset = best != UINT64_MAX ? best : cursor;
       arena = std::max(arena, bl.offset + bl.size);
-      if (arena > limit) return UINT64_MAX;
+      cover_range(order[k]);
+      if (starting[static_cast<size_t>(bl.first)].empty()) start_steps.insert(bl.first);
+      starting[static_cast<size_t>(bl.first)].push_back(order[k]);
+      if (arena > limit) {
+        work.planner_steps += k + 1 + pairs;
+        return UINT64_MAX;
+      }
     }
+    work.planner_steps += order.size() + pairs;
     return arena;
   };
   // Greedy by size (ties: longer lifetime, then earlier) is the usual best; large transient blocks
@@ -155,8 +208,10 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   std::vector<size_t> order = orders[0];
   uint64_t arena = UINT64_MAX;
   bool placed = false;  // the blocks' offsets are those of `order` (no placement needed at the end)
+  uint64_t per_placement = 0;  // overlapping pairs of a whole placement (the same for any order)
   for (auto& o : orders) {
     const uint64_t a = place(o, UINT64_MAX);
+    per_placement = pairs;
     placed = a < arena;
     if (placed) {
       arena = a;
@@ -168,9 +223,11 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   // place in the order (a seeded generator, so a graph always gets the same plan); the move stays
   // when the arena does not grow. Until the lower bound or about 4e7 overlap tests (a few ms):
   // resnet50 at batch 8 with Winograd's scratch goes from 42.9 MiB to its lower bound, 40.4 MiB.
+  // A try costs about what a whole placement did (blocks + overlapping pairs), so the search is
+  // bounded by the budget whatever the graph's size (and a larger graph gets fewer tries).
   if (arena > plan.lower_bound && order.size() > 2) {
     std::mt19937 rng(20261201);
-    const uint64_t per = static_cast<uint64_t>(order.size()) * order.size();
+    const uint64_t per = static_cast<uint64_t>(order.size()) + per_placement;
     const uint64_t tries = std::min<uint64_t>(8000, 40'000'000 / per);
     std::vector<size_t> cand;
     for (uint64_t t = 0; t < tries && arena > plan.lower_bound; ++t) {

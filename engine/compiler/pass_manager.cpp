@@ -42,7 +42,19 @@ Status run_on_subgraphs(Pass& pass, ir::Graph& g) {
 
 }  // namespace
 
+const WorkCounters& PassManager::work(int index) const {
+  static const WorkCounters none;
+  return index >= 0 && static_cast<size_t>(index) < work_.size() ? work_[static_cast<size_t>(index)] : none;
+}
+
+WorkCounters PassManager::total_work() const {
+  WorkCounters t;
+  for (const auto& w : work_) t += w;
+  return t;
+}
+
 Status PassManager::run(ir::Graph& g) {
+  work_.assign(passes_.size(), WorkCounters{});
   for (auto* inst : instrumentations_) inst->run_before_pipeline(g);
   for (size_t i = 0; i < passes_.size(); ++i) {
     Pass& pass = *passes_[i];
@@ -57,6 +69,7 @@ Status PassManager::run(ir::Graph& g) {
       for (auto* inst : instrumentations_) inst->run_skipped_pass(pass, index);
       continue;
     }
+    WorkScope scope(work_[i]);
     Status st = pass.run(g);
     if (st.is_ok() && pass.runs_on_subgraphs()) st = run_on_subgraphs(pass, g);
     if (!st.is_ok()) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/compiler/pass.h"
+#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 
@@ -30,11 +31,17 @@ class PassManager {
   void add_instrumentation(PassInstrumentation* inst) { instrumentations_.push_back(inst); }
   const std::vector<PassPtr>& passes() const { return passes_; }
 
-  // Runs every pass; an error names the pass.
+  // Runs every pass; an error names the pass. Each pass (its subgraph runs and its after-hooks, such
+  // as the snapshot copy, included) counts its work into its own WorkCounters, which then flow into
+  // whatever WorkScope the caller has open.
   Status run(ir::Graph& g);
+  // Work of pass `index` in the last run (zero when skipped).
+  const WorkCounters& work(int index) const;
+  WorkCounters total_work() const;
 
  private:
   std::vector<PassPtr> passes_;
+  std::vector<WorkCounters> work_;
   std::vector<PassInstrumentation*> instrumentations_;
 };
 

@@ -51,15 +51,31 @@ std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp) {
   std::vector<PipelineEntry> out;
   PassManager pm = build_pipeline(level, nullptr, amp);
   for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
-  out.push_back({"plan-memory", "MemoryPlanning",
+  out.push_back({"plan-memory", "PlanMemory",
                  "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
   if (level == JitLevel::O2)
-    out.push_back({"schedule-branches", "BranchScheduling",
+    out.push_back({"branch-schedule", "BranchSchedule",
                    "independent branches assigned to concurrent CPU threads (runs on the final graph)"});
   return out;
 }
 
+Status check_pass_names(const std::vector<std::string>& names) {
+  if (names.empty()) return Status::ok();
+  // O2 without a backend lists every pass (the CPU-only ones included); AMP adds amp-cast.
+  const std::vector<PipelineEntry> all = describe_pipeline(JitLevel::O2, AmpLevel::O2);
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& e : all) known = known || e.argument == name || e.name == name;
+    if (known) continue;
+    std::string valid;
+    for (const auto& e : all) valid += (valid.empty() ? "" : ", ") + e.argument;
+    return invalid_argument("unknown pass '" + name + "' (passes: " + valid + ")");
+  }
+  return Status::ok();
+}
+
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
+  MS_RETURN_IF_ERROR(check_pass_names(config.disabled_passes));
   PassManager pm = build_pipeline(config.jit_level, backend, config.amp);
   DisablePasses disable(config.disabled_passes);
   StopAfter stop(config.stop_after);
@@ -75,6 +91,7 @@ Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, co
 
   CompileResult r;
   r.passes_ms = timing.total_ms();
+  r.work = pm.total_work();
   r.snapshots = snaps.take();
   for (size_t i = 0; i < pm.passes().size(); ++i) {
     PassReport rep;
@@ -82,6 +99,7 @@ Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, co
     rep.pass = pm.passes()[i]->argument();
     rep.ms = std::max(0.0, timing.ms(static_cast<int>(i)));
     rep.ran = timing.ms(static_cast<int>(i)) >= 0;
+    rep.work = pm.work(static_cast<int>(i));
     if (config.snapshots && i + 1 < r.snapshots.size()) {
       const Snapshot& before = r.snapshots[i];
       const Snapshot& after = r.snapshots[i + 1];

@@ -40,6 +40,11 @@ struct PipelineEntry {
 // Passes of a level plus the closing stages (memory planning, scheduling), for --list.
 std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp = AmpLevel::O0);
 
+// Every name --disable accepts: the argument and the name of each pass of any level (amp-cast
+// included) and of the closing stages (plan-memory, branch-schedule). Error: the first unknown name
+// and the list of valid arguments (a typo must not silently leave the pass on).
+Status check_pass_names(const std::vector<std::string>& names);
+
 // One row of the pass report.
 struct PassReport {
   int index = 0;
@@ -49,12 +54,14 @@ struct PassReport {
   double ms = 0;
   size_t nodes_before = 0, nodes_after = 0;
   size_t added = 0, removed = 0, rewritten = 0, fused = 0;
+  WorkCounters work;      // what the pass did (its snapshot copy included), counted
 };
 
 struct CompileResult {
   std::vector<Snapshot> snapshots;  // [0] the input graph, then one per pass
   std::vector<PassReport> reports;
   double passes_ms = 0;
+  WorkCounters work;  // all passes together (the memory plan runs later: see WorkScope)
 };
 
 // Runs the pipeline of `config` on `g` in place.

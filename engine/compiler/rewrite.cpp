@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "engine/compiler/work.h"
 #include "engine/runtime/program.h"
 
 namespace ms::compiler {
 
 Uses compute_uses(const ir::Graph& g) {
+  ++work().use_list_rebuilds;
+  work().nodes_visited += g.nodes().size();
   Uses u;
   for (const auto& n : g.nodes()) {
     for (const auto& in : n.inputs)
@@ -26,6 +30,8 @@ Uses compute_uses(const ir::Graph& g) {
 }
 
 std::unordered_map<std::string, size_t> producer_index(const ir::Graph& g) {
+  ++work().use_list_rebuilds;
+  work().nodes_visited += g.nodes().size();
   std::unordered_map<std::string, size_t> p;
   for (size_t i = 0; i < g.nodes().size(); ++i)
     for (const auto& o : g.nodes()[i].outputs)
@@ -34,6 +40,7 @@ std::unordered_map<std::string, size_t> producer_index(const ir::Graph& g) {
 }
 
 void replace_uses(ir::Graph& g, const std::string& from, const std::string& to) {
+  work().nodes_visited += g.nodes().size();
   for (auto& n : g.nodes())
     for (auto& in : n.inputs)
       if (in == from) in = to;
@@ -43,11 +50,14 @@ namespace {
 
 // Drops the values in `dead` (outputs of removed nodes) that no remaining node defines.
 void erase_orphan_values(ir::Graph& g, const std::vector<std::string>& dead) {
-  std::set<std::string> still;
+  if (dead.empty()) return;
+  work().nodes_visited += g.nodes().size();
+  std::unordered_set<std::string> orphan(dead.begin(), dead.end());
   for (const auto& n : g.nodes())
-    for (const auto& o : n.outputs) still.insert(o);
+    for (const auto& o : n.outputs)
+      if (!orphan.empty()) orphan.erase(o);
   for (const auto& d : dead) {
-    if (still.count(d)) continue;
+    if (!orphan.count(d)) continue;
     const ir::Value* v = g.value(d);
     if (v && !v->constant) g.erase_value(d);
   }
@@ -57,6 +67,7 @@ void erase_orphan_values(ir::Graph& g, const std::vector<std::string>& dead) {
 
 void erase_nodes(ir::Graph& g, const std::set<uint64_t>& ids) {
   if (ids.empty()) return;
+  work().nodes_visited += g.nodes().size();
   std::vector<std::string> dead;
   auto& nodes = g.nodes();
   for (const auto& n : nodes)
@@ -159,6 +170,7 @@ bool all_equal(const Tensor& t, double v) {
 
 void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups) {
   if (groups.empty()) return;
+  work().nodes_visited += 2 * g.nodes().size();
   std::unordered_map<uint64_t, size_t> group_of;
   for (size_t k = 0; k < groups.size(); ++k)
     for (uint64_t id : groups[k].ids) group_of.emplace(id, k);

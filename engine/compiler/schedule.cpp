@@ -158,22 +158,4 @@ BranchPlan plan_branches(const runtime::Program& p, std::vector<int> thread) {
   return bp;
 }
 
-std::vector<int> independent_peers(const runtime::Program& p) {
-  const size_t n = p.steps.size();
-  const auto deps = step_deps(p);
-  // reach[s]: steps s depends on, transitively (bitsets as byte vectors: graphs here are small).
-  std::vector<std::vector<char>> reach(n, std::vector<char>(n, 0));
-  for (size_t s = 0; s < n; ++s)
-    for (int d : deps[s]) {
-      reach[s][static_cast<size_t>(d)] = 1;
-      for (size_t k = 0; k < n; ++k)
-        if (reach[static_cast<size_t>(d)][k]) reach[s][k] = 1;
-    }
-  std::vector<int> peers(n, 0);
-  for (size_t a = 0; a < n; ++a)
-    for (size_t b = 0; b < n; ++b)
-      if (a != b && !reach[a][b] && !reach[b][a]) ++peers[a];
-  return peers;
-}
-
 }  // namespace ms::compiler

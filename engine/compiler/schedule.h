@@ -26,8 +26,4 @@ std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g
 using runtime::BranchPlan;
 BranchPlan plan_branches(const runtime::Program& p, std::vector<int> thread);
 
-// For each step, how many other steps may run concurrently with it (no path either way) — 0 for a
-// pure chain. Used by tests and reports.
-std::vector<int> independent_peers(const runtime::Program& p);
-
 }  // namespace ms::compiler

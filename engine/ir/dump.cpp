@@ -118,18 +118,82 @@ std::string dump_text(const Graph& g) {
 }
 
 uint64_t Graph::fingerprint() const {
-  // FNV-1a over the text dump plus a digest of constant data.
-  const std::string text = dump_text(*this);
+  // FNV-1a over what the text dump shows (inputs, initializers, nodes with ids, attributes, names,
+  // origins and output types, outputs), fed straight into the hash instead of through the text, plus
+  // a digest of constant data. Initializers combine in any order (no sort): a fingerprint is taken
+  // after every pass, on graphs with tens of thousands of nodes and initializers.
   uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const void* p, size_t n) {
+  constexpr uint64_t kPrime = 1099511628211ull;
+  auto bytes = [](uint64_t& x, const void* p, size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, b + i, 8);
+      x = (x ^ w) * kPrime;
+    }
+    for (; i < n; ++i) x = (x ^ b[i]) * kPrime;
   };
-  mix(text.data(), text.size());
-  for (const auto& name : initializer_names()) {
-    const Tensor& t = *values().at(name).constant;
-    if (t.defined() && t.dtype() != DType::String) mix(t.raw(), std::min<size_t>(t.nbytes(), 4096));
+  auto word = [](uint64_t& x, uint64_t w) { x = (x ^ w) * kPrime; };
+  auto str = [&](uint64_t& x, const std::string& s) {
+    word(x, s.size());
+    bytes(x, s.data(), s.size());
+  };
+  auto type = [&](uint64_t& x, const std::string& name) {
+    const Value* v = resolve(name);
+    if (!v) return word(x, ~uint64_t{0});
+    word(x, static_cast<uint64_t>(v->type.dtype));
+    if (!v->type.dims) return word(x, ~uint64_t{1});
+    word(x, v->type.dims->size());
+    for (int64_t d : *v->type.dims) word(x, static_cast<uint64_t>(d));
+    for (const auto& p : v->type.dim_params) str(x, p);
+  };
+  str(h, name);
+  for (const auto& in : inputs) {
+    str(h, in);
+    type(h, in);
   }
+  uint64_t inits = 0, count = 0;
+  for (const auto& [k, v] : values_) {
+    if (!v.is_initializer()) continue;
+    uint64_t x = 1469598103934665603ull;
+    str(x, k);
+    type(x, k);
+    const Tensor& t = *v.constant;
+    if (t.defined() && t.dtype() != DType::String) bytes(x, t.raw(), std::min<size_t>(t.nbytes(), 4096));
+    x ^= x >> 31;  // spread before the sum
+    inits += x * 0x9E3779B97F4A7C15ull;
+    ++count;
+  }
+  word(h, inits);
+  word(h, count);
+  std::ostringstream attrs;
+  for (const auto& n : nodes_) {
+    word(h, n.id.value);
+    str(h, n.domain);
+    str(h, n.op_type);
+    word(h, n.inputs.size());
+    for (const auto& in : n.inputs) str(h, in);
+    word(h, n.outputs.size());
+    for (const auto& out : n.outputs) {
+      str(h, out);
+      if (!out.empty()) type(h, out);
+    }
+    word(h, n.attrs.size());
+    if (!n.attrs.empty()) {
+      attrs.str("");
+      for (const auto& [k, a] : n.attrs) {
+        attrs << k << '=';
+        dump_attr(a, attrs, 0);
+        attrs << ';';
+      }
+      str(h, attrs.str());
+    }
+    str(h, n.name);
+    word(h, n.origins.size());
+    for (const auto& o : n.origins) word(h, o.value);
+  }
+  for (const auto& out : outputs) str(h, out);
   return h;
 }
 

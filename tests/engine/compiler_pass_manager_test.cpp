@@ -154,7 +154,7 @@ TEST(Pipeline, LevelsListTheirPassesAndMemoryPlanning) {
   EXPECT_EQ(o0.back().argument, "plan-memory");
   EXPECT_GT(o1.size(), o0.size());
   EXPECT_GT(o2.size(), o1.size());
-  EXPECT_EQ(o2.back().argument, "schedule-branches");
+  EXPECT_EQ(o2.back().argument, "branch-schedule");
   EXPECT_TRUE(parse_jit_level("O2").has_value());
   EXPECT_FALSE(parse_jit_level("O3").has_value());
 }

@@ -15,6 +15,9 @@
 #include <memory>
 #include <sstream>
 
+include "engine/backends/select.h"
+include "engine/compiler/compile.h"
+#include "engine/backends/select.h"
 #include "engine/ops/elementwise_math.h"
 #include "engine/ops/elementwise_params.h"
 #include "engine/ops/fused.h"
@@ -210,7 +213,7 @@ std::map<std::string, ir::Attribute> chain_attrs(const std::vector<std::string>&
 
 class ElementwiseTable : public ::testing::Test {
  protected:
-  std::unique_ptr<runtime::Backend> cpu = runtime::create_cpu_backend(1);
+  std::unique_ptr<runtime::Backend> cpu = backends::create_cpu_backend(1);
 };
 
 // Compares every element; reports the first few differences and the largest ulp distance.
@@ -308,7 +311,7 @@ std::string cuda_unavailable() {
 
 TEST_F(ElementwiseTable, CudaAgreesWithTheCpuOnEdgeValues) {
   if (const std::string why = cuda_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  auto choice = runtime::create_backend("cuda", 0);
+  auto choice = backends::create_backend("cuda", 0);
   ASSERT_TRUE(choice.has_value()) << choice.status().message();
   ASSERT_EQ(choice->backend->name(), "cuda") << choice->note;
   runtime::Backend& dev = *choice->backend;

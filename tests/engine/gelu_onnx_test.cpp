@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+include "engine/backends/select.h"
+include "engine/compiler/compile.h"
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
@@ -52,7 +56,7 @@ TEST(GeluOnnx, Opset20ModelLoadsAndRuns) {
   auto g = onnx_io::load_model_from_bytes(bytes, "", "gelu_onnx_cases");
   ASSERT_TRUE(g.has_value()) << g.status().message();
   EXPECT_EQ(g->opset(""), 20);
-  auto be = runtime::create_cpu_backend(1);
+  auto be = backends::create_cpu_backend(1);
   runtime::TensorMap in{{"x", Tensor::from_vector(kGeluX, {static_cast<int64_t>(kGeluX.size())})}};
   runtime::EagerExecutor eager(*g, *be);
   auto e = eager.run(in);
@@ -61,7 +65,7 @@ TEST(GeluOnnx, Opset20ModelLoadsAndRuns) {
 
   std::map<std::string, ir::ValueType> sig;
   sig["x"] = g->value("x")->type;
-  auto c = runtime::GraphExecutor::compile(*g, *be, sig);
+  auto c = compiler::compile_executor(*g, *be, sig);
   ASSERT_TRUE(c.has_value()) << c.status().message();
   std::string chains;
   for (const auto& n : (*c)->graph().nodes())

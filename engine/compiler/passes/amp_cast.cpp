@@ -12,12 +12,14 @@
 // A graph traced under the builder API's autocast (metadata "amp" = the level) already has its
 // Casts: only the clean-up runs.
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "engine/compiler/infer.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/compiler/amp.h"
+#include "engine/compiler/work.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::compiler {
@@ -43,7 +45,7 @@ int64_t onnx_to(DType t) { return dtype_to_onnx(t); }
 class AmpCast final : public Pass {
  public:
   AmpCast(AmpLevel level, runtime::Backend* backend) : level_(level), backend_(backend) {}
-  std::string name() const override { return "AmpCastInsertion"; }
+  std::string name() const override { return "AmpCast"; }
   std::string argument() const override { return "amp-cast"; }
   std::string description() const override {
     return "mixed precision: Casts so the white list (O1), all but the black list (O2) or all ops (O3) compute in "
@@ -182,19 +184,26 @@ class AmpCast final : public Pass {
   }
 
   // Cast(to=a) of Cast(to=f32) of a value already of type a (a exact round trip through f32) reads
-  // the value itself; Casts nobody reads are removed.
+  // the value itself; Casts nobody reads are removed. Each round: a scan in node order bypasses the
+  // round trips (readers renamed when the scan reaches them, use counts kept up to date), then a scan
+  // in reverse order removes the Casts left unread (a removed Cast may leave the Cast it read
+  // unread). Rounds repeat while one changes something; rescanning after every single rewrite was
+  // quadratic in the graph.
   static void remove_redundant_casts(ir::Graph& g) {
     rewrite_to_fixpoint([&] {
-      const Uses uses = compute_uses(g);
+      Uses uses = compute_uses(g);
       const auto prod = producer_index(g);
+      std::unordered_map<std::string, std::string> alias;
+      std::set<uint64_t> dead;
+      work().nodes_visited += 2 * g.nodes().size();
       for (size_t i = 0; i < g.nodes().size(); ++i) {
-        const ir::Node& n = g.nodes()[i];
+        ir::Node& n = g.nodes()[i];
+        if (!alias.empty())
+          for (auto& in : n.inputs)
+            if (auto a = alias.find(in); a != alias.end()) in = a->second;
         if (n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1) continue;
+        ++work().patterns_tried;
         const std::string out = n.outputs[0];
-        if (uses.of(out) == 0 && uses.only_plain(out)) {
-          erase_nodes(g, {n.id.value});
-          return true;
-        }
         auto p = prod.find(n.inputs[0]);
         if (p == prod.end()) continue;
         const ir::Node& first = g.nodes()[p->second];
@@ -206,11 +215,24 @@ class AmpCast final : public Pass {
             !is_amp_float(src->type.dtype) || !uses.only_plain(out))
           continue;
         const std::string source = first.inputs[0];
-        replace_uses(g, out, source);
-        erase_nodes(g, {n.id.value});
-        return true;
+        alias[out] = source;  // `source` is no alias: the scan renamed `first`'s input already
+        uses.count[source] += uses.of(out);
+        uses.count[out] = 0;
+        --uses.count[n.inputs[0]];
+        dead.insert(n.id.value);
       }
-      return false;
+      for (size_t i = g.nodes().size(); i-- > 0;) {
+        const ir::Node& n = g.nodes()[i];
+        if (n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1 ||
+            dead.count(n.id.value))
+          continue;
+        if (uses.of(n.outputs[0]) == 0 && uses.only_plain(n.outputs[0])) {
+          --uses.count[n.inputs[0]];
+          dead.insert(n.id.value);
+        }
+      }
+      erase_nodes(g, dead);
+      return !dead.empty();
     });
   }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
@@ -52,6 +53,7 @@ class ConstantFolding final : public Pass {
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     std::set<uint64_t> folded;
+    work().nodes_visited += g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& n = g.nodes()[i];
       if (!foldable(n)) continue;

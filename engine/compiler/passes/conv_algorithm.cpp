@@ -6,6 +6,7 @@
 // bound), so Graph mode keeps its small arena. Eager mode has no plan to know that room: it always
 // runs the direct conv.
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
@@ -31,6 +32,7 @@ class ConvAlgorithm final : public Pass {
     return "3x3 convs run as Winograd where the memory plan has room for its scratch (else direct)";
   }
   Status run(ir::Graph& g) override {
+    work().nodes_visited += g.nodes().size();
     for (auto& n : g.nodes()) {
       if (n.domain != ops::kFusedDomain || n.op_type != "FusedConv" || n.inputs.size() < 2 || n.outputs.size() != 1 ||
           n.attr_string("activation_layout", "") != "blocked" || n.attr_int("group", 1) != 1 ||

@@ -9,6 +9,7 @@
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
 // FusedPool left with no blocked operand goes back to the plain op.
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
 
@@ -27,6 +28,7 @@ class ConvLayout final : public Pass {
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     bool any = false;
+    work().nodes_visited += 3 * g.nodes().size();  // the conv, pool and ConvTranspose scans
     std::set<uint64_t> from_plain;  // plain Convs made FusedConv here (no post-ops, no residual)
     for (auto& n : g.nodes()) {
       const bool plain_conv = n.domain.empty() && n.op_type == "Conv";

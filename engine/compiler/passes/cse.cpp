@@ -4,6 +4,7 @@
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 namespace {
@@ -13,8 +14,16 @@ bool nondeterministic(const ir::Node& n) {
          (n.op_type == "Dropout" && n.outputs.size() > 1);
 }
 
-// op, domain, inputs and attributes; a one-node dump covers every attribute kind.
+// op, domain, inputs and attributes; a one-node dump covers every attribute kind. A node without
+// attributes (most of them) gets a plain key, which no dump starts with.
 std::string key_of(const ir::Node& n) {
+  if (n.attrs.empty()) {
+    std::string key = "\x01" + n.domain + "\x02" + n.op_type;
+    for (const auto& in : n.inputs) key.append("\x02").append(in);
+    key += "\x03";
+    for (const auto& o : n.outputs) key += o.empty() ? '0' : '1';
+    return key;
+  }
   ir::Graph g;
   ir::Node copy = n;
   copy.id = ir::NodeId{1};
@@ -32,22 +41,30 @@ std::string key_of(const ir::Node& n) {
   return key;
 }
 
-class CommonSubexpressionElimination final : public Pass {
+class CSE final : public Pass {
  public:
-  std::string name() const override { return "CommonSubexpressionElimination"; }
+  std::string name() const override { return "CSE"; }
   std::string argument() const override { return "cse"; }
   std::string description() const override { return "merge nodes with the same op, attributes and inputs"; }
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     std::unordered_map<std::string, size_t> seen;
+    // Outputs of merged nodes -> the first node's: each node's inputs are renamed when the scan reaches
+    // it (readers come after their producer), so one scan does what renaming every use at once did.
+    std::unordered_map<std::string, std::string> alias;
     std::set<uint64_t> dead;
+    work().nodes_visited += g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
+      if (!alias.empty())
+        for (auto& in : g.nodes()[i].inputs)
+          if (auto a = alias.find(in); a != alias.end()) in = a->second;
       const ir::Node& n = g.nodes()[i];
       if (n.has_subgraph() || nondeterministic(n) || n.outputs.empty()) continue;
       bool renamable = true;
       for (const auto& o : n.outputs)
         if (!o.empty() && !uses.only_plain(o)) renamable = false;
+      ++work().patterns_tried;
       const std::string key = key_of(n);
       auto [it, inserted] = seen.emplace(key, i);
       if (inserted || !renamable) continue;
@@ -59,7 +76,7 @@ class CommonSubexpressionElimination final : public Pass {
       const std::vector<std::string> outs = n.outputs, firsts = first.outputs;
       dead.insert(n.id.value);
       for (size_t o = 0; o < outs.size(); ++o)
-        if (!outs[o].empty()) replace_uses(g, outs[o], firsts[o]);
+        if (!outs[o].empty()) alias[outs[o]] = firsts[o];
     }
     erase_nodes(g, dead);
     return Status::ok();
@@ -68,6 +85,6 @@ class CommonSubexpressionElimination final : public Pass {
 
 }  // namespace
 
-PassPtr make_cse_pass() { return std::make_unique<CommonSubexpressionElimination>(); }
+PassPtr make_cse_pass() { return std::make_unique<CSE>(); }
 
 }  // namespace ms::compiler

@@ -1,15 +1,16 @@
 // Dead-code elimination: nodes none of whose outputs reach a graph output (or a subgraph read), and
 // initializers nothing reads.
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/runtime/program.h"
 
 namespace ms::compiler {
 namespace {
 
-class DeadCodeElimination final : public Pass {
+class DCE final : public Pass {
  public:
-  std::string name() const override { return "DeadCodeElimination"; }
+  std::string name() const override { return "DCE"; }
   std::string argument() const override { return "dce"; }
   std::string description() const override { return "remove nodes and initializers whose results are never read"; }
   bool runs_on_subgraphs() const override { return true; }
@@ -17,6 +18,7 @@ class DeadCodeElimination final : public Pass {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::set<uint64_t> dead;
     const auto& nodes = g.nodes();
+    work().nodes_visited += nodes.size();
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       bool used = false;
       for (const auto& o : it->outputs)
@@ -39,6 +41,6 @@ class DeadCodeElimination final : public Pass {
 
 }  // namespace
 
-PassPtr make_dce_pass() { return std::make_unique<DeadCodeElimination>(); }
+PassPtr make_dce_pass() { return std::make_unique<DCE>(); }
 
 }  // namespace ms::compiler

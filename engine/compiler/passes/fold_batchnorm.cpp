@@ -3,18 +3,20 @@
 // Gemm (per output column). New initializers are made; the originals are never written (snapshots
 // and the caller's graph share their bytes). The new node stands for both.
 #include <cmath>
+#include <optional>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 namespace {
 
 bool f32_vector(const Tensor* t, int64_t n) { return t && t->dtype() == DType::F32 && t->numel() == n; }
 
-class FoldBatchNorm final : public Pass {
+class FoldBatchnorm final : public Pass {
  public:
-  std::string name() const override { return "BatchNormFolding"; }
+  std::string name() const override { return "FoldBatchnorm"; }
   std::string argument() const override { return "fold-batchnorm"; }
   std::string description() const override { return "fold inference BatchNormalization into the preceding Conv/Gemm weights"; }
 
@@ -24,9 +26,14 @@ class FoldBatchNorm final : public Pass {
   }
 
  private:
+  // One scan folds every BatchNorm whose producer is an original Conv/Gemm (each pair is disjoint:
+  // the producer's result is read by the BatchNorm alone), in node order, then all are swapped in. A
+  // BatchNorm reading another BatchNorm's result folds in the next scan, into the Conv made here.
   bool step(ir::Graph& g) {
     const Uses uses = compute_uses(g);
     const auto prod = producer_index(g);
+    std::vector<NodeGroup> groups;
+    work().nodes_visited += g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& bn = g.nodes()[i];
       if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
@@ -39,38 +46,41 @@ class FoldBatchNorm final : public Pass {
       if (p == prod.end() || uses.of(bn.inputs[0]) != 1 || !uses.only_plain(bn.inputs[0])) continue;
       const ir::Node& src = g.nodes()[p->second];
       if (!src.domain.empty() || (src.op_type != "Conv" && src.op_type != "Gemm")) continue;
-      if (fold(g, src, bn, p->second, i)) return true;
+      ++work().patterns_tried;
+      if (auto grp = fold(g, src, bn)) groups.push_back(std::move(*grp));
     }
-    return false;
+    const bool any = !groups.empty();
+    replace_node_groups(g, std::move(groups));
+    return any;
   }
 
-  bool fold(ir::Graph& g, const ir::Node& src, const ir::Node& bn, size_t src_index, size_t bn_index) {
+  std::optional<NodeGroup> fold(ir::Graph& g, const ir::Node& src, const ir::Node& bn) {
     const bool conv = src.op_type == "Conv";
-    if (!src.has_input(1)) return false;
+    if (!src.has_input(1)) return std::nullopt;
     const Tensor* w = constant_of(g, src.inputs[1]);
-    if (!w || w->dtype() != DType::F32 || w->rank() < 2) return false;
+    if (!w || w->dtype() != DType::F32 || w->rank() < 2) return std::nullopt;
     const Tensor* b = src.has_input(2) ? constant_of(g, src.inputs[2]) : nullptr;
-    if (src.has_input(2) && !b) return false;
+    if (src.has_input(2) && !b) return std::nullopt;
     int64_t m = 0;
     bool per_row = true;  // output channel is W's first axis
     float alpha = 1.f, beta = 1.f;
     if (conv) {
       m = w->dim(0);
     } else {
-      if (w->rank() != 2) return false;
+      if (w->rank() != 2) return std::nullopt;
       per_row = src.attr_int("transB", 0) != 0;
       m = per_row ? w->dim(0) : w->dim(1);
       alpha = src.attr_float("alpha", 1.f);
       beta = src.attr_float("beta", 1.f);
       const ir::Value* a = g.value(src.inputs[0]);
-      if (!a || !a->type.dims || a->type.dims->size() != 2) return false;
+      if (!a || !a->type.dims || a->type.dims->size() != 2) return std::nullopt;
     }
-    if (b && !(b->dtype() == DType::F32 && (b->numel() == m || (!conv && b->numel() == 1)))) return false;
+    if (b && !(b->dtype() == DType::F32 && (b->numel() == m || (!conv && b->numel() == 1)))) return std::nullopt;
     const Tensor* scale = constant_of(g, bn.inputs[1]);
     const Tensor* bias = constant_of(g, bn.inputs[2]);
     const Tensor* mean = constant_of(g, bn.inputs[3]);
     const Tensor* var = constant_of(g, bn.inputs[4]);
-    if (!f32_vector(scale, m) || !f32_vector(bias, m) || !f32_vector(mean, m) || !f32_vector(var, m)) return false;
+    if (!f32_vector(scale, m) || !f32_vector(bias, m) || !f32_vector(mean, m) || !f32_vector(var, m)) return std::nullopt;
     const float eps = bn.attr_float("epsilon", 1e-5f);
     std::vector<float> s(static_cast<size_t>(m));
     for (int64_t c = 0; c < m; ++c)
@@ -105,16 +115,16 @@ class FoldBatchNorm final : public Pass {
       fused.attrs["alpha"] = ir::Attribute(1.0f);
       fused.attrs["beta"] = ir::Attribute(1.0f);
     }
-    const uint64_t src_id = src.id.value, bn_id = bn.id.value;
-    (void)bn_index;
-    (void)src_index;
-    replace_nodes(g, {src_id, bn_id}, std::move(fused));
-    return true;
+    NodeGroup grp;
+    grp.ids = {src.id.value, bn.id.value};
+    grp.node = std::move(fused);
+    grp.place = Place::First;
+    return grp;
   }
 };
 
 }  // namespace
 
-PassPtr make_fold_batchnorm_pass() { return std::make_unique<FoldBatchNorm>(); }
+PassPtr make_fold_batchnorm_pass() { return std::make_unique<FoldBatchnorm>(); }
 
 }  // namespace ms::compiler

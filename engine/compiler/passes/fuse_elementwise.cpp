@@ -4,6 +4,7 @@
 // intermediate buffers. Values that are Casts of bf16 to f32 are read as the bf16 value.
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 class FuseElementwise final : public Pass {
  public:
-  std::string name() const override { return "ElementwiseFusion"; }
+  std::string name() const override { return "FuseElementwise"; }
   std::string argument() const override { return "fuse-elementwise"; }
   std::string description() const override { return "chains of elementwise ops into one fused loop kernel"; }
 
@@ -41,9 +42,11 @@ class FuseElementwise final : public Pass {
         if (!in.empty()) reader[in] = i;
     std::vector<char> claimed(g.nodes().size(), 0);
     std::vector<Chain> chains;
+    work().nodes_visited += 2 * g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& first = g.nodes()[i];
       if (claimed[i] || first.outputs.size() != 1) continue;
+      ++work().patterns_tried;
       const ir::ValueType* ot = static_float(g, first.outputs[0]);
       if (!ot) continue;
       // A Cast to f32 is left to its readers, which read its bf16 input (the chain it would start
@@ -79,6 +82,7 @@ class FuseElementwise final : public Pass {
         // must stay a written value.
         if (!widened_from(g, prod, n.outputs.empty() ? "" : n.outputs[0]).empty()) break;
         if (!as_link(g, n, c.out, dims, l, &prod)) break;
+        ++work().nodes_visited;
         c.links.push_back(l);
         c.ids.push_back(n.id.value);
         at.push_back(r->second);

@@ -12,6 +12,7 @@
 
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/fused.h"
 
@@ -47,7 +48,7 @@ bool is_chain(const ir::Node& n) {
 
 class FuseReduce final : public Pass {
  public:
-  std::string name() const override { return "ReductionFusion"; }
+  std::string name() const override { return "FuseReduce"; }
   std::string argument() const override { return "fuse-reduce"; }
   std::string description() const override {
     return "an elementwise chain and a ReduceSum/ReduceMean of its result into one loop";
@@ -75,10 +76,12 @@ class FuseReduce final : public Pass {
     const auto prod = producer_index(g);
     std::vector<Match> found;
     std::set<uint64_t> taken;
+    work().nodes_visited += g.nodes().size();
     for (const ir::Node& r : g.nodes()) {
       if (!r.domain.empty() || (r.op_type != "ReduceSum" && r.op_type != "ReduceMean") || r.inputs.empty() ||
           r.outputs.size() != 1)
         continue;
+      ++work().patterns_tried;
       const std::string& x = r.inputs[0];
       const ir::ValueType* xt = static_float(g, x);
       if (!xt || !static_float(g, r.outputs[0]) || uses.of(x) < 1) continue;

@@ -2,6 +2,7 @@
 // shape computations on the CPU backend so Shape->Gather->Concat->Reshape gives static shapes.
 #include "engine/compiler/infer.h"
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/work.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::compiler {
@@ -10,10 +11,13 @@ namespace {
 class InferTypes final : public Pass {
  public:
   explicit InferTypes(runtime::Backend* fold) : fold_(fold) {}
-  std::string name() const override { return "ShapeDtypePropagation"; }
+  std::string name() const override { return "InferTypes"; }
   std::string argument() const override { return "infer-types"; }
   std::string description() const override { return "static dtype and shape of every value (folds shape math)"; }
-  Status run(ir::Graph& g) override { return compiler::infer_graph_types(g, fold_); }
+  Status run(ir::Graph& g) override {
+    work().nodes_visited += g.nodes().size();
+    return compiler::infer_graph_types(g, fold_);
+  }
 
  private:
   runtime::Backend* fold_;

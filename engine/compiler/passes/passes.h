@@ -16,7 +16,7 @@ PassPtr make_dce_pass();                                            // dce.cpp
 PassPtr make_cse_pass();                                            // cse.cpp
 PassPtr make_simplify_pass();                                       // simplify.cpp
 PassPtr make_fold_batchnorm_pass();                                 // fold_batchnorm.cpp
-PassPtr make_fuse_ops_pass();                                       // fuse_anchor.cpp
+PassPtr make_fuse_ops_pass();                                       // fuse_ops.cpp
 PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                    // fuse_reduce.cpp
 PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)

@@ -4,8 +4,11 @@
 // post-ops or in one loop. Only f32 results with static shapes are fused; every intermediate must be
 // read by the next node of the chain alone.
 
+#include <optional>
+
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
@@ -32,41 +35,50 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
   return true;
 }
 
-class FuseAnchors final : public Pass {
+class FuseOps final : public Pass {
  public:
-  std::string name() const override { return "OperatorFusion"; }
+  std::string name() const override { return "FuseOps"; }
   std::string argument() const override { return "fuse-ops"; }
   std::string description() const override {
     return "Conv/Gemm/MatMul + bias + activation (+ residual Add) into one oneDNN post-op kernel";
   }
 
   bool runs_on_subgraphs() const override { return true; }
+  // One scan in node order, each anchor tried once; the fused nodes are swapped in together at the
+  // end. That is what rewriting to a fixpoint (first fusable anchor, rewrite, rescan) gives: an anchor
+  // that cannot fuse never becomes fusable by a later fusion (its reader is not a chain link, or is
+  // then a fused node, which ends a chain just the same), fusions do not change the use counts of the
+  // values that remain, and a node taken by an earlier chain ends a later one as its fused node would.
   Status run(ir::Graph& g) override {
-    const bool any = rewrite_to_fixpoint([&] { return step(g); });
-    if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
-    return Status::ok();
-  }
-
- private:
-  bool step(ir::Graph& g) {
     const Uses uses = compute_uses(g);
     std::unordered_map<std::string, size_t> readers;  // value -> index of its single reader
     for (size_t i = 0; i < g.nodes().size(); ++i)
       for (const auto& in : g.nodes()[i].inputs)
         if (!in.empty()) readers[in] = i;
+    work().nodes_visited += 2 * g.nodes().size();
+    std::vector<char> taken(g.nodes().size(), 0);
+    std::vector<NodeGroup> groups;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& a = g.nodes()[i];
       if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
       if (a.outputs.size() != 1 || !static_f32(g, a.outputs[0])) continue;
-      if (fuse_from(g, i, uses, readers)) return true;
+      ++work().patterns_tried;
+      if (auto grp = fuse_from(g, i, uses, readers, taken)) groups.push_back(std::move(*grp));
     }
-    return false;
+    const bool groups_empty = groups.empty();
+    replace_node_groups(g, std::move(groups));
+    if (!groups_empty && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    return Status::ok();
   }
 
-  bool fuse_from(ir::Graph& g, size_t anchor, const Uses& uses, const std::unordered_map<std::string, size_t>& readers) {
+ private:
+  // The fused node of the chain from `anchor`, or nothing; marks the chain's nodes taken.
+  std::optional<NodeGroup> fuse_from(ir::Graph& g, size_t anchor, const Uses& uses,
+                                     const std::unordered_map<std::string, size_t>& readers, std::vector<char>& taken) {
     const ir::Node& a = g.nodes()[anchor];
     const bool matmul = a.op_type == "MatMul";
     std::vector<const ir::Node*> chain{&a};
+    std::vector<size_t> at{anchor};
     std::vector<ops::PostOp> post;
     std::string bias, residual, cur = a.outputs[0];
     const ir::ValueType out_type = *static_f32(g, cur);
@@ -74,8 +86,9 @@ class FuseAnchors final : public Pass {
     for (;;) {
       if (uses.of(cur) != 1 || !uses.only_plain(cur)) break;
       auto r = readers.find(cur);
-      if (r == readers.end()) break;
+      if (r == readers.end() || taken[r->second]) break;
       const ir::Node& n = g.nodes()[r->second];
+      ++work().nodes_visited;
       if (n.outputs.size() != 1 || n.outputs[0].empty() || !n.domain.empty()) break;
       const ir::ValueType* nt = static_f32(g, n.outputs[0]);
       if (!nt || *nt->dims != *out_type.dims) break;
@@ -103,9 +116,10 @@ class FuseAnchors final : public Pass {
         break;
       }
       chain.push_back(&n);
+      at.push_back(r->second);
       cur = n.outputs[0];
     }
-    if (chain.size() == 1) return false;
+    if (chain.size() == 1) return std::nullopt;
     if (!bias.empty() && g.value(bias)->constant->rank() != 1) {
       const Tensor flat = g.value(bias)->constant->reshaped({g.value(bias)->constant->numel()});
       const std::string name = fresh_name(g, bias + "_flat");
@@ -136,15 +150,17 @@ class FuseAnchors final : public Pass {
       f.attrs["post_betas"] = ir::Attribute(betas);
     }
     // The fused node goes where the last node of the chain was: the residual is defined by then.
-    std::set<uint64_t> ids;
-    for (const auto* n : chain) ids.insert(n->id.value);
-    replace_nodes(g, ids, std::move(f), Place::Last);
-    return true;
+    NodeGroup grp;
+    for (const auto* n : chain) grp.ids.insert(n->id.value);
+    for (size_t k : at) taken[k] = 1;
+    grp.node = std::move(f);
+    grp.place = Place::Last;
+    return grp;
   }
 };
 
 }  // namespace
 
-PassPtr make_fuse_ops_pass() { return std::make_unique<FuseAnchors>(); }
+PassPtr make_fuse_ops_pass() { return std::make_unique<FuseOps>(); }
 
 }  // namespace ms::compiler
