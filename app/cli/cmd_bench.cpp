@@ -138,8 +138,7 @@ int bench_model(const RunArgs& a) {
     both[m].request.warmup = warmup;
     both[m].request.compile = *opts;
   }
-  session::RunCallbacks quiet;
-  auto runs = session::run_interleaved(both, quiet);
+  auto runs = session::run_interleaved(both);
   if (!runs) return fail(a.model + ": " + runs.status().message());
   const session::RunResult* pyn = &(*runs)[0];
   const session::RunResult* gra = &(*runs)[1];

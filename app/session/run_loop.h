@@ -63,6 +63,7 @@ struct RunResult {
   std::string gpu_note;       // why GPU activity is missing (empty: collected, or not a GPU run)
 };
 
+// Without callbacks: no progress and nothing to cancel, so the executors poll no predicate.
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
                               const RunRequest& request, RunCallbacks& callbacks);
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
@@ -78,5 +79,6 @@ struct InterleavedRun {
   RunRequest request;
 };
 Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks);
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs);
 
 }  // namespace ms::session

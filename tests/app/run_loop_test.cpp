@@ -153,7 +153,8 @@ size_t count_ops(const prof::Trace& t) {
 // What both callers must see from a CUDA run: CUPTI started once after the warm-up (behind a
 // synchronize), stopped once before the trace was built, every op's NodeId pushed and popped, and
 // one GPU kernel per op merged onto a stream track, naming its node, in the timed iterations.
-void expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_records, const std::string& gpu_note) {
+// Returns the number of op events (both timed iterations).
+size_t expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_records, const std::string& gpu_note) {
   EXPECT_EQ(s.made, 1);
   EXPECT_EQ(s.starts, 1);
   EXPECT_EQ(s.stops, 1);
@@ -162,7 +163,11 @@ void expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_records,
   EXPECT_GT(s.syncs_at_stop, s.syncs_at_start);   // and before stop
   EXPECT_TRUE(gpu_note.empty()) << gpu_note;
   const size_t ops = count_ops(t);
-  EXPECT_EQ(ops, 8u);  // 4 ops x 2 timed iterations; the warm-up is neither recorded nor collected
+  // 2 timed iterations of 4 ops (PyNative) or of the fused graph's fewer; the warm-up is neither
+  // recorded nor collected.
+  EXPECT_GE(ops, 2u);
+  EXPECT_LE(ops, 8u);
+  EXPECT_EQ(ops % 2, 0u);
   EXPECT_EQ(s.pushed.size(), ops);
   EXPECT_EQ(gpu_records, ops);
   EXPECT_EQ(t.meta("gpu_activity"), "cupti");
@@ -173,13 +178,14 @@ void expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_records,
     if (t.tracks[e.track].kind != prof::TrackKind::GpuStream) continue;
     ++gpu_kernels;
     const prof::NodeInfo* n = t.node_of(e);
-    ASSERT_NE(n, nullptr);
-    EXPECT_FALSE(n->name.empty());
+    EXPECT_NE(n, nullptr);
+    if (n) EXPECT_FALSE(n->name.empty());
     iterations.insert(e.iteration);
   }
   EXPECT_EQ(gpu_kernels, ops);
   EXPECT_EQ(iterations, (std::set<int32_t>{0, 1}));
   for (const prof::Event& e : t.events) EXPECT_GE(e.ts_ns, 0);  // GPU events share the host origin
+  return ops;
 }
 
 TEST(RunLoop, CliAndAppRunsShareTheLoopAndItsCuptiPath) {
@@ -200,9 +206,10 @@ TEST(RunLoop, CliAndAppRunsShareTheLoopAndItsCuptiPath) {
       auto r = run_model(small_net(), small_inputs(), backend, req);
       ASSERT_TRUE(r) << r.status().message();
       ASSERT_TRUE(r->trace);
-      expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
+      const size_t ops = expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
       EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1}));
-      EXPECT_EQ(seen.ops, 8);
+      EXPECT_EQ(static_cast<size_t>(seen.ops), ops);
+      if (mode == runtime::ExecMode::PyNative) EXPECT_EQ(ops, 8u);
       EXPECT_EQ(r->latencies_ms.size(), 2u);
       ASSERT_EQ(r->outputs.size(), 1u);
       EXPECT_EQ(r->compiled != nullptr, mode == runtime::ExecMode::Graph);
@@ -226,8 +233,9 @@ TEST(RunLoop, CliAndAppRunsShareTheLoopAndItsCuptiPath) {
       auto r = run_mode(small_net(), req, job);
       ASSERT_TRUE(r) << r.status().message();
       ASSERT_TRUE(r->trace);
-      expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
+      const size_t ops = expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
       EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1}));
+      EXPECT_EQ(static_cast<size_t>(seen.ops), ops);
       EXPECT_EQ(r->backend, "cuda");
       ASSERT_EQ(r->outputs.size(), 1u);
       EXPECT_EQ(r->outputs[0].rfind("y = ", 0), 0u) << r->outputs[0];
