@@ -179,7 +179,9 @@ size_t expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_record
     ++gpu_kernels;
     const prof::NodeInfo* n = t.node_of(e);
     EXPECT_NE(n, nullptr);
-    if (n) EXPECT_FALSE(n->name.empty());
+    if (n) {
+      EXPECT_FALSE(n->name.empty());
+    }
     iterations.insert(e.iteration);
   }
   EXPECT_EQ(gpu_kernels, ops);
@@ -209,7 +211,9 @@ TEST(RunLoop, CliAndAppRunsShareTheLoopAndItsCuptiPath) {
       const size_t ops = expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
       EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1}));
       EXPECT_EQ(static_cast<size_t>(seen.ops), ops);
-      if (mode == runtime::ExecMode::PyNative) EXPECT_EQ(ops, 8u);
+      if (mode == runtime::ExecMode::PyNative) {
+        EXPECT_EQ(ops, 8u);
+      }
       EXPECT_EQ(r->latencies_ms.size(), 2u);
       ASSERT_EQ(r->outputs.size(), 1u);
       EXPECT_EQ(r->compiled != nullptr, mode == runtime::ExecMode::Graph);
