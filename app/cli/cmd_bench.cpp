@@ -4,13 +4,13 @@
 //   bench MODEL            both modes' median latency, GFLOP/s vs the peak, speedup, compile time, peak
 //                          memory per mode, memory plan (planned / naive / lower bound); --json FILE
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/infer.h"
@@ -40,14 +40,19 @@ ir::Graph tiny_chain(int n_ops) {
   return g;
 }
 
-double median_ms(const std::function<bool()>& fn, int iters) {
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!fn()) return -1;
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+// Median latency of `iters` runs after `warmup` through the run loop; negative with `err` set on failure.
+double median_ms(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                 runtime::ExecMode mode, int iters, int warmup, Status* err = nullptr) {
+  session::RunRequest req;
+  req.mode = mode;
+  req.iters = iters;
+  req.warmup = warmup;
+  auto r = session::run_model(g, inputs, backend, req);
+  if (!r) {
+    if (err) *err = r.status();
+    return -1;
   }
-  return summarize(t).median;
+  return r->latency.median;
 }
 
 int bench_dispatch(const RunArgs& a) {
@@ -55,25 +60,13 @@ int bench_dispatch(const RunArgs& a) {
   auto backend = backends::create_cpu_backend(a.threads > 0 ? a.threads : 1);
   ir::Graph g = tiny_chain(kOps);
   runtime::TensorMap inputs{{"x", Tensor::from_vector<float>(std::vector<float>(16, 0.5f), {16})}};
-  runtime::EagerExecutor eager(g, *backend);
+  const int iters = std::max(5, a.iters);
   Status err;
-  auto run_eager = [&] {
-    auto r = eager.run(inputs);
-    if (!r) err = r.status();
-    return r.has_value();
-  };
-  const double eager_ms = median_ms(run_eager, std::max(5, a.iters));
+  const double eager_ms = median_ms(g, inputs, *backend, runtime::ExecMode::PyNative, iters, 0, &err);
   if (eager_ms < 0) return fail("dispatch chain (pynative): " + err.message());
-  auto compiled = compiler::compile_executor(g, *backend, {{"x", ir::ValueType{DType::F32, std::vector<int64_t>{16}, {""}}}});
-  if (!compiled) return fail("dispatch chain (graph): " + compiled.status().message());
-  auto run_graph = [&] {
-    auto r = (*compiled)->run(inputs);
-    if (!r) err = r.status();
-    return r.has_value();
-  };
-  const double graph_ms = median_ms(run_graph, std::max(5, a.iters));
+  const double graph_ms = median_ms(g, inputs, *backend, runtime::ExecMode::Graph, iters, 0, &err);
   if (graph_ms < 0) return fail("dispatch chain (graph): " + err.message());
-  std::printf("dispatch: chain of %d tiny ops (Add/Relu on 16 floats), median of %d runs\n", kOps, std::max(5, a.iters));
+  std::printf("dispatch: chain of %d tiny ops (Add/Relu on 16 floats), median of %d runs\n", kOps, iters);
   std::printf("  pynative  %.3f us/op\n  graph     %.3f us/op\n", eager_ms * 1000.0 / kOps, graph_ms * 1000.0 / kOps);
   return 0;
 }
@@ -91,36 +84,9 @@ double measure_peak_gflops(runtime::Backend& backend, int iters) {
   mm.outputs = {"c"};
   g.add_node(mm);
   g.outputs = {"c"};
-  auto c = compiler::compile_executor(g, backend, {{"a", t}, {"b", t}});
-  if (!c) return -1;
   runtime::TensorMap in{{"a", Tensor::zeros(DType::F32, {n, n})}, {"b", Tensor::zeros(DType::F32, {n, n})}};
-  (void)(*c)->run(in);
-  const double ms = median_ms([&] { return (*c)->run(in).has_value(); }, iters);
+  const double ms = median_ms(g, in, backend, runtime::ExecMode::Graph, iters, 1);
   return ms <= 0 ? -1 : 2.0 * n * n * n / (ms * 1e6);
-}
-
-// Median latency of `iters` runs after `warmup` for both modes, the runs interleaved (PyNative, Graph,
-// PyNative, ...) so a change in machine load hits both alike; peak bytes of each mode's last run.
-struct ModeFigures {
-  double median_ms = 0;
-  size_t peak_bytes = 0;
-};
-
-Status time_modes(runtime::EagerExecutor& eager, compiler::CompiledExecutor& graph, const runtime::TensorMap& inputs,
-                  int iters, int warmup, ModeFigures& pyn, ModeFigures& gra) {
-  std::vector<double> te, tg;
-  for (int i = 0; i < warmup + iters; ++i) {
-    for (int m = 0; m < 2; ++m) {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto r = m == 0 ? eager.run(inputs) : graph.run(inputs);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (!r) return r.status();
-      if (i >= warmup) (m == 0 ? te : tg).push_back(ms);
-    }
-  }
-  pyn = ModeFigures{summarize(te).median, eager.last_stats().peak_bytes};
-  gra = ModeFigures{summarize(tg).median, graph.last_stats().peak_bytes};
-  return Status::ok();
 }
 
 int bench_model(const RunArgs& a) {
@@ -163,28 +129,34 @@ int bench_model(const RunArgs& a) {
     flops += ops::node_cost(n, in, out).flops;
   }
   const int iters = std::max(1, a.iters), warmup = std::max(0, a.warmup);
-  runtime::EagerExecutor eager(prep->graph, *prep->backend);
-  std::map<std::string, ir::ValueType> sig;
-  for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-  auto compiled = compiler::compile_executor(prep->graph, *prep->backend, sig, *opts);
-  if (!compiled) return fail(a.model + ": graph: " + compiled.status().message());
-  compiler::CompiledExecutor& gx = **compiled;
-  ModeFigures pyn_f, gra_f;
-  st = time_modes(eager, gx, prep->inputs, iters, warmup, pyn_f, gra_f);
-  if (!st.is_ok()) return fail(a.model + ": " + st.message());
-  const ModeFigures* pyn = &pyn_f;
-  const ModeFigures* gra = &gra_f;
+  // Both modes' iterations interleaved (PyNative, Graph, PyNative, ...) so a change in machine load
+  // hits both alike.
+  std::vector<session::InterleavedRun> both(2);
+  for (int m = 0; m < 2; ++m) {
+    both[m].graph = &prep->graph;
+    both[m].inputs = &prep->inputs;
+    both[m].backend = prep->backend.get();
+    both[m].request.mode = m == 0 ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph;
+    both[m].request.iters = iters;
+    both[m].request.warmup = warmup;
+    both[m].request.compile = *opts;
+  }
+  auto runs = session::run_interleaved(both);
+  if (!runs) return fail(a.model + ": " + runs.status().message());
+  const session::RunResult* pyn = &(*runs)[0];
+  const session::RunResult* gra = &(*runs)[1];
+  compiler::CompiledExecutor& gx = *gra->compiled;
   const auto& plan = gx.memory_plan();
-  const double speedup = gra->median_ms > 0 ? pyn->median_ms / gra->median_ms : 0;
+  const double speedup = gra->latency.median > 0 ? pyn->latency.median / gra->latency.median : 0;
 
   std::printf("%s on %s, jit level %s, median of %d runs after %d warm-up\n", a.model.c_str(),
               prep->backend->description().c_str(), a.jit_level.c_str(), iters, warmup);
   std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s; model %.4g FLOPs per iteration\n", peak, flops);
   for (const auto* m : {pyn, gra}) {
-    const double gflops = m->median_ms > 0 ? flops / (m->median_ms * 1e6) : 0;
+    const double gflops = m->latency.median > 0 ? flops / (m->latency.median * 1e6) : 0;
     std::printf("  %-8s median %9.3f ms  %7.1f GFLOP/s  %5.1f%% of peak  peak memory %s\n",
-                m == pyn ? "pynative" : "graph", m->median_ms, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
-                format_bytes(static_cast<double>(m->peak_bytes)).c_str());
+                m == pyn ? "pynative" : "graph", m->latency.median, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
+                session::format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
   int branch_threads = 1;
   for (int t : gx.step_threads()) branch_threads = std::max(branch_threads, t + 1);
@@ -196,16 +168,16 @@ int bench_model(const RunArgs& a) {
   else if (!gx.replay_note().empty())
     std::printf("  %s\n", gx.replay_note().c_str());
   std::printf("  memory plan: arena %s, naive %s (%.1fx), lower bound %s (arena/lb %.3f)\n",
-              format_bytes(double(plan.arena_bytes)).c_str(), format_bytes(double(plan.naive_bytes)).c_str(),
+              session::format_bytes(double(plan.arena_bytes)).c_str(), session::format_bytes(double(plan.naive_bytes)).c_str(),
               plan.arena_bytes ? double(plan.naive_bytes) / double(plan.arena_bytes) : 0.0,
-              format_bytes(double(plan.lower_bound)).c_str(),
+              session::format_bytes(double(plan.lower_bound)).c_str(),
               plan.lower_bound ? double(plan.arena_bytes) / double(plan.lower_bound) : 0.0);
   if (!a.report.empty()) {
     std::ofstream f(a.report);
     if (!f) return fail(a.report + ": cannot write");
     f << "{\"cases\": [{\"model\": \"" << json_escape(a.model) << "\", \"jit_level\": \"" << a.jit_level
-      << "\", \"threads\": " << prep->backend->threads() << ", \"pynative_ms\": " << pyn->median_ms
-      << ", \"graph_ms\": " << gra->median_ms << ", \"speedup\": " << speedup
+      << "\", \"threads\": " << prep->backend->threads() << ", \"pynative_ms\": " << pyn->latency.median
+      << ", \"graph_ms\": " << gra->latency.median << ", \"speedup\": " << speedup
       << ", \"compile_ms\": " << gx.compile_ms() << ", \"pynative_peak_bytes\": " << pyn->peak_bytes
       << ", \"graph_peak_bytes\": " << gra->peak_bytes << ", \"planned_bytes\": " << plan.arena_bytes
       << ", \"naive_bytes\": " << plan.naive_bytes << ", \"lower_bound_bytes\": " << plan.lower_bound

@@ -91,7 +91,7 @@ int bench_compile_command(const BenchCompileState& st) {
     uint64_t arena = 0, lower_bound = 0;
     for (int r = 0; r < std::max(1, st.runs); ++r) {
       compiler::WorkCounters w;
-      Expected<std::unique_ptr<runtime::GraphExecutor>> ex = [&] {
+      Expected<std::unique_ptr<compiler::CompiledExecutor>> ex = [&] {
         compiler::WorkScope scope(w);
         return compiler::compile_executor(g, *backend, sig, *opts);
       }();

@@ -16,9 +16,9 @@
 #include "app/cli/cmd_profile.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/run_loop.h"
 #include "profiler/io/chrome_trace.h"
-#include "profiler/record/profile_run.h"
 
 namespace ms::cli {
 namespace {
@@ -93,12 +93,13 @@ void bench_hot_path(const BenchState& st, nlohmann::json& out) {
 }
 
 // The timed loop's options for one mode (iterations, warm-up, compile options from the run args).
-prof::ProfileOptions timed_options(const RunArgs& a, runtime::ExecMode m) {
-  prof::ProfileOptions po;
+session::RunRequest timed_options(const RunArgs& a, runtime::ExecMode m) {
+  session::RunRequest po;
   po.mode = m;
   po.iters = a.iters;
   po.warmup = a.warmup;
   po.compile = profile_compile_options(a);
+  po.profile = true;
   return po;
 }
 
@@ -112,9 +113,9 @@ int bench_model(const BenchState& st, nlohmann::json& out) {
     std::vector<double> off, on, events, off_min, on_min;
     for (int r = 0; r < st.runs; ++r) {
       for (int rec = 0; rec < 2; ++rec) {  // alternate so drift hits both alike
-        prof::ProfileOptions po = timed_options(a, m);
-        po.record = rec == 1;
-        auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
+        session::RunRequest po = timed_options(a, m);
+        po.profile = rec == 1;
+        auto run = session::run_model(prep->graph, prep->inputs, *prep->backend, po);
         if (!run) return fail(name + ": " + run.status().message());
         (rec ? on : off).push_back(median(run->latencies_ms));
         (rec ? on_min : off_min).push_back(*std::min_element(run->latencies_ms.begin(), run->latencies_ms.end()));
@@ -162,9 +163,9 @@ int bench_cupti(const BenchState& st, nlohmann::json& out) {
     uint64_t records = 0;
     for (int r = 0; r < st.runs; ++r) {
       for (int gpu = 0; gpu < 2; ++gpu) {
-        prof::ProfileOptions po = timed_options(a, m);
-        po.gpu_activity = gpu == 1;
-        auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
+        session::RunRequest po = timed_options(a, m);
+        po.profiling.gpu_activity = gpu == 1;
+        auto run = session::run_model(prep->graph, prep->inputs, *prep->backend, po);
         if (!run) return fail(name + ": " + run.status().message());
         if (gpu && !run->gpu_note.empty()) {
           out["cupti"][name] = {{"error", run->gpu_note}};

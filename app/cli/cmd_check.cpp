@@ -3,7 +3,8 @@
 #include <map>
 
 #include "app/cli/commands.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/model_inputs.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/infer.h"
 #include "engine/ops/schema.h"
@@ -12,7 +13,7 @@
 namespace ms::cli {
 
 int check_command(const std::string& model) {
-  auto g = load_model_arg(model);
+  auto g = session::load_model_arg(model);
   if (!g) return fail(g.status().message());
   Status v = ir::verify(*g);
   if (!v.is_ok()) return fail(model + ": " + v.message());
@@ -34,7 +35,7 @@ int check_command(const std::string& model) {
     params += t.numel();
     param_bytes += static_cast<double>(t.nbytes());
   }
-  std::printf("  params    %lld (%s)\n", static_cast<long long>(params), format_bytes(param_bytes).c_str());
+  std::printf("  params    %lld (%s)\n", static_cast<long long>(params), session::format_bytes(param_bytes).c_str());
   std::map<std::string, int> hist;
   double flops = 0;
   bool flops_partial = false;

@@ -5,7 +5,8 @@
 #include "app/cli/cmd_profile.h"
 #include "app/cli/cmd_train.h"
 #include "app/cli/prepare.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/run_loop.h"
 
 namespace ms::cli {
 
@@ -14,17 +15,17 @@ int compare_command(const RunArgs& a) {
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
-  RunConfig cfg;
+  session::RunRequest cfg;
   cfg.iters = a.iters;
   cfg.warmup = a.warmup;
   auto jit = compile_options(a.jit_level, a.disabled_passes);
   if (!jit) return fail(jit.status().message());
   cfg.compile = *jit;
   cfg.mode = runtime::ExecMode::PyNative;
-  auto eager = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  auto eager = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!eager) return fail(a.model + ": pynative: " + eager.status().message());
   cfg.mode = runtime::ExecMode::Graph;
-  auto graph = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  auto graph = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!graph) return fail(a.model + ": graph: " + graph.status().message());
 
   std::printf("%s on %s, %d iterations after %d warm-up\n\n", a.model.c_str(), prep->backend->description().c_str(),
@@ -37,8 +38,8 @@ int compare_command(const RunArgs& a) {
   row("latency p90", eager->latency.p90, graph->latency.p90, "ms");
   row("latency min", eager->latency.min, graph->latency.min, "ms");
   std::printf("%-22s %11s    %11.3f ms\n", "compile", "-", graph->compile_ms);
-  std::printf("%-22s %14s %14s\n", "peak memory", format_bytes(static_cast<double>(eager->peak_bytes)).c_str(),
-              format_bytes(static_cast<double>(graph->peak_bytes)).c_str());
+  std::printf("%-22s %14s %14s\n", "peak memory", session::format_bytes(static_cast<double>(eager->peak_bytes)).c_str(),
+              session::format_bytes(static_cast<double>(graph->peak_bytes)).c_str());
   std::printf("%-22s %14zu %14zu\n", "nodes", eager->nodes, graph->nodes);
   std::printf("%-22s %14lld %14lld\n", "kernels / iteration", static_cast<long long>(eager->kernels_per_iter),
               static_cast<long long>(graph->kernels_per_iter));
@@ -52,7 +53,7 @@ int compare_command(const RunArgs& a) {
 
   int mismatches = 0;
   for (size_t i = 0; i < eager->outputs.size(); ++i) {
-    const std::string diff = compare_tensors(graph->outputs[i], eager->outputs[i], 1e-4, 1e-5);
+    const std::string diff = session::compare_tensors(graph->outputs[i], eager->outputs[i], 1e-4, 1e-5);
     if (!diff.empty()) {
       std::fprintf(stderr, "error: output '%s' differs between modes: %s\n", eager->output_names[i].c_str(), diff.c_str());
       ++mismatches;

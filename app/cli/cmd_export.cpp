@@ -4,14 +4,15 @@
 #include <memory>
 
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/model_inputs.h"
 #include "engine/frontend/onnx/onnx_io.h"
 
 namespace ms::cli {
 namespace {
 
 int export_command(const std::string& model, const std::string& out) {
-  auto g = load_model_arg(model);
+  auto g = session::load_model_arg(model);
   if (!g) return fail(g.status().message());
   Status v = ir::verify(*g);
   if (!v.is_ok()) return fail(model + ": " + v.message());

@@ -11,7 +11,7 @@
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/work.h"
 
@@ -98,8 +98,8 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
     std::printf("  %-3d %-18s %-8s %9.3f %6zu %6zu %6zu %6zu %6zu %6zu\n", p.index, p.pass.c_str(),
                 !p.ran ? "skipped" : p.changed ? "yes" : "no", p.ms, p.nodes_before, p.nodes_after, p.added,
                 p.removed, p.rewritten, p.fused);
-  std::printf("  memory plan: arena %s, naive %s, lower bound %s\n", format_bytes(double(plan.arena_bytes)).c_str(),
-              format_bytes(double(plan.naive_bytes)).c_str(), format_bytes(double(plan.lower_bound)).c_str());
+  std::printf("  memory plan: arena %s, naive %s, lower bound %s\n", session::format_bytes(double(plan.arena_bytes)).c_str(),
+              session::format_bytes(double(plan.naive_bytes)).c_str(), session::format_bytes(double(plan.lower_bound)).c_str());
   if (dump.empty()) return 0;
   std::error_code ec;
   std::filesystem::create_directories(dump, ec);

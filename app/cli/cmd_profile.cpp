@@ -10,11 +10,11 @@
 #include "app/cli/cmd_profile.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/run_loop.h"
 #include "engine/compiler/options.h"
 #include "profiler/analysis/report.h"
 #include "profiler/io/chrome_trace.h"
-#include "profiler/record/profile_run.h"
 
 namespace ms::cli {
 
@@ -29,12 +29,13 @@ Expected<std::string> profiled_comparison_text(Prepared& prep, const RunArgs& a)
   const compiler::CompileOptions copts = profile_compile_options(a);
   prof::TracePtr traces[2];
   for (int i = 0; i < 2; ++i) {
-    prof::ProfileOptions po;
+    session::RunRequest po;
     po.mode = i == 0 ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph;
     po.iters = a.iters;
     po.warmup = a.warmup;
     po.compile = copts;
-    auto run = prof::profile_run(prep.graph, prep.inputs, *prep.backend, po);
+    po.profile = true;
+    auto run = session::run_model(prep.graph, prep.inputs, *prep.backend, po);
     if (!run) return std::move(run).take_status();
     traces[i] = run->trace;
   }
@@ -72,14 +73,15 @@ int profile_command(const ProfileState& st) {
   summary["jit_level"] = a.jit_level;
   std::map<runtime::ExecMode, prof::TracePtr> traces;
   for (runtime::ExecMode m : modes) {
-    prof::ProfileOptions po;
+    session::RunRequest po;
     po.mode = m;
     po.iters = a.iters;
     po.warmup = a.warmup;
     po.compile = copts;
+    po.profile = true;
     po.metadata["model"] = a.model;
     po.metadata["jit_level"] = a.jit_level;
-    auto run = prof::profile_run(prep->graph, prep->inputs, *prep->backend, po);
+    auto run = session::run_model(prep->graph, prep->inputs, *prep->backend, po);
     const std::string name = runtime::exec_mode_name(m);
     if (!run) return fail(a.model + ": " + name + ": " + run.status().message());
     const std::string path = (std::filesystem::path(st.out) / (name + ".trace.json")).string();
@@ -87,7 +89,7 @@ int profile_command(const ProfileState& st) {
     if (!s.is_ok()) return fail(s.message());
     const prof::OpTable table = prof::op_stats(*run->trace);
     const prof::MemoryAnalysis mem = prof::analyze_memory(*run->trace);
-    const LatencySummary lat = summarize(run->latencies_ms);
+    const session::LatencySummary& lat = run->latency;
     summary["modes"][name] = {{"trace", path},
                               {"latency_ms", {{"min", lat.min}, {"median", lat.median}, {"p90", lat.p90}, {"mean", lat.mean}}},
                               {"compile_ms", run->compile_ms},
@@ -95,14 +97,19 @@ int profile_command(const ProfileState& st) {
                               {"trace_events", run->trace->events.size()},
                               {"dropped_events", run->trace->dropped_events},
                               {"post_processing_ms", run->build_ms},
+                              {"gpu_records", run->gpu_records},
+                              {"gpu_note", run->gpu_note},
                               {"op_table", prof::to_json(table)},
                               {"memory", prof::to_json(mem)}};
     std::printf("%s: median %.3f ms over %d iterations, %zu events -> %s\n", name.c_str(), lat.median, a.iters,
                 run->trace->events.size(), path.c_str());
+    if (run->gpu_records > 0)
+      std::printf("gpu: %llu CUPTI records (kernels, copies, memsets)\n", static_cast<unsigned long long>(run->gpu_records));
+    if (!run->gpu_note.empty()) std::fprintf(stderr, "note: %s: GPU kernels missing: %s\n", name.c_str(), run->gpu_note.c_str());
     std::printf("%s", prof::format_op_table(table, 10).c_str());
     std::printf("memory: peak %s live, footprint %s, fragmentation %.0f%%\n\n",
-                format_bytes(static_cast<double>(mem.peak_live_bytes)).c_str(),
-                format_bytes(static_cast<double>(mem.footprint_bytes)).c_str(), mem.fragmentation * 100);
+                session::format_bytes(static_cast<double>(mem.peak_live_bytes)).c_str(),
+                session::format_bytes(static_cast<double>(mem.footprint_bytes)).c_str(), mem.fragmentation * 100);
     traces[m] = run->trace;
   }
   if (traces.size() == 2) {

@@ -7,7 +7,9 @@
 #include "app/cli/commands.h"
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/model_inputs.h"
+#include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/frontend/npy.h"
 #include "engine/runtime/backend.h"
@@ -39,7 +41,7 @@ Expected<std::map<std::string, std::string>> parse_pairs(const std::vector<std::
 
 Expected<Prepared> prepare(const RunArgs& a) {
   Prepared p;
-  auto g = load_model_arg(a.model);
+  auto g = session::load_model_arg(a.model);
   if (!g) return std::move(g).take_status();
   p.graph = std::move(*g);
   auto files = parse_pairs(a.inputs, "--input");
@@ -54,7 +56,7 @@ Expected<Prepared> prepare(const RunArgs& a) {
       return invalid_argument("--dim " + k + "=" + v + ": not an integer");
     }
   }
-  auto inputs = make_inputs(p.graph, *files, dims, a.seed);
+  auto inputs = session::make_inputs(p.graph, *files, dims, a.seed);
   if (!inputs) return std::move(inputs).take_status();
   p.inputs = std::move(*inputs);
   auto be = backends::create_backend(a.device, a.threads);
@@ -68,20 +70,20 @@ int run_command(const RunArgs& a) {
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
-  RunConfig cfg;
+  session::RunRequest cfg;
   cfg.mode = a.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
   cfg.iters = a.iters;
   cfg.warmup = a.warmup;
   auto jit = compile_options(a.jit_level, a.disabled_passes);
   if (!jit) return fail(jit.status().message());
   cfg.compile = *jit;
-  auto r = run_model(prep->graph, prep->inputs, cfg, *prep->backend);
+  auto r = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!r) return fail(a.model + ": " + r.status().message());
   std::printf("%s: %s mode on %s\n", a.model.c_str(), a.mode.c_str(), prep->backend->description().c_str());
   std::printf("  latency   min %.3f  median %.3f  p90 %.3f  mean %.3f ms  (%d iterations, %d warm-up)\n",
               r->latency.min, r->latency.median, r->latency.p90, r->latency.mean, a.iters, a.warmup);
   if (cfg.mode == runtime::ExecMode::Graph) std::printf("  compile   %.3f ms\n", r->compile_ms);
-  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n", format_bytes(static_cast<double>(r->peak_bytes)).c_str(),
+  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n", session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(),
               r->nodes, static_cast<long long>(r->kernels_per_iter));
   for (size_t i = 0; i < r->outputs.size(); ++i)
     std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());

@@ -17,13 +17,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
+#include "app/session/figures.h"
+#include "app/session/train_profile.h"
+#include "app/session/run_loop.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
 #include "engine/ir/graph.h"
 #include "profiler/io/chrome_trace.h"
-#include "profiler/record/profile_run.h"
 
 namespace ms::cli {
 namespace {
@@ -151,7 +152,7 @@ void print_summary(const TrainResult& r) {
   std::printf("step time (steps 2..%zu): median %.3f ms  p10 %.3f  p90 %.3f  mean %.3f; first step %.3f ms\n",
               r.step_ms.size(), r.steady.median, r.steady.p10, r.steady.p90, r.steady.mean,
               r.step_ms.empty() ? 0.0 : r.step_ms.front());
-  std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, format_bytes(static_cast<double>(r.peak_bytes)).c_str());
+  std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, session::format_bytes(static_cast<double>(r.peak_bytes)).c_str());
   if (!r.passes.empty()) {
     std::string line;
     for (const auto& p : r.passes)
@@ -183,10 +184,12 @@ int train_command(TrainArgs a) {
       std::fflush(stdout);
     }
   };
-  // --profile: the last step observed op by op (its trace opens in the app's timeline and heatmap).
-  prof::Recorder recorder;
-  if (!a.profile.empty()) a.run.observe_last_step = &recorder;
-  auto r = nn::train::run_training(a.run, on_step);
+  // --profile: the last step observed op by op, with its GPU kernels on a CUDA device (its trace
+  // opens in the app's timeline and heatmap).
+  session::ProfiledTraining profiled;
+  if (a.profile.empty()) profiled.result = nn::train::run_training(a.run, on_step);
+  else profiled = session::run_training_profiled(a.run, on_step, {{"amp", a.amp}});
+  auto& r = profiled.result;
   if (!r) return fail(a.run.model + ": " + r.status().message());
   print_summary(*r);
   if (!a.report.empty()) {
@@ -198,14 +201,11 @@ int train_command(TrainArgs a) {
   if (!a.profile.empty()) {
     Status ps = write_profile(a.profile, a.mode, *r);
     if (!ps.is_ok()) return fail(ps.message());
-    if (r->observed_graph) {
-      auto trace = prof::build_observed_trace(
-          recorder, *r->observed_graph, r->observed_plan ? &*r->observed_plan : nullptr,
-          {{"model", r->model}, {"mode", a.mode}, {"run", "training step " + std::to_string(a.run.steps)},
-           {"amp", a.amp}},
-          nn::backend());
+    if (profiled.trace) {
+      if (!profiled.gpu_note.empty()) std::fprintf(stderr, "note: GPU kernels missing: %s\n", profiled.gpu_note.c_str());
+      const prof::Trace& trace = *profiled.trace;
       const std::string path = (std::filesystem::path(a.profile) / (a.mode + ".step.trace.json")).string();
-      ps = prof::export_chrome_trace_file(*trace, path);
+      ps = prof::export_chrome_trace_file(trace, path);
       if (!ps.is_ok()) return fail(ps.message());
       std::printf("profile: %s (the last step, %zu ops)\n", path.c_str(), r->observed_graph->nodes().size());
       // The graph that step ran, as text (Graph mode: the compiled step, every pass applied).
@@ -325,8 +325,8 @@ int compare_train_command(const RunArgs& ra) {
   row("step p90", ps.p90, gs.p90, "ms");
   row("first step + compile", p.step_ms.front() + p.compile_ms, g.step_ms.front() + g.compile_ms, "ms");
   std::printf("%-26s %11s    %11.3f ms\n", "compile (trace + compile)", "-", g.compile_ms);
-  std::printf("%-26s %14s %14s %9.2fx\n", "peak memory", format_bytes(static_cast<double>(p.peak_bytes)).c_str(),
-              format_bytes(static_cast<double>(g.peak_bytes)).c_str(),
+  std::printf("%-26s %14s %14s %9.2fx\n", "peak memory", session::format_bytes(static_cast<double>(p.peak_bytes)).c_str(),
+              session::format_bytes(static_cast<double>(g.peak_bytes)).c_str(),
               g.peak_bytes > 0 ? static_cast<double>(p.peak_bytes) / static_cast<double>(g.peak_bytes) : 0.0);
   std::printf("%-26s %14.5f %14.5f\n", "final loss", p.losses.back(), g.losses.back());
   if (p.accuracy >= 0 && g.accuracy >= 0)

@@ -3,18 +3,15 @@
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/infer.h"
-#include "profiler/record/recorder.h"
 
 #include <QFileInfo>
 #include <QObject>
 
 #include <chrono>
 
-#include "app/cli/session.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
-#include "engine/compiler/pipeline.h"
 
 #if __has_include("engine/frontend/zoo/zoo.h")
 #include "engine/frontend/zoo/zoo.h"
@@ -148,113 +145,25 @@ Expected<OpenedModel> open_model(const QString& source, views::JobContext& ctx) 
   return out;
 }
 
+namespace {
+
+class JobCallbacks final : public session::RunCallbacks {
+ public:
+  explicit JobCallbacks(views::JobContext& ctx) : ctx_(ctx) {}
+  bool cancelled() const override { return ctx_.cancelled(); }
+  void progress(double fraction, const std::string& what) override {
+    ctx_.progress(fraction, QString::fromStdString(what));
+  }
+
+ private:
+  views::JobContext& ctx_;
+};
+
+}  // namespace
+
 Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx) {
-  RunOutcome out;
-  out.mode = req.mode;
-  std::map<std::string, int64_t> dims;
-  for (const auto& name : g.inputs) {
-    const ir::Value* v = g.value(name);
-    if (v && v->type.dims && !v->type.dims->empty() && (*v->type.dims)[0] < 0 && !v->type.dim_params.empty() &&
-        !v->type.dim_params[0].empty())
-      dims[v->type.dim_params[0]] = req.batch;
-  }
-  auto inputs = cli::make_inputs(g, {}, dims, 0);
-  if (!inputs) return std::move(inputs).take_status();
-  auto be = backends::create_backend(req.device, req.threads);
-  if (!be) return std::move(be).take_status();
-  out.backend = be->backend->description();
-  out.note = be->note;
-  runtime::Backend& backend = *be->backend;
-
-  // Timed iterations run under the profiler's recorder (cheap: a few records per op). Declared
-  // before the executors: buffers they still hold report their free to it when they go.
-  prof::Recorder recorder;
-  std::unique_ptr<runtime::EagerExecutor> eager;
-  std::unique_ptr<compiler::CompiledExecutor> graph;
-  ir::Graph typed;  // PyNative: types inferred from the inputs, so the trace names shapes and cost
-  if (req.mode == "graph") {
-    ctx.progress(0.02, QObject::tr("Compiling"));
-    std::map<std::string, ir::ValueType> sig;
-    for (const auto& [name, t] : *inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    compiler::CompileOptions co;
-    co.disabled_passes = req.disabled_passes;
-    co.jit_level = req.jit_level == "O0" ? compiler::JitLevel::O0 : req.jit_level == "O2" ? compiler::JitLevel::O2 : compiler::JitLevel::O1;
-    auto c = compiler::compile_executor(g, backend, sig, co);
-    if (!c) return std::move(c).take_status();
-    graph = std::move(*c);
-    out.compile_ms = graph->compile_ms();
-    const compiler::CompileResult& cr = graph->compile_result();
-    std::map<std::string, std::string> about;
-    for (const auto& e : compiler::describe_pipeline(co.jit_level)) about[e.argument] = e.description;
-    if (!cr.snapshots.empty()) {
-      PassOutcome input;
-      input.pass = "input";
-      input.description = "The graph as opened, before any pass";
-      input.graph = cr.snapshots[0].graph;
-      input.nodes_after = input.graph ? static_cast<int>(input.graph->nodes().size()) : 0;
-      out.passes.push_back(std::move(input));
-    }
-    for (size_t i = 0; i < cr.reports.size(); ++i) {
-      const compiler::PassReport& r = cr.reports[i];
-      PassOutcome p;
-      p.pass = r.pass;
-      p.description = about.count(r.pass) ? about[r.pass] : "";
-      p.ran = r.ran;
-      p.changed = r.changed;
-      p.nodes_after = static_cast<int>(r.nodes_after);
-      p.added = static_cast<int>(r.added);
-      p.removed = static_cast<int>(r.removed);
-      p.fused = static_cast<int>(r.fused);
-      p.ms = r.ms;
-      if (i + 1 < cr.snapshots.size()) p.graph = cr.snapshots[i + 1].graph;
-      out.passes.push_back(std::move(p));
-    }
-  } else {
-    eager = std::make_unique<runtime::EagerExecutor>(g, backend);
-    typed = g.deep_copy();
-    for (const auto& name : typed.inputs)
-      if (ir::Value* v = typed.value(name); v && inputs->count(name))
-        v->type = ir::ValueType{inputs->at(name).dtype(), inputs->at(name).shape(), {}};
-    if (!compiler::infer_graph_types(typed, &backend).is_ok()) typed = g.deep_copy();
-  }
-
-  const int total = std::max(0, req.warmup) + std::max(1, req.iterations);
-  std::vector<double> times;
-  for (int i = 0; i < total; ++i) {
-    if (ctx.cancelled()) return cancelled();
-    ctx.progress(0.05 + 0.95 * i / total, QObject::tr("%1 iteration %2 of %3").arg(QString::fromStdString(req.mode)).arg(i + 1).arg(total));
-    runtime::RunOptions opts;
-    opts.iteration = i;
-    opts.cancelled = ctx.cancel_predicate();
-    if (i >= req.warmup) opts.observer = &recorder;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto outs = eager ? eager->run(*inputs, opts) : graph->run(*inputs, opts);
-    const double ms = ms_since(t0);
-    if (!outs) return std::move(outs).take_status();
-    if (i >= req.warmup) times.push_back(ms);
-    if (i == total - 1)
-      for (size_t k = 0; k < outs->size(); ++k)
-        out.outputs.push_back((k < g.outputs.size() ? g.outputs[k] : "?") + " = " + (*outs)[k].to_string(4));
-  }
-  const auto summary = cli::summarize(times);
-  out.median_ms = summary.median;
-  out.min_ms = summary.min;
-  out.mean_ms = summary.mean;
-  const runtime::RunStats st = eager ? eager->last_stats() : graph->last_stats();
-  out.peak_bytes = st.peak_bytes;
-  out.kernels = st.kernels;
-  prof::BuildContext bc;
-  bc.graph = eager ? &typed : &graph->graph();
-  bc.plan = graph ? &graph->memory_plan() : nullptr;
-  bc.metadata["mode"] = req.mode == "graph" ? "graph" : "pynative";
-  bc.metadata["device"] = out.backend;
-  if (graph) {
-    bc.metadata["compile_ms"] = std::to_string(out.compile_ms);
-    bc.metadata["kernel_steps"] = std::to_string(graph->num_steps());
-    out.plan = std::make_shared<const runtime::MemoryPlan>(graph->memory_plan());
-  }
-  out.trace = recorder.build(bc);
-  return out;
+  JobCallbacks callbacks(ctx);
+  return session::run_mode(g, req, callbacks);
 }
 
 QString human_error(const Status& s, const QString& what) {

@@ -113,6 +113,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
           return;
         }
         if (!r->note.empty()) log(QString::fromStdString(r->note));
+        if (!r->gpu_note.empty()) log(tr("GPU kernels missing from the timeline: %1").arg(QString::fromStdString(r->gpu_note)), true);
         if (!r->passes.empty()) show_passes(r->passes);
         if (r->mode == "graph") report_pass_effect(*r);
         run_panel_->show_result(*r);

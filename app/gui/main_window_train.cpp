@@ -6,7 +6,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/train_panel.h"
-#include "profiler/record/profile_run.h"
+#include "app/session/train_profile.h"
 #include "views/jobs/job_tracker.h"
 #include "views/train/loss_curve.h"
 
@@ -54,26 +54,15 @@ bool MainWindow::train() {
           const QString name = mode_label(o.mode);
           QMetaObject::invokeMethod(curve, [curve, name] { if (curve) curve->begin_series(name); }, Qt::QueuedConnection);
           const double total = static_cast<double>(o.steps * static_cast<int64_t>(modes.size()));
-          prof::Recorder recorder;
-          o.observe_last_step = &recorder;
-          auto r = nn::train::run_training(o, [&](int64_t step, double loss, double) {
+          // The last step is observed the way the run loop observes its iterations (GPU kernels too).
+          auto profiled = session::run_training_profiled(o, [&](int64_t step, double loss, double) {
             QMetaObject::invokeMethod(curve, [curve, name, step, loss] {
               if (curve) curve->add_point(name, static_cast<int>(step), loss);
             }, Qt::QueuedConnection);
             ctx.progress((static_cast<double>(k) * static_cast<double>(o.steps) + static_cast<double>(step)) / total,
                          QStringLiteral("%1 step %2").arg(name).arg(step));
           });
-          TrainOutcome out{name, o.mode, std::move(r), nullptr, nullptr};
-          if (out.result && out.result->observed_graph) {
-            const auto& res = *out.result;
-            if (res.observed_plan) out.plan = std::make_shared<const runtime::MemoryPlan>(*res.observed_plan);
-            out.trace = prof::build_observed_trace(
-                recorder, *res.observed_graph, out.plan.get(),
-                {{"model", res.model},
-                 {"mode", o.mode == nn::Mode::Graph ? "graph" : "pynative"},
-                 {"run", "training step " + std::to_string(o.steps)}},
-                nn::backend());
-          }
+          TrainOutcome out{name, o.mode, std::move(profiled.result), std::move(profiled.trace), std::move(profiled.plan)};
           outs.push_back(std::move(out));
           if (ctx.cancelled()) break;
         }

@@ -8,7 +8,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "app/cli/session.h"
+#include "app/session/figures.h"
 
 namespace ms::app {
 
@@ -101,7 +101,7 @@ void RunPanel::show_result(const RunOutcome& r) {
                      .arg(r.median_ms, 0, 'f', 3)
                      .arg(r.min_ms, 0, 'f', 3);
   if (r.mode == "graph") text += tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
-  text += tr("<br>peak %1, %2 kernels").arg(QString::fromStdString(cli::format_bytes(static_cast<double>(r.peak_bytes)))).arg(r.kernels);
+  text += tr("<br>peak %1, %2 kernels").arg(QString::fromStdString(session::format_bytes(static_cast<double>(r.peak_bytes)))).arg(r.kernels);
   (r.mode == "graph" ? graph_text_ : pynative_text_) = text;
   QStringList parts;
   for (const QString& s : {pynative_text_, graph_text_})

@@ -1,4 +1,5 @@
-// Helpers shared by the profiler tests: a small typed graph, a recorded run of it in either mode,
+// Helpers shared by the profiler tests: a small typed graph, a recorded run of it in either mode (the
+// session library's run loop),
 // hand-built traces, and structure checks on exported Chrome JSON.
 #pragma once
 
@@ -12,7 +13,7 @@
 #include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
-#include "profiler/record/profile_run.h"
+#include "app/session/run_loop.h"
 #include "profiler/trace/trace.h"
 
 namespace ms::prof::test {
@@ -46,13 +47,14 @@ inline runtime::TensorMap small_inputs() { return {{"x", Tensor::zeros(DType::F3
 inline TracePtr record(runtime::ExecMode mode, int iters = 2, compiler::JitLevel jit = compiler::JitLevel::O1) {
   // Tensors hold their allocator: the backend outlives every trace and output of the tests.
   static std::unique_ptr<runtime::Backend> be = backends::create_cpu_backend(1);
-  ProfileOptions po;
+  session::RunRequest po;
   po.mode = mode;
   po.iters = iters;
   po.warmup = 1;
   po.compile.jit_level = jit;
+  po.profile = true;
   po.metadata["model"] = "small_net";
-  auto run = profile_run(small_net(), small_inputs(), *be, po);
+  auto run = session::run_model(small_net(), small_inputs(), *be, po);
   EXPECT_TRUE(run) << run.status().message();
   return run ? run->trace : nullptr;
 }

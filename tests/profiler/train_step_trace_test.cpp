@@ -7,7 +7,7 @@
 
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
-#include "profiler/record/profile_run.h"
+#include "profiler/record/profiling_session.h"
 
 namespace ms::prof {
 namespace {
@@ -33,15 +33,18 @@ Expected<Observed> observe_last_step(nn::Mode mode) {
   o.batch = 16;
   o.optimizer = "adam";
   o.evaluate = false;
-  Recorder recorder;
-  o.observe_last_step = &recorder;
+  ProfilingSession session(nn::backend());
+  o.observe_last_step = &session.observer_for_one_run();
   auto r = nn::train::run_training(o);
   if (!r) return r.status();
   if (!r->observed_graph) return internal_error("no observed graph");
   Observed out{std::move(*r), nullptr};
   const runtime::MemoryPlan* plan = out.result.observed_plan ? &*out.result.observed_plan : nullptr;
-  out.trace = build_observed_trace(recorder, *out.result.observed_graph, plan,
-                                   {{"mode", mode == nn::Mode::Graph ? "graph" : "pynative"}}, nn::backend());
+  BuildContext ctx;
+  ctx.graph = &*out.result.observed_graph;
+  ctx.plan = plan;
+  ctx.metadata["mode"] = mode == nn::Mode::Graph ? "graph" : "pynative";
+  out.trace = session.build(std::move(ctx));
   return out;
 }
 

@@ -1,0 +1,63 @@
+// A run asked for by names, the way the app's Run panel and its jobs ask: mode, device, jit level,
+// threads, iterations, batch. Makes the inputs and the backend, runs the one loop (run_loop.h) with
+// the profiler on, and returns what the app shows: figures, outputs as text, the Graph mode's pass
+// snapshots and memory plan, and the trace (with GPU kernels on a CUDA device). Qt-free, so the
+// app's run path is tested without a display.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/session/run_loop.h"
+#include "engine/backends/select.h"
+#include "engine/runtime/backend.h"
+
+namespace ms::session {
+
+struct ModeRun {
+  std::string mode = "pynative";  // pynative | graph
+  std::string device = "cpu";
+  std::string jit_level = "O1";
+  int threads = 0;
+  int iterations = 10;
+  int warmup = 2;
+  int batch = 1;  // value for a symbolic leading dim
+  std::vector<std::string> disabled_passes;  // Graph mode: pipeline arguments left out
+  // Seams for tests: the backend for `device` (default backends::create_backend), the GPU
+  // collector and an observer of the timed iterations (run_loop.h).
+  std::function<Expected<backends::BackendChoice>(const std::string& device, int threads)> make_backend;
+  prof::GpuCollectorFactory gpu_collector;
+  runtime::RunObserver* observer = nullptr;
+};
+
+struct PassOutcome {
+  std::string pass, description;
+  bool ran = true, changed = false;
+  int nodes_after = 0, added = 0, removed = 0, fused = 0;
+  double ms = 0;
+  std::shared_ptr<const ir::Graph> graph;  // snapshot after the pass
+};
+
+struct ModeRunOutcome {
+  std::string mode;
+  std::string backend;
+  std::string note;  // why the backend differs from the one asked for
+  double median_ms = 0, min_ms = 0, mean_ms = 0, compile_ms = 0;
+  size_t peak_bytes = 0;
+  int64_t kernels = 0;
+  std::vector<std::string> outputs;  // "name = tensor summary"
+  // Graph mode: the input graph (as pass "input") and the graph after each compiler pass.
+  std::vector<PassOutcome> passes;
+  // The timed iterations as recorded by the profiler (timeline, heatmap, comparison), and in Graph
+  // mode the compiler's memory plan (the heatmap's "planned" panel).
+  prof::TracePtr trace;
+  std::shared_ptr<const runtime::MemoryPlan> plan;
+  uint64_t gpu_records = 0;
+  std::string gpu_note;  // why a CUDA run's trace has no GPU kernels
+};
+
+Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks);
+
+}  // namespace ms::session

@@ -1,0 +1,21 @@
+// A MODEL argument and the inputs to run it on, as the CLI and the app take them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "engine/ir/graph.h"
+#include "engine/runtime/executor.h"
+
+namespace ms::session {
+
+// MODEL: a path to an .onnx file, or a zoo template "zoo:NAME?key=value&...".
+Expected<ir::Graph> load_model_arg(const std::string& model);
+
+// Inputs by name: from .npy files where given (NAME=FILE), else random with a fixed seed (floats in
+// [-1, 1), integers in [0, 4), bools random). Unknown dims take `dim_values[param]` or 1.
+Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std::string, std::string>& files,
+                                         const std::map<std::string, int64_t>& dim_values, uint64_t seed);
+
+}  // namespace ms::session

@@ -1,0 +1,188 @@
+#include "app/session/run_loop.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/infer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace ms::session {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status cancelled() { return Status::error(ErrorCode::Cancelled, "cancelled"); }
+
+// The callbacks of callers that give none: the executors then poll no cancel predicate between
+// steps (bench dispatch measures about a microsecond per op).
+RunCallbacks& no_callbacks() {
+  static RunCallbacks none;
+  return none;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// One model in one mode through the loop: set-up, one iteration at a time, then the figures.
+class ModelRun {
+ public:
+  ModelRun(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend, const RunRequest& r)
+      : g_(g), inputs_(inputs), backend_(backend), req_(r),
+        warmup_(std::max(0, r.warmup)), total_(warmup_ + std::max(1, r.iters)) {}
+
+  int total() const { return total_; }
+  const char* mode_name() const { return runtime::exec_mode_name(req_.mode); }
+
+  Status prepare(RunCallbacks& cb) {
+    out_.mode = req_.mode;
+    out_.output_names = g_.outputs;
+    out_.nodes = g_.nodes().size();
+    if (req_.profile) {
+      prof::ProfilingOptions po = req_.profiling;
+      po.also = req_.observer;
+      profiling_ = std::make_unique<prof::ProfilingSession>(backend_, std::move(po));
+    }
+    if (req_.mode == runtime::ExecMode::PyNative) {
+      eager_ = std::make_unique<runtime::EagerExecutor>(g_, backend_);
+      return Status::ok();
+    }
+    cb.progress(0.02, "Compiling");
+    std::map<std::string, ir::ValueType> sig;
+    for (const auto& [name, t] : inputs_) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
+    auto c = compiler::compile_executor(g_, backend_, sig, req_.compile);
+    if (!c) return std::move(c).take_status();
+    out_.compiled = std::move(*c);
+    out_.compile_ms = out_.compiled->compile_ms();
+    return Status::ok();
+  }
+
+  // Iteration i of total(): warm-up while i < warmup, then timed (and observed).
+  Status iterate(int i, RunCallbacks& cb) {
+    const bool timed = i >= warmup_;
+    runtime::RunOptions ro;
+    ro.iteration = i - warmup_;
+    if (&cb != &no_callbacks()) ro.cancelled = [&cb] { return cb.cancelled(); };
+    if (timed && profiling_) {
+      profiling_->start_gpu();  // once, at the first timed iteration
+      ro.observer = &profiling_->observer();
+    } else if (timed) {
+      ro.observer = req_.observer;
+    }
+    const auto t0 = Clock::now();
+    auto outs = eager_ ? eager_->run(inputs_, ro) : out_.compiled->run(inputs_, ro);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!outs) return std::move(outs).take_status();
+    if (timed) out_.latencies_ms.push_back(ms);
+    if (i == total_ - 1) {
+      // Observed buffers report their free to the observer, which may go first: keep host copies.
+      out_.outputs.clear();
+      for (const Tensor& t : *outs) out_.outputs.push_back(ro.observer ? t.clone() : t);
+    }
+    return Status::ok();
+  }
+
+  RunResult finish() {
+    const runtime::RunStats st = eager_ ? eager_->last_stats() : out_.compiled->last_stats();
+    out_.kernels_per_iter = st.kernels;
+    out_.peak_bytes = st.peak_bytes;
+    out_.latency = summarize(out_.latencies_ms);
+    if (profiling_) build_trace();
+    return std::move(out_);
+  }
+
+ private:
+  void build_trace() {
+    prof::BuildContext ctx;
+    ir::Graph typed;  // PyNative: the model with types inferred from the inputs (shapes and cost per node)
+    if (eager_) {
+      typed = g_.deep_copy();
+      for (const auto& name : typed.inputs)
+        if (ir::Value* v = typed.value(name); v && inputs_.count(name))
+          v->type = ir::ValueType{inputs_.at(name).dtype(), inputs_.at(name).shape(), {}};
+      // Best effort: a model whose types cannot be inferred statically still profiles (no shapes).
+      if (!compiler::infer_graph_types(typed, &backend_).is_ok()) typed = g_.deep_copy();
+      ctx.graph = &typed;
+    } else {
+      ctx.graph = &out_.compiled->graph();
+      ctx.plan = &out_.compiled->memory_plan();
+    }
+    ctx.metadata = req_.metadata;
+    ctx.metadata["mode"] = mode_name();
+    if (out_.compiled) {
+      ctx.metadata["compile_ms"] = number(out_.compile_ms);
+      ctx.metadata["kernel_steps"] = std::to_string(out_.compiled->num_steps());
+    }
+    out_.trace = profiling_->build(std::move(ctx));
+    out_.recorded_events = profiling_->recorded();
+    out_.build_ms = profiling_->build_ms();
+    out_.gpu_records = profiling_->gpu_records();
+    out_.gpu_note = profiling_->gpu_note();
+  }
+
+  const ir::Graph& g_;
+  const runtime::TensorMap& inputs_;
+  runtime::Backend& backend_;
+  const RunRequest& req_;
+  const int warmup_, total_;
+  // The recorder goes after the executors: buffers they still hold report their free to it.
+  std::unique_ptr<prof::ProfilingSession> profiling_;
+  std::unique_ptr<runtime::EagerExecutor> eager_;
+  RunResult out_;
+};
+
+std::string iteration_text(const ModelRun& r, int i) {
+  return std::string(r.mode_name()) + " iteration " + std::to_string(i + 1) + " of " + std::to_string(r.total());
+}
+
+}  // namespace
+
+Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                              const RunRequest& request, RunCallbacks& callbacks) {
+  ModelRun run(g, inputs, backend, request);
+  MS_RETURN_IF_ERROR(run.prepare(callbacks));
+  for (int i = 0; i < run.total(); ++i) {
+    if (callbacks.cancelled()) return cancelled();
+    callbacks.progress(0.05 + 0.95 * i / run.total(), iteration_text(run, i));
+    MS_RETURN_IF_ERROR(run.iterate(i, callbacks));
+  }
+  return run.finish();
+}
+
+Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                              const RunRequest& request) {
+  return run_model(g, inputs, backend, request, no_callbacks());
+}
+
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks) {
+  const auto profiled = std::count_if(runs.begin(), runs.end(), [](const InterleavedRun& r) { return r.request.profile; });
+  if (profiled > 1) return invalid_argument("interleaved runs: at most one may profile");
+  std::vector<std::unique_ptr<ModelRun>> loop;
+  int longest = 0;
+  for (const InterleavedRun& r : runs) {
+    if (!r.graph || !r.inputs || !r.backend) return invalid_argument("interleaved runs: graph, inputs and backend needed");
+    loop.push_back(std::make_unique<ModelRun>(*r.graph, *r.inputs, *r.backend, r.request));
+    MS_RETURN_IF_ERROR(loop.back()->prepare(callbacks));
+    longest = std::max(longest, loop.back()->total());
+  }
+  for (int i = 0; i < longest; ++i) {
+    for (auto& run : loop) {
+      if (i >= run->total()) continue;
+      if (callbacks.cancelled()) return cancelled();
+      callbacks.progress(0.05 + 0.95 * i / longest, iteration_text(*run, i));
+      MS_RETURN_IF_ERROR(run->iterate(i, callbacks));
+    }
+  }
+  std::vector<RunResult> out;
+  for (auto& run : loop) out.push_back(run->finish());
+  return out;
+}
+
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs) {
+  return run_interleaved(runs, no_callbacks());
+}
+
+}  // namespace ms::session

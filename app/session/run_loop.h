@@ -1,0 +1,85 @@
+// The one loop that runs a model N times, shared by the CLI (run, compare, profile, bench,
+// bench-profiler) and every app job: executor set-up (Graph mode compiles), warm-up iterations,
+// timed iterations, and when profiling the timed iterations under the Recorder with CUPTI on a CUDA
+// backend (prof::ProfilingSession), cancellation and progress between iterations; then the figures,
+// the outputs and the trace. Qt-free.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/session/figures.h"
+#include "engine/compiler/compile.h"
+#include "engine/ir/graph.h"
+#include "engine/runtime/executor.h"
+#include "profiler/record/profiling_session.h"
+#include "profiler/trace/trace.h"
+
+namespace ms::session {
+
+struct RunRequest {
+  runtime::ExecMode mode = runtime::ExecMode::PyNative;
+  int iters = 10;   // timed iterations (at least 1)
+  int warmup = 2;   // iterations before them, never timed nor observed
+  compiler::CompileOptions compile;  // Graph mode: jit level, disabled passes
+  // Record the timed iterations and build their trace; on a CUDA backend with GPU activity
+  // (profiling.gpu_activity), CUPTI runs from the first timed iteration to the last.
+  bool profile = false;
+  prof::ProfilingOptions profiling;
+  std::map<std::string, std::string> metadata;  // trace metadata: model name, jit level, ...
+  // Also observes the timed iterations, profiled or not (tests, a caller's own statistics).
+  runtime::RunObserver* observer = nullptr;
+};
+
+// Told between iterations; both may be called from the thread that runs the loop.
+class RunCallbacks {
+ public:
+  virtual ~RunCallbacks() = default;
+  // Checked before every iteration and handed to the executors, which check it between steps.
+  virtual bool cancelled() const { return false; }
+  // Fraction of the loop in [0, 1] and what runs now ("Compiling", "graph iteration 3 of 12").
+  virtual void progress(double /*fraction*/, const std::string& /*what*/) {}
+};
+
+struct RunResult {
+  runtime::ExecMode mode = runtime::ExecMode::PyNative;
+  std::vector<std::string> output_names;
+  std::vector<Tensor> outputs;       // of the last iteration (host copies when observed)
+  std::vector<double> latencies_ms;  // per timed iteration, wall clock around run()
+  LatencySummary latency;
+  double compile_ms = 0;
+  size_t peak_bytes = 0;             // of the last iteration
+  int64_t kernels_per_iter = 0;
+  size_t nodes = 0;                  // of the graph as given
+  // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
+  // backend, which must outlive it.
+  std::unique_ptr<compiler::CompiledExecutor> compiled;
+  // Profiled runs only.
+  prof::TracePtr trace;
+  uint64_t recorded_events = 0;
+  double build_ms = 0;        // trace post-processing
+  uint64_t gpu_records = 0;   // CUPTI kernels + copies + memsets merged into the trace
+  std::string gpu_note;       // why GPU activity is missing (empty: collected, or not a GPU run)
+};
+
+// Without callbacks: no progress and nothing to cancel, so the executors poll no predicate.
+Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                              const RunRequest& request, RunCallbacks& callbacks);
+Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                              const RunRequest& request);
+
+// Several runs of the same loop with their iterations interleaved (the first's iteration i, the
+// second's, ..., then i + 1), so a change in machine load hits all alike (bench). At most one of
+// them may profile: two GPU collectors cannot run at once.
+struct InterleavedRun {
+  const ir::Graph* graph = nullptr;
+  const runtime::TensorMap* inputs = nullptr;
+  runtime::Backend* backend = nullptr;
+  RunRequest request;
+};
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks);
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs);
+
+}  // namespace ms::session

@@ -1,0 +1,426 @@
+// The one run loop (app/session/run_loop.h) as the CLI calls it (run_model with a RunRequest) and as
+// the app's jobs call it (run_mode with names), driven without a GPU: a CPU backend that reports a
+// CUDA device makes the loop take its CUPTI path, a scripted collector stands in for CUPTI, and a
+// counting observer stands in for a caller's own. Plain CPU runs, cancellation, progress and
+// interleaving are checked on the same loop.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "app/session/mode_run.h"
+#include "app/session/run_loop.h"
+#include "engine/backends/select.h"
+#include "profiler/record/cupti_collector.h"
+#include "profiler/record/profiling_session.h"
+
+namespace ms::session {
+namespace {
+
+ir::Node make_node(std::string op, std::vector<std::string> in, std::vector<std::string> out, std::string name) {
+  ir::Node n;
+  n.op_type = std::move(op);
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  n.name = std::move(name);
+  return n;
+}
+
+// x[2,8] -> Add(b) -> Relu -> Add(x) -> Sigmoid -> y
+ir::Graph small_net() {
+  ir::Graph g;
+  g.inputs.push_back("x");
+  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{2, 8}, {"", ""}}, {}, std::nullopt});
+  g.add_initializer("b", Tensor::zeros(DType::F32, {8}));
+  g.add_node(make_node("Add", {"x", "b"}, {"t0"}, "add_bias"));
+  g.add_node(make_node("Relu", {"t0"}, {"t1"}, "relu"));
+  g.add_node(make_node("Add", {"t1", "x"}, {"t2"}, "residual"));
+  g.add_node(make_node("Sigmoid", {"t2"}, {"y"}, "sigmoid"));
+  g.outputs = {"y"};
+  return g;
+}
+
+runtime::TensorMap small_inputs() { return {{"x", Tensor::from_vector<float>(std::vector<float>(16, 0.5f), {2, 8})}}; }
+
+// What the fakes saw; owned by the test, since the loop destroys the collector (and run_mode the backend).
+struct Script {
+  int made = 0, starts = 0, stops = 0, depth = 0, syncs = 0;
+  int syncs_at_start = -1, syncs_at_stop = -1;
+  bool fail_start = false;
+  std::vector<std::pair<uint64_t, int64_t>> pushed;
+};
+
+// The CPU backend under a CUDA device id: runs the same kernels, makes the loop take its GPU path.
+class CudaLabelledBackend final : public runtime::Backend {
+ public:
+  explicit CudaLabelledBackend(Script& s) : cpu_(backends::create_cpu_backend(1)), s_(s) {}
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return {DeviceType::CUDA, 0}; }
+  runtime::Allocator& allocator() override { return cpu_->allocator(); }
+  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
+  runtime::KernelFn find_kernel(const ir::Node& node) const override { return cpu_->find_kernel(node); }
+  void set_threads(int n) override { cpu_->set_threads(n); }
+  int threads() const override { return cpu_->threads(); }
+  void synchronize() override { ++s_.syncs; }
+  Status copy_to_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_to_host(src, dst); }
+  Status copy_from_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_from_host(src, dst); }
+
+ private:
+  std::unique_ptr<runtime::Backend> cpu_;
+  Script& s_;
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Answers each pushed external id with one kernel on stream 1 (GPU clock = host clock), the way
+// CUPTI reports the work launched inside the op.
+struct ScriptedCollector final : prof::CuptiCollector {
+  explicit ScriptedCollector(Script& script) : s(script) {}
+  Status start() override {
+    ++s.starts;
+    s.syncs_at_start = s.syncs;
+    if (s.fail_start) return internal_error("CUPTI: cuptiActivityEnable failed (scripted)");
+    active_ = true;
+    return Status::ok();
+  }
+  Expected<prof::GpuActivity> stop() override {
+    active_ = false;
+    ++s.stops;
+    s.syncs_at_stop = s.syncs;
+    prof::GpuActivity a;
+    uint32_t corr = 0;
+    for (const auto& [node, ts] : s.pushed) {
+      prof::GpuKernelRecord k;
+      k.correlation = ++corr;
+      k.stream = 1;
+      k.start_gpu = static_cast<uint64_t>(ts);
+      k.end_gpu = static_cast<uint64_t>(ts) + 1000;
+      k.name = "gpu_kernel";
+      k.node = node;
+      a.kernels.push_back(k);
+    }
+    a.dropped_records = 1;
+    return a;
+  }
+  bool active() const override { return active_; }
+  void push_external(uint64_t id) override {
+    s.pushed.emplace_back(id, now_ns());
+    ++s.depth;
+  }
+  void pop_external() override { --s.depth; }
+  bool active_ = false;
+  Script& s;
+};
+
+prof::GpuCollectorFactory scripted(Script& s) {
+  return [&s]() -> Expected<std::unique_ptr<prof::CuptiCollector>> {
+    ++s.made;
+    return std::unique_ptr<prof::CuptiCollector>(std::make_unique<ScriptedCollector>(s));
+  };
+}
+
+// A caller's own observer: counts runs (with their iteration numbers and modes) and ops.
+struct CountingObserver final : runtime::RunObserver {
+  void on_run_begin(const runtime::RunInfo& i) override {
+    iterations.push_back(i.iteration);
+    modes.push_back(i.mode);
+  }
+  void on_op_begin(const ir::Node&) override { ++ops; }
+  std::vector<int> iterations;
+  std::vector<runtime::ExecMode> modes;
+  int ops = 0;
+};
+
+// Progress and cancellation as a job gives them: cancels once `cancel_after` progress reports came.
+struct RecordingCallbacks final : RunCallbacks {
+  bool cancelled() const override { return cancel_after >= 0 && static_cast<int>(reports.size()) >= cancel_after; }
+  void progress(double fraction, const std::string& what) override { reports.emplace_back(fraction, what); }
+  int cancel_after = -1;
+  std::vector<std::pair<double, std::string>> reports;
+};
+
+size_t count_ops(const prof::Trace& t) {
+  size_t n = 0;
+  for (const prof::Event& e : t.events) n += e.kind == prof::EventKind::Op;
+  return n;
+}
+
+// What both callers must see from a CUDA run: CUPTI started once after the warm-up (behind a
+// synchronize), stopped once before the trace was built, every op's NodeId pushed and popped, and
+// one GPU kernel per op merged onto a stream track, naming its node, in the timed iterations.
+// Returns the number of op events (both timed iterations).
+size_t expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_records, const std::string& gpu_note) {
+  EXPECT_EQ(s.made, 1);
+  EXPECT_EQ(s.starts, 1);
+  EXPECT_EQ(s.stops, 1);
+  EXPECT_EQ(s.depth, 0);
+  EXPECT_GE(s.syncs_at_start, 1);                 // synchronized before start
+  EXPECT_GT(s.syncs_at_stop, s.syncs_at_start);   // and before stop
+  EXPECT_TRUE(gpu_note.empty()) << gpu_note;
+  const size_t ops = count_ops(t);
+  // 2 timed iterations of 4 ops (PyNative) or of the fused graph's fewer; the warm-up is neither
+  // recorded nor collected.
+  EXPECT_GE(ops, 2u);
+  EXPECT_LE(ops, 8u);
+  EXPECT_EQ(ops % 2, 0u);
+  EXPECT_EQ(s.pushed.size(), ops);
+  EXPECT_EQ(gpu_records, ops);
+  EXPECT_EQ(t.meta("gpu_activity"), "cupti");
+  EXPECT_EQ(t.meta("gpu_dropped_records"), "1");
+  size_t gpu_kernels = 0;
+  std::set<int32_t> iterations;
+  for (const prof::Event& e : t.events) {
+    if (t.tracks[e.track].kind != prof::TrackKind::GpuStream) continue;
+    ++gpu_kernels;
+    const prof::NodeInfo* n = t.node_of(e);
+    EXPECT_NE(n, nullptr);
+    if (n) {
+      EXPECT_FALSE(n->name.empty());
+    }
+    iterations.insert(e.iteration);
+  }
+  EXPECT_EQ(gpu_kernels, ops);
+  EXPECT_EQ(iterations, (std::set<int32_t>{0, 1}));
+  for (const prof::Event& e : t.events) EXPECT_GE(e.ts_ns, 0);  // GPU events share the host origin
+  return ops;
+}
+
+TEST(RunLoop, CliAndAppRunsShareTheLoopAndItsCuptiPath) {
+  for (runtime::ExecMode mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
+    SCOPED_TRACE(runtime::exec_mode_name(mode));
+    // The CLI's `profile`: a RunRequest straight into run_model.
+    {
+      Script s;
+      CudaLabelledBackend backend(s);
+      CountingObserver seen;
+      RunRequest req;
+      req.mode = mode;
+      req.iters = 2;
+      req.warmup = 1;
+      req.profile = true;
+      req.profiling.gpu_collector = scripted(s);
+      req.observer = &seen;
+      auto r = run_model(small_net(), small_inputs(), backend, req);
+      ASSERT_TRUE(r) << r.status().message();
+      ASSERT_TRUE(r->trace);
+      const size_t ops = expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
+      EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1}));
+      EXPECT_EQ(static_cast<size_t>(seen.ops), ops);
+      if (mode == runtime::ExecMode::PyNative) {
+        EXPECT_EQ(ops, 8u);
+      }
+      EXPECT_EQ(r->latencies_ms.size(), 2u);
+      ASSERT_EQ(r->outputs.size(), 1u);
+      EXPECT_EQ(r->compiled != nullptr, mode == runtime::ExecMode::Graph);
+    }
+    // The app's run job: names in, the backend made by run_mode, progress to the job.
+    {
+      Script s;
+      CountingObserver seen;
+      ModeRun req;
+      req.mode = mode == runtime::ExecMode::Graph ? "graph" : "pynative";
+      req.device = "cuda";
+      req.iterations = 2;
+      req.warmup = 1;
+      req.make_backend = [&s](const std::string& device, int) -> Expected<backends::BackendChoice> {
+        EXPECT_EQ(device, "cuda");
+        return backends::BackendChoice{std::make_unique<CudaLabelledBackend>(s), ""};
+      };
+      req.gpu_collector = scripted(s);
+      req.observer = &seen;
+      RecordingCallbacks job;
+      auto r = run_mode(small_net(), req, job);
+      ASSERT_TRUE(r) << r.status().message();
+      ASSERT_TRUE(r->trace);
+      const size_t ops = expect_gpu_run(s, *r->trace, r->gpu_records, r->gpu_note);
+      EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1}));
+      EXPECT_EQ(static_cast<size_t>(seen.ops), ops);
+      EXPECT_EQ(r->backend, "cuda");
+      ASSERT_EQ(r->outputs.size(), 1u);
+      EXPECT_EQ(r->outputs[0].rfind("y = ", 0), 0u) << r->outputs[0];
+      EXPECT_EQ(!r->passes.empty(), mode == runtime::ExecMode::Graph);
+      EXPECT_EQ(r->plan != nullptr, mode == runtime::ExecMode::Graph);
+      // Progress: compiling first in Graph mode, then one report per iteration, rising.
+      const std::string name = runtime::exec_mode_name(mode);
+      std::vector<std::string> texts;
+      for (const auto& [f, what] : job.reports) texts.push_back(what);
+      std::vector<std::string> expected;
+      if (mode == runtime::ExecMode::Graph) expected.push_back("Compiling");
+      for (int i = 1; i <= 3; ++i) expected.push_back(name + " iteration " + std::to_string(i) + " of 3");
+      EXPECT_EQ(texts, expected);
+      for (size_t i = 1; i < job.reports.size(); ++i) EXPECT_GT(job.reports[i].first, job.reports[i - 1].first);
+    }
+  }
+}
+
+TEST(RunLoop, CollectorThatCannotStartLeavesTheHostProfileAndSaysWhy) {
+  Script s;
+  s.fail_start = true;
+  CudaLabelledBackend backend(s);
+  RunRequest req;
+  req.iters = 2;
+  req.warmup = 1;
+  req.profile = true;
+  req.profiling.gpu_collector = scripted(s);
+  auto r = run_model(small_net(), small_inputs(), backend, req);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(s.starts, 1);
+  EXPECT_EQ(s.stops, 0);
+  EXPECT_TRUE(s.pushed.empty());
+  EXPECT_NE(r->gpu_note.find("CUPTI"), std::string::npos) << r->gpu_note;
+  const prof::Trace& t = *r->trace;
+  EXPECT_EQ(t.meta("gpu_activity"), "none");
+  EXPECT_EQ(t.meta("gpu_note"), "GPU kernels missing: " + r->gpu_note);
+  EXPECT_EQ(count_ops(t), 8u);  // host ops of both timed iterations
+  for (const prof::Event& e : t.events) EXPECT_NE(t.tracks[e.track].kind, prof::TrackKind::GpuStream);
+}
+
+TEST(RunLoop, RealCollectorOnAMachineWithoutCuptiSaysWhy) {
+  auto probe = prof::create_cupti_collector();
+  if (probe) {
+    const Status st = (*probe)->start();
+    if (st.is_ok()) {
+      (void)(*probe)->stop();
+      GTEST_SKIP() << "CUPTI starts here: the failure path is not reachable";
+    }
+  }
+  Script s;
+  CudaLabelledBackend backend(s);
+  RunRequest req;
+  req.iters = 2;
+  req.warmup = 1;
+  req.profile = true;
+  auto r = run_model(small_net(), small_inputs(), backend, req);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_NE(r->gpu_note.find("CUPTI"), std::string::npos) << r->gpu_note;
+  EXPECT_EQ(r->gpu_note.find('\n'), std::string::npos);
+  EXPECT_EQ(r->trace->meta("gpu_activity"), "none");
+}
+
+TEST(RunLoop, CpuRunsNeverTouchCupti) {
+  Script s;
+  auto cpu = backends::create_cpu_backend(1);
+  RunRequest req;
+  req.mode = runtime::ExecMode::Graph;
+  req.iters = 2;
+  req.warmup = 1;
+  req.profile = true;
+  req.profiling.gpu_collector = scripted(s);
+  auto r = run_model(small_net(), small_inputs(), *cpu, req);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(s.made, 0);
+  EXPECT_TRUE(r->gpu_note.empty());
+  EXPECT_EQ(r->trace->meta("gpu_activity"), "");
+  EXPECT_EQ(r->trace->meta("mode"), "graph");
+  EXPECT_FALSE(r->trace->meta("compile_ms").empty());
+  for (const prof::Track& tr : r->trace->tracks) EXPECT_NE(tr.kind, prof::TrackKind::GpuStream);
+}
+
+TEST(RunLoop, UnprofiledRunTimesAndObservesOnlyTheTimedIterations) {
+  Script s;
+  CudaLabelledBackend backend(s);
+  CountingObserver seen;
+  RunRequest req;  // the CLI's `run`: no profile
+  req.iters = 3;
+  req.warmup = 2;
+  req.profiling.gpu_collector = scripted(s);
+  req.observer = &seen;
+  auto r = run_model(small_net(), small_inputs(), backend, req);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(s.made, 0);  // no profile, no CUPTI, even on a CUDA backend
+  EXPECT_FALSE(r->trace);
+  EXPECT_EQ(r->latencies_ms.size(), 3u);
+  EXPECT_EQ(seen.iterations, (std::vector<int>{0, 1, 2}));
+  EXPECT_GT(r->latency.median, 0);
+  EXPECT_EQ(r->nodes, 4u);
+  EXPECT_EQ(r->kernels_per_iter, 4);
+  ASSERT_EQ(r->outputs.size(), 1u);
+  // sigmoid(relu(0.5 + 0) + 0.5) = sigmoid(1)
+  EXPECT_NEAR(r->outputs[0].at_double(0), 0.7310586, 1e-5);
+}
+
+TEST(RunLoop, CancellationStopsBetweenIterations) {
+  auto cpu = backends::create_cpu_backend(1);
+  CountingObserver seen;
+  RunRequest req;
+  req.iters = 10;
+  req.warmup = 0;
+  req.observer = &seen;
+  RecordingCallbacks job;
+  job.cancel_after = 3;  // three iterations start, the fourth is never run
+  auto r = run_model(small_net(), small_inputs(), *cpu, req, job);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), ErrorCode::Cancelled);
+  EXPECT_EQ(seen.iterations.size(), 3u);
+}
+
+TEST(RunLoop, InterleavedRunsAlternateIterations) {
+  auto cpu = backends::create_cpu_backend(1);
+  const ir::Graph g = small_net();
+  const runtime::TensorMap in = small_inputs();
+  CountingObserver seen;  // both runs report to one observer: the order of their runs shows
+  std::vector<InterleavedRun> runs(2);
+  for (int m = 0; m < 2; ++m) {
+    runs[m] = InterleavedRun{&g, &in, cpu.get(), {}};
+    runs[m].request.mode = m == 0 ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph;
+    runs[m].request.iters = 2;
+    runs[m].request.warmup = 1;
+    runs[m].request.observer = &seen;
+  }
+  RunCallbacks none;
+  auto r = run_interleaved(runs, none);
+  ASSERT_TRUE(r) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  using M = runtime::ExecMode;
+  EXPECT_EQ(seen.modes, (std::vector<M>{M::PyNative, M::Graph, M::PyNative, M::Graph}));
+  EXPECT_EQ((*r)[0].latencies_ms.size(), 2u);
+  EXPECT_TRUE((*r)[1].compiled);
+  for (auto& run : runs) run.request.profile = true;
+  EXPECT_FALSE(run_interleaved(runs, none));  // two profiled runs would need two collectors at once
+}
+
+// A run observed elsewhere (a training step) through the same profiling: GPU activity brackets
+// exactly that run.
+TEST(RunLoop, OneRunObservationBracketsTheGpuActivity) {
+  Script s;
+  CudaLabelledBackend backend(s);
+  const ir::Graph g = small_net();
+  prof::ProfilingOptions po;
+  po.gpu_collector = scripted(s);
+  prof::ProfilingSession session(backend, po);
+  runtime::EagerExecutor eager(g, backend);
+  ASSERT_TRUE(eager.run(small_inputs()));  // not observed: not collected
+  runtime::RunOptions ro;
+  ro.observer = &session.observer_for_one_run();
+  ASSERT_TRUE(eager.run(small_inputs(), ro));
+  EXPECT_EQ(s.starts, 1);
+  EXPECT_EQ(s.stops, 1);  // at the run's end, before anything else runs
+  EXPECT_FALSE(session.gpu_active());
+  ASSERT_TRUE(eager.run(small_inputs()));
+  prof::BuildContext ctx;
+  ctx.graph = &g;
+  auto t = session.build(ctx);
+  EXPECT_EQ(count_ops(*t), 4u);
+  EXPECT_EQ(session.gpu_records(), 4u);
+  EXPECT_EQ(t->meta("gpu_activity"), "cupti");
+}
+
+TEST(RunLoop, CuptiFactoryWithoutCudaSaysSo) {
+  auto c = prof::create_cupti_collector();
+#if MODESCOPE_HAVE_CUDA
+  EXPECT_TRUE(c) << c.status().message();
+#else
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().code(), ErrorCode::Unsupported);
+  EXPECT_NE(c.status().message().find("built without CUDA"), std::string::npos);
+#endif
+}
+
+}  // namespace
+}  // namespace ms::session
