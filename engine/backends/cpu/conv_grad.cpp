@@ -48,18 +48,17 @@ Status grad_weight_onednn(runtime::KernelContext& ctx, const Tensor& x, const Te
       for (int64_t a = 2; a < gw.rank(); ++a) pointwise = pointwise && gw.dim(a) == 1;
       const memory::desc src = pointwise ? plain_desc(x.shape(), dt) : memory::desc(dnnl_dims(x.shape()), dt, memory::format_tag::any);
       const memory::desc dst = pointwise ? plain_desc(gy.shape(), dt) : memory::desc(dnnl_dims(gy.shape()), dt, memory::format_tag::any);
-      const memory::desc wts(weights_desc(gw.shape(), group, dt).dims(), dt, memory::format_tag::any);
-      memory::dims dil = dnnl_dims(g.dilations);
-      for (auto& d : dil) d -= 1;  // oneDNN counts the gaps
-      const memory::dims strides = dnnl_dims(g.strides), pl = dnnl_dims(g.pads_begin), pr = dnnl_dims(g.pads_end);
-      // The backward primitive needs a forward one as its hint (the same geometry, training).
-      dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src,
-                                         wts, dst, strides, dil, pl, pr);
-      dnnl::convolution_forward::primitive_desc fpd(fd, dnn.engine());
-      dnnl::convolution_backward_weights::desc bd(dnnl::algorithm::convolution_direct, src, wts, dst, strides, dil,
-                                                  pl, pr);
+      ConvProblem p;
+      p.src = src;
+      p.dst = dst;
+      p.weights = memory::desc(weights_desc(gw.shape(), group, dt).dims(), dt, memory::format_tag::any);
+      p.dilations = dnnl_dims(g.dilations);
+      for (auto& d : p.dilations) d -= 1;  // oneDNN counts the gaps
+      p.strides = dnnl_dims(g.strides);
+      p.pad_l = dnnl_dims(g.pads_begin);
+      p.pad_r = dnnl_dims(g.pads_end);
       auto out = std::make_shared<GradWeightPrimitive>();
-      out->pd = dnnl::convolution_backward_weights::primitive_desc(bd, nn::user_scratchpad_attr(), dnn.engine(), fpd);
+      out->pd = conv_backward_weights_pd(dnn.engine(), p, nn::user_scratchpad_attr());
       out->prim = dnnl::convolution_backward_weights(out->pd);
       return out;
     });

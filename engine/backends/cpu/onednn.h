@@ -1,9 +1,14 @@
 // oneDNN 2.6 access for CPU kernels: one engine and stream per backend, primitives cached by key.
 // oneDNN 2.x builds a primitive from an op descriptor: matmul::desc -> matmul::primitive_desc.
+// The convolution kinds (forward, deconvolution forward, backward weights) create their primitive
+// descriptors only through the *_pd helpers below, which hold the op descriptors (gone in 3.x,
+// where the primitive_desc takes the same arguments directly).
 #pragma once
 
 #include <dnnl.hpp>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -46,5 +51,33 @@ dnnl::memory::data_type to_dnnl(DType t);  // undef when oneDNN has no such type
 dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& md, dnnl::engine& eng);
 // "jit:avx512_core" etc. from a primitive_desc.
 std::string impl_name(const dnnl::primitive_desc_base& pd);
+
+// A forward convolution or deconvolution, or a weights gradient (src, weights = diff weights,
+// dst = diff dst), in oneDNN's terms: dilations count the gaps (ONNX dilation - 1).
+struct ConvProblem {
+  dnnl::prop_kind prop = dnnl::prop_kind::forward_inference;
+  dnnl::algorithm alg = dnnl::algorithm::convolution_direct;
+  dnnl::memory::desc src, weights, bias, dst;  // bias: empty desc for none
+  dnnl::memory::dims strides, dilations, pad_l, pad_r;
+};
+
+// Takes or passes over one implementation while oneDNN's list is walked (next_impl), in its order
+// of preference.
+using ImplFilter = std::function<bool(const dnnl::primitive_desc&)>;
+
+// The implementation oneDNN prefers for the problem under `attr`; throws dnnl::error where it has
+// none (unimplemented, invalid arguments).
+dnnl::convolution_forward::primitive_desc conv_forward_pd(dnnl::engine& eng, const ConvProblem& p,
+                                                          const dnnl::primitive_attr& attr);
+// The first implementation, in oneDNN's order, that `accept` takes; nullopt when it takes none.
+// The result's next_impl() must not be called (the op descriptor it walked is gone).
+std::optional<dnnl::convolution_forward::primitive_desc> conv_forward_pd(dnnl::engine& eng, const ConvProblem& p,
+                                                                         const dnnl::primitive_attr& attr,
+                                                                         const ImplFilter& accept);
+dnnl::deconvolution_forward::primitive_desc deconv_forward_pd(dnnl::engine& eng, const ConvProblem& p,
+                                                              const dnnl::primitive_attr& attr);
+// The weights gradient, with the forward training convolution of the same geometry as its hint.
+dnnl::convolution_backward_weights::primitive_desc conv_backward_weights_pd(dnnl::engine& eng, const ConvProblem& p,
+                                                                            const dnnl::primitive_attr& attr);
 
 }  // namespace ms::cpu

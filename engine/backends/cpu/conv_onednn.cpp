@@ -1,0 +1,368 @@
+// The one oneDNN convolution path (conv_onednn.h): Conv, ConvTranspose and FusedConv.
+#include "engine/backends/cpu/conv_onednn.h"
+
+#include <cstring>
+
+#include "engine/backends/cpu/fused_internal.h"
+
+namespace ms::cpu::nn {
+namespace {
+
+using dnnl::memory;
+
+struct ConvPrimitive {
+  dnnl::primitive_desc_base pd;
+  dnnl::primitive prim;
+  memory::desc user_weights;  // the ONNX weights tensor, seen with oneDNN's dims order
+};
+
+// The Winograd implementations of a case (none where oneDNN has no implementation for it): the
+// index of each in oneDNN's list of implementations, the scratch bytes it takes, whether it uses
+// F(4x4,3x3).
+struct WinogradChoice {
+  struct Impl {
+    int index = 0;
+    size_t scratch = 0;
+    bool large_tiles = false;
+  };
+  std::vector<Impl> impls;
+};
+
+// What the primitive and the run depend on, derived once per call from the arguments.
+struct ConvPlan {
+  ConvProblem problem;        // descriptors the primitive is built from
+  memory::desc user_weights;  // the weights tensor as it is in memory
+  memory::desc x_mem, y_mem;  // the activations as they are in memory (plain or nChw16c)
+  memory::desc bias_mem;
+  Shape y_dnn;                // oneDNN's output: y, or its leading corner when cropped
+  bool crop = false;
+  std::string key;
+};
+
+memory::dims dnnl_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
+
+memory::desc blocked_desc(const Shape& s, memory::data_type dt) {
+  return memory::desc(dnnl_dims(s), dt, memory::format_tag::nChw16c);
+}
+
+// Plain desc of the ONNX weights in oneDNN's (g,) O, I, spatial order.
+memory::desc user_weights_desc(const Tensor& w, int64_t group, bool transpose, int64_t m, memory::data_type dt) {
+  const Shape k(w.shape().begin() + 2, w.shape().end());
+  const int64_t taps = numel(k);
+  const int64_t c_per_g = transpose ? w.dim(0) / group : w.dim(1);  // input channels per group
+  const int64_t m_per_g = m / group;
+  memory::dims dims, strides;
+  if (group > 1) {
+    dims = {group, m_per_g, c_per_g};
+    strides = {m_per_g * c_per_g * taps, transpose ? taps : c_per_g * taps, transpose ? m_per_g * taps : taps};
+  } else {
+    dims = {m_per_g, c_per_g};
+    strides = {transpose ? taps : c_per_g * taps, transpose ? m_per_g * taps : taps};
+  }
+  const Shape ks = contiguous_strides(k);
+  dims.insert(dims.end(), k.begin(), k.end());
+  strides.insert(strides.end(), ks.begin(), ks.end());
+  return memory::desc(dims, dt, strides);
+}
+
+// y = the oneDNN output `part` (y's leading corner) with the positions past it set to the bias (or
+// zero): a ConvTranspose whose output_padding exceeds its end padding writes rows no input reaches.
+template <class T>
+void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
+  const int64_t planes = y.dim(0) * y.dim(1), c = y.dim(1);
+  const Shape ys(y.shape().begin() + 2, y.shape().end()), ps(part.shape().begin() + 2, part.shape().end());
+  const int64_t ny = numel(ys), np = numel(ps);
+  const T* src = part.data<T>();
+  T* dst = y.data<T>();
+  auto fill_of = [&](int64_t plane) {  // the bias of the plane's channel, or zero
+    if (!b) return T(0);
+    return static_cast<T>(b->dtype() == DType::F32 ? b->data<float>()[plane % c]
+                                                   : static_cast<float>(b->data<bf16>()[plane % c]));
+  };
+  if (ys.size() == 2) {  // rows: copy the part's, fill the rest (no division per element)
+    const int64_t h = ys[0], w = ys[1], ph = ps[0], pw = ps[1];
+#pragma omp parallel for schedule(static)
+    for (int64_t pl = 0; pl < planes; ++pl) {
+      const T fill = fill_of(pl);
+      for (int64_t i = 0; i < h; ++i) {
+        T* row = dst + pl * ny + i * w;
+        if (i < ph) {
+          std::copy(src + pl * np + i * pw, src + pl * np + i * pw + std::min(w, pw), row);
+          std::fill(row + std::min(w, pw), row + w, fill);
+        } else {
+          std::fill(row, row + w, fill);
+        }
+      }
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const T fill = fill_of(pl);
+    for (int64_t i = 0; i < ny; ++i) {
+      int64_t rest = i, src_i = 0, stride = 1;
+      bool inside = true;
+      for (int64_t d = static_cast<int64_t>(ys.size()) - 1; d >= 0; --d) {
+        const int64_t pos = rest % ys[static_cast<size_t>(d)];
+        rest /= ys[static_cast<size_t>(d)];
+        if (pos >= ps[static_cast<size_t>(d)]) inside = false;
+        src_i += pos * stride;
+        stride *= ps[static_cast<size_t>(d)];
+      }
+      dst[pl * ny + i] = inside ? src[pl * np + src_i] : fill;
+    }
+  }
+}
+
+// oneDNN has no output_padding: it is less padding at the end. Where that goes negative (a
+// ConvTranspose as the input gradient of a strided conv) oneDNN computes the smaller output and
+// the rows past it, which no input reaches, are the bias.
+Status set_extent(runtime::KernelContext& ctx, const ConvArgs& a, ConvPlan& plan) {
+  std::vector<int64_t> pad_r = a.g.pads_end;
+  plan.y_dnn = a.y.shape();
+  for (size_t i = 0; i < pad_r.size(); ++i) {
+    pad_r[i] -= a.g.output_padding[i];
+    if (a.g.pads_begin[i] < 0 || (pad_r[i] < 0 && !a.transpose)) return ctx.unsupported_case("negative padding");
+    if (pad_r[i] < 0) {
+      plan.y_dnn[i + 2] += pad_r[i];
+      pad_r[i] = 0;
+      plan.crop = true;
+      if (plan.y_dnn[i + 2] <= 0) return ctx.unsupported_case("output padding beyond the output");
+    }
+  }
+  plan.problem.pad_r = dnnl_dims(pad_r);
+  return Status::ok();
+}
+
+// The cache key: everything the primitive is built from.
+std::string plan_key(const ConvArgs& a, const ConvPlan& plan) {
+  const ConvLayout& l = a.layout;
+  std::string key = std::string(a.transpose ? "deconv|" : "conv|") + std::string(dtype_name(a.x.dtype())) +
+                    (a.b ? std::string(dtype_name(a.b->dtype())) : "") + "|" + key_of(a.x.shape()) + "|" +
+                    key_of(a.w.shape()) + "|" + (a.b ? "b" : "") + "|" + key_of(a.g.strides) + "|" +
+                    key_of(a.g.dilations) + "|" + key_of(a.g.pads_begin) + "|" +
+                    key_of(std::vector<int64_t>(plan.problem.pad_r.begin(), plan.problem.pad_r.end())) + "|" +
+                    std::to_string(a.group) + "|" + key_of(plan.y_dnn) + (l.preferred ? "|any" : "") +
+                    (l.src_blocked ? "|sb" : "") + (l.dst_blocked ? "|db" : "");
+  if (a.post) key += fused::post_ops_key(*a.post);
+  return key;
+}
+
+Expected<ConvPlan> make_plan(runtime::KernelContext& ctx, const ConvArgs& a) {
+  ConvPlan plan;
+  MS_RETURN_IF_ERROR(set_extent(ctx, a, plan));
+  const int64_t m = a.y.dim(1);
+  const memory::data_type dt = to_dnnl(a.x.dtype());
+  const ConvLayout& l = a.layout;
+  plan.user_weights = user_weights_desc(a.w, a.group, a.transpose, m, dt);
+  plan.x_mem = l.src_blocked ? blocked_desc(a.x.shape(), dt) : plain_desc(a.x.shape(), dt);
+  plan.y_mem = l.dst_blocked ? blocked_desc(plan.y_dnn, dt) : plain_desc(plan.y_dnn, dt);
+  if (a.b) plan.bias_mem = plain_desc({m}, to_dnnl(a.b->dtype()));
+  ConvProblem& p = plan.problem;
+  p.src = l.preferred && !l.src_blocked ? memory::desc(dnnl_dims(a.x.shape()), dt, memory::format_tag::any) : plan.x_mem;
+  p.dst = l.preferred && !l.dst_blocked ? memory::desc(dnnl_dims(plan.y_dnn), dt, memory::format_tag::any) : plan.y_mem;
+  p.weights = memory::desc(plan.user_weights.dims(), dt, memory::format_tag::any);
+  p.bias = plan.bias_mem;
+  p.alg = a.transpose ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
+  p.strides = dnnl_dims(a.g.strides);
+  p.dilations = dnnl_dims(a.g.dilations);
+  for (auto& d : p.dilations) d -= 1;  // oneDNN counts the gaps
+  p.pad_l = dnnl_dims(a.g.pads_begin);
+  plan.key = plan_key(a, plan);
+  return plan;
+}
+
+dnnl::primitive_attr conv_attr(const ConvArgs& a) {
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (a.post && !a.post->empty()) attr.set_post_ops(fused::onednn_post_ops(*a.post, /*sum_residual=*/true));
+  return attr;
+}
+
+template <class Pd, class Prim>
+std::shared_ptr<ConvPrimitive> primitive_of(const Pd& pd, const memory::desc& user_weights) {
+  auto out = std::make_shared<ConvPrimitive>();
+  out->prim = Prim(pd);
+  out->pd = pd;
+  out->user_weights = user_weights;
+  return out;
+}
+
+// The direct conv. oneDNN's first choice for a strided 1x1 conv copies the strided input for every
+// thread (scratch as large as the output's planes times the threads), live beside the largest
+// activations of a ResNet's downsampling blocks. On the preferred layouts, take a later jit
+// implementation without that scratch when one takes the same activation layouts.
+dnnl::convolution_forward::primitive_desc direct_pd(dnnl::engine& eng, const ConvProblem& p,
+                                                    const dnnl::primitive_attr& attr, bool preferred) {
+  dnnl::convolution_forward::primitive_desc pd = conv_forward_pd(eng, p, attr);
+  constexpr size_t kLargeScratch = size_t{256} << 10;
+  const size_t scratch = pd.scratchpad_desc().get_size();
+  if (!preferred || scratch < kLargeScratch) return pd;
+  auto alt = conv_forward_pd(eng, p, attr, [&](const dnnl::primitive_desc& c) {
+    const std::string impl = c.impl_info_str();
+    return (impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0) && c.src_desc() == pd.src_desc() &&
+           c.dst_desc() == pd.dst_desc() && c.scratchpad_desc().get_size() * 8 <= scratch;
+  });
+  return alt ? *alt : pd;
+}
+
+// oneDNN's Winograd implementations for the case (F(2x2,3x3) and F(4x4,3x3) where the ISA has them)
+// that take the activation layouts fixed at compile time, with their scratch: the transforms', plus
+// the reorders at the op's boundary of activations not blocked already.
+std::shared_ptr<WinogradChoice> winograd_impls(dnnl::engine& eng, const ConvPlan& plan, const ConvLayout& l,
+                                               const dnnl::primitive_attr& attr) {
+  auto c = std::make_shared<WinogradChoice>();
+  ConvProblem p = plan.problem;
+  p.alg = dnnl::algorithm::convolution_winograd;
+  try {
+    int index = 0;
+    conv_forward_pd(eng, p, attr, [&](const dnnl::primitive_desc& pd) {
+      const std::string impl = pd.impl_info_str();
+      const bool layouts_ok = (!l.src_blocked || pd.src_desc() == plan.x_mem) &&
+                              (!l.dst_blocked || pd.dst_desc() == plan.y_mem);
+      const size_t bytes = pd.scratchpad_desc().get_size() + (l.src_blocked ? 0 : pd.src_desc().get_size()) +
+                           (l.dst_blocked ? 0 : pd.dst_desc().get_size());
+      if (layouts_ok && impl.find("wino") != std::string::npos)
+        c->impls.push_back({index, bytes, impl.find("4x3") != std::string::npos});
+      ++index;
+      return false;  // see them all
+    });
+  } catch (const dnnl::error&) {
+    c->impls.clear();  // no Winograd implementation for this case (ISA, shape or post-ops)
+  }
+  return c;
+}
+
+// Winograd (the conv-algorithm pass's mark at O2): F(2x2,3x3) needs 2.25x fewer multiplications
+// than the direct conv, F(4x4,3x3) 4x, but they transform the activations through a scratch of up
+// to tens of MiB. Winograd runs only where that scratch fits the room the memory plan leaves at
+// this step (ctx.scratch_budget(): at most 5% over the values' lower bound); otherwise, or where
+// oneDNN has no Winograd implementation for the case, null (the direct conv runs).
+std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn,
+                                                  const ConvPlan& plan, const ConvArgs& a,
+                                                  const dnnl::primitive_attr& attr) {
+  auto wino = dnn.cached<WinogradChoice>(plan.key + "|wino",
+                                         [&] { return winograd_impls(dnn.engine(), plan, a.layout, attr); });
+  // The larger tiles (F(4x4,3x3)) multiply least but need the most scratch: those where they fit,
+  // else the first implementation that fits.
+  const WinogradChoice::Impl* pick = nullptr;
+  for (const auto& im : wino->impls)
+    if (im.scratch <= ctx.scratch_budget() && (!pick || (im.large_tiles && !pick->large_tiles))) pick = &im;
+  if (!pick) return nullptr;
+  return dnn.cached<ConvPrimitive>(plan.key + "|wino" + std::to_string(pick->index), [&] {
+    ConvProblem p = plan.problem;
+    p.alg = dnnl::algorithm::convolution_winograd;
+    int index = 0;
+    auto pd = conv_forward_pd(dnn.engine(), p, attr, [&](const dnnl::primitive_desc&) { return index++ == pick->index; });
+    if (!pd) throw dnnl::error(dnnl_unimplemented, "the Winograd implementation chosen is gone");
+    return primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(*pd, plan.user_weights);
+  });
+}
+
+std::shared_ptr<ConvPrimitive> conv_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
+                                              const ConvArgs& a) {
+  const dnnl::primitive_attr attr = conv_attr(a);
+  if (a.winograd && a.layout.preferred && !a.transpose)
+    if (auto cp = winograd_primitive(ctx, dnn, plan, a, attr)) return cp;
+  return dnn.cached<ConvPrimitive>(plan.key, [&] {
+    if (a.transpose)
+      return primitive_of<dnnl::deconvolution_forward::primitive_desc, dnnl::deconvolution_forward>(
+          deconv_forward_pd(dnn.engine(), plan.problem, attr), plan.user_weights);
+    return primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        direct_pd(dnn.engine(), plan.problem, attr, a.layout.preferred), plan.user_weights);
+  });
+}
+
+// The sum post-op reads the residual from dst, in dst's layout: copy or reorder it there unless the
+// memory plan put the output over it already (in place).
+void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan, memory& dst_mem) {
+  const Tensor* r = a.residual;
+  const memory::desc r_desc = a.layout.residual_blocked ? blocked_desc(r->shape(), plan.x_mem.data_type())
+                                                        : plain_desc(r->shape(), plan.x_mem.data_type());
+  Tensor copy;
+  if (r->raw() == dst_mem.get_data_handle() && r_desc != dst_mem.get_desc()) {
+    copy = r->clone();  // in place but in another layout: reorder from a copy
+    r = &copy;
+  }
+  if (r->raw() == dst_mem.get_data_handle()) return;
+  if (r_desc == dst_mem.get_desc()) {
+    std::memcpy(dst_mem.get_data_handle(), r->raw(), r->nbytes());
+    return;
+  }
+  memory r_mem = wrap(*r, r_desc, dnn.engine());
+  dnnl::reorder(r_mem, dst_mem).execute(dnn.stream(), r_mem, dst_mem);
+}
+
+// Buffers of one run; the holders keep scratch bytes alive until the primitive ran.
+struct ConvRun {
+  Tensor part, src_holder, dst_holder, scratch_holder;
+  memory src, dst, y;  // y: where the result goes in memory (the output, or `part` when cropped)
+  bool reorder_dst = false;
+};
+
+// Source, destination (with the residual placed) and their reorders at the op's boundary.
+Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
+             const ConvPlan& plan, ConvRun& run) {
+  const dnnl::primitive_desc_base& pd = cp.pd;
+  if ((a.layout.src_blocked && pd.src_desc() != plan.x_mem) || (a.layout.dst_blocked && pd.dst_desc() != plan.y_mem))
+    return Status::error(ErrorCode::Internal, "the convolution primitive does not take the blocked layout chosen at compile time");
+  Tensor* target = &a.y;
+  if (plan.crop) {
+    MS_ASSIGN_OR_RETURN(run.part, ctx.scratch(a.y.dtype(), plan.y_dnn));
+    target = &run.part;
+  }
+  memory x_mem = wrap(a.x, plan.x_mem, dnn.engine());
+  run.y = wrap(*target, plan.y_mem, dnn.engine());
+  run.src = x_mem;
+  run.dst = run.y;
+  if (pd.src_desc() != plan.x_mem) {
+    MS_ASSIGN_OR_RETURN(run.src, make_scratchpad(ctx, pd.src_desc(), run.src_holder));
+    dnnl::reorder(x_mem, run.src).execute(dnn.stream(), x_mem, run.src);
+  }
+  run.reorder_dst = pd.dst_desc() != plan.y_mem;
+  if (run.reorder_dst) {
+    MS_ASSIGN_OR_RETURN(run.dst, make_scratchpad(ctx, pd.dst_desc(), run.dst_holder));
+  }
+  if (a.residual) place_residual(dnn, a, plan, run.dst);
+  return Status::ok();
+}
+
+Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
+                const ConvPlan& plan) {
+  ConvRun run;
+  MS_RETURN_IF_ERROR(stage(ctx, dnn, cp, a, plan, run));
+  MS_ASSIGN_OR_RETURN(memory wmem, prepared_weights(ctx, dnn, a.w, cp.user_weights, cp.pd.weights_desc()));
+  MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, cp.pd.scratchpad_desc(), run.scratch_holder));
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, run.src},
+                                       {DNNL_ARG_WEIGHTS, wmem},
+                                       {DNNL_ARG_DST, run.dst},
+                                       {DNNL_ARG_SCRATCHPAD, scratch}};
+  if (a.b) args.emplace(DNNL_ARG_BIAS, wrap(*a.b, plan.bias_mem, dnn.engine()));
+  cp.prim.execute(dnn.stream(), args);
+  if (run.reorder_dst) dnnl::reorder(run.dst, run.y).execute(dnn.stream(), run.dst, run.y);
+  dnn.stream().wait();
+  if (plan.crop) {
+    if (a.y.dtype() == DType::F32) place_cropped<float>(run.part, a.b, a.y);
+    else place_cropped<bf16>(run.part, a.b, a.y);
+  }
+  ctx.set_impl(a.impl_prefix + impl_name(cp.pd) + (plan.crop ? "+crop" : ""));
+  return Status::ok();
+}
+
+}  // namespace
+
+bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor& y) {
+  return (x.dtype() == DType::F32 || x.dtype() == DType::BF16) && w.dtype() == x.dtype() && y.dtype() == x.dtype() &&
+         (!b || b->dtype() == DType::F32 || b->dtype() == x.dtype());
+}
+
+Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  const char* what = a.transpose ? "deconvolution" : a.post ? "fused convolution" : "convolution";
+  return guard_onednn(ctx, what, [&]() -> Status {
+    MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
+    std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
+    return run_conv(ctx, dnn, *cp, a, plan);
+  });
+}
+
+}  // namespace ms::cpu::nn
