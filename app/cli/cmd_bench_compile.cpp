@@ -11,9 +11,7 @@
 
 #include "app/cli/compile_options.h"
 #include "app/cli/registry.h"
-#include "app/cli/session.h"
-include "engine/backends/select.h"
-include "engine/compiler/compile.h"
+#include "app/session/figures.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/work.h"
@@ -109,7 +107,7 @@ int bench_compile_command(const BenchCompileState& st) {
           slowest = p.pass;
         }
     }
-    const double med = summarize(compile_ms).median, pmed = summarize(passes_ms).median;
+    const double med = session::summarize(compile_ms).median, pmed = session::summarize(passes_ms).median;
     char cell[64];
     std::snprintf(cell, sizeof cell, "%s (%.1f)", slowest.c_str(), slowest_ms);
     std::printf("  %7d %11.1f %11.1f  %-24s %13llu %10.1f\n", n, med, pmed, cell,

@@ -6,8 +6,6 @@
 #include <cctype>
 #include <map>
 
-include "engine/backends/select.h"
-include "engine/compiler/compile.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/pipeline.h"
@@ -125,7 +123,7 @@ Compiled compile(const ir::Graph& g, const std::vector<int64_t>& input_dims) {
   o.jit_level = compiler::JitLevel::O2;
   o.keep_snapshots = true;
   Compiled c;
-  std::unique_ptr<runtime::GraphExecutor> ex;
+  std::unique_ptr<compiler::CompiledExecutor> ex;
   {
     compiler::WorkScope scope(c.total);
     auto r = compiler::compile_executor(

@@ -15,8 +15,6 @@
 #include <memory>
 #include <sstream>
 
-include "engine/backends/select.h"
-include "engine/compiler/compile.h"
 #include "engine/backends/select.h"
 #include "engine/ops/elementwise_math.h"
 #include "engine/ops/elementwise_params.h"

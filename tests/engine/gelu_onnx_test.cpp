@@ -8,8 +8,6 @@
 #include <string_view>
 #include <vector>
 
-include "engine/backends/select.h"
-include "engine/compiler/compile.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/onnx/onnx_io.h"
