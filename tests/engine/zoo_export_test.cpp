@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <set>
 
-#include "tests/engine/cli_test_util.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/frontend/onnx/onnx_io.h"
@@ -156,35 +155,6 @@ TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
   for (const auto& n : g->nodes()) built.insert(n.id.value);
   for (const auto& n : back->nodes())
     for (auto o : n.origins) EXPECT_TRUE(built.count(o.value)) << n.name << " origin " << o.value;
-  fs::remove_all(dir);
-}
-
-using ms::testing::run_capture;
-
-TEST(ZooExport, CliListsTemplatesAndExportsZooUris) {
-#ifdef MODESCOPE_CLI
-  const std::string cli = MODESCOPE_CLI;
-#else
-  const std::string cli;
-#endif
-  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = temp_dir();
-  int rc = -1;
-  std::string out = run_capture(cli + " zoo --json", &rc);
-  EXPECT_EQ(rc, 0) << out;
-  EXPECT_NE(out.find("\"transformer_encoder\""), std::string::npos);
-  const std::string path = (dir / "lenet.onnx").string();
-  out = run_capture(cli + " export 'zoo:lenet5?classes=7' " + path, &rc);
-  ASSERT_EQ(rc, 0) << out;
-  auto g = onnx_io::load_model(path);
-  ASSERT_TRUE(g) << g.status().message();
-  EXPECT_EQ(g->metadata["modescope.zoo"], "zoo:lenet5?classes=7");
-  EXPECT_TRUE(g->find_node_by_name("conv1"));
-  out = run_capture(cli + " check 'zoo:resnet18?size=32&width=4'", &rc);
-  EXPECT_EQ(rc, 0) << out;
-  out = run_capture(cli + " export 'zoo:lenet5?batch=0' " + path, &rc);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find("out of range"), std::string::npos) << out;
   fs::remove_all(dir);
 }
 

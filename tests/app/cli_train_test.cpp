@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/engine/cli_test_util.h"
+#include "tests/app/cli_test_util.h"
 
 namespace {
 

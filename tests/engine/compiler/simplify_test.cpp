@@ -1,0 +1,80 @@
+// Golden-dump test of the simplify: identities, no-op casts, neutral arithmetic, transposes and reshapes, broadcasts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/engine/compiler/pass_test_util.h"
+
+namespace ms::compiler {
+namespace {
+
+using pass_test::fold_backend;
+using pass_test::list;
+using pass_test::run_passes;
+
+TEST(SimplifyPass, DropsIdentityDropoutNoOpCastAndNeutralArithmetic) {
+  const std::string got = run_passes(R"(
+    input x: f32[2,3]
+    init one: f32[1] = 1
+    init zero: f32[3] = 0
+    a = Identity(x)
+    b = Dropout(a) {ratio=0.5}
+    c = Cast(b) {to=1}
+    d = Mul(c, one)
+    e = Add(zero, d)
+    f = Relu(e)
+    output f
+  )", list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3])
+  #6 %f = Relu(%x) : f32[2,3]
+  return %f
+)");
+}
+
+TEST(SimplifyPass, ComposesTransposesAndMergesReshapes) {
+  const std::string got = run_passes(R"(
+    input x: f32[2,3,4]
+    init s1: i64[2] = 6 4
+    init s2: i64[1] = 24
+    t1 = Transpose(x) {perm=[1,0,2]}
+    t2 = Transpose(t1) {perm=[1,0,2]}
+    r1 = Reshape(t2, s1)
+    r2 = Reshape(r1, s2)
+    u1 = Transpose(x) {perm=[2,0,1]}
+    u2 = Transpose(u1) {perm=[0,2,1]}
+    output r2, u2
+  )", list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4])
+  init %r2_shape: i64[1]
+  #4 %r2 = Reshape(%x, %r2_shape) origins=[3,4] : f32[24]
+  #6 %u2 = Transpose(%x) {perm=[2,1,0]} origins=[5,6] : f32[4,3,2]
+  return %r2, %u2
+)");
+}
+
+TEST(SimplifyPass, BroadcastsInsteadOfExpandWhereTheReaderKeepsItsShape) {
+  // e feeds Mul (full-shape other operand: bypassed), Add with a [1,3,1] operand (the result would
+  // shrink to [1,3,1]: kept) and Where (bypassed); the graph output stays the Expand's.
+  const std::string got = run_passes(R"(
+    input x: f32[2,3,4]
+    input s: f32[1,3,1]
+    input c: bool[2,3,4]
+    init shape: i64[3] = 2 3 4
+    e = Expand(s, shape)
+    m = Mul(x, e)
+    a = Add(e, s)
+    w = Where(c, e, x)
+    output m, a, w
+  )", list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4], %s: f32[1,3,1], %c: bool[2,3,4])
+  init %shape: i64[3]
+  #1 %e = Expand(%s, %shape) : f32[2,3,4]
+  #2 %m = Mul(%x, %s) : f32[2,3,4]
+  #3 %a = Add(%e, %s) : f32[2,3,4]
+  #4 %w = Where(%c, %s, %x) : f32[2,3,4]
+  return %m, %a, %w
+)");
+}
+
+}  // namespace
+}  // namespace ms::compiler
