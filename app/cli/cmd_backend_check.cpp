@@ -59,8 +59,11 @@ int backend_check_command(const Args& a) {
   std::printf("\n%d passed, %d failed (%d ran through the CPU fallback)\n", passed, failed, fallback);
   if (!a.json.empty()) {
     std::ofstream out(a.json);
-    out << nlohmann::json{{"device", dev->backend->description()}, {"passed", passed}, {"failed", failed},
-                          {"fallback", fallback}, {"cases", cases}}
+    out << nlohmann::json{{"device", dev->backend->description()},
+                          {"passed", passed},
+                          {"failed", failed},
+                          {"fallback", fallback},
+                          {"cases", cases}}
                .dump(1)
         << "\n";
     if (!out) return fail("backend-check: cannot write '" + a.json + "'");

@@ -118,7 +118,8 @@ int bench_model(const RunArgs& a) {
   // FLOPs per iteration from the cost model over the statically inferred graph.
   ir::Graph typed = prep->graph;
   for (const auto& [name, t] : prep->inputs)
-    if (ir::Value* v = typed.value(name)) v->type = ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())};
+    if (ir::Value* v = typed.value(name))
+      v->type = ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())};
   Status st = compiler::infer_graph_types(typed, prep->backend.get());
   if (!st.is_ok()) return fail(a.model + ": " + st.message());
   double flops = 0;
@@ -168,7 +169,8 @@ int bench_model(const RunArgs& a) {
   else if (!gx.replay_note().empty())
     std::printf("  %s\n", gx.replay_note().c_str());
   std::printf("  memory plan: arena %s, naive %s (%.1fx), lower bound %s (arena/lb %.3f)\n",
-              session::format_bytes(double(plan.arena_bytes)).c_str(), session::format_bytes(double(plan.naive_bytes)).c_str(),
+              session::format_bytes(double(plan.arena_bytes)).c_str(),
+              session::format_bytes(double(plan.naive_bytes)).c_str(),
               plan.arena_bytes ? double(plan.naive_bytes) / double(plan.arena_bytes) : 0.0,
               session::format_bytes(double(plan.lower_bound)).c_str(),
               plan.lower_bound ? double(plan.arena_bytes) / double(plan.lower_bound) : 0.0);
@@ -183,8 +185,9 @@ int bench_model(const RunArgs& a) {
       << ", \"naive_bytes\": " << plan.naive_bytes << ", \"lower_bound_bytes\": " << plan.lower_bound
       << ", \"flops\": " << flops << ", \"nodes\": " << prep->graph.nodes().size()
       << ", \"nodes_compiled\": " << gx.graph().nodes().size() << ", \"branch_threads\": " << branch_threads
-      << ", \"device\": \"" << json_escape(prep->backend->description()) << "\", \"replayed\": "
-      << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \"" << json_escape(gx.replay_note()) << "\""
+      << ", \"device\": \"" << json_escape(prep->backend->description())
+      << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
+      << json_escape(gx.replay_note()) << "\""
       << "}]}\n";
     if (!f) return fail(a.report + ": write failed");
   }

@@ -37,7 +37,8 @@ ir::Graph dense_relu_chain(int nodes) {
     n.origins = {n.id};
     if (i % 3 == 0) {
       const std::string w = scope + "weight";
-      g.add_initializer(w, Tensor::from_vector<float>(std::vector<float>(256, 0.01f * static_cast<float>(layer % 7)), {16, 16}));
+      g.add_initializer(
+          w, Tensor::from_vector<float>(std::vector<float>(256, 0.01f * static_cast<float>(layer % 7)), {16, 16}));
       n.op_type = "MatMul";
       n.inputs = {cur, w};
     } else if (i % 3 == 1) {
@@ -74,9 +75,10 @@ int bench_compile_command(const BenchCompileState& st) {
   auto backend = backends::create_cpu_backend(st.threads);
   std::printf("compile time of a MatMul+Add+Relu chain (16x16 weights), jit level %s, snapshots %s, median of %d\n",
               st.jit_level.c_str(), st.no_snapshots ? "off" : "on", st.runs);
-  std::printf("  %7s %11s %11s  %-24s %13s %10s\n", "nodes", "compile ms", "passes ms", "slowest pass (ms)",
-              "work", "work/node");
-  std::string json = "{\"jit_level\": \"" + st.jit_level + "\", \"snapshots\": " + (st.no_snapshots ? "false" : "true") +
+  std::printf("  %7s %11s %11s  %-24s %13s %10s\n", "nodes", "compile ms", "passes ms", "slowest pass (ms)", "work",
+              "work/node");
+  std::string json = "{\"jit_level\": \"" + st.jit_level +
+                     "\", \"snapshots\": " + (st.no_snapshots ? "false" : "true") +
                      ", \"runs\": " + std::to_string(st.runs) + ", \"cases\": [";
   for (size_t c = 0; c < st.nodes.size(); ++c) {
     const int n = st.nodes[c];
@@ -115,9 +117,9 @@ int bench_compile_command(const BenchCompileState& st) {
     if (arena != lower_bound)
       std::printf("          memory plan above its lower bound: %llu against %llu bytes\n",
                   static_cast<unsigned long long>(arena), static_cast<unsigned long long>(lower_bound));
-    json += std::string(c ? "," : "") + "\n  {\"nodes\": " + std::to_string(n) + ", \"compile_ms\": " +
-            std::to_string(med) + ", \"passes_ms\": " + std::to_string(pmed) + ", \"arena_bytes\": " +
-            std::to_string(arena) + ", \"lower_bound_bytes\": " + std::to_string(lower_bound) +
+    json += std::string(c ? "," : "") + "\n  {\"nodes\": " + std::to_string(n) +
+            ", \"compile_ms\": " + std::to_string(med) + ", \"passes_ms\": " + std::to_string(pmed) +
+            ", \"arena_bytes\": " + std::to_string(arena) + ", \"lower_bound_bytes\": " + std::to_string(lower_bound) +
             ", \"work\": " + work.to_json() + "}";
   }
   json += "\n]}\n";

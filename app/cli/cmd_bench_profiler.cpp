@@ -2,9 +2,9 @@
 // processing time per million events, recording overhead on a model (record on vs off, medians of
 // several alternating runs), with --cupti CUPTI's share of it on a CUDA device, and streaming import
 // (peak memory over file size) of a generated trace.
-#include <algorithm>
 #include <malloc.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -136,10 +136,10 @@ int bench_model(const BenchState& st, nlohmann::json& out) {
                              {"records_per_iteration", median(events)},
                              {"runs", st.runs},
                              {"iters", a.iters}};
-    std::printf("%-9s overhead: off %.3f ms, on %.3f ms per iteration -> %+.2f%% (minima %.3f / %.3f ms -> %+.2f%%; "
-                "%.0f records/iteration)\n",
-                name.c_str(), median(off), median(on), overhead * 100, best_off, best_on, overhead_min * 100,
-                median(events));
+    std::printf(
+        "%-9s overhead: off %.3f ms, on %.3f ms per iteration -> %+.2f%% (minima %.3f / %.3f ms -> %+.2f%%; "
+        "%.0f records/iteration)\n",
+        name.c_str(), median(off), median(on), overhead * 100, best_off, best_on, overhead_min * 100, median(events));
   }
   return 0;
 }
@@ -197,8 +197,13 @@ int bench_import(const BenchState& st, nlohmann::json& out) {
     prof::TraceBuilder b;
     const uint32_t host = b.add_track({prof::TrackKind::HostThread, 1, 1, "modescope", "host", 0});
     for (uint64_t id = 1; id <= 64; ++id)
-      b.add_node({id, "node_" + std::to_string(id), id % 2 ? "Conv" : "Relu", {id}, "f32[1,64,56,56] -> f32[1,64,56,56]",
-                  1e6, 2e6});
+      b.add_node({id,
+                  "node_" + std::to_string(id),
+                  id % 2 ? "Conv" : "Relu",
+                  {id},
+                  "f32[1,64,56,56] -> f32[1,64,56,56]",
+                  1e6,
+                  2e6});
     const int64_t n = static_cast<int64_t>(st.import_mb) * 1024 * 1024 / 330;
     for (int64_t i = 0; i < n; ++i) {
       prof::Event e;
@@ -260,18 +265,22 @@ const RegisterCommand kBenchProfiler{
       auto st = std::make_shared<BenchState>();
       RunArgs& a = st->args;
       cmd.add_option("MODEL", a.model, "Model for the on/off overhead (an .onnx file or zoo:...); optional");
-      cmd.add_option("--mode", st->mode, "pynative, graph or both")->check(CLI::IsMember({"pynative", "graph", "both"}));
+      cmd.add_option("--mode", st->mode, "pynative, graph or both")
+          ->check(CLI::IsMember({"pynative", "graph", "both"}));
       cmd.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
       cmd.add_option("--threads", a.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
       cmd.add_option("--iters", a.iters, "Timed iterations per run")->check(CLI::PositiveNumber);
       cmd.add_option("--warmup", a.warmup, "Warm-up iterations per run")->check(CLI::NonNegativeNumber);
-      cmd.add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
+      cmd.add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")
+          ->check(CLI::IsMember({"O0", "O1", "O2"}));
       cmd.add_option("--runs", st->runs, "Runs per figure (medians are reported)")->check(CLI::PositiveNumber);
-      cmd.add_option("--events", st->events, "Records for the hot-path and post-processing figures")->check(CLI::PositiveNumber);
+      cmd.add_option("--events", st->events, "Records for the hot-path and post-processing figures")
+          ->check(CLI::PositiveNumber);
       cmd.add_option("--import-mb", st->import_mb, "Generate a trace of this many MB and import it (0: skip)")
           ->check(CLI::NonNegativeNumber);
       cmd.add_option("--report", st->report, "Write the figures as JSON");
-      cmd.add_flag("--cupti", st->cupti, "Also CUPTI's overhead on MODEL (recorder with vs without GPU activity; CUDA)");
+      cmd.add_flag("--cupti", st->cupti,
+                   "Also CUPTI's overhead on MODEL (recorder with vs without GPU activity; CUDA)");
       return [st] { return bench_profiler_command(*st); };
     }};
 

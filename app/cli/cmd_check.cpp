@@ -27,7 +27,8 @@ int check_command(const std::string& model) {
     if (const ir::Value* val = g->value(in); val && !val->is_initializer())
       std::printf("  input     %s: %s\n", in.c_str(), val->type.to_string().c_str());
   for (const auto& out : g->outputs)
-    if (const ir::Value* val = g->resolve(out)) std::printf("  output    %s: %s\n", out.c_str(), val->type.to_string().c_str());
+    if (const ir::Value* val = g->resolve(out))
+      std::printf("  output    %s: %s\n", out.c_str(), val->type.to_string().c_str());
   int64_t params = 0;
   double param_bytes = 0;
   for (const auto& name : g->initializer_names()) {

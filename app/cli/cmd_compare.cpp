@@ -1,9 +1,9 @@
 // `compare MODEL`: both modes on the same inputs, side by side, outputs asserted equal.
 #include <cstdio>
 
-#include "app/cli/compile_options.h"
 #include "app/cli/cmd_profile.h"
 #include "app/cli/cmd_train.h"
+#include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
@@ -44,18 +44,20 @@ int compare_command(const RunArgs& a) {
   std::printf("%-22s %14lld %14lld\n", "kernels / iteration", static_cast<long long>(eager->kernels_per_iter),
               static_cast<long long>(graph->kernels_per_iter));
   const double saving = eager->latency.median - graph->latency.median;
-  if (saving > 0)
-    std::printf("%-22s %14s %11.1f iterations\n", "break-even", "", graph->compile_ms / saving);
+  if (saving > 0) std::printf("%-22s %14s %11.1f iterations\n", "break-even", "", graph->compile_ms / saving);
 
   // The aligned per-op table (rows joined through node origins) and the mode advisor's verdict.
-  if (auto table = profiled_comparison_text(*prep, a)) std::printf("\n%s", table->c_str());
-  else std::fprintf(stderr, "note: no per-op comparison: %s\n", table.status().message().c_str());
+  if (auto table = profiled_comparison_text(*prep, a))
+    std::printf("\n%s", table->c_str());
+  else
+    std::fprintf(stderr, "note: no per-op comparison: %s\n", table.status().message().c_str());
 
   int mismatches = 0;
   for (size_t i = 0; i < eager->outputs.size(); ++i) {
     const std::string diff = session::compare_tensors(graph->outputs[i], eager->outputs[i], 1e-4, 1e-5);
     if (!diff.empty()) {
-      std::fprintf(stderr, "error: output '%s' differs between modes: %s\n", eager->output_names[i].c_str(), diff.c_str());
+      std::fprintf(stderr, "error: output '%s' differs between modes: %s\n", eager->output_names[i].c_str(),
+                   diff.c_str());
       ++mismatches;
     }
   }

@@ -112,7 +112,8 @@ CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int
   bool timed_out = false;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;
@@ -134,8 +135,10 @@ CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int
   while (!timed_out) {
     w = ::waitpid(pid, &wstatus, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) timed_out = true;
-    else ::usleep(1000);
+    if (std::chrono::steady_clock::now() >= deadline)
+      timed_out = true;
+    else
+      ::usleep(1000);
   }
   if (timed_out) {
     ::kill(pid, SIGKILL);
@@ -157,7 +160,8 @@ CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int
   }
   CaseResult r;
   const int st = j.value("status", static_cast<int>(CaseStatus::Failed));
-  r.status = (st >= 0 && st <= static_cast<int>(CaseStatus::Timeout)) ? static_cast<CaseStatus>(st) : CaseStatus::Failed;
+  r.status =
+      (st >= 0 && st <= static_cast<int>(CaseStatus::Timeout)) ? static_cast<CaseStatus>(st) : CaseStatus::Failed;
   r.message = j.value("message", "");
   r.op = j.value("op", "");
   return r;
@@ -212,8 +216,10 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     return 1;
   }
   std::vector<std::string> modes;
-  if (mode == "pynative" || mode == "graph") modes = {mode};
-  else if (mode == "both") modes = {"pynative", "graph"};
+  if (mode == "pynative" || mode == "graph")
+    modes = {mode};
+  else if (mode == "both")
+    modes = {"pynative", "graph"};
   else {
     std::cerr << "conformance: --mode must be pynative, graph or both (got '" << mode << "')\n";
     return 1;
@@ -280,8 +286,8 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     }
   }
 
-  std::printf("\nconformance summary (%s on %s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), device.c_str(), records.size(), rtol,
-              atol);
+  std::printf("\nconformance summary (%s on %s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), device.c_str(),
+              records.size(), rtol, atol);
   if (!skipped_by_op.empty()) {
     // Most-skipped ops first: what to implement next.
     std::vector<std::pair<std::string, int>> ops(skipped_by_op.begin(), skipped_by_op.end());
@@ -325,8 +331,18 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                        {"op", r.result.op},
                        {"ms", r.ms}});
     }
-    nlohmann::json report = {{"passed", passed}, {"failed", failed}, {"skipped", skipped}, {"crashed", crashed},
-                             {"mode", mode},     {"jit_level", jit_level}, {"device", device}, {"regressions", regressions.size()}, {"regressed_cases", regressions}, {"rtol", rtol},     {"atol", atol},       {"cases", cases}};
+    nlohmann::json report = {{"passed", passed},
+                             {"failed", failed},
+                             {"skipped", skipped},
+                             {"crashed", crashed},
+                             {"mode", mode},
+                             {"jit_level", jit_level},
+                             {"device", device},
+                             {"regressions", regressions.size()},
+                             {"regressed_cases", regressions},
+                             {"rtol", rtol},
+                             {"atol", atol},
+                             {"cases", cases}};
     std::ofstream out(report_path);
     out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     out.close();

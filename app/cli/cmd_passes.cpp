@@ -53,11 +53,11 @@ std::string passes_json(const compiler::CompileResult& r, const runtime::MemoryP
        ", \"lower_bound_bytes\": " + std::to_string(plan.lower_bound) + ", \"values\": [";
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const auto& v = plan.slots[i];
-    s += std::string(i ? "," : "") + "\n    {\"value\": \"" + json_escape(v.value) + "\", \"producer\": " +
-         std::to_string(v.producer.value) + ", \"offset\": " + std::to_string(v.offset) + ", \"bytes\": " +
-         std::to_string(v.bytes) + ", \"first_step\": " + std::to_string(v.first_step) + ", \"last_step\": " +
-         std::to_string(v.last_step) + ", \"reuses\": \"" + json_escape(v.reuses) + "\", \"thread\": " +
-         std::to_string(v.thread) + "}";
+    s += std::string(i ? "," : "") + "\n    {\"value\": \"" + json_escape(v.value) +
+         "\", \"producer\": " + std::to_string(v.producer.value) + ", \"offset\": " + std::to_string(v.offset) +
+         ", \"bytes\": " + std::to_string(v.bytes) + ", \"first_step\": " + std::to_string(v.first_step) +
+         ", \"last_step\": " + std::to_string(v.last_step) + ", \"reuses\": \"" + json_escape(v.reuses) +
+         "\", \"thread\": " + std::to_string(v.thread) + "}";
   }
   int max_thread = 0;
   for (int t : threads) max_thread = std::max(max_thread, t);
@@ -96,10 +96,13 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
               "added", "remov", "rewr", "fused");
   for (const auto& p : r.reports)
     std::printf("  %-3d %-18s %-8s %9.3f %6zu %6zu %6zu %6zu %6zu %6zu\n", p.index, p.pass.c_str(),
-                !p.ran ? "skipped" : p.changed ? "yes" : "no", p.ms, p.nodes_before, p.nodes_after, p.added,
-                p.removed, p.rewritten, p.fused);
-  std::printf("  memory plan: arena %s, naive %s, lower bound %s\n", session::format_bytes(double(plan.arena_bytes)).c_str(),
-              session::format_bytes(double(plan.naive_bytes)).c_str(), session::format_bytes(double(plan.lower_bound)).c_str());
+                !p.ran      ? "skipped"
+                : p.changed ? "yes"
+                            : "no",
+                p.ms, p.nodes_before, p.nodes_after, p.added, p.removed, p.rewritten, p.fused);
+  std::printf(
+      "  memory plan: arena %s, naive %s, lower bound %s\n", session::format_bytes(double(plan.arena_bytes)).c_str(),
+      session::format_bytes(double(plan.naive_bytes)).c_str(), session::format_bytes(double(plan.lower_bound)).c_str());
   if (dump.empty()) return 0;
   std::error_code ec;
   std::filesystem::create_directories(dump, ec);
@@ -114,7 +117,8 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list) {
     if (st.is_ok()) st = write_file(dir / (base + ".json"), ir::to_json(*snap.graph, false));
     if (!st.is_ok()) return fail(st.message());
   }
-  Status st = write_file(dir / "passes.json", passes_json(r, plan, a.jit_level, (*ex)->compile_ms(), (*ex)->step_threads(), work));
+  Status st = write_file(dir / "passes.json",
+                         passes_json(r, plan, a.jit_level, (*ex)->compile_ms(), (*ex)->step_threads(), work));
   if (!st.is_ok()) return fail(st.message());
   std::printf("  dumped to %s\n", dump.c_str());
   return 0;

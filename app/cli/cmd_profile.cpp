@@ -20,7 +20,9 @@ namespace ms::cli {
 
 compiler::CompileOptions profile_compile_options(const RunArgs& a) {
   compiler::CompileOptions o;
-  o.jit_level = a.jit_level == "O0" ? compiler::JitLevel::O0 : a.jit_level == "O2" ? compiler::JitLevel::O2 : compiler::JitLevel::O1;
+  o.jit_level = a.jit_level == "O0"   ? compiler::JitLevel::O0
+                : a.jit_level == "O2" ? compiler::JitLevel::O2
+                                      : compiler::JitLevel::O1;
   o.disabled_passes = a.disabled_passes;
   return o;
 }
@@ -90,22 +92,25 @@ int profile_command(const ProfileState& st) {
     const prof::OpTable table = prof::op_stats(*run->trace);
     const prof::MemoryAnalysis mem = prof::analyze_memory(*run->trace);
     const session::LatencySummary& lat = run->latency;
-    summary["modes"][name] = {{"trace", path},
-                              {"latency_ms", {{"min", lat.min}, {"median", lat.median}, {"p90", lat.p90}, {"mean", lat.mean}}},
-                              {"compile_ms", run->compile_ms},
-                              {"recorded_events", run->recorded_events},
-                              {"trace_events", run->trace->events.size()},
-                              {"dropped_events", run->trace->dropped_events},
-                              {"post_processing_ms", run->build_ms},
-                              {"gpu_records", run->gpu_records},
-                              {"gpu_note", run->gpu_note},
-                              {"op_table", prof::to_json(table)},
-                              {"memory", prof::to_json(mem)}};
+    summary["modes"][name] = {
+        {"trace", path},
+        {"latency_ms", {{"min", lat.min}, {"median", lat.median}, {"p90", lat.p90}, {"mean", lat.mean}}},
+        {"compile_ms", run->compile_ms},
+        {"recorded_events", run->recorded_events},
+        {"trace_events", run->trace->events.size()},
+        {"dropped_events", run->trace->dropped_events},
+        {"post_processing_ms", run->build_ms},
+        {"gpu_records", run->gpu_records},
+        {"gpu_note", run->gpu_note},
+        {"op_table", prof::to_json(table)},
+        {"memory", prof::to_json(mem)}};
     std::printf("%s: median %.3f ms over %d iterations, %zu events -> %s\n", name.c_str(), lat.median, a.iters,
                 run->trace->events.size(), path.c_str());
     if (run->gpu_records > 0)
-      std::printf("gpu: %llu CUPTI records (kernels, copies, memsets)\n", static_cast<unsigned long long>(run->gpu_records));
-    if (!run->gpu_note.empty()) std::fprintf(stderr, "note: %s: GPU kernels missing: %s\n", name.c_str(), run->gpu_note.c_str());
+      std::printf("gpu: %llu CUPTI records (kernels, copies, memsets)\n",
+                  static_cast<unsigned long long>(run->gpu_records));
+    if (!run->gpu_note.empty())
+      std::fprintf(stderr, "note: %s: GPU kernels missing: %s\n", name.c_str(), run->gpu_note.c_str());
     std::printf("%s", prof::format_op_table(table, 10).c_str());
     std::printf("memory: peak %s live, footprint %s, fragmentation %.0f%%\n\n",
                 session::format_bytes(static_cast<double>(mem.peak_live_bytes)).c_str(),
@@ -113,7 +118,8 @@ int profile_command(const ProfileState& st) {
     traces[m] = run->trace;
   }
   if (traces.size() == 2) {
-    const prof::Comparison c = prof::compare_runs(*traces[runtime::ExecMode::PyNative], *traces[runtime::ExecMode::Graph]);
+    const prof::Comparison c =
+        prof::compare_runs(*traces[runtime::ExecMode::PyNative], *traces[runtime::ExecMode::Graph]);
     summary["comparison"] = prof::to_json(c);
     summary["verdict"] = c.verdict.text;
     std::printf("%s\n%s\n", prof::format_compare_table(c, 15).c_str(), c.verdict.text.c_str());
@@ -132,7 +138,8 @@ const RegisterCommand kProfile{
     [](CLI::App& cmd) -> CommandRunner {
       auto st = std::make_shared<ProfileState>();
       add_run_options(&cmd, st->args, false);
-      cmd.add_option("--mode", st->mode, "pynative, graph or both")->check(CLI::IsMember({"pynative", "graph", "both"}));
+      cmd.add_option("--mode", st->mode, "pynative, graph or both")
+          ->check(CLI::IsMember({"pynative", "graph", "both"}));
       cmd.add_option("--out", st->out, "Folder for <mode>.trace.json and summary.json")->required();
       return [st] { return profile_command(*st); };
     }};

@@ -83,8 +83,9 @@ int run_command(const RunArgs& a) {
   std::printf("  latency   min %.3f  median %.3f  p90 %.3f  mean %.3f ms  (%d iterations, %d warm-up)\n",
               r->latency.min, r->latency.median, r->latency.p90, r->latency.mean, a.iters, a.warmup);
   if (cfg.mode == runtime::ExecMode::Graph) std::printf("  compile   %.3f ms\n", r->compile_ms);
-  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n", session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(),
-              r->nodes, static_cast<long long>(r->kernels_per_iter));
+  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n",
+              session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(), r->nodes,
+              static_cast<long long>(r->kernels_per_iter));
   for (size_t i = 0; i < r->outputs.size(); ++i)
     std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());
   if (!a.save_outputs.empty()) {
@@ -107,7 +108,8 @@ int run_command(const RunArgs& a) {
     j["device"] = prep->backend->name();
     j["threads"] = prep->backend->threads();
     j["iters"] = a.iters;
-    j["latency_ms"] = {{"min", r->latency.min}, {"median", r->latency.median}, {"p90", r->latency.p90}, {"mean", r->latency.mean}};
+    j["latency_ms"] = {
+        {"min", r->latency.min}, {"median", r->latency.median}, {"p90", r->latency.p90}, {"mean", r->latency.mean}};
     j["compile_ms"] = r->compile_ms;
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;

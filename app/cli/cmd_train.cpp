@@ -18,8 +18,8 @@
 
 #include "app/cli/registry.h"
 #include "app/session/figures.h"
-#include "app/session/train_profile.h"
 #include "app/session/run_loop.h"
+#include "app/session/train_profile.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
@@ -91,8 +91,12 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
   nlohmann::json passes = nlohmann::json::array();
   for (const auto& p : r.passes)
-    passes.push_back({{"pass", p.pass}, {"ran", p.ran}, {"changed", p.changed}, {"ms", p.ms},
-                      {"nodes_before", p.nodes_before}, {"nodes_after", p.nodes_after}});
+    passes.push_back({{"pass", p.pass},
+                      {"ran", p.ran},
+                      {"changed", p.changed},
+                      {"ms", p.ms},
+                      {"nodes_before", p.nodes_before},
+                      {"nodes_after", p.nodes_after}});
   j["passes"] = passes;
   return j;
 }
@@ -109,14 +113,23 @@ Status write_profile(const std::string& dir, const std::string& mode, const Trai
   events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "steps"}}}});
   double t_us = 0;
   if (r.compile_ms > 0) {
-    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", 1}, {"ts", 0.0}, {"dur", r.compile_ms * 1000.0},
+    events.push_back({{"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", 0.0},
+                      {"dur", r.compile_ms * 1000.0},
                       {"name", "trace + compile step"}});
     t_us = r.compile_ms * 1000.0;
   }
   for (size_t i = 0; i < r.step_ms.size(); ++i) {
     const double dur = r.step_ms[i] * 1000.0;
-    events.push_back({{"ph", "X"}, {"pid", 1}, {"tid", 1}, {"ts", t_us}, {"dur", dur},
-                      {"name", "step " + std::to_string(i + 1)}, {"args", {{"loss", r.losses[i]}, {"lr", r.lrs[i]}}}});
+    events.push_back({{"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", t_us},
+                      {"dur", dur},
+                      {"name", "step " + std::to_string(i + 1)},
+                      {"args", {{"loss", r.losses[i]}, {"lr", r.lrs[i]}}}});
     events.push_back({{"ph", "C"}, {"pid", 1}, {"ts", t_us}, {"name", "loss"}, {"args", {{"loss", r.losses[i]}}}});
     t_us += dur;
   }
@@ -141,8 +154,10 @@ Status prepare_args(TrainArgs& a) {
   MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
   MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));
   if (a.run.mode == nn::Mode::PyNative && a.device != "cpu") {
-    std::fprintf(stderr, "note: PyNative training runs on the CPU (eager training steps on %s are not supported yet; "
-                         "--mode graph trains there)\n", a.device.c_str());
+    std::fprintf(stderr,
+                 "note: PyNative training runs on the CPU (eager training steps on %s are not supported yet; "
+                 "--mode graph trains there)\n",
+                 a.device.c_str());
     a.device = "cpu";
   }
   return apply_context(a.device, a.threads, a.run.mode);
@@ -152,7 +167,8 @@ void print_summary(const TrainResult& r) {
   std::printf("step time (steps 2..%zu): median %.3f ms  p10 %.3f  p90 %.3f  mean %.3f; first step %.3f ms\n",
               r.step_ms.size(), r.steady.median, r.steady.p10, r.steady.p90, r.steady.mean,
               r.step_ms.empty() ? 0.0 : r.step_ms.front());
-  std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms, session::format_bytes(static_cast<double>(r.peak_bytes)).c_str());
+  std::printf("compile %.1f ms   peak memory %s\n", r.compile_ms,
+              session::format_bytes(static_cast<double>(r.peak_bytes)).c_str());
   if (!r.passes.empty()) {
     std::string line;
     for (const auto& p : r.passes)
@@ -187,8 +203,10 @@ int train_command(TrainArgs a) {
   // --profile: the last step observed op by op, with its GPU kernels on a CUDA device (its trace
   // opens in the app's timeline and heatmap).
   session::ProfiledTraining profiled;
-  if (a.profile.empty()) profiled.result = nn::train::run_training(a.run, on_step);
-  else profiled = session::run_training_profiled(a.run, on_step, {{"amp", a.amp}});
+  if (a.profile.empty())
+    profiled.result = nn::train::run_training(a.run, on_step);
+  else
+    profiled = session::run_training_profiled(a.run, on_step, {{"amp", a.amp}});
   auto& r = profiled.result;
   if (!r) return fail(a.run.model + ": " + r.status().message());
   print_summary(*r);
@@ -202,7 +220,8 @@ int train_command(TrainArgs a) {
     Status ps = write_profile(a.profile, a.mode, *r);
     if (!ps.is_ok()) return fail(ps.message());
     if (profiled.trace) {
-      if (!profiled.gpu_note.empty()) std::fprintf(stderr, "note: GPU kernels missing: %s\n", profiled.gpu_note.c_str());
+      if (!profiled.gpu_note.empty())
+        std::fprintf(stderr, "note: GPU kernels missing: %s\n", profiled.gpu_note.c_str());
       const prof::Trace& trace = *profiled.trace;
       const std::string path = (std::filesystem::path(a.profile) / (a.mode + ".step.trace.json")).string();
       ps = prof::export_chrome_trace_file(trace, path);
@@ -222,7 +241,8 @@ int train_command(TrainArgs a) {
 
 void add_train_options(CLI::App& cmd, TrainArgs& a) {
   cmd.add_option("--optimizer", a.run.optimizer, "sgd, adam or adamw")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  cmd.add_option("--lr", a.run.lr, "Learning rate (default: sgd 0.05, adam/adamw 0.001)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--lr", a.run.lr, "Learning rate (default: sgd 0.05, adam/adamw 0.001)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--schedule", a.run.schedule, "lr schedule: constant, step or cosine")
       ->check(CLI::IsMember({"constant", "step", "cosine"}));
   cmd.add_option("--lr-warmup", a.run.lr_warmup, "Linear lr warm-up steps")->check(CLI::NonNegativeNumber);
@@ -234,8 +254,9 @@ void add_train_options(CLI::App& cmd, TrainArgs& a) {
   cmd.add_option("--data", a.run.data, "digits, synthetic, or auto (digits when the template takes them)")
       ->check(CLI::IsMember({"auto", "digits", "synthetic"}));
   cmd.add_option("--data-dir", a.run.data_dir, "Folder of digits_images.npy / digits_labels.npy");
-  cmd.add_option("--amp", a.amp,
-                 "Mixed precision: O0 fp32, O1 conv/matmul in bf16, O2 all but norms/softmax/loss in bf16, O3 all bf16");
+  cmd.add_option(
+      "--amp", a.amp,
+      "Mixed precision: O0 fp32, O1 conv/matmul in bf16, O2 all but norms/softmax/loss in bf16, O3 all bf16");
   cmd.add_option("--loss-scale", a.loss_scale, "Loss scaling: none (default), dynamic, or a static scale N");
 }
 
@@ -253,7 +274,8 @@ const RegisterCommand kTrain{
       cmd.add_option("--seed", a->run.seed, "Seed of the data split, shuffling and synthetic data");
       cmd.add_option("--jit-level", a->jit_level, "Graph-mode pipeline: O0, O1 or O2")
           ->check(CLI::IsMember({"O0", "O1", "O2"}));
-      cmd.add_option("--disable", a->run.disabled_passes, "Graph mode: leave a pass out of the step's compile (repeatable)");
+      cmd.add_option("--disable", a->run.disabled_passes,
+                     "Graph mode: leave a pass out of the step's compile (repeatable)");
       cmd.add_option("--report", a->report, "Write a JSON report (losses, step_ms, compile_ms, peak_bytes, accuracy)");
       cmd.add_option("--profile", a->profile, "Folder for <mode>.train.trace.json (Chrome trace) and summary.json");
       cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");
@@ -309,7 +331,8 @@ int compare_train_command(const RunArgs& ra) {
   const TrainResult &p = runs[0], &g = runs[1];
   auto tail = [&](const TrainResult& r) {
     const auto from = std::min<size_t>(static_cast<size_t>(skip), r.step_ms.size() > 1 ? r.step_ms.size() - 1 : 0);
-    return nn::train::summarize_steps(std::vector<double>(r.step_ms.begin() + static_cast<long>(from), r.step_ms.end()));
+    return nn::train::summarize_steps(
+        std::vector<double>(r.step_ms.begin() + static_cast<long>(from), r.step_ms.end()));
   };
   const auto ps = tail(p), gs = tail(g);
   std::printf("%s training step on %s data (%lld train examples), %s, %s, %lld steps; times over steps %lld..%lld\n\n",
@@ -325,7 +348,8 @@ int compare_train_command(const RunArgs& ra) {
   row("step p90", ps.p90, gs.p90, "ms");
   row("first step + compile", p.step_ms.front() + p.compile_ms, g.step_ms.front() + g.compile_ms, "ms");
   std::printf("%-26s %11s    %11.3f ms\n", "compile (trace + compile)", "-", g.compile_ms);
-  std::printf("%-26s %14s %14s %9.2fx\n", "peak memory", session::format_bytes(static_cast<double>(p.peak_bytes)).c_str(),
+  std::printf("%-26s %14s %14s %9.2fx\n", "peak memory",
+              session::format_bytes(static_cast<double>(p.peak_bytes)).c_str(),
               session::format_bytes(static_cast<double>(g.peak_bytes)).c_str(),
               g.peak_bytes > 0 ? static_cast<double>(p.peak_bytes) / static_cast<double>(g.peak_bytes) : 0.0);
   std::printf("%-26s %14.5f %14.5f\n", "final loss", p.losses.back(), g.losses.back());
@@ -346,8 +370,10 @@ int compare_train_command(const RunArgs& ra) {
               p.losses.size());
   if (!a.report.empty()) {
     std::ofstream f(a.report);
-    f << nlohmann::json{{"pynative", result_json(a, p, "pynative")}, {"graph", result_json(a, g, "graph")},
-                        {"break_even_steps", saving > 0 ? nlohmann::json(g.compile_ms / saving) : nlohmann::json(nullptr)},
+    f << nlohmann::json{{"pynative", result_json(a, p, "pynative")},
+                        {"graph", result_json(a, g, "graph")},
+                        {"break_even_steps",
+                         saving > 0 ? nlohmann::json(g.compile_ms / saving) : nlohmann::json(nullptr)},
                         {"loss_max_abs_diff", max_diff}}
              .dump(2)
       << "\n";

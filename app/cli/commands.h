@@ -20,7 +20,7 @@ struct RunArgs {
   int warmup = 2;
   std::string report;
   uint64_t seed = 0;
-  std::string jit_level = "O1";             // O0 | O1 | O2 (Graph mode pipeline)
+  std::string jit_level = "O1";              // O0 | O1 | O2 (Graph mode pipeline)
   std::vector<std::string> disabled_passes;  // pass arguments to leave out
 };
 

@@ -13,7 +13,7 @@ namespace ms::cli {
 // --jit-level and --disable: an unknown --disable name is an error that lists the valid ones; the
 // closing stages (plan-memory, branch-schedule) are disabled by name too (compiler/compile.h).
 inline Expected<compiler::CompileOptions> compile_options(const std::string& jit_level,
-                                                         const std::vector<std::string>& disabled) {
+                                                          const std::vector<std::string>& disabled) {
   auto level = compiler::parse_jit_level(jit_level);
   if (!level) return std::move(level).take_status();
   MS_RETURN_IF_ERROR(compiler::check_pass_names(disabled));

@@ -1,7 +1,7 @@
+#include "app/cli/conformance_case.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/pipeline.h"
-#include "app/cli/conformance_case.h"
 
 #include <algorithm>
 #include <cctype>
@@ -44,7 +44,9 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& pre
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0 || entry.path().extension() != ".pb") continue;
     const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) continue;
+    if (digits.empty() ||
+        !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      continue;
     found.emplace_back(std::stol(digits), entry.path());
   }
   std::sort(found.begin(), found.end());
@@ -121,9 +123,12 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
     for (int64_t i = 0; i < n; ++i) {
       const double a = got.at_double(i), b = want.at_double(i);
       bool ok;
-      if (std::isnan(a) || std::isnan(b)) ok = std::isnan(a) && std::isnan(b);
-      else if (std::isinf(a) || std::isinf(b)) ok = a == b;
-      else ok = std::fabs(a - b) <= atol + rtol * std::fabs(b);
+      if (std::isnan(a) || std::isnan(b))
+        ok = std::isnan(a) && std::isnan(b);
+      else if (std::isinf(a) || std::isinf(b))
+        ok = a == b;
+      else
+        ok = std::fabs(a - b) <= atol + rtol * std::fabs(b);
       if (!ok) {
         ++bad;
         if (first < 0) first = i;

@@ -21,7 +21,7 @@ struct CaseOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
   int threads = 1;
-  std::string device = "cpu";  // "cuda": without a usable device the case is skipped with the reason
+  std::string device = "cpu";                // "cuda": without a usable device the case is skipped with the reason
   std::string jit_level = "O1";              // graph mode: pipeline level
   std::vector<std::string> disabled_passes;  // graph mode: passes left out
 };

@@ -19,19 +19,20 @@ std::vector<CommandInfo>& command_registry() {
 void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode) {
   cmd->add_option("MODEL", a.model, "An .onnx file or zoo:NAME?key=value&...")->required();
   if (with_mode) cmd->add_option("--mode", a.mode, "pynative or graph")->check(CLI::IsMember({"pynative", "graph"}));
-  cmd->add_option("--device", a.device, "cpu or cuda (falls back to cpu with a note)")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--device", a.device, "cpu or cuda (falls back to cpu with a note)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--threads", a.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--input", a.inputs, "NAME=FILE.npy (repeatable); others are random with --seed");
   cmd->add_option("--dim", a.dims, "PARAM=N for symbolic input dims (default 1)");
   cmd->add_option("--iters", a.iters, "Timed iterations")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", a.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", a.seed, "Seed for random inputs");
-  cmd->add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
+  cmd->add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")
+      ->check(CLI::IsMember({"O0", "O1", "O2"}));
   cmd->add_option("--disable", a.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
 }
 
 }  // namespace ms::cli
-
 
 int main(int argc, char** argv) {
   CLI::App app{"modescope-cli: run, check and compare models in PyNative and Graph mode"};
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> conf_disabled;
   std::string conf_baseline;
   conf->add_option("--baseline", conf_baseline, "Report of an earlier run: its passed cases must pass");
-  conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
+  conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")
+      ->check(CLI::IsMember({"O0", "O1", "O2"}));
   conf->add_option("--disable", conf_disabled, "Leave a pass out of the Graph-mode pipeline (repeatable)");
   std::string conf_device = "cpu";
   conf->add_option("--device", conf_device, "cpu or cuda (without a CUDA device every case is skipped with the reason)")
@@ -90,8 +92,7 @@ int main(int argc, char** argv) {
 
   // Self-registered subcommands (see registry.h), in their listing order.
   auto& registry = ms::cli::command_registry();
-  std::stable_sort(registry.begin(), registry.end(),
-                   [](const auto& x, const auto& y) { return x.order < y.order; });
+  std::stable_sort(registry.begin(), registry.end(), [](const auto& x, const auto& y) { return x.order < y.order; });
   std::vector<std::pair<CLI::App*, ms::cli::CommandRunner>> registered;
   for (auto& info : registry) {
     CLI::App* sub = app.add_subcommand(info.name, info.description);
@@ -108,8 +109,9 @@ int main(int argc, char** argv) {
     if (*run) return ms::cli::run_command(run_args);
     if (*check) return ms::cli::check_command(check_model);
     if (*compare) return ms::cli::compare_command(compare_args);
-    if (*conf) return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol,
-                                                         conf_jit, conf_disabled, conf_baseline, conf_device);
+    if (*conf)
+      return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol, conf_jit,
+                                              conf_disabled, conf_baseline, conf_device);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
     for (auto& [sub, runner] : registered)
       if (*sub) return runner();

@@ -16,17 +16,17 @@
 namespace ms::app {
 
 struct OpenedModel {
-  QString source;                                // path or "generated:N"
-  std::shared_ptr<const ir::Graph> graph;        // as loaded (what runs)
-  std::shared_ptr<const ir::Graph> typed;        // with every value's type inferred (what is shown)
+  QString source;                          // path or "generated:N"
+  std::shared_ptr<const ir::Graph> graph;  // as loaded (what runs)
+  std::shared_ptr<const ir::Graph> typed;  // with every value's type inferred (what is shown)
   std::shared_ptr<const views::GraphModel> model;
   views::PreparedView view;
   QString warning;  // e.g. type inference failed: edges then show declared types only
   double load_ms = 0, infer_ms = 0, model_ms = 0, layout_ms = 0;
 };
 
-// MODEL: an .onnx path, a zoo template "zoo:NAME?k=v", or "generated:N" (a synthetic N-node network with name scopes, for
-// benchmarks and tests).
+// MODEL: an .onnx path, a zoo template "zoo:NAME?k=v", or "generated:N" (a synthetic N-node network with name scopes,
+// for benchmarks and tests).
 Expected<OpenedModel> open_model(const QString& source, views::JobContext& ctx);
 
 // A synthetic graph: `blocks` residual blocks of `per_block` ops each, scoped "/stage<s>/block<b>/…".

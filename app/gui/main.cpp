@@ -47,23 +47,38 @@ int main(int argc, char** argv) {
   cli.addHelpOption();
   cli.addVersionOption();
   cli.addPositionalArgument(QStringLiteral("MODEL"), QStringLiteral("an .onnx file, or generated:N"));
-  QCommandLineOption run_opt(QStringLiteral("run"), QStringLiteral("Run after opening: pynative, graph or both."), QStringLiteral("MODES"));
-  QCommandLineOption shot_opt(QStringLiteral("screenshot"), QStringLiteral("Save PNGs of the views to DIR, then exit."), QStringLiteral("DIR"));
-  QCommandLineOption size_opt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1600x1000)."), QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-  QCommandLineOption bench_opt(QStringLiteral("bench-open"), QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
-  QCommandLineOption pass_opt(QStringLiteral("show-pass"), QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."), QStringLiteral("N"));
-  QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."), QStringLiteral("N"));
-  QCommandLineOption jit_opt(QStringLiteral("jit-level"), QStringLiteral("Graph-mode pipeline: O0, O1 or O2."), QStringLiteral("LEVEL"));
-  QCommandLineOption side_opt(QStringLiteral("side-by-side"), QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
-  QCommandLineOption effect_opt(QStringLiteral("pass-effect"),
-                                QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
-                                               "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
-  QCommandLineOption train_opt(QStringLiteral("train"),
-                               QStringLiteral("With --screenshot and a zoo template: train it N steps in both modes, save "
-                                              "train.png (the loss curves), the last step's timeline/memory/compare views "
-                                              "and exit."),
+  QCommandLineOption run_opt(QStringLiteral("run"), QStringLiteral("Run after opening: pynative, graph or both."),
+                             QStringLiteral("MODES"));
+  QCommandLineOption shot_opt(QStringLiteral("screenshot"), QStringLiteral("Save PNGs of the views to DIR, then exit."),
+                              QStringLiteral("DIR"));
+  QCommandLineOption size_opt(QStringLiteral("size"),
+                              QStringLiteral("Window size for --screenshot (default 1600x1000)."),
+                              QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+  QCommandLineOption bench_opt(
+      QStringLiteral("bench-open"),
+      QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
+  QCommandLineOption pass_opt(
+      QStringLiteral("show-pass"),
+      QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."),
+      QStringLiteral("N"));
+  QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."),
                                QStringLiteral("N"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt});
+  QCommandLineOption jit_opt(QStringLiteral("jit-level"), QStringLiteral("Graph-mode pipeline: O0, O1 or O2."),
+                             QStringLiteral("LEVEL"));
+  QCommandLineOption side_opt(QStringLiteral("side-by-side"),
+                              QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
+  QCommandLineOption effect_opt(
+      QStringLiteral("pass-effect"),
+      QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
+                     "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
+  QCommandLineOption train_opt(
+      QStringLiteral("train"),
+      QStringLiteral("With --screenshot and a zoo template: train it N steps in both modes, save "
+                     "train.png (the loss curves), the last step's timeline/memory/compare views "
+                     "and exit."),
+      QStringLiteral("N"));
+  cli.addOptions(
+      {run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -73,12 +88,14 @@ int main(int argc, char** argv) {
     return fail(QStringLiteral("--run takes pynative, graph or both, not '%1'").arg(run_modes));
   const bool screenshot = cli.isSet(shot_opt);
   const bool bench = cli.isSet(bench_opt);
-  if ((screenshot || bench) && model.isEmpty()) return fail(QStringLiteral("--screenshot and --bench-open need a MODEL"));
+  if ((screenshot || bench) && model.isEmpty())
+    return fail(QStringLiteral("--screenshot and --bench-open need a MODEL"));
 
   ms::app::MainWindow window;
   if (screenshot || bench) {
     const QStringList wh = cli.value(size_opt).split('x');
-    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600, wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
+    window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600,
+                  wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
   }
   window.set_echo_log(screenshot || bench);
   if (!run_modes.isEmpty()) window.run_panel()->set_modes(run_modes);
@@ -101,12 +118,13 @@ int main(int argc, char** argv) {
       const double paint_ms = static_cast<double>(clock->nsecsElapsed()) / 1e6;
       probe->stop();
       const auto* doc = window.document();
-      std::printf("{\"model\": \"%s\", \"nodes\": %d, \"visible_items\": %zu, \"collapsed_groups\": %zu, "
-                  "\"load_ms\": %.1f, \"infer_ms\": %.1f, \"group_ms\": %.1f, \"layout_ms\": %.1f, "
-                  "\"first_paint_ms\": %.1f, \"max_ui_block_ms\": %.1f, \"ui_ticks\": %d}\n",
-                  qPrintable(model), doc ? doc->model->drawn_nodes : 0, doc ? doc->view.visible.items.size() : 0,
-                  doc ? doc->view.collapsed.size() : 0, doc ? doc->load_ms : 0, doc ? doc->infer_ms : 0,
-                  doc ? doc->model_ms : 0, doc ? doc->layout_ms : 0, paint_ms, probe->worst_block_ms(), probe->ticks());
+      std::printf(
+          "{\"model\": \"%s\", \"nodes\": %d, \"visible_items\": %zu, \"collapsed_groups\": %zu, "
+          "\"load_ms\": %.1f, \"infer_ms\": %.1f, \"group_ms\": %.1f, \"layout_ms\": %.1f, "
+          "\"first_paint_ms\": %.1f, \"max_ui_block_ms\": %.1f, \"ui_ticks\": %d}\n",
+          qPrintable(model), doc ? doc->model->drawn_nodes : 0, doc ? doc->view.visible.items.size() : 0,
+          doc ? doc->view.collapsed.size() : 0, doc ? doc->load_ms : 0, doc ? doc->infer_ms : 0,
+          doc ? doc->model_ms : 0, doc ? doc->layout_ms : 0, paint_ms, probe->worst_block_ms(), probe->ticks());
       std::fflush(stdout);
       QApplication::exit(0);
     });
@@ -184,22 +202,27 @@ int main(int argc, char** argv) {
     auto show_then_save = [&window, save, show_pass] {
       if (show_pass >= 0 && window.show_pass(show_pass)) {
         // With a fusing pass, a fused node selected: its origins outlined, listed in the inspector.
-        QObject::connect(window.graph_view(), &ms::views::GraphView::first_paint, &window, [&window, save] {
-          window.select_first_fused_node();
-          save();
-        }, Qt::SingleShotConnection);
+        QObject::connect(
+            window.graph_view(), &ms::views::GraphView::first_paint, &window,
+            [&window, save] {
+              window.select_first_fused_node();
+              save();
+            },
+            Qt::SingleShotConnection);
         return;
       }
       save();
     };
     const bool pass_effect = cli.isSet(effect_opt);
-    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window, [&window, show_then_save, pass_effect](bool) {
-      if (pass_effect && window.measure_pass_effects()) {
-        QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save, Qt::SingleShotConnection);
-        return;
-      }
-      show_then_save();
-    });
+    QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window,
+                     [&window, show_then_save, pass_effect](bool) {
+                       if (pass_effect && window.measure_pass_effects()) {
+                         QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save,
+                                          Qt::SingleShotConnection);
+                         return;
+                       }
+                       show_then_save();
+                     });
   }
   if (!model.isEmpty()) window.open(model);
   return app.exec();

@@ -5,9 +5,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
-#include <QSignalBlocker>
-#include <QVBoxLayout>
-#include <QSlider>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -19,11 +16,14 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalBlocker>
+#include <QSlider>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTime>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 #include <cstdio>
 
@@ -56,15 +56,19 @@ MainWindow::MainWindow() {
   connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
     inspector_->show_node(graph_->model(), node);
     const auto* m = graph_->model();
-    show_fused_origins(m && node >= 0 && node < static_cast<int>(m->nodes.size()) && m->nodes[static_cast<size_t>(node)].node
-                           ? m->nodes[static_cast<size_t>(node)].node->id.value : 0);
-    if (!linking_ && m && node >= 0 && node < static_cast<int>(m->nodes.size()) && m->nodes[static_cast<size_t>(node)].node)
+    show_fused_origins(m && node >= 0 && node < static_cast<int>(m->nodes.size()) &&
+                               m->nodes[static_cast<size_t>(node)].node
+                           ? m->nodes[static_cast<size_t>(node)].node->id.value
+                           : 0);
+    if (!linking_ && m && node >= 0 && node < static_cast<int>(m->nodes.size()) &&
+        m->nodes[static_cast<size_t>(node)].node)
       select_node_everywhere(m->nodes[static_cast<size_t>(node)].node->id.value);
   });
   connect(graph_, &views::GraphView::layout_finished, this, [this](int items, double ms) {
     status_text_->setText(tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0));
   });
-  connect(graph_, &views::GraphView::layout_failed, this, [this](const QString& m) { log(tr("Layout failed: %1").arg(m), true); });
+  connect(graph_, &views::GraphView::layout_failed, this,
+          [this](const QString& m) { log(tr("Layout failed: %1").arg(m), true); });
   QSettings s;
   restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(s.value(QStringLiteral("window/state")).toByteArray());
@@ -101,9 +105,10 @@ void MainWindow::build_docks() {
   passes_ = new views::PassListModel(this);
   connect(passes_, &views::PassListModel::enabled_changed, this, [this] {
     const auto off = passes_->disabled();
-    status_text_->setText(off.empty() ? tr("Every pass runs in the next Graph-mode run")
-                                      : tr("The next Graph-mode run leaves out %n pass(es); run it to see what they buy", nullptr,
-                                           static_cast<int>(off.size())));
+    status_text_->setText(off.empty()
+                              ? tr("Every pass runs in the next Graph-mode run")
+                              : tr("The next Graph-mode run leaves out %n pass(es); run it to see what they buy",
+                                   nullptr, static_cast<int>(off.size())));
   });
   auto* table = pass_table_ = new QTableView(this);
   table->setModel(passes_);
@@ -143,11 +148,12 @@ void MainWindow::build_docks() {
     slider->setValue(0);
   });
   connect(slider, &QSlider::valueChanged, this, [table](int v) { table->selectRow(v); });
-  connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this, slider](const QModelIndex& current) {
-    const QSignalBlocker block(slider);
-    slider->setValue(current.row());
-    show_snapshot(current.row());
-  });
+  connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this, slider](const QModelIndex& current) {
+            const QSignalBlocker block(slider);
+            slider->setValue(current.row());
+            show_snapshot(current.row());
+          });
   auto* pass_dock = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
   resizeDocks({pass_dock}, {300}, Qt::Horizontal);
 
@@ -196,7 +202,8 @@ void MainWindow::build_actions() {
   file->addAction(tr("Export Comparison Table as &CSV…"), this, &MainWindow::export_compare_csv);
   file->addAction(tr("Export &Traces as Chrome JSON…"), this, &MainWindow::export_traces);
   file->addAction(tr("Open &Trace…"), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Trace"), QString(), tr("Chrome traces (*.json);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open Trace"), QString(), tr("Chrome traces (*.json);;All files (*)"));
     if (!path.isEmpty()) open_trace(path);
   });
   file->addSeparator();
@@ -212,8 +219,10 @@ void MainWindow::build_actions() {
     const QModelIndex cur = pass_table_ ? pass_table_->currentIndex() : QModelIndex();
     if (on && cur.isValid()) show_snapshot(cur.row());
   });
-  auto* find = view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, graph_, &views::GraphView::show_search);
-  auto* fit = view->addAction(icon("fit"), tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_, &views::GraphView::fit);
+  auto* find =
+      view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, graph_, &views::GraphView::show_search);
+  auto* fit = view->addAction(icon("fit"), tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_,
+                              &views::GraphView::fit);
   auto* zin = view->addAction(icon("zoom-in"), tr("Zoom &In"), graph_, &views::GraphView::zoom_in);
   zin->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::Key_Plus), QKeySequence(Qt::Key_Equal)});
   auto* zout = view->addAction(icon("zoom-out"), tr("Zoom &Out"), graph_, &views::GraphView::zoom_out);
@@ -246,7 +255,8 @@ void MainWindow::build_actions() {
     if (graph_->model()->drawn_nodes > kMaxExpanded) {
       graph_->set_collapsed(views::default_collapsed(*graph_->model(), kMaxExpanded));
       log(tr("The graph has %1 nodes: opened groups up to about %2 boxes; double-click a group to open it")
-              .arg(graph_->model()->drawn_nodes).arg(kMaxExpanded));
+              .arg(graph_->model()->drawn_nodes)
+              .arg(kMaxExpanded));
       return;
     }
     graph_->set_collapsed({});
@@ -261,7 +271,8 @@ void MainWindow::build_actions() {
   auto* runm = menuBar()->addMenu(tr("&Run"));
   run_action_ = runm->addAction(icon("run"), tr("&Run"), QKeySequence(Qt::Key_F5), this, [this] { run(); });
   needs_model_ << run_action_;
-  auto* cancel = runm->addAction(icon("stop"), tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_jobs);
+  auto* cancel =
+      runm->addAction(icon("stop"), tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_jobs);
   cancel->setShortcutContext(Qt::WindowShortcut);
   connect(run_panel_, &RunPanel::run_requested, this, [this] { run(); });
 
@@ -317,7 +328,8 @@ void MainWindow::add_recent(const QString& path) {
 void MainWindow::open_dialog() {
   QSettings s;
   const QString dir = s.value(QStringLiteral("last_dir")).toString();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
   if (path.isEmpty()) return;
   s.setValue(QStringLiteral("last_dir"), QFileInfo(path).absolutePath());
   open(path);
@@ -331,19 +343,24 @@ void MainWindow::new_from_template() {
 void MainWindow::export_graph(const QString& format) {
   if (!doc_) return;
   const QString base = QFileInfo(doc_->source).completeBaseName();
-  const QString filter = format == QLatin1String("svg") ? tr("SVG images (*.svg)")
-                         : format == QLatin1String("png") ? tr("PNG images (*.png)") : tr("Graphviz DOT (*.dot *.gv)");
+  const QString filter = format == QLatin1String("svg")   ? tr("SVG images (*.svg)")
+                         : format == QLatin1String("png") ? tr("PNG images (*.png)")
+                                                          : tr("Graphviz DOT (*.dot *.gv)");
   const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), base + "." + format, filter);
   if (path.isEmpty()) return;
   bool ok = false;
-  if (format == QLatin1String("svg")) ok = graph_->export_svg(path);
-  else if (format == QLatin1String("png")) ok = graph_->export_png(path);
+  if (format == QLatin1String("svg"))
+    ok = graph_->export_svg(path);
+  else if (format == QLatin1String("png"))
+    ok = graph_->export_png(path);
   else {
     QFile f(path);
     ok = f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(graph_->dot_text().toUtf8()) >= 0;
   }
-  if (ok) log(tr("Exported the graph to %1").arg(path));
-  else log(tr("Could not write %1").arg(path), true);
+  if (ok)
+    log(tr("Exported the graph to %1").arg(path));
+  else
+    log(tr("Could not write %1").arg(path), true);
 }
 
 bool MainWindow::show_pass(int row) {

@@ -132,12 +132,13 @@ class MainWindow : public QMainWindow {
   void export_traces();
   // After a Graph-mode run: with passes unchecked, what they bought against the last full-pipeline run.
   void report_pass_effect(const RunOutcome& r);
+
  public:
   // Imports a trace the profiler can read (its own or foreign Chrome-trace JSON) into the result
   // views, as the PyNative or Graph run after its "mode" metadata (PyNative when it has none).
   void open_trace(const QString& path);
- private:
 
+ private:
   views::JobTracker* jobs_;
   views::GraphView* graph_;
   views::Inspector* inspector_;
@@ -176,8 +177,9 @@ class MainWindow : public QMainWindow {
   void sync_views(views::GraphView* from, views::GraphView* to);
   std::shared_ptr<const compiler::GraphDiff> shown_diff_;  // the pass the graph view shows
   std::shared_ptr<const ir::Graph> shown_before_;
-  std::vector<std::string> disabled_;      // passes the last Graph-mode run left out
-  std::optional<RunOutcome> full_pipeline_; // the last Graph-mode run with every pass  // guards select_node_everywhere against the views' echo
+  std::vector<std::string> disabled_;        // passes the last Graph-mode run left out
+  std::optional<RunOutcome> full_pipeline_;  // the last Graph-mode run with every pass  // guards
+                                             // select_node_everywhere against the views' echo
 };
 
 }  // namespace ms::app

@@ -54,8 +54,9 @@ bool MainWindow::measure_pass_effects() {
   if (!doc_) return false;
   const std::vector<std::string> chosen = passes_to_measure();
   if (chosen.empty()) {
-    pass_delta_->set_note(passes_->passes().empty() ? tr("Run the model in Graph mode first: its passes are what can be left out.")
-                                                    : tr("No pass changed the graph: nothing to measure."));
+    pass_delta_->set_note(passes_->passes().empty()
+                              ? tr("Run the model in Graph mode first: its passes are what can be left out.")
+                              : tr("No pass changed the graph: nothing to measure."));
     Q_EMIT pass_effects_measured(false);
     return false;
   }
@@ -66,9 +67,12 @@ bool MainWindow::measure_pass_effects() {
     pass_dock_->raise();
     resizeDocks({pass_dock_}, {std::max(pass_dock_->height(), 240)}, Qt::Vertical);
   }
-  pass_delta_->set_busy(true, tr("the full pipeline and %n pass(es) left out", nullptr, static_cast<int>(chosen.size())));
-  log(tr("Measuring what %n pass(es) buy: %1 Graph-mode runs of %2 iterations", nullptr, static_cast<int>(chosen.size()))
-          .arg(chosen.size() + 2).arg(req.iterations));
+  pass_delta_->set_busy(true,
+                        tr("the full pipeline and %n pass(es) left out", nullptr, static_cast<int>(chosen.size())));
+  log(tr("Measuring what %n pass(es) buy: %1 Graph-mode runs of %2 iterations", nullptr,
+         static_cast<int>(chosen.size()))
+          .arg(chosen.size() + 2)
+          .arg(req.iterations));
   pass_effect_job_ = jobs_->start(
       QStringLiteral("pass-effect"), tr("Measuring pass effects"), this,
       [graph, req, chosen](views::JobContext& ctx) -> Expected<Measured> {
@@ -80,7 +84,8 @@ bool MainWindow::measure_pass_effects() {
         const double total = static_cast<double>(chosen.size() + 2);
         for (size_t i = 0; i < chosen.size(); ++i) {
           if (ctx.cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
-          ctx.progress(static_cast<double>(i + 1) / total, QObject::tr("Without %1").arg(QString::fromStdString(chosen[i])));
+          ctx.progress(static_cast<double>(i + 1) / total,
+                       QObject::tr("Without %1").arg(QString::fromStdString(chosen[i])));
           RunRequest without = req;
           without.disabled_passes = {chosen[i]};
           auto r = run_model(*graph, without, ctx);
@@ -106,7 +111,8 @@ bool MainWindow::measure_pass_effects() {
         }
         const int n = static_cast<int>(r->second.size());
         pass_delta_->model()->set_results(std::move(r->first), std::move(r->second));
-        pass_delta_->set_note(tr("%n pass(es) measured, each left out alone; sort by a column to rank them.", nullptr, n));
+        pass_delta_->set_note(
+            tr("%n pass(es) measured, each left out alone; sort by a column to rank them.", nullptr, n));
         log(tr("Pass effects measured for %n pass(es); see the Pass Effect dock", nullptr, n));
         Q_EMIT pass_effects_measured(true);
       });

@@ -7,14 +7,14 @@
 #include <QSplitter>
 #include <QTabWidget>
 
-#include "app/gui/train_panel.h"
 #include <QTableView>
+#include "app/gui/train_panel.h"
 
 #include "app/gui/main_window.h"
 #include "engine/compiler/diff.h"
-#include "views/common/axis.h"
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
+#include "views/common/axis.h"
 #include "views/compare/compare_view.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/memory/memory_view.h"
@@ -68,7 +68,8 @@ void MainWindow::show_before(std::shared_ptr<const ir::Graph> before, std::share
   }
   jobs_->start(
       QStringLiteral("before"), tr("Showing the graph before the pass"), this,
-      [before](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+      [before](views::JobContext& ctx)
+          -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
         ctx.progress(-1, QObject::tr("Laying out the graph"));
         auto model = views::GraphModel::build(before);
         auto view = views::prepare_view(*model, views::default_collapsed(*model));
@@ -134,8 +135,10 @@ void MainWindow::update_result_views() {
   if (graph_trace_) panels.push_back(views::memory_panel_from_trace(*graph_trace_, "Graph · recorded (arena)"));
   if (plan_) panels.push_back(views::memory_panel_from_plan(*plan_, graph_trace_.get(), "Graph · planned (arena)"));
   memory_->set_panels(std::move(panels));
-  if (eager_trace_ && graph_trace_) compare_->set_comparison(prof::compare_runs(*eager_trace_, *graph_trace_));
-  else compare_->clear();
+  if (eager_trace_ && graph_trace_)
+    compare_->set_comparison(prof::compare_runs(*eager_trace_, *graph_trace_));
+  else
+    compare_->clear();
 }
 
 bool MainWindow::export_result_views(const QString& dir) {
@@ -144,7 +147,8 @@ bool MainWindow::export_result_views(const QString& dir) {
   // (The graph tab's size, not the graph view's: side by side, that is half of it.)
   QWidget* graph_tab = tabs_->widget(0);
   const QSize size = graph_tab && graph_tab->width() > 100 ? graph_tab->size() : QSize(1400, 800);
-  for (QWidget* w : {static_cast<QWidget*>(timeline_), static_cast<QWidget*>(memory_), static_cast<QWidget*>(compare_)}) {
+  for (QWidget* w :
+       {static_cast<QWidget*>(timeline_), static_cast<QWidget*>(memory_), static_cast<QWidget*>(compare_)}) {
     w->resize(size);
     w->ensurePolished();
   }
@@ -166,7 +170,8 @@ bool MainWindow::export_result_views(const QString& dir) {
   ok &= compare_->export_csv(dir + QStringLiteral("/compare.csv"));
   // pass_delta.png: what each pass buys, once measured (--pass-effect).
   if (pass_delta_->model()->rowCount() > 0) {
-    pass_delta_->resize(std::max(900, size.width() * 3 / 4), 150 + pass_delta_->model()->rowCount() * (fontMetrics().height() + 8));
+    pass_delta_->resize(std::max(900, size.width() * 3 / 4),
+                        150 + pass_delta_->model()->rowCount() * (fontMetrics().height() + 8));
     ok &= pass_delta_->export_png(dir + QStringLiteral("/pass_delta.png"));
     ok &= pass_delta_->export_csv(dir + QStringLiteral("/pass_delta.csv"));
   }
@@ -191,17 +196,23 @@ void MainWindow::export_current_view() {
     export_graph(QStringLiteral("png"));
     return;
   }
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export View as PNG"), QString(), tr("PNG images (*.png)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export View as PNG"), QString(), tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
-  if (!w->grab().save(path)) log(tr("Could not write %1").arg(path), true);
-  else log(tr("Wrote %1").arg(path));
+  if (!w->grab().save(path))
+    log(tr("Could not write %1").arg(path), true);
+  else
+    log(tr("Wrote %1").arg(path));
 }
 
 void MainWindow::export_compare_csv() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export Comparison as CSV"), QString(), tr("CSV files (*.csv)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export Comparison as CSV"), QString(), tr("CSV files (*.csv)"));
   if (path.isEmpty()) return;
-  if (!compare_->export_csv(path)) log(tr("Could not write %1").arg(path), true);
-  else log(tr("Wrote %1").arg(path));
+  if (!compare_->export_csv(path))
+    log(tr("Could not write %1").arg(path), true);
+  else
+    log(tr("Wrote %1").arg(path));
 }
 
 void MainWindow::report_pass_effect(const RunOutcome& r) {
@@ -212,7 +223,8 @@ void MainWindow::report_pass_effect(const RunOutcome& r) {
   QStringList names;
   for (const auto& d : disabled_) names << QString::fromStdString(d);
   if (!full_pipeline_) {
-    log(tr("Ran without %1; run once with every pass checked to see what they buy").arg(names.join(QStringLiteral(", "))));
+    log(tr("Ran without %1; run once with every pass checked to see what they buy")
+            .arg(names.join(QStringLiteral(", "))));
     return;
   }
   const RunOutcome& f = *full_pipeline_;
@@ -220,10 +232,13 @@ void MainWindow::report_pass_effect(const RunOutcome& r) {
   const QString line =
       tr("Without %1: median %2 ms (%3% against %4 ms with every pass), peak %5 vs %6, %7 vs %8 kernels per iteration")
           .arg(names.join(QStringLiteral(", ")))
-          .arg(r.median_ms, 0, 'f', 3).arg(pct(r.median_ms, f.median_ms), 0, 'f', 1).arg(f.median_ms, 0, 'f', 3)
+          .arg(r.median_ms, 0, 'f', 3)
+          .arg(pct(r.median_ms, f.median_ms), 0, 'f', 1)
+          .arg(f.median_ms, 0, 'f', 3)
           .arg(QString::fromStdString(views::format_bytes(static_cast<double>(r.peak_bytes))),
                QString::fromStdString(views::format_bytes(static_cast<double>(f.peak_bytes))))
-          .arg(r.kernels).arg(f.kernels);
+          .arg(r.kernels)
+          .arg(f.kernels);
   log(line);
   status_text_->setText(line);
 }
@@ -233,17 +248,20 @@ void MainWindow::export_traces() {
     log(tr("No traces yet: run the model first"), true);
     return;
   }
-  const QString base = QFileDialog::getSaveFileName(this, tr("Export Traces (one file per mode)"), QStringLiteral("trace.json"),
-                                                    tr("Chrome traces (*.json)"));
+  const QString base = QFileDialog::getSaveFileName(this, tr("Export Traces (one file per mode)"),
+                                                    QStringLiteral("trace.json"), tr("Chrome traces (*.json)"));
   if (base.isEmpty()) return;
   QString stem = base;
   if (stem.endsWith(QStringLiteral(".json"))) stem.chop(5);
-  for (const auto& [trace, mode] : {std::pair{eager_trace_, QStringLiteral("pynative")}, std::pair{graph_trace_, QStringLiteral("graph")}}) {
+  for (const auto& [trace, mode] :
+       {std::pair{eager_trace_, QStringLiteral("pynative")}, std::pair{graph_trace_, QStringLiteral("graph")}}) {
     if (!trace) continue;
     const QString path = stem + QLatin1Char('-') + mode + QStringLiteral(".json");
     const Status st = prof::export_chrome_trace_file(*trace, path.toStdString());
-    if (!st) log(human_error(st, tr("Writing %1").arg(path)), true);
-    else log(tr("Wrote %1 (open it in chrome://tracing or Perfetto)").arg(path));
+    if (!st)
+      log(human_error(st, tr("Writing %1").arg(path)), true);
+    else
+      log(tr("Wrote %1 (open it in chrome://tracing or Perfetto)").arg(path));
   }
 }
 
@@ -261,11 +279,16 @@ void MainWindow::open_trace(const QString& path) {
           return;
         }
         for (const auto& w : r->warnings) log(QString::fromStdString(w));
-        if (r->trace->meta("mode") == "graph") graph_trace_ = r->trace;
-        else eager_trace_ = r->trace;
+        if (r->trace->meta("mode") == "graph")
+          graph_trace_ = r->trace;
+        else
+          eager_trace_ = r->trace;
         update_result_views();
         tabs_->setCurrentWidget(timeline_);
-        log(tr("Trace %1: %2 events on %3 tracks").arg(QFileInfo(path).fileName()).arg(r->trace->events.size()).arg(r->trace->tracks.size()));
+        log(tr("Trace %1: %2 events on %3 tracks")
+                .arg(QFileInfo(path).fileName())
+                .arg(r->trace->events.size())
+                .arg(r->trace->tracks.size()));
       });
 }
 

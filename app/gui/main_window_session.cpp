@@ -8,8 +8,8 @@
 #include <unordered_set>
 
 #include "app/gui/main_window.h"
-#include "engine/compiler/diff.h"
 #include "app/gui/run_panel.h"
+#include "engine/compiler/diff.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/graph/inspector.h"
 #include "views/layout/ghost_graph.h"
@@ -113,13 +113,16 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
           return;
         }
         if (!r->note.empty()) log(QString::fromStdString(r->note));
-        if (!r->gpu_note.empty()) log(tr("GPU kernels missing from the timeline: %1").arg(QString::fromStdString(r->gpu_note)), true);
+        if (!r->gpu_note.empty())
+          log(tr("GPU kernels missing from the timeline: %1").arg(QString::fromStdString(r->gpu_note)), true);
         if (!r->passes.empty()) show_passes(r->passes);
         if (r->mode == "graph") report_pass_effect(*r);
         run_panel_->show_result(*r);
         take_result(*r);
-        QString line = tr("%1 on %2: median %3 ms, min %4 ms").arg(what, QString::fromStdString(r->backend))
-                           .arg(r->median_ms, 0, 'f', 3).arg(r->min_ms, 0, 'f', 3);
+        QString line = tr("%1 on %2: median %3 ms, min %4 ms")
+                           .arg(what, QString::fromStdString(r->backend))
+                           .arg(r->median_ms, 0, 'f', 3)
+                           .arg(r->min_ms, 0, 'f', 3);
         if (r->mode == "graph") line += tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);
         log(line);
         for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
@@ -162,8 +165,8 @@ void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
     rows.push_back(std::move(row));
   }
   passes_->set_passes(std::move(rows));
-  log(tr("Graph mode ran %n compiler pass(es); pick one in the Passes list to see the graph after it",
-         nullptr, static_cast<int>(passes.size()) - 1));
+  log(tr("Graph mode ran %n compiler pass(es); pick one in the Passes list to see the graph after it", nullptr,
+         static_cast<int>(passes.size()) - 1));
 }
 
 void MainWindow::show_snapshot(int row) {
@@ -178,7 +181,8 @@ void MainWindow::show_snapshot(int row) {
   auto ghosts = std::make_shared<std::unordered_set<uint64_t>>();
   jobs_->start(
       QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
-      [graph, before, diff, ghosts](views::JobContext& ctx) -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
+      [graph, before, diff, ghosts](views::JobContext& ctx)
+          -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
         ctx.progress(-1, QObject::tr("Laying out the graph"));
         std::shared_ptr<const ir::Graph> shown = graph;
         std::vector<std::pair<ir::NodeId, ir::NodeId>> links;
@@ -198,7 +202,8 @@ void MainWindow::show_snapshot(int row) {
         if (!view) return std::move(view).take_status();
         return std::make_pair(model, std::move(*view));
       },
-      [this, name, diff, before, ghosts, row](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
+      [this, name, diff, before, ghosts,
+       row](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
         if (!r) {
           fail(r.status(), tr("Showing the graph after %1").arg(name));
           return;
@@ -215,10 +220,16 @@ void MainWindow::show_snapshot(int row) {
         shown_diff_ = diff;
         shown_before_ = before;
         show_before(before, diff);
-        status_text_->setText(tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 gone (%7 removed, the rest "
-                                 "fused; dashed red, in place)")
-                                  .arg(name).arg(r->first->drawn_nodes - static_cast<int>(ghosts->size())).arg(diff->added.size())
-                                  .arg(diff->fused.size()).arg(diff->rewritten.size()).arg(ghosts->size()).arg(diff->removed.size()));
+        status_text_->setText(
+            tr("The graph after %1: %2 nodes; %3 added, %4 fused, %5 rewritten, %6 gone (%7 removed, the rest "
+               "fused; dashed red, in place)")
+                .arg(name)
+                .arg(r->first->drawn_nodes - static_cast<int>(ghosts->size()))
+                .arg(diff->added.size())
+                .arg(diff->fused.size())
+                .arg(diff->rewritten.size())
+                .arg(ghosts->size())
+                .arg(diff->removed.size()));
       });
 }
 
@@ -267,7 +278,8 @@ void MainWindow::on_job_started(views::JobId id, const QString& title) {
 
 void MainWindow::on_job_progress(views::JobId id, double fraction, const QString& text) {
   if (!active_.count(id)) return;
-  if (fraction < 0) progress_->setRange(0, 0);
+  if (fraction < 0)
+    progress_->setRange(0, 0);
   else {
     progress_->setRange(0, 1000);
     progress_->setValue(static_cast<int>(fraction * 1000));

@@ -30,7 +30,8 @@ QString mode_label(nn::Mode m) { return m == nn::Mode::Graph ? QStringLiteral("G
 bool MainWindow::train() {
   if (!doc_ || !doc_->source.startsWith(QLatin1String("zoo:"))) {
     const QString msg = tr("Training needs a zoo template: open one with File → New from template (the open model "
-                           "is %1)").arg(doc_ ? doc_->source : tr("none"));
+                           "is %1)")
+                            .arg(doc_ ? doc_->source : tr("none"));
     train_panel_->set_text(msg);
     log(msg, true);
     Q_EMIT training_finished(false);
@@ -52,17 +53,26 @@ bool MainWindow::train() {
           nn::train::RunOptions o = base;
           o.mode = modes[k];
           const QString name = mode_label(o.mode);
-          QMetaObject::invokeMethod(curve, [curve, name] { if (curve) curve->begin_series(name); }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              curve,
+              [curve, name] {
+                if (curve) curve->begin_series(name);
+              },
+              Qt::QueuedConnection);
           const double total = static_cast<double>(o.steps * static_cast<int64_t>(modes.size()));
           // The last step is observed the way the run loop observes its iterations (GPU kernels too).
           auto profiled = session::run_training_profiled(o, [&](int64_t step, double loss, double) {
-            QMetaObject::invokeMethod(curve, [curve, name, step, loss] {
-              if (curve) curve->add_point(name, static_cast<int>(step), loss);
-            }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                curve,
+                [curve, name, step, loss] {
+                  if (curve) curve->add_point(name, static_cast<int>(step), loss);
+                },
+                Qt::QueuedConnection);
             ctx.progress((static_cast<double>(k) * static_cast<double>(o.steps) + static_cast<double>(step)) / total,
                          QStringLiteral("%1 step %2").arg(name).arg(step));
           });
-          TrainOutcome out{name, o.mode, std::move(profiled.result), std::move(profiled.trace), std::move(profiled.plan)};
+          TrainOutcome out{name, o.mode, std::move(profiled.result), std::move(profiled.trace),
+                           std::move(profiled.plan)};
           outs.push_back(std::move(out));
           if (ctx.cancelled()) break;
         }

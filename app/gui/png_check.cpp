@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   const int step = std::max(1, rgb.width() * rgb.height() / 400000);
   for (int i = 0; i < rgb.width() * rgb.height() && colours.size() < 4096; i += step)
     colours.insert(rgb.pixel(i % rgb.width(), i / rgb.width()));
-  std::printf("%s: %dx%d, %lld colours sampled\n", argv[1], img.width(), img.height(), static_cast<long long>(colours.size()));
+  std::printf("%s: %dx%d, %lld colours sampled\n", argv[1], img.width(), img.height(),
+              static_cast<long long>(colours.size()));
   if (colours.size() < want) {
     std::fprintf(stderr, "error: %s looks blank (%lld colours)\n", argv[1], static_cast<long long>(colours.size()));
     return 1;

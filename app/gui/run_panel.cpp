@@ -96,12 +96,15 @@ void RunPanel::clear_results() {
 }
 
 void RunPanel::show_result(const RunOutcome& r) {
-  QString text = QStringLiteral("<b>%1</b> on %2<br>median %3 ms (min %4)")
-                     .arg(r.mode == "graph" ? tr("Graph") : tr("PyNative"), QString::fromStdString(r.backend).toHtmlEscaped())
-                     .arg(r.median_ms, 0, 'f', 3)
-                     .arg(r.min_ms, 0, 'f', 3);
+  QString text =
+      QStringLiteral("<b>%1</b> on %2<br>median %3 ms (min %4)")
+          .arg(r.mode == "graph" ? tr("Graph") : tr("PyNative"), QString::fromStdString(r.backend).toHtmlEscaped())
+          .arg(r.median_ms, 0, 'f', 3)
+          .arg(r.min_ms, 0, 'f', 3);
   if (r.mode == "graph") text += tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
-  text += tr("<br>peak %1, %2 kernels").arg(QString::fromStdString(session::format_bytes(static_cast<double>(r.peak_bytes)))).arg(r.kernels);
+  text += tr("<br>peak %1, %2 kernels")
+              .arg(QString::fromStdString(session::format_bytes(static_cast<double>(r.peak_bytes))))
+              .arg(r.kernels);
   (r.mode == "graph" ? graph_text_ : pynative_text_) = text;
   QStringList parts;
   for (const QString& s : {pynative_text_, graph_text_})

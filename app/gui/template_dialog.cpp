@@ -38,16 +38,19 @@ std::vector<TemplateEntry> template_entries() {
     e.name = QString::fromStdString(t.name);
     e.description = QString::fromStdString(t.description);
     for (const auto& p : t.params)
-      e.params.push_back({QString::fromStdString(p.name), QString::fromStdString(p.description), p.default_value, p.min, p.max});
+      e.params.push_back(
+          {QString::fromStdString(p.name), QString::fromStdString(p.description), p.default_value, p.min, p.max});
     out.push_back(std::move(e));
   }
 #endif
   TemplateEntry gen;
   gen.kind = TemplateEntry::Kind::Generated;
   gen.name = QObject::tr("synthetic residual network");
-  gen.description = QObject::tr("A generated convolutional network with name scopes (stage/block), for trying the "
-                                "view on graphs of any size.");
-  gen.params.push_back({QStringLiteral("nodes"), QObject::tr("ops: blocks of Conv-BN-ReLU-Conv-BN-Add-ReLU"), 700, 7, 200000});
+  gen.description = QObject::tr(
+      "A generated convolutional network with name scopes (stage/block), for trying the "
+      "view on graphs of any size.");
+  gen.params.push_back(
+      {QStringLiteral("nodes"), QObject::tr("ops: blocks of Conv-BN-ReLU-Conv-BN-Add-ReLU"), 700, 7, 200000});
   out.push_back(gen);
   for (const QString& dir : sample_dirs())
     for (const QFileInfo& f : QDir(dir).entryInfoList({QStringLiteral("*.onnx")}, QDir::Files, QDir::Name)) {
@@ -112,7 +115,8 @@ void TemplateDialog::on_pick(int row) {
   if (e.params.empty()) form_->addRow(new QLabel(tr("No parameters."), form_host_));
   for (const auto& p : e.params) {
     auto* spin = new QSpinBox(form_host_);
-    spin->setRange(static_cast<int>(std::max<qint64>(p.min, INT_MIN)), static_cast<int>(std::min<qint64>(p.max, INT_MAX)));
+    spin->setRange(static_cast<int>(std::max<qint64>(p.min, INT_MIN)),
+                   static_cast<int>(std::min<qint64>(p.max, INT_MAX)));
     spin->setValue(static_cast<int>(p.value));
     spin->setToolTip(p.description);
     form_->addRow(p.name, spin);

@@ -46,9 +46,12 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
   jit_->setCurrentIndex(1);
   train_ = new QPushButton(tr("Train"), this);
   auto* log_scale = new QCheckBox(tr("log scale"), this);
-  for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{
-           {tr("Mode"), mode_}, {tr("Optimizer"), optimizer_}, {tr("lr"), lr_}, {tr("Steps"), steps_},
-           {tr("Data"), data_}, {tr("JIT"), jit_}}) {
+  for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{{tr("Mode"), mode_},
+                                                                             {tr("Optimizer"), optimizer_},
+                                                                             {tr("lr"), lr_},
+                                                                             {tr("Steps"), steps_},
+                                                                             {tr("Data"), data_},
+                                                                             {tr("JIT"), jit_}}) {
     row->addWidget(new QLabel(label, this));
     row->addWidget(w);
   }

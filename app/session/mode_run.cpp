@@ -55,7 +55,8 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   }
   auto inputs = make_inputs(g, {}, dims, 0);
   if (!inputs) return std::move(inputs).take_status();
-  auto be = req.make_backend ? req.make_backend(req.device, req.threads) : backends::create_backend(req.device, req.threads);
+  auto be =
+      req.make_backend ? req.make_backend(req.device, req.threads) : backends::create_backend(req.device, req.threads);
   if (!be) return std::move(be).take_status();
   out.backend = be->backend->description();
   out.note = be->note;

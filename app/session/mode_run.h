@@ -23,7 +23,7 @@ struct ModeRun {
   int threads = 0;
   int iterations = 10;
   int warmup = 2;
-  int batch = 1;  // value for a symbolic leading dim
+  int batch = 1;                             // value for a symbolic leading dim
   std::vector<std::string> disabled_passes;  // Graph mode: pipeline arguments left out
   // Seams for tests: the backend for `device` (default backends::create_backend), the GPU
   // collector and an observer of the timed iterations (run_loop.h).

@@ -51,12 +51,17 @@ Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std:
       using T = typename decltype(tag)::type;
       T* p = t.data<T>();
       for (int64_t i = 0; i < t.numel(); ++i) {
-        if constexpr (std::is_same_v<T, bool>) p[i] = small(rng) & 1;
-        else if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(small(rng));
-        else p[i] = static_cast<T>(static_cast<float>(uni(rng)));
+        if constexpr (std::is_same_v<T, bool>)
+          p[i] = small(rng) & 1;
+        else if constexpr (std::is_integral_v<T>)
+          p[i] = static_cast<T>(small(rng));
+        else
+          p[i] = static_cast<T>(static_cast<float>(uni(rng)));
       }
     });
-    if (!ok) return unsupported("input '" + name + "' has dtype " + std::string(dtype_name(dt)) + ", which has no random fill");
+    if (!ok)
+      return unsupported("input '" + name + "' has dtype " + std::string(dtype_name(dt)) +
+                         ", which has no random fill");
     out[name] = std::move(t);
   }
   return out;

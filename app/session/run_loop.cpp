@@ -31,8 +31,12 @@ std::string number(double v) {
 class ModelRun {
  public:
   ModelRun(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend, const RunRequest& r)
-      : g_(g), inputs_(inputs), backend_(backend), req_(r),
-        warmup_(std::max(0, r.warmup)), total_(warmup_ + std::max(1, r.iters)) {}
+      : g_(g),
+        inputs_(inputs),
+        backend_(backend),
+        req_(r),
+        warmup_(std::max(0, r.warmup)),
+        total_(warmup_ + std::max(1, r.iters)) {}
 
   int total() const { return total_; }
   const char* mode_name() const { return runtime::exec_mode_name(req_.mode); }
@@ -158,12 +162,14 @@ Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inpu
 }
 
 Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks) {
-  const auto profiled = std::count_if(runs.begin(), runs.end(), [](const InterleavedRun& r) { return r.request.profile; });
+  const auto profiled =
+      std::count_if(runs.begin(), runs.end(), [](const InterleavedRun& r) { return r.request.profile; });
   if (profiled > 1) return invalid_argument("interleaved runs: at most one may profile");
   std::vector<std::unique_ptr<ModelRun>> loop;
   int longest = 0;
   for (const InterleavedRun& r : runs) {
-    if (!r.graph || !r.inputs || !r.backend) return invalid_argument("interleaved runs: graph, inputs and backend needed");
+    if (!r.graph || !r.inputs || !r.backend)
+      return invalid_argument("interleaved runs: graph, inputs and backend needed");
     loop.push_back(std::make_unique<ModelRun>(*r.graph, *r.inputs, *r.backend, r.request));
     MS_RETURN_IF_ERROR(loop.back()->prepare(callbacks));
     longest = std::max(longest, loop.back()->total());

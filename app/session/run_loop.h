@@ -21,8 +21,8 @@ namespace ms::session {
 
 struct RunRequest {
   runtime::ExecMode mode = runtime::ExecMode::PyNative;
-  int iters = 10;   // timed iterations (at least 1)
-  int warmup = 2;   // iterations before them, never timed nor observed
+  int iters = 10;                    // timed iterations (at least 1)
+  int warmup = 2;                    // iterations before them, never timed nor observed
   compiler::CompileOptions compile;  // Graph mode: jit level, disabled passes
   // Record the timed iterations and build their trace; on a CUDA backend with GPU activity
   // (profiling.gpu_activity), CUPTI runs from the first timed iteration to the last.
@@ -50,18 +50,18 @@ struct RunResult {
   std::vector<double> latencies_ms;  // per timed iteration, wall clock around run()
   LatencySummary latency;
   double compile_ms = 0;
-  size_t peak_bytes = 0;             // of the last iteration
+  size_t peak_bytes = 0;  // of the last iteration
   int64_t kernels_per_iter = 0;
-  size_t nodes = 0;                  // of the graph as given
+  size_t nodes = 0;  // of the graph as given
   // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
   // backend, which must outlive it.
   std::unique_ptr<compiler::CompiledExecutor> compiled;
   // Profiled runs only.
   prof::TracePtr trace;
   uint64_t recorded_events = 0;
-  double build_ms = 0;        // trace post-processing
-  uint64_t gpu_records = 0;   // CUPTI kernels + copies + memsets merged into the trace
-  std::string gpu_note;       // why GPU activity is missing (empty: collected, or not a GPU run)
+  double build_ms = 0;       // trace post-processing
+  uint64_t gpu_records = 0;  // CUPTI kernels + copies + memsets merged into the trace
+  std::string gpu_note;      // why GPU activity is missing (empty: collected, or not a GPU run)
 };
 
 // Without callbacks: no progress and nothing to cancel, so the executors poll no predicate.

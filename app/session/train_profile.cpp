@@ -5,8 +5,7 @@
 namespace ms::session {
 
 ProfiledTraining run_training_profiled(nn::train::RunOptions options, const nn::train::StepCallback& on_step,
-                                       std::map<std::string, std::string> metadata,
-                                       prof::ProfilingOptions profiling) {
+                                       std::map<std::string, std::string> metadata, prof::ProfilingOptions profiling) {
   ProfiledTraining out;
   prof::ProfilingSession session(nn::backend(), std::move(profiling));
   options.observe_last_step = &session.observer_for_one_run();

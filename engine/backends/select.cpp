@@ -23,7 +23,8 @@ Expected<BackendChoice> create_backend(const std::string& name, int threads) {
 #ifdef MODESCOPE_HAVE_CUDA
     auto cuda = create_cuda_backend(threads);
     if (cuda) return BackendChoice{std::move(*cuda), ""};
-    return BackendChoice{create_cpu_backend(threads), "CUDA unavailable: " + cuda.status().message() + "; using the CPU"};
+    return BackendChoice{create_cpu_backend(threads),
+                         "CUDA unavailable: " + cuda.status().message() + "; using the CPU"};
 #else
     return BackendChoice{create_cpu_backend(threads),
                          "CUDA backend not available in this build (built without the CUDA toolkit); using the CPU"};

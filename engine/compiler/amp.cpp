@@ -24,8 +24,7 @@ const char* amp_level_name(AmpLevel l) {
 
 namespace {
 
-template <size_t N>
-bool in(std::string_view op, const std::array<std::string_view, N>& list) {
+template <size_t N> bool in(std::string_view op, const std::array<std::string_view, N>& list) {
   for (std::string_view s : list)
     if (s == op) return true;
   return false;
@@ -33,15 +32,15 @@ bool in(std::string_view op, const std::array<std::string_view, N>& list) {
 
 constexpr std::array<std::string_view, 4> kWhite{"Conv", "ConvTranspose", "MatMul", "Gemm"};
 constexpr std::array<std::string_view, 3> kWhiteFused{"FusedConv", "FusedMatMul", "ConvGradWeight"};
-constexpr std::array<std::string_view, 8> kBlack{"BatchNormalization",      "LayerNormalization",
-                                                 "Softmax",                 "LogSoftmax",
-                                                 "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
-                                                 "InstanceNormalization",   "GroupNormalization"};
+constexpr std::array<std::string_view, 8> kBlack{
+    "BatchNormalization",        "LayerNormalization",    "Softmax",           "LogSoftmax", "SoftmaxCrossEntropyLoss",
+    "NegativeLogLikelihoodLoss", "InstanceNormalization", "GroupNormalization"};
 // Control flow runs subgraphs typed for the original precision; Cast says its own type; the rest
 // read only shapes or produce values whose type an attribute fixes.
-constexpr std::array<std::string_view, 12> kKeep{"If",   "Loop",     "Scan",     "Cast",           "CastLike",
-                                                 "Shape", "Size",    "Constant", "ConstantOfShape", "Range",
-                                                 "EyeLike", "RandomNormalLike"};
+constexpr std::array<std::string_view, 12> kKeep{"If",    "Loop",     "Scan",
+                                                 "Cast",  "CastLike", "Shape",
+                                                 "Size",  "Constant", "ConstantOfShape",
+                                                 "Range", "EyeLike",  "RandomNormalLike"};
 
 }  // namespace
 

@@ -28,8 +28,8 @@ CompileOptions with_environment(CompileOptions options, std::vector<std::string>
   }
   if (const char* env = std::getenv("MODESCOPE_CUDA_STREAMS"); env && *env) {
     options.cuda_streams = std::atoi(env);
-    note(std::string("MODESCOPE_CUDA_STREAMS=") + env + ": branches on up to " +
-         std::to_string(options.cuda_streams) + " CUDA streams");
+    note(std::string("MODESCOPE_CUDA_STREAMS=") + env + ": branches on up to " + std::to_string(options.cuda_streams) +
+         " CUDA streams");
   }
   return options;
 }
@@ -42,9 +42,9 @@ struct Build {
   runtime::Backend& backend;
   std::shared_ptr<Executable> x;
   CompiledGraph out;
-  std::vector<int> plan_index;                 // program slot -> planned value (-1 none)
-  std::vector<std::vector<int>> readers;       // program slot -> steps reading it
-  bool subgraphs = false;                      // some step runs an If/Loop body
+  std::vector<int> plan_index;            // program slot -> planned value (-1 none)
+  std::vector<std::vector<int>> readers;  // program slot -> steps reading it
+  bool subgraphs = false;                 // some step runs an If/Loop body
 };
 
 // Stage "passes": a copy of the graph with the signature's types, through the pass pipeline.
@@ -293,7 +293,8 @@ void schedule(Build& b) {
   x.branches = plan_branches(p, assign_threads(b));
   x.gpu_streams = !b.backend.device().is_cpu() && x.branches.threads_used > 1;
   x.single.assign(p.steps.size(), 0);
-  if (b.options.jit_level == JitLevel::O2) x.single = single_threaded_steps(p, x.graph, b.options.parallel_step_min_cost);
+  if (b.options.jit_level == JitLevel::O2)
+    x.single = single_threaded_steps(p, x.graph, b.options.parallel_step_min_cost);
   choose_concurrency(b);
   x.gpu_streams = x.gpu_streams && x.branches.threads_used > 1;
   x.step_threads = x.branches.thread;
@@ -328,7 +329,8 @@ void plan_arena_stage(Build& b) {
   x.planner = plan_arena;
   x.plan = plan_arena(x.value_slots, x.inplace);
   x.scratch_budget.assign(n, 0);
-  const auto cap = static_cast<uint64_t>(static_cast<double>(x.plan.lower_bound) * (1.0 + b.options.scratch_over_lower_bound));
+  const auto cap =
+      static_cast<uint64_t>(static_cast<double>(x.plan.lower_bound) * (1.0 + b.options.scratch_over_lower_bound));
   for (size_t si = 0; si < n; ++si) {
     uint64_t room = UINT64_MAX;
     for (int t = x.branches.lo[si]; t <= x.branches.hi[si]; ++t) {
@@ -380,9 +382,12 @@ void check_replay(Build& b) {
 CompileOptions closing_stages_off(CompileOptions o) {
   std::vector<std::string> passes;
   for (const auto& name : o.disabled_passes) {
-    if (name == "plan-memory" || name == "PlanMemory") o.plan_memory = false;
-    else if (name == "branch-schedule" || name == "BranchSchedule") o.parallel_branches = false;
-    else passes.push_back(name);
+    if (name == "plan-memory" || name == "PlanMemory")
+      o.plan_memory = false;
+    else if (name == "branch-schedule" || name == "BranchSchedule")
+      o.parallel_branches = false;
+    else
+      passes.push_back(name);
   }
   o.disabled_passes = std::move(passes);
   return o;

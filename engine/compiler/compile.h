@@ -31,9 +31,9 @@ struct StageTime {
 
 struct CompiledGraph {
   std::shared_ptr<const runtime::Executable> executable;  // what the runtime runs
-  CompileResult passes;            // snapshots after each pass, and the per-pass reports
-  std::vector<StageTime> stages;   // time of each compile stage
-  WorkCounters work;               // the whole compile's work (passes, types, memory plan), counted
+  CompileResult passes;                                   // snapshots after each pass, and the per-pass reports
+  std::vector<StageTime> stages;                          // time of each compile stage
+  WorkCounters work;  // the whole compile's work (passes, types, memory plan), counted
   // Per step: "op_type (node) -> backend kernel" or "... -> cpu-fallback" for ops a device runs on
   // the host.
   std::vector<std::string> kernels;

@@ -72,8 +72,10 @@ GraphDiff diff_graphs(const ir::Graph& before_graph, const ir::Graph& after_grap
       f.from.push_back(ir::NodeId{b->second});
       covered.insert(b->second);
     }
-    if (f.from.empty()) d.added.push_back(n.id);
-    else d.fused.push_back(std::move(f));
+    if (f.from.empty())
+      d.added.push_back(n.id);
+    else
+      d.fused.push_back(std::move(f));
   }
   for (const auto* n : before)
     if (!present.count(n->id.value) && !covered.count(n->id.value)) d.removed.push_back(n->id);

@@ -16,8 +16,8 @@
 namespace ms::compiler {
 
 struct FusedFrom {
-  ir::NodeId node;                  // the new node in `after`
-  std::vector<ir::NodeId> from;     // ids of `before` it replaces (by origins)
+  ir::NodeId node;               // the new node in `after`
+  std::vector<ir::NodeId> from;  // ids of `before` it replaces (by origins)
 };
 
 struct GraphDiff {

@@ -68,8 +68,10 @@ class Inferrer {
         if (!v) v = &g.add_value(ir::Value{n.outputs[i], {}, n.id, std::nullopt});
         v->type = ctx.outputs[i];
       }
-      if (all_known && backend_ && foldable(n)) fold(g, n, ctx, known);
-      else if (!all_known) fold_shape_of(n, ctx, known);
+      if (all_known && backend_ && foldable(n))
+        fold(g, n, ctx, known);
+      else if (!all_known)
+        fold_shape_of(n, ctx, known);
     }
     return Status::ok();
   }
@@ -81,8 +83,10 @@ class Inferrer {
     for (size_t i = 0; i < body.inputs.size(); ++i) {
       ir::Value* v = body.value(body.inputs[i]);
       if (!v) v = &body.add_value(ir::Value{body.inputs[i], {}, {}, std::nullopt});
-      if (i == 0) v->type = ir::ValueType{DType::I64, std::vector<int64_t>{}, {}};
-      else if (i == 1) v->type = ir::ValueType{DType::Bool, std::vector<int64_t>{}, {}};
+      if (i == 0)
+        v->type = ir::ValueType{DType::I64, std::vector<int64_t>{}, {}};
+      else if (i == 1)
+        v->type = ir::ValueType{DType::Bool, std::vector<int64_t>{}, {}};
       else if (v->type.dtype == DType::Undefined && i < n.inputs.size() && !n.inputs[i].empty()) {
         if (const ir::Value* outer = g.resolve(n.inputs[i])) {
           v->type.dtype = outer->type.dtype;  // shapes of carried values may change per iteration

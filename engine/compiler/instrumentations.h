@@ -58,10 +58,10 @@ class PassTiming final : public PassInstrumentation {
 // An immutable copy of the graph after a pass (NodeIds and origins included). Unchanged passes share
 // the previous snapshot's graph and are marked so.
 struct Snapshot {
-  int index = -1;            // pass index; -1 for the input graph
-  std::string pass;          // pass argument ("input" for the input graph)
-  bool ran = true;           // false when the pass was skipped (disabled, stop-after)
-  bool changed = false;      // fingerprint differs from the previous snapshot
+  int index = -1;        // pass index; -1 for the input graph
+  std::string pass;      // pass argument ("input" for the input graph)
+  bool ran = true;       // false when the pass was skipped (disabled, stop-after)
+  bool changed = false;  // fingerprint differs from the previous snapshot
   uint64_t fingerprint = 0;
   std::shared_ptr<const ir::Graph> graph;
 };

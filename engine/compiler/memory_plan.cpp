@@ -15,9 +15,10 @@ namespace ms::compiler {
 
 std::vector<size_t> inplace_inputs(const ir::Node& n) {
   static const std::set<std::string> unary = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "Selu", "Clip", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal",
-      "Erf", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Floor", "Ceil", "Round", "Sin", "Cos", "ThresholdedRelu",
-      "Celu", "Gelu", "Mish", "Sign"};
+      "Relu",     "LeakyRelu", "Sigmoid", "Tanh", "Elu",        "Selu", "Clip",        "Exp",
+      "Log",      "Neg",       "Abs",     "Sqrt", "Reciprocal", "Erf",  "HardSigmoid", "HardSwish",
+      "Softplus", "Softsign",  "Floor",   "Ceil", "Round",      "Sin",  "Cos",         "ThresholdedRelu",
+      "Celu",     "Gelu",      "Mish",    "Sign"};
   static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "PRelu"};
   if (n.domain.empty()) {
     if (unary.count(n.op_type)) return {0};
@@ -129,9 +130,9 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   size_t leaves = 1;
   while (leaves < steps) leaves *= 2;
   std::vector<std::vector<size_t>> cover(2 * leaves);  // tree node -> blocks covering its whole range
-  std::vector<size_t> touched;                          // tree nodes with blocks (cleared per placement)
-  std::vector<std::vector<size_t>> starting(steps);     // step -> placed blocks that start there
-  std::set<int> start_steps;                            // steps with a placed block starting there
+  std::vector<size_t> touched;                         // tree nodes with blocks (cleared per placement)
+  std::vector<std::vector<size_t>> starting(steps);    // step -> placed blocks that start there
+  std::set<int> start_steps;                           // steps with a placed block starting there
   auto cover_range = [&](size_t r) {
     size_t lo = static_cast<size_t>(blocks[r].first) + leaves, hi = static_cast<size_t>(blocks[r].last) + leaves + 1;
     for (; lo < hi; lo /= 2, hi /= 2) {
@@ -207,7 +208,7 @@ MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pai
   });
   std::vector<size_t> order = orders[0];
   uint64_t arena = UINT64_MAX;
-  bool placed = false;  // the blocks' offsets are those of `order` (no placement needed at the end)
+  bool placed = false;         // the blocks' offsets are those of `order` (no placement needed at the end)
   uint64_t per_placement = 0;  // overlapping pairs of a whole placement (the same for any order)
   for (auto& o : orders) {
     const uint64_t a = place(o, UINT64_MAX);

@@ -19,13 +19,13 @@ enum class JitLevel { O0, O1, O2 };
 struct CompileOptions {
   JitLevel jit_level = JitLevel::O1;
   std::vector<std::string> disabled_passes;  // pass arguments left out of the pipeline
-  int stop_after = -1;            // run only the first N passes of the pipeline (-1: all)
-  bool keep_snapshots = true;     // a snapshot of the graph after each pass (compiler::Snapshot)
-  bool verify_passes = false;     // ir::verify after each pass (tests, debugging)
-  bool plan_memory = true;        // one arena with offsets from liveness (off: every value allocated)
-  bool inplace = true;            // let elementwise outputs take over a dying input's block
-  bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
-  AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
+  int stop_after = -1;                       // run only the first N passes of the pipeline (-1: all)
+  bool keep_snapshots = true;                // a snapshot of the graph after each pass (compiler::Snapshot)
+  bool verify_passes = false;                // ir::verify after each pass (tests, debugging)
+  bool plan_memory = true;                   // one arena with offsets from liveness (off: every value allocated)
+  bool inplace = true;                       // let elementwise outputs take over a dying input's block
+  bool parallel_branches = true;             // O2: run independent branches on concurrent CPU threads / streams
+  AmpLevel amp = AmpLevel::O0;               // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
 
   // Concurrent branches on the CPU (O2).
   // Each branch must keep at least two threads: on 2 cores, splitting them one per branch made the

@@ -51,8 +51,8 @@ std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp) {
   std::vector<PipelineEntry> out;
   PassManager pm = build_pipeline(level, nullptr, amp);
   for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
-  out.push_back({"plan-memory", "PlanMemory",
-                 "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
+  out.push_back(
+      {"plan-memory", "PlanMemory", "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
   if (level == JitLevel::O2)
     out.push_back({"branch-schedule", "BranchSchedule",
                    "independent branches assigned to concurrent CPU threads (runs on the final graph)"});

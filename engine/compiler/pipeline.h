@@ -48,13 +48,13 @@ Status check_pass_names(const std::vector<std::string>& names);
 // One row of the pass report.
 struct PassReport {
   int index = 0;
-  std::string pass;       // argument
+  std::string pass;  // argument
   bool ran = true;
   bool changed = false;
   double ms = 0;
   size_t nodes_before = 0, nodes_after = 0;
   size_t added = 0, removed = 0, rewritten = 0, fused = 0;
-  WorkCounters work;      // what the pass did (its snapshot copy included), counted
+  WorkCounters work;  // what the pass did (its snapshot copy included), counted
 };
 
 struct CompileResult {

@@ -100,8 +100,10 @@ void insert_node(ir::Graph& g, size_t pos, ir::Node n) {
   for (const auto& out : n.outputs) {
     if (out.empty()) continue;
     ir::Value* v = g.value(out);
-    if (v) v->producer = n.id;
-    else g.add_value(ir::Value{out, {}, n.id, std::nullopt});
+    if (v)
+      v->producer = n.id;
+    else
+      g.add_value(ir::Value{out, {}, n.id, std::nullopt});
   }
   auto& nodes = g.nodes();
   nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(std::min(pos, nodes.size())), std::move(n));
@@ -207,8 +209,10 @@ void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups) {
     if (!added.count(n.id.value)) continue;
     for (const auto& out : n.outputs) {
       if (out.empty()) continue;
-      if (ir::Value* v = g.value(out)) v->producer = n.id;
-      else g.add_value(ir::Value{out, {}, n.id, std::nullopt});
+      if (ir::Value* v = g.value(out))
+        v->producer = n.id;
+      else
+        g.add_value(ir::Value{out, {}, n.id, std::nullopt});
     }
   }
 }

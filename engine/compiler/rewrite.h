@@ -15,7 +15,7 @@ namespace ms::compiler {
 struct Uses {
   std::unordered_map<std::string, int> count;  // readers (a graph output counts once)
   std::set<std::string> graph_outputs;
-  std::set<std::string> implicit;              // read by some node's subgraph
+  std::set<std::string> implicit;  // read by some node's subgraph
   int of(const std::string& v) const {
     auto it = count.find(v);
     return it == count.end() ? 0 : it->second;
@@ -27,8 +27,7 @@ Uses compute_uses(const ir::Graph& g);
 
 // Runs `step` (one rewrite; false when none is left) until nothing is left, at most 100,000 times so
 // two rewrites that undo each other cannot loop forever. Returns whether anything changed.
-template <class Step>
-bool rewrite_to_fixpoint(Step&& step) {
+template <class Step> bool rewrite_to_fixpoint(Step&& step) {
   bool any = false;
   for (int guard = 0; guard < 100000 && step(); ++guard) any = true;
   return any;

@@ -94,7 +94,6 @@ std::vector<int> schedule_branches(const runtime::Program& p, const ir::Graph& g
   return thread;
 }
 
-
 BranchPlan plan_branches(const runtime::Program& p, std::vector<int> thread) {
   const size_t n = p.steps.size();
   BranchPlan bp;

@@ -10,10 +10,11 @@ thread_local WorkCounters t_sink;
 }  // namespace
 
 std::string WorkCounters::to_json() const {
-  return "{\"nodes_visited\": " + std::to_string(nodes_visited) + ", \"patterns_tried\": " +
-         std::to_string(patterns_tried) + ", \"use_list_rebuilds\": " + std::to_string(use_list_rebuilds) +
-         ", \"snapshot_copies\": " + std::to_string(snapshot_copies) + ", \"planner_steps\": " +
-         std::to_string(planner_steps) + ", \"total\": " + std::to_string(total()) + "}";
+  return "{\"nodes_visited\": " + std::to_string(nodes_visited) +
+         ", \"patterns_tried\": " + std::to_string(patterns_tried) +
+         ", \"use_list_rebuilds\": " + std::to_string(use_list_rebuilds) +
+         ", \"snapshot_copies\": " + std::to_string(snapshot_copies) +
+         ", \"planner_steps\": " + std::to_string(planner_steps) + ", \"total\": " + std::to_string(total()) + "}";
 }
 
 WorkCounters& work() { return t_counters ? *t_counters : t_sink; }

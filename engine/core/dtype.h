@@ -25,13 +25,9 @@ inline bool is_unsigned_int(DType t) { return t == DType::U8 || t == DType::U16 
 inline bool is_integer(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 inline bool is_numeric(DType t) { return is_float(t) || is_integer(t); }
 
-template <class T>
-struct TypeTag {
-  using type = T;
-};
+template <class T> struct TypeTag { using type = T; };
 
-template <class T>
-constexpr DType dtype_of();
+template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::F32; }
 template <> constexpr DType dtype_of<double>() { return DType::F64; }
 template <> constexpr DType dtype_of<f16>() { return DType::F16; }
@@ -48,8 +44,7 @@ template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
 
 // Calls f(TypeTag<T>{}) for the C++ type of `t` (numeric and bool; not String/Undefined).
 // Returns false when `t` has no C++ type here.
-template <class F>
-bool visit_dtype(DType t, F&& f) {
+template <class F> bool visit_dtype(DType t, F&& f) {
   switch (t) {
     case DType::F32: f(TypeTag<float>{}); return true;
     case DType::F64: f(TypeTag<double>{}); return true;

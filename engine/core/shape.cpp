@@ -34,9 +34,12 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape& out) {
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da == db || db == 1) r[i] = da;
-    else if (da == 1) r[i] = db;
-    else return false;
+    if (da == db || db == 1)
+      r[i] = da;
+    else if (da == 1)
+      r[i] = db;
+    else
+      return false;
   }
   out = std::move(r);
   return true;

@@ -59,8 +59,7 @@ inline Status unsupported(std::string m) { return Status::error(ErrorCode::Unsup
 inline Status internal_error(std::string m) { return Status::error(ErrorCode::Internal, std::move(m)); }
 inline Status io_error(std::string m) { return Status::error(ErrorCode::Io, std::move(m)); }
 
-template <class T>
-class [[nodiscard]] Expected {
+template <class T> class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
   Expected(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).is_ok()); }  // NOLINT
@@ -89,14 +88,14 @@ class [[nodiscard]] Expected {
 #define MS_CONCAT_INNER(a, b) a##b
 #define MS_CONCAT(a, b) MS_CONCAT_INNER(a, b)
 
-#define MS_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::ms::Status ms_status_ = (expr);         \
+#define MS_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    ::ms::Status ms_status_ = (expr);           \
     if (!ms_status_.is_ok()) return ms_status_; \
   } while (0)
 
-#define MS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)  \
-  auto tmp = (expr);                              \
+#define MS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)             \
+  auto tmp = (expr);                                         \
   if (!tmp.has_value()) return std::move(tmp).take_status(); \
   lhs = std::move(tmp).value()
 

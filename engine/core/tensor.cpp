@@ -46,8 +46,10 @@ int64_t Tensor::at_int(int64_t i) const {
   int64_t v = 0;
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<T>) v = static_cast<int64_t>(data<T>()[i]);
-    else v = static_cast<int64_t>(static_cast<double>(data<T>()[i]));
+    if constexpr (std::is_integral_v<T>)
+      v = static_cast<int64_t>(data<T>()[i]);
+    else
+      v = static_cast<int64_t>(static_cast<double>(data<T>()[i]));
   });
   return v;
 }

@@ -49,8 +49,7 @@ class Tensor {
   // Fresh host tensor; contents uninitialized unless zeroed.
   static Tensor empty(DType dtype, Shape shape);
   static Tensor zeros(DType dtype, Shape shape);
-  template <class T>
-  static Tensor from_vector(const std::vector<T>& values, Shape shape) {
+  template <class T> static Tensor from_vector(const std::vector<T>& values, Shape shape) {
     Tensor t = empty(dtype_of<T>(), std::move(shape));
     if constexpr (std::is_same_v<T, bool>) {
       for (size_t i = 0; i < values.size(); ++i) t.data<bool>()[i] = values[i];
@@ -59,10 +58,7 @@ class Tensor {
     }
     return t;
   }
-  template <class T>
-  static Tensor scalar(T v) {
-    return from_vector<T>(std::vector<T>{v}, {});
-  }
+  template <class T> static Tensor scalar(T v) { return from_vector<T>(std::vector<T>{v}, {}); }
 
   bool defined() const { return buffer_ != nullptr; }
   DType dtype() const { return dtype_; }
@@ -76,14 +72,8 @@ class Tensor {
   size_t byte_offset() const { return offset_; }
 
   void* raw() const { return static_cast<char*>(buffer_->data()) + offset_; }
-  template <class T>
-  T* data() const {
-    return static_cast<T*>(raw());
-  }
-  template <class T>
-  std::span<T> span() const {
-    return {data<T>(), static_cast<size_t>(numel())};
-  }
+  template <class T> T* data() const { return static_cast<T*>(raw()); }
+  template <class T> std::span<T> span() const { return {data<T>(), static_cast<size_t>(numel())}; }
 
   // Same buffer, new shape (numel must match).
   Tensor reshaped(Shape shape) const { return Tensor(buffer_, dtype_, std::move(shape), offset_); }

@@ -82,7 +82,8 @@ Expected<Shape> parse_shape(const std::string& h, const std::string& path) {
     skip_space(h, i);
     if (i >= h.size()) return bad(path, "npy 'shape' tuple is not terminated");
     if (h[i] == ')') break;
-    if (!std::isdigit(static_cast<unsigned char>(h[i]))) return bad(path, "npy 'shape' holds a non-integer or negative dim");
+    if (!std::isdigit(static_cast<unsigned char>(h[i])))
+      return bad(path, "npy 'shape' holds a non-integer or negative dim");
     int64_t d = 0;
     while (i < h.size() && std::isdigit(static_cast<unsigned char>(h[i]))) {
       if (__builtin_mul_overflow(d, 10, &d) || __builtin_add_overflow(d, h[i] - '0', &d))
@@ -93,8 +94,10 @@ Expected<Shape> parse_shape(const std::string& h, const std::string& path) {
     if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return bad(path, "npy shape has more than 2^40 elements");
     shape.push_back(d);
     skip_space(h, i);
-    if (i < h.size() && h[i] == ',') ++i;
-    else if (i < h.size() && h[i] != ')') return bad(path, "npy 'shape' tuple is malformed");
+    if (i < h.size() && h[i] == ',')
+      ++i;
+    else if (i < h.size() && h[i] != ')')
+      return bad(path, "npy 'shape' tuple is malformed");
   }
   return shape;
 }
@@ -126,7 +129,8 @@ Expected<Tensor> load_npy(const std::string& path) {
     header_start = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) return bad(path, "npy header is truncated");
-    for (int k = 3; k >= 0; --k) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + static_cast<size_t>(k)]);
+    for (int k = 3; k >= 0; --k)
+      header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + static_cast<size_t>(k)]);
     header_start = 12;
   } else {
     return unsupported(path + ": npy format version " + std::to_string(major) + " is not supported");
@@ -168,7 +172,8 @@ Status save_npy(const Tensor& t, const std::string& path) {
   std::string shape = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
   shape += t.shape().size() == 1 ? ",)" : ")";  // a 1-tuple needs its comma
-  std::string header = "{'descr': '" + std::string(1, order) + code + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '" + std::string(1, order) + code + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces so the data starts on a 64-byte boundary; the header ends with '\n'.
   const bool v2 = header.size() + 1 + 10 > 65535;
   const size_t prefix = v2 ? 12 : 10;

@@ -76,13 +76,13 @@ void dump_graph(const Graph& g, std::ostringstream& os, int indent) {
   for (size_t i = 0; i < g.inputs.size(); ++i)
     os << (i ? ", " : "") << '%' << g.inputs[i] << ": " << type_of(g, g.inputs[i]);
   os << ")\n";
-  for (const auto& name : g.initializer_names())
-    os << pad << "  init %" << name << ": " << type_of(g, name) << '\n';
+  for (const auto& name : g.initializer_names()) os << pad << "  init %" << name << ": " << type_of(g, name) << '\n';
   for (const auto& n : g.nodes()) {
     os << pad << "  #" << n.id.value << ' ';
     for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << '%' << n.outputs[i];
     os << " = " << (n.domain.empty() ? "" : n.domain + ".") << n.op_type << '(';
-    for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << (n.inputs[i].empty() ? "_" : "%" + n.inputs[i]);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      os << (i ? ", " : "") << (n.inputs[i].empty() ? "_" : "%" + n.inputs[i]);
     os << ')';
     if (!n.attrs.empty()) {
       os << " {";

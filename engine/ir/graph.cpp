@@ -17,9 +17,12 @@ std::string ValueType::to_string() const {
   for (size_t i = 0; i < dims->size(); ++i) {
     if (i) s += ',';
     const int64_t d = (*dims)[i];
-    if (d >= 0) s += std::to_string(d);
-    else if (i < dim_params.size() && !dim_params[i].empty()) s += dim_params[i];
-    else s += '?';
+    if (d >= 0)
+      s += std::to_string(d);
+    else if (i < dim_params.size() && !dim_params[i].empty())
+      s += dim_params[i];
+    else
+      s += '?';
   }
   return s + ']';
 }
@@ -131,14 +134,18 @@ const Node* Graph::find_node_by_name(const std::string& nm) const {
 }
 
 Node& Graph::add_node(Node node) {
-  if (!node.id.valid()) node.id = ids_->next();
-  else ids_->observe(node.id);
+  if (!node.id.valid())
+    node.id = ids_->next();
+  else
+    ids_->observe(node.id);
   if (node.origins.empty()) node.origins.push_back(node.id);
   for (const auto& out : node.outputs) {
     if (out.empty()) continue;
     auto it = values_.find(out);
-    if (it == values_.end()) values_.emplace(out, Value{out, {}, node.id, std::nullopt});
-    else it->second.producer = node.id;
+    if (it == values_.end())
+      values_.emplace(out, Value{out, {}, node.id, std::nullopt});
+    else
+      it->second.producer = node.id;
   }
   nodes_.push_back(std::move(node));
   return nodes_.back();

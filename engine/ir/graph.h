@@ -30,7 +30,7 @@ struct ValueType {
   std::vector<std::string> dim_params;  // same length as dims when present, "" for none
 
   bool has_rank() const { return dims.has_value(); }
-  bool is_static() const;  // rank known and every dim >= 0
+  bool is_static() const;         // rank known and every dim >= 0
   std::string to_string() const;  // "f32[1,3,?,?]" / "f32[*]"
   bool operator==(const ValueType&) const = default;
 };
@@ -53,16 +53,12 @@ class Attribute {
                                std::vector<std::string>, ms::Tensor, GraphPtr, std::vector<GraphPtr>>;
 
   Attribute() = default;
-  template <class T>
-  Attribute(T v) : v_(std::move(v)) {}  // NOLINT: implicit by design
+  template <class T> Attribute(T v) : v_(std::move(v)) {}  // NOLINT: implicit by design
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_graph() const { return kind() == Kind::Graph || kind() == Kind::Graphs; }  // a subgraph or a list of them
   const Storage& storage() const { return v_; }
-  template <class T>
-  const T* get_if() const {
-    return std::get_if<T>(&v_);
-  }
+  template <class T> const T* get_if() const { return std::get_if<T>(&v_); }
   static const char* kind_name(Kind k);
 
  private:
@@ -87,7 +83,7 @@ struct Node {
   std::vector<float> attr_floats(const std::string& key, std::vector<float> fallback = {}) const;
   const Tensor* attr_tensor(const std::string& key) const;
   std::shared_ptr<Graph> attr_graph(const std::string& key) const;
-  bool has_subgraph() const;  // an If branch, a Loop body, ...
+  bool has_subgraph() const;                              // an If branch, a Loop body, ...
   std::vector<std::shared_ptr<Graph>> subgraphs() const;  // every one, in attribute order
 
   // "node 'conv1' (Conv #12)" — how errors name a node.
@@ -115,7 +111,7 @@ class Graph {
   Graph& operator=(const Graph&) = default;
 
   std::string name;
-  std::vector<std::string> inputs;   // graph inputs (no initializers)
+  std::vector<std::string> inputs;  // graph inputs (no initializers)
   std::vector<std::string> outputs;
   std::map<std::string, int64_t> opsets;  // domain -> version ("" = ai.onnx)
   std::map<std::string, std::string> metadata;
@@ -178,7 +174,6 @@ Expected<Graph> from_json(const std::string& text);
 
 }  // namespace ms::ir
 
-template <>
-struct std::hash<ms::ir::NodeId> {
+template <> struct std::hash<ms::ir::NodeId> {
   size_t operator()(const ms::ir::NodeId& id) const noexcept { return std::hash<uint64_t>()(id.value); }
 };

@@ -171,14 +171,14 @@ struct Reader {
       std::vector<unsigned char> bytes;
       if (!base64_decode(j["data"].get<std::string>(), bytes)) return fail(where + ": data is not base64");
       if (bytes.size() != t.nbytes())
-        return fail(where + ": data has " + std::to_string(bytes.size()) + " bytes, shape needs " + std::to_string(t.nbytes()));
+        return fail(where + ": data has " + std::to_string(bytes.size()) + " bytes, shape needs " +
+                    std::to_string(t.nbytes()));
       if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
     }
     return true;
   }
 
-  template <class T>
-  bool read_list(const json& j, std::vector<T>& out, const std::string& where) {
+  template <class T> bool read_list(const json& j, std::vector<T>& out, const std::string& where) {
     if (!j.is_array()) return fail(where + ": expected an array");
     for (const auto& e : j) {
       if constexpr (std::is_same_v<T, std::string>) {
@@ -262,7 +262,8 @@ struct Reader {
         v.name = jv["name"].get<std::string>();
         const std::string vw = where + ".values['" + v.name + "']";
         if (jv.contains("type") && !read_type(jv["type"], v.type, vw)) return false;
-        if (jv.contains("producer") && jv["producer"].is_number_unsigned()) v.producer = NodeId{jv["producer"].get<uint64_t>()};
+        if (jv.contains("producer") && jv["producer"].is_number_unsigned())
+          v.producer = NodeId{jv["producer"].get<uint64_t>()};
         if (jv.contains("constant")) {
           Tensor t;
           if (!read_tensor(jv["constant"], t, vw)) return false;
@@ -307,7 +308,9 @@ struct Reader {
 
 }  // namespace
 
-std::string to_json(const Graph& g, bool include_constant_data) { return graph_to_json(g, include_constant_data).dump(); }
+std::string to_json(const Graph& g, bool include_constant_data) {
+  return graph_to_json(g, include_constant_data).dump();
+}
 
 Expected<Graph> from_json(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);

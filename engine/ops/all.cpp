@@ -1,5 +1,5 @@
-#include "engine/ops/grad_ops.h"
 #include "engine/ops/families.h"
+#include "engine/ops/grad_ops.h"
 
 namespace ms::ops {
 void register_all_ops(Registry& r) {

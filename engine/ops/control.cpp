@@ -118,8 +118,9 @@ Status infer_loop(InferContext& ctx) {
 
 void register_control_ops(Registry& r) {
   r.add({"Constant", "", 1, 0, 0, 1, 1, OpCategory::Data, infer_constant, nullptr});
-  r.add({"Identity", "", 1, 1, 1, 1, 1, OpCategory::Shape, infer_identity,
-         [](const CostContext&) { return Cost{0, 0}; }});
+  r.add({"Identity", "", 1, 1, 1, 1, 1, OpCategory::Shape, infer_identity, [](const CostContext&) {
+           return Cost{0, 0};
+         }});
   r.add({"If", "", 1, 1, 1, 1, -1, OpCategory::ControlFlow, infer_if, nullptr});
   r.add({"Loop", "", 1, 2, -1, 0, -1, OpCategory::ControlFlow, infer_loop, nullptr});
 }

@@ -66,12 +66,17 @@ struct ActDef {
 };
 
 const ActDef kActivations[] = {
-    {"Relu", 6, TypeSet::SignedNumeric, 1},  {"LeakyRelu", 6, TypeSet::Float, 2},
-    {"Elu", 6, TypeSet::Float, 8},           {"Selu", 6, TypeSet::Float, 9},
-    {"HardSigmoid", 6, TypeSet::Float, 4},   {"HardSwish", 14, TypeSet::Float, 5},
-    {"Softplus", 1, TypeSet::Float, 16},     {"Softsign", 1, TypeSet::Float, 3},
+    {"Relu", 6, TypeSet::SignedNumeric, 1},
+    {"LeakyRelu", 6, TypeSet::Float, 2},
+    {"Elu", 6, TypeSet::Float, 8},
+    {"Selu", 6, TypeSet::Float, 9},
+    {"HardSigmoid", 6, TypeSet::Float, 4},
+    {"HardSwish", 14, TypeSet::Float, 5},
+    {"Softplus", 1, TypeSet::Float, 16},
+    {"Softsign", 1, TypeSet::Float, 3},
     {"ThresholdedRelu", 10, TypeSet::Float, 1},
-    {"Shrink", 9, TypeSet::Numeric, 2},      {"Sigmoid", 6, TypeSet::Float, 10},
+    {"Shrink", 9, TypeSet::Numeric, 2},
+    {"Sigmoid", 6, TypeSet::Float, 10},
     {"Tanh", 6, TypeSet::Float, 10},
 };
 

@@ -49,8 +49,7 @@ Status infer_prelu(InferContext& ctx) {
     const std::vector<int64_t>& x = *ctx.in(0).dims;
     bool ok = x.size() == b.dims.size();
     for (size_t i = 0; ok && i < x.size(); ++i) ok = x[i] < 0 || x[i] == b.dims[i];
-    if (!ok)
-      return ctx.fail("slope " + ctx.in(1).to_string() + " does not broadcast to X " + ctx.in(0).to_string());
+    if (!ok) return ctx.fail("slope " + ctx.in(1).to_string() + " does not broadcast to X " + ctx.in(0).to_string());
   }
   set_broadcast_output(ctx, 0, ctx.in(0).dtype, b);
   return Status::ok();
@@ -64,12 +63,18 @@ struct BinaryDef {
 };
 
 const BinaryDef kBinary[] = {
-    {"Add", 7, TypeSet::Numeric, DType::Undefined},     {"Sub", 7, TypeSet::Numeric, DType::Undefined},
-    {"Mul", 7, TypeSet::Numeric, DType::Undefined},     {"Div", 7, TypeSet::Numeric, DType::Undefined},
-    {"Equal", 7, TypeSet::Any, DType::Bool},            {"Less", 7, TypeSet::Numeric, DType::Bool},
-    {"Greater", 7, TypeSet::Numeric, DType::Bool},      {"LessOrEqual", 12, TypeSet::Numeric, DType::Bool},
-    {"GreaterOrEqual", 12, TypeSet::Numeric, DType::Bool}, {"And", 7, TypeSet::Bool, DType::Bool},
-    {"Or", 7, TypeSet::Bool, DType::Bool},              {"Xor", 7, TypeSet::Bool, DType::Bool},
+    {"Add", 7, TypeSet::Numeric, DType::Undefined},
+    {"Sub", 7, TypeSet::Numeric, DType::Undefined},
+    {"Mul", 7, TypeSet::Numeric, DType::Undefined},
+    {"Div", 7, TypeSet::Numeric, DType::Undefined},
+    {"Equal", 7, TypeSet::Any, DType::Bool},
+    {"Less", 7, TypeSet::Numeric, DType::Bool},
+    {"Greater", 7, TypeSet::Numeric, DType::Bool},
+    {"LessOrEqual", 12, TypeSet::Numeric, DType::Bool},
+    {"GreaterOrEqual", 12, TypeSet::Numeric, DType::Bool},
+    {"And", 7, TypeSet::Bool, DType::Bool},
+    {"Or", 7, TypeSet::Bool, DType::Bool},
+    {"Xor", 7, TypeSet::Bool, DType::Bool},
 };
 
 }  // namespace

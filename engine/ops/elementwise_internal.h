@@ -23,7 +23,7 @@ enum class TypeSet : uint8_t {
   Integer,        // all ints
   Unsigned,       // unsigned ints
   Bool,
-  Any,            // numeric + bool
+  Any,  // numeric + bool
 };
 bool in_type_set(DType t, TypeSet set);
 const char* type_set_name(TypeSet set);

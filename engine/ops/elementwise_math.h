@@ -130,272 +130,131 @@ static_assert(find("Gelu")->op == Op::Gelu && info(Op::PRelu).op == Op::PRelu &&
 
 // ---- scalar math. T is float or double. ----
 
-template <class T>
-MS_EW_INLINE T inf() {
-  return static_cast<T>(INFINITY);
-}
+template <class T> MS_EW_INLINE T inf() { return static_cast<T>(INFINITY); }
 
 // 0 > x ? 0 : x: NaN passes (and -0 stays), one max instruction on x86.
-template <class T>
-MS_EW_INLINE T relu(T x) {
-  return T(0) > x ? T(0) : x;
-}
-template <class T>
-MS_EW_INLINE T leaky_relu(T x, T alpha) {
-  return x < T(0) ? alpha * x : x;
-}
+template <class T> MS_EW_INLINE T relu(T x) { return T(0) > x ? T(0) : x; }
+template <class T> MS_EW_INLINE T leaky_relu(T x, T alpha) { return x < T(0) ? alpha * x : x; }
 // Ops that combine a C library call with a condition are written as core(x) (the call, made
 // unconditionally) and finish(x, core) (the selects): GCC 12 does not vectorize a loop that has both
 // a call and a condition, so the CPU loops run the two as separate passes over a tile (core through
 // the vector math library), while the scalar form is finish(x, core(x)).
 
 // Elu: expm1 keeps the relative accuracy near 0 that exp(x) - 1 loses.
-template <class T>
-MS_EW_INLINE T elu_core(T x) {
-  return std::expm1(x);
-}
-template <class T>
-MS_EW_INLINE T elu_finish(T x, T c, T alpha) {
-  return x < T(0) ? alpha * c : x;
-}
-template <class T>
-MS_EW_INLINE T elu(T x, T alpha) {
-  return elu_finish(x, elu_core(x), alpha);
-}
+template <class T> MS_EW_INLINE T elu_core(T x) { return std::expm1(x); }
+template <class T> MS_EW_INLINE T elu_finish(T x, T c, T alpha) { return x < T(0) ? alpha * c : x; }
+template <class T> MS_EW_INLINE T elu(T x, T alpha) { return elu_finish(x, elu_core(x), alpha); }
 // Selu: gamma * alpha * expm1(x) for x <= 0, gamma * x above.
-template <class T>
-MS_EW_INLINE T selu_finish(T x, T c, T alpha, T gamma) {
+template <class T> MS_EW_INLINE T selu_finish(T x, T c, T alpha, T gamma) {
   return x <= T(0) ? gamma * (alpha * c) : gamma * x;
 }
-template <class T>
-MS_EW_INLINE T selu(T x, T alpha, T gamma) {
-  return selu_finish(x, elu_core(x), alpha, gamma);
-}
+template <class T> MS_EW_INLINE T selu(T x, T alpha, T gamma) { return selu_finish(x, elu_core(x), alpha, gamma); }
 // Celu: max(0, x) + min(0, alpha * expm1(x / alpha)) with NaN passing through.
-template <class T>
-MS_EW_INLINE T celu_core(T x, T alpha) {
-  return std::expm1(x / alpha);
-}
-template <class T>
-MS_EW_INLINE T celu_finish(T x, T c, T alpha) {
+template <class T> MS_EW_INLINE T celu_core(T x, T alpha) { return std::expm1(x / alpha); }
+template <class T> MS_EW_INLINE T celu_finish(T x, T c, T alpha) {
   const T e = alpha * c;
   return (x > T(0) ? x : T(0)) + (e < T(0) ? e : T(0)) + (x != x ? x : T(0));
 }
-template <class T>
-MS_EW_INLINE T celu(T x, T alpha) {
-  return celu_finish(x, celu_core(x, alpha), alpha);
-}
+template <class T> MS_EW_INLINE T celu(T x, T alpha) { return celu_finish(x, celu_core(x, alpha), alpha); }
 // Clamp to [0, 1]; NaN passes.
-template <class T>
-MS_EW_INLINE T clamp01(T v) {
-  return v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
-}
-template <class T>
-MS_EW_INLINE T hard_sigmoid(T x, T alpha, T beta) {
-  return clamp01(alpha * x + beta);
-}
+template <class T> MS_EW_INLINE T clamp01(T v) { return v < T(0) ? T(0) : (v > T(1) ? T(1) : v); }
+template <class T> MS_EW_INLINE T hard_sigmoid(T x, T alpha, T beta) { return clamp01(alpha * x + beta); }
 // x * HardSigmoid(x) (alpha 1/6, beta 0.5), with x clamped at -3 first (0 below), so -inf gives
 // -0, not -inf * 0. The forms here select values and then compute, rather than compute under a
 // condition: GCC does not vectorize a conditional product (it may trap, under -ftrapping-math).
-template <class T>
-MS_EW_INLINE T hard_swish(T x) {
+template <class T> MS_EW_INLINE T hard_swish(T x) {
   const T c = x < T(-3) ? T(-3) : x;
   return c * clamp01(c / T(6) + T(0.5));
 }
 // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows.
-template <class T>
-MS_EW_INLINE T softplus_core(T x) {
-  return std::log1p(std::exp(-std::fabs(x)));
-}
-template <class T>
-MS_EW_INLINE T softplus_finish(T x, T c) {
-  return (x > T(0) ? x : T(0)) + c;
-}
-template <class T>
-MS_EW_INLINE T softplus(T x) {
-  return softplus_finish(x, softplus_core(x));
-}
-template <class T>
-MS_EW_INLINE T max_finite();
-template <>
-MS_EW_INLINE float max_finite<float>() {
-  return 3.40282346638528859812e+38f;
-}
-template <>
-MS_EW_INLINE double max_finite<double>() {
-  return 1.79769313486231570815e+308;
-}
+template <class T> MS_EW_INLINE T softplus_core(T x) { return std::log1p(std::exp(-std::fabs(x))); }
+template <class T> MS_EW_INLINE T softplus_finish(T x, T c) { return (x > T(0) ? x : T(0)) + c; }
+template <class T> MS_EW_INLINE T softplus(T x) { return softplus_finish(x, softplus_core(x)); }
+template <class T> MS_EW_INLINE T max_finite();
+template <> MS_EW_INLINE float max_finite<float>() { return 3.40282346638528859812e+38f; }
+template <> MS_EW_INLINE double max_finite<double>() { return 1.79769313486231570815e+308; }
 // x / (1 + |x|) over x clamped to the finite range: +-1 at +-inf (inf / inf would be NaN).
-template <class T>
-MS_EW_INLINE T softsign(T x) {
+template <class T> MS_EW_INLINE T softsign(T x) {
   const T c = x < -max_finite<T>() ? -max_finite<T>() : (x > max_finite<T>() ? max_finite<T>() : x);
   return c / (T(1) + std::fabs(c));
 }
-template <class T>
-MS_EW_INLINE T thresholded_relu(T x, T alpha) {
-  return x > alpha ? x : T(0);
-}
-template <class T>
-MS_EW_INLINE T shrink(T x, T lambd, T bias) {
+template <class T> MS_EW_INLINE T thresholded_relu(T x, T alpha) { return x > alpha ? x : T(0); }
+template <class T> MS_EW_INLINE T shrink(T x, T lambd, T bias) {
   return x < -lambd ? x + bias : (x > lambd ? x - bias : T(0));
 }
 // Sigmoid, stable in both tails: exp of -|x| never overflows, and e / (1 + e) keeps tiny results
 // for x < 0.
-template <class T>
-MS_EW_INLINE T sigmoid_core(T x) {
-  return std::exp(-std::fabs(x));
-}
-template <class T>
-MS_EW_INLINE T sigmoid_finish(T x, T e) {
-  return (x >= T(0) ? T(1) : e) / (T(1) + e);
-}
-template <class T>
-MS_EW_INLINE T sigmoid(T x) {
-  return sigmoid_finish(x, sigmoid_core(x));
-}
-template <class T>
-MS_EW_INLINE T tanh(T x) {
-  return std::tanh(x);
-}
+template <class T> MS_EW_INLINE T sigmoid_core(T x) { return std::exp(-std::fabs(x)); }
+template <class T> MS_EW_INLINE T sigmoid_finish(T x, T e) { return (x >= T(0) ? T(1) : e) / (T(1) + e); }
+template <class T> MS_EW_INLINE T sigmoid(T x) { return sigmoid_finish(x, sigmoid_core(x)); }
+template <class T> MS_EW_INLINE T tanh(T x) { return std::tanh(x); }
 // Gelu: 0.5 x (1 + erf(x / sqrt 2)) as 0.5 x erfc(-x / sqrt 2): no cancellation in the negative tail.
-template <class T>
-MS_EW_INLINE T gelu_erf_core(T x) {
-  return std::erfc(x * T(-0.70710678118654752440));
-}
-template <class T>
-MS_EW_INLINE T gelu_erf_finish(T x, T c) {
+template <class T> MS_EW_INLINE T gelu_erf_core(T x) { return std::erfc(x * T(-0.70710678118654752440)); }
+template <class T> MS_EW_INLINE T gelu_erf_finish(T x, T c) {
   return x == -inf<T>() ? T(-0.0) : T(0.5) * x * c;  // not -inf * erfc(inf) = -inf * 0
 }
-template <class T>
-MS_EW_INLINE T gelu_erf(T x) {
-  return gelu_erf_finish(x, gelu_erf_core(x));
-}
+template <class T> MS_EW_INLINE T gelu_erf(T x) { return gelu_erf_finish(x, gelu_erf_core(x)); }
 // approximate="tanh": 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no
 // cancellation either.
-template <class T>
-MS_EW_INLINE T gelu_tanh_arg(T x) {
+template <class T> MS_EW_INLINE T gelu_tanh_arg(T x) {
   return T(1.5957691216057307118) * (x + T(0.044715) * x * x * x);  // 2u
 }
-template <class T>
-MS_EW_INLINE T gelu_tanh_core(T x) {
-  return sigmoid_core(gelu_tanh_arg(x));
-}
-template <class T>
-MS_EW_INLINE T gelu_tanh_finish(T x, T c) {
+template <class T> MS_EW_INLINE T gelu_tanh_core(T x) { return sigmoid_core(gelu_tanh_arg(x)); }
+template <class T> MS_EW_INLINE T gelu_tanh_finish(T x, T c) {
   return x == -inf<T>() ? T(-0.0) : x * sigmoid_finish(gelu_tanh_arg(x), c);
 }
-template <class T>
-MS_EW_INLINE T gelu_tanh(T x) {
-  return gelu_tanh_finish(x, gelu_tanh_core(x));
-}
-template <class T>
-MS_EW_INLINE T gelu(T x, T approximate) {
-  return approximate != T(0) ? gelu_tanh(x) : gelu_erf(x);
-}
+template <class T> MS_EW_INLINE T gelu_tanh(T x) { return gelu_tanh_finish(x, gelu_tanh_core(x)); }
+template <class T> MS_EW_INLINE T gelu(T x, T approximate) { return approximate != T(0) ? gelu_tanh(x) : gelu_erf(x); }
 // NaN passes (x < lo and x > hi are false).
-template <class T>
-MS_EW_INLINE T clip(T x, T lo, T hi) {
-  return x < lo ? lo : (x > hi ? hi : x);
-}
+template <class T> MS_EW_INLINE T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 // 0 and NaN stay.
-template <class T>
-MS_EW_INLINE T sign(T x) {
-  return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);
-}
+template <class T> MS_EW_INLINE T sign(T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); }
 // numpy maximum/minimum: NaN if either is, else std::max/std::min (the first of equal zeros).
-template <class T>
-MS_EW_INLINE T max(T a, T b) {
-  return a != a ? a : (b != b ? b : (a < b ? b : a));
-}
-template <class T>
-MS_EW_INLINE T min(T a, T b) {
-  return a != a ? a : (b != b ? b : (b < a ? b : a));
-}
-template <class T>
-MS_EW_INLINE T prelu(T x, T slope) {
-  return x < T(0) ? slope * x : x;
-}
+template <class T> MS_EW_INLINE T max(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+template <class T> MS_EW_INLINE T min(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+template <class T> MS_EW_INLINE T prelu(T x, T slope) { return x < T(0) ? slope * x : x; }
 
 // f(x, a, b) of a unary op; an op of `kOp` known at compile time folds to its one function.
-template <class T>
-MS_EW_INLINE T apply_unary(Op op, T x, T a = T(0), T b = T(0)) {
+template <class T> MS_EW_INLINE T apply_unary(Op op, T x, T a = T(0), T b = T(0)) {
   switch (op) {
-    case Op::Relu:
-      return relu(x);
-    case Op::LeakyRelu:
-      return leaky_relu(x, a);
-    case Op::Elu:
-      return elu(x, a);
-    case Op::Selu:
-      return selu(x, a, b);
-    case Op::Celu:
-      return celu(x, a);
-    case Op::HardSigmoid:
-      return hard_sigmoid(x, a, b);
-    case Op::HardSwish:
-      return hard_swish(x);
-    case Op::Softplus:
-      return softplus(x);
-    case Op::Softsign:
-      return softsign(x);
-    case Op::ThresholdedRelu:
-      return thresholded_relu(x, a);
-    case Op::Shrink:
-      return shrink(x, a, b);
-    case Op::Sigmoid:
-      return sigmoid(x);
-    case Op::Tanh:
-      return ew::tanh(x);
-    case Op::Gelu:
-      return gelu(x, a);
-    case Op::Clip:
-      return clip(x, a, b);
-    case Op::Exp:
-      return std::exp(x);
-    case Op::Log:
-      return std::log(x);
-    case Op::Sqrt:
-      return std::sqrt(x);
-    case Op::Reciprocal:
-      return T(1) / x;
-    case Op::Neg:
-      return -x;
-    case Op::Abs:
-      return std::fabs(x);
-    case Op::Sign:
-      return sign(x);
-    case Op::Floor:
-      return std::floor(x);
-    case Op::Ceil:
-      return std::ceil(x);
-    case Op::Round:
-      return std::rint(x);  // round half to even (the default rounding mode)
-    case Op::Erf:
-      return std::erf(x);
-    case Op::Sin:
-      return std::sin(x);
-    case Op::Cos:
-      return std::cos(x);
-    case Op::Tan:
-      return std::tan(x);
-    case Op::Asin:
-      return std::asin(x);
-    case Op::Acos:
-      return std::acos(x);
-    case Op::Atan:
-      return std::atan(x);
-    case Op::Sinh:
-      return std::sinh(x);
-    case Op::Cosh:
-      return std::cosh(x);
-    case Op::Asinh:
-      return std::asinh(x);
-    case Op::Acosh:
-      return std::acosh(x);
-    case Op::Atanh:
-      return std::atanh(x);
-    default:
-      return x;
+    case Op::Relu: return relu(x);
+    case Op::LeakyRelu: return leaky_relu(x, a);
+    case Op::Elu: return elu(x, a);
+    case Op::Selu: return selu(x, a, b);
+    case Op::Celu: return celu(x, a);
+    case Op::HardSigmoid: return hard_sigmoid(x, a, b);
+    case Op::HardSwish: return hard_swish(x);
+    case Op::Softplus: return softplus(x);
+    case Op::Softsign: return softsign(x);
+    case Op::ThresholdedRelu: return thresholded_relu(x, a);
+    case Op::Shrink: return shrink(x, a, b);
+    case Op::Sigmoid: return sigmoid(x);
+    case Op::Tanh: return ew::tanh(x);
+    case Op::Gelu: return gelu(x, a);
+    case Op::Clip: return clip(x, a, b);
+    case Op::Exp: return std::exp(x);
+    case Op::Log: return std::log(x);
+    case Op::Sqrt: return std::sqrt(x);
+    case Op::Reciprocal: return T(1) / x;
+    case Op::Neg: return -x;
+    case Op::Abs: return std::fabs(x);
+    case Op::Sign: return sign(x);
+    case Op::Floor: return std::floor(x);
+    case Op::Ceil: return std::ceil(x);
+    case Op::Round: return std::rint(x);  // round half to even (the default rounding mode)
+    case Op::Erf: return std::erf(x);
+    case Op::Sin: return std::sin(x);
+    case Op::Cos: return std::cos(x);
+    case Op::Tan: return std::tan(x);
+    case Op::Asin: return std::asin(x);
+    case Op::Acos: return std::acos(x);
+    case Op::Atan: return std::atan(x);
+    case Op::Sinh: return std::sinh(x);
+    case Op::Cosh: return std::cosh(x);
+    case Op::Asinh: return std::asinh(x);
+    case Op::Acosh: return std::acosh(x);
+    case Op::Atanh: return std::atanh(x);
+    default: return x;
   }
 }
 
@@ -403,77 +262,50 @@ MS_EW_INLINE T apply_unary(Op op, T x, T a = T(0), T b = T(0)) {
 constexpr bool has_core(Op op) {
   return op == Op::Elu || op == Op::Selu || op == Op::Celu || op == Op::Softplus || op == Op::Sigmoid || op == Op::Gelu;
 }
-template <class T>
-MS_EW_INLINE T apply_core(Op op, T x, T a = T(0), T b = T(0)) {
+template <class T> MS_EW_INLINE T apply_core(Op op, T x, T a = T(0), T b = T(0)) {
   switch (op) {
     case Op::Elu:
-    case Op::Selu:
-      return elu_core(x);
-    case Op::Celu:
-      return celu_core(x, a);
-    case Op::Softplus:
-      return softplus_core(x);
-    case Op::Sigmoid:
-      return sigmoid_core(x);
-    case Op::Gelu:
-      return a != T(0) ? gelu_tanh_core(x) : gelu_erf_core(x);
-    default:
-      return x;
+    case Op::Selu: return elu_core(x);
+    case Op::Celu: return celu_core(x, a);
+    case Op::Softplus: return softplus_core(x);
+    case Op::Sigmoid: return sigmoid_core(x);
+    case Op::Gelu: return a != T(0) ? gelu_tanh_core(x) : gelu_erf_core(x);
+    default: return x;
   }
 }
-template <class T>
-MS_EW_INLINE T apply_finish(Op op, T x, T c, T a = T(0), T b = T(0)) {
+template <class T> MS_EW_INLINE T apply_finish(Op op, T x, T c, T a = T(0), T b = T(0)) {
   switch (op) {
-    case Op::Elu:
-      return elu_finish(x, c, a);
-    case Op::Selu:
-      return selu_finish(x, c, a, b);
-    case Op::Celu:
-      return celu_finish(x, c, a);
-    case Op::Softplus:
-      return softplus_finish(x, c);
-    case Op::Sigmoid:
-      return sigmoid_finish(x, c);
-    case Op::Gelu:
-      return a != T(0) ? gelu_tanh_finish(x, c) : gelu_erf_finish(x, c);
-    default:
-      return c;
+    case Op::Elu: return elu_finish(x, c, a);
+    case Op::Selu: return selu_finish(x, c, a, b);
+    case Op::Celu: return celu_finish(x, c, a);
+    case Op::Softplus: return softplus_finish(x, c);
+    case Op::Sigmoid: return sigmoid_finish(x, c);
+    case Op::Gelu: return a != T(0) ? gelu_tanh_finish(x, c) : gelu_erf_finish(x, c);
+    default: return c;
   }
 }
 
-template <Op kOp, class T>
-MS_EW_INLINE T unary(T x, T a = T(0), T b = T(0)) {
+template <Op kOp, class T> MS_EW_INLINE T unary(T x, T a = T(0), T b = T(0)) {
   static_assert(info(kOp).arity == 1, "not a unary op");
   return apply_unary(kOp, x, a, b);
 }
 
 // f(a, b) of a binary op.
-template <class T>
-MS_EW_INLINE T apply_binary(Op op, T a, T b) {
+template <class T> MS_EW_INLINE T apply_binary(Op op, T a, T b) {
   switch (op) {
-    case Op::Add:
-      return a + b;
-    case Op::Sub:
-      return a - b;
-    case Op::Mul:
-      return a * b;
-    case Op::Div:
-      return a / b;
-    case Op::Pow:
-      return std::pow(a, b);
-    case Op::Max:
-      return ew::max(a, b);
-    case Op::Min:
-      return ew::min(a, b);
-    case Op::PRelu:
-      return prelu(a, b);
-    default:
-      return a;
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Pow: return std::pow(a, b);
+    case Op::Max: return ew::max(a, b);
+    case Op::Min: return ew::min(a, b);
+    case Op::PRelu: return prelu(a, b);
+    default: return a;
   }
 }
 
-template <Op kOp, class T>
-MS_EW_INLINE T binary(T a, T b) {
+template <Op kOp, class T> MS_EW_INLINE T binary(T a, T b) {
   static_assert(info(kOp).arity == 2, "not a binary op");
   return apply_binary(kOp, a, b);
 }

@@ -27,18 +27,14 @@ struct UnaryDef {
 
 // Transcendental functions count as a handful of flops per element; the exact figure matters little.
 const UnaryDef kUnary[] = {
-    {"Sqrt", 6, TypeSet::Float, 4},          {"Reciprocal", 6, TypeSet::Float, 1},
-    {"Neg", 6, TypeSet::SignedNumeric, 1},   {"Abs", 6, TypeSet::Numeric, 1},
-    {"Exp", 6, TypeSet::Float, 8},           {"Log", 6, TypeSet::Float, 8},
-    {"Erf", 9, TypeSet::Numeric, 10},        {"Floor", 6, TypeSet::Float, 1},
-    {"Ceil", 6, TypeSet::Float, 1},          {"Round", 11, TypeSet::Float, 1},
-    {"Sign", 9, TypeSet::Numeric, 1},        {"Not", 1, TypeSet::Bool, 1},
-    {"Sin", 7, TypeSet::Float, 8},           {"Cos", 7, TypeSet::Float, 8},
-    {"Tan", 7, TypeSet::Float, 8},           {"Asin", 7, TypeSet::Float, 8},
-    {"Acos", 7, TypeSet::Float, 8},          {"Atan", 7, TypeSet::Float, 8},
-    {"Sinh", 9, TypeSet::Float, 8},          {"Cosh", 9, TypeSet::Float, 8},
-    {"Asinh", 9, TypeSet::Float, 8},         {"Acosh", 9, TypeSet::Float, 8},
-    {"Atanh", 9, TypeSet::Float, 8},
+    {"Sqrt", 6, TypeSet::Float, 4},   {"Reciprocal", 6, TypeSet::Float, 1}, {"Neg", 6, TypeSet::SignedNumeric, 1},
+    {"Abs", 6, TypeSet::Numeric, 1},  {"Exp", 6, TypeSet::Float, 8},        {"Log", 6, TypeSet::Float, 8},
+    {"Erf", 9, TypeSet::Numeric, 10}, {"Floor", 6, TypeSet::Float, 1},      {"Ceil", 6, TypeSet::Float, 1},
+    {"Round", 11, TypeSet::Float, 1}, {"Sign", 9, TypeSet::Numeric, 1},     {"Not", 1, TypeSet::Bool, 1},
+    {"Sin", 7, TypeSet::Float, 8},    {"Cos", 7, TypeSet::Float, 8},        {"Tan", 7, TypeSet::Float, 8},
+    {"Asin", 7, TypeSet::Float, 8},   {"Acos", 7, TypeSet::Float, 8},       {"Atan", 7, TypeSet::Float, 8},
+    {"Sinh", 9, TypeSet::Float, 8},   {"Cosh", 9, TypeSet::Float, 8},       {"Asinh", 9, TypeSet::Float, 8},
+    {"Acosh", 9, TypeSet::Float, 8},  {"Atanh", 9, TypeSet::Float, 8},
 };
 
 }  // namespace

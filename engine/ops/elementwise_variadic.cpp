@@ -34,7 +34,8 @@ void register_variadic_ops(Registry& r) {
   const struct {
     const char* op;
     TypeSet types;
-  } defs[] = {{"Min", TypeSet::Numeric}, {"Max", TypeSet::Numeric}, {"Sum", TypeSet::Numeric}, {"Mean", TypeSet::Float}};
+  } defs[] = {
+      {"Min", TypeSet::Numeric}, {"Max", TypeSet::Numeric}, {"Sum", TypeSet::Numeric}, {"Mean", TypeSet::Float}};
   for (const auto& d : defs) {
     OpSchema s = make_schema(d.op, 1, -1, OpCategory::Elementwise, variadic(d.types), 1);
     s.since_version = 6;

@@ -122,7 +122,8 @@ Status infer_fused_elementwise(InferContext& ctx) {
   // With `reduce` (ReduceSum / ReduceMean) the chain's result is reduced over `reduce_axes`.
   if (ctx.node.attrs.count("reduce")) {
     const std::string op = ctx.node.attr_string("reduce", "");
-    if (op != "ReduceSum" && op != "ReduceMean") return ctx.fail("reduce must be ReduceSum or ReduceMean, not '" + op + "'");
+    if (op != "ReduceSum" && op != "ReduceMean")
+      return ctx.fail("reduce must be ReduceSum or ReduceMean, not '" + op + "'");
     const auto& x = ctx.in(0);
     if (!x.dims) return ctx.fail("a reducing chain needs its input's rank");
     const auto axes = ctx.node.attr_ints("reduce_axes");
@@ -135,11 +136,15 @@ Status infer_fused_elementwise(InferContext& ctx) {
     }
     Shape out;
     for (size_t a = 0; a < x.dims->size(); ++a) {
-      if (!reduced[a]) out.push_back((*x.dims)[a]);
-      else if (keep) out.push_back(1);
+      if (!reduced[a])
+        out.push_back((*x.dims)[a]);
+      else if (keep)
+        out.push_back(1);
     }
-    if (ctx.outputs.size() == 2) ctx.set_output(1, dt, out);  // output 0 stays the chain's result
-    else ctx.set_output(0, dt, out);
+    if (ctx.outputs.size() == 2)
+      ctx.set_output(1, dt, out);  // output 0 stays the chain's result
+    else
+      ctx.set_output(0, dt, out);
   } else if (ctx.outputs.size() != 1) {
     return ctx.fail("a second output needs the reduce attribute");
   }
@@ -198,10 +203,12 @@ std::function<Cost(const CostContext&)> fused_cost(const char* anchor, size_t n_
 }  // namespace
 
 void register_fused_ops(Registry& r) {
-  OpSchema conv = fused_schema("FusedConv", 2, 4, OpCategory::Conv, [](InferContext& c) { return infer_fused(c, "Conv", 3); });
+  OpSchema conv =
+      fused_schema("FusedConv", 2, 4, OpCategory::Conv, [](InferContext& c) { return infer_fused(c, "Conv", 3); });
   conv.cost = fused_cost("Conv", 3);
   r.add(std::move(conv));
-  OpSchema gemm = fused_schema("FusedGemm", 2, 4, OpCategory::MatMul, [](InferContext& c) { return infer_fused(c, "Gemm", 3); });
+  OpSchema gemm =
+      fused_schema("FusedGemm", 2, 4, OpCategory::MatMul, [](InferContext& c) { return infer_fused(c, "Gemm", 3); });
   gemm.cost = fused_cost("Gemm", 3);
   r.add(std::move(gemm));
   OpSchema matmul = fused_schema("FusedMatMul", 2, 4, OpCategory::MatMul, infer_fused_matmul);

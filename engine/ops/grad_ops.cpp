@@ -10,7 +10,8 @@ Status infer_pool_grad(ops::InferContext& ctx) {
   const auto* gy = ctx.dims(1);
   if (!is_float(ctx.in(0).dtype)) return ctx.fail("input X must be a float tensor");
   if (ctx.in(1).dtype != ctx.in(0).dtype) return ctx.fail("dY must have X's dtype");
-  if (x && x->size() != 4) return ctx.fail("only 2-D pools (NCHW input) are supported, got rank " + std::to_string(x->size()));
+  if (x && x->size() != 4)
+    return ctx.fail("only 2-D pools (NCHW input) are supported, got rank " + std::to_string(x->size()));
   if (x && gy) {
     if (gy->size() != 4) return ctx.fail("dY must be rank 4");
     Shape in(x->begin() + 2, x->end());
@@ -19,8 +20,10 @@ Status infer_pool_grad(ops::InferContext& ctx) {
     if ((*gy)[0] != (*x)[0] || (*gy)[1] != (*x)[1] || (*gy)[2] != g->out[0] || (*gy)[3] != g->out[1])
       return ctx.fail("dY " + shape_to_string(*gy) + " does not match the pool output of X " + shape_to_string(*x));
   }
-  if (x) ctx.set_output(0, ctx.in(0).dtype, *x);
-  else ctx.set_output_rank_unknown(0, ctx.in(0).dtype);
+  if (x)
+    ctx.set_output(0, ctx.in(0).dtype, *x);
+  else
+    ctx.set_output_rank_unknown(0, ctx.in(0).dtype);
   return Status::ok();
 }
 
@@ -50,15 +53,20 @@ Status infer_conv_grad_weight(ops::InferContext& ctx) {
   if (x && x->size() != rank)
     return ctx.fail("X must be rank " + std::to_string(rank) + " for a " + std::to_string(kernel.size()) +
                     "-D kernel, got " + shape_to_string(*x));
-  if (gy && gy->size() != rank) return ctx.fail("dY must be rank " + std::to_string(rank) + ", got " + shape_to_string(*gy));
+  if (gy && gy->size() != rank)
+    return ctx.fail("dY must be rank " + std::to_string(rank) + ", got " + shape_to_string(*gy));
   int64_t m = gy ? (*gy)[1] : -1, cg = -1;
   if (x && (*x)[1] >= 0) {
-    if ((*x)[1] % group != 0) return ctx.fail("X's channels " + std::to_string((*x)[1]) + " do not divide into " + std::to_string(group) + " groups");
+    if ((*x)[1] % group != 0)
+      return ctx.fail("X's channels " + std::to_string((*x)[1]) + " do not divide into " + std::to_string(group) +
+                      " groups");
     cg = (*x)[1] / group;
   }
-  if (m >= 0 && m % group != 0) return ctx.fail("dY's channels " + std::to_string(m) + " do not divide into " + std::to_string(group) + " groups");
+  if (m >= 0 && m % group != 0)
+    return ctx.fail("dY's channels " + std::to_string(m) + " do not divide into " + std::to_string(group) + " groups");
   if (x && gy) {
-    if ((*gy)[0] != (*x)[0]) return ctx.fail("dY's batch " + std::to_string((*gy)[0]) + " differs from X's " + std::to_string((*x)[0]));
+    if ((*gy)[0] != (*x)[0])
+      return ctx.fail("dY's batch " + std::to_string((*gy)[0]) + " differs from X's " + std::to_string((*x)[0]));
     Shape in(x->begin() + 2, x->end());
     auto g = ops::resolve_window(ctx.node, ops::WindowKind::Conv, in, kernel);
     if (!g) return ctx.fail(g.status().message());
@@ -78,7 +86,8 @@ ops::Cost conv_grad_weight_cost(const ops::CostContext& c) {
   if (gy > 0 && w > 0 && (*c.outputs[0].dims)[0] > 0) {
     cost.flops = 2.0 * static_cast<double>(gy) * static_cast<double>(w / (*c.outputs[0].dims)[0]);
     const int64_t x = ops::static_numel(c.inputs[0]);
-    cost.bytes = static_cast<double>(dtype_size(c.inputs[0].dtype)) * static_cast<double>(gy + w + std::max<int64_t>(x, 0));
+    cost.bytes =
+        static_cast<double>(dtype_size(c.inputs[0].dtype)) * static_cast<double>(gy + w + std::max<int64_t>(x, 0));
   }
   return cost;
 }

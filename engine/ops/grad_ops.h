@@ -26,6 +26,4 @@ void register_grad_kernels(runtime::KernelRegistry& r);
 void register_conv_grad_kernels(runtime::KernelRegistry& r);  // conv_grad.cpp, called by the above
 }  // namespace ms::cpu
 
-namespace ms::autodiff {
-
-}  // namespace ms::autodiff
+namespace ms::autodiff {}  // namespace ms::autodiff

@@ -119,8 +119,7 @@ Status transpose_output(const ir::Node& node, const std::vector<int64_t>& in, co
 }
 
 // Conv and pools: the output from the padded input (SAME pads computed here; pools honour ceil_mode).
-Status forward_output(const std::vector<int64_t>& in, const std::string& auto_pad, bool ceil_mode,
-                      WindowGeometry& g) {
+Status forward_output(const std::vector<int64_t>& in, const std::string& auto_pad, bool ceil_mode, WindowGeometry& g) {
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] < 0 || g.kernel[i] < 0) continue;

@@ -6,17 +6,18 @@
 namespace ms::ops {
 
 void register_modescope_ops(Registry& r) {
-  r.add({"Print", "ai.modescope", 1, 1, 1, 1, 1, OpCategory::Other,
-         [](InferContext& ctx) {
-           if (ctx.node.has_attr("label") && !ctx.node.attrs.at("label").get_if<std::string>())
-             return ctx.fail("attribute 'label' must be a string");
-           ctx.outputs[0] = ctx.in(0);
-           return Status::ok();
-         },
-         [](const CostContext& c) {
-           const int64_t n = c.inputs.empty() ? -1 : static_numel(c.inputs[0]);
-           return Cost{0, n > 0 ? 2.0 * static_cast<double>(n) * static_cast<double>(dtype_size(c.inputs[0].dtype)) : 0};
-         }});
+  r.add(
+      {"Print", "ai.modescope", 1, 1, 1, 1, 1, OpCategory::Other,
+       [](InferContext& ctx) {
+         if (ctx.node.has_attr("label") && !ctx.node.attrs.at("label").get_if<std::string>())
+           return ctx.fail("attribute 'label' must be a string");
+         ctx.outputs[0] = ctx.in(0);
+         return Status::ok();
+       },
+       [](const CostContext& c) {
+         const int64_t n = c.inputs.empty() ? -1 : static_numel(c.inputs[0]);
+         return Cost{0, n > 0 ? 2.0 * static_cast<double>(n) * static_cast<double>(dtype_size(c.inputs[0].dtype)) : 0};
+       }});
 }
 
 }  // namespace ms::ops

@@ -65,8 +65,10 @@ bool reduce_mask(const std::vector<int64_t>& axes, int64_t rank, bool noop_with_
 std::vector<int64_t> reduced_dims(const std::vector<int64_t>& in, const std::vector<bool>& mask, bool keepdims) {
   std::vector<int64_t> out;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!mask[i]) out.push_back(in[i]);
-    else if (keepdims) out.push_back(1);
+    if (!mask[i])
+      out.push_back(in[i]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -98,8 +100,10 @@ Status infer_reduce(InferContext& ctx) {
   const auto axes = reduce_axes(n, ctx.has_input(1) ? ctx.value(1) : nullptr);
   if (!axes) {
     // Which dims go is not known yet; with keepdims the rank still is.
-    if (keepdims) ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>(rank), -1));
-    else ctx.set_output_rank_unknown(0, dt);
+    if (keepdims)
+      ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>(rank), -1));
+    else
+      ctx.set_output_rank_unknown(0, dt);
     return Status::ok();
   }
   std::vector<bool> mask;

@@ -67,8 +67,10 @@ bool parse_einsum(std::string_view equation, size_t num_inputs, EinsumEquation& 
   bool any_ellipsis = false;
   for (const auto& term : eq.inputs)
     for (int l : term) {
-      if (l == EinsumEquation::kEllipsis) any_ellipsis = true;
-      else ++count[static_cast<size_t>(l)];
+      if (l == EinsumEquation::kEllipsis)
+        any_ellipsis = true;
+      else
+        ++count[static_cast<size_t>(l)];
     }
   if (arrow != std::string::npos) {
     const std::string rhs = s.substr(arrow + 2);
@@ -141,9 +143,12 @@ bool bind_einsum(const EinsumEquation& eq, const std::vector<std::vector<int64_t
     for (size_t d = 0; d < labels.size(); ++d) {
       const size_t l = static_cast<size_t>(labels[d]);
       const int64_t n = shapes[k][d];
-      if (n < 0) unknown[l] = true;
-      else if (n == 1) one[l] = true;
-      else if (big[l] == -2) big[l] = n;
+      if (n < 0)
+        unknown[l] = true;
+      else if (n == 1)
+        one[l] = true;
+      else if (big[l] == -2)
+        big[l] = n;
       else if (big[l] != n) {
         const std::string name =
             l < kLetters ? "subscript '" + std::string(1, char_of(static_cast<int>(l))) + "'" : "broadcast dim";
@@ -184,10 +189,11 @@ Status infer_einsum(InferContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.dims(i)) {
       // Without every rank, the width of "..." is unknown; without "..." the output rank is not.
-      const bool has_ell =
-          std::count(eq.output.begin(), eq.output.end(), EinsumEquation::kEllipsis) > 0;
-      if (has_ell) ctx.set_output_rank_unknown(0, dt);
-      else ctx.set_output(0, dt, std::vector<int64_t>(eq.output.size(), -1));
+      const bool has_ell = std::count(eq.output.begin(), eq.output.end(), EinsumEquation::kEllipsis) > 0;
+      if (has_ell)
+        ctx.set_output_rank_unknown(0, dt);
+      else
+        ctx.set_output(0, dt, std::vector<int64_t>(eq.output.size(), -1));
       return Status::ok();
     }
     shapes.push_back(*ctx.dims(i));

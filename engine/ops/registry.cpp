@@ -1,13 +1,13 @@
 #include <algorithm>
 
-#include "engine/ops/schema.h"
 #include "engine/ops/families.h"
+#include "engine/ops/schema.h"
 
 namespace ms::ops {
 
 const char* category_name(OpCategory c) {
-  static const char* names[] = {"elementwise", "activation", "conv",  "matmul", "pool",  "norm",
-                                "reduction",   "shape",      "data",  "control", "other"};
+  static const char* names[] = {"elementwise", "activation", "conv", "matmul",  "pool", "norm",
+                                "reduction",   "shape",      "data", "control", "other"};
   return names[static_cast<int>(c)];
 }
 
@@ -60,14 +60,16 @@ Status infer_node(InferContext& ctx) {
   const int nin = static_cast<int>(n.inputs.size());
   if (nin < s->min_inputs || (s->max_inputs >= 0 && nin > s->max_inputs))
     return ctx.fail("expects " + std::to_string(s->min_inputs) +
-                    (s->max_inputs == s->min_inputs ? "" : ".." + (s->max_inputs < 0 ? std::string("n") : std::to_string(s->max_inputs))) +
+                    (s->max_inputs == s->min_inputs
+                         ? ""
+                         : ".." + (s->max_inputs < 0 ? std::string("n") : std::to_string(s->max_inputs))) +
                     " inputs, got " + std::to_string(nin));
   for (int i = 0; i < s->min_inputs; ++i)
     if (!ctx.has_input(static_cast<size_t>(i))) return ctx.fail("required input " + std::to_string(i) + " is missing");
   const int nout = static_cast<int>(n.outputs.size());
   if (nout < s->min_outputs || (s->max_outputs >= 0 && nout > s->max_outputs))
-    return ctx.fail("has " + std::to_string(nout) + " outputs, the op allows " + std::to_string(s->min_outputs) +
-                    ".." + (s->max_outputs < 0 ? std::string("n") : std::to_string(s->max_outputs)));
+    return ctx.fail("has " + std::to_string(nout) + " outputs, the op allows " + std::to_string(s->min_outputs) + ".." +
+                    (s->max_outputs < 0 ? std::string("n") : std::to_string(s->max_outputs)));
   ctx.outputs.assign(n.outputs.size(), ir::ValueType{});
   return s->infer(ctx);
 }

@@ -4,9 +4,9 @@
 
 #include <deque>
 #include <functional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -15,7 +15,17 @@ namespace ms::ops {
 
 // What the GUI colours by.
 enum class OpCategory : uint8_t {
-  Elementwise, Activation, Conv, MatMul, Pool, Norm, Reduction, Shape, Data, ControlFlow, Other
+  Elementwise,
+  Activation,
+  Conv,
+  MatMul,
+  Pool,
+  Norm,
+  Reduction,
+  Shape,
+  Data,
+  ControlFlow,
+  Other
 };
 const char* category_name(OpCategory c);
 
@@ -63,9 +73,9 @@ struct CostContext {
 
 struct OpSchema {
   std::string op_type;
-  std::string domain;       // "" = ai.onnx
-  int since_version = 1;    // oldest opset supported
-  int min_inputs = 0, max_inputs = 0;    // max -1 = variadic
+  std::string domain;                  // "" = ai.onnx
+  int since_version = 1;               // oldest opset supported
+  int min_inputs = 0, max_inputs = 0;  // max -1 = variadic
   int min_outputs = 1, max_outputs = 1;
   OpCategory category = OpCategory::Other;
   std::function<Status(InferContext&)> infer;

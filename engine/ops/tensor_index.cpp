@@ -49,8 +49,10 @@ Status infer_gather_elements(InferContext& ctx) {
     if (idx->size() != data->size())
       return ctx.fail("indices " + shape_to_string(*idx) + " must have the rank of data " + shape_to_string(*data));
   }
-  if (idx) ctx.set_output(0, dt, *idx);
-  else ctx.set_output_rank_unknown(0, dt);
+  if (idx)
+    ctx.set_output(0, dt, *idx);
+  else
+    ctx.set_output_rank_unknown(0, dt);
   return Status::ok();
 }
 
@@ -73,7 +75,8 @@ Status infer_gather_nd(InferContext& ctx) {
   for (int64_t i = 0; i < b; ++i) {
     const int64_t x = (*data)[static_cast<size_t>(i)], y = (*idx)[static_cast<size_t>(i)];
     if (x >= 0 && y >= 0 && x != y)
-      return ctx.fail("batch dims of data " + shape_to_string(*data) + " and indices " + shape_to_string(*idx) + " differ");
+      return ctx.fail("batch dims of data " + shape_to_string(*data) + " and indices " + shape_to_string(*idx) +
+                      " differ");
   }
   std::vector<int64_t> out(idx->begin(), idx->end() - 1);
   out.insert(out.end(), data->begin() + b + last, data->end());
@@ -137,8 +140,10 @@ Status infer_scatter_nd(InferContext& ctx) {
       if (!ok) return ctx.fail("updates " + shape_to_string(*upd) + " must be " + shape_to_string(want));
     }
   }
-  if (data) ctx.set_output(0, dt, *data);
-  else ctx.set_output_rank_unknown(0, dt);
+  if (data)
+    ctx.set_output(0, dt, *data);
+  else
+    ctx.set_output_rank_unknown(0, dt);
   return Status::ok();
 }
 
@@ -158,7 +163,8 @@ Status infer_compress(InferContext& ctx) {
   const auto rank = static_cast<int64_t>(data->size());
   int64_t axis = 0;
   const int64_t a = norm_axis_attr(ctx, rank, 0, axis);
-  if (axis < 0 || axis >= rank) return ctx.fail("axis " + std::to_string(a) + " out of range for " + shape_to_string(*data));
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + std::to_string(a) + " out of range for " + shape_to_string(*data));
   std::vector<int64_t> out = *data;
   out[static_cast<size_t>(axis)] = -1;  // data-dependent
   ctx.set_output(0, dt, std::move(out));
@@ -172,7 +178,8 @@ Status infer_nonzero(InferContext& ctx) {
 }
 
 Status infer_onehot(InferContext& ctx) {
-  if (!is_numeric(ctx.in(0).dtype) || !is_numeric(ctx.in(1).dtype)) return ctx.fail("indices and depth must be numeric");
+  if (!is_numeric(ctx.in(0).dtype) || !is_numeric(ctx.in(1).dtype))
+    return ctx.fail("indices and depth must be numeric");
   MS_RETURN_IF_ERROR(require_rank(ctx, 2, 1));
   const DType dt = ctx.in(2).dtype;
   const auto* vd = ctx.dims(2);

@@ -11,11 +11,11 @@
 
 namespace ms::ops::tensor {
 
-void register_shape_ops(Registry& r);    // tensor_shape.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size, ...
-void register_layout_ops(Registry& r);   // tensor_layout.cpp: Transpose, Concat, Split, Slice, Tile, Expand, Pad
-void register_index_ops(Registry& r);    // tensor_index.cpp: Gather*, Scatter*, Compress, NonZero, OneHot
-void register_misc_ops(Registry& r);     // tensor_misc.cpp: Trilu, EyeLike, DepthToSpace, SpaceToDepth, ReverseSequence
-void register_resize_ops(Registry& r);   // tensor_resize.cpp: Resize, Upsample
+void register_shape_ops(Registry& r);   // tensor_shape.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size, ...
+void register_layout_ops(Registry& r);  // tensor_layout.cpp: Transpose, Concat, Split, Slice, Tile, Expand, Pad
+void register_index_ops(Registry& r);   // tensor_index.cpp: Gather*, Scatter*, Compress, NonZero, OneHot
+void register_misc_ops(Registry& r);    // tensor_misc.cpp: Trilu, EyeLike, DepthToSpace, SpaceToDepth, ReverseSequence
+void register_resize_ops(Registry& r);  // tensor_resize.cpp: Resize, Upsample
 
 // Schema with the family's default cost (bytes moved, no flops).
 OpSchema make_schema(std::string op, int min_in, int max_in, int min_out, int max_out, OpCategory cat,
@@ -45,8 +45,7 @@ struct SliceDim {
 SliceDim slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step);
 // Full-rank slice description (axes not named are taken whole). `err` set on bad arguments.
 bool compute_slice(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
-                   std::vector<int64_t> axes, std::vector<int64_t> steps, std::vector<SliceDim>& out,
-                   std::string& err);
+                   std::vector<int64_t> axes, std::vector<int64_t> steps, std::vector<SliceDim>& out, std::string& err);
 
 // Pads in ONNX layout [b0, b1, ..., e0, e1, ...] over all axes (expanded from `axes` when given).
 bool expand_pads(const std::vector<int64_t>& pads, const std::vector<int64_t>* axes, int64_t rank,
@@ -60,8 +59,8 @@ struct ResizeParams {
   float cubic_a = -0.75f;
   bool exclude_outside = false;
   float extrapolation = 0.f;
-  std::vector<double> scales;    // per axis, out/in
-  std::vector<double> roi;       // [starts..., ends...] (tf_crop_and_resize), empty otherwise
+  std::vector<double> scales;  // per axis, out/in
+  std::vector<double> roi;     // [starts..., ends...] (tf_crop_and_resize), empty otherwise
   Shape out_shape;
 };
 // Which inputs carry roi / scales / sizes (-1: none) for Resize or Upsample at this opset.

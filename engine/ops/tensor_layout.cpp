@@ -14,8 +14,10 @@ Status infer_transpose(InferContext& ctx) {
   const bool has_perm = ctx.node.has_attr("perm");
   std::vector<int64_t> perm = ctx.node.attr_ints("perm");
   if (!in) {
-    if (has_perm) ctx.set_output(0, dt, std::vector<int64_t>(perm.size(), -1));
-    else ctx.set_output_rank_unknown(0, dt);
+    if (has_perm)
+      ctx.set_output(0, dt, std::vector<int64_t>(perm.size(), -1));
+    else
+      ctx.set_output_rank_unknown(0, dt);
     return Status::ok();
   }
   const auto rank = static_cast<int64_t>(in->size());
@@ -52,7 +54,8 @@ Status infer_concat(InferContext& ctx) {
   }
   const auto rank = static_cast<int64_t>(ref->size());
   const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis " + std::to_string(axis_attr) + " out of range for rank " + std::to_string(rank));
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + std::to_string(axis_attr) + " out of range for rank " + std::to_string(rank));
   std::vector<int64_t> out(ref->size(), -1);
   int64_t sum = 0;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -69,8 +72,8 @@ Status infer_concat(InferContext& ctx) {
         sum = (sum < 0 || v < 0) ? -1 : sum + v;
       } else if (v >= 0) {
         if (out[k] >= 0 && out[k] != v)
-          return ctx.fail("inputs " + shape_to_string(*ref) + " and " + shape_to_string(*d) +
-                          " differ outside axis " + std::to_string(axis));
+          return ctx.fail("inputs " + shape_to_string(*ref) + " and " + shape_to_string(*d) + " differ outside axis " +
+                          std::to_string(axis));
         out[k] = v;
       }
     }
@@ -91,7 +94,8 @@ Status infer_split(InferContext& ctx) {
   const auto rank = static_cast<int64_t>(in->size());
   const int64_t axis_attr = ctx.node.attr_int("axis", 0);
   const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-  if (axis < 0 || axis >= rank) return ctx.fail("axis " + std::to_string(axis_attr) + " out of range for " + shape_to_string(*in));
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + std::to_string(axis_attr) + " out of range for " + shape_to_string(*in));
   bool present = false;
   auto split = ints_from_input_or_attr(ctx, ctx.opset >= 13, 1, "split", present);
   if (ctx.opset >= 13 && present && !is_integer(ctx.in(1).dtype)) return ctx.fail("split input must be i64");
@@ -229,8 +233,10 @@ Status infer_expand(InferContext& ctx) {
     const int64_t a = i < rank - in->size() ? 1 : (*in)[i - (rank - in->size())];
     const int64_t b = i < rank - shape->size() ? 1 : (*shape)[i - (rank - shape->size())];
     if (b < 0) return ctx.fail("shape " + shape_to_string(*shape) + " has a negative dim");
-    if (a == b || b == 1) out[i] = a;
-    else if (a == 1 || a < 0) out[i] = b;
+    if (a == b || b == 1)
+      out[i] = a;
+    else if (a == 1 || a < 0)
+      out[i] = b;
     else
       return ctx.fail("cannot expand " + shape_to_string(*in) + " to " + shape_to_string(*shape));
   }

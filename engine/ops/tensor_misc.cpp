@@ -13,8 +13,10 @@ Status infer_trilu(InferContext& ctx) {
     const auto* kd = ctx.dims(1);
     if (kd && !(kd->empty() || (kd->size() == 1 && (*kd)[0] == 1))) return ctx.fail("k must be a scalar");
   }
-  if (in) ctx.set_output(0, dt, *in);
-  else ctx.set_output_rank_unknown(0, dt);
+  if (in)
+    ctx.set_output(0, dt, *in);
+  else
+    ctx.set_output_rank_unknown(0, dt);
   return Status::ok();
 }
 
@@ -68,9 +70,12 @@ Status infer_reverse_sequence(InferContext& ctx) {
   if (in && in->size() < 2) return ctx.fail("input must have rank >= 2, got " + shape_to_string(*in));
   const auto* sl = ctx.dims(1);
   if (in && sl && (*in)[static_cast<size_t>(ba)] >= 0 && (*sl)[0] >= 0 && (*sl)[0] != (*in)[static_cast<size_t>(ba)])
-    return ctx.fail("sequence_lens " + shape_to_string(*sl) + " must have one entry per batch of " + shape_to_string(*in));
-  if (in) ctx.set_output(0, dt, *in);
-  else ctx.set_output_rank_unknown(0, dt);
+    return ctx.fail("sequence_lens " + shape_to_string(*sl) + " must have one entry per batch of " +
+                    shape_to_string(*in));
+  if (in)
+    ctx.set_output(0, dt, *in);
+  else
+    ctx.set_output_rank_unknown(0, dt);
   return Status::ok();
 }
 

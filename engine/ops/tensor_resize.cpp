@@ -22,9 +22,12 @@ ResizeSlots resize_slots(const std::string& op_type, int64_t opset) {
 
 bool resize_attributes(const ir::Node& node, int64_t opset, ResizeParams& p, std::string& err) {
   const std::string mode = node.attr_string("mode", "nearest");
-  if (mode == "nearest") p.mode = ResizeParams::Mode::Nearest;
-  else if (mode == "linear" || mode == "bilinear") p.mode = ResizeParams::Mode::Linear;
-  else if (mode == "cubic" && node.op_type == "Resize" && opset >= 11) p.mode = ResizeParams::Mode::Cubic;
+  if (mode == "nearest")
+    p.mode = ResizeParams::Mode::Nearest;
+  else if (mode == "linear" || mode == "bilinear")
+    p.mode = ResizeParams::Mode::Linear;
+  else if (mode == "cubic" && node.op_type == "Resize" && opset >= 11)
+    p.mode = ResizeParams::Mode::Cubic;
   else {
     err = "resize mode '" + mode + "' is not supported";
     return false;
@@ -37,7 +40,7 @@ bool resize_attributes(const ir::Node& node, int64_t opset, ResizeParams& p, std
     return true;
   }
   p.coord_mode = node.attr_string("coordinate_transformation_mode", "half_pixel");
-  static const char* coord_modes[] = {"half_pixel",         "pytorch_half_pixel", "align_corners", "asymmetric",
+  static const char* coord_modes[] = {"half_pixel",           "pytorch_half_pixel", "align_corners",       "asymmetric",
                                       "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
   bool ok = false;
   for (const char* m : coord_modes) ok |= p.coord_mode == m;

@@ -26,8 +26,10 @@ Status infer_reshape(InferContext& ctx) {
   const auto shape = known_ints(ctx, 1);
   if (!shape) {
     const auto* sd = ctx.dims(1);
-    if (sd && (*sd)[0] >= 0) ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>((*sd)[0]), -1));
-    else ctx.set_output_rank_unknown(0, dt);
+    if (sd && (*sd)[0] >= 0)
+      ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>((*sd)[0]), -1));
+    else
+      ctx.set_output_rank_unknown(0, dt);
     return Status::ok();
   }
   const auto* in = ctx.dims(0);
@@ -45,8 +47,8 @@ Status infer_reshape(InferContext& ctx) {
       return ctx.fail("shape " + shape_to_string(*shape) + " has a negative dim");
     } else if (v == 0 && !allowzero) {
       if (in && i >= in->size())
-        return ctx.fail("shape " + shape_to_string(*shape) + " copies dim " + std::to_string(i) +
-                        " but the input is " + shape_to_string(*in));
+        return ctx.fail("shape " + shape_to_string(*shape) + " copies dim " + std::to_string(i) + " but the input is " +
+                        shape_to_string(*in));
       out[i] = in ? (*in)[i] : -1;
     } else {
       has_zero |= v == 0;
@@ -59,8 +61,10 @@ Status infer_reshape(InferContext& ctx) {
   bool all_known = true;
   for (size_t i = 0; i < out.size(); ++i) {
     if (static_cast<int>(i) == infer_at) continue;
-    if (out[i] < 0) all_known = false;
-    else known *= out[i];
+    if (out[i] < 0)
+      all_known = false;
+    else
+      known *= out[i];
   }
   if (total >= 0 && all_known) {
     if (infer_at >= 0) {
@@ -200,8 +204,10 @@ Status infer_constant_of_shape(InferContext& ctx) {
     return Status::ok();
   }
   const auto* d = ctx.dims(0);
-  if (d && (*d)[0] >= 0) ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>((*d)[0]), -1));
-  else ctx.set_output_rank_unknown(0, dt);
+  if (d && (*d)[0] >= 0)
+    ctx.set_output(0, dt, std::vector<int64_t>(static_cast<size_t>((*d)[0]), -1));
+  else
+    ctx.set_output_rank_unknown(0, dt);
   return Status::ok();
 }
 
@@ -210,7 +216,8 @@ Status infer_range(InferContext& ctx) {
   for (size_t i = 0; i < 3; ++i) {
     if (ctx.in(i).dtype != dt) return ctx.fail("start, limit and delta must have the same dtype");
     const auto* d = ctx.dims(i);
-    if (d && !(d->empty() || (d->size() == 1 && (*d)[0] == 1))) return ctx.fail("start, limit and delta must be scalars");
+    if (d && !(d->empty() || (d->size() == 1 && (*d)[0] == 1)))
+      return ctx.fail("start, limit and delta must be scalars");
   }
   if (!is_numeric(dt)) return ctx.fail("Range needs a numeric dtype");
   const Tensor* s = host_value(ctx, 0);

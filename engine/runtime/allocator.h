@@ -14,10 +14,10 @@
 namespace ms::runtime {
 
 struct AllocatorStats {
-  size_t in_use = 0;       // bytes handed out and not yet returned
+  size_t in_use = 0;  // bytes handed out and not yet returned
   size_t peak_in_use = 0;
-  size_t cached = 0;       // bytes held in free lists
-  size_t reserved = 0;     // bytes obtained from the system (in use + cached)
+  size_t cached = 0;    // bytes held in free lists
+  size_t reserved = 0;  // bytes obtained from the system (in use + cached)
   size_t peak_reserved = 0;
   size_t allocations = 0;  // calls to allocate
   size_t cache_hits = 0;

@@ -36,8 +36,8 @@ class Rng {
 
 Tensor i64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}); }
 
-OpCase make(std::string name, std::string op, std::vector<Tensor> inputs, std::map<std::string, ir::Attribute> attrs = {},
-            std::vector<bool> constant = {}) {
+OpCase make(std::string name, std::string op, std::vector<Tensor> inputs,
+            std::map<std::string, ir::Attribute> attrs = {}, std::vector<bool> constant = {}) {
   OpCase c;
   c.name = std::move(name);
   c.op_type = std::move(op);
@@ -68,7 +68,8 @@ Expected<Tensor> to_host(Backend& b, const Tensor& t) {
 // Largest |a - b| and whether every element is within atol + rtol * |b|.
 bool close(const Tensor& got, const Tensor& want, double rtol, double atol, double& max_abs, std::string& why) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
-    why = "dtype/shape differ: " + std::string(dtype_name(got.dtype())) + " vs " + std::string(dtype_name(want.dtype()));
+    why =
+        "dtype/shape differ: " + std::string(dtype_name(got.dtype())) + " vs " + std::string(dtype_name(want.dtype()));
     return false;
   }
   const int64_t n = got.numel();
@@ -76,12 +77,19 @@ bool close(const Tensor& got, const Tensor& want, double rtol, double atol, doub
   for (int64_t i = 0; i < n; ++i) {
     double a = 0, b = 0;
     switch (got.dtype()) {
-      case DType::F32: a = got.data<float>()[i]; b = want.data<float>()[i]; break;
-      case DType::I64: a = static_cast<double>(got.data<int64_t>()[i]); b = static_cast<double>(want.data<int64_t>()[i]); break;
-      case DType::I32: a = got.data<int32_t>()[i]; b = want.data<int32_t>()[i]; break;
-      default:
-        why = "dtype " + std::string(dtype_name(got.dtype())) + " not compared";
-        return false;
+      case DType::F32:
+        a = got.data<float>()[i];
+        b = want.data<float>()[i];
+        break;
+      case DType::I64:
+        a = static_cast<double>(got.data<int64_t>()[i]);
+        b = static_cast<double>(want.data<int64_t>()[i]);
+        break;
+      case DType::I32:
+        a = got.data<int32_t>()[i];
+        b = want.data<int32_t>()[i];
+        break;
+      default: why = "dtype " + std::string(dtype_name(got.dtype())) + " not compared"; return false;
     }
     if (std::isnan(a) && std::isnan(b)) continue;
     const double d = std::fabs(a - b);
@@ -142,11 +150,13 @@ void elementwise_cases(Rng& r, std::vector<OpCase>& cs) {
   using A = ir::Attribute;
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
     const bool pow = std::string(op) == "Pow";
-    cs.push_back(make(std::string(op) + "/same", op, {r.uniform({4, 33, 7}, pow ? 0.1f : -1.f, 1.f), r.uniform({4, 33, 7}, 0.5f, 2.f)}));
-    cs.push_back(make(std::string(op) + "/broadcast", op, {r.uniform({2, 3, 5, 7}, pow ? 0.1f : -1.f, 1.f), r.uniform({3, 1, 7}, 0.5f, 2.f)}));
+    cs.push_back(make(std::string(op) + "/same", op,
+                      {r.uniform({4, 33, 7}, pow ? 0.1f : -1.f, 1.f), r.uniform({4, 33, 7}, 0.5f, 2.f)}));
+    cs.push_back(make(std::string(op) + "/broadcast", op,
+                      {r.uniform({2, 3, 5, 7}, pow ? 0.1f : -1.f, 1.f), r.uniform({3, 1, 7}, 0.5f, 2.f)}));
   }
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Softplus", "Sin",
-                         "Cos", "HardSwish"})
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Softplus", "Sin", "Cos", "HardSwish"})
     cs.push_back(make(std::string(op) + "/1000", op, {r.uniform({10, 100}, -3.f, 3.f)}));
   cs.push_back(make("Log/positive", "Log", {r.uniform({257}, 0.01f, 5.f)}));
   cs.push_back(make("Sqrt/positive", "Sqrt", {r.uniform({257}, 0.f, 5.f)}));
@@ -168,17 +178,20 @@ void reduction_and_norm_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("Softmax/middle", "Softmax", {r.uniform({2, 17, 9}, -5.f, 5.f)}, {{"axis", A(int64_t{1})}}));
   cs.push_back(make("LogSoftmax/last", "LogSoftmax", {r.uniform({8, 10}, -5.f, 5.f)}));
   cs.push_back(make("ReduceMean/last", "ReduceMean", {r.uniform({4, 6, 300}), i64s({-1})}, {}, {false, true}));
-  cs.push_back(make("ReduceSum/middle", "ReduceSum", {r.uniform({4, 6, 5}), i64s({1})}, {{"keepdims", A(int64_t{0})}}, {false, true}));
+  cs.push_back(make("ReduceSum/middle", "ReduceSum", {r.uniform({4, 6, 5}), i64s({1})}, {{"keepdims", A(int64_t{0})}},
+                    {false, true}));
   cs.back().opset = 13;
   cs.push_back(make("ReduceMax/all", "ReduceMax", {r.uniform({3, 70})}, {{"keepdims", A(int64_t{0})}}));
   cs.back().opset = 13;
   cs.push_back(make("GlobalAveragePool/7x7", "GlobalAveragePool", {r.uniform({2, 64, 7, 7})}));
-  cs.push_back(make("LayerNormalization/768", "LayerNormalization", {r.uniform({2, 5, 768}), r.uniform({768}), r.uniform({768})},
-                    {{"axis", A(int64_t{-1})}}, {false, true, true}));
+  cs.push_back(make("LayerNormalization/768", "LayerNormalization",
+                    {r.uniform({2, 5, 768}), r.uniform({768}), r.uniform({768})}, {{"axis", A(int64_t{-1})}},
+                    {false, true, true}));
   cs.back().atol = 1e-4;
-  cs.push_back(make("BatchNormalization/inference", "BatchNormalization",
-                    {r.uniform({2, 16, 9, 9}), r.uniform({16}), r.uniform({16}), r.uniform({16}), r.uniform({16}, 0.5f, 2.f)},
-                    {}, {false, true, true, true, true}));
+  cs.push_back(
+      make("BatchNormalization/inference", "BatchNormalization",
+           {r.uniform({2, 16, 9, 9}), r.uniform({16}), r.uniform({16}), r.uniform({16}), r.uniform({16}, 0.5f, 2.f)},
+           {}, {false, true, true, true, true}));
 }
 
 // Linear algebra.
@@ -201,7 +214,8 @@ void conv_and_pool_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("Conv/3x3_pad1", "Conv", {r.uniform({1, 8, 14, 14}), r.uniform({16, 8, 3, 3}), r.uniform({16})},
                     {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}, {false, true, true}));
   cs.push_back(make("Conv/7x7_s2", "Conv", {r.uniform({2, 3, 32, 32}), r.uniform({8, 3, 7, 7})},
-                    {{"pads", A(std::vector<int64_t>{3, 3, 3, 3})}, {"strides", A(std::vector<int64_t>{2, 2})}}, {false, true}));
+                    {{"pads", A(std::vector<int64_t>{3, 3, 3, 3})}, {"strides", A(std::vector<int64_t>{2, 2})}},
+                    {false, true}));
   cs.push_back(make("Conv/depthwise", "Conv", {r.uniform({1, 32, 10, 10}), r.uniform({32, 1, 3, 3})},
                     {{"group", A(int64_t{32})}, {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}, {false, true}));
   cs.push_back(make("Conv/dilated", "Conv", {r.uniform({1, 4, 12, 12}), r.uniform({4, 4, 3, 3})},
@@ -209,25 +223,32 @@ void conv_and_pool_cases(Rng& r, std::vector<OpCase>& cs) {
   // The conv gradients of a training step: input gradients as ConvTranspose (output padding, and
   // the 1x1 stride-2 case whose last rows no input reaches), weight gradients as ConvGradWeight.
   cs.push_back(make("ConvTranspose/3x3_s2_outpad", "ConvTranspose", {r.uniform({1, 8, 7, 7}), r.uniform({8, 4, 3, 3})},
-                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}, {"strides", A(std::vector<int64_t>{2, 2})},
-                     {"output_padding", A(std::vector<int64_t>{1, 1})}}, {false, true}));
+                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"output_padding", A(std::vector<int64_t>{1, 1})}},
+                    {false, true}));
   cs.push_back(make("ConvTranspose/1x1_s2", "ConvTranspose", {r.uniform({2, 16, 5, 5}), r.uniform({16, 8, 1, 1})},
                     {{"strides", A(std::vector<int64_t>{2, 2})}, {"output_padding", A(std::vector<int64_t>{1, 1})}},
                     {false, true}));
-  for (auto [name, xs, gys, k, s, pad] :
-       {std::tuple{"ConvGradWeight/3x3_pad1", Shape{2, 8, 9, 9}, Shape{2, 16, 9, 9}, int64_t{3}, int64_t{1}, int64_t{1}},
-        std::tuple{"ConvGradWeight/1x1_s2", Shape{2, 16, 10, 10}, Shape{2, 32, 5, 5}, int64_t{1}, int64_t{2}, int64_t{0}}}) {
+  for (auto [name, xs, gys, k, s, pad] : {std::tuple{"ConvGradWeight/3x3_pad1", Shape{2, 8, 9, 9}, Shape{2, 16, 9, 9},
+                                                     int64_t{3}, int64_t{1}, int64_t{1}},
+                                          std::tuple{"ConvGradWeight/1x1_s2", Shape{2, 16, 10, 10}, Shape{2, 32, 5, 5},
+                                                     int64_t{1}, int64_t{2}, int64_t{0}}}) {
     OpCase c = make(name, "ConvGradWeight", {r.uniform(xs), r.uniform(gys)},
-                    {{"kernel_shape", A(std::vector<int64_t>{k, k})}, {"strides", A(std::vector<int64_t>{s, s})},
+                    {{"kernel_shape", A(std::vector<int64_t>{k, k})},
+                     {"strides", A(std::vector<int64_t>{s, s})},
                      {"pads", A(std::vector<int64_t>{pad, pad, pad, pad})}});
     c.domain = "ai.modescope";
     cs.push_back(std::move(c));
   }
   for (auto& c : cs)
-    if (c.op_type == "Conv" || c.op_type == "ConvTranspose") c.atol = 1e-4;
-    else if (c.op_type == "ConvGradWeight") c.atol = 1e-3;  // sums over batch and positions
+    if (c.op_type == "Conv" || c.op_type == "ConvTranspose")
+      c.atol = 1e-4;
+    else if (c.op_type == "ConvGradWeight")
+      c.atol = 1e-3;  // sums over batch and positions
   cs.push_back(make("MaxPool/3x3_s2", "MaxPool", {r.uniform({1, 8, 15, 15})},
-                    {{"kernel_shape", A(std::vector<int64_t>{3, 3})}, {"strides", A(std::vector<int64_t>{2, 2})},
+                    {{"kernel_shape", A(std::vector<int64_t>{3, 3})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
                      {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));
   cs.push_back(make("AveragePool/2x2", "AveragePool", {r.uniform({2, 4, 8, 8})},
                     {{"kernel_shape", A(std::vector<int64_t>{2, 2})}, {"strides", A(std::vector<int64_t>{2, 2})}}));
@@ -237,16 +258,17 @@ void conv_and_pool_cases(Rng& r, std::vector<OpCase>& cs) {
 void fused_cases(Rng& r, std::vector<OpCase>& cs) {
   using A = ir::Attribute;
   {
-    OpCase c = make("FusedConv/bias_relu_residual", "FusedConv",
-                    {r.uniform({1, 8, 9, 9}), r.uniform({8, 8, 3, 3}), r.uniform({8}), r.uniform({1, 8, 9, 9})},
-                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})},
-                     {"post_ops", A(std::vector<std::string>{"Add", "Relu"})}},
-                    {false, true, true, false});
+    OpCase c =
+        make("FusedConv/bias_relu_residual", "FusedConv",
+             {r.uniform({1, 8, 9, 9}), r.uniform({8, 8, 3, 3}), r.uniform({8}), r.uniform({1, 8, 9, 9})},
+             {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}, {"post_ops", A(std::vector<std::string>{"Add", "Relu"})}},
+             {false, true, true, false});
     c.domain = ops::kFusedDomain;
     c.atol = 1e-4;
     cs.push_back(std::move(c));
-    OpCase g = make("FusedGemm/bias_relu", "FusedGemm", {r.uniform({4, 64}), r.uniform({32, 64}), r.uniform({32})},
-                    {{"transB", A(int64_t{1})}, {"post_ops", A(std::vector<std::string>{"Relu"})}}, {false, true, true});
+    OpCase g =
+        make("FusedGemm/bias_relu", "FusedGemm", {r.uniform({4, 64}), r.uniform({32, 64}), r.uniform({32})},
+             {{"transB", A(int64_t{1})}, {"post_ops", A(std::vector<std::string>{"Relu"})}}, {false, true, true});
     g.domain = ops::kFusedDomain;
     g.atol = 1e-4;
     cs.push_back(std::move(g));
@@ -256,11 +278,13 @@ void fused_cases(Rng& r, std::vector<OpCase>& cs) {
 // Data movement.
 void data_movement_cases(Rng& r, std::vector<OpCase>& cs) {
   using A = ir::Attribute;
-  cs.push_back(make("Transpose/0231", "Transpose", {r.uniform({2, 3, 4, 5})}, {{"perm", A(std::vector<int64_t>{0, 2, 3, 1})}}));
+  cs.push_back(
+      make("Transpose/0231", "Transpose", {r.uniform({2, 3, 4, 5})}, {{"perm", A(std::vector<int64_t>{0, 2, 3, 1})}}));
   cs.push_back(make("Concat/axis1", "Concat", {r.uniform({2, 3, 4}), r.uniform({2, 5, 4}), r.uniform({2, 1, 4})},
                     {{"axis", A(int64_t{1})}}));
   cs.push_back(make("Gather/axis0", "Gather", {r.uniform({50, 16}), r.indices({7}, 50)}, {}, {true, false}));
-  cs.push_back(make("Gather/axis1", "Gather", {r.uniform({3, 20, 4}), r.indices({2, 3}, 20)}, {{"axis", A(int64_t{1})}}));
+  cs.push_back(
+      make("Gather/axis1", "Gather", {r.uniform({3, 20, 4}), r.indices({2, 3}, 20)}, {{"axis", A(int64_t{1})}}));
   cs.push_back(make("Reshape/flat", "Reshape", {r.uniform({2, 3, 4}), i64s({6, -1})}, {}, {false, true}));
   cs.push_back(make("Flatten/axis1", "Flatten", {r.uniform({2, 3, 4, 5})}));
   cs.push_back(make("Cast/f32_to_f32", "Cast", {r.uniform({3, 7})}, {{"to", A(int64_t{1})}}));

@@ -30,7 +30,7 @@ struct OpCaseResult {
   bool passed = false;
   std::string message;  // why it failed ("" when passed)
   double max_abs_error = 0;
-  std::string impl;     // the device's kernel implementation ("cuda:binary", "cpu-fallback:...")
+  std::string impl;                        // the device's kernel implementation ("cuda:binary", "cpu-fallback:...")
   double reference_ms = 0, device_ms = 0;  // perf mode: medians
 };
 

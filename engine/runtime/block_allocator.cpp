@@ -35,7 +35,8 @@ BlockAllocator::Block* BlockAllocator::find_free(FreeSet& pool, size_t size, int
 }
 
 BlockAllocator::Block* BlockAllocator::new_segment(size_t size, bool small, int stream) {
-  const size_t seg_size = small ? kSmallSegment : (size + kLargeSegmentRound - 1) / kLargeSegmentRound * kLargeSegmentRound;
+  const size_t seg_size =
+      small ? kSmallSegment : (size + kLargeSegmentRound - 1) / kLargeSegmentRound * kLargeSegmentRound;
   void* p = raw_->allocate(seg_size);
   if (!p) return nullptr;
   auto seg = std::make_unique<Segment>();
@@ -154,7 +155,8 @@ size_t BlockAllocator::release_free_segments() {
         --stats_.segments;
         freed += seg->size;
         delete b;
-        segments_.erase(std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) { return s.get() == seg; }));
+        segments_.erase(
+            std::find_if(segments_.begin(), segments_.end(), [&](const auto& s) { return s.get() == seg; }));
       } else {
         ++it;
       }

@@ -25,8 +25,8 @@ class BranchPool {
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* body_ = nullptr;
-  int active_ = 0;        // workers taking part in this run
-  int pending_ = 0;       // of those, not yet returned
+  int active_ = 0;   // workers taking part in this run
+  int pending_ = 0;  // of those, not yet returned
   uint64_t generation_ = 0;
   bool stop_ = false;
 };

@@ -13,7 +13,8 @@ struct EagerExecutor::Impl {
   RunStats stats;
 };
 
-EagerExecutor::EagerExecutor(const ir::Graph& graph, Backend& backend) : impl_(std::make_unique<Impl>(graph, backend)) {}
+EagerExecutor::EagerExecutor(const ir::Graph& graph, Backend& backend)
+    : impl_(std::make_unique<Impl>(graph, backend)) {}
 EagerExecutor::~EagerExecutor() = default;
 
 Expected<std::vector<Tensor>> EagerExecutor::run(const TensorMap& inputs, const RunOptions& options) {

@@ -24,10 +24,10 @@ struct MemorySlot {
   ir::NodeId producer;
   uint64_t offset = 0;
   uint64_t bytes = 0;
-  int first_step = 0;  // step that defines the value
-  int last_step = 0;   // last step that reads it
-  std::string reuses;  // value whose block this one takes over in place ("" none)
-  int thread = 0;      // CPU thread (branch) of the producing step, from the branch scheduler
+  int first_step = 0;          // step that defines the value
+  int last_step = 0;           // last step that reads it
+  std::string reuses;          // value whose block this one takes over in place ("" none)
+  int thread = 0;              // CPU thread (branch) of the producing step, from the branch scheduler
   int within = -1;             // index of the slot this value lives inside (a Concat's output it is
   uint64_t within_offset = 0;  // a part of), at this byte offset in it; -1: a block of its own
 };
@@ -65,11 +65,11 @@ struct Executable {
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
-  ir::Graph graph;                                  // the final graph, every value typed
-  std::map<std::string, ir::ValueType> signature;   // input types it was compiled for
-  Program program;                                  // steps with their kernels resolved
+  ir::Graph graph;                                    // the final graph, every value typed
+  std::map<std::string, ir::ValueType> signature;     // input types it was compiled for
+  Program program;                                    // steps with their kernels resolved
   std::vector<std::vector<ir::ValueType>> out_types;  // per step, per output
-  std::vector<char> is_static_step;                 // all outputs static: no inference at run time
+  std::vector<char> is_static_step;                   // all outputs static: no inference at run time
 
   // Memory: the planned values (intervals widened for concurrency), the program slot of each, the
   // in-place pairs, and the plan of them. Kernel scratch is planned into the arena too when

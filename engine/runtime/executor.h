@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/ir/graph.h"
-#include "engine/runtime/executable.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/executable.h"
 #include "engine/runtime/observer.h"
 
 namespace ms::runtime {
@@ -24,14 +24,14 @@ using TensorMap = std::map<std::string, Tensor>;
 
 struct RunOptions {
   RunObserver* observer = nullptr;
-  bool keep_intermediates = false;    // eager: keep every value for inspection
-  std::function<bool()> cancelled;    // polled between ops
+  bool keep_intermediates = false;  // eager: keep every value for inspection
+  std::function<bool()> cancelled;  // polled between ops
   int iteration = 0;
 };
 
 struct RunStats {
-  int64_t kernels = 0;          // kernels launched in the last run
-  size_t peak_bytes = 0;        // peak bytes of activations (allocator in_use or arena size + dynamic)
+  int64_t kernels = 0;    // kernels launched in the last run
+  size_t peak_bytes = 0;  // peak bytes of activations (allocator in_use or arena size + dynamic)
 };
 
 class EagerExecutor {

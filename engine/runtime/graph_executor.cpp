@@ -39,8 +39,8 @@ struct GraphExecutor::Impl {
   bool replayed = false;
   int runs_done = 0;
   std::unique_ptr<CapturedRun> recorded;
-  std::vector<Tensor> staged;  // per graph input, its device buffer
-  std::vector<Tensor> pins;    // device copies of the constants the recording reads
+  std::vector<Tensor> staged;         // per graph input, its device buffer
+  std::vector<Tensor> pins;           // device copies of the constants the recording reads
   std::vector<Tensor> fixed_outputs;  // graph outputs where the recording leaves them
   bool record_again = false;          // the recording failed only because the plan must grow
   int recordings = 0;
@@ -119,7 +119,8 @@ Status GraphExecutor::Impl::apply_plan() {
     Allocator& raw = backend->arena_allocator();
     if (dynamic_cast<HostAllocator*>(&raw)) {
       void* mem = raw.allocate(plan.arena_bytes);
-      if (mem) arena = std::make_shared<Buffer>(mem, plan.arena_bytes, raw.device(), [](void* d, size_t) { std::free(d); });
+      if (mem)
+        arena = std::make_shared<Buffer>(mem, plan.arena_bytes, raw.device(), [](void* d, size_t) { std::free(d); });
     } else {
       arena = raw.make_buffer(plan.arena_bytes);
     }
@@ -160,14 +161,15 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
     for (size_t o = 0; o < outs.size(); ++o) {
       if (outs[o].defined() || step.outputs[o] < 0) continue;
       const auto& t = x->out_types[si][o];
-      auto a = allocate_value(*backend, obs, p.slot_names[static_cast<size_t>(step.outputs[o])], step.node->id,
-                              t.dtype, *t.dims);
+      auto a = allocate_value(*backend, obs, p.slot_names[static_cast<size_t>(step.outputs[o])], step.node->id, t.dtype,
+                              *t.dims);
       if (!a) return std::move(a).take_status();
       outs[o] = std::move(*a);
     }
   }
   if (x->plan_scratch) {
-    ArenaScratch scratch(*backend, obs, *step.node, arena, scratch_offset[si], scratch_bytes[si], x->scratch_budget[si]);
+    ArenaScratch scratch(*backend, obs, *step.node, arena, scratch_offset[si], scratch_bytes[si],
+                         x->scratch_budget[si]);
     MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static, &scratch));
     if (scratch.requested() > scratch_need[si]) {
       scratch_need[si] = scratch.requested();
@@ -208,7 +210,8 @@ Status GraphExecutor::Impl::record(Frame& frame, const RunOptions& options) {
       const auto& t = x->out_types[si][o];
       const uint64_t bytes = static_cast<uint64_t>(ops::static_numel(t)) * dtype_size(t.dtype);
       auto buf = backend->arena_allocator().make_buffer(std::max<uint64_t>(bytes, 1));
-      if (!buf) return Status::error(ErrorCode::OutOfMemory, "out of memory for output of " + p.steps[si].node->label());
+      if (!buf)
+        return Status::error(ErrorCode::OutOfMemory, "out of memory for output of " + p.steps[si].node->label());
       planned[si][o] = Tensor(std::move(buf), t.dtype, *t.dims);
     }
   MS_RETURN_IF_ERROR(capture->begin_capture());
@@ -373,7 +376,8 @@ Status GraphExecutor::Impl::bind_inputs(Frame& frame, const TensorMap& inputs) c
       return invalid_argument("missing input '" + name + "'");
     }
     auto sig = x->signature.find(name);
-    if (sig != x->signature.end() && sig->second.dims && (t.dtype() != sig->second.dtype || t.shape() != *sig->second.dims))
+    if (sig != x->signature.end() && sig->second.dims &&
+        (t.dtype() != sig->second.dtype || t.shape() != *sig->second.dims))
       return invalid_argument("input '" + name + "' is " + std::string(dtype_name(t.dtype())) +
                               shape_to_string(t.shape()) + " but the graph was compiled for " +
                               sig->second.to_string() + "; compile again for this signature");
@@ -433,7 +437,8 @@ Status GraphExecutor::Impl::copy_inputs_to_device(Frame& frame) {
     if (a.device().type != backend->device().type) continue;  // integer inputs stay on the host
     auto buf = a.make_buffer(std::max<size_t>(t.nbytes(), 1));
     if (!buf)
-      return Status::error(ErrorCode::OutOfMemory, "out of memory copying input '" + graph->inputs[i] + "' to the device");
+      return Status::error(ErrorCode::OutOfMemory,
+                           "out of memory copying input '" + graph->inputs[i] + "' to the device");
     Tensor d(std::move(buf), t.dtype(), t.shape());
     MS_RETURN_IF_ERROR(backend->copy_from_host(t, d));
     t = std::move(d);

@@ -16,12 +16,12 @@ Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const s
   std::shared_ptr<Buffer> buf;
   if (observer) {
     observer->on_alloc(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(p), bytes, 0});
-    buf = std::make_shared<Buffer>(p, bytes, alloc.device(),
-                                   [&alloc, observer, alive = observer->alive_token(), value, producer](void* d, size_t n) {
-                                     if (*alive)
-                                       observer->on_free(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(d), n, 0});
-                                     alloc.deallocate(d, n);
-                                   });
+    buf = std::make_shared<Buffer>(
+        p, bytes, alloc.device(),
+        [&alloc, observer, alive = observer->alive_token(), value, producer](void* d, size_t n) {
+          if (*alive) observer->on_free(MemoryEvent{value, producer, reinterpret_cast<uintptr_t>(d), n, 0});
+          alloc.deallocate(d, n);
+        });
   } else {
     buf = std::make_shared<Buffer>(p, bytes, alloc.device(), [&alloc](void* d, size_t n) { alloc.deallocate(d, n); });
   }
@@ -166,7 +166,8 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
   return Status::ok();
 }
 
-Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vector<Tensor>& inputs, const Frame* parent) {
+Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vector<Tensor>& inputs,
+                                               const Frame* parent) {
   Frame frame(*this, p, parent);
   if (inputs.size() != p.input_slots.size())
     return invalid_argument("graph '" + p.graph->name + "' takes " + std::to_string(p.input_slots.size()) +
@@ -181,7 +182,8 @@ Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vect
   }
   std::vector<Tensor> outs;
   for (const Step& step : p.steps) {
-    if (options_ && options_->cancelled && options_->cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
+    if (options_ && options_->cancelled && options_->cancelled())
+      return Status::error(ErrorCode::Cancelled, "cancelled");
     outs.clear();
     MS_RETURN_IF_ERROR(dispatch(frame, step, outs, true));
     for (size_t i = 0; i < outs.size(); ++i) {

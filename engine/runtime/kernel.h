@@ -43,7 +43,12 @@ class KernelContext {
  public:
   KernelContext(const ir::Node& node, int64_t opset, Backend& backend, std::span<const Tensor* const> inputs,
                 std::span<Tensor> outputs, OutputAllocator& alloc, SubgraphRunner* subgraphs)
-      : node_(node), opset_(opset), backend_(backend), inputs_(inputs), outputs_(outputs), alloc_(alloc),
+      : node_(node),
+        opset_(opset),
+        backend_(backend),
+        inputs_(inputs),
+        outputs_(outputs),
+        alloc_(alloc),
         subgraphs_(subgraphs) {}
 
   const ir::Node& node() const { return node_; }

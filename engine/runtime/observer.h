@@ -25,7 +25,7 @@ struct MemoryEvent {
   ir::NodeId producer;     // node that produced the value (invalid for graph inputs)
   uint64_t offset = 0;     // arena offset (Graph) or pool offset/address (PyNative)
   uint64_t bytes = 0;
-  int pool = 0;            // 0 = the arena / default pool
+  int pool = 0;  // 0 = the arena / default pool
 };
 
 class RunObserver {

@@ -21,8 +21,7 @@ void collect_free_names(const ir::Graph& g, std::set<std::string>& out) {
     if (!defined.count(o)) out.insert(o);
 }
 
-template <class F>
-void for_each_subgraph(const ir::Node& n, F&& f) {
+template <class F> void for_each_subgraph(const ir::Node& n, F&& f) {
   for (const auto& [key, a] : n.attrs) {
     if (auto* s = a.template get_if<ir::Attribute::GraphPtr>()) {
       if (*s) f(**s);
@@ -165,8 +164,7 @@ Expected<Program> build_program(const ir::Graph& g) {
     Step s;
     s.node = &n;
     s.schema = reg.find(n.op_type, n.domain);
-    if (!s.schema)
-      return unsupported(n.label() + ": op '" + n.op_type + "' is not supported").with_node(n.id.value);
+    if (!s.schema) return unsupported(n.label() + ": op '" + n.op_type + "' is not supported").with_node(n.id.value);
     s.opset = g.opset(n.domain);
     s.view_op = is_view_op(n.op_type);
     const int step_index = static_cast<int>(p.steps.size());

@@ -15,13 +15,13 @@ namespace ms::runtime {
 struct Step {
   const ir::Node* node = nullptr;
   const ops::OpSchema* schema = nullptr;
-  KernelFn kernel = nullptr;      // resolved by the graph executor; eager looks it up per dispatch
+  KernelFn kernel = nullptr;  // resolved by the graph executor; eager looks it up per dispatch
   int64_t opset = 0;
-  bool view_op = false;           // may return a view of its input (Reshape, Squeeze, ...)
-  std::vector<int> inputs;        // slot per input, -1 for a left-out optional input
-  std::vector<int> outputs;       // slot per output, -1 for a left-out optional output
-  std::vector<int> implicit;      // slots read by the node's subgraphs (outer-scope names)
-  std::vector<int> release;       // slots whose last use is this step
+  bool view_op = false;       // may return a view of its input (Reshape, Squeeze, ...)
+  std::vector<int> inputs;    // slot per input, -1 for a left-out optional input
+  std::vector<int> outputs;   // slot per output, -1 for a left-out optional output
+  std::vector<int> implicit;  // slots read by the node's subgraphs (outer-scope names)
+  std::vector<int> release;   // slots whose last use is this step
 };
 
 struct Program {

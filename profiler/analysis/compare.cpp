@@ -124,7 +124,8 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
       const uint64_t root = groups.find(origins_of(*n, tmp)[0]);
       const double ms = static_cast<double>(e.kind == EventKind::Op ? self[i] : e.dur_ns) * 1e-6;
       const size_t row = static_cast<size_t>(&r - c.rows.data());
-      const int what = e.kind == EventKind::Op ? (side == 0 ? EagerOp : GraphOp) : (side == 0 ? EagerKernel : GraphKernel);
+      const int what =
+          e.kind == EventKind::Op ? (side == 0 ? EagerOp : GraphOp) : (side == 0 ? EagerKernel : GraphKernel);
       times[{row, what}].ms[e.iteration] += ms;
       if (e.kind == EventKind::Op) {
         (side == 0 ? r.eager_ops : r.graph_ops_count) += 1.0 / iters;
@@ -206,7 +207,8 @@ Verdict advise(const Comparison& c) {
       if (r.saving_ms() < 0 && (!worst || r.saving_ms() < worst->saving_ms())) worst = &r;
     if (worst) {
       v.main_source = worst->label + (worst->fused ? " fusion" : "");
-      v.text += "; the largest loss is " + v.main_source + " (" + fmt("%.3f", -worst->saving_ms()) + " ms per iteration)";
+      v.text +=
+          "; the largest loss is " + v.main_source + " (" + fmt("%.3f", -worst->saving_ms()) + " ms per iteration)";
     }
     v.text += ".";
     return v;
@@ -215,9 +217,12 @@ Verdict advise(const Comparison& c) {
   std::map<std::string, double> sources;
   for (const CompareRow& r : c.rows) {
     const double d = r.saving_ms();
-    if (r.fused) sources[r.label + " fusion"] += d;
-    else if (r.graph_ops_count == 0 && r.eager_ops > 0) sources["nodes removed by graph passes"] += d;
-    else sources["cheaper per-op dispatch"] += d;
+    if (r.fused)
+      sources[r.label + " fusion"] += d;
+    else if (r.graph_ops_count == 0 && r.eager_ops > 0)
+      sources["nodes removed by graph passes"] += d;
+    else
+      sources["cheaper per-op dispatch"] += d;
   }
   sources["less framework overhead between ops"] += s.eager_overhead_ms - s.graph_overhead_ms;
   double positive = 0;
@@ -231,7 +236,8 @@ Verdict advise(const Comparison& c) {
   const double n = std::max(1.0, std::ceil(s.break_even_iterations - 1e-9));  // 10.000000001 is 10
   v.text = "Graph mode pays off after " + fmt("%.0f", n) + (n == 1 ? " iteration" : " iterations") + " (compile " +
            fmt("%.1f", s.compile_ms) + " ms, saves " + fmt("%.3f", s.saving_ms) + " ms per iteration)";
-  if (!v.main_source.empty()) v.text += "; " + fmt("%.0f", v.main_share * 100) + "% of the gain is from " + v.main_source;
+  if (!v.main_source.empty())
+    v.text += "; " + fmt("%.0f", v.main_share * 100) + "% of the gain is from " + v.main_source;
   v.text += ".";
   return v;
 }

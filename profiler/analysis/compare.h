@@ -32,19 +32,19 @@ struct CompareSummary {
   double compile_ms = 0;
   double eager_kernels_per_iter = 0, graph_kernels_per_iter = 0;
   uint64_t eager_peak_bytes = 0, graph_peak_bytes = 0;
-  double eager_overhead_ms = 0, graph_overhead_ms = 0;  // run time not inside any op, per iteration
-  double saving_ms = 0;                                  // per iteration
+  double eager_overhead_ms = 0, graph_overhead_ms = 0;                     // run time not inside any op, per iteration
+  double saving_ms = 0;                                                    // per iteration
   double break_even_iterations = std::numeric_limits<double>::infinity();  // compile / saving
   int eager_iterations = 0, graph_iterations = 0;
 };
 
 struct Verdict {
-  std::string text;           // one sentence
+  std::string text;  // one sentence
   bool graph_pays_off = false;
   double break_even_iterations = std::numeric_limits<double>::infinity();
-  std::string main_source;    // largest source of the saving ("Conv+BatchNormalization+Relu fusion"), or of the loss
-                              // when Graph mode is slower
-  double main_share = 0;      // its share of the saving, 0..1 (0 when Graph mode is slower)
+  std::string main_source;  // largest source of the saving ("Conv+BatchNormalization+Relu fusion"), or of the loss
+                            // when Graph mode is slower
+  double main_share = 0;    // its share of the saving, 0..1 (0 when Graph mode is slower)
 };
 
 struct Comparison {

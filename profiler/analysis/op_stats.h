@@ -11,17 +11,17 @@
 namespace ms::prof {
 
 struct OpStat {
-  std::string op;           // op type (foreign traces: the event name)
+  std::string op;  // op type (foreign traces: the event name)
   int64_t count = 0;
-  double total_ms = 0;      // inclusive
+  double total_ms = 0;  // inclusive
   double mean_us = 0;
-  double self_ms = 0;       // minus nested slices on the same track
-  double share = 0;         // self time / all self time, 0..1
-  double kernel_ms = 0;     // time inside kernels of these ops
+  double self_ms = 0;    // minus nested slices on the same track
+  double share = 0;      // self time / all self time, 0..1
+  double kernel_ms = 0;  // time inside kernels of these ops
   int64_t kernels = 0;
-  double flops = 0;         // cost model, summed over executions
+  double flops = 0;  // cost model, summed over executions
   double bytes = 0;
-  double flops_per_s = 0;   // over kernel time (op time when no kernels were recorded)
+  double flops_per_s = 0;  // over kernel time (op time when no kernels were recorded)
   double bytes_per_s = 0;
 };
 

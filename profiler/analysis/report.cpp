@@ -132,8 +132,8 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
   });
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-34s %-22s %10s %10s %8s %9s %9s\n", "eager ops (node)", "graph op",
-                "eager ms", "graph ms", "ratio", "kernels", "launches");
+  std::snprintf(line, sizeof line, "%-34s %-22s %10s %10s %8s %9s %9s\n", "eager ops (node)", "graph op", "eager ms",
+                "graph ms", "ratio", "kernels", "launches");
   out += line;
   for (size_t i = 0; i < rows.size() && i < max_rows; ++i) {
     const CompareRow& r = *rows[i];
@@ -144,8 +144,8 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
     char kern[24], launch[24];
     std::snprintf(kern, sizeof kern, "%g/%g", r.eager_kernels, r.graph_kernels);
     std::snprintf(launch, sizeof launch, "%g/%g", r.eager_ops, r.graph_ops_count);
-    std::snprintf(line, sizeof line, "%-34s %-22s %10.4f %10.4f %8s %9s %9s\n", what.c_str(), graph.c_str(),
-                  r.eager_ms, r.graph_ms, ratio, kern, launch);
+    std::snprintf(line, sizeof line, "%-34s %-22s %10.4f %10.4f %8s %9s %9s\n", what.c_str(), graph.c_str(), r.eager_ms,
+                  r.graph_ms, ratio, kern, launch);
     out += line;
   }
   if (rows.size() > max_rows) out += "... " + std::to_string(rows.size() - max_rows) + " more rows\n";
@@ -155,8 +155,8 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
 std::string format_op_table(const OpTable& t, size_t max_rows) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-24s %7s %10s %10s %7s %12s %12s\n", "op", "count", "total ms", "self ms",
-                "share", "GFLOP/s", "GB/s");
+  std::snprintf(line, sizeof line, "%-24s %7s %10s %10s %7s %12s %12s\n", "op", "count", "total ms", "self ms", "share",
+                "GFLOP/s", "GB/s");
   out += line;
   for (size_t i = 0; i < t.by_op.size() && i < max_rows; ++i) {
     const OpStat& s = t.by_op[i];

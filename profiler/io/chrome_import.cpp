@@ -120,8 +120,10 @@ class Sax final : public nlohmann::json_sax<json> {
       return true;
     }
     json* top = stack_.back();
-    if (top->is_object()) (*top)[key_] = std::move(v);
-    else top->push_back(std::move(v));
+    if (top->is_object())
+      (*top)[key_] = std::move(v);
+    else
+      top->push_back(std::move(v));
     return true;
   }
   bool open(json container) {
@@ -189,8 +191,7 @@ Expected<ImportResult> import_chrome_trace(std::istream& in, const ImportOptions
       result.truncated = true;
       result.warnings.push_back("truncated: the file ends at byte " + std::to_string(sax.position()) +
                                 (sax.in_events() ? " inside traceEvents" : " after traceEvents") + "; loaded the " +
-                                std::to_string(reader.index()) +
-                                " whole events before it");
+                                std::to_string(reader.index()) + " whole events before it");
     } else if (end_of_input) {
       return invalid_model("bad trace: truncated at byte " + std::to_string(sax.position()) +
                            (sax.saw_events() ? " before any whole event" : " before the traceEvents array"));
@@ -199,8 +200,9 @@ Expected<ImportResult> import_chrome_trace(std::istream& in, const ImportOptions
                            sax.parse_message());
     }
   } else if (!sax.saw_events()) {
-    return invalid_model("bad trace: no traceEvents array (expected a JSON array of events or an object with "
-                         "\"traceEvents\")");
+    return invalid_model(
+        "bad trace: no traceEvents array (expected a JSON array of events or an object with "
+        "\"traceEvents\")");
   }
   auto trace = reader.finish(result.warnings);
   if (!trace) return std::move(trace).take_status();

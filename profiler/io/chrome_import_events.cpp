@@ -64,7 +64,8 @@ Expected<int64_t> EventReader::time_field(const json& e, const char* key, bool r
     const std::string& s = it->get_ref<const std::string&>();
     char* end = nullptr;
     us = std::strtod(s.c_str(), &end);
-    if (s.empty() || !end || *end) return fail("'" + std::string(key) + "' must be a number, got string \"" + s.substr(0, 40) + "\"");
+    if (s.empty() || !end || *end)
+      return fail("'" + std::string(key) + "' must be a number, got string \"" + s.substr(0, 40) + "\"");
   } else {
     return fail("'" + std::string(key) + "' must be a number, got " + type_of(*it));
   }
@@ -102,7 +103,8 @@ uint32_t EventReader::track_for(int64_t pid, int64_t tid) {
 }
 
 Status EventReader::event(const json& e) {
-  if (index_ >= options_.max_events) return fail("more events than the limit of " + std::to_string(options_.max_events));
+  if (index_ >= options_.max_events)
+    return fail("more events than the limit of " + std::to_string(options_.max_events));
   Status st = [&]() -> Status {
     MS_ASSIGN_OR_RETURN(auto ph, string_field(e, "ph", true));
     const std::string& p = ph;
@@ -131,8 +133,8 @@ Status EventReader::event(const json& e) {
     }
     if (p == "E") {
       auto& stack = open_[{pid, tid}];
-      if (stack.empty()) return fail("'E' event without a matching 'B' on pid " + std::to_string(pid) + " tid " +
-                                     std::to_string(tid));
+      if (stack.empty())
+        return fail("'E' event without a matching 'B' on pid " + std::to_string(pid) + " tid " + std::to_string(tid));
       OpenSlice s = std::move(stack.back());
       stack.pop_back();
       if (ts < s.ts) return fail("'E' at " + e["ts"].dump() + " us ends before its 'B'");
@@ -159,16 +161,21 @@ Status EventReader::add_slice(const json& e, uint32_t track, int64_t ts, int64_t
   if (is_gpu_category(cat)) gpu_track_[track] = 1;
   auto a = e.find("args");
   if (a != e.end() && !a->is_object()) return fail("'args' must be an object, got " + std::string(type_of(*a)));
-  const bool ours = own_ && a != e.end() && a->contains("kind") && (*a)["kind"].is_string() &&
-                    (*a)["kind"] != "foreign";
+  const bool ours =
+      own_ && a != e.end() && a->contains("kind") && (*a)["kind"].is_string() && (*a)["kind"] != "foreign";
   const bool ours_foreign = own_ && a != e.end() && a->contains("kind") && (*a)["kind"] == "foreign";
   if (ours || ours_foreign) {
     const std::string kind = (*a)["kind"].get<std::string>();
-    if (kind == "op") ev.kind = EventKind::Op;
-    else if (kind == "kernel") ev.kind = EventKind::Kernel;
-    else if (kind == "run") ev.kind = EventKind::Run;
-    else if (kind == "foreign") ev.kind = EventKind::Foreign;
-    else return fail("args.kind '" + kind + "' is not op, kernel, run or foreign");
+    if (kind == "op")
+      ev.kind = EventKind::Op;
+    else if (kind == "kernel")
+      ev.kind = EventKind::Kernel;
+    else if (kind == "run")
+      ev.kind = EventKind::Run;
+    else if (kind == "foreign")
+      ev.kind = EventKind::Foreign;
+    else
+      return fail("args.kind '" + kind + "' is not op, kernel, run or foreign");
     if (a->contains("iteration")) {
       const json& it = (*a)["iteration"];
       if (!it.is_number_integer() || it.get<int64_t>() < INT32_MIN || it.get<int64_t>() > INT32_MAX)
@@ -177,7 +184,8 @@ Status EventReader::add_slice(const json& e, uint32_t track, int64_t ts, int64_t
     }
     if (a->contains("node_id")) {
       const json& id = (*a)["node_id"];
-      if (!id.is_number_unsigned()) return fail("args.node_id must be a non-negative integer, got " + id.dump().substr(0, 40));
+      if (!id.is_number_unsigned())
+        return fail("args.node_id must be a non-negative integer, got " + id.dump().substr(0, 40));
       ev.node = b_.node_index(id.get<uint64_t>());
       if (ev.node < 0) return fail("args.node_id " + id.dump() + " is not in modescope.nodes");
     }
@@ -243,11 +251,14 @@ Status EventReader::metadata_event(const json& e) {
   if (name == "process_name" || name == "thread_name") {
     auto n = string_field(*a, "name", true);
     if (!n) return fail("metadata '" + name + "': args.name must be a string");
-    if (name == "process_name") process_names_[pid] = *n;
-    else thread_names_[{pid, tid}] = *n;
+    if (name == "process_name")
+      process_names_[pid] = *n;
+    else
+      thread_names_[{pid, tid}] = *n;
   } else if (name == "thread_sort_index") {
     auto it = a->find("sort_index");
-    if (it == a->end() || !it->is_number_integer()) return fail("metadata 'thread_sort_index' needs an integer args.sort_index");
+    if (it == a->end() || !it->is_number_integer())
+      return fail("metadata 'thread_sort_index' needs an integer args.sort_index");
     thread_sort_[{pid, tid}] = it->get<int64_t>();
   }
   return Status::ok();

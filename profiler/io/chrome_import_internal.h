@@ -15,16 +15,16 @@ namespace ms::prof {
 class EventReader {
  public:
   explicit EventReader(const ImportOptions& o) : options_(o) {}
-  Status event(const nlohmann::json& e);        // one element of traceEvents
-  Status modescope(const nlohmann::json& m);    // our own section
-  size_t index() const { return index_; }       // events read so far
+  Status event(const nlohmann::json& e);      // one element of traceEvents
+  Status modescope(const nlohmann::json& m);  // our own section
+  size_t index() const { return index_; }     // events read so far
   Expected<TracePtr> finish(std::vector<std::string>& warnings);
 
  private:
   struct PendingFlow {
     int64_t ts = 0;
     uint32_t track = 0;
-    int64_t event = -1;    // explicit event index (own traces)
+    int64_t event = -1;  // explicit event index (own traces)
     bool bind_enclosing = true;
     bool have = false;
   };

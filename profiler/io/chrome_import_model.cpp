@@ -93,8 +93,10 @@ Status EventReader::modescope(const json& m) {
       info.name = n["name"].get<std::string>();
       info.op = n["op"].get<std::string>();
       info.shapes = n["shapes"].get<std::string>();
-      if (!n.contains("flops") || !get_double(n["flops"], info.flops)) return section_error(w + ".flops", "must be a number");
-      if (!n.contains("bytes") || !get_double(n["bytes"], info.bytes)) return section_error(w + ".bytes", "must be a number");
+      if (!n.contains("flops") || !get_double(n["flops"], info.flops))
+        return section_error(w + ".flops", "must be a number");
+      if (!n.contains("bytes") || !get_double(n["bytes"], info.bytes))
+        return section_error(w + ".bytes", "must be a number");
       if (!n.contains("origins") || !n["origins"].is_array()) return section_error(w + ".origins", "must be an array");
       for (const json& o : n["origins"]) {
         uint64_t v = 0;
@@ -121,7 +123,8 @@ Status EventReader::modescope(const json& m) {
       if (!get_i64(a[4], blk.alloc_ns)) return section_error(w + "[4]", "alloc_ns must be an integer");
       if (!get_i64(a[5], blk.free_ns)) return section_error(w + "[5]", "free_ns must be an integer");
       if (blk.free_ns >= 0 && blk.free_ns < blk.alloc_ns) return section_error(w + "[5]", "freed before allocated");
-      if (!get_i64(a[6], it) || it < INT32_MIN || it > INT32_MAX) return section_error(w + "[6]", "iteration must be a 32-bit integer");
+      if (!get_i64(a[6], it) || it < INT32_MIN || it > INT32_MAX)
+        return section_error(w + "[6]", "iteration must be a 32-bit integer");
       if (!get_i64(a[7], arena) || (arena != 0 && arena != 1)) return section_error(w + "[7]", "arena must be 0 or 1");
       blk.value = b_.intern(a[2].get<std::string>());
       blk.iteration = static_cast<int32_t>(it);
@@ -142,7 +145,8 @@ void EventReader::resolve_flows(std::vector<std::string>& warnings) {
   auto bind = [&](const PendingFlow& f) -> int64_t {
     if (f.event >= 0) return f.event < static_cast<int64_t>(t.events.size()) ? f.event : -1;
     const auto& v = by_track[f.track];
-    auto it = std::upper_bound(v.begin(), v.end(), f.ts, [&](int64_t ts, uint32_t i) { return ts < t.events[i].ts_ns; });
+    auto it =
+        std::upper_bound(v.begin(), v.end(), f.ts, [&](int64_t ts, uint32_t i) { return ts < t.events[i].ts_ns; });
     if (f.bind_enclosing) {
       // Deepest slice open at ts: the latest-starting one that still covers it.
       for (auto r = it; r != v.begin();) {
@@ -168,7 +172,8 @@ void EventReader::resolve_flows(std::vector<std::string>& warnings) {
     }
     b_.add_flow(id, static_cast<uint32_t>(from), static_cast<uint32_t>(to));
   }
-  if (unpaired) warnings.push_back(std::to_string(unpaired) + " flow(s) without both a start and a finish were left out");
+  if (unpaired)
+    warnings.push_back(std::to_string(unpaired) + " flow(s) without both a start and a finish were left out");
   if (unbound) warnings.push_back(std::to_string(unbound) + " flow(s) that point at no slice were left out");
 }
 
@@ -202,7 +207,8 @@ Expected<TracePtr> EventReader::finish(std::vector<std::string>& warnings) {
     warnings.push_back("skipped " + std::to_string(n) + " event(s) of phase '" + ph + "'");
   resolve_flows(warnings);
   for (const Event& e : t.events)
-    if (e.node >= 0 && static_cast<size_t>(e.node) >= t.nodes.size()) return internal_error("event names an unknown node");
+    if (e.node >= 0 && static_cast<size_t>(e.node) >= t.nodes.size())
+      return internal_error("event names an unknown node");
   return b_.finish();
 }
 

@@ -41,7 +41,8 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
   std::unordered_map<uint64_t, int> step_of;  // top-level node id -> step (graph order = program order)
   if (ctx.graph) {
     for (NodeInfo& n : collect_node_info(*ctx.graph)) b.add_node(std::move(n));
-    for (size_t i = 0; i < ctx.graph->nodes().size(); ++i) step_of[ctx.graph->nodes()[i].id.value] = static_cast<int>(i);
+    for (size_t i = 0; i < ctx.graph->nodes().size(); ++i)
+      step_of[ctx.graph->nodes()[i].id.value] = static_cast<int>(i);
   }
   for (const auto& [k, v] : ctx.metadata) b.set_meta(k, v);
   b.set_meta("producer", "modescope");
@@ -90,8 +91,8 @@ TracePtr Recorder::build(const BuildContext& ctx) const {
 
   for (const ThreadBuffer* tb : threads) {
     const std::string suffix = tb->thread == 1 ? "" : " " + std::to_string(tb->thread);
-    const uint32_t host = b.add_track({TrackKind::HostThread, 1, static_cast<int64_t>(tb->thread), "modescope",
-                                       "host" + suffix, rank++});
+    const uint32_t host =
+        b.add_track({TrackKind::HostThread, 1, static_cast<int64_t>(tb->thread), "modescope", "host" + suffix, rank++});
     const uint32_t kern = b.add_track({TrackKind::KernelThread, 1, 100000 + static_cast<int64_t>(tb->thread),
                                        "modescope", "cpu kernels" + suffix, rank++});
     std::vector<OpenOp> ops;

@@ -193,8 +193,10 @@ class CuptiActivityCollector final : public CuptiCollector {
     }
     std::lock_guard<std::mutex> lock(c->mu_);
     c->dropped_ += dropped;
-    if (buffer && valid > 0) c->pending_.emplace_back(buffer, valid);
-    else std::free(buffer);
+    if (buffer && valid > 0)
+      c->pending_.emplace_back(buffer, valid);
+    else
+      std::free(buffer);
   }
 
   std::mutex mu_;  // pending_ and dropped_ (the callback holds it for one push)

@@ -48,7 +48,7 @@ class ActivityParser {
   GpuActivity out_;
   std::vector<RawApi> api_;
   std::vector<RawSync> sync_;
-  std::unordered_map<uint32_t, uint64_t> external_;  // correlation id -> external id (NodeId)
+  std::unordered_map<uint32_t, uint64_t> external_;     // correlation id -> external id (NodeId)
   std::unordered_map<const char*, std::string> names_;  // CUPTI's name pointer -> mangled name
   size_t records_ = 0, skipped_ = 0;
 };

@@ -14,8 +14,7 @@ namespace ms::prof {
 namespace {
 
 // The fields memcpy and memset records share (their CUPTI structs differ in type only).
-template <class Cupti, class Record>
-void copy_transfer_fields(const Cupti& m, Record& o) {
+template <class Cupti, class Record> void copy_transfer_fields(const Cupti& m, Record& o) {
   o.correlation = m.correlationId;
   o.device = m.deviceId;
   o.stream = m.streamId;
@@ -147,8 +146,8 @@ GpuActivity ActivityParser::finish(const ClockCalibration& clock, uint64_t dropp
   for (const RawApi& r : api_) {
     auto [it, fresh] = api_names.try_emplace(r.cbid);
     if (fresh) it->second = runtime_api_name(r.cbid);
-    a.api_calls.push_back({r.correlation, r.thread, clock.to_host(r.start), clock.to_host(r.end), it->second,
-                           node_of(r.correlation)});
+    a.api_calls.push_back(
+        {r.correlation, r.thread, clock.to_host(r.start), clock.to_host(r.end), it->second, node_of(r.correlation)});
   }
   for (const RawSync& r : sync_)
     a.syncs.push_back({r.correlation, r.stream, clock.to_host(r.start), clock.to_host(r.end), sync_name(r.type),
@@ -196,9 +195,7 @@ std::string cupti_error_text(const char* call, CUptiResult r) {
       s += " (the CUDA driver is older than the CUPTI library this program was built with)";
       break;
     case CUPTI_ERROR_NOT_INITIALIZED:
-    case CUPTI_ERROR_UNKNOWN:
-      s += " (no usable CUDA driver or device)";
-      break;
+    case CUPTI_ERROR_UNKNOWN: s += " (no usable CUDA driver or device)"; break;
     default: break;
   }
   return s;

@@ -27,8 +27,7 @@ std::string launch_config(const GpuKernelRecord& k) {
 
 ClockCalibration ClockCalibration::from_pairs(int64_t host0, uint64_t gpu0, int64_t host1, uint64_t gpu1) {
   ClockCalibration c;
-  if (gpu1 > gpu0 && host1 > host0)
-    c.scale = static_cast<double>(host1 - host0) / static_cast<double>(gpu1 - gpu0);
+  if (gpu1 > gpu0 && host1 > host0) c.scale = static_cast<double>(host1 - host0) / static_cast<double>(gpu1 - gpu0);
   c.host_ref_ns = host0;
   c.gpu_ref = gpu0;
   return c;

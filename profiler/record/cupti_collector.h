@@ -68,8 +68,8 @@ struct RuntimeApiRecord {
   uint32_t correlation = 0;
   uint32_t thread = 0;
   int64_t start_ns = 0, end_ns = 0;
-  std::string name;  // "cudaLaunchKernel"
-  uint64_t node = 0; // NodeId whose op was open on that thread when the call was made (0: none)
+  std::string name;   // "cudaLaunchKernel"
+  uint64_t node = 0;  // NodeId whose op was open on that thread when the call was made (0: none)
 };
 
 // GPU clock -> host clock: host_ns = host_ref_ns + (gpu_ns - gpu_ref) * scale, from paired readings

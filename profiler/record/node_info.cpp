@@ -29,7 +29,8 @@ NodeInfo node_info(const ir::Graph& g, const ir::Node& n) {
   const ops::OpSchema* schema = ops::Registry::instance().find(n.op_type, n.domain);
   bool typed = schema && static_cast<int>(in.size()) >= schema->min_inputs &&
                static_cast<int>(out.size()) >= schema->min_outputs;
-  for (size_t i = 0; i < in.size() && typed; ++i) typed = n.inputs[i].empty() || (in[i].is_static() && in[i].dtype != DType::Undefined);
+  for (size_t i = 0; i < in.size() && typed; ++i)
+    typed = n.inputs[i].empty() || (in[i].is_static() && in[i].dtype != DType::Undefined);
   for (const auto& t : out) typed = typed && t.is_static() && t.dtype != DType::Undefined;
   if (typed) {
     const ops::Cost c = ops::node_cost(n, in, out);

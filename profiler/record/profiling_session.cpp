@@ -60,7 +60,9 @@ class ProfilingSession::Observer final : public runtime::RunObserver {
 };
 
 ProfilingSession::ProfilingSession(runtime::Backend& backend, ProfilingOptions options)
-    : backend_(backend), options_(std::move(options)), recorder_(options_.recorder),
+    : backend_(backend),
+      options_(std::move(options)),
+      recorder_(options_.recorder),
       observer_(std::make_unique<Observer>(*this)) {}
 
 ProfilingSession::~ProfilingSession() {

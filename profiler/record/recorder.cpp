@@ -41,7 +41,8 @@ Recorder::ThreadBuffer& Recorder::register_thread() {
   auto tb = std::make_unique<ThreadBuffer>();
   tb->thread = t_thread_ordinal;
   for (size_t i = 0; i < std::max<size_t>(1, options_.preallocated_chunks); ++i)
-    tb->chunks.push_back(std::make_unique<Chunk>(options_.chunk_events, options_.chunk_events * options_.text_per_event));
+    tb->chunks.push_back(
+        std::make_unique<Chunk>(options_.chunk_events, options_.chunk_events * options_.text_per_event));
   reserved_ += options_.chunk_events * tb->chunks.size();
   ThreadBuffer* raw = tb.get();
   {
@@ -101,8 +102,12 @@ void Recorder::on_run_end(const runtime::RunInfo& info) {
 }
 void Recorder::on_op_begin(const ir::Node& n) { push(Kind::OpBegin, n.id.value, 0, 0, {}); }
 void Recorder::on_op_end(const ir::Node& n) { push(Kind::OpEnd, n.id.value, 0, 0, {}); }
-void Recorder::on_kernel_begin(const ir::Node& n, std::string_view impl) { push(Kind::KernelBegin, n.id.value, 0, 0, impl); }
-void Recorder::on_kernel_impl(const ir::Node& n, std::string_view impl) { push(Kind::KernelImpl, n.id.value, 0, 0, impl); }
+void Recorder::on_kernel_begin(const ir::Node& n, std::string_view impl) {
+  push(Kind::KernelBegin, n.id.value, 0, 0, impl);
+}
+void Recorder::on_kernel_impl(const ir::Node& n, std::string_view impl) {
+  push(Kind::KernelImpl, n.id.value, 0, 0, impl);
+}
 void Recorder::on_kernel_end(const ir::Node& n) { push(Kind::KernelEnd, n.id.value, 0, 0, {}); }
 void Recorder::on_alloc(const runtime::MemoryEvent& e) {
   push(Kind::Alloc, e.producer.value, e.offset, e.bytes, e.value);

@@ -21,10 +21,10 @@
 namespace ms::prof {
 
 struct RecorderOptions {
-  size_t chunk_events = 1u << 15;  // records per chunk (40 bytes each)
-  size_t text_per_event = 24;      // text bytes reserved per record in a chunk
-  size_t preallocated_chunks = 2;  // per thread, taken at the thread's first event
-  uint64_t max_events = 64u << 20; // beyond this records are dropped (and counted)
+  size_t chunk_events = 1u << 15;   // records per chunk (40 bytes each)
+  size_t text_per_event = 24;       // text bytes reserved per record in a chunk
+  size_t preallocated_chunks = 2;   // per thread, taken at the thread's first event
+  uint64_t max_events = 64u << 20;  // beyond this records are dropped (and counted)
 };
 
 struct GpuActivity;
@@ -65,11 +65,11 @@ class Recorder final : public runtime::RunObserver {
   enum class Kind : uint8_t { RunBegin, RunEnd, OpBegin, OpEnd, KernelBegin, KernelImpl, KernelEnd, Alloc, Free };
   struct Record {
     int64_t ts;
-    uint64_t id;      // node id (memory: producer)
-    uint64_t a;       // memory: offset/address; run: iteration
-    uint64_t b;       // memory: bytes; run: mode
-    uint32_t text;    // offset of the text in the chunk
-    uint16_t len;     // text length
+    uint64_t id;    // node id (memory: producer)
+    uint64_t a;     // memory: offset/address; run: iteration
+    uint64_t b;     // memory: bytes; run: mode
+    uint32_t text;  // offset of the text in the chunk
+    uint16_t len;   // text length
     Kind kind;
     uint8_t pad = 0;
   };
@@ -83,7 +83,7 @@ class Recorder final : public runtime::RunObserver {
   Chunk* next_chunk(ThreadBuffer& tb);
 
   RecorderOptions options_;
-  uint64_t epoch_;  // unique per recorder: a thread's cached buffer is valid only for this epoch
+  uint64_t epoch_;                 // unique per recorder: a thread's cached buffer is valid only for this epoch
   mutable std::mutex threads_mu_;  // guards `threads_` (taken once per thread, never per record)
   std::vector<std::unique_ptr<ThreadBuffer>> threads_;
   std::atomic<uint64_t> dropped_{0};

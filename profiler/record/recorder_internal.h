@@ -20,7 +20,7 @@ struct Recorder::Chunk {
 };
 
 struct Recorder::ThreadBuffer {
-  uint32_t thread = 0;                 // process-wide ordinal of the thread (1 = first seen)
+  uint32_t thread = 0;                         // process-wide ordinal of the thread (1 = first seen)
   std::vector<std::unique_ptr<Chunk>> chunks;  // filled ones, then the current one, then spares
   size_t current = 0;
 };

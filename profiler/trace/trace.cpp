@@ -18,8 +18,8 @@ const char* track_kind_name(TrackKind k) {
 }
 
 bool parse_track_kind(std::string_view s, TrackKind& out) {
-  for (TrackKind k : {TrackKind::HostThread, TrackKind::KernelThread, TrackKind::GpuStream, TrackKind::Memory,
-                      TrackKind::Other})
+  for (TrackKind k :
+       {TrackKind::HostThread, TrackKind::KernelThread, TrackKind::GpuStream, TrackKind::Memory, TrackKind::Other})
     if (s == track_kind_name(k)) {
       out = k;
       return true;

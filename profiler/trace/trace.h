@@ -34,12 +34,12 @@ struct Track {
 
 // What the model knows about a node, once per node.
 struct NodeInfo {
-  uint64_t id = 0;                 // ir::NodeId value
+  uint64_t id = 0;  // ir::NodeId value
   std::string name;
-  std::string op;                  // op type
-  std::vector<uint64_t> origins;   // original nodes it stands for (itself when not fused)
-  std::string shapes;              // "f32[1,3,224,224], f32[64,3,7,7] -> f32[1,64,112,112]"
-  double flops = 0;                // cost model, per execution
+  std::string op;                 // op type
+  std::vector<uint64_t> origins;  // original nodes it stands for (itself when not fused)
+  std::string shapes;             // "f32[1,3,224,224], f32[64,3,7,7] -> f32[1,64,112,112]"
+  double flops = 0;               // cost model, per execution
   double bytes = 0;
 };
 
@@ -52,18 +52,18 @@ struct Event {
   int64_t dur_ns = 0;
   uint32_t track = 0;
   EventKind kind = EventKind::Op;
-  int32_t node = -1;     // index into Trace::nodes, -1 for none
+  int32_t node = -1;  // index into Trace::nodes, -1 for none
   int32_t iteration = 0;
-  StrId name = 0;        // op type, run label or foreign name
-  StrId category = 0;    // Chrome "cat"
-  StrId impl = 0;        // kernel implementation ("onednn:brg:avx512_core")
-  StrId args = 0;        // foreign events: their args as compact JSON ("" for none)
+  StrId name = 0;      // op type, run label or foreign name
+  StrId category = 0;  // Chrome "cat"
+  StrId impl = 0;      // kernel implementation ("onednn:brg:avx512_core")
+  StrId args = 0;      // foreign events: their args as compact JSON ("" for none)
   int64_t end_ns() const { return ts_ns + dur_ns; }
 };
 
 struct CounterSample {
   uint32_t track = 0;
-  StrId name = 0;        // "live bytes", "arena bytes"
+  StrId name = 0;  // "live bytes", "arena bytes"
   int64_t ts_ns = 0;
   double value = 0;
 };
@@ -76,14 +76,14 @@ struct Flow {
 };
 
 struct MemoryBlock {
-  uint64_t address = 0;     // arena offset (Graph mode) or address (PyNative)
+  uint64_t address = 0;  // arena offset (Graph mode) or address (PyNative)
   uint64_t bytes = 0;
-  StrId value = 0;          // value name ("" for scratch)
-  uint64_t producer = 0;    // NodeId value of the producing node (0 for none)
+  StrId value = 0;        // value name ("" for scratch)
+  uint64_t producer = 0;  // NodeId value of the producing node (0 for none)
   int64_t alloc_ns = 0;
-  int64_t free_ns = -1;     // -1: still live at the end of the trace
+  int64_t free_ns = -1;  // -1: still live at the end of the trace
   int32_t iteration = 0;
-  bool arena = false;       // planned arena slot (Graph mode) rather than an allocator block
+  bool arena = false;  // planned arena slot (Graph mode) rather than an allocator block
 };
 
 struct Trace {
@@ -91,14 +91,16 @@ struct Trace {
   std::vector<std::string> strings{""};
   std::vector<Track> tracks;
   std::vector<NodeInfo> nodes;
-  std::vector<Event> events;           // sorted by (track, ts, -dur)
-  std::vector<CounterSample> counters; // sorted by (track, ts)
+  std::vector<Event> events;            // sorted by (track, ts, -dur)
+  std::vector<CounterSample> counters;  // sorted by (track, ts)
   std::vector<Flow> flows;
-  std::vector<MemoryBlock> blocks;     // sorted by alloc time
-  bool foreign = false;                // imported from another producer
-  uint64_t dropped_events = 0;         // recorder ran out of buffer
+  std::vector<MemoryBlock> blocks;  // sorted by alloc time
+  bool foreign = false;             // imported from another producer
+  uint64_t dropped_events = 0;      // recorder ran out of buffer
 
-  std::string_view str(StrId id) const { return id < strings.size() ? std::string_view(strings[id]) : std::string_view(); }
+  std::string_view str(StrId id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+  }
   const NodeInfo* node_of(const Event& e) const {
     return e.node >= 0 && static_cast<size_t>(e.node) < nodes.size() ? &nodes[static_cast<size_t>(e.node)] : nullptr;
   }
@@ -124,7 +126,9 @@ class TraceBuilder {
   int32_t node_index(uint64_t id) const;
   uint32_t add_event(const Event& e);  // index in insertion order (flows use it)
   void add_counter(const CounterSample& c) { t_->counters.push_back(c); }
-  void add_flow(uint64_t id, uint32_t from_event, uint32_t to_event) { t_->flows.push_back({id, from_event, to_event}); }
+  void add_flow(uint64_t id, uint32_t from_event, uint32_t to_event) {
+    t_->flows.push_back({id, from_event, to_event});
+  }
   void add_block(const MemoryBlock& b) { t_->blocks.push_back(b); }
   void set_meta(const std::string& key, std::string value) { t_->metadata[key] = std::move(value); }
   void set_foreign(bool f) { t_->foreign = f; }

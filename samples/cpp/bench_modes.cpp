@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
     const double compile = m->module->graph_cache()->last_compile_ms();
     const double gm = sample::median_ms([&] { sample::check((*m->module)(x), "Graph"); }, iters, 2, &gm_min);
     nn::set_context(nn::Mode::PyNative);
-    std::printf("%-30s %8.1f ms %9.3f (%7.3f) ms %9.3f (%7.3f) ms %6.1f ms %7.2fx\n", u.c_str(), build_ms, pn, pn_min, gm,
-                gm_min, compile, pn / gm);
+    std::printf("%-30s %8.1f ms %9.3f (%7.3f) ms %9.3f (%7.3f) ms %6.1f ms %7.2fx\n", u.c_str(), build_ms, pn, pn_min,
+                gm, gm_min, compile, pn / gm);
   }
   // Eager dispatch overhead of the functional API: a chain of tiny ops (Add/Relu on 16 floats).
   const int ops = quick ? 100 : 1000;

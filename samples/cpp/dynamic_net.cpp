@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   set_context(Mode::PyNative);
   int ifs = 0;
   for (const auto& n : net.graph_cache()->last_graph()->nodes()) ifs += n.op_type == "If";
-  std::printf("Graph mode: %d If node, traced %lld time(s)\n", ifs, static_cast<long long>(net.graph_cache()->traces()));
+  std::printf("Graph mode: %d If node, traced %lld time(s)\n", ifs,
+              static_cast<long long>(net.graph_cache()->traces()));
   return ifs == 1 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 // Jitting one submodule only: the backbone runs as a compiled graph, the head stays eager, so
 // its intermediates can still be printed and inspected between the two.
-#include "samples/cpp/sample_util.h"
 #include "engine/compiler/options.h"
+#include "samples/cpp/sample_util.h"
 
 using namespace ms::nn;
 
@@ -9,7 +9,9 @@ class Net : public Module {
  public:
   Net() {
     backbone = register_module("backbone", std::make_shared<Sequential>());
-    backbone->add(std::make_shared<Conv2d>(3, 8, 3, 1, 1)).add(std::make_shared<BatchNorm2d>(8)).add(std::make_shared<ReLU>());
+    backbone->add(std::make_shared<Conv2d>(3, 8, 3, 1, 1))
+        .add(std::make_shared<BatchNorm2d>(8))
+        .add(std::make_shared<ReLU>());
     backbone->add(std::make_shared<Conv2d>(8, 8, 3, 2, 1)).add(std::make_shared<ReLU>());
     backbone->add(std::make_shared<AdaptiveAvgPool2d>(1)).add(std::make_shared<Flatten>());
     head = register_module("head", std::make_shared<Dense>(8, 4));

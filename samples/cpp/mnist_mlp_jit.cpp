@@ -1,7 +1,7 @@
 // MNIST MLP whose forward is jitted: the same module runs op by op (PyNative) and as a compiled
 // graph (jit, traced once per input shape). Prints the logits of both and the latency per mode.
-#include "samples/cpp/sample_util.h"
 #include "engine/compiler/options.h"
+#include "samples/cpp/sample_util.h"
 
 using namespace ms::nn;
 

@@ -57,8 +57,10 @@ int main(int argc, char** argv) {
   const double t_graph = sample::median_ms([&] { net(x); }, quick ? 3 : 50);
   set_context(Mode::PyNative);
   const double t_eager = sample::median_ms([&] { net(x); }, quick ? 3 : 50);
-  std::printf("logits[0] %s\nmax |graph - eager| %.3g\nlatency PyNative %.3f ms, Graph %.3f ms (compile %.1f ms, traced %lld time)\n",
-              y.tensor()->reshaped({24}).to_string(3).c_str(), sample::max_abs_diff(*y.tensor(), *eager_ref.tensor()),
-              t_eager, t_graph, net.graph_cache()->last_compile_ms(), static_cast<long long>(net.graph_cache()->traces()));
+  std::printf(
+      "logits[0] %s\nmax |graph - eager| %.3g\nlatency PyNative %.3f ms, Graph %.3f ms (compile %.1f ms, traced %lld "
+      "time)\n",
+      y.tensor()->reshaped({24}).to_string(3).c_str(), sample::max_abs_diff(*y.tensor(), *eager_ref.tensor()), t_eager,
+      t_graph, net.graph_cache()->last_compile_ms(), static_cast<long long>(net.graph_cache()->traces()));
   return 0;
 }

@@ -13,11 +13,13 @@ namespace ms::prof {
 namespace {
 
 TEST(CliProfile, BothModesWriteTracesAndSummary) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("modescope-profile-" + std::to_string(::getpid()));
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("modescope-profile-" + std::to_string(::getpid()));
   std::filesystem::remove_all(out);
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/torch/mlp_op11.onnx";
-  const std::string cmd = std::string(MODESCOPE_CLI) + " profile " + model + " --iters 2 --warmup 1 --threads 1 --out " +
-                          out.string() + " > " + (out.string() + ".log") + " 2>&1";
+  const std::string cmd = std::string(MODESCOPE_CLI) + " profile " + model +
+                          " --iters 2 --warmup 1 --threads 1 --out " + out.string() + " > " + (out.string() + ".log") +
+                          " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   for (const char* name : {"pynative.trace.json", "graph.trace.json"}) {
     auto r = import_chrome_trace_file((out / name).string());

@@ -45,8 +45,11 @@ const char* kModel = " 'zoo:mnist_mlp?hidden=32' --data-dir " MODESCOPE_SOURCE_D
 TEST_F(TrainCli, TrainPrintsLossesAndWritesReportAndProfile) {
   const std::string report = (dir_ / "r.json").string(), prof = (dir_ / "prof").string();
   int rc = -1;
-  std::string out = run_capture(cli_ + " train" + kModel + " --steps 40 --batch 16 --mode graph --optimizer adam --lr 0.01"
-                                       " --report " + report + " --profile " + prof, &rc);
+  std::string out = run_capture(cli_ + " train" + kModel +
+                                    " --steps 40 --batch 16 --mode graph --optimizer adam --lr 0.01"
+                                    " --report " +
+                                    report + " --profile " + prof,
+                                &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("zoo:mnist_mlp?batch=16&size=8&hidden=32 on digits data"), std::string::npos) << out;
   EXPECT_NE(out.find("step    40  loss"), std::string::npos) << out;
@@ -68,7 +71,8 @@ TEST_F(TrainCli, TrainPrintsLossesAndWritesReportAndProfile) {
 TEST_F(TrainCli, GraphReportListsTheCompilePassesAndPyNativeOnCudaTrainsOnTheCpu) {
   const std::string report = (dir_ / "g.json").string();
   int rc = -1;
-  std::string out = run_capture(cli_ + " train" + kModel + " --steps 2 --batch 16 --mode graph --report " + report, &rc);
+  std::string out =
+      run_capture(cli_ + " train" + kModel + " --steps 2 --batch 16 --mode graph --report " + report, &rc);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("passes:  infer-types"), std::string::npos) << out;
   std::ifstream f(report);
@@ -96,8 +100,11 @@ TEST_F(TrainCli, AmpReportsLevelLossScaleAndSkippedSteps) {
   for (const char* mode : {"pynative", "graph"}) {
     const std::string report = (dir_ / (std::string(mode) + ".json")).string();
     int rc = -1;
-    std::string out = run_capture(cli_ + " train" + kModel + " --steps 40 --batch 16 --optimizer adam --lr 0.01 --amp O2 --loss-scale dynamic --mode " +
-                                      mode + " --report " + report, &rc);
+    std::string out =
+        run_capture(cli_ + " train" + kModel +
+                        " --steps 40 --batch 16 --optimizer adam --lr 0.01 --amp O2 --loss-scale dynamic --mode " +
+                        mode + " --report " + report,
+                    &rc);
     ASSERT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("loss scale 65536 at the end, 0 skipped steps"), std::string::npos) << out;
     std::ifstream f(report);

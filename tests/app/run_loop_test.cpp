@@ -160,8 +160,8 @@ size_t expect_gpu_run(const Script& s, const prof::Trace& t, uint64_t gpu_record
   EXPECT_EQ(s.starts, 1);
   EXPECT_EQ(s.stops, 1);
   EXPECT_EQ(s.depth, 0);
-  EXPECT_GE(s.syncs_at_start, 1);                 // synchronized before start
-  EXPECT_GT(s.syncs_at_stop, s.syncs_at_start);   // and before stop
+  EXPECT_GE(s.syncs_at_start, 1);                // synchronized before start
+  EXPECT_GT(s.syncs_at_stop, s.syncs_at_start);  // and before stop
   EXPECT_TRUE(gpu_note.empty()) << gpu_note;
   const size_t ops = count_ops(t);
   // 2 timed iterations of 4 ops (PyNative) or of the fused graph's fewer; the warm-up is neither

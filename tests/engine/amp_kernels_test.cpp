@@ -59,7 +59,8 @@ TEST(AmpKernels, ConvBf16MatchesF32) {
 
 TEST(AmpKernels, ConvTransposeBf16MatchesF32) {
   expect_bf16_close(make_node("ConvTranspose", 2, 1,
-                              {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                              {{"strides", std::vector<int64_t>{2, 2}},
+                               {"pads", std::vector<int64_t>{1, 1, 1, 1}},
                                {"output_padding", std::vector<int64_t>{1, 1}}}),
                     {random_f32({2, 16, 5, 5}, 6), random_f32({16, 8, 3, 3}, 7)});
 }
@@ -73,8 +74,8 @@ Tensor to_f64(const Tensor& t) {
 TEST(AmpKernels, ConvTransposeWithOutputPaddingPastThePadsRunsOneDnn) {
   // The input gradient of a strided 1x1 conv: output_padding 1 over no end padding. oneDNN
   // computes the smaller output; the last row and column are the bias. f64 runs the reference loop.
-  const ir::Node node = make_node("ConvTranspose", 3, 1,
-                                  {{"strides", std::vector<int64_t>{2, 2}}, {"output_padding", std::vector<int64_t>{1, 1}}});
+  const ir::Node node = make_node(
+      "ConvTranspose", 3, 1, {{"strides", std::vector<int64_t>{2, 2}}, {"output_padding", std::vector<int64_t>{1, 1}}});
   const std::vector<Tensor> in{random_f32({2, 8, 4, 4}, 16), random_f32({8, 4, 1, 1}, 17), random_f32({4}, 18)};
   auto f32 = run_kernel_full(node, in);
   ASSERT_TRUE(f32) << f32.status().message();
@@ -99,16 +100,18 @@ TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
   expect_bf16_close(make_node("Add", 2), {x, random_f32({2, 8, 6, 6}, 14)}, false);
   expect_bf16_close(make_node("Mul", 2), {x, random_f32({1, 8, 1, 1}, 15)}, false);
   // Pools run oneDNN's bf16 pooling (the loops took 20x as long on a ResNet stem's MaxPool).
-  expect_bf16_close(make_node("MaxPool", 1, 1, {{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                                {"strides", std::vector<int64_t>{2, 2}}}),
+  expect_bf16_close(make_node("MaxPool", 1, 1,
+                              {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}),
                     {x});
-  expect_bf16_close(make_node("MaxPool", 1, 1, {{"kernel_shape", std::vector<int64_t>{3, 3}},
-                                                {"strides", std::vector<int64_t>{2, 2}},
-                                                {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
+  expect_bf16_close(make_node("MaxPool", 1, 1,
+                              {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                               {"strides", std::vector<int64_t>{2, 2}},
+                               {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
                     {x});
-  expect_bf16_close(make_node("AveragePool", 1, 1, {{"kernel_shape", std::vector<int64_t>{3, 3}},
-                                                    {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
-                    {x});
+  expect_bf16_close(
+      make_node("AveragePool", 1, 1,
+                {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}),
+      {x});
   expect_bf16_close(make_node("GlobalAveragePool", 1), {x}, false);
   expect_bf16_close(make_node("ReduceMean", 1, 1, {{"axes", std::vector<int64_t>{0, 2, 3}}}), {x}, false);
 }

@@ -15,8 +15,8 @@
 #include "engine/frontend/train/losses.h"
 #include "engine/frontend/train/optim.h"
 #include "engine/frontend/train/run.h"
-#include "tests/engine/train_test_util.h"
 #include "engine/frontend/train/step.h"
+#include "tests/engine/train_test_util.h"
 
 namespace ms::nn::train {
 namespace {
@@ -48,8 +48,8 @@ TEST(AmpTrain, DigitsMlpAtO2MatchesF32AccuracyInBothModes) {
     EXPECT_GE(f32->accuracy, 0.9);
     EXPECT_GE(bf16->accuracy, f32->accuracy - 0.01) << mode_name(mode);
     EXPECT_LT(bf16->losses.back(), 0.6);
-    std::printf("digits mlp %s: accuracy O0 %.4f O2 %.4f; step median %.3f / %.3f ms\n", mode_name(mode),
-                f32->accuracy, bf16->accuracy, f32->steady.median, bf16->steady.median);
+    std::printf("digits mlp %s: accuracy O0 %.4f O2 %.4f; step median %.3f / %.3f ms\n", mode_name(mode), f32->accuracy,
+                bf16->accuracy, f32->steady.median, bf16->steady.median);
   }
 }
 
@@ -95,32 +95,32 @@ bool same(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 TEST(AmpTrain, O1AndO2StepsKeepF32MasterWeightsAndRunConvsInBf16) {
   ContextScope ctx;
   for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2})
-  for (Mode mode : {Mode::PyNative, Mode::Graph}) {
-    SCOPED_TRACE(std::string(compiler::amp_level_name(level)) + " " + mode_name(mode));
-    ConvBn m;
-    set_training(m, true);
-    TrainStep step(m, xent, sgd_rule(), mode);
-    step.set_amp({level, {}});
-    const auto before = snapshot(m);
-    for (int i = 0; i < 3; ++i) {
-      auto st = step.step(batch(), 0.1);
-      ASSERT_TRUE(st) << st.status().message();
-      EXPECT_TRUE(std::isfinite(st->loss));
-    }
-    for (const auto& [n, t] : m.named_parameters()) EXPECT_EQ(t.dtype(), DType::F32) << n;
-    EXPECT_FALSE(same(before, snapshot(m)));
-    if (mode == Mode::Graph) {
-      ASSERT_NE(step.graph(), nullptr);
-      int bf16_convs = 0;
-      for (const auto& n : step.graph()->nodes()) {
-        if (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "ConvGradWeight") continue;
-        const ir::Value* v = step.graph()->value(n.outputs[0]);
-        if (v && v->type.dtype == DType::BF16) ++bf16_convs;
+    for (Mode mode : {Mode::PyNative, Mode::Graph}) {
+      SCOPED_TRACE(std::string(compiler::amp_level_name(level)) + " " + mode_name(mode));
+      ConvBn m;
+      set_training(m, true);
+      TrainStep step(m, xent, sgd_rule(), mode);
+      step.set_amp({level, {}});
+      const auto before = snapshot(m);
+      for (int i = 0; i < 3; ++i) {
+        auto st = step.step(batch(), 0.1);
+        ASSERT_TRUE(st) << st.status().message();
+        EXPECT_TRUE(std::isfinite(st->loss));
       }
-      EXPECT_GE(bf16_convs, 3);  // forward, input gradient, weight gradient
-      EXPECT_EQ(step.executor()->compile_result().reports.front().pass, "amp-cast");
+      for (const auto& [n, t] : m.named_parameters()) EXPECT_EQ(t.dtype(), DType::F32) << n;
+      EXPECT_FALSE(same(before, snapshot(m)));
+      if (mode == Mode::Graph) {
+        ASSERT_NE(step.graph(), nullptr);
+        int bf16_convs = 0;
+        for (const auto& n : step.graph()->nodes()) {
+          if (n.op_type != "Conv" && n.op_type != "ConvTranspose" && n.op_type != "ConvGradWeight") continue;
+          const ir::Value* v = step.graph()->value(n.outputs[0]);
+          if (v && v->type.dtype == DType::BF16) ++bf16_convs;
+        }
+        EXPECT_GE(bf16_convs, 3);  // forward, input gradient, weight gradient
+        EXPECT_EQ(step.executor()->compile_result().reports.front().pass, "amp-cast");
+      }
     }
-  }
 }
 
 TEST(AmpTrain, LossScalingSkipsOverflowingStepsAndAdaptsTheScale) {

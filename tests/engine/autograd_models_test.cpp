@@ -148,8 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string n = info.param.uri;
       n = n.substr(4, n.find('?') - 4);
-      return n + (info.param.training ? "_train" : "") + (info.param.level == compiler::JitLevel::O0 ? "_O0" : "") + "_" +
-             std::to_string(info.index);
+      return n + (info.param.training ? "_train" : "") + (info.param.level == compiler::JitLevel::O0 ? "_O0" : "") +
+             "_" + std::to_string(info.index);
     });
 
 }  // namespace

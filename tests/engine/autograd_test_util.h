@@ -26,15 +26,19 @@ inline Tensor rand_tensor(DType t, const Shape& shape, uint32_t seed, double lo 
     s = s * 1664525u + 1013904223u;
     const double u = static_cast<double>(s >> 8) / static_cast<double>(1u << 24);
     const double v = lo + (hi - lo) * u;
-    if (t == DType::F64) out.data<double>()[i] = v;
-    else out.data<float>()[i] = static_cast<float>(v);
+    if (t == DType::F64)
+      out.data<double>()[i] = v;
+    else
+      out.data<float>()[i] = static_cast<float>(v);
   }
   return out;
 }
 
 inline void set_elem(Tensor& t, int64_t i, double v) {
-  if (t.dtype() == DType::F64) t.data<double>()[i] = v;
-  else t.data<float>()[i] = static_cast<float>(v);
+  if (t.dtype() == DType::F64)
+    t.data<double>()[i] = v;
+  else
+    t.data<float>()[i] = static_cast<float>(v);
 }
 
 // sum(y * w) in double.

@@ -136,7 +136,6 @@ TEST(AutogradTrainStep, AssignParametersChecksShapes) {
     for (int64_t j = 0; j < t.numel(); ++j) ASSERT_EQ(t.at_double(j), 0.0) << n;
 }
 
-
 TEST(AutogradTrainStep, ValueAndGradRunsModulesOpByOpInGraphMode) {
   // In a Graph-mode context a module call would run compiled, out of the tape's sight; under
   // value_and_grad it runs op by op, so the gradients are the PyNative ones.

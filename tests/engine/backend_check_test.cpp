@@ -1,9 +1,9 @@
 // The backend-check harness and the CUDA backend. Without a CUDA device (or without the toolkit at
 // build time) the CUDA tests skip and say why; the harness is checked CPU against CPU, and against a
 // backend with a deliberately wrong kernel.
+#include "engine/runtime/backend_check.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
-#include "engine/runtime/backend_check.h"
 
 #include <gtest/gtest.h>
 
@@ -270,8 +270,8 @@ TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   g.inputs = {"x"};
   const ir::ValueType xt{DType::F32, std::vector<int64_t>{4, 3}, {"", ""}};
   g.add_value(ir::Value{"x", xt, {}, std::nullopt});
-  g.add_value(ir::Value{"idx", ir::ValueType{DType::I64, std::vector<int64_t>{2}, {""}}, {},
-                        Tensor::from_vector<int64_t>({2, 0}, {2})});
+  g.add_value(ir::Value{
+      "idx", ir::ValueType{DType::I64, std::vector<int64_t>{2}, {""}}, {}, Tensor::from_vector<int64_t>({2, 0}, {2})});
   ir::Node n;
   n.op_type = "Gather";
   n.name = "pick";
@@ -283,7 +283,8 @@ TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   opts.jit_level = JitLevel::O2;
   auto exe = compiler::compile_executor(g, *dev, {{"x", xt}}, opts);
   ASSERT_TRUE(exe.has_value()) << exe.status().message();
-  EXPECT_NE((*exe)->replay_note().find("node 'pick' (Gather #1) checks its indices on the host"), std::string::npos) << (*exe)->replay_note();
+  EXPECT_NE((*exe)->replay_note().find("node 'pick' (Gather #1) checks its indices on the host"), std::string::npos)
+      << (*exe)->replay_note();
   Tensor x = Tensor::zeros(DType::F32, {4, 3});
   for (int i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>(i);
   for (int run = 0; run < 2; ++run) {

@@ -93,7 +93,8 @@ inline ir::Graph parse_graph(const std::string& text) {
       const auto colon = rest.find(':');
       const std::string name = trim(rest.substr(0, colon));
       const auto eq = rest.find('=');
-      const ir::ValueType t = parse_type(trim(rest.substr(colon + 1, eq == std::string::npos ? std::string::npos : eq - colon - 1)));
+      const ir::ValueType t =
+          parse_type(trim(rest.substr(colon + 1, eq == std::string::npos ? std::string::npos : eq - colon - 1)));
       if (!init) {
         g.inputs.push_back(name);
         g.add_value(ir::Value{name, t, {}, std::nullopt});
@@ -106,9 +107,12 @@ inline ir::Graph parse_graph(const std::string& text) {
       Tensor tensor = Tensor::zeros(t.dtype, *t.dims);
       for (int64_t i = 0; i < tensor.numel(); ++i) {
         const double v = vals.empty() ? 0 : vals[vals.size() == 1 ? 0 : static_cast<size_t>(i) % vals.size()];
-        if (t.dtype == DType::F32) tensor.data<float>()[i] = static_cast<float>(v);
-        else if (t.dtype == DType::I64) tensor.data<int64_t>()[i] = static_cast<int64_t>(v);
-        else tensor.data<bool>()[i] = v != 0;
+        if (t.dtype == DType::F32)
+          tensor.data<float>()[i] = static_cast<float>(v);
+        else if (t.dtype == DType::I64)
+          tensor.data<int64_t>()[i] = static_cast<int64_t>(v);
+        else
+          tensor.data<bool>()[i] = v != 0;
       }
       g.add_initializer(name, tensor);
       continue;

@@ -21,7 +21,10 @@ struct Case {
 Var grad_weight(const Var& x, const Var& gy, const Case& c) {
   const Shape k(c.w.begin() + 2, c.w.end());
   return F::op("ConvGradWeight", {x, gy},
-               {{"strides", c.stride}, {"dilations", c.dilation}, {"pads", c.pad}, {"group", c.group},
+               {{"strides", c.stride},
+                {"dilations", c.dilation},
+                {"pads", c.pad},
+                {"group", c.group},
                 {"kernel_shape", std::vector<int64_t>(k.begin(), k.end())}},
                autodiff::kGradDomain);
 }
@@ -87,7 +90,8 @@ TEST(ConvGradWeight, AMismatchedGradientNamesTheShapes) {
 
   Case odd = c;
   odd.group = 4;  // 2 channels do not divide into 4 groups
-  auto t2 = grad_weight(Var(rand_tensor(DType::F32, c.x, 1)), Var(rand_tensor(DType::F32, {1, 4, 4, 4}, 2)), odd).tensor();
+  auto t2 =
+      grad_weight(Var(rand_tensor(DType::F32, c.x, 1)), Var(rand_tensor(DType::F32, {1, 4, 4, 4}, 2)), odd).tensor();
   ASSERT_FALSE(t2.has_value());
   EXPECT_NE(t2.status().message().find("groups"), std::string::npos) << t2.status().message();
 }

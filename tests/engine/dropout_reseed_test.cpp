@@ -18,8 +18,10 @@ Expected<std::vector<Tensor>> run_dropout_twice(bool reseed) {
   g.inputs = {"x"};
   const ir::ValueType t{DType::F32, std::vector<int64_t>{64, 64}, {"", ""}};
   g.add_value(ir::Value{"x", t, {}, std::nullopt});
-  g.add_value(ir::Value{"ratio", ir::ValueType{DType::F32, std::vector<int64_t>{}, {}}, {}, Tensor::scalar<float>(0.5f)});
-  g.add_value(ir::Value{"train", ir::ValueType{DType::Bool, std::vector<int64_t>{}, {}}, {}, Tensor::scalar<bool>(true)});
+  g.add_value(
+      ir::Value{"ratio", ir::ValueType{DType::F32, std::vector<int64_t>{}, {}}, {}, Tensor::scalar<float>(0.5f)});
+  g.add_value(
+      ir::Value{"train", ir::ValueType{DType::Bool, std::vector<int64_t>{}, {}}, {}, Tensor::scalar<bool>(true)});
   ir::Node n;
   n.op_type = "Dropout";
   n.name = "drop";

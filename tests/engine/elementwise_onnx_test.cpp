@@ -19,13 +19,68 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string>& elementwise_ops() {
-  static const std::set<std::string> ops = {
-      "Sqrt", "Reciprocal", "Neg", "Abs", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Selu",
-      "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "ThresholdedRelu", "Shrink", "Floor", "Ceil",
-      "Round", "Sign", "Not", "IsNaN", "IsInf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
-      "Acosh", "Atanh", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "PRelu", "Equal", "Less",
-      "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max", "Sum", "Mean", "Where", "Cast",
-      "CastLike"};
+  static const std::set<std::string> ops = {"Sqrt",
+                                            "Reciprocal",
+                                            "Neg",
+                                            "Abs",
+                                            "Exp",
+                                            "Log",
+                                            "Erf",
+                                            "Tanh",
+                                            "Sigmoid",
+                                            "Relu",
+                                            "LeakyRelu",
+                                            "Elu",
+                                            "Selu",
+                                            "Celu",
+                                            "HardSigmoid",
+                                            "HardSwish",
+                                            "Softplus",
+                                            "Softsign",
+                                            "ThresholdedRelu",
+                                            "Shrink",
+                                            "Floor",
+                                            "Ceil",
+                                            "Round",
+                                            "Sign",
+                                            "Not",
+                                            "IsNaN",
+                                            "IsInf",
+                                            "Sin",
+                                            "Cos",
+                                            "Tan",
+                                            "Asin",
+                                            "Acos",
+                                            "Atan",
+                                            "Sinh",
+                                            "Cosh",
+                                            "Asinh",
+                                            "Acosh",
+                                            "Atanh",
+                                            "Clip",
+                                            "Add",
+                                            "Sub",
+                                            "Mul",
+                                            "Div",
+                                            "Pow",
+                                            "Mod",
+                                            "BitShift",
+                                            "PRelu",
+                                            "Equal",
+                                            "Less",
+                                            "Greater",
+                                            "LessOrEqual",
+                                            "GreaterOrEqual",
+                                            "And",
+                                            "Or",
+                                            "Xor",
+                                            "Min",
+                                            "Max",
+                                            "Sum",
+                                            "Mean",
+                                            "Where",
+                                            "Cast",
+                                            "CastLike"};
   return ops;
 }
 
@@ -33,7 +88,8 @@ const std::set<std::string>& elementwise_ops() {
 std::string compare(const Tensor& got, const Tensor& want) {
   if (got.dtype() != want.dtype())
     return "dtype " + std::string(dtype_name(got.dtype())) + " vs " + std::string(dtype_name(want.dtype()));
-  if (got.shape() != want.shape()) return "shape " + shape_to_string(got.shape()) + " vs " + shape_to_string(want.shape());
+  if (got.shape() != want.shape())
+    return "shape " + shape_to_string(got.shape()) + " vs " + shape_to_string(want.shape());
   const double rtol = (want.dtype() == DType::F16 || want.dtype() == DType::BF16) ? 1e-2 : 1e-4;
   const double atol = (want.dtype() == DType::F16 || want.dtype() == DType::BF16) ? 1e-3 : 1e-5;
   for (int64_t i = 0; i < want.numel(); ++i) {

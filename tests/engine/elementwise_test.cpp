@@ -167,13 +167,68 @@ TEST(ElementwiseInfer, AttributeAndArityErrors) {
 
 TEST(ElementwiseInfer, SchemasAndCost) {
   auto& reg = ops::Registry::instance();
-  for (const char* op : {"Sqrt", "Reciprocal", "Neg", "Abs", "Exp", "Log", "Erf", "Tanh", "Sigmoid", "Relu",
-                         "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
-                         "ThresholdedRelu", "Shrink", "Floor", "Ceil", "Round", "Sign", "Not", "IsNaN", "IsInf",
-                         "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-                         "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "PRelu", "Equal", "Less",
-                         "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max", "Sum",
-                         "Mean", "Where", "Cast", "CastLike"}) {
+  for (const char* op : {"Sqrt",
+                         "Reciprocal",
+                         "Neg",
+                         "Abs",
+                         "Exp",
+                         "Log",
+                         "Erf",
+                         "Tanh",
+                         "Sigmoid",
+                         "Relu",
+                         "LeakyRelu",
+                         "Elu",
+                         "Selu",
+                         "Celu",
+                         "HardSigmoid",
+                         "HardSwish",
+                         "Softplus",
+                         "Softsign",
+                         "ThresholdedRelu",
+                         "Shrink",
+                         "Floor",
+                         "Ceil",
+                         "Round",
+                         "Sign",
+                         "Not",
+                         "IsNaN",
+                         "IsInf",
+                         "Sin",
+                         "Cos",
+                         "Tan",
+                         "Asin",
+                         "Acos",
+                         "Atan",
+                         "Sinh",
+                         "Cosh",
+                         "Asinh",
+                         "Acosh",
+                         "Atanh",
+                         "Clip",
+                         "Add",
+                         "Sub",
+                         "Mul",
+                         "Div",
+                         "Pow",
+                         "Mod",
+                         "BitShift",
+                         "PRelu",
+                         "Equal",
+                         "Less",
+                         "Greater",
+                         "LessOrEqual",
+                         "GreaterOrEqual",
+                         "And",
+                         "Or",
+                         "Xor",
+                         "Min",
+                         "Max",
+                         "Sum",
+                         "Mean",
+                         "Where",
+                         "Cast",
+                         "CastLike"}) {
     const ops::OpSchema* s = reg.find(op);
     ASSERT_NE(s, nullptr) << op;
     EXPECT_TRUE(s->category == ops::OpCategory::Elementwise || s->category == ops::OpCategory::Activation) << op;
@@ -209,7 +264,8 @@ TEST(ElementwiseKernel, AddBroadcastCases) {
   ASSERT_EQ(out.shape(), (Shape{2, 4, 3}));
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t b = 0; b < 4; ++b)
-      for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(out.at_double((a * 4 + b) * 3 + c), static_cast<double>(a * 3 + c + 10 * b));
+      for (int64_t c = 0; c < 3; ++c)
+        EXPECT_EQ(out.at_double((a * 4 + b) * 3 + c), static_cast<double>(a * 3 + c + 10 * b));
   // Scalar operand on either side, and a rank-0 result.
   out = run1(add, {Tensor::scalar(1.5f), iota_f32({4})});
   expect_values(out, {1.5, 2.5, 3.5, 4.5});
@@ -277,8 +333,10 @@ TEST(ElementwiseKernel, LargeUnaryWhereCastRunParallel) {
 TEST(ElementwiseKernel, IntegerArithmeticWrapsAndNeverTraps) {
   Tensor a = Tensor::from_vector<int32_t>({INT32_MAX, 7, -7, INT32_MIN, 5}, {5});
   Tensor b = Tensor::from_vector<int32_t>({1, 2, 2, -1, 0}, {5});
-  expect_values(run1(make_node("Add", 2), {a, b}), {static_cast<double>(INT32_MIN), 9, -5, static_cast<double>(INT32_MAX), 5});
-  expect_values(run1(make_node("Div", 2), {a, b}), {static_cast<double>(INT32_MAX), 3, -3, static_cast<double>(INT32_MIN), 0});
+  expect_values(run1(make_node("Add", 2), {a, b}),
+                {static_cast<double>(INT32_MIN), 9, -5, static_cast<double>(INT32_MAX), 5});
+  expect_values(run1(make_node("Div", 2), {a, b}),
+                {static_cast<double>(INT32_MAX), 3, -3, static_cast<double>(INT32_MIN), 0});
   // test_add_uint8 style: wraps modulo 256.
   Tensor u = Tensor::from_vector<uint8_t>({250, 3}, {2});
   expect_values(run1(make_node("Add", 2), {u, u}), {244, 6});
@@ -302,8 +360,9 @@ TEST(ElementwiseKernel, PowMixedTypes) {
   expect_values(run1(pow, {Tensor::from_vector<int64_t>({1, 2, 3}, {3}), y_i64}), {1, 32, 729});
   // test_pow_bcast_scalar, and integer negative exponents.
   expect_values(run1(pow, {x_f32, Tensor::scalar(2.0f)}), {1, 4, 9});
-  expect_values(run1(pow, {Tensor::from_vector<int32_t>({2, 1, -1}, {3}), Tensor::from_vector<int32_t>({-1, -3, -3}, {3})}),
-                {0, 1, -1});
+  expect_values(
+      run1(pow, {Tensor::from_vector<int32_t>({2, 1, -1}, {3}), Tensor::from_vector<int32_t>({-1, -3, -3}, {3})}),
+      {0, 1, -1});
 }
 
 TEST(ElementwiseKernel, ModBothConventions) {
@@ -319,7 +378,8 @@ TEST(ElementwiseKernel, ModBothConventions) {
   expect_values(run1(make_node("Mod", 2, 1, {{"fmod", int64_t{1}}}), {fa, fb}),
                 {-0.10000038, 0.39999962, 5., 0.10000038, -0.39999962, 3.}, 1e-5);
   // Division by zero gives 0, not a trap.
-  expect_values(run1(make_node("Mod", 2), {Tensor::from_vector<int64_t>({5}, {1}), Tensor::from_vector<int64_t>({0}, {1})}), {0});
+  expect_values(
+      run1(make_node("Mod", 2), {Tensor::from_vector<int64_t>({5}, {1}), Tensor::from_vector<int64_t>({0}, {1})}), {0});
 }
 
 TEST(ElementwiseKernel, BitShift) {
@@ -432,12 +492,14 @@ TEST(ElementwiseKernel, ActivationsWithAttributes) {
                 {sg * sa * std::expm1(-2.0), sg * sa * std::expm1(-1.0), 0, sg, 2 * sg}, 1e-6);
   expect_values(run1(make_node("Celu", 1, 1, {{"alpha", 2.0f}}), {x}),
                 {2 * std::expm1(-1.0), 2 * std::expm1(-0.5), 0, 1, 2}, 1e-6);
-  expect_values(run1(make_node("HardSigmoid", 1, 1, {{"alpha", 0.5f}, {"beta", 0.6f}}), {x}), {0, 0.1, 0.6, 1, 1}, 1e-6);
+  expect_values(run1(make_node("HardSigmoid", 1, 1, {{"alpha", 0.5f}, {"beta", 0.6f}}), {x}), {0, 0.1, 0.6, 1, 1},
+                1e-6);
   expect_values(run1(make_node("ThresholdedRelu", 1, 1, {{"alpha", 1.0f}}), {x}), {0, 0, 0, 0, 2});
   // test_shrink_soft / test_shrink_hard
   expect_values(run1(make_node("Shrink", 1, 1, {{"lambd", 1.5f}, {"bias", 1.5f}}), {x}), {-0.5, 0, 0, 0, 0.5});
   expect_values(run1(make_node("Shrink", 1, 1, {{"lambd", 1.5f}}), {x}), {-2, 0, 0, 0, 2});
-  expect_values(run1(make_node("Shrink", 1, 1, {{"lambd", 1.5f}}), {Tensor::from_vector<int32_t>({-2, 1, 3}, {3})}), {-2, 0, 3});
+  expect_values(run1(make_node("Shrink", 1, 1, {{"lambd", 1.5f}}), {Tensor::from_vector<int32_t>({-2, 1, 3}, {3})}),
+                {-2, 0, 3});
   // Sigmoid stays finite in both tails.
   expect_values(run1(make_node("Sigmoid", 1), {f32({-100, 100}, {2})}), {std::exp(-100.0), 1}, 1e-6);
   expect_values(run1(make_node("Softplus", 1), {f32({100}, {1})}), {100}, 1e-6);
@@ -450,7 +512,8 @@ TEST(ElementwiseKernel, Clip) {
   // Opset 13: inputs; max only (min left out); nothing (inf passes).
   expect_values(run1(make_node("Clip", 3), {x, Tensor::scalar(-0.5f), Tensor::scalar(0.5f)}, 13),
                 {-0.5, -0.5, 0, 0.5, 0.5, NAN, 0.5});
-  expect_values(run1(make_node("Clip", 3, 1, {}, {1}), {x, Tensor(), Tensor::scalar(0.0f)}, 13), {-2, -1, 0, 0, 0, NAN, 0});
+  expect_values(run1(make_node("Clip", 3, 1, {}, {1}), {x, Tensor(), Tensor::scalar(0.0f)}, 13),
+                {-2, -1, 0, 0, 0, NAN, 0});
   expect_values(run1(make_node("Clip", 1), {x}, 13), {-2, -1, 0, 1, 2, NAN, INFINITY});
   // test_clip_default_int8_min
   Tensor i8 = Tensor::from_vector<int8_t>({-5, 0, 7}, {3});
@@ -472,7 +535,8 @@ TEST(ElementwiseKernel, VariadicBroadcast) {
   // NaN propagates through Max/Min, as numpy maximum.
   expect_values(run1(make_node("Max", 2), {f32({NAN, 1}, {2}), f32({1, NAN}, {2})}), {NAN, NAN});
   // Integer types (test_max_int8 etc.).
-  expect_values(run1(make_node("Max", 2), {Tensor::from_vector<uint8_t>({1, 200}, {2}), Tensor::from_vector<uint8_t>({3, 100}, {2})}),
+  expect_values(run1(make_node("Max", 2),
+                     {Tensor::from_vector<uint8_t>({1, 200}, {2}), Tensor::from_vector<uint8_t>({3, 100}, {2})}),
                 {3, 200});
 }
 
@@ -495,10 +559,10 @@ TEST(ElementwiseKernel, CastFloatToIntTruncatesLikeNumpy) {
   EXPECT_EQ(i32.dtype(), DType::I32);
   expect_values(i32, {-1, 2, 0, static_cast<double>(INT32_MIN), static_cast<double>(INT32_MIN)});
   expect_values(run1(cast(7), {f32({-1.7f, 2.9f}, {2})}), {-1, 2});
-  expect_values(run1(cast(9), {x}), {1, 1, 0, 1, 1});                                   // -> bool
+  expect_values(run1(cast(9), {x}), {1, 1, 0, 1, 1});                                       // -> bool
   expect_values(run1(cast(2), {Tensor::from_vector<int64_t>({300, -1}, {2})}), {44, 255});  // -> u8 wraps
   expect_values(run1(cast(1), {Tensor::from_vector<bool>({true, false}, {2})}), {1, 0});
-  expect_values(run1(cast(11), {Tensor::from_vector<int32_t>({-3}, {1})}), {-3});        // -> f64
+  expect_values(run1(cast(11), {Tensor::from_vector<int32_t>({-3}, {1})}), {-3});  // -> f64
 }
 
 TEST(ElementwiseKernel, CastHalfTypes) {

@@ -2,8 +2,8 @@
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
-#include "engine/runtime/executor.h"
 #include "engine/compiler/memory_plan.h"
+#include "engine/runtime/executor.h"
 #include "tests/engine/plan_checks.h"
 
 namespace ms::runtime {
@@ -190,7 +190,8 @@ ir::Graph loop_net() {
   g.add_initializer("zero", Tensor::from_vector<float>({0, 0}, {2}));
   auto body = std::make_shared<ir::Graph>(g.ids());
   body->name = "body";
-  for (const auto& [name, dt] : std::vector<std::pair<std::string, DType>>{{"i", DType::I64}, {"cin", DType::Bool}, {"s", DType::F32}}) {
+  for (const auto& [name, dt] :
+       std::vector<std::pair<std::string, DType>>{{"i", DType::I64}, {"cin", DType::Bool}, {"s", DType::F32}}) {
     body->inputs.push_back(name);
     body->add_value(ir::Value{name, ir::ValueType{dt, std::nullopt, {}}, {}, std::nullopt});
   }

@@ -113,7 +113,8 @@ TEST(IrJson, BadInputGivesAnErrorNamingThePlace) {
   auto r = from_json(R"({"nodes":[{"op":"Add","id":0}]})");
   ASSERT_FALSE(r);
   EXPECT_NE(r.status().message().find("nodes[0]"), std::string::npos) << r.status().message();
-  auto t = from_json(R"({"values":[{"name":"w","type":{"dtype":"f32"},"constant":{"dtype":"f32","shape":[2],"data":"AAAA"}}]})");
+  auto t = from_json(
+      R"({"values":[{"name":"w","type":{"dtype":"f32"},"constant":{"dtype":"f32","shape":[2],"data":"AAAA"}}]})");
   ASSERT_FALSE(t);
   EXPECT_NE(t.status().message().find("bytes"), std::string::npos) << t.status().message();
 }

@@ -46,8 +46,8 @@ ir::ValueType type_of(const Tensor& t) {
   return vt;
 }
 
-Expected<std::vector<ir::ValueType>> infer_types(const ir::Node& node, const std::vector<Tensor>& inputs,
-                                                 int64_t opset, bool with_values) {
+Expected<std::vector<ir::ValueType>> infer_types(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset,
+                                                 bool with_values) {
   ops::InferContext ctx{node, opset, {}, {}, {}};
   for (const Tensor& t : inputs) {
     ctx.types.push_back(type_of(t));

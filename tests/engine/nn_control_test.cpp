@@ -24,8 +24,7 @@ class Looper : public Module {
  public:
   Var forward(const Var& x) override {
     Vars r = fori_loop(
-        1, 4,
-        [&](const Var& i, const Vars& c) { return Vars{F::add(c[0], F::mul(x, F::cast(i, DType::F32)))}; },
+        1, 4, [&](const Var& i, const Vars& c) { return Vars{F::add(c[0], F::mul(x, F::cast(i, DType::F32)))}; },
         {F::mul(x, 0.0)});
     return r[0];
   }

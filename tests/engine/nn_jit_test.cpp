@@ -2,8 +2,8 @@
 // eager execution; a jitted submodule runs compiled while the rest stays eager (hybrid).
 #include <gtest/gtest.h>
 
-#include "tests/engine/nn_api_util.h"
 #include "engine/compiler/options.h"
+#include "tests/engine/nn_api_util.h"
 
 namespace ms::nn {
 namespace {

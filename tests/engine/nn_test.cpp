@@ -202,7 +202,8 @@ TEST(NnMatMul, FewRowsRunAsMatrixVectorProducts) {
           ASSERT_TRUE(mm.has_value()) << mm.status().message();
           EXPECT_EQ(mm->impl, "gemv");
           for (int64_t i = 0; i < m * n; ++i)
-            EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0, 1e-4);
+            EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0,
+                        1e-4);
         }
 }
 

@@ -29,23 +29,12 @@ inline Tensor make(DType t, const Shape& shape, const std::vector<double>& value
   for (int64_t i = 0; i < out.numel(); ++i) {
     const double v = values[static_cast<size_t>(i)];
     switch (t) {
-      case DType::F32:
-        out.data<float>()[i] = static_cast<float>(v);
-        break;
-      case DType::F64:
-        out.data<double>()[i] = v;
-        break;
-      case DType::F16:
-        out.data<f16>()[i] = static_cast<f16>(static_cast<float>(v));
-        break;
-      case DType::I64:
-        out.data<int64_t>()[i] = static_cast<int64_t>(v);
-        break;
-      case DType::I32:
-        out.data<int32_t>()[i] = static_cast<int32_t>(v);
-        break;
-      default:
-        ADD_FAILURE() << "make(): unhandled dtype";
+      case DType::F32: out.data<float>()[i] = static_cast<float>(v); break;
+      case DType::F64: out.data<double>()[i] = v; break;
+      case DType::F16: out.data<f16>()[i] = static_cast<f16>(static_cast<float>(v)); break;
+      case DType::I64: out.data<int64_t>()[i] = static_cast<int64_t>(v); break;
+      case DType::I32: out.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+      default: ADD_FAILURE() << "make(): unhandled dtype";
     }
   }
   return out;

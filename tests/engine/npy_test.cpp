@@ -98,8 +98,8 @@ TEST_F(Npy, ReadsNumpyWrittenFiles) {
   EXPECT_EQ(t->shape(), (Shape{1, 2}));
   EXPECT_EQ(t->data<float>()[1], -1.f);
   // Key order and quoting vary between writers; '=' is native (little-endian here).
-  auto u = load_npy(write_raw("np2.npy", npy_v1("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"=i8\"}",
-                                                std::string(16, '\0'))));
+  auto u = load_npy(write_raw(
+      "np2.npy", npy_v1("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"=i8\"}", std::string(16, '\0'))));
   ASSERT_TRUE(u.has_value()) << u.status().message();
   EXPECT_EQ(u->dtype(), DType::I64);
   // Fortran order is harmless for 1-D arrays.
@@ -107,8 +107,8 @@ TEST_F(Npy, ReadsNumpyWrittenFiles) {
   ASSERT_TRUE(f.has_value()) << f.status().message();
   EXPECT_EQ(f->data<uint8_t>()[2], 'c');
   // Bytes other than 0/1 in a bool array read as true.
-  auto b = load_npy(write_raw("b.npy", npy_v1("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }",
-                                              std::string("\x00\x07", 2))));
+  auto b = load_npy(write_raw(
+      "b.npy", npy_v1("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x00\x07", 2))));
   ASSERT_TRUE(b.has_value());
   EXPECT_FALSE(b->data<bool>()[0]);
   EXPECT_TRUE(b->data<bool>()[1]);
@@ -149,15 +149,18 @@ TEST_F(Npy, RefusesBadFiles) {
   expect_error(load_npy(write_raw("c8.npy", npy_v1("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }",
                                                    std::string(8, '\0')))),
                "not a supported element type");
-  expect_error(load_npy(write_raw("obj.npy", npy_v1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",
-                                                    std::string(4, '\0')))),
-               "not a simple type string");
+  expect_error(
+      load_npy(write_raw("obj.npy", npy_v1("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }",
+                                           std::string(4, '\0')))),
+      "not a simple type string");
   expect_error(load_npy(write_raw("neg.npy", npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", ""))),
                "negative");
   expect_error(load_npy(write_raw("huge.npy", npy_v1("{'descr': '<f4', 'fortran_order': False, "
-                                                     "'shape': (99999999999, 99999999999), }", ""))),
+                                                     "'shape': (99999999999, 99999999999), }",
+                                                     ""))),
                "2^40");
-  expect_error(load_npy(write_raw("noshape.npy", npy_v1("{'descr': '<f4', 'fortran_order': False}", ""))), "no 'shape'");
+  expect_error(load_npy(write_raw("noshape.npy", npy_v1("{'descr': '<f4', 'fortran_order': False}", ""))),
+               "no 'shape'");
   expect_error(load_npy(write_raw("v9.npy", std::string("\x93NUMPY\x09\x00\x00\x00", 10))), "version 9");
 }
 

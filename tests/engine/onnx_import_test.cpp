@@ -13,7 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) { return std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/models/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/models/" + name;
+}
 
 LoadOptions any_ops() {
   LoadOptions o;
@@ -133,7 +135,8 @@ TEST(OnnxImport, UnsupportedOpsAreListedOnce) {
   EXPECT_EQ(g.status().code(), ErrorCode::Unsupported);
   const std::string& m = g.status().message();
   EXPECT_NE(m.find("unsupported ops: FooBar (node 'foo_1', opset 17), BazQux (node 'baz_1', opset 17)"),
-            std::string::npos) << m;
+            std::string::npos)
+      << m;
   EXPECT_EQ(m.find("foo_2"), std::string::npos) << m;
   EXPECT_TRUE(load_model(path, any_ops()).has_value());
 }

@@ -68,7 +68,8 @@ TEST(ArgKernels, LargeMatchesNaive) {
 }
 
 TEST(ArgKernels, Errors) {
-  EXPECT_NE(error_of("ArgMax", {Tensor::zeros(DType::F32, {2, 2})}, {{"axis", int64_t{2}}}).find("axis 2 is out of range for rank 2"),
+  EXPECT_NE(error_of("ArgMax", {Tensor::zeros(DType::F32, {2, 2})}, {{"axis", int64_t{2}}})
+                .find("axis 2 is out of range for rank 2"),
             std::string::npos);
   EXPECT_NE(error_of("ArgMax", {Tensor::zeros(DType::F32, {0, 2})}, {}).find("size 0"), std::string::npos);
 }
@@ -82,8 +83,8 @@ TEST(TopKKernels, LargestSmallestTiesAndAxis) {
   ASSERT_EQ(big.size(), 2u);
   EXPECT_EQ(test::values_of(big[0]), (std::vector<double>{3, 3, 2, 5, 5, 4}));
   EXPECT_EQ(test::values_of(big[1]), (std::vector<double>{0, 2, 3, 1, 2, 3}));  // ties: lower index first
-  auto small = run("TopK", {x, Tensor::from_vector<int64_t>({1}, {1})}, {{"axis", int64_t{0}}, {"largest", int64_t{0}}},
-                   2);
+  auto small =
+      run("TopK", {x, Tensor::from_vector<int64_t>({1}, {1})}, {{"axis", int64_t{0}}, {"largest", int64_t{0}}}, 2);
   EXPECT_EQ(small[0].shape(), (Shape{1, 4}));
   EXPECT_EQ(test::values_of(small[0]), (std::vector<double>{0, 1, 3, 2}));
   EXPECT_EQ(test::values_of(small[1]), (std::vector<double>{1, 0, 0, 0}));
@@ -96,9 +97,9 @@ TEST(TopKKernels, NaNRanksHighestAndHalfTypes) {
   auto s = run("TopK", {Tensor::from_vector<float>({1, nan, 2}, {3}), Tensor::from_vector<int64_t>({2}, {1})},
                {{"largest", int64_t{0}}}, 2);
   EXPECT_EQ(test::values_of(s[1]), (std::vector<double>{0, 2}));
-  auto h = run("TopK", {Tensor::from_vector<f16>({f16(0.5f), f16(2.f), f16(-1.f)}, {3}),
-                        Tensor::from_vector<int64_t>({1}, {1})},
-               {}, 2);
+  auto h = run(
+      "TopK", {Tensor::from_vector<f16>({f16(0.5f), f16(2.f), f16(-1.f)}, {3}), Tensor::from_vector<int64_t>({1}, {1})},
+      {}, 2);
   EXPECT_EQ(h[0].dtype(), DType::F16);
   EXPECT_EQ(test::values_of(h[0]), (std::vector<double>{2}));
 }
@@ -119,8 +120,8 @@ TEST(TopKKernels, InferenceAndErrors) {
   ASSERT_TRUE(t.has_value()) << t.status().message();
   EXPECT_EQ(*(*t)[0].dims, (std::vector<int64_t>{2, -1}));
   EXPECT_EQ((*t)[1].dtype, DType::I64);
-  const std::string e = error_of("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({6}, {1})},
-                                 {}, 2);
+  const std::string e =
+      error_of("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({6}, {1})}, {}, 2);
   EXPECT_NE(e.find("k = 6"), std::string::npos) << e;
   const std::string a = error_of("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({1}, {1})},
                                  {{"axis", int64_t{-3}}}, 2);
@@ -180,7 +181,8 @@ TEST(EinsumKernels, MatmulOuterTraceAndImplicit) {
   std::vector<double> mm(8, 0);
   for (int i = 0; i < 2; ++i)
     for (int k = 0; k < 4; ++k)
-      for (int j = 0; j < 3; ++j) mm[static_cast<size_t>(i * 4 + k)] += a[static_cast<size_t>(i * 3 + j)] * b[static_cast<size_t>(j * 4 + k)];
+      for (int j = 0; j < 3; ++j)
+        mm[static_cast<size_t>(i * 4 + k)] += a[static_cast<size_t>(i * 3 + j)] * b[static_cast<size_t>(j * 4 + k)];
   expect_einsum("ij,jk->ik", {A, B}, {2, 4}, mm);
   expect_einsum("ij,jk", {A, B}, {2, 4}, mm);  // implicit output: labels used once, sorted
   std::vector<double> mmT(8);
@@ -194,7 +196,8 @@ TEST(EinsumKernels, MatmulOuterTraceAndImplicit) {
   const auto s = random_doubles(9, 3);
   expect_einsum("ii", {Tensor::from_vector(s, {3, 3})}, {}, {s[0] + s[4] + s[8]});
   expect_einsum("ii->i", {Tensor::from_vector(s, {3, 3})}, {3}, {s[0], s[4], s[8]});
-  expect_einsum("ij->", {Tensor::from_vector(s, {3, 3})}, {}, {s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7] + s[8]});
+  expect_einsum("ij->", {Tensor::from_vector(s, {3, 3})}, {},
+                {s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7] + s[8]});
 }
 
 TEST(EinsumKernels, BroadcastEllipsisAndIntegers) {
@@ -206,7 +209,8 @@ TEST(EinsumKernels, BroadcastEllipsisAndIntegers) {
       for (int i = 0; i < 2; ++i)
         for (int k = 0; k < 2; ++k) {
           double acc = 0;
-          for (int j = 0; j < 3; ++j) acc += a[static_cast<size_t>((p * 2 + i) * 3 + j)] * b[static_cast<size_t>((q * 3 + j) * 2 + k)];
+          for (int j = 0; j < 3; ++j)
+            acc += a[static_cast<size_t>((p * 2 + i) * 3 + j)] * b[static_cast<size_t>((q * 3 + j) * 2 + k)];
           want.push_back(acc);
         }
   expect_einsum("...ij,...jk->...ik", {Tensor::from_vector(a, {2, 1, 2, 3}), Tensor::from_vector(b, {4, 3, 2})},
@@ -235,7 +239,8 @@ TEST(EinsumKernels, AttentionScoresTakeGemmAndMatchNaive) {
       for (int64_t j = 0; j < K; ++j) {
         double acc = 0;
         for (int64_t d = 0; d < D; ++d)
-          acc += static_cast<double>(q[static_cast<size_t>((bh * Q + i) * D + d)]) * k[static_cast<size_t>((bh * K + j) * D + d)];
+          acc += static_cast<double>(q[static_cast<size_t>((bh * Q + i) * D + d)]) *
+                 k[static_cast<size_t>((bh * K + j) * D + d)];
         ASSERT_NEAR(test::value_at(r->outputs[0], (bh * Q + i) * K + j), acc, 1e-5);
       }
   // Output order other than [batch, M, N] ("...->kqhb"-style) is permuted after the product.
@@ -250,8 +255,9 @@ TEST(EinsumKernels, AttentionScoresTakeGemmAndMatchNaive) {
           ASSERT_EQ(test::value_at(t->outputs[0], ((j * H + h) * B + b) * Q + i),
                     test::value_at(r->outputs[0], ((b * H + h) * Q + i) * K + j));
   // A label summed within one operand is not a product: the index loop takes it.
-  auto s = test::run_kernel_full(test::make_node("Einsum", 2, 1, {{"equation", std::string("ij,jk->k")}}),
-                                 {Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<float>({1, 0, 0, 1}, {2, 2})});
+  auto s = test::run_kernel_full(
+      test::make_node("Einsum", 2, 1, {{"equation", std::string("ij,jk->k")}}),
+      {Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), Tensor::from_vector<float>({1, 0, 0, 1}, {2, 2})});
   ASSERT_TRUE(s.has_value()) << s.status().message();
   EXPECT_EQ(s->impl, "index-loop");
   EXPECT_EQ(test::values_of(s->outputs[0]), (std::vector<double>{4, 6}));

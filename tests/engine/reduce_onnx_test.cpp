@@ -9,8 +9,7 @@
 namespace ms {
 namespace {
 
-template <class E>
-Tensor T(std::vector<E> values, Shape shape) {
+template <class E> Tensor T(std::vector<E> values, Shape shape) {
   // Empty data (an empty axes list) without copying from a null pointer.
   if (values.empty()) return Tensor::empty(dtype_of<E>(), std::move(shape));
   return Tensor::from_vector<E>(values, std::move(shape));

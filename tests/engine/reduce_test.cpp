@@ -25,9 +25,9 @@ std::vector<float> random_floats(int64_t n, float lo, float hi, unsigned seed) {
 }
 
 // from_vector, except that empty data gives an empty tensor without copying from a null pointer.
-template <class E>
-Tensor tensor_of(const std::vector<E>& values, Shape shape) {
-  return values.empty() ? Tensor::empty(dtype_of<E>(), std::move(shape)) : Tensor::from_vector(values, std::move(shape));
+template <class E> Tensor tensor_of(const std::vector<E>& values, Shape shape) {
+  return values.empty() ? Tensor::empty(dtype_of<E>(), std::move(shape))
+                        : Tensor::from_vector(values, std::move(shape));
 }
 
 ir::ValueType vt(DType dt, std::vector<int64_t> dims, std::vector<std::string> params = {}) {
@@ -54,8 +54,10 @@ std::vector<double> naive_reduce(const std::string& op, const std::vector<double
       if (!mask[i]) o += idx[i] * out_strides[j++];
     groups[static_cast<size_t>(o)].push_back(x[lin]);
     for (size_t i = shape.size(); i-- > 0;)
-      if (++idx[i] < shape[i]) break;
-      else idx[i] = 0;
+      if (++idx[i] < shape[i])
+        break;
+      else
+        idx[i] = 0;
   }
   std::vector<double> out;
   for (const auto& g : groups) {
@@ -69,10 +71,16 @@ std::vector<double> naive_reduce(const std::string& op, const std::vector<double
       mn = std::min(mn, v);
     }
     for (double v : g) se += std::exp(v - mx);
-    const std::map<std::string, double> r = {
-        {"ReduceSum", s},         {"ReduceMean", s / static_cast<double>(g.size())}, {"ReduceMax", mx},
-        {"ReduceMin", mn},        {"ReduceProd", p},  {"ReduceL1", ab},  {"ReduceL2", std::sqrt(sq)},
-        {"ReduceLogSum", std::log(s)}, {"ReduceLogSumExp", mx + std::log(se)}, {"ReduceSumSquare", sq}};
+    const std::map<std::string, double> r = {{"ReduceSum", s},
+                                             {"ReduceMean", s / static_cast<double>(g.size())},
+                                             {"ReduceMax", mx},
+                                             {"ReduceMin", mn},
+                                             {"ReduceProd", p},
+                                             {"ReduceL1", ab},
+                                             {"ReduceL2", std::sqrt(sq)},
+                                             {"ReduceLogSum", std::log(s)},
+                                             {"ReduceLogSumExp", mx + std::log(se)},
+                                             {"ReduceSumSquare", sq}};
     out.push_back(r.at(op));
   }
   return out;
@@ -88,15 +96,19 @@ void check_reduce(const std::string& op, const std::vector<float>& data, const S
   for (int64_t a : axes) mask[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(shape.size()) : a)] = true;
   Attrs attrs{{"keepdims", int64_t{keepdims}}};
   std::vector<Tensor> inputs{tensor_of(data, shape)};
-  if (as_input) inputs.push_back(tensor_of(axes, {static_cast<int64_t>(axes.size())}));
-  else if (!axes.empty()) attrs["axes"] = axes;
+  if (as_input)
+    inputs.push_back(tensor_of(axes, {static_cast<int64_t>(axes.size())}));
+  else if (!axes.empty())
+    attrs["axes"] = axes;
   const ir::Node node = test::make_node(op, inputs.size(), 1, attrs);
   auto out = test::run_kernel(node, inputs, as_input ? 18 : 13);
   ASSERT_TRUE(out.has_value()) << out.status().message();
   Shape want_shape;
   for (size_t i = 0; i < shape.size(); ++i)
-    if (!mask[i]) want_shape.push_back(shape[i]);
-    else if (keepdims) want_shape.push_back(1);
+    if (!mask[i])
+      want_shape.push_back(shape[i]);
+    else if (keepdims)
+      want_shape.push_back(1);
   ASSERT_EQ((*out)[0].shape(), want_shape);
   const auto want = naive_reduce(op, std::vector<double>(data.begin(), data.end()), shape, mask);
   const auto got = test::values_of((*out)[0]);
@@ -127,7 +139,9 @@ TEST(ReduceKernels, DefaultAxesReduceEverything) {
   for (const char* op : kOps) check_reduce(op, data, {2, 3, 4}, {}, false, true);
 }
 
-TEST(ReduceKernels, NegativeAxes) { check_reduce("ReduceSum", random_floats(24, -1, 1, 5), {2, 3, 4}, {-1, -3}, true, true); }
+TEST(ReduceKernels, NegativeAxes) {
+  check_reduce("ReduceSum", random_floats(24, -1, 1, 5), {2, 3, 4}, {-1, -3}, true, true);
+}
 
 TEST(ReduceKernels, LargeInputsTakeParallelPathsAndAgree) {
   // Long rows (chunked full reduction), many rows, and reduction over the outer axis (cols).
@@ -152,8 +166,8 @@ TEST(ReduceKernels, ReportsImplementation) {
 }
 
 template <class E>
-std::vector<double> run_values(const std::string& op, std::vector<E> data, Shape shape, Attrs attrs,
-                               int64_t opset = 13, DType* out_dtype = nullptr) {
+std::vector<double> run_values(const std::string& op, std::vector<E> data, Shape shape, Attrs attrs, int64_t opset = 13,
+                               DType* out_dtype = nullptr) {
   const ir::Node node = test::make_node(op, 1, 1, std::move(attrs));
   auto out = test::run_kernel(node, {tensor_of(data, std::move(shape))}, opset);
   EXPECT_TRUE(out.has_value()) << out.status().message();
@@ -221,15 +235,12 @@ TEST(ReduceKernels, EmptyReductionsGiveIdentity) {
 
 TEST(ReduceKernels, NoopWithEmptyAxesCopiesInput) {
   const ir::Node node = test::make_node("ReduceSumSquare", 2, 1, {{"noop_with_empty_axes", int64_t{1}}});
-  auto out = test::run_kernel(
-      node, {Tensor::from_vector<float>({1, -2, 3}, {3}), tensor_of<int64_t>({}, {0})}, 18);
+  auto out = test::run_kernel(node, {Tensor::from_vector<float>({1, -2, 3}, {3}), tensor_of<int64_t>({}, {0})}, 18);
   ASSERT_TRUE(out.has_value()) << out.status().message();
   EXPECT_EQ(test::values_of((*out)[0]), (std::vector<double>{1, -2, 3}));
 }
 
-TEST(ReduceKernels, ScalarInput) {
-  EXPECT_EQ(run_values<float>("ReduceL2", {-3}, {}, {}), (std::vector<double>{3}));
-}
+TEST(ReduceKernels, ScalarInput) { EXPECT_EQ(run_values<float>("ReduceL2", {-3}, {}, {}), (std::vector<double>{3})); }
 
 // --- inference --------------------------------------------------------------------------------------
 
@@ -291,8 +302,8 @@ TEST(ReduceInfer, KernelRejectsBadAxesToo) {
 }
 
 TEST(ReduceInfer, RejectsNonNumericDtype) {
-  auto t = test::infer_types(test::make_node("ReduceSum", 1, 1, {}), std::vector<ir::ValueType>{vt(DType::Bool, {2})},
-                             11);
+  auto t =
+      test::infer_types(test::make_node("ReduceSum", 1, 1, {}), std::vector<ir::ValueType>{vt(DType::Bool, {2})}, 11);
   ASSERT_FALSE(t.has_value());
   EXPECT_NE(t.status().message().find("bool"), std::string::npos) << t.status().message();
 }

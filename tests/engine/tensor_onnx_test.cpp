@@ -14,12 +14,12 @@ namespace {
 using test::T;
 
 // A tensor from little-endian hex bytes (how the generator writes large arrays).
-template <class E>
-Tensor H(const char* hex, Shape shape) {
+template <class E> Tensor H(const char* hex, Shape shape) {
   Tensor t = Tensor::empty(dtype_of<E>(), std::move(shape));
   auto* out = static_cast<unsigned char*>(t.raw());
   auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i < t.nbytes(); ++i) out[i] = static_cast<unsigned char>(nibble(hex[2 * i]) * 16 + nibble(hex[2 * i + 1]));
+  for (size_t i = 0; i < t.nbytes(); ++i)
+    out[i] = static_cast<unsigned char>(nibble(hex[2 * i]) * 16 + nibble(hex[2 * i + 1]));
   return t;
 }
 

@@ -119,8 +119,8 @@ TEST(TensorOps, ShapeComputationIsStatic) {
   EXPECT_EQ(u.shape(), Shape{1});
   const Tensor cat = run1(make_node("Concat", 2, 1, Attrs{{"axis", int64_t{0}}}), {u, T<int64_t>({-1}, {1})});
   EXPECT_EQ(values_of(cat), (V{5, -1}));
-  auto types = test::infer_types(make_node("Concat", 2, 1, Attrs{{"axis", int64_t{0}}}), {u, T<int64_t>({-1}, {1})}, 17,
-                                 false);
+  auto types =
+      test::infer_types(make_node("Concat", 2, 1, Attrs{{"axis", int64_t{0}}}), {u, T<int64_t>({-1}, {1})}, 17, false);
   ASSERT_TRUE(types.has_value());
   EXPECT_TRUE((*types)[0].is_static());
 }
@@ -150,21 +150,21 @@ TEST(TensorOps, GatherAxis1BoolAndI64) {
 
 TEST(TensorOps, SliceOldAndNewForms) {
   const Tensor x = iota_f32({3, 4});
-  const ir::Node old = make_node("Slice", 1, 1,
-                                 Attrs{{"starts", std::vector<int64_t>{1, 0}}, {"ends", std::vector<int64_t>{1000, -1}}});
+  const ir::Node old =
+      make_node("Slice", 1, 1, Attrs{{"starts", std::vector<int64_t>{1, 0}}, {"ends", std::vector<int64_t>{1000, -1}}});
   EXPECT_EQ(values_of(run1(old, {x}, 9)), (V{4, 5, 6, 8, 9, 10}));
   // Reverse everything with negative steps and extreme bounds.
   const int64_t lo = std::numeric_limits<int64_t>::min();
   const ir::Node n = make_node("Slice", 5);
-  const Tensor r = run1(n, {x, T<int64_t>({-1, -1}, {2}), T<int64_t>({lo, lo}, {2}), T<int64_t>({0, 1}, {2}),
-                            T<int64_t>({-1, -2}, {2})});
+  const Tensor r = run1(
+      n, {x, T<int64_t>({-1, -1}, {2}), T<int64_t>({lo, lo}, {2}), T<int64_t>({0, 1}, {2}), T<int64_t>({-1, -2}, {2})});
   EXPECT_EQ(r.shape(), (Shape{3, 2}));
   EXPECT_EQ(values_of(r), (V{11, 9, 7, 5, 3, 1}));
   // i32 parameters, empty result.
   const Tensor e = run1(make_node("Slice", 3), {x, T<int32_t>({2}, {1}), T<int32_t>({1}, {1})});
   EXPECT_EQ(e.shape(), (Shape{0, 4}));
-  EXPECT_FALSE(error_of(make_node("Slice", 5), {x, T<int64_t>({0}, {1}), T<int64_t>({1}, {1}), T<int64_t>({0}, {1}),
-                                                T<int64_t>({0}, {1})})
+  EXPECT_FALSE(error_of(make_node("Slice", 5),
+                        {x, T<int64_t>({0}, {1}), T<int64_t>({1}, {1}), T<int64_t>({0}, {1}), T<int64_t>({0}, {1})})
                    .empty());  // step 0
   EXPECT_FALSE(error_of(make_node("Slice", 4), {x, T<int64_t>({0}, {1}), T<int64_t>({1}, {1}), T<int64_t>({2}, {1})})
                    .empty());  // bad axis
@@ -218,8 +218,8 @@ TEST(TensorOps, ResizeOldForms) {
   const Tensor x2 = T<float>({1, 2, 3, 4}, {1, 1, 2, 2});
   const ir::Node up7 = make_node("Upsample", 1, 1, Attrs{{"scales", std::vector<float>{1, 1, 2, 2}}});
   EXPECT_EQ(values_of(run1(up7, {x2}, 7)), (V{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
-  const Tensor lin = run1(make_node("Upsample", 2, 1, Attrs{{"mode", std::string("linear")}}),
-                          {x2, T<float>({1, 1, 1, 2}, {4})}, 9);
+  const Tensor lin =
+      run1(make_node("Upsample", 2, 1, Attrs{{"mode", std::string("linear")}}), {x2, T<float>({1, 1, 1, 2}, {4})}, 9);
   EXPECT_EQ(values_of(lin), (V{1, 1.5, 2, 2, 3, 3.5, 4, 4}));
   // u8 images resize with rounding.
   const Tensor img = T<uint8_t>({0, 255}, {1, 2});
@@ -279,7 +279,8 @@ TEST(TensorOps, TileExpandConcatOnBytes) {
   const Tensor c = run1(make_node("Concat", 3, 1, Attrs{{"axis", int64_t{-1}}}),
                         {x, T<uint8_t>({}, {3, 0}), T<uint8_t>({7, 8, 9}, {3, 1})});
   EXPECT_EQ(values_of(c), (V{1, 7, 2, 8, 3, 9}));
-  EXPECT_FALSE(error_of(make_node("Concat", 2, 1, Attrs{{"axis", int64_t{0}}}), {x, T<uint8_t>({1, 2}, {1, 2})}).empty());
+  EXPECT_FALSE(
+      error_of(make_node("Concat", 2, 1, Attrs{{"axis", int64_t{0}}}), {x, T<uint8_t>({1, 2}, {1, 2})}).empty());
   EXPECT_FALSE(error_of(make_node("Concat", 2), {x, x}).empty());  // axis is required
 }
 
@@ -301,12 +302,16 @@ TEST(TensorOps, DataDependentOutputs) {
 TEST(TensorOps, RangeOneHotEyeTrilu) {
   EXPECT_EQ(values_of(run1(make_node("Range", 3), {T<float>({1}, {}), T<float>({-1}, {}), T<float>({-0.5f}, {})})),
             (V{1, 0.5, 0, -0.5}));
-  EXPECT_FALSE(error_of(make_node("Range", 3), {T<int64_t>({0}, {}), T<int64_t>({3}, {}), T<int64_t>({0}, {})}).empty());
-  const Tensor oh = run1(make_node("OneHot", 3), {T<int64_t>({1, 5, -1}, {3}), T<int64_t>({3}, {}), T<float>({0, 1}, {2})});
+  EXPECT_FALSE(
+      error_of(make_node("Range", 3), {T<int64_t>({0}, {}), T<int64_t>({3}, {}), T<int64_t>({0}, {})}).empty());
+  const Tensor oh =
+      run1(make_node("OneHot", 3), {T<int64_t>({1, 5, -1}, {3}), T<int64_t>({3}, {}), T<float>({0, 1}, {2})});
   EXPECT_EQ(values_of(oh), (V{0, 1, 0, 0, 0, 0, 0, 0, 1}));  // 5 is out of range: all off
-  const Tensor eye = run1(make_node("EyeLike", 1, 1, Attrs{{"k", int64_t{-1}}}), {T<int64_t>({0, 0, 0, 0, 0, 0}, {3, 2})});
+  const Tensor eye =
+      run1(make_node("EyeLike", 1, 1, Attrs{{"k", int64_t{-1}}}), {T<int64_t>({0, 0, 0, 0, 0, 0}, {3, 2})});
   EXPECT_EQ(values_of(eye), (V{0, 0, 1, 0, 0, 1}));
-  const Tensor tr = run1(make_node("Trilu", 2, 1, Attrs{{"upper", int64_t{0}}}), {iota_f32({2, 3}), T<int64_t>({-5}, {})});
+  const Tensor tr =
+      run1(make_node("Trilu", 2, 1, Attrs{{"upper", int64_t{0}}}), {iota_f32({2, 3}), T<int64_t>({-5}, {})});
   EXPECT_EQ(values_of(tr), (V{0, 0, 0, 0, 0, 0}));
   EXPECT_FALSE(error_of(make_node("ReverseSequence", 2), {iota_f32({2, 2}), T<int64_t>({3, 1}, {2})}).empty());
 }

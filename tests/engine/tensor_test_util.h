@@ -8,15 +8,14 @@
 
 namespace ms::test {
 
-template <class E>
-Tensor T(std::vector<E> values, Shape shape) {
+template <class E> Tensor T(std::vector<E> values, Shape shape) {
   return Tensor::from_vector<E>(values, std::move(shape));
 }
 
 // Runs the kernel with no preallocated outputs, as a graph executor does when a shape was unknown
 // before the run: the kernel allocates its outputs or returns views.
 inline Expected<std::vector<Tensor>> run_unallocated(const ir::Node& node, const std::vector<Tensor>& inputs,
-                                                      int64_t opset = 17) {
+                                                     int64_t opset = 17) {
   class PlainAllocator final : public runtime::OutputAllocator {
    public:
     Expected<Tensor> allocate(size_t, DType dtype, const Shape& shape) override { return Tensor::empty(dtype, shape); }

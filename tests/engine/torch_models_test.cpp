@@ -40,7 +40,8 @@ TEST_P(TorchModel, BothModesMatchPyTorch) {
   expect_close((*a)[0], *want, 1e-3, 1e-4, name + " pynative");
 
   auto compiled = compiler::compile_executor(
-      *g, *backend, {{g->inputs[0], ir::ValueType{x->dtype(), x->shape(), std::vector<std::string>(x->shape().size())}}});
+      *g, *backend,
+      {{g->inputs[0], ir::ValueType{x->dtype(), x->shape(), std::vector<std::string>(x->shape().size())}}});
   ASSERT_TRUE(compiled) << "graph: " << compiled.status().message();
   // Shape subgraphs fold: every value of the compiled graph has a static type.
   for (const auto& [vname, v] : (*compiled)->graph().values())

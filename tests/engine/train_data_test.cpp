@@ -2,8 +2,8 @@
 // shuffling, synthetic data, and one-line errors for missing or malformed files.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 

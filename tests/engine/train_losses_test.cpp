@@ -61,9 +61,9 @@ TEST(TrainLosses, BadInputsAreErrorsNamingShapes) {
   Var count = cross_entropy(logits, i64({1, 2, 0}));
   ASSERT_FALSE(count.ok());
   EXPECT_NE(count.status().message().find("[2,3]"), std::string::npos) << count.status().message();
-  EXPECT_FALSE(cross_entropy(logits, f32({1, 2}, {2})).ok());          // float labels
-  EXPECT_FALSE(cross_entropy(f32({1, 2, 3}, {3}), i64({0})).ok());     // rank-1 logits
-  EXPECT_FALSE(cross_entropy(logits, i64({0, 1}), 1.0).ok());          // smoothing out of range
+  EXPECT_FALSE(cross_entropy(logits, f32({1, 2}, {2})).ok());       // float labels
+  EXPECT_FALSE(cross_entropy(f32({1, 2, 3}, {3}), i64({0})).ok());  // rank-1 logits
+  EXPECT_FALSE(cross_entropy(logits, i64({0, 1}), 1.0).ok());       // smoothing out of range
   EXPECT_FALSE(cross_entropy(Var::failed(invalid_argument("upstream")), i64({0})).ok());
 }
 

@@ -95,8 +95,10 @@ struct AdamRef : Ref {
       const double lr = lr0 * lr_scale[k];
       for (size_t i = 0; i < p[k].size(); ++i) {
         double gi = g[k][i];
-        if (decoupled) p[k][i] *= 1 - lr * wd;
-        else gi += wd * p[k][i];
+        if (decoupled)
+          p[k][i] *= 1 - lr * wd;
+        else
+          gi += wd * p[k][i];
         m[k][i] = b1 * m[k][i] + (1 - b1) * gi;
         v[k][i] = b2 * v[k][i] + (1 - b2) * gi * gi;
         const double mhat = m[k][i] / (1 - std::pow(b1, t)), vhat = v[k][i] / (1 - std::pow(b2, t));

@@ -110,10 +110,10 @@ TEST(ZooExport, OnnxCheckerAcceptsExportedModels) {
   const fs::path dir = temp_dir();
   std::vector<std::string> files;
   int i = 0;
-  for (const char* u : {"zoo:mnist_mlp?batch=1&size=8&hidden=16", "zoo:dynamic_net?size=8&classes=3",
-                        "zoo:resnet18?size=32&width=4", "zoo:mobilenet_v2?size=32&width=8",
-                        "zoo:transformer_encoder?seq=4&layers=1&hidden=8&heads=2&vocab=10",
-                        "zoo:inception_block?size=8&width=8"}) {
+  for (const char* u :
+       {"zoo:mnist_mlp?batch=1&size=8&hidden=16", "zoo:dynamic_net?size=8&classes=3", "zoo:resnet18?size=32&width=4",
+        "zoo:mobilenet_v2?size=32&width=8", "zoo:transformer_encoder?seq=4&layers=1&hidden=8&heads=2&vocab=10",
+        "zoo:inception_block?size=8&width=8"}) {
     auto g = build_graph(u);
     ASSERT_TRUE(g) << u << ": " << g.status().message();
     files.push_back((dir / ("c" + std::to_string(i++) + ".onnx")).string());
@@ -121,7 +121,9 @@ TEST(ZooExport, OnnxCheckerAcceptsExportedModels) {
   }
   files.push_back((dir / "print.onnx").string());
   ASSERT_TRUE(onnx_io::save_model(printing_graph(), files.back()).is_ok());
-  std::string cmd = "/usr/bin/python3 -c 'import onnx,sys\nfor p in sys.argv[1:]: onnx.checker.check_model(onnx.load(p), full_check=True)'";
+  std::string cmd =
+      "/usr/bin/python3 -c 'import onnx,sys\nfor p in sys.argv[1:]: onnx.checker.check_model(onnx.load(p), "
+      "full_check=True)'";
   for (const auto& f : files) cmd += " " + f;
   cmd += " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");

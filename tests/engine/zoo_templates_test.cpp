@@ -93,10 +93,12 @@ TEST(ZooTemplates, DynamicNetTakesBothBranches) {
 }
 
 TEST(ZooTemplates, SameSeedSameWeights) {
-  for (const char* u : {"zoo:lenet5", "zoo:resnet18?size=32&width=4", "zoo:transformer_encoder?seq=4&layers=1&hidden=8&heads=2&vocab=10"}) {
+  for (const char* u : {"zoo:lenet5", "zoo:resnet18?size=32&width=4",
+                        "zoo:transformer_encoder?seq=4&layers=1&hidden=8&heads=2&vocab=10"}) {
     auto a = build_model(*parse_uri(u));
     auto b = build_model(*parse_uri(u));
-    auto c = build_model(*parse_uri(std::string(u) + (std::string(u).find('?') == std::string::npos ? "?" : "&") + "seed=9"));
+    auto c = build_model(
+        *parse_uri(std::string(u) + (std::string(u).find('?') == std::string::npos ? "?" : "&") + "seed=9"));
     ASSERT_TRUE(a && b && c);
     auto pa = a->module->named_parameters(), pb = b->module->named_parameters(), pc = c->module->named_parameters();
     ASSERT_EQ(pa.size(), pb.size());

@@ -102,7 +102,7 @@ TEST(Memory, PeakFragmentationReuseAndTopContributors) {
   };
   block(0, 100, 0, 10, "a");
   block(256, 50, 5, 20, "b");
-  block(0, 100, 12, 30, "c");      // the first region again
+  block(0, 100, 12, 30, "c");  // the first region again
   block(1024, 200, 40, 50, "d");
   TracePtr t = b.finish();
   const MemoryAnalysis m = analyze_memory(*t);

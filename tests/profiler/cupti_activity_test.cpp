@@ -22,8 +22,7 @@ constexpr uint64_t kGpuBase = 1'796'000'000'000'000'000ull;  // CUPTI timestamps
 // Records back to back in an 8-byte aligned buffer, as CUPTI writes them.
 class Buffer {
  public:
-  template <typename T>
-  void add(const T& r) {
+  template <typename T> void add(const T& r) {
     static_assert(sizeof(T) % 8 == 0);
     const size_t at = bytes_.size();
     bytes_.resize(at + sizeof(T));
@@ -176,8 +175,8 @@ TEST(CuptiActivity, ExternalCorrelationInALaterBufferStillNamesTheNode) {
 }
 
 TEST(CuptiActivity, CalibrationKeepsNanosecondsAtCuptiMagnitudes) {
-  const ClockCalibration c = ClockCalibration::from_pairs(5'000'000, kGpuBase, 5'000'000 + 200'000'000,
-                                                          kGpuBase + 200'000'000);
+  const ClockCalibration c =
+      ClockCalibration::from_pairs(5'000'000, kGpuBase, 5'000'000 + 200'000'000, kGpuBase + 200'000'000);
   EXPECT_DOUBLE_EQ(c.scale, 1.0);
   EXPECT_EQ(c.to_host(kGpuBase + 123), 5'000'123);
   EXPECT_EQ(c.to_host(kGpuBase - 7), 4'999'993);  // before the first pair
@@ -216,7 +215,8 @@ TEST(CuptiActivity, MergedTraceHasStreamTracksAndKernelsOfTheirNodes) {
 
 TEST(CuptiActivity, ErrorTextNamesTheCallAndTheReason) {
   const std::string s = cupti_error_text("cuptiActivityEnable(CONCURRENT_KERNEL)", CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
-  EXPECT_NE(s.find("cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), std::string::npos) << s;
+  EXPECT_NE(s.find("cuptiActivityEnable(CONCURRENT_KERNEL): CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"), std::string::npos)
+      << s;
   EXPECT_NE(s.find("NVreg_RestrictProfilingToAdminUsers"), std::string::npos) << s;
   EXPECT_EQ(s.find('\n'), std::string::npos);
   EXPECT_EQ(runtime_api_name(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020), "cudaStreamSynchronize");

@@ -139,9 +139,9 @@ TEST(Recorder, CountsWhatDoesNotFitAndStillBuilds) {
 TEST(Recorder, UnbalancedRecordsAreTolerated) {
   ir::Graph g = test::small_net();
   Recorder rec;
-  rec.on_op_end(g.nodes()[0]);             // end without begin
-  rec.on_op_begin(g.nodes()[1]);           // begin without end
-  rec.on_kernel_end(g.nodes()[2]);         // kernel end without begin
+  rec.on_op_end(g.nodes()[0]);                          // end without begin
+  rec.on_op_begin(g.nodes()[1]);                        // begin without end
+  rec.on_kernel_end(g.nodes()[2]);                      // kernel end without begin
   rec.on_free({"t0", g.nodes()[0].id, 0x1000, 64, 0});  // free of a block never allocated
   rec.on_op_begin(g.nodes()[2]);
   rec.on_kernel_begin(g.nodes()[2], "");

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
-#include "app/session/run_loop.h"
 #include "profiler/trace/trace.h"
 
 namespace ms::prof::test {

@@ -133,17 +133,18 @@ TEST(Dot, SmallGraphText) {
   g->outputs = {test::add(*g, "Relu", "act", {"x"}, t)};
   auto m = GraphModel::build(g);
   const std::string dot = to_dot(*m, make_visible(*m, {}));
-  EXPECT_EQ(dot,
-            "digraph modescope {\n"
-            "  graph [rankdir=TB newrank=true nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
-            "  node [shape=box fixedsize=true fontname=\"Helvetica\" fontsize=10];\n"
-            "  edge [fontname=\"Helvetica\" fontsize=8 arrowsize=0.6];\n"
-            "  n0 [label=\"Relu\\nact\" width=1.333 height=0.556];\n"
-            "  t0 [label=\"x\\nf32[1,4]\" width=1.250 height=0.556 shape=ellipse];\n"
-            "  t1 [label=\"act:0\\nf32[1,4]\" width=1.250 height=0.556 shape=ellipse];\n"
-            "  t0 -> n0 [id=e0 label=\"f32[1,4]\"];\n"
-            "  n0 -> t1 [id=e1 label=\"f32[1,4]\"];\n"
-            "}\n");
+  EXPECT_EQ(
+      dot,
+      "digraph modescope {\n"
+      "  graph [rankdir=TB newrank=true nodesep=0.25 ranksep=0.3 fontname=\"Helvetica\" fontsize=11 labeljust=l];\n"
+      "  node [shape=box fixedsize=true fontname=\"Helvetica\" fontsize=10];\n"
+      "  edge [fontname=\"Helvetica\" fontsize=8 arrowsize=0.6];\n"
+      "  n0 [label=\"Relu\\nact\" width=1.333 height=0.556];\n"
+      "  t0 [label=\"x\\nf32[1,4]\" width=1.250 height=0.556 shape=ellipse];\n"
+      "  t1 [label=\"act:0\\nf32[1,4]\" width=1.250 height=0.556 shape=ellipse];\n"
+      "  t0 -> n0 [id=e0 label=\"f32[1,4]\"];\n"
+      "  n0 -> t1 [id=e1 label=\"f32[1,4]\"];\n"
+      "}\n");
 }
 
 TEST(Dot, ClustersNestAndCollapsedGroupsAreBoxes) {

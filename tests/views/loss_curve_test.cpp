@@ -17,7 +17,9 @@ int count_colour(const QImage& img, QColor c) {
   for (int y = 0; y < img.height(); ++y)
     for (int x = 0; x < img.width(); ++x) {
       const QColor p = img.pixelColor(x, y);
-      if (std::abs(p.red() - c.red()) < 30 && std::abs(p.green() - c.green()) < 30 && std::abs(p.blue() - c.blue()) < 30) ++n;
+      if (std::abs(p.red() - c.red()) < 30 && std::abs(p.green() - c.green()) < 30 &&
+          std::abs(p.blue() - c.blue()) < 30)
+        ++n;
     }
   return n;
 }

@@ -178,10 +178,9 @@ TEST(PassEffect, DeltaTableColoursWhatEachPassBuys) {
   EXPECT_EQ(m.rowCount(), 0);
   PipelineFigures failed;
   failed.error = QStringLiteral("verifier: bad graph");
-  m.set_results(figures(2.0, 1000, 50, 10),
-                {{QStringLiteral("fuse-ops"), figures(3.0, 1500, 80, 8)},
-                 {QStringLiteral("cse"), figures(2.01, 1000, 50, 9.9)},
-                 {QStringLiteral("broken"), failed}});
+  m.set_results(figures(2.0, 1000, 50, 10), {{QStringLiteral("fuse-ops"), figures(3.0, 1500, 80, 8)},
+                                             {QStringLiteral("cse"), figures(2.01, 1000, 50, 9.9)},
+                                             {QStringLiteral("broken"), failed}});
   ASSERT_EQ(m.rowCount(), 4);
   EXPECT_EQ(m.data(m.index(0, PassDeltaModel::kPipeline)).toString(), QStringLiteral("full pipeline"));
   EXPECT_NEAR(m.delta(1, PassDeltaModel::kLatency), 0.5, 1e-9);

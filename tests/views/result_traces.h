@@ -20,10 +20,17 @@ inline prof::TracePtr generated_trace(bool graph, int iterations = 2, int ops_pe
   const char* ops[] = {"Conv", "Relu", "MaxPool", "Conv", "Relu", "Gemm"};
   std::vector<int32_t> nodes;
   for (int i = 0; i < ops_per_iter; ++i)
-    nodes.push_back(b.add_node({static_cast<uint64_t>(i + 1), std::string(ops[i % 6]) + "_" + std::to_string(i + 1), ops[i % 6],
-                                {static_cast<uint64_t>(i + 1)}, "f32[1,8,16,16] -> f32[1,8,16,16]", 1e6, 8192}));
+    nodes.push_back(b.add_node({static_cast<uint64_t>(i + 1),
+                                std::string(ops[i % 6]) + "_" + std::to_string(i + 1),
+                                ops[i % 6],
+                                {static_cast<uint64_t>(i + 1)},
+                                "f32[1,8,16,16] -> f32[1,8,16,16]",
+                                1e6,
+                                8192}));
   // Graph mode: node 100 fuses Conv 1 + Relu 2.
-  const int32_t fused = graph ? b.add_node({100, "Conv_1_fused", "FusedConv", {1, 2}, "f32[1,8,16,16] -> f32[1,8,16,16]", 1.1e6, 8192}) : -1;
+  const int32_t fused =
+      graph ? b.add_node({100, "Conv_1_fused", "FusedConv", {1, 2}, "f32[1,8,16,16] -> f32[1,8,16,16]", 1.1e6, 8192})
+            : -1;
   int64_t t = 1000;
   const int64_t op_ns = graph ? 800 : 1500;
   for (int it = 0; it < iterations; ++it) {
@@ -83,7 +90,14 @@ inline prof::TracePtr large_trace(size_t n) {
   const uint32_t kern = b.add_track({TrackKind::KernelThread, 1, 2, "bench", "kernels", 1});
   const char* ops[] = {"Conv", "Relu", "Add", "MatMul"};
   std::vector<int32_t> nodes;
-  for (int i = 0; i < 64; ++i) nodes.push_back(b.add_node({static_cast<uint64_t>(i + 1), "n" + std::to_string(i), ops[i % 4], {static_cast<uint64_t>(i + 1)}, "", 1e5, 0}));
+  for (int i = 0; i < 64; ++i)
+    nodes.push_back(b.add_node({static_cast<uint64_t>(i + 1),
+                                "n" + std::to_string(i),
+                                ops[i % 4],
+                                {static_cast<uint64_t>(i + 1)},
+                                "",
+                                1e5,
+                                0}));
   for (size_t i = 0; i < n; ++i) {
     Event e;
     e.kind = i % 2 ? EventKind::Kernel : EventKind::Op;

@@ -7,9 +7,9 @@
 #include <QImage>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
-#include <QTest>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTest>
 
 #include <chrono>
 #include <cstdio>
@@ -291,7 +291,8 @@ TEST_F(ResultViews, TimelineFrameTimeOnAMillionEvents) {
   for (int i = 0; i < 3; ++i) out_ms = std::min(out_ms, frame());
   v.canvas()->set_window(2e8, 2e8 + 2e6);
   for (int i = 0; i < 3; ++i) in_ms = std::min(in_ms, frame());
-  std::printf("timeline, 1M events: load %.0f ms, frame %.1f ms zoomed out, %.1f ms zoomed in\n", load_ms, out_ms, in_ms);
+  std::printf("timeline, 1M events: load %.0f ms, frame %.1f ms zoomed out, %.1f ms zoomed in\n", load_ms, out_ms,
+              in_ms);
   // Generous bounds: the target is 16 ms on a desktop, this runs beside other builds.
   EXPECT_LT(out_ms, 250);
   EXPECT_LT(in_ms, 250);

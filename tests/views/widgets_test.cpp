@@ -30,10 +30,7 @@ using JobTrackerTest = Fixture;
 using ModelsTest = Fixture;
 
 // Waits until `done()` or the timeout, serving events.
-template <class F>
-bool wait_for(F done, int ms = 10000) {
-  return QTest::qWaitFor(done, ms);
-}
+template <class F> bool wait_for(F done, int ms = 10000) { return QTest::qWaitFor(done, ms); }
 
 TEST_F(GraphViewTest, ShowsEveryVisibleItemAndSelects) {
   JobTracker jobs;
@@ -82,8 +79,10 @@ TEST_F(GraphViewTest, DoubleClickLogicExpandsAndRevealSelectsInsideCollapsedGrou
   const std::string key_before = visible_key(*model, view.prepared()->collapsed, target);
   ASSERT_EQ(key_before[0], 'g');
   view.reveal_node(target);
-  ASSERT_TRUE(wait_for([&] { return !view.layout_busy() && view.selected_node() == target &&
-                                    visible_key(*model, view.prepared()->collapsed, target)[0] == 'n'; }));
+  ASSERT_TRUE(wait_for([&] {
+    return !view.layout_busy() && view.selected_node() == target &&
+           visible_key(*model, view.prepared()->collapsed, target)[0] == 'n';
+  }));
   // Toggling the group back closes it again.
   const int group = model->nodes[static_cast<size_t>(target)].group;
   view.toggle_group(group);
@@ -164,10 +163,12 @@ TEST_F(JobTrackerTest, DeliversQueuedOnTheReceiversThread) {
   QObject receiver;
   int got = 0;
   Qt::HANDLE thread = nullptr;
-  jobs.start("k", "t", &receiver, [](JobContext&) { return 41; }, [&](int v) {
-    got = v + 1;
-    thread = QThread::currentThreadId();
-  });
+  jobs.start(
+      "k", "t", &receiver, [](JobContext&) { return 41; },
+      [&](int v) {
+        got = v + 1;
+        thread = QThread::currentThreadId();
+      });
   ASSERT_TRUE(wait_for([&] { return got != 0; }));
   EXPECT_EQ(got, 42);
   EXPECT_EQ(thread, QThread::currentThreadId());
@@ -180,23 +181,33 @@ TEST_F(JobTrackerTest, DropsStaleCancelledAndOrphanedResults) {
   int delivered = 0;
   QObject receiver;
   // Stale: a newer job of the same kind starts before the first finishes.
-  jobs.start("layout", "old", &receiver, [&](JobContext&) {
-    while (!release) QThread::msleep(1);
-    return 1;
-  }, [&](int) { delivered += 1; });
-  jobs.start("layout", "new", &receiver, [](JobContext&) { return 2; }, [&](int) { delivered += 10; });
+  jobs.start(
+      "layout", "old", &receiver,
+      [&](JobContext&) {
+        while (!release) QThread::msleep(1);
+        return 1;
+      },
+      [&](int) { delivered += 1; });
+  jobs.start(
+      "layout", "new", &receiver, [](JobContext&) { return 2; }, [&](int) { delivered += 10; });
   // Cancelled.
-  const JobId c = jobs.start("run", "cancel me", &receiver, [&](JobContext& ctx) {
-    while (!ctx.cancelled()) QThread::msleep(1);
-    return 3;
-  }, [&](int) { delivered += 100; });
+  const JobId c = jobs.start(
+      "run", "cancel me", &receiver,
+      [&](JobContext& ctx) {
+        while (!ctx.cancelled()) QThread::msleep(1);
+        return 3;
+      },
+      [&](int) { delivered += 100; });
   jobs.cancel(c);
   // Orphaned: the receiver is deleted before delivery.
   auto* gone = new QObject;
-  jobs.start("other", "orphan", gone, [&](JobContext&) {
-    while (!release) QThread::msleep(1);
-    return 4;
-  }, [&](int) { delivered += 1000; });
+  jobs.start(
+      "other", "orphan", gone,
+      [&](JobContext&) {
+        while (!release) QThread::msleep(1);
+        return 4;
+      },
+      [&](int) { delivered += 1000; });
   delete gone;
   release = true;
   ASSERT_TRUE(wait_for([&] { return finished.count() == 4; }));

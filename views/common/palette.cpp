@@ -32,7 +32,8 @@ QColor op_type_color(const QString& op_type) {
 int op_category(const std::string& op_type) {
   const ops::OpSchema* s = ops::Registry::instance().find(op_type);
   if ((!s || s->category == ops::OpCategory::Other) && op_type.rfind("Fused", 0) == 0 && op_type.size() > 5)
-    if (const ops::OpSchema* base = ops::Registry::instance().find(op_type.substr(5))) return static_cast<int>(base->category);
+    if (const ops::OpSchema* base = ops::Registry::instance().find(op_type.substr(5)))
+      return static_cast<int>(base->category);
   return s ? static_cast<int>(s->category) : -1;
 }
 

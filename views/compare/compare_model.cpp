@@ -15,11 +15,14 @@ void CompareModel::set_rows(std::vector<prof::CompareRow> rows) {
 
 int CompareModel::row_of_node(uint64_t node) const {
   for (size_t i = 0; i < rows_.size(); ++i)
-    if (std::find(rows_[i].origins.begin(), rows_[i].origins.end(), node) != rows_[i].origins.end()) return static_cast<int>(i);
+    if (std::find(rows_[i].origins.begin(), rows_[i].origins.end(), node) != rows_[i].origins.end())
+      return static_cast<int>(i);
   return -1;
 }
 
-int CompareModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int CompareModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 int CompareModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant CompareModel::data(const QModelIndex& index, int role) const {
@@ -48,18 +51,20 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Group && r.fused) return v.toString() + QStringLiteral("  (fused)");
         return v;
       }
-      if (index.column() == Speedup) return speedup > 0 ? QStringLiteral("%1×").arg(speedup, 0, 'f', 2) : QStringLiteral("–");
+      if (index.column() == Speedup)
+        return speedup > 0 ? QStringLiteral("%1×").arg(speedup, 0, 'f', 2) : QStringLiteral("–");
       if (index.column() >= EagerKernels) return QString::number(v.toDouble(), 'f', 1);
       return QString::number(v.toDouble(), 'f', 4);
     }
     case Qt::TextAlignmentRole:
-      return index.column() > GraphOps ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+      return index.column() > GraphOps ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                       : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::ForegroundRole:
       if (index.column() == SavingMs) return QBrush(r.saving_ms() >= 0 ? QColor(20, 120, 40) : QColor(180, 30, 30));
       return {};
     case Qt::ToolTipRole:
-      return QStringLiteral("%1\neager: %2\nGraph: %3").arg(QString::fromStdString(r.label), QString::fromStdString(r.names),
-                                                       QString::fromStdString(r.graph_ops));
+      return QStringLiteral("%1\neager: %2\nGraph: %3")
+          .arg(QString::fromStdString(r.label), QString::fromStdString(r.names), QString::fromStdString(r.graph_ops));
     default: return {};
   }
 }
@@ -86,10 +91,12 @@ QString CompareModel::to_csv() const {
     return s;
   };
   QString out;
-  for (int c = 0; c < ColumnCount; ++c) out += (c ? QStringLiteral(",") : QString()) + quote(headerData(c, Qt::Horizontal).toString());
+  for (int c = 0; c < ColumnCount; ++c)
+    out += (c ? QStringLiteral(",") : QString()) + quote(headerData(c, Qt::Horizontal).toString());
   out += '\n';
   for (int r = 0; r < rowCount(); ++r) {
-    for (int c = 0; c < ColumnCount; ++c) out += (c ? QStringLiteral(",") : QString()) + quote(data(index(r, c), Qt::UserRole).toString());
+    for (int c = 0; c < ColumnCount; ++c)
+      out += (c ? QStringLiteral(",") : QString()) + quote(data(index(r, c), Qt::UserRole).toString());
     out += '\n';
   }
   return out;

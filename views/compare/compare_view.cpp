@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "views/compare/compare_model.h"
 #include "views/common/axis.h"
+#include "views/compare/compare_model.h"
 
 namespace ms::views {
 
@@ -30,8 +30,10 @@ void GainsChart::set_rows(const std::vector<prof::CompareRow>& rows, int per_sid
   for (int i = 0; i < static_cast<int>(v.size()) && i < per_side && v[static_cast<size_t>(i)]->saving_ms() > 0; ++i)
     bars_.push_back({QString::fromStdString(v[static_cast<size_t>(i)]->label), v[static_cast<size_t>(i)]->saving_ms()});
   std::vector<Bar> losses;
-  for (int i = static_cast<int>(v.size()) - 1, n = 0; i >= 0 && n < per_side && v[static_cast<size_t>(i)]->saving_ms() < 0; --i, ++n)
-    losses.push_back({QString::fromStdString(v[static_cast<size_t>(i)]->label), v[static_cast<size_t>(i)]->saving_ms()});
+  for (int i = static_cast<int>(v.size()) - 1, n = 0;
+       i >= 0 && n < per_side && v[static_cast<size_t>(i)]->saving_ms() < 0; --i, ++n)
+    losses.push_back(
+        {QString::fromStdString(v[static_cast<size_t>(i)]->label), v[static_cast<size_t>(i)]->saving_ms()});
   std::reverse(losses.begin(), losses.end());
   bars_.insert(bars_.end(), losses.begin(), losses.end());
   update();
@@ -43,7 +45,8 @@ void GainsChart::paintEvent(QPaintEvent*) {
   QFont bold = font();
   bold.setBold(true);
   p.setFont(bold);
-  p.drawText(QRectF(8, 4, width() - 16, 18), Qt::AlignLeft, tr("Biggest gains and losses of Graph mode (per iteration)"));
+  p.drawText(QRectF(8, 4, width() - 16, 18), Qt::AlignLeft,
+             tr("Biggest gains and losses of Graph mode (per iteration)"));
   p.setFont(font());
   if (bars_.empty()) {
     p.setPen(Qt::darkGray);
@@ -74,8 +77,10 @@ void GainsChart::paintEvent(QPaintEvent*) {
     p.fillRect(r, b.saving_ms >= 0 ? QColor(60, 160, 80) : QColor(210, 70, 60));
     const QString v = QStringLiteral("%1%2 ms").arg(b.saving_ms >= 0 ? "+" : "").arg(b.saving_ms, 0, 'f', 3);
     p.setPen(QColor(30, 30, 30));
-    if (w >= 0) p.drawText(QRectF(x_zero + w + 3, y, 90, bh), Qt::AlignLeft | Qt::AlignVCenter, v);
-    else p.drawText(QRectF(x_zero + w - 93, y, 90, bh), Qt::AlignRight | Qt::AlignVCenter, v);
+    if (w >= 0)
+      p.drawText(QRectF(x_zero + w + 3, y, 90, bh), Qt::AlignLeft | Qt::AlignVCenter, v);
+    else
+      p.drawText(QRectF(x_zero + w - 93, y, 90, bh), Qt::AlignRight | Qt::AlignVCenter, v);
   }
   p.setPen(QColor(80, 80, 80));
   const double axis_y = top + static_cast<double>(bars_.size()) * bh + 4;
@@ -145,21 +150,29 @@ void CompareView::clear() {
 void CompareView::set_comparison(const prof::Comparison& c, double) {
   const prof::CompareSummary& s = c.summary;
   const double speedup = s.graph_iter_ms > 0 ? s.eager_iter_ms / s.graph_iter_ms : 0;
-  const QString be = std::isfinite(s.break_even_iterations) ? tr("after %n iteration(s)", nullptr, static_cast<int>(std::ceil(s.break_even_iterations)))
-                                                            : tr("never (Graph mode is not faster)");
+  const QString be = std::isfinite(s.break_even_iterations)
+                         ? tr("after %n iteration(s)", nullptr, static_cast<int>(std::ceil(s.break_even_iterations)))
+                         : tr("never (Graph mode is not faster)");
   auto mb = [](uint64_t b) { return QString::fromStdString(format_bytes(static_cast<double>(b))); };
   summary_->setText(
       tr("<table cellspacing=0 cellpadding=3>"
          "<tr><td></td><td><b>PyNative</b></td><td><b>Graph</b></td></tr>"
-         "<tr><td>Latency per iteration (median)</td><td>%1 ms</td><td>%2 ms</td><td>&nbsp;&nbsp;speedup <b>%3×</b></td></tr>"
-         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6 ms, break-even: %7</td></tr>"
+         "<tr><td>Latency per iteration (median)</td><td>%1 ms</td><td>%2 ms</td><td>&nbsp;&nbsp;speedup "
+         "<b>%3×</b></td></tr>"
+         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6 ms, break-even: "
+         "%7</td></tr>"
          "<tr><td>Peak memory</td><td>%8</td><td>%9</td><td>&nbsp;&nbsp;overhead outside ops %10 / %11 ms</td></tr>"
          "</table><p><b>Verdict:</b> %12</p>")
-          .arg(s.eager_iter_ms, 0, 'f', 3).arg(s.graph_iter_ms, 0, 'f', 3).arg(speedup, 0, 'f', 2)
-          .arg(s.eager_kernels_per_iter, 0, 'f', 0).arg(s.graph_kernels_per_iter, 0, 'f', 0)
-          .arg(s.compile_ms, 0, 'f', 1).arg(be)
+          .arg(s.eager_iter_ms, 0, 'f', 3)
+          .arg(s.graph_iter_ms, 0, 'f', 3)
+          .arg(speedup, 0, 'f', 2)
+          .arg(s.eager_kernels_per_iter, 0, 'f', 0)
+          .arg(s.graph_kernels_per_iter, 0, 'f', 0)
+          .arg(s.compile_ms, 0, 'f', 1)
+          .arg(be)
           .arg(mb(s.eager_peak_bytes), mb(s.graph_peak_bytes))
-          .arg(s.eager_overhead_ms, 0, 'f', 3).arg(s.graph_overhead_ms, 0, 'f', 3)
+          .arg(s.eager_overhead_ms, 0, 'f', 3)
+          .arg(s.graph_overhead_ms, 0, 'f', 3)
           .arg(QString::fromStdString(c.verdict.text).toHtmlEscaped()));
   model_->set_rows(c.rows);
   chart_->set_rows(c.rows);
@@ -177,7 +190,8 @@ void CompareView::set_filter(const QString& text) {
 void CompareView::set_selected_node(uint64_t node) {
   const int row = model_->row_of_node(node);
   selecting_ = true;
-  if (row < 0) table_->clearSelection();
+  if (row < 0)
+    table_->clearSelection();
   else {
     const QModelIndex idx = proxy_->mapFromSource(model_->index(row, 0));
     if (idx.isValid()) {

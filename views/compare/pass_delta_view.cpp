@@ -18,23 +18,24 @@ PassDeltaView::PassDeltaView(QWidget* parent) : QWidget(parent) {
   auto* box = new QVBoxLayout(this);
   box->setContentsMargins(6, 6, 6, 6);
   auto* top = new QHBoxLayout;
-  auto* legend = new QLabel(
-      tr("<b>What each pass buys:</b> the full pipeline against the pipeline without one pass (Graph mode, "
-         "same run options). <span style='color:#1e8c3a'>Green</span>: the pass saves it; "
-         "<span style='color:#c03030'>red</span>: the pass costs it; changes under %1% are noise.")
-          .arg(PassDeltaModel::kNoise * 100, 0, 'f', 0),
-      this);
+  auto* legend =
+      new QLabel(tr("<b>What each pass buys:</b> the full pipeline against the pipeline without one pass (Graph mode, "
+                    "same run options). <span style='color:#1e8c3a'>Green</span>: the pass saves it; "
+                    "<span style='color:#c03030'>red</span>: the pass costs it; changes under %1% are noise.")
+                     .arg(PassDeltaModel::kNoise * 100, 0, 'f', 0),
+                 this);
   legend->setWordWrap(true);
   top->addWidget(legend, 1);
   measure_ = new QPushButton(tr("Measure"), this);
   measure_->setObjectName(QStringLiteral("MeasurePasses"));
-  measure_->setToolTip(tr("Re-compile and re-run without each unchecked pass (every pass that changed the graph "
-                          "when none is unchecked)"));
+  measure_->setToolTip(
+      tr("Re-compile and re-run without each unchecked pass (every pass that changed the graph "
+         "when none is unchecked)"));
   connect(measure_, &QPushButton::clicked, this, &PassDeltaView::measure_requested);
   csv_ = new QPushButton(tr("Export CSV…"), this);
   connect(csv_, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export Pass Effects"), QStringLiteral("pass_effects.csv"),
-                                                      tr("CSV files (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Pass Effects"),
+                                                      QStringLiteral("pass_effects.csv"), tr("CSV files (*.csv)"));
     if (!path.isEmpty()) export_csv(path);
   });
   top->addWidget(measure_, 0, Qt::AlignTop);

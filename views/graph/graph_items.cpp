@@ -97,7 +97,8 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget
     p->setPen(QPen(link_, 4));
     p->setBrush(Qt::NoBrush);
     p->drawRoundedRect(rect_.adjusted(-3, -3, 3, 3), 7, 7);
-  }  if (kind_ == VisibleItem::Kind::Terminal) {
+  }
+  if (kind_ == VisibleItem::Kind::Terminal) {
     p->setPen(border);
     p->setBrush(tint(fill_, t, 0.18));
     p->drawRoundedRect(rect_, rect_.height() / 2, rect_.height() / 2);
@@ -135,7 +136,8 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget
     p->setPen(title ? t.text : t.muted);
     QRectF r(text.left(), text.top() + static_cast<double>(i) * line_h, text.width(), line_h);
     const QString s = QFontMetricsF(f).elidedText(lines_[i], Qt::ElideMiddle, r.width());
-    const Qt::Alignment align = kind_ == VisibleItem::Kind::Terminal ? Qt::AlignCenter : (Qt::AlignLeft | Qt::AlignVCenter);
+    const Qt::Alignment align =
+        kind_ == VisibleItem::Kind::Terminal ? Qt::AlignCenter : (Qt::AlignLeft | Qt::AlignVCenter);
     p->drawText(r, align, s);
   }
 }
@@ -151,7 +153,8 @@ QRectF ClusterItem::title_rect() const { return QRectF(rect_.left(), rect_.top()
 void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
   const GraphTheme& t = *theme_;
   p->setRenderHint(QPainter::Antialiasing, true);
-  QColor fill = t.dark ? QColor(255, 255, 255, 10 + 6 * std::min(depth_, 4)) : QColor(40, 60, 100, 8 + 6 * std::min(depth_, 4));
+  QColor fill =
+      t.dark ? QColor(255, 255, 255, 10 + 6 * std::min(depth_, 4)) : QColor(40, 60, 100, 8 + 6 * std::min(depth_, 4));
   QPen pen(subgraph_ ? category_color(static_cast<int>(ops::OpCategory::ControlFlow)) : t.frame, 1,
            subgraph_ ? Qt::DashLine : Qt::SolidLine);
   p->setPen(pen);
@@ -162,7 +165,8 @@ void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWi
   p->setFont(f);
   p->setPen(t.muted);
   const QRectF tr = title_rect().adjusted(8, 2, -8, 0);
-  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter, QFontMetricsF(f).elidedText(QStringLiteral("▾ ") + title_, Qt::ElideRight, tr.width() + 8));
+  p->drawText(tr, Qt::AlignLeft | Qt::AlignVCenter,
+              QFontMetricsF(f).elidedText(QStringLiteral("▾ ") + title_, Qt::ElideRight, tr.width() + 8));
 }
 
 QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m, const PreparedView& v,
@@ -176,8 +180,9 @@ QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m,
   for (const auto& c : L.clusters) {
     if (c.group < 0 || c.group >= static_cast<int>(m.groups.size())) continue;
     const int depth = static_cast<int>(m.ancestors(c.group).size()) - 1;
-    auto* item = new ClusterItem(QRectF(QPointF(c.x0, c.y0), QPointF(c.x1, c.y1)),
-                                 QString::fromStdString(m.groups[c.group].title), depth, m.groups[c.group].subgraph, &theme);
+    auto* item =
+        new ClusterItem(QRectF(QPointF(c.x0, c.y0), QPointF(c.x1, c.y1)),
+                        QString::fromStdString(m.groups[c.group].title), depth, m.groups[c.group].subgraph, &theme);
     item->setData(kRoleKind, kKindCluster);
     item->setData(kRoleIndex, c.group);
     item->setData(kRoleKey, QStringLiteral("g%1").arg(c.group));
@@ -190,8 +195,9 @@ QHash<QString, BoxItem*> build_scene(QGraphicsScene& scene, const GraphModel& m,
     box->setPos(p->second->x, p->second->y);
     box->setZValue(10);
     box->setData(kRoleKey, QString::fromStdString(it.key));
-    box->setData(kRoleKind, it.kind == VisibleItem::Kind::Node ? kKindNode
-                            : it.kind == VisibleItem::Kind::Group ? kKindGroup : kKindTerminal);
+    box->setData(kRoleKind, it.kind == VisibleItem::Kind::Node    ? kKindNode
+                            : it.kind == VisibleItem::Kind::Group ? kKindGroup
+                                                                  : kKindTerminal);
     box->setData(kRoleIndex, it.index);
     scene.addItem(box);
     boxes.insert(QString::fromStdString(it.key), box);

@@ -23,7 +23,6 @@ struct GraphTheme {
   static GraphTheme from_palette();
 };
 
-
 // Item data roles: the DOT key and the kind of item.
 enum ItemRole { kRoleKey = 0, kRoleKind = 1, kRoleIndex = 2 };
 // kKindGhost: a node the shown pass removed, drawn in place but not selectable as a live node.
@@ -35,12 +34,18 @@ class BoxItem : public QGraphicsItem {
   QRectF boundingRect() const override;
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   void set_highlight(bool on);
-  void set_fill(QColor c) { fill_ = c; update(); }
+  void set_fill(QColor c) {
+    fill_ = c;
+    update();
+  }
   // A removed node shown in place: dashed red outline, faded, not selectable.
   void set_ghost(bool on);
   bool ghost() const { return ghost_; }
   // An outline in `c` tying the box to others (a fused node and its origins); invalid: none.
-  void set_link(QColor c) { link_ = c; update(); }
+  void set_link(QColor c) {
+    link_ = c;
+    update();
+  }
 
  private:
   VisibleItem::Kind kind_;

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include <QGestureEvent>
 #include <QGraphicsItem>
 #include <QGraphicsPathItem>
-#include <QGestureEvent>
 #include <QGraphicsScene>
 #include <QMouseEvent>
 #include <QNativeGestureEvent>
@@ -215,7 +215,8 @@ void GraphView::set_collapsed(std::set<int> collapsed, int then_select) {
 void GraphView::apply(PreparedView view, int then_select) {
   const QPointF centre = canvas_->mapToScene(canvas_->viewport()->rect().center());
   QString anchor_key;
-  if (then_select < 0 && selected_ >= 0 && model_) anchor_key = QString::fromStdString(visible_key(*model_, view.collapsed, selected_));
+  if (then_select < 0 && selected_ >= 0 && model_)
+    anchor_key = QString::fromStdString(visible_key(*model_, view.collapsed, selected_));
   cache_[view.collapsed] = std::make_shared<const PreparedView>(view);
   view_ = std::make_unique<PreparedView>(std::move(view));
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
@@ -280,7 +281,8 @@ void GraphView::on_clicked(QGraphicsItem* item) {
     return;
   }
   const int kind = item->data(kRoleKind).toInt();
-  if (kind == kKindNode) select_node(item->data(kRoleIndex).toInt());
+  if (kind == kKindNode)
+    select_node(item->data(kRoleIndex).toInt());
   else {
     scene_->clearSelection();
     item->setSelected(true);
@@ -307,7 +309,8 @@ void GraphView::set_highlight(const std::vector<int>& nodes) {
   highlighted_ = nodes;
   if (!model_ || !view_) return;
   for (int n : nodes)
-    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, n)))) b->set_highlight(true);
+    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, n))))
+      b->set_highlight(true);
 }
 
 void GraphView::fit() {
@@ -449,8 +452,10 @@ void GraphView::apply_diff() {
         path->setOpacity(0.6);
       }
     }
-  QString html = QStringLiteral("<span style='color:#3cb04c'>■ added</span> &nbsp;<span style='color:#1e8c3a'>■ fused</span> &nbsp;"
-                                "<span style='color:#f08c1e'>■ rewritten</span> &nbsp;<span style='color:#d23c3c'>▭ removed</span> &nbsp;<span style='color:#888'>■ unchanged</span>");
+  QString html = QStringLiteral(
+      "<span style='color:#3cb04c'>■ added</span> &nbsp;<span style='color:#1e8c3a'>■ fused</span> &nbsp;"
+      "<span style='color:#f08c1e'>■ rewritten</span> &nbsp;<span style='color:#d23c3c'>▭ removed</span> &nbsp;<span "
+      "style='color:#888'>■ unchanged</span>");
   if (ghosts > 0)
     html += tr("<br><span style='color:#d23c3c'>%1 removed %2 drawn in place, dashed</span>")
                 .arg(ghosts)
@@ -471,7 +476,8 @@ void GraphView::apply_diff() {
   label->setTextFormat(Qt::RichText);
   label->setWordWrap(!removed_.isEmpty());
   label->setText(html);
-  label->setStyleSheet(QStringLiteral("QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
+  label->setStyleSheet(QStringLiteral(
+      "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
   label->setMinimumWidth(330);
   label->setMaximumWidth(std::max(340, canvas_->viewport()->width() / 2));
   label->adjustSize();
@@ -491,7 +497,8 @@ void GraphView::apply_linked() {
   for (uint64_t id : linked_) {
     const int i = model_->index_of(ir::NodeId{id});
     if (i < 0) continue;
-    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, i)))) b->set_link(link_color());
+    if (auto* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, i))))
+      b->set_link(link_color());
   }
 }
 
@@ -527,7 +534,8 @@ bool GraphView::eventFilter(QObject* obj, QEvent* e) {
     // Emitted after this paint completes.
     QTimer::singleShot(0, this, [this] { Q_EMIT first_paint(); });
   }
-  if (obj == canvas_->viewport() && e->type() == QEvent::Resize) QTimer::singleShot(0, this, [this] { place_overlays(); });
+  if (obj == canvas_->viewport() && e->type() == QEvent::Resize)
+    QTimer::singleShot(0, this, [this] { place_overlays(); });
   return QWidget::eventFilter(obj, e);
 }
 

@@ -7,10 +7,10 @@
 #include <QHash>
 #include <QWidget>
 
-#include <memory>
-#include <unordered_map>
-#include <set>
 #include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
 
 #include "views/graph/graph_items.h"
 #include "views/jobs/job_tracker.h"

@@ -97,8 +97,9 @@ void Inspector::show_node(const GraphModel* m, int node) {
     }
   if (m && node >= 0) {
     const auto& n = *m->nodes[static_cast<size_t>(node)].node;
-    title_->setText(QStringLiteral("<b>%1</b>  %2").arg(QString::fromStdString(n.op_type).toHtmlEscaped(),
-                                                        QString::fromStdString(n.name).toHtmlEscaped()));
+    title_->setText(
+        QStringLiteral("<b>%1</b>  %2")
+            .arg(QString::fromStdString(n.op_type).toHtmlEscaped(), QString::fromStdString(n.name).toHtmlEscaped()));
   } else {
     title_->setText(tr("Select a node to see its details"));
   }
@@ -125,7 +126,9 @@ void Inspector::show_fused_origins(const QStringList& origins) {
                             .arg(origins.size() == 1 ? tr("node") : tr("nodes"), lines.join(QStringLiteral("<br>"))));
 }
 
-QString Inspector::fused_origins_text() const { return fused_box_->isVisible() || !fused_label_->text().isEmpty() ? fused_label_->text() : QString(); }
+QString Inspector::fused_origins_text() const {
+  return fused_box_->isVisible() || !fused_label_->text().isEmpty() ? fused_label_->text() : QString();
+}
 
 void Inspector::show_weight(int i) {
   const auto& ws = info_->weights();

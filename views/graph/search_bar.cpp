@@ -92,9 +92,12 @@ void SearchBar::update_matches() {
   QString error;
   matches_ = model_ ? find_nodes(*model_, edit_->text(), regex_->isChecked(), &error) : std::vector<int>{};
   current_ = -1;
-  if (!error.isEmpty()) count_->setText(tr("bad regex"));
-  else if (edit_->text().isEmpty()) count_->clear();
-  else count_->setText(matches_.empty() ? tr("no match") : tr("%n match(es)", nullptr, static_cast<int>(matches_.size())));
+  if (!error.isEmpty())
+    count_->setText(tr("bad regex"));
+  else if (edit_->text().isEmpty())
+    count_->clear();
+  else
+    count_->setText(matches_.empty() ? tr("no match") : tr("%n match(es)", nullptr, static_cast<int>(matches_.size())));
   Q_EMIT matches_changed(matches_);
 }
 

@@ -21,7 +21,8 @@ void JobContext::progress(double fraction, const QString& text) {
   last_progress_ms_->store(now);
   JobTracker* t = tracker_;
   const JobId id = id_;
-  QMetaObject::invokeMethod(t, [t, id, fraction, text] { Q_EMIT t->progressed(id, fraction, text); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      t, [t, id, fraction, text] { Q_EMIT t->progressed(id, fraction, text); }, Qt::QueuedConnection);
 }
 
 JobTracker::JobTracker(QObject* parent) : QObject(parent), pool_(new QThreadPool(this)) {
@@ -58,7 +59,8 @@ JobId JobTracker::launch(const QString& kind, const QString& title, QObject* rec
   pool_->start([this, self, ctx, work = std::move(work), id]() mutable {
     if (!ctx->cancelled()) work(*ctx);
     // `this` outlives the pool (the destructor waits), so queueing to it is safe.
-    QMetaObject::invokeMethod(this, [this, id] { complete(id); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, id] { complete(id); }, Qt::QueuedConnection);
   });
   return id;
 }

@@ -11,11 +11,11 @@
 class QThreadPool;
 
 #include <atomic>
-#include <type_traits>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 namespace ms::views {
 
@@ -55,9 +55,10 @@ class JobTracker : public QObject {
   JobId start(const QString& kind, const QString& title, QObject* receiver, Work work, Done done) {
     using R = std::invoke_result_t<Work, JobContext&>;
     auto slot = std::make_shared<std::shared_ptr<R>>();
-    return launch(kind, title, receiver,
-                  [work = std::move(work), slot](JobContext& ctx) mutable { *slot = std::make_shared<R>(work(ctx)); },
-                  [done = std::move(done), slot]() mutable { done(std::move(**slot)); });
+    return launch(
+        kind, title, receiver,
+        [work = std::move(work), slot](JobContext& ctx) mutable { *slot = std::make_shared<R>(work(ctx)); },
+        [done = std::move(done), slot]() mutable { done(std::move(**slot)); });
   }
 
   void cancel(JobId id);

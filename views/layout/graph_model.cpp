@@ -19,8 +19,7 @@ std::vector<std::string> scope_parts(const std::string& name) {
     if (cut > start) {
       std::string part = name.substr(start, cut - start);
       // "layers.0" reads better than a group titled "0": a list index keeps its list's name.
-      const bool index = sep == '.' && !parts.empty() &&
-                         part.find_first_not_of("0123456789") == std::string::npos;
+      const bool index = sep == '.' && !parts.empty() && part.find_first_not_of("0123456789") == std::string::npos;
       parts.push_back(index ? parts.back() + "." + part : part);
     }
     start = cut + 1;
@@ -80,7 +79,8 @@ struct Builder {
         if (auto* many = attr.get_if<std::vector<ir::Attribute::GraphPtr>>()) subs = *many;
         for (const auto& sub : subs) {
           if (!sub) continue;
-          const std::string label = node.op_type + " " + (node.name.empty() ? "#" + std::to_string(node.id.value) : mn.short_name);
+          const std::string label =
+              node.op_type + " " + (node.name.empty() ? "#" + std::to_string(node.id.value) : mn.short_name);
           const int sg = group(grp, label + ": " + key, true);
           m.groups[static_cast<size_t>(sg)].owner = idx;
           m.enclosing[sub.get()] = &g;
@@ -115,8 +115,10 @@ void simplify(GraphModel& m) {
       if (p == m.producer.end() || m.nodes[static_cast<size_t>(p->second)].folded) continue;
       int a = node.group, b = m.nodes[static_cast<size_t>(p->second)].group;
       while (a != b) {
-        if (depth[a] >= depth[b]) a = m.groups[a].parent;
-        else b = m.groups[b].parent;
+        if (depth[a] >= depth[b])
+          a = m.groups[a].parent;
+        else
+          b = m.groups[b].parent;
       }
       ++internal[a];
     }
@@ -173,7 +175,8 @@ void chunk_long_groups(GraphModel& m) {
       c.title = "nodes " + std::to_string(start + 1) + "–" + std::to_string(end);
       c.path = m.groups[g].path + "/#" + std::to_string(start);
       c.parent = static_cast<int>(g);
-      c.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(start), nodes.begin() + static_cast<std::ptrdiff_t>(end));
+      c.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(start),
+                     nodes.begin() + static_cast<std::ptrdiff_t>(end));
       c.total_nodes = static_cast<int>(end - start);
       const int idx = static_cast<int>(m.groups.size());
       for (int node : c.nodes) m.nodes[static_cast<size_t>(node)].group = idx;
@@ -213,8 +216,8 @@ std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Gr
         if (in.empty()) continue;
         auto p = m->producer.find(in);
         const ir::Value* v = m->resolve(n.graph, in);
-        const bool is_const = p != m->producer.end() ? m->nodes[static_cast<size_t>(p->second)].folded
-                                                     : (v && v->is_initializer());
+        const bool is_const =
+            p != m->producer.end() ? m->nodes[static_cast<size_t>(p->second)].folded : (v && v->is_initializer());
         constant &= is_const;
       }
     }

@@ -14,7 +14,7 @@
 namespace ms::views {
 
 struct ModelNode {
-  const ir::Node* node = nullptr;  // owned by GraphModel::graph (or one of its subgraphs)
+  const ir::Node* node = nullptr;    // owned by GraphModel::graph (or one of its subgraphs)
   const ir::Graph* graph = nullptr;  // the (sub)graph holding it, for value types
   int group = 0;                     // innermost group (0 = root)
   std::string short_name;            // name without its scope path

@@ -15,22 +15,22 @@ struct PointF {
 };
 
 struct LayoutBox {
-  std::string key;       // DOT node id
-  double x = 0, y = 0;   // centre
+  std::string key;      // DOT node id
+  double x = 0, y = 0;  // centre
   double w = 0, h = 0;
 };
 
 struct LayoutEdge {
-  int index = -1;               // from the edge's id attribute "e<i>"
-  std::vector<PointF> points;   // cubic Bezier: p0, (c1, c2, p)...
+  int index = -1;              // from the edge's id attribute "e<i>"
+  std::vector<PointF> points;  // cubic Bezier: p0, (c1, c2, p)...
   bool has_arrow = false;
   PointF arrow_tip;
   bool has_label = false;
-  PointF label_pos;             // centre of the label
+  PointF label_pos;  // centre of the label
 };
 
 struct LayoutCluster {
-  int group = -1;        // from the subgraph name "cluster_g<i>"
+  int group = -1;  // from the subgraph name "cluster_g<i>"
   double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };
 

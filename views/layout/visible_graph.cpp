@@ -182,7 +182,8 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
     if (m.terminals[t].input) continue;
     auto p = m.producer.find(m.terminals[t].value);
     if (p != m.producer.end())
-      add_edge(key_of[p->second], "t" + std::to_string(t), m.terminals[t].value, m.graph->resolve(m.terminals[t].value));
+      add_edge(key_of[p->second], "t" + std::to_string(t), m.terminals[t].value,
+               m.graph->resolve(m.terminals[t].value));
   }
   for (const auto& [a, b] : m.links)
     if (!key_of[static_cast<size_t>(a)].empty() && !key_of[static_cast<size_t>(b)].empty())
@@ -198,7 +199,8 @@ VisibleGraph make_visible(const GraphModel& m, const std::set<int>& collapsed, c
   };
   for (size_t g = 1; g < m.groups.size(); ++g) {
     const ModelGroup& grp = m.groups[g];
-    if (!grp.subgraph || grp.owner < 0 || group_shown[g] == 0 || key_of[static_cast<size_t>(grp.owner)].empty()) continue;
+    if (!grp.subgraph || grp.owner < 0 || group_shown[g] == 0 || key_of[static_cast<size_t>(grp.owner)].empty())
+      continue;
     std::string to = group_shown[g] == 2 ? "g" + std::to_string(g) : "";
     if (to.empty()) {
       const int n = first_node(static_cast<int>(g));

@@ -14,19 +14,19 @@ namespace ms::views {
 struct VisibleItem {
   enum class Kind { Node, Group, Terminal };
   Kind kind = Kind::Node;
-  int index = 0;          // into GraphModel::nodes / groups / terminals
-  std::string key;        // DOT id: n<i>, g<i>, t<i>
-  int cluster = 0;        // group whose cluster holds it (0 = top level)
+  int index = 0;                   // into GraphModel::nodes / groups / terminals
+  std::string key;                 // DOT id: n<i>, g<i>, t<i>
+  int cluster = 0;                 // group whose cluster holds it (0 = top level)
   std::vector<std::string> lines;  // label: op type, name, key attributes
   double width = 0, height = 0;    // points
 };
 
 struct VisibleEdge {
-  std::string from, to;   // item keys
-  std::string label;      // tensor type ("f32[1,64,56,56]"), "+N" when several values
-  std::string value;      // first value carried
+  std::string from, to;  // item keys
+  std::string label;     // tensor type ("f32[1,64,56,56]"), "+N" when several values
+  std::string value;     // first value carried
   int values = 1;
-  bool nesting = false;   // If/Loop node -> its body (drawn dashed, no arrow)
+  bool nesting = false;  // If/Loop node -> its body (drawn dashed, no arrow)
 };
 
 struct VisibleGraph {

@@ -32,8 +32,11 @@ std::vector<std::pair<double, uint64_t>> live_curve(const std::vector<MemBlock>&
 void finish_panel(MemPanel& p) {
   std::map<uint64_t, int> reuse;
   for (const auto& b : p.blocks) ++reuse[b.y];
-  p.live = live_curve(p.blocks, [](const MemBlock& b) { return b.x0; }, [](const MemBlock& b) { return b.x1; });
-  if (p.timed) p.live_t = live_curve(p.blocks, [](const MemBlock& b) { return b.t0; }, [](const MemBlock& b) { return b.t1; });
+  p.live = live_curve(
+      p.blocks, [](const MemBlock& b) { return b.x0; }, [](const MemBlock& b) { return b.x1; });
+  if (p.timed)
+    p.live_t = live_curve(
+        p.blocks, [](const MemBlock& b) { return b.t0; }, [](const MemBlock& b) { return b.t1; });
   for (const auto& [x, v] : p.live)
     if (v > p.peak_bytes) {
       p.peak_bytes = v;
@@ -95,8 +98,10 @@ MemPanel memory_panel_from_trace(const prof::Trace& t, const std::string& title)
   std::sort(ranges.begin(), ranges.end());
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // (start, end)
   for (const auto& r : ranges) {
-    if (!extents.empty() && r.first < extents.back().second) extents.back().second = std::max(extents.back().second, r.second);
-    else extents.push_back(r);
+    if (!extents.empty() && r.first < extents.back().second)
+      extents.back().second = std::max(extents.back().second, r.second);
+    else
+      extents.push_back(r);
   }
   std::vector<uint64_t> base(extents.size());
   uint64_t y = arena_end;
@@ -107,7 +112,8 @@ MemPanel memory_panel_from_trace(const prof::Trace& t, const std::string& title)
   for (const auto* b : blocks) {
     MemBlock m;
     m.bytes = b->bytes;
-    if (b->arena) m.y = b->address;
+    if (b->arena)
+      m.y = b->address;
     else {
       auto it = std::upper_bound(extents.begin(), extents.end(), std::make_pair(b->address, UINT64_MAX)) - 1;
       const size_t i = static_cast<size_t>(it - extents.begin());
@@ -157,7 +163,8 @@ MemPanel memory_panel_from_plan(const runtime::MemoryPlan& plan, const prof::Tra
     if (static_cast<int>(ops.size()) >= steps) {
       int64_t end = ops.front().first;
       for (const auto& o : ops) end = std::max(end, o.second);
-      for (int s = 0; s < steps; ++s) step_us.push_back(static_cast<double>(ops[static_cast<size_t>(s)].first - ops.front().first) / 1e3);
+      for (int s = 0; s < steps; ++s)
+        step_us.push_back(static_cast<double>(ops[static_cast<size_t>(s)].first - ops.front().first) / 1e3);
       step_us.push_back(static_cast<double>(end - ops.front().first) / 1e3);
     }
   }
@@ -189,7 +196,8 @@ MemPanel memory_panel_from_plan(const runtime::MemoryPlan& plan, const prof::Tra
   p.t_max = p.timed ? std::max(step_us.back(), 1e-3) : 0;
   finish_panel(p);
   p.size_bytes = std::max<uint64_t>(p.size_bytes, plan.arena_bytes);
-  p.fragmentation = p.size_bytes ? std::max(0.0, 1.0 - static_cast<double>(p.peak_bytes) / static_cast<double>(p.size_bytes)) : 0;
+  p.fragmentation =
+      p.size_bytes ? std::max(0.0, 1.0 - static_cast<double>(p.peak_bytes) / static_cast<double>(p.size_bytes)) : 0;
   return p;
 }
 

@@ -3,9 +3,9 @@
 #include <QComboBox>
 #include <QContextMenuEvent>
 #include <QFileDialog>
+#include <QFontMetricsF>
 #include <QMenu>
 #include <QMouseEvent>
-#include <QFontMetricsF>
 #include <QPainter>
 #include <QToolTip>
 
@@ -58,8 +58,9 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   color_pick_->addItem(tr("colour: producing node"));
   color_pick_->addItem(tr("colour: reuse of region"));
   connect(x_pick_, &QComboBox::activated, this, [this](int i) { set_x_axis(i == 1 ? XAxis::Time : XAxis::OpOrder); });
-  connect(color_pick_, &QComboBox::activated, this,
-          [this](int i) { set_color_by(i == 1 ? ColorBy::Node : i == 2 ? ColorBy::Reuse : ColorBy::OpType); });
+  connect(color_pick_, &QComboBox::activated, this, [this](int i) {
+    set_color_by(i == 1 ? ColorBy::Node : i == 2 ? ColorBy::Reuse : ColorBy::OpType);
+  });
   sync_pickers();
 }
 
@@ -173,7 +174,9 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.setFont(small);
     p.setPen(QColor(80, 80, 80));
     QString figures = tr("%1 blocks · reuse %2× · frag %3%")
-                          .arg(mp.blocks.size()).arg(mp.mean_reuse, 0, 'f', 1).arg(mp.fragmentation * 100, 0, 'f', 0);
+                          .arg(mp.blocks.size())
+                          .arg(mp.mean_reuse, 0, 'f', 1)
+                          .arg(mp.fragmentation * 100, 0, 'f', 0);
     if (mp.timed) figures += tr(" · %1/iter").arg(time_text(mp.t_max));
     // Narrow panels (three side by side) elide the figures rather than cut them.
     figures = QFontMetricsF(small).elidedText(figures, Qt::ElideRight, g.heat.width() + kRight);
@@ -185,11 +188,13 @@ void MemoryView::paintEvent(QPaintEvent*) {
       p.setPen(QColor(225, 225, 230));
       p.drawLine(QPointF(g.heat.left(), y), QPointF(g.heat.right(), y));
       p.setPen(QColor(70, 70, 70));
-      p.drawText(QRectF(g.heat.left() - kLeft, y - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter, bytes_label(v));
+      p.drawText(QRectF(g.heat.left() - kLeft, y - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
+                 bytes_label(v));
     }
     auto block_rect = [&](const MemBlock& b, double min_px) {
       return QRectF(g.heat.left() + bx0(mp, b) * sx, g.heat.bottom() - static_cast<double>(b.y + b.bytes) * sy,
-                    std::max(min_px, (bx1(mp, b) - bx0(mp, b)) * sx), std::max(min_px, static_cast<double>(b.bytes) * sy));
+                    std::max(min_px, (bx1(mp, b) - bx0(mp, b)) * sx),
+                    std::max(min_px, static_cast<double>(b.bytes) * sy));
     };
     for (const MemBlock& b : mp.blocks) {
       const QRectF r = block_rect(b, 1.0);
@@ -199,8 +204,9 @@ void MemoryView::paintEvent(QPaintEvent*) {
         p.setPen(c.darker(140));
         p.drawRect(r);
       }
-      std::string key = color_by_ == ColorBy::Node ? (b.node_name.empty() ? (b.node ? "#" + std::to_string(b.node) : "(none)") : b.node_name)
-                                                   : (b.op.empty() ? "(none)" : b.op);
+      std::string key = color_by_ == ColorBy::Node
+                            ? (b.node_name.empty() ? (b.node ? "#" + std::to_string(b.node) : "(none)") : b.node_name)
+                            : (b.op.empty() ? "(none)" : b.op);
       key_bytes[key] += b.bytes;
       key_block.emplace(key, &b);
     }
@@ -226,7 +232,8 @@ void MemoryView::paintEvent(QPaintEvent*) {
       for (double x = 0; x <= x_max * (1 + 1e-9); x += xstep) {
         const double px = frame.left() + x * sx;
         p.drawLine(QPointF(px, frame.bottom()), QPointF(px, frame.bottom() + 3));
-        const QString label = timed(mp) ? QString::number(x / unit, 'f', xstep / unit < 1 ? 1 : 0) : QString::number(x, 'f', 0);
+        const QString label =
+            timed(mp) ? QString::number(x / unit, 'f', xstep / unit < 1 ? 1 : 0) : QString::number(x, 'f', 0);
         p.drawText(QRectF(px - 30, frame.bottom() + 3, 60, 14), Qt::AlignHCenter | Qt::AlignTop, label);
       }
     };
@@ -236,7 +243,8 @@ void MemoryView::paintEvent(QPaintEvent*) {
       p.save();
       p.translate(12, g.heat.center().y());
       p.rotate(-90);
-      p.drawText(QRectF(-110, -8, 220, 16), Qt::AlignCenter, mp.arena ? tr("offset in the arena (bytes)") : tr("offset in the pool (bytes)"));
+      p.drawText(QRectF(-110, -8, 220, 16), Qt::AlignCenter,
+                 mp.arena ? tr("offset in the arena (bytes)") : tr("offset in the pool (bytes)"));
       p.restore();
     }
     // Live-bytes curve with peak, lower bound and size lines.
@@ -268,7 +276,9 @@ void MemoryView::paintEvent(QPaintEvent*) {
     hline(static_cast<double>(mp.size_bytes), QColor(60, 60, 60), Qt::DashLine,
           (mp.arena ? tr("arena %1") : tr("pool %1")).arg(bytes_label(static_cast<double>(mp.size_bytes))), true);
     hline(static_cast<double>(mp.peak_bytes), QColor(200, 40, 40), Qt::SolidLine,
-          (mp.lower_bound == mp.peak_bytes ? tr("peak live = lower bound %1") : tr("peak live %1")).arg(bytes_label(static_cast<double>(mp.peak_bytes))), mp.size_bytes - mp.peak_bytes > y_max_ / 8);
+          (mp.lower_bound == mp.peak_bytes ? tr("peak live = lower bound %1") : tr("peak live %1"))
+              .arg(bytes_label(static_cast<double>(mp.peak_bytes))),
+          mp.size_bytes - mp.peak_bytes > y_max_ / 8);
     if (mp.lower_bound && mp.lower_bound != mp.peak_bytes)
       hline(static_cast<double>(mp.lower_bound), QColor(20, 140, 60), Qt::DotLine,
             tr("lower bound %1").arg(bytes_label(static_cast<double>(mp.lower_bound))), false);
@@ -277,8 +287,9 @@ void MemoryView::paintEvent(QPaintEvent*) {
     p.drawRect(c);
     p.drawText(QRectF(c.left() - kLeft, c.top(), kLeft - 6, 14), Qt::AlignRight, bytes_label(cmax));
     p.drawText(QRectF(c.left() - kLeft, c.bottom() - 14, kLeft - 6, 14), Qt::AlignRight, QStringLiteral("0 B"));
-    p.drawText(QRectF(c.left(), c.bottom() + 2, c.width(), 14), Qt::AlignHCenter,
-               timed(mp) ? tr("live bytes over time (%1)").arg(time_unit(mp.t_max).second) : tr("live bytes over op order"));
+    p.drawText(
+        QRectF(c.left(), c.bottom() + 2, c.width(), 14), Qt::AlignHCenter,
+        timed(mp) ? tr("live bytes over time (%1)").arg(time_unit(mp.t_max).second) : tr("live bytes over op order"));
   }
   // Legend: what the colours mean, up to the pickers at the right.
   const double right = x_pick_->x() - 10;
@@ -286,8 +297,9 @@ void MemoryView::paintEvent(QPaintEvent*) {
   const double y = height() - legend_height() + (legend_height() - 12) / 2.0;
   p.setFont(small);
   p.setPen(Qt::black);
-  const QString title = color_by_ == ColorBy::Reuse ? tr("reuse count of the region:")
-                        : color_by_ == ColorBy::Node ? tr("producing node (most bytes):") : tr("producer's op type:");
+  const QString title = color_by_ == ColorBy::Reuse  ? tr("reuse count of the region:")
+                        : color_by_ == ColorBy::Node ? tr("producing node (most bytes):")
+                                                     : tr("producer's op type:");
   const double title_w = p.fontMetrics().horizontalAdvance(title);
   p.drawText(QPointF(std::max(8.0, kLeft - title_w - 8), y + 11), title);
   if (title_w + 16 > kLeft) x = 8 + title_w + 10;
@@ -331,7 +343,8 @@ const MemBlock* MemoryView::block_at(QPoint pos, int* panel) const {
     const double y = (g.heat.bottom() - pos.y()) / sy;
     const double tol = 1.5 / sy;  // thin blocks stay hoverable
     for (const MemBlock& b : mp.blocks)
-      if (x >= bx0(mp, b) && x < bx1(mp, b) && y >= static_cast<double>(b.y) - tol && y < static_cast<double>(b.y + b.bytes) + tol) {
+      if (x >= bx0(mp, b) && x < bx1(mp, b) && y >= static_cast<double>(b.y) - tol &&
+          y < static_cast<double>(b.y + b.bytes) + tol) {
         if (panel) *panel = i;
         return &b;
       }
@@ -374,13 +387,19 @@ void MemoryView::contextMenuEvent(QContextMenuEvent* e) {
   menu.addSeparator();
   QAction* save = menu.addAction(tr("Export as PNG…"));
   QAction* chosen = menu.exec(e->globalPos());
-  if (chosen == op) set_color_by(ColorBy::OpType);
-  else if (chosen == node) set_color_by(ColorBy::Node);
-  else if (chosen == reuse) set_color_by(ColorBy::Reuse);
-  else if (chosen == order) set_x_axis(XAxis::OpOrder);
-  else if (chosen == time) set_x_axis(XAxis::Time);
+  if (chosen == op)
+    set_color_by(ColorBy::OpType);
+  else if (chosen == node)
+    set_color_by(ColorBy::Node);
+  else if (chosen == reuse)
+    set_color_by(ColorBy::Reuse);
+  else if (chosen == order)
+    set_x_axis(XAxis::OpOrder);
+  else if (chosen == time)
+    set_x_axis(XAxis::Time);
   else if (chosen == save) {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export Memory View"), QStringLiteral("memory.png"), tr("PNG images (*.png)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Memory View"), QStringLiteral("memory.png"),
+                                                      tr("PNG images (*.png)"));
     if (!path.isEmpty()) export_png(path);
   }
 }

@@ -78,9 +78,12 @@ QString attr_text(const ir::Attribute& a) {
     }
     case K::Tensor: {
       const Tensor& t = *a.get_if<ms::Tensor>();
-      return QStringLiteral("%1 %2").arg(QString::fromStdString(std::string(dtype_name(t.dtype())))).arg(QString::fromStdString(shape_to_string(t.shape())));
+      return QStringLiteral("%1 %2")
+          .arg(QString::fromStdString(std::string(dtype_name(t.dtype()))))
+          .arg(QString::fromStdString(shape_to_string(t.shape())));
     }
-    case K::Graph: return QStringLiteral("subgraph (%1 nodes)").arg((*a.get_if<ir::Attribute::GraphPtr>())->nodes().size());
+    case K::Graph:
+      return QStringLiteral("subgraph (%1 nodes)").arg((*a.get_if<ir::Attribute::GraphPtr>())->nodes().size());
     case K::Graphs: return QStringLiteral("%1 subgraphs").arg(a.get_if<std::vector<ir::Attribute::GraphPtr>>()->size());
   }
   return {};
@@ -102,8 +105,10 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
   auto add = [&](int parent, QString key, QString value) {
     rows_.push_back({std::move(key), std::move(value), parent, {}});
     const int idx = static_cast<int>(rows_.size()) - 1;
-    if (parent < 0) top_.push_back(idx);
-    else rows_[static_cast<size_t>(parent)].children.push_back(idx);
+    if (parent < 0)
+      top_.push_back(idx);
+    else
+      rows_[static_cast<size_t>(parent)].children.push_back(idx);
     return idx;
   };
   if (m && node >= 0 && node < static_cast<int>(m->nodes.size())) {
@@ -117,7 +122,8 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
       const ops::OpSchema* s = ops::Registry::instance().find(n.op_type, n.domain);
       return s ? static_cast<int>(s->category) : -1;
     }();
-    add(general, tr("Category"), cat >= 0 ? QString(ops::category_name(static_cast<ops::OpCategory>(cat))) : tr("unknown op"));
+    add(general, tr("Category"),
+        cat >= 0 ? QString(ops::category_name(static_cast<ops::OpCategory>(cat))) : tr("unknown op"));
     if (!n.attrs.empty()) {
       const int attrs = add(-1, tr("Attributes"), QString::number(n.attrs.size()));
       for (const auto& [k, a] : n.attrs) add(attrs, QString::fromStdString(k), attr_text(a));
@@ -133,7 +139,8 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
       in_types.push_back(in.empty() ? ir::ValueType{} : type_of(in));
       if (in.empty()) continue;
       const bool weight = std::find(mn.weights.begin(), mn.weights.end(), in) != mn.weights.end();
-      add(ins, QString::fromStdString(in), QString::fromStdString(in_types.back().to_string()) + (weight ? tr("  (weight)") : QString()));
+      add(ins, QString::fromStdString(in),
+          QString::fromStdString(in_types.back().to_string()) + (weight ? tr("  (weight)") : QString()));
     }
     const int outs = add(-1, tr("Outputs"), QString::number(n.outputs.size()));
     for (const auto& out : n.outputs) {
@@ -147,7 +154,10 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
         if (!t) continue;
         params += t->numel();
         WeightStats st = weight_stats(QString::fromStdString(w), *t);
-        const int row = add(ws, st.name, QStringLiteral("%1 %2").arg(QString::fromStdString(std::string(dtype_name(t->dtype())))).arg(QString::fromStdString(shape_to_string(t->shape()))));
+        const int row = add(ws, st.name,
+                            QStringLiteral("%1 %2")
+                                .arg(QString::fromStdString(std::string(dtype_name(t->dtype()))))
+                                .arg(QString::fromStdString(shape_to_string(t->shape()))));
         add(row, tr("count"), format_count(static_cast<double>(st.count)));
         add(row, tr("min / max"), QStringLiteral("%1 / %2").arg(st.min, 0, 'g', 4).arg(st.max, 0, 'g', 4));
         add(row, tr("mean ± std"), QStringLiteral("%1 ± %2").arg(st.mean, 0, 'g', 4).arg(st.std, 0, 'g', 4));
@@ -163,7 +173,8 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
     const int org = add(-1, tr("Origins"), QString::number(n.origins.size()));
     for (const auto& o : n.origins) {
       const int oi = m->index_of(o);
-      add(org, QStringLiteral("#%1").arg(o.value), oi >= 0 ? QString::fromStdString(m->nodes[static_cast<size_t>(oi)].node->name) : QString());
+      add(org, QStringLiteral("#%1").arg(o.value),
+          oi >= 0 ? QString::fromStdString(m->nodes[static_cast<size_t>(oi)].node->name) : QString());
     }
   }
   endResetModel();

@@ -48,7 +48,7 @@ class NodeInfoModel : public QAbstractItemModel {
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<Row> rows_;    // rows_[i].parent == -1: top level
+  std::vector<Row> rows_;  // rows_[i].parent == -1: top level
   std::vector<int> top_;
   std::vector<WeightStats> weights_;
 };

@@ -94,8 +94,10 @@ QVariant PassDeltaModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole: {
       QString s = format_value(v, col);
-      if (row > 0 && value(full_, col) != 0) s += QStringLiteral("  (%1%2%)").arg(d >= 0 ? QStringLiteral("+") : QString()).arg(d * 100, 0, 'f', 1);
-      else if (row > 0 && v != value(full_, col)) s += QStringLiteral("  (new)");
+      if (row > 0 && value(full_, col) != 0)
+        s += QStringLiteral("  (%1%2%)").arg(d >= 0 ? QStringLiteral("+") : QString()).arg(d * 100, 0, 'f', 1);
+      else if (row > 0 && v != value(full_, col))
+        s += QStringLiteral("  (new)");
       return s;
     }
     case Qt::UserRole: return v;
@@ -107,7 +109,8 @@ QVariant PassDeltaModel::data(const QModelIndex& index, int role) const {
       return d > 0 ? QColor(0x1e, 0x8c, 0x3a) : QColor(0xc0, 0x30, 0x30);
     case Qt::ToolTipRole:
       if (row == 0) return tr("The full pipeline: every pass runs");
-      if (std::abs(d) < kNoise) return tr("Within %1% of the full pipeline: no measurable effect").arg(kNoise * 100, 0, 'f', 0);
+      if (std::abs(d) < kNoise)
+        return tr("Within %1% of the full pipeline: no measurable effect").arg(kNoise * 100, 0, 'f', 0);
       return d > 0 ? tr("Leaving the pass out costs %1%: the pass saves this").arg(d * 100, 0, 'f', 1)
                    : tr("Leaving the pass out saves %1%: the pass costs this").arg(-d * 100, 0, 'f', 1);
     default: return {};
@@ -130,8 +133,9 @@ QVariant PassDeltaModel::headerData(int section, Qt::Orientation o, int role) co
 
 QString PassDeltaModel::to_csv() const {
   QStringList lines;
-  lines << QStringLiteral("pipeline,latency_ms,latency_delta_pct,peak_bytes,peak_delta_pct,arena_bytes,arena_delta_pct,"
-                          "kernels,kernels_delta_pct,nodes,nodes_delta_pct,compile_ms,compile_delta_pct,error");
+  lines << QStringLiteral(
+      "pipeline,latency_ms,latency_delta_pct,peak_bytes,peak_delta_pct,arena_bytes,arena_delta_pct,"
+      "kernels,kernels_delta_pct,nodes,nodes_delta_pct,compile_ms,compile_delta_pct,error");
   for (int r = 0; r < rowCount(); ++r) {
     const PipelineFigures& f = figures(r);
     QStringList cells;

@@ -15,17 +15,17 @@ namespace ms::views {
 
 // The figures of one Graph-mode compile + run.
 struct PipelineFigures {
-  double latency_ms = 0;     // median per iteration
+  double latency_ms = 0;  // median per iteration
   double compile_ms = 0;
   uint64_t peak_bytes = 0;
   uint64_t arena_bytes = 0;
-  int64_t kernels = 0;       // per iteration
-  int nodes = 0;             // after the last pass
-  QString error;             // not empty: this run failed (the row says why)
+  int64_t kernels = 0;  // per iteration
+  int nodes = 0;        // after the last pass
+  QString error;        // not empty: this run failed (the row says why)
 };
 
 struct PassDelta {
-  QString pass;              // pipeline argument left out ("fuse-ops")
+  QString pass;  // pipeline argument left out ("fuse-ops")
   PipelineFigures without;
 };
 
@@ -54,7 +54,9 @@ class PassDeltaModel : public QAbstractTableModel {
 
  private:
   static double value(const PipelineFigures& f, int column);
-  const PipelineFigures& figures(int row) const { return row == 0 ? full_ : rows_[static_cast<size_t>(row - 1)].without; }
+  const PipelineFigures& figures(int row) const {
+    return row == 0 ? full_ : rows_[static_cast<size_t>(row - 1)].without;
+  }
   bool has_full_ = false;
   PipelineFigures full_;
   std::vector<PassDelta> rows_;

@@ -13,7 +13,9 @@ void PassListModel::set_passes(std::vector<PassRow> rows) {
   endResetModel();
 }
 
-int PassListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int PassListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 int PassListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumns; }
 
 QVariant PassListModel::data(const QModelIndex& index, int role) const {
@@ -35,7 +37,8 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole) return r.description;
-  if (role == Qt::CheckStateRole && index.column() == kName && !r.pass.empty()) return r.enabled ? Qt::Checked : Qt::Unchecked;
+  if (role == Qt::CheckStateRole && index.column() == kName && !r.pass.empty())
+    return r.enabled ? Qt::Checked : Qt::Unchecked;
   // Passes that changed nothing are dimmed.
   if (role == Qt::ForegroundRole && !r.changed && index.row() > 0) return QBrush(QColor(150, 150, 150));
   if (role == Qt::TextAlignmentRole && index.column() >= kNodes) return int(Qt::AlignRight | Qt::AlignVCenter);
@@ -51,7 +54,8 @@ Qt::ItemFlags PassListModel::flags(const QModelIndex& index) const {
 }
 
 bool PassListModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-  if (role != Qt::CheckStateRole || !index.isValid() || index.column() != kName || index.row() >= static_cast<int>(rows_.size()))
+  if (role != Qt::CheckStateRole || !index.isValid() || index.column() != kName ||
+      index.row() >= static_cast<int>(rows_.size()))
     return false;
   PassRow& r = rows_[static_cast<size_t>(index.row())];
   if (r.pass.empty()) return false;

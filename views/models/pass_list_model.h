@@ -21,8 +21,8 @@ struct PassRow {
   double ms = 0;
   int added = 0, removed = 0, fused = 0;
   std::shared_ptr<const ir::Graph> graph;  // the graph after this pass (null: not kept)
-  std::string pass;      // pipeline argument ("fuse-ops"); empty for the input row (not checkable)
-  bool enabled = true;   // unchecked: the next Graph-mode run leaves it out
+  std::string pass;                        // pipeline argument ("fuse-ops"); empty for the input row (not checkable)
+  bool enabled = true;                     // unchecked: the next Graph-mode run leaves it out
 };
 
 class PassListModel : public QAbstractTableModel {

@@ -42,7 +42,8 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
           row_of_depth.push_back(rows_.size());
           rows_.push_back(std::move(row));
         }
-        if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign) time_by_name[std::string(t.str(e.name))] += e.dur_ns;
+        if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
+          time_by_name[std::string(t.str(e.name))] += e.dur_ns;
         runs_.back().row_of_event[i] = static_cast<int32_t>(row_of_depth[depth]);
         TimelineRow& row = rows_[row_of_depth[depth]];
         row.events.push_back(static_cast<uint32_t>(i));
@@ -91,10 +92,11 @@ DrawList TimelineModel::build(double t0, double t1, double width) const {
     const auto& evs = runs_[static_cast<size_t>(row.run)].trace->events;
     const int64_t origin = runs_[static_cast<size_t>(row.run)].origin_ns;
     // Cull: nothing starting before t0 - max_dur can reach into the window.
-    size_t k = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
-                                                    static_cast<int64_t>(t0) - row.max_dur) - row.starts.begin());
-    const size_t end = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
-                                                            static_cast<int64_t>(t1) + 1) - row.starts.begin());
+    size_t k = static_cast<size_t>(
+        std::lower_bound(row.starts.begin(), row.starts.end(), static_cast<int64_t>(t0) - row.max_dur) -
+        row.starts.begin());
+    const size_t end = static_cast<size_t>(
+        std::lower_bound(row.starts.begin(), row.starts.end(), static_cast<int64_t>(t1) + 1) - row.starts.begin());
     bool pending = false;
     DrawItem fold;
     for (; k < end; ++k) {
@@ -165,8 +167,9 @@ int64_t TimelineModel::event_at(int ri, double t, double tol) const {
   if (row.counter) return -1;
   const auto& evs = runs_[static_cast<size_t>(row.run)].trace->events;
   const int64_t origin = runs_[static_cast<size_t>(row.run)].origin_ns;
-  size_t k = static_cast<size_t>(std::lower_bound(row.starts.begin(), row.starts.end(),
-                                                  static_cast<int64_t>(t - tol) - row.max_dur) - row.starts.begin());
+  size_t k = static_cast<size_t>(
+      std::lower_bound(row.starts.begin(), row.starts.end(), static_cast<int64_t>(t - tol) - row.max_dur) -
+      row.starts.begin());
   int64_t best = -1;
   double best_d = tol + 1;
   for (; k < row.starts.size() && static_cast<double>(row.starts[k]) <= t + tol; ++k) {

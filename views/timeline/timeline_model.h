@@ -17,9 +17,9 @@ struct TimelineRow {
   uint32_t track = 0;
   int depth = 0;
   bool counter = false;
-  std::string label;            // "host 1234", "kernels 2", "live bytes"
-  std::vector<uint32_t> events; // indices into the run's trace events, by start
-  std::vector<int64_t> starts;  // their start times relative to the run's start
+  std::string label;             // "host 1234", "kernels 2", "live bytes"
+  std::vector<uint32_t> events;  // indices into the run's trace events, by start
+  std::vector<int64_t> starts;   // their start times relative to the run's start
   int64_t max_dur = 0;
   std::vector<std::pair<int64_t, double>> samples;  // counter rows: (relative ns, value)
   double max_value = 0;
@@ -28,8 +28,8 @@ struct TimelineRow {
 struct DrawItem {
   float x0 = 0, x1 = 0;  // pixels from the left of the time area
   int row = 0;
-  uint32_t event = 0;    // the first event of the item (its run's index)
-  uint32_t count = 1;    // > 1: sub-pixel events folded together
+  uint32_t event = 0;  // the first event of the item (its run's index)
+  uint32_t count = 1;  // > 1: sub-pixel events folded together
 };
 
 struct DrawList {
@@ -54,7 +54,7 @@ class TimelineModel {
   struct Run {
     std::string label;
     prof::TracePtr trace;
-    int64_t origin_ns = 0;  // subtracted from its times
+    int64_t origin_ns = 0;              // subtracted from its times
     std::vector<int32_t> row_of_event;  // row index of each event (flow arrows)
   };
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);

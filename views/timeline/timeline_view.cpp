@@ -46,8 +46,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   stats_->setTextFormat(Qt::RichText);
   stats_->setMargin(6);
   stats_->setAutoFillBackground(true);
-  stats_->setText(tr("Wheel: zoom around the cursor · drag: pan · Shift+drag or right-drag: select a range · "
-                     "double-click: fit"));
+  stats_->setText(
+      tr("Wheel: zoom around the cursor · drag: pan · Shift+drag or right-drag: select a range · "
+         "double-click: fit"));
   layout->addWidget(canvas_, 1);
   layout->addWidget(stats_);
 }
@@ -75,16 +76,20 @@ QString TimelineView::stats_text() const { return stats_->text(); }
 
 void TimelineView::show_stats() {
   const RangeStats st = model_.stats(canvas_->sel0, canvas_->sel1);
-  QString html = tr("<b>Range %1 – %2</b> (%3)").arg(time_label(static_cast<double>(st.t0)), time_label(static_cast<double>(st.t1)),
-                                                    time_label(static_cast<double>(st.t1 - st.t0)));
+  QString html = tr("<b>Range %1 – %2</b> (%3)")
+                     .arg(time_label(static_cast<double>(st.t0)), time_label(static_cast<double>(st.t1)),
+                          time_label(static_cast<double>(st.t1 - st.t0)));
   for (size_t r = 0; r < st.per_run.size() && r < model_.runs().size(); ++r) {
     int64_t n = 0;
     for (const auto& o : st.per_run[r]) n += o.count;
     html += QStringLiteral("<br><b>%1</b>: %2 events; ").arg(qs(model_.runs()[r].label).toHtmlEscaped()).arg(n);
     for (size_t i = 0; i < st.per_run[r].size() && i < 6; ++i) {
       const OpShare& o = st.per_run[r][i];
-      html += QStringLiteral("%1 ×%2 %3 (%4%)  ").arg(qs(o.name).toHtmlEscaped()).arg(o.count)
-                  .arg(time_label(static_cast<double>(o.ns))).arg(o.share * 100, 0, 'f', 1);
+      html += QStringLiteral("%1 ×%2 %3 (%4%)  ")
+                  .arg(qs(o.name).toHtmlEscaped())
+                  .arg(o.count)
+                  .arg(time_label(static_cast<double>(o.ns)))
+                  .arg(o.share * 100, 0, 'f', 1);
     }
   }
   stats_->setText(html);
@@ -98,9 +103,7 @@ TimelineCanvas::TimelineCanvas(TimelineView* owner, const TimelineModel& model)
   setMinimumSize(400, 200);
 }
 
-void TimelineCanvas::reset_view() {
-  set_window(0, static_cast<double>(std::max<int64_t>(1, model_.span_ns())) * 1.01);
-}
+void TimelineCanvas::reset_view() { set_window(0, static_cast<double>(std::max<int64_t>(1, model_.span_ns())) * 1.01); }
 
 void TimelineCanvas::set_window(double t0, double t1) {
   if (t1 - t0 < 10) t1 = t0 + 10;  // 10 ns is as far as zoom goes
@@ -174,7 +177,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     p.setPen(QColor(30, 40, 80));
     const auto& r = model_.runs()[static_cast<size_t>(run)];
     p.drawText(QRectF(4, y, width() - 8, 18), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("%1 — %2 events over %3").arg(qs(r.label)).arg(r.trace->events.size())
+               QStringLiteral("%1 — %2 events over %3")
+                   .arg(qs(r.label))
+                   .arg(r.trace->events.size())
                    .arg(time_label(static_cast<double>(r.trace->end_ns() - r.origin_ns))));
     p.setFont(small);
   }
@@ -191,8 +196,10 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       poly << QPointF(kLabel, bottom);
       double prev = 0;
       for (const auto& [t, v] : row.samples) {
-        const double x = std::clamp(x_of(static_cast<double>(t)), static_cast<double>(kLabel), static_cast<double>(width()));
-        poly << QPointF(x, bottom - prev / row.max_value * (bottom - top)) << QPointF(x, bottom - v / row.max_value * (bottom - top));
+        const double x =
+            std::clamp(x_of(static_cast<double>(t)), static_cast<double>(kLabel), static_cast<double>(width()));
+        poly << QPointF(x, bottom - prev / row.max_value * (bottom - top))
+             << QPointF(x, bottom - v / row.max_value * (bottom - top));
         prev = v;
       }
       poly << QPointF(width(), bottom - prev / row.max_value * (bottom - top)) << QPointF(width(), bottom);
@@ -221,7 +228,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     }
     if (selected_node) {
       const prof::NodeInfo* n = t.node_of(e);
-      if (n && (n->id == selected_node || std::find(n->origins.begin(), n->origins.end(), selected_node) != n->origins.end())) {
+      if (n && (n->id == selected_node ||
+                std::find(n->origins.begin(), n->origins.end(), selected_node) != n->origins.end())) {
         p.setPen(QPen(Qt::black, 2));
         p.drawRect(r.adjusted(-1, -1, 1, 1));
       }
@@ -238,7 +246,8 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
         if (f.from >= r.row_of_event.size() || f.to >= r.row_of_event.size()) continue;
         const prof::Event& a = r.trace->events[f.from];
         const prof::Event& b = r.trace->events[f.to];
-        const double xa = x_of(static_cast<double>(a.ts_ns - r.origin_ns)), xb = x_of(static_cast<double>(b.ts_ns - r.origin_ns));
+        const double xa = x_of(static_cast<double>(a.ts_ns - r.origin_ns)),
+                     xb = x_of(static_cast<double>(b.ts_ns - r.origin_ns));
         if (std::max(xa, xb) < kLabel || std::min(xa, xb) > width()) continue;
         const int ra = r.row_of_event[f.from], rb = r.row_of_event[f.to];
         if (ra < 0 || rb < 0) continue;
@@ -290,8 +299,10 @@ void TimelineCanvas::mousePressEvent(QMouseEvent* e) {
   press_ = e->position();
   press_t0_ = t0_;
   press_t1_ = t1_;
-  if (e->button() == Qt::RightButton || (e->modifiers() & Qt::ShiftModifier)) drag_ = Drag::Select;
-  else drag_ = Drag::Pan;
+  if (e->button() == Qt::RightButton || (e->modifiers() & Qt::ShiftModifier))
+    drag_ = Drag::Select;
+  else
+    drag_ = Drag::Pan;
 }
 
 void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
@@ -316,14 +327,16 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
   }
   const prof::Trace& t = *model_.runs()[static_cast<size_t>(model_.rows()[static_cast<size_t>(r)].run)].trace;
   const prof::Event& ee = t.events[static_cast<size_t>(ev)];
-  QString tip = QStringLiteral("<b>%1</b> (%2)<br>%3").arg(qs(t.str(ee.name)).toHtmlEscaped(), prof::event_kind_name(ee.kind),
-                                                        time_label(static_cast<double>(ee.dur_ns)));
+  QString tip = QStringLiteral("<b>%1</b> (%2)<br>%3")
+                    .arg(qs(t.str(ee.name)).toHtmlEscaped(), prof::event_kind_name(ee.kind),
+                         time_label(static_cast<double>(ee.dur_ns)));
   if (const prof::NodeInfo* n = t.node_of(ee)) {
     tip += QStringLiteral("<br>node %1").arg(qs(n->name).toHtmlEscaped());
     if (!n->shapes.empty()) tip += QStringLiteral("<br>%1").arg(qs(n->shapes).toHtmlEscaped());
     if (n->flops > 0) {
       tip += QStringLiteral("<br>%1 MFLOP").arg(n->flops / 1e6, 0, 'f', 2);
-      if (ee.dur_ns > 0) tip += QStringLiteral(", %1 GFLOP/s").arg(n->flops / static_cast<double>(ee.dur_ns), 0, 'f', 2);
+      if (ee.dur_ns > 0)
+        tip += QStringLiteral(", %1 GFLOP/s").arg(n->flops / static_cast<double>(ee.dur_ns), 0, 'f', 2);
     }
     if (n->origins.size() > 1) tip += QStringLiteral("<br>fuses %1 nodes").arg(n->origins.size());
   }
@@ -347,7 +360,8 @@ void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e) {
     if (ev >= 0) {
       const prof::Trace& t = *model_.runs()[static_cast<size_t>(model_.rows()[static_cast<size_t>(r)].run)].trace;
       // A fused node is selected through its first original node, which every view knows.
-      if (const prof::NodeInfo* n = t.node_of(t.events[static_cast<size_t>(ev)])) node = n->origins.empty() ? n->id : n->origins.front();
+      if (const prof::NodeInfo* n = t.node_of(t.events[static_cast<size_t>(ev)]))
+        node = n->origins.empty() ? n->id : n->origins.front();
     }
     selected_node = node;
     update();

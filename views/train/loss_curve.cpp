@@ -95,8 +95,9 @@ void LossCurveView::paintEvent(QPaintEvent*) {
     }
   if (!std::isfinite(lo)) {
     p.setPen(palette().placeholderText().color());
-    p.drawText(plot, Qt::AlignCenter, tr("Train a zoo template: the loss of each step appears here, PyNative and Graph "
-                                        "mode side by side."));
+    p.drawText(plot, Qt::AlignCenter,
+               tr("Train a zoo template: the loss of each step appears here, PyNative and Graph "
+                  "mode side by side."));
     p.drawRect(plot);
     return;
   }
@@ -150,8 +151,10 @@ void LossCurveView::paintEvent(QPaintEvent*) {
     for (const auto& [step, loss] : s.points) {
       if (!std::isfinite(loss) || (log_ && loss <= 0)) continue;
       const QPointF pt(px(step), py(loss));
-      if (first) path.moveTo(pt);
-      else path.lineTo(pt);
+      if (first)
+        path.moveTo(pt);
+      else
+        path.lineTo(pt);
       first = false;
     }
     // Graph mode dashed over a wider PyNative line: equal curves (same seed, same batches) stay visible.

@@ -60,8 +60,15 @@ Status conv_kernel(runtime::KernelContext& ctx, bool transpose) {
     if (!b) return Status::ok();
   }
   if (onednn_conv_types(x, w, b, y) && g.spatial() <= 3 && x.numel() > 0) {
-    const ConvArgs a{.x = x, .w = w, .b = b, .residual = nullptr, .y = y, .g = g, .group = group,
-                     .transpose = transpose, .layout = plain_op_layout(ctx, x, g, transpose)};
+    const ConvArgs a{.x = x,
+                     .w = w,
+                     .b = b,
+                     .residual = nullptr,
+                     .y = y,
+                     .g = g,
+                     .group = group,
+                     .transpose = transpose,
+                     .layout = plain_op_layout(ctx, x, g, transpose)};
     Status s = conv_onednn(ctx, a);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
@@ -94,9 +101,17 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
     auto g = geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));
     if (!g) return g.status();
     const ConvLayout layout = fused_layout(ctx, x, w, y);
-    const ConvArgs a{.x = x, .w = w, .b = b, .residual = r, .y = y, .g = *g, .group = ctx.node().attr_int("group", 1),
-                     .post = &*post, .layout = layout,
-                     .winograd = ctx.node().attr_string("algorithm", "") == "winograd", .impl_prefix = "fused:"};
+    const ConvArgs a{.x = x,
+                     .w = w,
+                     .b = b,
+                     .residual = r,
+                     .y = y,
+                     .g = *g,
+                     .group = ctx.node().attr_int("group", 1),
+                     .post = &*post,
+                     .layout = layout,
+                     .winograd = ctx.node().attr_string("algorithm", "") == "winograd",
+                     .impl_prefix = "fused:"};
     Status s = conv_onednn(ctx, a);
     // Values kept blocked between convs have no plain fallback.
     const bool fixed = ctx.node().attr_int("src_blocked", 0) || ctx.node().attr_int("dst_blocked", 0) ||

@@ -46,8 +46,10 @@ Status grad_weight_onednn(runtime::KernelContext& ctx, const Tensor& x, const Te
       // bf16 147-158 ms blocked, 101-109 ms plain; f32 223-246 ms, 208-228 ms.
       bool pointwise = true;
       for (int64_t a = 2; a < gw.rank(); ++a) pointwise = pointwise && gw.dim(a) == 1;
-      const memory::desc src = pointwise ? plain_desc(x.shape(), dt) : memory::desc(dnnl_dims(x.shape()), dt, memory::format_tag::any);
-      const memory::desc dst = pointwise ? plain_desc(gy.shape(), dt) : memory::desc(dnnl_dims(gy.shape()), dt, memory::format_tag::any);
+      const memory::desc src =
+          pointwise ? plain_desc(x.shape(), dt) : memory::desc(dnnl_dims(x.shape()), dt, memory::format_tag::any);
+      const memory::desc dst =
+          pointwise ? plain_desc(gy.shape(), dt) : memory::desc(dnnl_dims(gy.shape()), dt, memory::format_tag::any);
       ConvProblem p;
       p.src = src;
       p.dst = dst;

@@ -34,7 +34,7 @@ struct ConvPlan {
   memory::desc user_weights;  // the weights tensor as it is in memory
   memory::desc x_mem, y_mem;  // the activations as they are in memory (plain or nChw16c)
   memory::desc bias_mem;
-  Shape y_dnn;                // oneDNN's output: y, or its leading corner when cropped
+  Shape y_dnn;  // oneDNN's output: y, or its leading corner when cropped
   bool crop = false;
   std::string key;
 };
@@ -67,8 +67,7 @@ memory::desc user_weights_desc(const Tensor& w, int64_t group, bool transpose, i
 
 // y = the oneDNN output `part` (y's leading corner) with the positions past it set to the bias (or
 // zero): a ConvTranspose whose output_padding exceeds its end padding writes rows no input reaches.
-template <class T>
-void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
+template <class T> void place_cropped(const Tensor& part, const Tensor* b, Tensor& y) {
   const int64_t planes = y.dim(0) * y.dim(1), c = y.dim(1);
   const Shape ys(y.shape().begin() + 2, y.shape().end()), ps(part.shape().begin() + 2, part.shape().end());
   const int64_t ny = numel(ys), np = numel(ps);
@@ -159,7 +158,8 @@ Expected<ConvPlan> make_plan(runtime::KernelContext& ctx, const ConvArgs& a) {
   plan.y_mem = l.dst_blocked ? blocked_desc(plan.y_dnn, dt) : plain_desc(plan.y_dnn, dt);
   if (a.b) plan.bias_mem = plain_desc({m}, to_dnnl(a.b->dtype()));
   ConvProblem& p = plan.problem;
-  p.src = l.preferred && !l.src_blocked ? memory::desc(dnnl_dims(a.x.shape()), dt, memory::format_tag::any) : plan.x_mem;
+  p.src =
+      l.preferred && !l.src_blocked ? memory::desc(dnnl_dims(a.x.shape()), dt, memory::format_tag::any) : plan.x_mem;
   p.dst = l.preferred && !l.dst_blocked ? memory::desc(dnnl_dims(plan.y_dnn), dt, memory::format_tag::any) : plan.y_mem;
   p.weights = memory::desc(plan.user_weights.dims(), dt, memory::format_tag::any);
   p.bias = plan.bias_mem;
@@ -217,8 +217,8 @@ std::shared_ptr<WinogradChoice> winograd_impls(dnnl::engine& eng, const ConvPlan
     int index = 0;
     conv_forward_pd(eng, p, attr, [&](const dnnl::primitive_desc& pd) {
       const std::string impl = pd.impl_info_str();
-      const bool layouts_ok = (!l.src_blocked || pd.src_desc() == plan.x_mem) &&
-                              (!l.dst_blocked || pd.dst_desc() == plan.y_mem);
+      const bool layouts_ok =
+          (!l.src_blocked || pd.src_desc() == plan.x_mem) && (!l.dst_blocked || pd.dst_desc() == plan.y_mem);
       const size_t bytes = pd.scratchpad_desc().get_size() + (l.src_blocked ? 0 : pd.src_desc().get_size()) +
                            (l.dst_blocked ? 0 : pd.dst_desc().get_size());
       if (layouts_ok && impl.find("wino") != std::string::npos)
@@ -237,9 +237,8 @@ std::shared_ptr<WinogradChoice> winograd_impls(dnnl::engine& eng, const ConvPlan
 // to tens of MiB. Winograd runs only where that scratch fits the room the memory plan leaves at
 // this step (ctx.scratch_budget(): at most 5% over the values' lower bound); otherwise, or where
 // oneDNN has no Winograd implementation for the case, null (the direct conv runs).
-std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn,
-                                                  const ConvPlan& plan, const ConvArgs& a,
-                                                  const dnnl::primitive_attr& attr) {
+std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
+                                                  const ConvArgs& a, const dnnl::primitive_attr& attr) {
   auto wino = dnn.cached<WinogradChoice>(plan.key + "|wino",
                                          [&] { return winograd_impls(dnn.engine(), plan, a.layout, attr); });
   // The larger tiles (F(4x4,3x3)) multiply least but need the most scratch: those where they fit,
@@ -252,7 +251,8 @@ std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, O
     ConvProblem p = plan.problem;
     p.alg = dnnl::algorithm::convolution_winograd;
     int index = 0;
-    auto pd = conv_forward_pd(dnn.engine(), p, attr, [&](const dnnl::primitive_desc&) { return index++ == pick->index; });
+    auto pd =
+        conv_forward_pd(dnn.engine(), p, attr, [&](const dnnl::primitive_desc&) { return index++ == pick->index; });
     if (!pd) throw dnnl::error(dnnl_unimplemented, "the Winograd implementation chosen is gone");
     return primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(*pd, plan.user_weights);
   });
@@ -304,7 +304,8 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitiv
              const ConvPlan& plan, ConvRun& run) {
   const dnnl::primitive_desc_base& pd = cp.pd;
   if ((a.layout.src_blocked && pd.src_desc() != plan.x_mem) || (a.layout.dst_blocked && pd.dst_desc() != plan.y_mem))
-    return Status::error(ErrorCode::Internal, "the convolution primitive does not take the blocked layout chosen at compile time");
+    return Status::error(ErrorCode::Internal,
+                         "the convolution primitive does not take the blocked layout chosen at compile time");
   Tensor* target = &a.y;
   if (plan.crop) {
     MS_ASSIGN_OR_RETURN(run.part, ctx.scratch(a.y.dtype(), plan.y_dnn));
@@ -332,17 +333,17 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimi
   MS_RETURN_IF_ERROR(stage(ctx, dnn, cp, a, plan, run));
   MS_ASSIGN_OR_RETURN(memory wmem, prepared_weights(ctx, dnn, a.w, cp.user_weights, cp.pd.weights_desc()));
   MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, cp.pd.scratchpad_desc(), run.scratch_holder));
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, run.src},
-                                       {DNNL_ARG_WEIGHTS, wmem},
-                                       {DNNL_ARG_DST, run.dst},
-                                       {DNNL_ARG_SCRATCHPAD, scratch}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, run.src}, {DNNL_ARG_WEIGHTS, wmem}, {DNNL_ARG_DST, run.dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
   if (a.b) args.emplace(DNNL_ARG_BIAS, wrap(*a.b, plan.bias_mem, dnn.engine()));
   cp.prim.execute(dnn.stream(), args);
   if (run.reorder_dst) dnnl::reorder(run.dst, run.y).execute(dnn.stream(), run.dst, run.y);
   dnn.stream().wait();
   if (plan.crop) {
-    if (a.y.dtype() == DType::F32) place_cropped<float>(run.part, a.b, a.y);
-    else place_cropped<bf16>(run.part, a.b, a.y);
+    if (a.y.dtype() == DType::F32)
+      place_cropped<float>(run.part, a.b, a.y);
+    else
+      place_cropped<bf16>(run.part, a.b, a.y);
   }
   ctx.set_impl(a.impl_prefix + impl_name(cp.pd) + (plan.crop ? "+crop" : ""));
   return Status::ok();

@@ -25,16 +25,16 @@ struct ConvLayout {
 
 struct ConvArgs {
   const Tensor& x;
-  const Tensor& w;           // ONNX layout: [M, C/g, k...], or [C, M/g, k...] when transposed
-  const Tensor* b;           // [M] or null
-  const Tensor* residual;    // summed at the post-ops' Add (FusedConv's input 3) or null
+  const Tensor& w;         // ONNX layout: [M, C/g, k...], or [C, M/g, k...] when transposed
+  const Tensor* b;         // [M] or null
+  const Tensor* residual;  // summed at the post-ops' Add (FusedConv's input 3) or null
   Tensor& y;
   const ops::WindowGeometry& g;
   int64_t group = 1;
-  bool transpose = false;    // ConvTranspose (oneDNN's deconvolution)
+  bool transpose = false;                          // ConvTranspose (oneDNN's deconvolution)
   const std::vector<ops::PostOp>* post = nullptr;  // activations and the residual's Add, in order
   ConvLayout layout;
-  bool winograd = false;     // the conv-algorithm pass's mark (forward convs on preferred layouts)
+  bool winograd = false;         // the conv-algorithm pass's mark (forward convs on preferred layouts)
   const char* impl_prefix = "";  // "fused:" for FusedConv
 };
 

@@ -21,8 +21,8 @@ CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::description() const {
   const dnnl_version_t* v = dnnl_version();
-  return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + ", " + std::to_string(threads_) + " threads)";
+  return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         ", " + std::to_string(threads_) + " threads)";
 }
 
 void CpuBackend::set_threads(int n) {
@@ -49,7 +49,9 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
   return *reg;
 }
 
-runtime::KernelFn CpuBackend::find_kernel(const ir::Node& node) const { return kernels().find(node.op_type, node.domain); }
+runtime::KernelFn CpuBackend::find_kernel(const ir::Node& node) const {
+  return kernels().find(node.op_type, node.domain);
+}
 
 Status CpuBackend::copy_to_host(const Tensor& src, Tensor& dst) {
   if (src.nbytes() != dst.nbytes()) return internal_error("copy_to_host: size mismatch");
@@ -86,4 +88,3 @@ dnnl::memory wrap(const Tensor& t, const dnnl::memory::desc& md, dnnl::engine& e
 std::string impl_name(const dnnl::primitive_desc_base& pd) { return std::string("onednn:") + pd.impl_info_str(); }
 
 }  // namespace ms::cpu
-

@@ -17,22 +17,22 @@ struct ReluOp : TableOp<ew::Op::Relu, Types::SignedNumeric> {
 struct ShrinkOp : TableOp<ew::Op::Shrink, Types::Numeric> {
   using TableOp::TableOp;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) return convert<C>(ew::shrink(static_cast<double>(x), double{a}, double{b}));
-    else return ew::shrink(x, static_cast<C>(a), static_cast<C>(b));
+    if constexpr (std::is_integral_v<C>)
+      return convert<C>(ew::shrink(static_cast<double>(x), double{a}, double{b}));
+    else
+      return ew::shrink(x, static_cast<C>(a), static_cast<C>(b));
   }
 };
 
 // Clip: bounds from attributes (opset < 11) or optional scalar inputs; NaN passes through.
-template <class C>
-struct ClipOp {
+template <class C> struct ClipOp {
   static constexpr Types kTypes = Types::Numeric;
   static constexpr bool kBoolOut = false;
   C lo, hi;
   C operator()(C x) const { return ew::clip(x, lo, hi); }
 };
 
-template <class T>
-Status clip_typed(runtime::KernelContext& ctx) {
+template <class T> Status clip_typed(runtime::KernelContext& ctx) {
   using C = compute_t<T>;
   // Unbounded by default: -inf/+inf for floats so infinities pass through unchanged.
   using L = std::numeric_limits<C>;

@@ -17,24 +17,30 @@ struct NumericOp {
 struct AddOp : NumericOp {
   using NumericOp::NumericOp;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return wrap_add(a, b);
-    else return ew::binary<ew::Op::Add>(a, b);
+    if constexpr (std::is_integral_v<C>)
+      return wrap_add(a, b);
+    else
+      return ew::binary<ew::Op::Add>(a, b);
   }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a + b; }
 };
 struct SubOp : NumericOp {
   using NumericOp::NumericOp;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return wrap_sub(a, b);
-    else return ew::binary<ew::Op::Sub>(a, b);
+    if constexpr (std::is_integral_v<C>)
+      return wrap_sub(a, b);
+    else
+      return ew::binary<ew::Op::Sub>(a, b);
   }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a - b; }
 };
 struct MulOp : NumericOp {
   using NumericOp::NumericOp;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) return wrap_mul(a, b);
-    else return ew::binary<ew::Op::Mul>(a, b);
+    if constexpr (std::is_integral_v<C>)
+      return wrap_mul(a, b);
+    else
+      return ew::binary<ew::Op::Mul>(a, b);
   }
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a * b; }
 };
@@ -79,8 +85,7 @@ struct ModOp : NumericOp {
 };
 
 // Pow: base and exponent dtypes may differ; the result has the base's type.
-template <class I>
-I int_pow(I base, int64_t e) {
+template <class I> I int_pow(I base, int64_t e) {
   if (e < 0) {
     // Only |base| == 1 has a non-zero integer result.
     if (base == 1) return 1;
@@ -143,8 +148,10 @@ struct PReluOp {
   static constexpr bool kMixed = false;
   explicit PReluOp(const ir::Node&) {}
   template <class C> C operator()(C x, C slope) const {
-    if constexpr (std::is_integral_v<C>) return x < C(0) ? wrap_mul(slope, x) : x;
-    else return ew::binary<ew::Op::PRelu>(x, slope);
+    if constexpr (std::is_integral_v<C>)
+      return x < C(0) ? wrap_mul(slope, x) : x;
+    else
+      return ew::binary<ew::Op::PRelu>(x, slope);
   }
   template <class X, class Y> auto array(const X& x, const Y& slope) const { return (x < 0.0f).select(x * slope, x); }
 };

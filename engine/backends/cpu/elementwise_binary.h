@@ -17,7 +17,9 @@
 namespace ms::cpu::elementwise {
 
 template <class Op>
-concept HasArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) { op.array(m, m); };
+concept HasArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) {
+  op.array(m, m);
+};
 
 // o = op(a, b) over bf16 with strides 0 or 1 (the output may be an input: element by element).
 template <class Op>
@@ -28,8 +30,8 @@ MS_SIMD_CLONES void binary_bf16_range(const Op& op, const bf16* a, int64_t sa, c
 }
 
 template <class Op, class A, class B, class O>
-constexpr bool kEigenBinary = std::is_same_v<A, float> && std::is_same_v<B, float> && std::is_same_v<O, float> &&
-                              HasArrayForm<Op>;
+constexpr bool kEigenBinary =
+    std::is_same_v<A, float>&& std::is_same_v<B, float>&& std::is_same_v<O, float>&& HasArrayForm<Op>;
 
 // One row: o[i] = op(a[i*sa], b[i*sb]).
 template <class Op, class A, class B, class O>
@@ -101,8 +103,8 @@ Status binary_apply(runtime::KernelContext& ctx, const Op& op, const Tensor& ta,
   }
   BroadcastPlan<2> plan;
   if (!make_plan<2>(os, {&ta.shape(), &tb.shape()}, plan))
-    return ctx.fail("cannot broadcast " + shape_to_string(ta.shape()) + " and " + shape_to_string(tb.shape()) +
-                    " to " + shape_to_string(os));
+    return ctx.fail("cannot broadcast " + shape_to_string(ta.shape()) + " and " + shape_to_string(tb.shape()) + " to " +
+                    shape_to_string(os));
   par = for_each_row<2>(plan, [&](int64_t oo, const int64_t* io, int64_t len, const int64_t* st) {
     binary_row(op, a + io[0], st[0], b + io[1], st[1], o + oo, len);
   });
@@ -122,8 +124,7 @@ inline Status broadcast_output_shape(runtime::KernelContext& ctx, Shape& shape) 
   return Status::ok();
 }
 
-template <class Op>
-Status binary_kernel(runtime::KernelContext& ctx) {
+template <class Op> Status binary_kernel(runtime::KernelContext& ctx) {
   const Tensor& ta = ctx.input(0);
   const Tensor& tb = ctx.input(1);
   const DType at = ta.dtype();

@@ -14,16 +14,14 @@ namespace ms::cpu::elementwise {
 
 constexpr int kMaxPlanRank = 16;
 
-template <size_t K>
-struct BroadcastPlan {
+template <size_t K> struct BroadcastPlan {
   int rank = 0;
   int64_t dims[kMaxPlanRank] = {};
   int64_t strides[K][kMaxPlanRank] = {};  // element strides of each input; 0 = broadcast
 };
 
 // False when an input does not broadcast to `out` or the merged rank exceeds kMaxPlanRank.
-template <size_t K>
-bool make_plan(const Shape& out, const std::array<const Shape*, K>& ins, BroadcastPlan<K>& p) {
+template <size_t K> bool make_plan(const Shape& out, const std::array<const Shape*, K>& ins, BroadcastPlan<K>& p) {
   const size_t r = out.size();
   int64_t in_stride[K];
   for (size_t k = 0; k < K; ++k) {
@@ -76,8 +74,7 @@ bool make_plan(const Shape& out, const std::array<const Shape*, K>& ins, Broadca
 
 // Calls row(out_offset, in_offsets[K], length, inner_strides[K]) for every innermost row of the
 // plan; rows are split across the OpenMP team when the output is large. Returns whether it did.
-template <size_t K, class Row>
-bool for_each_row(const BroadcastPlan<K>& p, Row&& row) {
+template <size_t K, class Row> bool for_each_row(const BroadcastPlan<K>& p, Row&& row) {
   const int r = p.rank;
   const int64_t inner = p.dims[r - 1];
   int64_t rows = 1;

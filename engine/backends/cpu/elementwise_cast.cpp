@@ -8,15 +8,13 @@
 namespace ms::cpu::elementwise {
 namespace {
 
-template <class From, class To>
-void cast_range(const From* x, To* y, int64_t n) {
+template <class From, class To> void cast_range(const From* x, To* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = convert<To>(x[i]);
 }
 
 // Before opset 19 the ONNX reference casts f32 -> bf16 by dropping the low 16 bits (the node tests
 // are generated that way); Cast-19 specifies round-to-nearest-even, which convert<bf16> does.
-template <class From>
-void cast_to_bf16_truncating(const From* x, bf16* y, int64_t n) {
+template <class From> void cast_to_bf16_truncating(const From* x, bf16* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float f = static_cast<float>(x[i]);
     uint32_t bits;

@@ -5,8 +5,7 @@
 namespace ms::cpu::elementwise {
 namespace {
 
-template <Types Set>
-struct CompareBase {
+template <Types Set> struct CompareBase {
   static constexpr Types kTypes = Set;
   static constexpr bool kBoolOut = true;
   static constexpr bool kMixed = false;

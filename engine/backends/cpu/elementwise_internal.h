@@ -26,8 +26,7 @@ void register_cast_kernels(runtime::KernelRegistry& r);        // elementwise_ca
 constexpr int64_t kParallelThreshold = int64_t{1} << 16;
 constexpr int64_t kParallelChunk = int64_t{1} << 14;
 
-template <class T>
-inline constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+template <class T> inline constexpr bool is_half_v = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 
 // bf16 <-> f32 with plain integer arithmetic (round to nearest even, NaN kept quiet with its sign,
 // as Eigen's conversion), so loops over them vectorize.
@@ -43,14 +42,12 @@ inline bf16 f32_to_bf16(float f) {
 }
 
 // Type arithmetic is done in: float for f16/bf16, the type itself otherwise.
-template <class T>
-using compute_t = std::conditional_t<is_half_v<T>, float, T>;
+template <class T> using compute_t = std::conditional_t<is_half_v<T>, float, T>;
 
 // Which element types a kernel is instantiated for (mirrors the schema's dtype sets).
 enum class Types : uint8_t { Float, SignedNumeric, Numeric, Integer, Bool, Any };
 
-template <class T>
-constexpr bool accepts(Types set) {
+template <class T> constexpr bool accepts(Types set) {
   constexpr bool flt = std::is_floating_point_v<T> || is_half_v<T>;
   constexpr bool boolean = std::is_same_v<T, bool>;
   constexpr bool integer = std::is_integral_v<T> && !boolean;
@@ -73,8 +70,7 @@ inline bool accepts_dtype(DType t, Types set) {
 
 // Float -> integer as numpy's astype does on x86 (truncation toward zero; NaN and out-of-range give
 // the "integer indefinite" value, narrower types wrap from int32/int64), with no UB.
-template <class To, class From>
-inline To float_to_int(From v) {
+template <class To, class From> inline To float_to_int(From v) {
   const double d = static_cast<double>(v);
   if constexpr (std::is_same_v<To, uint64_t>) {
     if (d >= 0 && d < 18446744073709551616.0) return static_cast<uint64_t>(d);
@@ -90,13 +86,14 @@ inline To float_to_int(From v) {
 }
 
 // Any supported element type (or its compute type) -> To.
-template <class To, class From>
-inline To convert(From v) {
+template <class To, class From> inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (is_half_v<From>) return static_cast<float>(v) != 0.0f;
-    else return v != From(0);
+    if constexpr (is_half_v<From>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != From(0);
   } else if constexpr (is_half_v<From>) {
     return convert<To>(static_cast<float>(v));
   } else if constexpr (is_half_v<To>) {
@@ -109,25 +106,21 @@ inline To convert(From v) {
 }
 
 // Integer +, -, * wrap (as numpy does) instead of being UB on overflow.
-template <class T>
-using wide_unsigned_t = std::make_unsigned_t<decltype(T() + T())>;
+template <class T> using wide_unsigned_t = std::make_unsigned_t<decltype(T() + T())>;
 
-template <class T>
-inline T wrap_add(T a, T b) {
+template <class T> inline T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<wide_unsigned_t<T>>(a) + static_cast<wide_unsigned_t<T>>(b));
   else
     return a + b;
 }
-template <class T>
-inline T wrap_sub(T a, T b) {
+template <class T> inline T wrap_sub(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<wide_unsigned_t<T>>(a) - static_cast<wide_unsigned_t<T>>(b));
   else
     return a - b;
 }
-template <class T>
-inline T wrap_mul(T a, T b) {
+template <class T> inline T wrap_mul(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<wide_unsigned_t<T>>(a) * static_cast<wide_unsigned_t<T>>(b));
   else
@@ -136,8 +129,7 @@ inline T wrap_mul(T a, T b) {
 
 // Runs f(begin, end) over [0, n): on this thread for small n, in chunks across the OpenMP team
 // otherwise. Returns whether it went parallel.
-template <class F>
-inline bool parallel_chunks(int64_t n, F&& f) {
+template <class F> inline bool parallel_chunks(int64_t n, F&& f) {
   if (n < kParallelThreshold) {
     f(int64_t{0}, n);
     return false;
@@ -169,8 +161,8 @@ inline Status prepare_output(runtime::KernelContext& ctx, size_t i, DType dtype,
 // Dtype of a kernel's input does not match what the schema promised (an executor bug or a graph
 // that skipped inference); refuse rather than read memory as the wrong type.
 inline Status dtype_mismatch(runtime::KernelContext& ctx, size_t i, DType expected) {
-  return ctx.fail("input " + std::to_string(i) + " is " + std::string(dtype_name(ctx.input(i).dtype())) + ", expected " +
-                  std::string(dtype_name(expected)));
+  return ctx.fail("input " + std::to_string(i) + " is " + std::string(dtype_name(ctx.input(i).dtype())) +
+                  ", expected " + std::string(dtype_name(expected)));
 }
 inline Status unsupported_dtype(runtime::KernelContext& ctx, DType t) {
   return ctx.unsupported_case("no CPU kernel for dtype " + std::string(dtype_name(t)));

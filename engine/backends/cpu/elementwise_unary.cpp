@@ -13,10 +13,10 @@ namespace {
 // for floor/ceil/rint. Not Eigen's transcendental functions: sqrt(inf) = NaN and 0 for denormals,
 // exp clamped at -88.7 (exp(-inf) = 2.9e-39), log of a denormal = -87.3, tanh up to 6 ulp off; the
 // table's loops vectorize those through the vector math library instead.
-#define MS_FLOAT_UNARY(Name, array_method)                                        \
-  struct Name##Op : TableOp<ew::Op::Name> {                                        \
-    using TableOp::TableOp;                                                        \
-    template <class A> auto array(const A& x) const { return x.array_method(); }   \
+#define MS_FLOAT_UNARY(Name, array_method)                                       \
+  struct Name##Op : TableOp<ew::Op::Name> {                                      \
+    using TableOp::TableOp;                                                      \
+    template <class A> auto array(const A& x) const { return x.array_method(); } \
   };
 
 MS_FLOAT_UNARY(Reciprocal, inverse)
@@ -28,8 +28,10 @@ MS_FLOAT_UNARY(Round, rint)
 struct NegOp : UnaryBase<Types::SignedNumeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) return wrap_sub(C(0), x);
-    else return ew::unary<ew::Op::Neg>(x);
+    if constexpr (std::is_integral_v<C>)
+      return wrap_sub(C(0), x);
+    else
+      return ew::unary<ew::Op::Neg>(x);
   }
   template <class A> auto array(const A& x) const { return -x; }
 };
@@ -37,9 +39,12 @@ struct NegOp : UnaryBase<Types::SignedNumeric> {
 struct AbsOp : UnaryBase<Types::Numeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_unsigned_v<C>) return x;
-    else if constexpr (std::is_integral_v<C>) return x < 0 ? wrap_sub(C(0), x) : x;
-    else return ew::unary<ew::Op::Abs>(x);
+    if constexpr (std::is_unsigned_v<C>)
+      return x;
+    else if constexpr (std::is_integral_v<C>)
+      return x < 0 ? wrap_sub(C(0), x) : x;
+    else
+      return ew::unary<ew::Op::Abs>(x);
   }
   template <class A> auto array(const A& x) const { return x.abs(); }
 };
@@ -48,8 +53,10 @@ struct AbsOp : UnaryBase<Types::Numeric> {
 struct ErfOp : UnaryBase<Types::Numeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) return convert<C>(std::erf(static_cast<double>(x)));
-    else return ew::unary<ew::Op::Erf>(x);
+    if constexpr (std::is_integral_v<C>)
+      return convert<C>(std::erf(static_cast<double>(x)));
+    else
+      return ew::unary<ew::Op::Erf>(x);
   }
 };
 
@@ -57,8 +64,10 @@ struct ErfOp : UnaryBase<Types::Numeric> {
 struct SignOp : UnaryBase<Types::Numeric> {
   using UnaryBase::UnaryBase;
   template <class C> C operator()(C x) const {
-    if constexpr (std::is_unsigned_v<C>) return x > 0 ? C(1) : C(0);
-    else return ew::sign(x);
+    if constexpr (std::is_unsigned_v<C>)
+      return x > 0 ? C(1) : C(0);
+    else
+      return ew::sign(x);
   }
 };
 

@@ -16,10 +16,12 @@
 namespace ms::cpu::elementwise {
 
 template <class Op>
-concept HasUnaryArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) { op.array(m); };
+concept HasUnaryArrayForm = requires(const Op& op, const Eigen::Map<const Eigen::ArrayXf>& m) {
+  op.array(m);
+};
 
 template <class Op, class T, class O>
-constexpr bool kEigenUnary = std::is_same_v<T, float> && std::is_same_v<O, float> && HasUnaryArrayForm<Op>;
+constexpr bool kEigenUnary = std::is_same_v<T, float>&& std::is_same_v<O, float>&& HasUnaryArrayForm<Op>;
 
 // Mixed precision: widened and rounded back with integer arithmetic, marked for SIMD and built for
 // AVX-512/AVX2 too (Relu over 8x64x112x112 bf16 was 18 ms through Eigen's scalar conversions; the
@@ -31,14 +33,15 @@ MS_SIMD_CLONES void unary_bf16_range(const Op& op, const bf16* __restrict x, bf1
 }
 
 template <class Op>
-concept IsTableOp = requires { Op::kTableOp; };
+concept IsTableOp = requires {
+  Op::kTableOp;
+};
 
 // f32: marked for SIMD, as at -O2 GCC does not vectorize a loop that needs an alias check (y may be
 // x, which is safe element by element): Sign over 8x64x112x112 random values 15.4 -> 0.8 ms (the
 // scalar loop branched on every sign). Built for AVX-512/AVX2 too, like the bf16 loop; table ops
 // run the table's loop (their library calls vectorized, ops/elementwise_math.h).
-template <class Op>
-MS_SIMD_CLONES void unary_f32_range(const Op& op, const float* x, float* y, int64_t n) {
+template <class Op> MS_SIMD_CLONES void unary_f32_range(const Op& op, const float* x, float* y, int64_t n) {
   if constexpr (IsTableOp<Op>) {
     table_unary_f32<Op::kTableOp>(x, y, n, op.a, op.b);
   } else {
@@ -47,8 +50,7 @@ MS_SIMD_CLONES void unary_f32_range(const Op& op, const float* x, float* y, int6
   }
 }
 
-template <class Op, class T, class O>
-inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
+template <class Op, class T, class O> inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
   if constexpr (kEigenUnary<Op, T, O>) {
     Eigen::Map<Eigen::ArrayXf>(y, n) = op.array(Eigen::Map<const Eigen::ArrayXf>(x, n));
   } else if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
@@ -67,8 +69,7 @@ inline void unary_range(const Op& op, const T* x, O* y, int64_t n) {
 }
 
 // y = op(x) for an already-constructed op (Clip builds its op from inputs).
-template <class Op>
-Status unary_apply(runtime::KernelContext& ctx, const Op& op) {
+template <class Op> Status unary_apply(runtime::KernelContext& ctx, const Op& op) {
   const Tensor& x = ctx.input(0);
   const DType ot = Op::kBoolOut ? DType::Bool : x.dtype();
   Tensor* y = nullptr;
@@ -91,22 +92,17 @@ Status unary_apply(runtime::KernelContext& ctx, const Op& op) {
   return Status::ok();
 }
 
-template <class Op>
-Status unary_kernel(runtime::KernelContext& ctx) {
-  return unary_apply(ctx, Op(ctx.node()));
-}
+template <class Op> Status unary_kernel(runtime::KernelContext& ctx) { return unary_apply(ctx, Op(ctx.node())); }
 
 // Base for ops without attributes.
-template <Types Set, bool BoolOut = false>
-struct UnaryBase {
+template <Types Set, bool BoolOut = false> struct UnaryBase {
   static constexpr Types kTypes = Set;
   static constexpr bool kBoolOut = BoolOut;
   explicit UnaryBase(const ir::Node&) {}
 };
 
 // An op of the table (ops/elementwise_math.h): its floating-point math, its attributes from the node.
-template <ew::Op kOp, Types Set = Types::Float>
-struct TableOp {
+template <ew::Op kOp, Types Set = Types::Float> struct TableOp {
   static constexpr ew::Op kTableOp = kOp;
   static constexpr Types kTypes = Set;
   static constexpr bool kBoolOut = false;

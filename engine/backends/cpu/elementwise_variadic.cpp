@@ -20,15 +20,19 @@ struct FoldBase {
 struct MaxOp : FoldBase {
   using FoldBase::FoldBase;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>) return ew::binary<ew::Op::Max>(a, b);
-    else return a < b ? b : a;
+    if constexpr (std::is_floating_point_v<C>)
+      return ew::binary<ew::Op::Max>(a, b);
+    else
+      return a < b ? b : a;
   }
 };
 struct MinOp : FoldBase {
   using FoldBase::FoldBase;
   template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_floating_point_v<C>) return ew::binary<ew::Op::Min>(a, b);
-    else return b < a ? b : a;
+    if constexpr (std::is_floating_point_v<C>)
+      return ew::binary<ew::Op::Min>(a, b);
+    else
+      return b < a ? b : a;
   }
 };
 struct SumOp : FoldBase {
@@ -37,8 +41,7 @@ struct SumOp : FoldBase {
   template <class X, class Y> auto array(const X& a, const Y& b) const { return a + b; }
 };
 
-template <class Op, class T>
-Status fold_typed(runtime::KernelContext& ctx, const Op& op, Tensor& out, bool mean) {
+template <class Op, class T> Status fold_typed(runtime::KernelContext& ctx, const Op& op, Tensor& out, bool mean) {
   const size_t k = ctx.num_inputs();
   if (k == 1) {
     // Output has the input's shape: a copy.
@@ -61,8 +64,7 @@ Status fold_typed(runtime::KernelContext& ctx, const Op& op, Tensor& out, bool m
   return Status::ok();
 }
 
-template <class Op, bool Mean = false>
-Status fold_kernel(runtime::KernelContext& ctx) {
+template <class Op, bool Mean = false> Status fold_kernel(runtime::KernelContext& ctx) {
   const DType t = ctx.input(0).dtype();
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) return ctx.fail("input " + std::to_string(i) + " is missing");
@@ -91,8 +93,7 @@ Status fold_kernel(runtime::KernelContext& ctx) {
 }
 
 // Where only moves elements: dispatch on element size, not dtype.
-template <class E>
-Status where_typed(runtime::KernelContext& ctx, Tensor& out) {
+template <class E> Status where_typed(runtime::KernelContext& ctx, Tensor& out) {
   const Tensor& tc = ctx.input(0);
   const Tensor& tx = ctx.input(1);
   const Tensor& ty = ctx.input(2);

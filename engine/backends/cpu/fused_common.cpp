@@ -87,11 +87,21 @@ bool onednn_eltwise(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float&
   b = 0;
   switch (p.kind) {
     case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
-    case ops::PostOp::Kind::LeakyRelu: alg = dnnl::algorithm::eltwise_relu; a = p.alpha; return true;
+    case ops::PostOp::Kind::LeakyRelu:
+      alg = dnnl::algorithm::eltwise_relu;
+      a = p.alpha;
+      return true;
     case ops::PostOp::Kind::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; return true;
     case ops::PostOp::Kind::Tanh: alg = dnnl::algorithm::eltwise_tanh; return true;
-    case ops::PostOp::Kind::Elu: alg = dnnl::algorithm::eltwise_elu; a = p.alpha; return true;
-    case ops::PostOp::Kind::Clip: alg = dnnl::algorithm::eltwise_clip; a = p.alpha; b = p.beta; return true;
+    case ops::PostOp::Kind::Elu:
+      alg = dnnl::algorithm::eltwise_elu;
+      a = p.alpha;
+      return true;
+    case ops::PostOp::Kind::Clip:
+      alg = dnnl::algorithm::eltwise_clip;
+      a = p.alpha;
+      b = p.beta;
+      return true;
     default: return false;
   }
 }
@@ -115,7 +125,8 @@ dnnl::post_ops onednn_post_ops(const std::vector<ops::PostOp>& post, bool sum_re
 std::string post_ops_key(const std::vector<ops::PostOp>& post) {
   std::string key;
   for (const auto& p : post)
-    key += "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
+    key +=
+        "|" + std::to_string(static_cast<int>(p.kind)) + ":" + std::to_string(p.alpha) + ":" + std::to_string(p.beta);
   return key;
 }
 

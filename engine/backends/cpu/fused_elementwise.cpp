@@ -88,7 +88,7 @@ Layout collapse(const Shape& out, std::vector<std::vector<int64_t>> st) {
 // d[i] = s[i * st] widened to f32.
 MS_SIMD_CLONES void widen_tile(const bf16* __restrict s, int64_t st, float* __restrict d, int64_t n) {
   if (st == 1)
-    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i]);
+    MS_SIMD_FOR(int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i]);
   else
     for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(s[i * st]);
 }
@@ -98,21 +98,21 @@ MS_SIMD_CLONES void fill_rows(float* __restrict d, const float* __restrict vals,
   for (int64_t q = 0; q < rows; ++q) {
     const float c = vals[q];
     float* row = d + q * inner;
-    MS_SIMD_FOR (int64_t i = 0; i < inner; ++i) row[i] = c;
+    MS_SIMD_FOR(int64_t i = 0; i < inner; ++i) row[i] = c;
   }
 }
 
 MS_SIMD_CLONES void narrow_tile(const float* __restrict s, bf16* __restrict d, int64_t n) {
-  MS_SIMD_FOR (int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(s[i]);
+  MS_SIMD_FOR(int64_t i = 0; i < n; ++i) d[i] = f32_to_bf16(s[i]);
 }
 
 MS_SIMD_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
   if (l.special == Special::Square) {
-    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i];
+    MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = v[i] * v[i];
     return;
   }
   if (l.special == Special::RoundBf16) {
-    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
+    MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
     return;
   }
   switch (l.op) {
@@ -127,21 +127,22 @@ MS_SIMD_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
 // v[i] = v[i] op o[i * st] (side 0) or o[i * st] op v[i] (side 1); the switch sits outside the loop
 // so each case vectorizes (st 0: one value for the whole run).
 template <ew::Op kOp>
-[[gnu::always_inline]] inline void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st, int side, int64_t n) {
+[[gnu::always_inline]] inline void apply_binary_as(float* __restrict v, const float* __restrict o, int64_t st, int side,
+                                                   int64_t n) {
   auto f = [](float a, float b) { return ew::binary<kOp>(a, b); };
   if (st == 0) {
     const float c = o[0];
     if (side == 0)
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(v[i], c);
+      MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = f(v[i], c);
     else
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(c, v[i]);
+      MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = f(c, v[i]);
   } else if (st == 1) {
     if (side == 0)
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(v[i], o[i]);
+      MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = f(v[i], o[i]);
     else
-      MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = f(o[i], v[i]);
+      MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = f(o[i], v[i]);
   } else {
-    MS_SIMD_FOR (int64_t i = 0; i < n; ++i) v[i] = side == 0 ? f(v[i], o[i * st]) : f(o[i * st], v[i]);
+    MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = side == 0 ? f(v[i], o[i * st]) : f(o[i * st], v[i]);
   }
 }
 
@@ -172,7 +173,8 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
   auto f32_or_bf16 = [](DType d) { return d == DType::F32 || d == DType::BF16; };
   if (!f32_or_bf16(x.dtype())) return ctx.unsupported_case("fused elementwise needs f32 or bf16 tensors");
   if (full && full->shape() != x.shape())
-    return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " + shape_to_string(x.shape()));
+    return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " +
+                    shape_to_string(x.shape()));
   // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
   // output instead of stored.
   const Shape& out = x.shape();
@@ -195,7 +197,8 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       y_strides[a] = out[a] == 1 ? 0 : s;
       s *= out[a];
     }
-    if (s != y.numel()) return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
+    if (s != y.numel())
+      return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
     if (n.attr_string("reduce", "") == "ReduceMean") scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
     scale *= n.attr_float("reduce_scale", 1.f);  // -1: the reduction of the result's negation
   } else if (x.shape() != y.shape()) {
@@ -235,7 +238,8 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       if (t.dtype() != dt && !(dt == DType::F32 && t.dtype() == DType::BF16))
         return ctx.unsupported_case("operand " + std::to_string(next) + " is " + std::string(dtype_name(t.dtype())) +
                                     " where the chain is " + std::string(dtype_name(dt)));
-      if (t.shape().size() > out.size()) return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
+      if (t.shape().size() > out.size())
+        return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
       const bool t16 = t.dtype() == DType::BF16;
       l.operand = static_cast<int>(data.size());
       data.push_back(t16 ? nullptr : t.data<float>());
@@ -316,8 +320,10 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
         }
         const int64_t len = g * inner;
         auto at = [&](int64_t q, size_t o) { return gbase[static_cast<size_t>(q) * nops + o]; };
-        if (half) widen_tile(data16[0] + at(0, 0), 1, v, len);
-        else std::copy(data[0] + at(0, 0), data[0] + at(0, 0) + len, v);
+        if (half)
+          widen_tile(data16[0] + at(0, 0), 1, v, len);
+        else
+          std::copy(data[0] + at(0, 0), data[0] + at(0, 0) + len, v);
         for (const Link& l : links) {
           if (l.operand < 0) {
             apply_unary(l, v, len);
@@ -326,8 +332,10 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
           const size_t o = static_cast<size_t>(l.operand);
           const float* src = nullptr;
           if (lay.strides[o] == lay.strides[0]) {  // as long as the output: rows in a row
-            if (data16[o]) widen_tile(data16[o] + at(0, o), 1, widened, len);
-            else src = data[o] + at(0, o);
+            if (data16[o])
+              widen_tile(data16[o] + at(0, o), 1, widened, len);
+            else
+              src = data[o] + at(0, o);
           } else {  // one value per row
             float vals[kTile];
             for (int64_t q = 0; q < g; ++q) vals[q] = data16[o] ? bf16_to_f32(data16[o][at(q, o)]) : data[o][at(q, o)];
@@ -348,7 +356,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
             const float* vq = v + q * inner;
             if (sy == 0) {
               float part = 0;
-              MS_SIMD_REDUCE_FOR (int64_t i = 0; i < inner; ++i) part += vq[i];
+              MS_SIMD_REDUCE_FOR(int64_t i = 0; i < inner; ++i) part += vq[i];
               (*sum)[static_cast<size_t>(at(q, y_op))] += part;
             } else {
               double* dst = sum->data() + at(q, y_op);
@@ -398,7 +406,7 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
         if (!sum) continue;
         if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {
           float part = 0;
-          MS_SIMD_REDUCE_FOR (int64_t i = 0; i < len; ++i) part += v[i];
+          MS_SIMD_REDUCE_FOR(int64_t i = 0; i < len; ++i) part += v[i];
           (*sum)[static_cast<size_t>(base[y_op])] += part;
         } else {
           double* dst = sum->data() + base[y_op] + t0 * sy;
@@ -439,8 +447,10 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
       double t = 0;
       for (const auto& a : acc)
         if (!a.empty()) t += a[static_cast<size_t>(i)];
-      if (half_out) yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
-      else yd[i] = static_cast<float>(t * scale);
+      if (half_out)
+        yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
+      else
+        yd[i] = static_cast<float>(t * scale);
     }
     ctx.set_impl(ctx.impl() + "+reduce");
   }

@@ -36,8 +36,9 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   const memory::desc w_any = few_rows ? w_user : memory::desc({k, n}, memory::data_type::f32, memory::format_tag::any);
   const memory::desc b_md({1, n}, memory::data_type::f32, memory::dims{n, 1});
   const memory::desc y_md = plain_desc(y.shape());
-  std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
-                    std::to_string(ta) + std::to_string(tw) + (bias ? "b" : "") + "|" + std::to_string(alpha);
+  std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::to_string(m) + "x" +
+                    std::to_string(n) + "x" + std::to_string(k) + "|" + std::to_string(ta) + std::to_string(tw) +
+                    (bias ? "b" : "") + "|" + std::to_string(alpha);
   key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused matmul", [&]() -> Status {
@@ -125,8 +126,10 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
 }  // namespace
 
 void register_fused_matmul_kernels(runtime::KernelRegistry& r) {
-  r.add("FusedGemm", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, true); }, ops::kFusedDomain);
-  r.add("FusedMatMul", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, false); }, ops::kFusedDomain);
+  r.add(
+      "FusedGemm", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, true); }, ops::kFusedDomain);
+  r.add(
+      "FusedMatMul", [](runtime::KernelContext& c) { return fused_matmul_kernel(c, false); }, ops::kFusedDomain);
 }
 
 }  // namespace ms::cpu::fused

@@ -50,8 +50,8 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
     pad_l.assign(in.size(), 0);
     pad_r.assign(in.size(), 0);
   }
-  const auto alg = pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding
-                                               : dnnl::algorithm::pooling_max;
+  const auto alg =
+      pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding : dnnl::algorithm::pooling_max;
   const memory::desc x_md = layout_desc(x.shape(), src_blk), y_md = layout_desc(y.shape(), dst_blk);
   // oneDNN's jit pooling takes src and dst in one layout (otherwise its reference loops, ~10x
   // slower): at a region's edge the pool writes the input's layout into scratch and the (smaller)
@@ -78,9 +78,9 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
     if (pool_md != y_md) {
       MS_ASSIGN_OR_RETURN(dst, nn::make_scratchpad(ctx, pool_md, staged));
     }
-    pp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, wrap(x, x_md, dnn.engine())},
-                                    {DNNL_ARG_DST, dst},
-                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    pp->prim.execute(
+        dnn.stream(),
+        {{DNNL_ARG_SRC, wrap(x, x_md, dnn.engine())}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
     if (pool_md != y_md) dnnl::reorder(dst, y_mem).execute(dnn.stream(), dst, y_mem);
     dnn.stream().wait();
     ctx.set_impl("fused:" + impl_name(pp->pd));
@@ -110,6 +110,8 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
 
 }  // namespace
 
-void register_fused_pool_kernels(runtime::KernelRegistry& r) { r.add("FusedPool", fused_pool_kernel, ops::kFusedDomain); }
+void register_fused_pool_kernels(runtime::KernelRegistry& r) {
+  r.add("FusedPool", fused_pool_kernel, ops::kFusedDomain);
+}
 
 }  // namespace ms::cpu::fused

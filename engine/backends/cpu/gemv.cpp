@@ -14,8 +14,7 @@ namespace {
 #define LOAD16(p) (*reinterpret_cast<const v16*>(p))
 
 // Independent partial sums per row of A, so the adds of one row do not wait on each other.
-template <int M>
-constexpr int kPartials = M == 1 ? 4 : (M == 2 ? 2 : 1);
+template <int M> constexpr int kPartials = M == 1 ? 4 : (M == 2 ? 2 : 1);
 
 // Columns [j0, j1) of W stored [N, K]: one row of W (one output column) at a time, its K weights one
 // sequential stream dotted with each row of A (rows contiguous).
@@ -74,8 +73,8 @@ MS_SIMD_CLONES void gemv_kn(const float* __restrict a, const float* __restrict w
 
 // Rows [i0, i1) of W stored [K, N], all N columns: out [m, n] = sum over those rows of A[r, i] W[i, :],
 // four rows of W per pass over the output.
-MS_SIMD_CLONES void gemv_kn_rows(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n,
-                                 int64_t k, int64_t i0, int64_t i1, float* __restrict out) {
+MS_SIMD_CLONES void gemv_kn_rows(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n, int64_t k,
+                                 int64_t i0, int64_t i1, float* __restrict out) {
   std::fill(out, out + m * n, 0.f);
   int64_t i = i0;
   for (; i + 4 <= i1; i += 4) {
@@ -118,8 +117,8 @@ int64_t threads_for(int64_t n, int64_t k) { return n * k >= (1 << 15) ? std::max
 
 }  // namespace
 
-void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w_nk, int64_t m, int64_t n,
-              int64_t k, float alpha, bool accumulate, float* y) {
+void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w_nk, int64_t m, int64_t n, int64_t k,
+              float alpha, bool accumulate, float* y) {
   std::vector<float> gathered;
   a = contiguous_rows(a, a_rs, a_cs, m, k, gathered);
   const int64_t threads = threads_for(n, k);

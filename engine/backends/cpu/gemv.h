@@ -14,7 +14,7 @@ constexpr int64_t kGemvMaxRows = 4;  // up to this many rows of A
 
 // y[r, j] = (accumulate ? y[r, j] : 0) + alpha * sum_k A[r, k] * W[k, j] for r < m (m <= kGemvMaxRows),
 // A[r, k] = a[r * a_rs + k * a_cs], W stored [N, K] (w_nk) or [K, N], y [m, n] contiguous.
-void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w_nk, int64_t m, int64_t n,
-              int64_t k, float alpha, bool accumulate, float* y);
+void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w_nk, int64_t m, int64_t n, int64_t k,
+              float alpha, bool accumulate, float* y);
 
 }  // namespace ms::cpu::nn

@@ -39,8 +39,7 @@ bool nll(const T* logp, const L* labels, const T* weights, const LossView& v, in
   return true;
 }
 
-template <class T>
-void log_softmax_axis1(const T* x, T* y, const LossView& v) {
+template <class T> void log_softmax_axis1(const T* x, T* y, const LossView& v) {
   if (v.c == 0) return;  // no classes: nothing to normalize (every label is then out of range)
   for (int64_t b = 0; b < v.n; ++b)
     for (int64_t j = 0; j < v.d; ++j) {

@@ -56,8 +56,7 @@ MatmulPlan plan_matmul(const Shape& a_in, const Shape& b_in) {
   return p;
 }
 
-template <class T>
-using mm_acc_t = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
+template <class T> using mm_acc_t = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
 
 // y[b] (+)= alpha * op(A[b]) op(B[b]); `accumulate`: y holds beta*C already.
 template <class T>
@@ -84,24 +83,14 @@ void matmul_loop(const T* a, const T* b, T* y, const MatmulPlan& p, int64_t a_rs
     }
 }
 
-template <class F>
-bool visit_matmul_type(DType t, F&& f) {
+template <class F> bool visit_matmul_type(DType t, F&& f) {
   if (visit_float(t, f)) return true;
   switch (t) {
-    case DType::I32:
-      f(TypeTag<int32_t>{});
-      return true;
-    case DType::I64:
-      f(TypeTag<int64_t>{});
-      return true;
-    case DType::U32:
-      f(TypeTag<uint32_t>{});
-      return true;
-    case DType::U64:
-      f(TypeTag<uint64_t>{});
-      return true;
-    default:
-      return false;
+    case DType::I32: f(TypeTag<int32_t>{}); return true;
+    case DType::I64: f(TypeTag<int64_t>{}); return true;
+    case DType::U32: f(TypeTag<uint32_t>{}); return true;
+    case DType::U64: f(TypeTag<uint64_t>{}); return true;
+    default: return false;
   }
 }
 
@@ -210,15 +199,16 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
   // Row/column strides of op(A) [M,K] and op(B) [K,N] inside the stored tensors.
   const int64_t a_rs = ta ? 1 : k, a_cs = ta ? m : 1, b_rs = tb ? 1 : n, b_cs = tb ? k : 1;
   if (m <= kGemvMaxRows && a.dtype() == DType::F32 && b.dtype() == DType::F32 && y.dtype() == DType::F32 && k > 0) {
-    gemv_f32(a.data<float>(), a_rs, a_cs, b.data<float>(), tb, m, n, k, static_cast<float>(alpha), true, y.data<float>());
+    gemv_f32(a.data<float>(), a_rs, a_cs, b.data<float>(), tb, m, n, k, static_cast<float>(alpha), true,
+             y.data<float>());
     ctx.set_impl("gemv");
     return Status::ok();
   }
   if (onednn_matmul_types(a, b, y) && k > 0) {
     const DType t = a.dtype();
-    const std::string key = "gemm|" + std::string(dtype_name(t)) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "|" +
-                            std::to_string(ta) + std::to_string(tb) + "|" + std::to_string(alpha) + "|" +
-                            std::to_string(with_c);
+    const std::string key = "gemm|" + std::string(dtype_name(t)) + "|" + std::to_string(m) + "x" + std::to_string(n) +
+                            "x" + std::to_string(k) + "|" + std::to_string(ta) + std::to_string(tb) + "|" +
+                            std::to_string(alpha) + "|" + std::to_string(with_c);
     Status s = matmul_onednn(ctx, a, strided_desc({m, k}, {a_rs, a_cs}, t), b, strided_desc({k, n}, {b_rs, b_cs}, t), y,
                              plain_desc({m, n}, to_dnnl(t)), static_cast<float>(alpha), true, key);
     if (s.code() != ErrorCode::Unsupported) return s;

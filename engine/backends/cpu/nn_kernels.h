@@ -21,29 +21,18 @@ void register_softmax_kernels(runtime::KernelRegistry& r);  // softmax.cpp (+ Dr
 void register_loss_kernels(runtime::KernelRegistry& r);     // loss.cpp
 
 // Calls f(TypeTag<T>{}) for the float dtypes; false for any other.
-template <class F>
-bool visit_float(DType t, F&& f) {
+template <class F> bool visit_float(DType t, F&& f) {
   switch (t) {
-    case DType::F32:
-      f(TypeTag<float>{});
-      return true;
-    case DType::F64:
-      f(TypeTag<double>{});
-      return true;
-    case DType::F16:
-      f(TypeTag<f16>{});
-      return true;
-    case DType::BF16:
-      f(TypeTag<bf16>{});
-      return true;
-    default:
-      return false;
+    case DType::F32: f(TypeTag<float>{}); return true;
+    case DType::F64: f(TypeTag<double>{}); return true;
+    case DType::F16: f(TypeTag<f16>{}); return true;
+    case DType::BF16: f(TypeTag<bf16>{}); return true;
+    default: return false;
   }
 }
 
 // Accumulation type of the reference loops: double for f64, float otherwise (f16/bf16 included).
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+template <class T> using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // For each output position p and kernel offset kk of a sliding window: the input's flat spatial
 // offset, kInPadding (inside the pads), or kOutside (past the pads, from ceil_mode). Row p*K + kk.

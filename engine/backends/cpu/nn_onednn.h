@@ -16,8 +16,7 @@ namespace ms::cpu::nn {
 // Runs `f` (which returns Status); a dnnl::error becomes a status naming the node, the call and the
 // oneDNN status. Unimplemented and invalid-argument errors (a valid ONNX case oneDNN cannot express,
 // e.g. padding wider than the window) become Unsupported, so callers fall back to the reference loops.
-template <class F>
-Status guard_onednn(runtime::KernelContext& ctx, const char* what, F&& f) {
+template <class F> Status guard_onednn(runtime::KernelContext& ctx, const char* what, F&& f) {
   try {
     return f();
   } catch (const dnnl::error& e) {

@@ -8,8 +8,8 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -26,8 +26,7 @@ class OneDnnContext {
 
   // Cached object (primitive + its primitive_desc, reorders...) by a key that encodes op, shapes and
   // attributes. `make` runs once per key.
-  template <class T, class Make>
-  std::shared_ptr<T> cached(const std::string& key, Make&& make) {
+  template <class T, class Make> std::shared_ptr<T> cached(const std::string& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return std::static_pointer_cast<T>(it->second);

@@ -37,9 +37,10 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
                    : include_pad         ? dnnl::algorithm::pooling_avg_include_padding
                                          : dnnl::algorithm::pooling_avg_exclude_padding;
   const memory::data_type dt = to_dnnl(x.dtype());
-  const std::string key = "pool|" + std::string(dtype_name(x.dtype())) + "|" + std::to_string(static_cast<int>(alg)) + "|" + key_of(x.shape()) + "|" +
-                          key_of(y.shape()) + "|" + key_of(g.kernel) + "|" + key_of(g.strides) + "|" +
-                          key_of(g.dilations) + "|" + key_of(g.pads_begin) + "|" + key_of(pad_r);
+  const std::string key = "pool|" + std::string(dtype_name(x.dtype())) + "|" + std::to_string(static_cast<int>(alg)) +
+                          "|" + key_of(x.shape()) + "|" + key_of(y.shape()) + "|" + key_of(g.kernel) + "|" +
+                          key_of(g.strides) + "|" + key_of(g.dilations) + "|" + key_of(g.pads_begin) + "|" +
+                          key_of(pad_r);
   return guard_onednn(ctx, "pooling", [&]() -> Status {
     auto pp = dnn.cached<PoolPrimitive>(key, [&] {
       memory::dims dil(g.dilations.begin(), g.dilations.end());
@@ -85,8 +86,7 @@ struct PoolArgs {
   bool column_major;  // storage_order
 };
 
-template <class T>
-void pool_loop(const Tensor& x, Tensor& y, const ops::WindowGeometry& g, const PoolArgs& a) {
+template <class T> void pool_loop(const Tensor& x, Tensor& y, const ops::WindowGeometry& g, const PoolArgs& a) {
   using A = std::conditional_t<std::is_integral_v<T>, T, acc_t<T>>;
   const Shape in(x.shape().begin() + 2, x.shape().end());
   const std::vector<int64_t> table = window_table(in, g);
@@ -152,8 +152,7 @@ Status pool_kernel(runtime::KernelContext& ctx, PoolType type) {
   return Status::ok();
 }
 
-template <class T>
-void global_pool_loop(const Tensor& x, Tensor& y, PoolType type, int p) {
+template <class T> void global_pool_loop(const Tensor& x, Tensor& y, PoolType type, int p) {
   using A = acc_t<T>;
   const int64_t planes = x.dim(0) * x.dim(1), size = planes ? x.numel() / planes : 0;
   const T* xd = x.data<T>();

@@ -6,18 +6,19 @@
 #include <limits>
 #include <vector>
 
-#include "engine/ops/grad_ops.h"
 #include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/nn_kernels.h"
+#include "engine/ops/grad_ops.h"
 
 namespace ms::cpu {
 namespace {
 
 // An element as the accumulation type (bf16 widened by a shift, not through Eigen's conversion).
-template <class T, class A = nn::acc_t<T>>
-inline A load(const T& v) {
-  if constexpr (std::is_same_v<T, bf16>) return elementwise::bf16_to_f32(v);
-  else return static_cast<A>(v);
+template <class T, class A = nn::acc_t<T>> inline A load(const T& v) {
+  if constexpr (std::is_same_v<T, bf16>)
+    return elementwise::bf16_to_f32(v);
+  else
+    return static_cast<A>(v);
 }
 
 template <class T>
@@ -54,8 +55,8 @@ void pool_grad_plane(const T* x, const T* gy, T* gx, const ops::WindowGeometry& 
         for (int64_t b = 0; b < g.kernel[1]; ++b) {
           const int64_t y = h0 + a * g.dilations[0], xx = w0 + b * g.dilations[1];
           const bool inside = y >= 0 && y < h && xx >= 0 && xx < w;
-          const bool in_padded = y >= -g.pads_begin[0] && y < h + g.pads_end[0] && xx >= -g.pads_begin[1] &&
-                                 xx < w + g.pads_end[1];
+          const bool in_padded =
+              y >= -g.pads_begin[0] && y < h + g.pads_end[0] && xx >= -g.pads_begin[1] && xx < w + g.pads_end[1];
           if (inside || (include_pad && in_padded)) ++count;
         }
       if (count == 0) continue;
@@ -77,7 +78,8 @@ Status pool_grad_kernel(runtime::KernelContext& ctx, bool max) {
   Shape in(x.shape().begin() + 2, x.shape().end());
   auto g = ops::resolve_window(ctx.node(), ops::WindowKind::Pool, in, ctx.node().attr_ints("kernel_shape"));
   if (!g) return ctx.fail(g.status().message());
-  if (g->out.size() != 2 || g->out[0] != gy.dim(2) || g->out[1] != gy.dim(3)) return ctx.fail("dY does not match the pool output");
+  if (g->out.size() != 2 || g->out[0] != gy.dim(2) || g->out[1] != gy.dim(3))
+    return ctx.fail("dY does not match the pool output");
   const bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
   const int64_t planes = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3), oplane = gy.dim(2) * gy.dim(3);
   ctx.set_impl("ref");
@@ -97,8 +99,10 @@ Status pool_grad_kernel(runtime::KernelContext& ctx, bool max) {
 }  // namespace
 
 void register_grad_kernels(runtime::KernelRegistry& r) {
-  r.add("MaxPoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, true); }, autodiff::kGradDomain);
-  r.add("AveragePoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, false); }, autodiff::kGradDomain);
+  r.add(
+      "MaxPoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, true); }, autodiff::kGradDomain);
+  r.add(
+      "AveragePoolGrad", [](runtime::KernelContext& c) { return pool_grad_kernel(c, false); }, autodiff::kGradDomain);
   register_conv_grad_kernels(r);
 }
 

@@ -14,13 +14,9 @@ void register_reduce_kernels(runtime::KernelRegistry& r) {
 namespace reduce {
 namespace {
 
-template <size_t N>
-struct Elem {
-  unsigned char b[N];
-};
+template <size_t N> struct Elem { unsigned char b[N]; };
 
-template <class E>
-void permute_typed(const E* src, E* dst, const Shape& src_shape, const std::vector<int>& perm) {
+template <class E> void permute_typed(const E* src, E* dst, const Shape& src_shape, const std::vector<int>& perm) {
   const size_t rank = perm.size();
   const Shape src_strides = contiguous_strides(src_shape);
   Shape dims(rank), strides(rank);

@@ -45,12 +45,11 @@ EinsumPlan plan_einsum(const ops::reduce::EinsumBinding& b, const std::vector<co
   return p;
 }
 
-template <class T>
-void einsum_loop(const std::vector<const T*>& ops, T* y, const EinsumPlan& p) {
+template <class T> void einsum_loop(const std::vector<const T*>& ops, T* y, const EinsumPlan& p) {
   using A = acc_t<T>;
   const size_t nops = ops.size(), out_rank = p.out_sizes.size(), con_rank = p.con_sizes.size();
   const int64_t out_total = numel(p.out_sizes), con_total = numel(p.con_sizes);
-#pragma omp parallel if (out_total > 1 && out_total * con_total * static_cast<int64_t>(nops) >= kParallelWork)
+#pragma omp parallel if (out_total > 1 && out_total * con_total * static_cast <int64_t>(nops) >= kParallelWork)
   {
     std::vector<int64_t> base(nops), off(nops), idx(con_rank);
 #pragma omp for schedule(static)

@@ -38,8 +38,7 @@ Expected<const void*> arranged(runtime::KernelContext& ctx, const Tensor& t, con
   return static_cast<const void*>(holder.raw());
 }
 
-template <class T>
-void batched_gemm(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_t k, int64_t n) {
+template <class T> void batched_gemm(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_t k, int64_t n) {
   using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   // Many small products: one per thread. Few large ones: Eigen spreads each over the threads
   // (inside a parallel region it runs single-threaded, so the two never nest).
@@ -48,8 +47,10 @@ void batched_gemm(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_
     Eigen::Map<const Mat> A(a + i * m * k, m, k);
     Eigen::Map<const Mat> B(b + i * k * n, k, n);
     Eigen::Map<Mat> C(c + i * m * n, m, n);
-    if (k == 0) C.setZero();
-    else C.noalias() = A * B;
+    if (k == 0)
+      C.setZero();
+    else
+      C.noalias() = A * B;
   }
 }
 
@@ -68,10 +69,14 @@ Expected<bool> einsum_gemm(runtime::KernelContext& ctx, const ops::reduce::Einsu
   std::vector<int> batch, ms, ns, ks;  // labels by role; batch/M/N in output order
   for (int l : b.output_labels) {
     const bool ina = da[static_cast<size_t>(l)] >= 0, inb = db[static_cast<size_t>(l)] >= 0;
-    if (ina && inb) batch.push_back(l);
-    else if (ina) ms.push_back(l);
-    else if (inb) ns.push_back(l);
-    else return false;
+    if (ina && inb)
+      batch.push_back(l);
+    else if (ina)
+      ms.push_back(l);
+    else if (inb)
+      ns.push_back(l);
+    else
+      return false;
   }
   for (int l : b.operand_labels[0])
     if (!in_out[static_cast<size_t>(l)]) {
@@ -118,8 +123,8 @@ Expected<bool> einsum_gemm(runtime::KernelContext& ctx, const ops::reduce::Einsu
     batched_gemm(static_cast<const float*>(pa_data), static_cast<const float*>(pb_data), static_cast<float*>(c_data),
                  nb, m, k, n);
   else
-    batched_gemm(static_cast<const double*>(pa_data), static_cast<const double*>(pb_data),
-                 static_cast<double*>(c_data), nb, m, k, n);
+    batched_gemm(static_cast<const double*>(pa_data), static_cast<const double*>(pb_data), static_cast<double*>(c_data),
+                 nb, m, k, n);
   if (!c_identity) permute_copy(hc.raw(), y.raw(), dtype_size(dt), c_shape, pc);
   return true;
 }

@@ -15,43 +15,60 @@ namespace {
 
 enum class Kind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 
-template <class T, Kind K>
-struct Reducer {
+template <class T, Kind K> struct Reducer {
   using A = acc_t<T>;
   static A init() {
-    if constexpr (K == Kind::Prod) return A(1);
+    if constexpr (K == Kind::Prod)
+      return A(1);
     else if constexpr (K == Kind::Max) {
-      if constexpr (kIntAcc<A>) return A(std::numeric_limits<T>::lowest());
-      else return -std::numeric_limits<A>::infinity();
+      if constexpr (kIntAcc<A>)
+        return A(std::numeric_limits<T>::lowest());
+      else
+        return -std::numeric_limits<A>::infinity();
     } else if constexpr (K == Kind::Min) {
-      if constexpr (kIntAcc<A>) return A(std::numeric_limits<T>::max());
-      else return std::numeric_limits<A>::infinity();
+      if constexpr (kIntAcc<A>)
+        return A(std::numeric_limits<T>::max());
+      else
+        return std::numeric_limits<A>::infinity();
     } else {
       return A(0);
     }
   }
   static A merge(A a, A b) {
-    if constexpr (K == Kind::Prod) return acc_mul(a, b);
-    else if constexpr (K == Kind::Max) return (b > a || is_nan(b)) ? b : a;
-    else if constexpr (K == Kind::Min) return (b < a || is_nan(b)) ? b : a;
-    else return acc_add(a, b);
+    if constexpr (K == Kind::Prod)
+      return acc_mul(a, b);
+    else if constexpr (K == Kind::Max)
+      return (b > a || is_nan(b)) ? b : a;
+    else if constexpr (K == Kind::Min)
+      return (b < a || is_nan(b)) ? b : a;
+    else
+      return acc_add(a, b);
   }
   static A add(A a, T x) {
     const A v = widen(x);
-    if constexpr (K == Kind::SumSquare || K == Kind::L2) return acc_add(a, acc_mul(v, v));
-    else if constexpr (K == Kind::L1) return acc_add(a, acc_abs(v));
-    else return merge(a, v);
+    if constexpr (K == Kind::SumSquare || K == Kind::L2)
+      return acc_add(a, acc_mul(v, v));
+    else if constexpr (K == Kind::L1)
+      return acc_add(a, acc_abs(v));
+    else
+      return merge(a, v);
   }
   static T finish(A a, int64_t n) {
     if constexpr (K == Kind::Mean) {
-      if constexpr (kIntAcc<A>) return n == 0 ? T(0) : static_cast<T>(a / static_cast<A>(n));
-      else return static_cast<T>(a / static_cast<A>(n));
+      if constexpr (kIntAcc<A>)
+        return n == 0 ? T(0) : static_cast<T>(a / static_cast<A>(n));
+      else
+        return static_cast<T>(a / static_cast<A>(n));
     } else if constexpr (K == Kind::L2) {
-      if constexpr (kIntAcc<A>) return narrow_real<T>(std::sqrt(static_cast<double>(a)));
-      else return static_cast<T>(std::sqrt(a));
+      if constexpr (kIntAcc<A>)
+        return narrow_real<T>(std::sqrt(static_cast<double>(a)));
+      else
+        return static_cast<T>(std::sqrt(a));
     } else if constexpr (K == Kind::LogSum) {
-      if constexpr (kIntAcc<A>) return narrow_real<T>(std::log(static_cast<double>(a)));
-      else return static_cast<T>(std::log(a));
+      if constexpr (kIntAcc<A>)
+        return narrow_real<T>(std::log(static_cast<double>(a)));
+      else
+        return static_cast<T>(std::log(a));
     } else {
       return static_cast<T>(a);
     }
@@ -62,12 +79,18 @@ struct Reducer {
       if (n > 0) {
         // Eigen's packet reductions: vectorized, several partial accumulators.
         const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> v(p, n);
-        if constexpr (K == Kind::Sum || K == Kind::Mean || K == Kind::LogSum) return v.sum();
-        else if constexpr (K == Kind::SumSquare || K == Kind::L2) return v.square().sum();
-        else if constexpr (K == Kind::L1) return v.abs().sum();
-        else if constexpr (K == Kind::Max) return v.template maxCoeff<Eigen::PropagateNaN>();
-        else if constexpr (K == Kind::Min) return v.template minCoeff<Eigen::PropagateNaN>();
-        else if constexpr (K == Kind::Prod) return v.prod();
+        if constexpr (K == Kind::Sum || K == Kind::Mean || K == Kind::LogSum)
+          return v.sum();
+        else if constexpr (K == Kind::SumSquare || K == Kind::L2)
+          return v.square().sum();
+        else if constexpr (K == Kind::L1)
+          return v.abs().sum();
+        else if constexpr (K == Kind::Max)
+          return v.template maxCoeff<Eigen::PropagateNaN>();
+        else if constexpr (K == Kind::Min)
+          return v.template minCoeff<Eigen::PropagateNaN>();
+        else if constexpr (K == Kind::Prod)
+          return v.prod();
       }
     }
     A a = init();
@@ -78,8 +101,7 @@ struct Reducer {
 
 constexpr int64_t kRowChunk = 16384;  // fixed, so results do not depend on the thread count
 
-template <class T, Kind K>
-void reduce_rows(const T* x, T* y, int64_t outer, int64_t red) {
+template <class T, Kind K> void reduce_rows(const T* x, T* y, int64_t outer, int64_t red) {
   using R = Reducer<T, K>;
   using A = typename R::A;
   const int64_t threads = omp_get_max_threads();
@@ -105,8 +127,7 @@ void reduce_rows(const T* x, T* y, int64_t outer, int64_t red) {
 
 constexpr int64_t kBlock = 256;  // outputs accumulated together in the [outer, reduced, inner] form
 
-template <class T, Kind K>
-void reduce_cols(const T* x, T* y, int64_t outer, int64_t red, int64_t inner) {
+template <class T, Kind K> void reduce_cols(const T* x, T* y, int64_t outer, int64_t red, int64_t inner) {
   using R = Reducer<T, K>;
   using A = typename R::A;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
@@ -126,8 +147,7 @@ void reduce_cols(const T* x, T* y, int64_t outer, int64_t red, int64_t inner) {
 }
 
 // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the maximum, so large inputs do not overflow.
-template <class T>
-void reduce_logsumexp(const T* x, T* y, int64_t outer, int64_t red, int64_t inner) {
+template <class T> void reduce_logsumexp(const T* x, T* y, int64_t outer, int64_t red, int64_t inner) {
   using A = std::conditional_t<std::is_same_v<acc_t<T>, float>, float, double>;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (outer * blocks > 1 && outer * red * inner >= kParallelWork)
@@ -157,11 +177,13 @@ void reduce_logsumexp(const T* x, T* y, int64_t outer, int64_t red, int64_t inne
   }
 }
 
-template <class T, Kind K>
-void run_ori(const T* x, T* y, const Ori& v) {
-  if constexpr (K == Kind::LogSumExp) reduce_logsumexp(x, y, v.outer, v.red, v.inner);
-  else if (v.inner == 1) reduce_rows<T, K>(x, y, v.outer, v.red);
-  else reduce_cols<T, K>(x, y, v.outer, v.red, v.inner);
+template <class T, Kind K> void run_ori(const T* x, T* y, const Ori& v) {
+  if constexpr (K == Kind::LogSumExp)
+    reduce_logsumexp(x, y, v.outer, v.red, v.inner);
+  else if (v.inner == 1)
+    reduce_rows<T, K>(x, y, v.outer, v.red);
+  else
+    reduce_cols<T, K>(x, y, v.outer, v.red, v.inner);
 }
 
 // Axis groups after dropping size-1 dims and merging neighbours of the same kind.
@@ -170,12 +192,12 @@ struct Group {
   bool reduced;
 };
 
-template <Kind K>
-Status reduce_kernel(runtime::KernelContext& ctx) {
+template <Kind K> Status reduce_kernel(runtime::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   const Tensor& x = ctx.input(0);
   const DType dt = x.dtype();
-  if (!is_numeric(dt)) return ctx.unsupported_case(node.op_type + " does not support dtype " + std::string(dtype_name(dt)));
+  if (!is_numeric(dt))
+    return ctx.unsupported_case(node.op_type + " does not support dtype " + std::string(dtype_name(dt)));
   const Tensor* axes_in = ctx.has_input(1) ? &ctx.input(1) : nullptr;
   if (axes_in && (!is_integer(axes_in->dtype()) || axes_in->rank() > 1))
     return ctx.fail("axes (input 1) must be a 1-D integer tensor, got " + std::string(dtype_name(axes_in->dtype())) +

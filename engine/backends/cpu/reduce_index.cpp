@@ -21,16 +21,16 @@ Status axis_of(runtime::KernelContext& ctx, int64_t axis, int64_t rank, int64_t&
 
 // Whether v replaces the current best. NaN beats numbers (numpy); ties go to the first index, or the
 // last with select_last_index.
-template <bool Max, class A>
-inline bool better(A v, A best, bool last) {
+template <bool Max, class A> inline bool better(A v, A best, bool last) {
   if (is_nan(best)) return last && is_nan(v);
   if (is_nan(v)) return true;
-  if constexpr (Max) return last ? v >= best : v > best;
-  else return last ? v <= best : v < best;
+  if constexpr (Max)
+    return last ? v >= best : v > best;
+  else
+    return last ? v <= best : v < best;
 }
 
-template <bool Max, class T>
-void arg_loop(const T* x, int64_t* y, const Ori& v, bool last) {
+template <bool Max, class T> void arg_loop(const T* x, int64_t* y, const Ori& v, bool last) {
   using A = acc_t<T>;
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (v.outer * blocks > 1 && v.outer * v.red * v.inner >= kParallelWork)
@@ -56,8 +56,7 @@ void arg_loop(const T* x, int64_t* y, const Ori& v, bool last) {
   }
 }
 
-template <bool Max>
-Status arg_kernel(runtime::KernelContext& ctx) {
+template <bool Max> Status arg_kernel(runtime::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   const Tensor& x = ctx.input(0);
   if (!is_numeric(x.dtype()))
@@ -67,8 +66,10 @@ Status arg_kernel(runtime::KernelContext& ctx) {
   const bool keepdims = node.attr_int("keepdims", 1) != 0;
   const bool last = node.attr_int("select_last_index", 0) != 0;
   Shape out = x.shape();
-  if (keepdims) out[static_cast<size_t>(axis)] = 1;
-  else out.erase(out.begin() + axis);
+  if (keepdims)
+    out[static_cast<size_t>(axis)] = 1;
+  else
+    out.erase(out.begin() + axis);
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::I64, out));
   const Ori v = ori_around(x.shape(), axis);
   if (y->numel() == 0) return Status::ok();
@@ -85,8 +86,7 @@ Status arg_kernel(runtime::KernelContext& ctx) {
 
 // --- TopK -----------------------------------------------------------------------------------------
 
-template <class T>
-void topk_loop(const T* x, T* values, int64_t* indices, const Ori& v, int64_t k, bool largest) {
+template <class T> void topk_loop(const T* x, T* values, int64_t* indices, const Ori& v, int64_t k, bool largest) {
   using A = acc_t<T>;
   struct Item {
     A v;
@@ -159,8 +159,7 @@ Status topk_kernel(runtime::KernelContext& ctx) {
 
 // --- CumSum ---------------------------------------------------------------------------------------
 
-template <class T>
-void cumsum_loop(const T* x, T* y, const Ori& v, bool exclusive, bool reverse) {
+template <class T> void cumsum_loop(const T* x, T* y, const Ori& v, bool exclusive, bool reverse) {
   using A = acc_t<T>;
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (v.outer * blocks > 1 && v.outer * v.red * v.inner >= kParallelWork)

@@ -72,8 +72,7 @@ Status softmax_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, c
   });
 }
 
-template <class T>
-void softmax_loop(const T* x, T* y, const View& v, SoftmaxType type) {
+template <class T> void softmax_loop(const T* x, T* y, const View& v, SoftmaxType type) {
   using A = acc_t<T>;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t o = 0; o < v.outer; ++o)
@@ -147,8 +146,8 @@ Status dropout_kernel(runtime::KernelContext& ctx) {
     }
     return Status::ok();
   }
-  uint64_t seed = ctx.node().has_attr("seed") ? static_cast<uint64_t>(ctx.node().attr_float("seed", 0))
-                                              : std::random_device{}();
+  uint64_t seed =
+      ctx.node().has_attr("seed") ? static_cast<uint64_t>(ctx.node().attr_float("seed", 0)) : std::random_device{}();
   // "reseed" (a Dropout traced into a training step): a new mask each run, the seed mixed with a
   // process-wide count of such runs, where the seed alone would repeat the traced mask every step.
   if (ctx.node().attr_int("reseed", 0)) {

@@ -56,8 +56,10 @@ void store_double(DType t, double v, void* dst) {
   visit_dtype(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T x;
-    if constexpr (std::is_same_v<T, bool>) x = v != 0;
-    else x = static_cast<T>(v);
+    if constexpr (std::is_same_v<T, bool>)
+      x = v != 0;
+    else
+      x = static_cast<T>(v);
     std::memcpy(dst, &x, sizeof(T));
   });
 }
@@ -86,8 +88,7 @@ struct Dim {
   int64_t n, ds, ss;
 };
 
-template <class T>
-void copy_run(char* d, const char* s, int64_t n, int64_t ds, int64_t ss) {
+template <class T> void copy_run(char* d, const char* s, int64_t n, int64_t ds, int64_t ss) {
   T* dp = reinterpret_cast<T*>(d);
   const T* sp = reinterpret_cast<const T*>(s);
   for (int64_t i = 0; i < n; ++i) std::memcpy(dp + i * ds, sp + i * ss, sizeof(T));
@@ -111,8 +112,7 @@ void copy_inner(char* d, const char* s, const Dim& in, size_t esize) {
 
 // A transpose-like copy: the dst-contiguous dim (dims[0]) is strided in src while dims[j] is
 // contiguous in src. Copying 32x32 tiles keeps both sides in cache instead of striding through one.
-template <class T>
-void tiled_copy(char* d, const char* s, const Dim* dims, int k, int j) {
+template <class T> void tiled_copy(char* d, const char* s, const Dim* dims, int k, int j) {
   constexpr int64_t kTile = 32;
   const Dim a = dims[0], b = dims[j];
   int64_t counter[16] = {0};

@@ -55,8 +55,7 @@ inline void copy_if_distinct(const Tensor& in, Tensor& out) {
 // Walks an index tensor of shape `idx_shape` in row-major order, calling f(i, base) where `base` is
 // the data offset (strides `ds`) of element i's coordinate with the `axis` coordinate left out.
 // Shared by GatherElements and ScatterElements.
-template <class F>
-Status for_each_axis_index(const Shape& idx_shape, const Shape& ds, int64_t axis, F&& f) {
+template <class F> Status for_each_axis_index(const Shape& idx_shape, const Shape& ds, int64_t axis, F&& f) {
   const auto rank = static_cast<int64_t>(idx_shape.size());
   std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
   int64_t base = 0;

@@ -20,7 +20,8 @@ Status transpose_kernel(runtime::KernelContext& ctx) {
   const Shape is = contiguous_strides(in.shape());
   Shape src(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) {
-    const int64_t p = perm[static_cast<size_t>(i)] < 0 ? perm[static_cast<size_t>(i)] + rank : perm[static_cast<size_t>(i)];
+    const int64_t p =
+        perm[static_cast<size_t>(i)] < 0 ? perm[static_cast<size_t>(i)] + rank : perm[static_cast<size_t>(i)];
     src[static_cast<size_t>(i)] = is[static_cast<size_t>(p)];
   }
   strided_copy(out.raw(), in.raw(), out.shape(), contiguous_strides(out.shape()), src, es);
@@ -53,7 +54,8 @@ Status split_kernel(runtime::KernelContext& ctx) {
   int64_t offset = 0;
   for (size_t i = 0; i < ctx.num_outputs(); ++i) {
     Tensor& out = ctx.output(i);
-    const char* src = static_cast<const char*>(in.raw()) + static_cast<size_t>(offset * is[static_cast<size_t>(axis)]) * es;
+    const char* src =
+        static_cast<const char*>(in.raw()) + static_cast<size_t>(offset * is[static_cast<size_t>(axis)]) * es;
     strided_copy(out.raw(), src, out.shape(), contiguous_strides(out.shape()), is, es);
     offset += out.dim(axis);
   }

@@ -65,7 +65,8 @@ Status depth_to_space_kernel(runtime::KernelContext& ctx) {
   const Shape view = crd ? Shape{n, c, b, b, h, w} : Shape{n, b, b, c, h, w};
   const Shape vs = contiguous_strides(view);
   // Output as [N, C', H, b, W, b]: pick the matching input stride for each.
-  const Shape src = crd ? Shape{vs[0], vs[1], vs[4], vs[2], vs[5], vs[3]} : Shape{vs[0], vs[3], vs[4], vs[1], vs[5], vs[2]};
+  const Shape src =
+      crd ? Shape{vs[0], vs[1], vs[4], vs[2], vs[5], vs[3]} : Shape{vs[0], vs[3], vs[4], vs[1], vs[5], vs[2]};
   const Shape oshape{n, c, h, b, w, b};
   strided_copy(out.raw(), in.raw(), oshape, contiguous_strides(oshape), src, es);
   return Status::ok();
@@ -95,7 +96,8 @@ Status reverse_sequence_kernel(runtime::KernelContext& ctx) {
   const int64_t ba = ctx.node().attr_int("batch_axis", 1), ta = ctx.node().attr_int("time_axis", 0);
   const int64_t batch = in.dim(ba), time = in.dim(ta);
   if (lens.numel() != batch)
-    return ctx.fail("sequence_lens has " + std::to_string(lens.numel()) + " entries for batch " + std::to_string(batch));
+    return ctx.fail("sequence_lens has " + std::to_string(lens.numel()) + " entries for batch " +
+                    std::to_string(batch));
   copy_if_distinct(in, out);
   const Shape st = contiguous_strides(in.shape());
   const size_t row = static_cast<size_t>(st[1]) * es;  // dims after the first two are contiguous

@@ -17,11 +17,16 @@ int64_t nearest_index(const ResizeParams& p, double x, double scale) {
   const double r = x - f;
   const std::string& m = p.nearest_mode;
   bool up = false;
-  if (m == "round_prefer_floor") up = r > 0.5;
-  else if (m == "round_prefer_ceil") up = r >= 0.5;
-  else if (m == "floor") up = false;
-  else if (m == "ceil") up = true;
-  else up = scale < 1;  // "simple"
+  if (m == "round_prefer_floor")
+    up = r > 0.5;
+  else if (m == "round_prefer_ceil")
+    up = r >= 0.5;
+  else if (m == "floor")
+    up = false;
+  else if (m == "ceil")
+    up = true;
+  else
+    up = scale < 1;  // "simple"
   return static_cast<int64_t>(f) + (up ? 1 : 0);
 }
 
@@ -78,8 +83,8 @@ Status resize_nearest(runtime::KernelContext& ctx, const ResizeParams& p, const 
     for (int64_t o = 0; o < n_out; ++o) {
       double x = 0;
       maps[a][static_cast<size_t>(o)] = !ops::tensor::resize_coordinate(p, a, o, n_in, x)
-                                             ? -1
-                                             : std::clamp<int64_t>(nearest_index(p, x, p.scales[a]), 0, n_in - 1);
+                                            ? -1
+                                            : std::clamp<int64_t>(nearest_index(p, x, p.scales[a]), 0, n_in - 1);
     }
   }
   unsigned char fill[16] = {0};
@@ -132,7 +137,8 @@ Status resize_interp(runtime::KernelContext& ctx, const ResizeParams& p, const T
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
     for (size_t i = 0; i < cur.size(); ++i) {
-      if constexpr (std::is_same_v<T, bool>) o[i] = cur[i] != 0;
+      if constexpr (std::is_same_v<T, bool>)
+        o[i] = cur[i] != 0;
       else if constexpr (std::is_integral_v<T>) {
         const double v = std::nearbyint(cur[i]);
         const double lo = static_cast<double>(std::numeric_limits<T>::lowest());

@@ -19,8 +19,7 @@ Expected<Reduction> read_reduction(runtime::KernelContext& ctx) {
   return ctx.fail("reduction '" + r + "' is not supported");
 }
 
-template <class T>
-void apply(T* dst, const T* src, int64_t n, Reduction red) {
+template <class T> void apply(T* dst, const T* src, int64_t n, Reduction red) {
   for (int64_t i = 0; i < n; ++i) {
     switch (red) {
       case Reduction::None: dst[i] = src[i]; break;
@@ -43,7 +42,8 @@ void update(DType t, size_t es, void* dst, const void* src, int64_t n, Reduction
     if constexpr (std::is_same_v<T, bool>) {
       bool* d = static_cast<bool*>(dst);
       const bool* s = static_cast<const bool*>(src);
-      for (int64_t i = 0; i < n; ++i) d[i] = (red == Reduction::Add || red == Reduction::Max) ? (d[i] || s[i]) : (d[i] && s[i]);
+      for (int64_t i = 0; i < n; ++i)
+        d[i] = (red == Reduction::Add || red == Reduction::Max) ? (d[i] || s[i]) : (d[i] && s[i]);
     } else {
       apply(static_cast<T*>(dst), static_cast<const T*>(src), n, red);
     }
@@ -59,7 +59,8 @@ Status scatter_elements_kernel(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, data.dtype()));
   MS_ASSIGN_OR_RETURN(Reduction red, read_reduction(ctx));
   if (idx.shape() != upd.shape())
-    return ctx.fail("indices " + shape_to_string(idx.shape()) + " and updates " + shape_to_string(upd.shape()) + " differ");
+    return ctx.fail("indices " + shape_to_string(idx.shape()) + " and updates " + shape_to_string(upd.shape()) +
+                    " differ");
   const int64_t rank = data.rank();
   const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), rank);
   for (int64_t d = 0; d < rank; ++d)
@@ -96,13 +97,14 @@ Status scatter_nd_kernel(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(Reduction red, read_reduction(ctx));
   if (idx.rank() < 1) return ctx.fail("indices must have rank >= 1");
   const int64_t last = idx.dim(-1);
-  if (last < 1 || last > data.rank()) return ctx.fail("indices " + shape_to_string(idx.shape()) + " do not fit data " + shape_to_string(data.shape()));
+  if (last < 1 || last > data.rank())
+    return ctx.fail("indices " + shape_to_string(idx.shape()) + " do not fit data " + shape_to_string(data.shape()));
   int64_t slice = 1;
   for (int64_t i = last; i < data.rank(); ++i) slice *= data.dim(i);
   const int64_t tuples = idx.numel() / last;
   if (upd.numel() != tuples * slice)
-    return ctx.fail("updates " + shape_to_string(upd.shape()) + " do not match indices " + shape_to_string(idx.shape()) +
-                    " and data " + shape_to_string(data.shape()));
+    return ctx.fail("updates " + shape_to_string(upd.shape()) + " do not match indices " +
+                    shape_to_string(idx.shape()) + " and data " + shape_to_string(data.shape()));
   const Shape ds = contiguous_strides(data.shape());
   std::vector<int64_t> offs(static_cast<size_t>(tuples));
   for (int64_t t = 0; t < tuples; ++t) {

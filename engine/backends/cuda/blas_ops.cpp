@@ -41,7 +41,8 @@ struct GemmPlan {
 };
 
 Status make_layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
-  MS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  MS_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
     MS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
@@ -235,8 +236,10 @@ Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
 void register_blas_ops(runtime::KernelRegistry& r) {
   r.add("Gemm", [](runtime::KernelContext& c) { return matmul_like(c, true, false); });
   r.add("MatMul", [](runtime::KernelContext& c) { return matmul_like(c, false, false); });
-  r.add("FusedGemm", [](runtime::KernelContext& c) { return matmul_like(c, true, true); }, ops::kFusedDomain);
-  r.add("FusedMatMul", [](runtime::KernelContext& c) { return matmul_like(c, false, true); }, ops::kFusedDomain);
+  r.add(
+      "FusedGemm", [](runtime::KernelContext& c) { return matmul_like(c, true, true); }, ops::kFusedDomain);
+  r.add(
+      "FusedMatMul", [](runtime::KernelContext& c) { return matmul_like(c, false, true); }, ops::kFusedDomain);
 }
 
 }  // namespace ms::cuda

@@ -17,8 +17,9 @@ Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
 }
 
 Status cublas_error(cublasStatus_t e, const char* call, const char* file, int line) {
-  return Status::error(ErrorCode::Internal, std::string(call) + " failed: cuBLAS status " + std::to_string(static_cast<int>(e)) +
-                                                " at " + file + ":" + std::to_string(line));
+  return Status::error(ErrorCode::Internal, std::string(call) + " failed: cuBLAS status " +
+                                                std::to_string(static_cast<int>(e)) + " at " + file + ":" +
+                                                std::to_string(line));
 }
 
 Status cudnn_error(cudnnStatus_t e, const char* call, const char* file, int line) {
@@ -194,13 +195,14 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
     std::lock_guard<std::mutex> lock(upload_mu_);
     auto it = uploads_.find(key);
     // The cached copy is valid while the same buffer is alive (a freed address may be reused).
-    if (it != uploads_.end() && it->second.source.lock() == t.buffer() &&
-        it->second.device.shape() == t.shape() && it->second.device.dtype() == t.dtype())
+    if (it != uploads_.end() && it->second.source.lock() == t.buffer() && it->second.device.shape() == t.shape() &&
+        it->second.device.dtype() == t.dtype())
       return it->second.device;
   }
   void* p = caching_->allocate(t.nbytes());
   if (!p && t.nbytes())
-    return Status::error(ErrorCode::OutOfMemory, "uploading " + std::to_string(t.nbytes()) + " bytes: " + caching_->last_error());
+    return Status::error(ErrorCode::OutOfMemory,
+                         "uploading " + std::to_string(t.nbytes()) + " bytes: " + caching_->last_error());
   auto* alloc = caching_.get();
   auto buf = std::make_shared<Buffer>(p, t.nbytes(), device(), [alloc](void* d, size_t n) { alloc->deallocate(d, n); });
   Tensor dev(std::move(buf), t.dtype(), t.shape());

@@ -83,14 +83,14 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   cudaDeviceProp props_{};
   std::string description_;
   static constexpr int kMaxStreams = 4;
-  cudaStream_t stream_ = nullptr;   // stream 0
-  cudaStream_t current_ = nullptr;  // where work goes now
+  cudaStream_t stream_ = nullptr;      // stream 0
+  cudaStream_t current_ = nullptr;     // where work goes now
   std::vector<cudaStream_t> streams_;  // [0] = stream_, more made on first use
   std::vector<cudaEvent_t> events_;    // per stream, re-recorded for each wait
   cublasLtHandle_t lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::unique_ptr<cpu::CpuBackend> cpu_;
-  std::unique_ptr<runtime::Allocator> device_raw_;  // cudaMalloc (arenas)
+  std::unique_ptr<runtime::Allocator> device_raw_;    // cudaMalloc (arenas)
   std::unique_ptr<runtime::BlockAllocator> caching_;  // eager device pool
   std::unique_ptr<runtime::CachingAllocator> host_;   // eager integer/bool values
   std::mutex upload_mu_;

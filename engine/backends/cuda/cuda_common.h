@@ -16,20 +16,20 @@ Status cudnn_error(cudnnStatus_t e, const char* call, const char* file, int line
 
 }  // namespace ms::cuda
 
-#define MS_CUDA_CHECK(call)                                                          \
-  do {                                                                               \
-    const cudaError_t ms_e_ = (call);                                                \
+#define MS_CUDA_CHECK(call)                                                                    \
+  do {                                                                                         \
+    const cudaError_t ms_e_ = (call);                                                          \
     if (ms_e_ != cudaSuccess) return ::ms::cuda::cuda_error(ms_e_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define MS_CUBLAS_CHECK(call)                                                        \
-  do {                                                                               \
-    const cublasStatus_t ms_e_ = (call);                                             \
+#define MS_CUBLAS_CHECK(call)                                                                              \
+  do {                                                                                                     \
+    const cublasStatus_t ms_e_ = (call);                                                                   \
     if (ms_e_ != CUBLAS_STATUS_SUCCESS) return ::ms::cuda::cublas_error(ms_e_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define MS_CUDNN_CHECK(call)                                                         \
-  do {                                                                               \
-    const cudnnStatus_t ms_e_ = (call);                                              \
+#define MS_CUDNN_CHECK(call)                                                                             \
+  do {                                                                                                   \
+    const cudnnStatus_t ms_e_ = (call);                                                                  \
     if (ms_e_ != CUDNN_STATUS_SUCCESS) return ::ms::cuda::cudnn_error(ms_e_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -96,8 +96,8 @@ bool fused_api_enabled() {
 // identity. Maps post-ops [], [Relu], [Add], [Add, Relu] (the residual is z); false when the
 // post-ops have another shape or cuDNN does not run this algorithm fused (then nothing was written).
 Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, const Tensor& w, const float* bias,
-                             const Tensor& residual, const std::vector<ops::PostOp>& post, cudnnConvolutionFwdAlgo_t algo,
-                             const Tensor& ws, size_t ws_bytes, Tensor& y) {
+                             const Tensor& residual, const std::vector<ops::PostOp>& post,
+                             cudnnConvolutionFwdAlgo_t algo, const Tensor& ws, size_t ws_bytes, Tensor& y) {
   using K = ops::PostOp::Kind;
   bool relu = false, add = false;
   if (post.size() == 1 && post[0].kind == K::Relu) {
@@ -121,15 +121,16 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
     }
   } e;
   MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&e.b));
-  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(e.b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(y.dim(1)), 1, 1));
+  MS_CUDNN_CHECK(
+      cudnnSetTensor4dDescriptor(e.b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(y.dim(1)), 1, 1));
   MS_CUDNN_CHECK(cudnnCreateActivationDescriptor(&e.act));
   MS_CUDNN_CHECK(cudnnSetActivationDescriptor(e.act, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                               CUDNN_NOT_PROPAGATE_NAN, 0.0));
   const float one = 1.f, alpha2 = add ? 1.f : 0.f;
   const void* z = add ? residual.raw() : y.raw();
-  const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-      be.cudnn(), &one, d.x, x.raw(), d.w, w.raw(), d.conv, algo, ws_bytes ? ws.raw() : nullptr, ws_bytes, &alpha2, d.y,
-      z, e.b, bias, e.act, d.y, y.raw());
+  const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(be.cudnn(), &one, d.x, x.raw(), d.w, w.raw(), d.conv,
+                                                                 algo, ws_bytes ? ws.raw() : nullptr, ws_bytes, &alpha2,
+                                                                 d.y, z, e.b, bias, e.act, d.y, y.raw());
   if (st == CUDNN_STATUS_NOT_SUPPORTED) return false;
   MS_CUDNN_CHECK(st);
   return true;
@@ -159,7 +160,8 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   const ir::Node& n = ctx.node();
   ConvParams p;
   // Layouts chosen for oneDNN (blocked activations) belong to the CPU kernel.
-  const bool blocked = n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0);
+  const bool blocked =
+      n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0);
   if (!y.defined() || x0.dtype() != DType::F32 || w0.dtype() != DType::F32 || x0.rank() != 4 || w0.rank() != 4 ||
       blocked || !conv_params(n, p))
     return cpu_fallback(ctx);
@@ -200,7 +202,8 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   const float* bias = nullptr;
   if (ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
-    if (b->numel() != y.dim(1)) return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
+    if (b->numel() != y.dim(1))
+      return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
     bias = b->data<float>();
   }
   // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm;
@@ -239,7 +242,8 @@ Status pool(runtime::KernelContext& ctx, bool max) {
   // Indices output, ceil mode, dilation, auto_pad and asymmetric pads stay on the CPU.
   if (!y.defined() || x0.dtype() != DType::F32 || x0.rank() != 4 || k.size() != 2 || pads.size() != 4 ||
       strides.size() != 2 || pads[0] != pads[2] || pads[1] != pads[3] || ctx.num_outputs() > 1 ||
-      n.attr_int("ceil_mode", 0) || n.attr_string("auto_pad", "NOTSET") != "NOTSET" || dil != std::vector<int64_t>{1, 1})
+      n.attr_int("ceil_mode", 0) || n.attr_string("auto_pad", "NOTSET") != "NOTSET" ||
+      dil != std::vector<int64_t>{1, 1})
     return cpu_fallback(ctx);
   CudaBackend& be = cuda_backend(ctx);
   DeviceInputs in(ctx);
@@ -248,12 +252,13 @@ Status pool(runtime::KernelContext& ctx, bool max) {
   MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
   MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
   MS_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d.pool));
-  const cudnnPoolingMode_t mode = max ? CUDNN_POOLING_MAX_DETERMINISTIC
-                                      : (n.attr_int("count_include_pad", 0) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                                                            : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
-  MS_CUDNN_CHECK(cudnnSetPooling2dDescriptor(d.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(k[0]),
-                                             static_cast<int>(k[1]), static_cast<int>(pads[0]), static_cast<int>(pads[1]),
-                                             static_cast<int>(strides[0]), static_cast<int>(strides[1])));
+  const cudnnPoolingMode_t mode =
+      max ? CUDNN_POOLING_MAX_DETERMINISTIC
+          : (n.attr_int("count_include_pad", 0) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING);
+  MS_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+      d.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(k[0]), static_cast<int>(k[1]), static_cast<int>(pads[0]),
+      static_cast<int>(pads[1]), static_cast<int>(strides[0]), static_cast<int>(strides[1])));
   const float one = 1.f, zero = 0.f;
   MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
   ctx.set_impl(max ? "cudnn:max_pool" : "cudnn:avg_pool");
@@ -368,7 +373,8 @@ void register_cudnn_ops(runtime::KernelRegistry& r) {
   r.add("ConvTranspose", conv_transpose);
   r.add("ConvGradWeight", conv_grad_weight, autodiff::kGradDomain);
   r.add("Conv", [](runtime::KernelContext& c) { return conv(c, false); });
-  r.add("FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
+  r.add(
+      "FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
   r.add("MaxPool", [](runtime::KernelContext& c) { return pool(c, true); });
   r.add("AveragePool", [](runtime::KernelContext& c) { return pool(c, false); });
 }

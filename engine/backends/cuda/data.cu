@@ -14,8 +14,7 @@ inline unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);
 }
 
-template <class T>
-__global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, CopyDesc d) {
+template <class T> __global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, CopyDesc d) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t rem = i, is = 0, id = 0;
@@ -29,8 +28,7 @@ __global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, CopyDesc d)
   }
 }
 
-template <class T>
-__global__ void fill_kernel(T* dst, int64_t n, T v) {
+template <class T> __global__ void fill_kernel(T* dst, int64_t n, T v) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     dst[i] = v;
@@ -55,22 +53,15 @@ __global__ void gather_kernel(const T* data, const int64_t* idx, T* out, int64_t
   }
 }
 
-template <class T>
-__device__ float to_f32(T v) { return static_cast<float>(v); }
-template <>
-__device__ float to_f32<__half>(__half v) { return __half2float(v); }
-template <>
-__device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> __device__ float to_f32(T v) { return static_cast<float>(v); }
+template <> __device__ float to_f32<__half>(__half v) { return __half2float(v); }
+template <> __device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <class T>
-__device__ T from_f32(float v) { return static_cast<T>(v); }
-template <>
-__device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <class T> __device__ T from_f32(float v) { return static_cast<T>(v); }
+template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
-template <class S, class D>
-__global__ void cast_kernel(const S* src, D* dst, int64_t n) {
+template <class S, class D> __global__ void cast_kernel(const S* src, D* dst, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     dst[i] = from_f32<D>(to_f32<S>(src[i]));
@@ -88,16 +79,23 @@ __global__ void cast_i32_i64(const int32_t* src, int64_t* dst, int64_t n) {
     dst[i] = src[i];
 }
 
-template <class S>
-cudaError_t cast_from(const S* src, void* dst, ScalarType to, int64_t n, cudaStream_t s) {
+template <class S> cudaError_t cast_from(const S* src, void* dst, ScalarType to, int64_t n, cudaStream_t s) {
   switch (to) {
-    case ScalarType::F32: cast_kernel<S, float><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<float*>(dst), n); break;
-    case ScalarType::F16: cast_kernel<S, __half><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<__half*>(dst), n); break;
+    case ScalarType::F32:
+      cast_kernel<S, float><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<float*>(dst), n);
+      break;
+    case ScalarType::F16:
+      cast_kernel<S, __half><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<__half*>(dst), n);
+      break;
     case ScalarType::BF16:
       cast_kernel<S, __nv_bfloat16><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<__nv_bfloat16*>(dst), n);
       break;
-    case ScalarType::I32: cast_kernel<S, int32_t><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<int32_t*>(dst), n); break;
-    case ScalarType::I64: cast_kernel<S, int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<int64_t*>(dst), n); break;
+    case ScalarType::I32:
+      cast_kernel<S, int32_t><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<int32_t*>(dst), n);
+      break;
+    case ScalarType::I64:
+      cast_kernel<S, int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<int64_t*>(dst), n);
+      break;
   }
   return cudaGetLastError();
 }
@@ -107,10 +105,22 @@ cudaError_t cast_from(const S* src, void* dst, ScalarType to, int64_t n, cudaStr
 cudaError_t strided_copy(const void* src, void* dst, int64_t n, const CopyDesc& d, int elem, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   switch (elem) {
-    case 1: strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), n, d); break;
-    case 2: strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), n, d); break;
-    case 4: strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), n, d); break;
-    case 8: strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), n, d); break;
+    case 1:
+      strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint8_t*>(src),
+                                                             static_cast<uint8_t*>(dst), n, d);
+      break;
+    case 2:
+      strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(src),
+                                                             static_cast<uint16_t*>(dst), n, d);
+      break;
+    case 4:
+      strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src),
+                                                             static_cast<uint32_t*>(dst), n, d);
+      break;
+    case 8:
+      strided_copy_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint64_t*>(src),
+                                                             static_cast<uint64_t*>(dst), n, d);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -119,9 +129,15 @@ cudaError_t strided_copy(const void* src, void* dst, int64_t n, const CopyDesc& 
 cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   switch (elem) {
-    case 1: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint8_t*>(dst), n, static_cast<uint8_t>(bits)); break;
-    case 2: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint16_t*>(dst), n, static_cast<uint16_t>(bits)); break;
-    case 4: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint32_t*>(dst), n, static_cast<uint32_t>(bits)); break;
+    case 1:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint8_t*>(dst), n, static_cast<uint8_t>(bits));
+      break;
+    case 2:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint16_t*>(dst), n, static_cast<uint16_t>(bits));
+      break;
+    case 4:
+      fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint32_t*>(dst), n, static_cast<uint32_t>(bits));
+      break;
     case 8: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint64_t*>(dst), n, bits); break;
     default: return cudaErrorInvalidValue;
   }
@@ -133,9 +149,18 @@ cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t 
   const int64_t n = outer * count * inner;
   if (n == 0) return cudaSuccess;
   switch (elem) {
-    case 2: gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(data), indices, static_cast<uint16_t*>(out), n, axis_dim, count, inner, bad); break;
-    case 4: gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(data), indices, static_cast<uint32_t*>(out), n, axis_dim, count, inner, bad); break;
-    case 8: gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint64_t*>(data), indices, static_cast<uint64_t*>(out), n, axis_dim, count, inner, bad); break;
+    case 2:
+      gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(data), indices,
+                                                       static_cast<uint16_t*>(out), n, axis_dim, count, inner, bad);
+      break;
+    case 4:
+      gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(data), indices,
+                                                       static_cast<uint32_t*>(out), n, axis_dim, count, inner, bad);
+      break;
+    case 8:
+      gather_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint64_t*>(data), indices,
+                                                       static_cast<uint64_t*>(out), n, axis_dim, count, inner, bad);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

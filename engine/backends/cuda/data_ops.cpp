@@ -66,8 +66,9 @@ Status transpose(runtime::KernelContext& ctx) {
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl("cuda:transpose");
-  return launched(ctx, strided_copy(x->raw(), y.raw(), y.numel(), d, static_cast<int>(dtype_size(y.dtype())),
-                                    cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  strided_copy(x->raw(), y.raw(), y.numel(), d, static_cast<int>(dtype_size(y.dtype())),
+                               cuda_backend(ctx).stream()),
                   "transpose");
 }
 
@@ -90,10 +91,12 @@ Status concat(runtime::KernelContext& ctx) {
       d.src_stride[k] = xs[static_cast<size_t>(k)];
       d.dst_stride[k] = ys[static_cast<size_t>(k)];
     }
-    char* dst = static_cast<char*>(y.raw()) + offset * ys[static_cast<size_t>(axis)] * static_cast<int64_t>(dtype_size(y.dtype()));
-    MS_RETURN_IF_ERROR(launched(ctx, strided_copy(x->raw(), dst, x->numel(), d, static_cast<int>(dtype_size(y.dtype())),
-                                                  cuda_backend(ctx).stream()),
-                                "concat"));
+    char* dst = static_cast<char*>(y.raw()) +
+                offset * ys[static_cast<size_t>(axis)] * static_cast<int64_t>(dtype_size(y.dtype()));
+    MS_RETURN_IF_ERROR(launched(
+        ctx,
+        strided_copy(x->raw(), dst, x->numel(), d, static_cast<int>(dtype_size(y.dtype())), cuda_backend(ctx).stream()),
+        "concat"));
     offset += x->shape()[static_cast<size_t>(axis)];
   }
   ctx.set_impl("cuda:concat");
@@ -116,10 +119,12 @@ Status gather(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(Tensor flag, device_scratch(ctx, sizeof(int)));
   CudaBackend& be = cuda_backend(ctx);
   MS_CUDA_CHECK(cudaMemsetAsync(flag.raw(), 0, sizeof(int), be.stream()));
-  MS_RETURN_IF_ERROR(launched(ctx, cuda::gather(data->raw(), idx->data<int64_t>(), y.raw(), outer,
-                                                data0.shape()[static_cast<size_t>(axis)], idx0.numel(), inner,
-                                                static_cast<int>(dtype_size(y.dtype())), static_cast<int*>(flag.raw()), be.stream()),
-                              "gather"));
+  MS_RETURN_IF_ERROR(
+      launched(ctx,
+               cuda::gather(data->raw(), idx->data<int64_t>(), y.raw(), outer, data0.shape()[static_cast<size_t>(axis)],
+                            idx0.numel(), inner, static_cast<int>(dtype_size(y.dtype())), static_cast<int*>(flag.raw()),
+                            be.stream()),
+               "gather"));
   int bad = 0;
   MS_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.raw(), sizeof(int), cudaMemcpyDefault, be.stream()));
   MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));

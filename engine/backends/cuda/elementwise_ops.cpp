@@ -9,8 +9,7 @@
 namespace ms::cuda {
 namespace {
 
-template <ew::Op kOp>
-Status binary(runtime::KernelContext& ctx) {
+template <ew::Op kOp> Status binary(runtime::KernelContext& ctx) {
   const Tensor& a0 = ctx.input(0);
   const Tensor& b0 = ctx.input(1);
   if (a0.dtype() != DType::F32 || b0.dtype() != DType::F32) return cpu_fallback(ctx);
@@ -26,13 +25,13 @@ Status binary(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(1));
   const bool same = a0.shape() == y.shape() && b0.shape() == y.shape();
   ctx.set_impl(same ? "cuda:binary" : "cuda:binary_broadcast");
-  return launched(ctx, binary_f32(kOp, a->data<float>(), b->data<float>(), y.data<float>(), y.numel(), d, same,
-                                  cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  binary_f32(kOp, a->data<float>(), b->data<float>(), y.data<float>(), y.numel(), d, same,
+                             cuda_backend(ctx).stream()),
                   "binary");
 }
 
-template <ew::Op kOp>
-Status unary(runtime::KernelContext& ctx) {
+template <ew::Op kOp> Status unary(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   if (x0.dtype() != DType::F32) return cpu_fallback(ctx);
   const ops::ElementwiseParams p = ops::elementwise_params(ctx.node(), kOp);
@@ -53,7 +52,8 @@ Status unary(runtime::KernelContext& ctx) {
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl("cuda:unary");
-  return launched(ctx, unary_f32(kOp, x->data<float>(), y.data<float>(), y.numel(), alpha, beta, cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  unary_f32(kOp, x->data<float>(), y.data<float>(), y.numel(), alpha, beta, cuda_backend(ctx).stream()),
                   "unary");
 }
 

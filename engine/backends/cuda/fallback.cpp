@@ -41,7 +41,8 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
     }
     host_in[i] = Tensor::empty(in[i]->dtype(), in[i]->shape());
     if (in[i]->nbytes())
-      MS_CUDA_CHECK(cudaMemcpyAsync(host_in[i].raw(), in[i]->raw(), in[i]->nbytes(), cudaMemcpyDeviceToHost, be.stream()));
+      MS_CUDA_CHECK(
+          cudaMemcpyAsync(host_in[i].raw(), in[i]->raw(), in[i]->nbytes(), cudaMemcpyDeviceToHost, be.stream()));
     to_host += in[i]->nbytes();
     host_ptrs[i] = &host_in[i];
   }
@@ -51,10 +52,12 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   auto outs = ctx.outputs();
   std::vector<Tensor> host_out(outs.size());
   for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i].defined()) host_out[i] = outs[i].device().is_cpu() ? outs[i] : Tensor::empty(outs[i].dtype(), outs[i].shape());
+    if (outs[i].defined())
+      host_out[i] = outs[i].device().is_cpu() ? outs[i] : Tensor::empty(outs[i].dtype(), outs[i].shape());
 
   HostOutputs host_alloc;
-  runtime::KernelContext cpu_ctx(node, ctx.opset(), be.cpu(), std::span<const Tensor* const>(host_ptrs.data(), host_ptrs.size()),
+  runtime::KernelContext cpu_ctx(node, ctx.opset(), be.cpu(),
+                                 std::span<const Tensor* const>(host_ptrs.data(), host_ptrs.size()),
                                  std::span<Tensor>(host_out.data(), host_out.size()), host_alloc, ctx.subgraphs());
   MS_RETURN_IF_ERROR(kernel(cpu_ctx));
 
@@ -65,10 +68,11 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
     // Control-flow kernels (If, Loop) may hand back device tensors their subgraph produced.
     const bool from_host = h.device().is_cpu();
     if (outs[i].defined() && !outs[i].device().is_cpu()) {
-      if (h.nbytes()) MS_CUDA_CHECK(cudaMemcpyAsync(outs[i].raw(), h.raw(), h.nbytes(), cudaMemcpyDefault, be.stream()));
+      if (h.nbytes())
+        MS_CUDA_CHECK(cudaMemcpyAsync(outs[i].raw(), h.raw(), h.nbytes(), cudaMemcpyDefault, be.stream()));
       if (from_host) to_device += h.nbytes();
     } else if (!outs[i].defined() && from_host && is_float(h.dtype())) {
-      MS_ASSIGN_OR_RETURN(Tensor* d, ctx.allocate_output(i, h.dtype(), h.shape()));
+      MS_ASSIGN_OR_RETURN(Tensor * d, ctx.allocate_output(i, h.dtype(), h.shape()));
       if (h.nbytes()) MS_CUDA_CHECK(cudaMemcpyAsync(d->raw(), h.raw(), h.nbytes(), cudaMemcpyDefault, be.stream()));
       to_device += h.nbytes();
     } else {

@@ -53,11 +53,11 @@ enum class ReduceOp : int { Sum, Mean, Max, Min, SumSquare };
 // Reduces the middle axis of [outer, r, inner].
 cudaError_t reduce_f32(ReduceOp op, const float* x, float* y, int64_t outer, int64_t r, int64_t inner, cudaStream_t s);
 // LayerNorm over the last `cols` of [rows, cols]; scale/bias of [cols] (bias may be null).
-cudaError_t layer_norm_f32(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
-                           int64_t cols, float eps, cudaStream_t s);
+cudaError_t layer_norm_f32(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
+                           float eps, cudaStream_t s);
 // Inference BatchNorm on [n, c, inner].
-cudaError_t batch_norm_f32(const float* x, const float* scale, const float* bias, const float* mean,
-                           const float* var, float* y, int64_t n, int64_t c, int64_t inner, float eps, cudaStream_t s);
+cudaError_t batch_norm_f32(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                           float* y, int64_t n, int64_t c, int64_t inner, float eps, cudaStream_t s);
 
 // ---- data.cu ----
 // dst[i] = src[sum_k idx_k * src_stride_k] for i over dims (row-major dst, dst_stride = contiguous
@@ -73,8 +73,8 @@ cudaError_t strided_copy(const void* src, void* dst, int64_t n, const CopyDesc& 
 cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s);
 // Gather along an axis: data [outer, axis_dim, inner], indices (int64, negative wrap) [count] ->
 // out [outer, count, inner]. Out-of-range indices set *bad (device int) to 1 and write zeros.
-cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t outer, int64_t axis_dim,
-                   int64_t count, int64_t inner, int elem, int* bad, cudaStream_t s);
+cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t outer, int64_t axis_dim, int64_t count,
+                   int64_t inner, int elem, int* bad, cudaStream_t s);
 enum class ScalarType : int { F32, F16, BF16, I32, I64 };
 cudaError_t cast(const void* src, ScalarType from, void* dst, ScalarType to, int64_t n, cudaStream_t s);
 

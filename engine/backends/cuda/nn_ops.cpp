@@ -16,8 +16,7 @@ void split3(const Shape& shape, int64_t a0, int64_t a1, int64_t& outer, int64_t&
   }
 }
 
-template <bool kLog>
-Status softmax(runtime::KernelContext& ctx) {
+template <bool kLog> Status softmax(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t rank = static_cast<int64_t>(x0.shape().size());
@@ -30,7 +29,8 @@ Status softmax(runtime::KernelContext& ctx) {
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl(kLog ? "cuda:log_softmax" : "cuda:softmax");
-  return launched(ctx, softmax_f32(x->data<float>(), y.data<float>(), outer, r, inner, kLog, cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  softmax_f32(x->data<float>(), y.data<float>(), outer, r, inner, kLog, cuda_backend(ctx).stream()),
                   "softmax");
 }
 
@@ -57,8 +57,7 @@ bool reduce_axes(runtime::KernelContext& ctx, int64_t rank, std::vector<int64_t>
   return !axes.empty() && axes.front() >= 0 && axes.back() < rank;
 }
 
-template <ReduceOp kOp>
-Status reduce(runtime::KernelContext& ctx) {
+template <ReduceOp kOp> Status reduce(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t rank = static_cast<int64_t>(x0.shape().size());
@@ -83,7 +82,8 @@ Status global_avg_pool(runtime::KernelContext& ctx) {
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl("cuda:global_avg_pool");
-  return launched(ctx, reduce_f32(ReduceOp::Mean, x->data<float>(), y.data<float>(), nc, hw, 1, cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  reduce_f32(ReduceOp::Mean, x->data<float>(), y.data<float>(), nc, hw, 1, cuda_backend(ctx).stream()),
                   "global_avg_pool");
 }
 
@@ -106,8 +106,9 @@ Status layer_norm(runtime::KernelContext& ctx) {
     bias = b->data<float>();
   }
   ctx.set_impl("cuda:layer_norm");
-  return launched(ctx, layer_norm_f32(x->data<float>(), scale->data<float>(), bias, y.data<float>(), rows, cols,
-                                      ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  layer_norm_f32(x->data<float>(), scale->data<float>(), bias, y.data<float>(), rows, cols,
+                                 ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
                   "layer_norm");
 }
 
@@ -127,9 +128,10 @@ Status batch_norm(runtime::KernelContext& ctx) {
     if (i > 0 && (p[i]->numel() != c || p[i]->dtype() != DType::F32)) return cpu_fallback(ctx);
   }
   ctx.set_impl("cuda:batch_norm");
-  return launched(ctx, batch_norm_f32(p[0]->data<float>(), p[1]->data<float>(), p[2]->data<float>(), p[3]->data<float>(),
-                                      p[4]->data<float>(), y.data<float>(), n, c, inner,
-                                      ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
+  return launched(ctx,
+                  batch_norm_f32(p[0]->data<float>(), p[1]->data<float>(), p[2]->data<float>(), p[3]->data<float>(),
+                                 p[4]->data<float>(), y.data<float>(), n, c, inner,
+                                 ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
                   "batch_norm");
 }
 

@@ -11,8 +11,7 @@ namespace {
 constexpr int kThreads = 256;
 
 // Sum (or max) of `v` over the block; every thread gets the result.
-template <bool kMax>
-__device__ float block_reduce(float v) {
+template <bool kMax> __device__ float block_reduce(float v) {
   __shared__ float buf[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int o = 16; o > 0; o >>= 1) {
@@ -61,17 +60,24 @@ __global__ void reduce_kernel(ReduceOp op, const float* x, float* y, int64_t r, 
   float acc = is_max ? -FLT_MAX : (is_min ? FLT_MAX : 0.f);
   for (int64_t k = threadIdx.x; k < r; k += blockDim.x) {
     const float v = xr[k * inner];
-    if (is_max) acc = fmaxf(acc, v);
-    else if (is_min) acc = fminf(acc, v);
-    else acc += op == ReduceOp::SumSquare ? v * v : v;
+    if (is_max)
+      acc = fmaxf(acc, v);
+    else if (is_min)
+      acc = fminf(acc, v);
+    else
+      acc += op == ReduceOp::SumSquare ? v * v : v;
   }
-  if (is_max) acc = block_reduce<true>(acc);
-  else if (is_min) acc = -block_reduce<true>(-acc);
-  else acc = block_reduce<false>(acc);
+  if (is_max)
+    acc = block_reduce<true>(acc);
+  else if (is_min)
+    acc = -block_reduce<true>(-acc);
+  else
+    acc = block_reduce<false>(acc);
   if (threadIdx.x == 0) y[row] = op == ReduceOp::Mean ? acc / static_cast<float>(r) : acc;
 }
 
-__global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias, float* y, int64_t cols, float eps) {
+__global__ void layer_norm_kernel(const float* x, const float* scale, const float* bias, float* y, int64_t cols,
+                                  float eps) {
   const float* xr = x + blockIdx.x * cols;
   float* yr = y + blockIdx.x * cols;
   float s = 0.f;
@@ -100,7 +106,8 @@ bool grid_ok(int64_t rows) { return rows > 0 && rows <= 0x7fffffff; }
 
 }  // namespace
 
-cudaError_t softmax_f32(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, bool log, cudaStream_t s) {
+cudaError_t softmax_f32(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, bool log,
+                        cudaStream_t s) {
   if (!grid_ok(outer * inner) || axis == 0) return outer * inner == 0 ? cudaSuccess : cudaErrorInvalidValue;
   softmax_kernel<<<static_cast<unsigned>(outer * inner), kThreads, 0, s>>>(x, y, axis, inner, log);
   return cudaGetLastError();
@@ -112,15 +119,15 @@ cudaError_t reduce_f32(ReduceOp op, const float* x, float* y, int64_t outer, int
   return cudaGetLastError();
 }
 
-cudaError_t layer_norm_f32(const float* x, const float* scale, const float* bias, float* y, int64_t rows,
-                           int64_t cols, float eps, cudaStream_t s) {
+cudaError_t layer_norm_f32(const float* x, const float* scale, const float* bias, float* y, int64_t rows, int64_t cols,
+                           float eps, cudaStream_t s) {
   if (!grid_ok(rows)) return rows == 0 ? cudaSuccess : cudaErrorInvalidValue;
   layer_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, scale, bias, y, cols, eps);
   return cudaGetLastError();
 }
 
-cudaError_t batch_norm_f32(const float* x, const float* scale, const float* bias, const float* mean,
-                           const float* var, float* y, int64_t n, int64_t c, int64_t inner, float eps, cudaStream_t s) {
+cudaError_t batch_norm_f32(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                           float* y, int64_t n, int64_t c, int64_t inner, float eps, cudaStream_t s) {
   const int64_t total = n * c * inner;
   if (total == 0) return cudaSuccess;
   const int64_t blocks = (total + kThreads - 1) / kThreads;

@@ -15,10 +15,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/compiler/amp.h"
 #include "engine/compiler/infer.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
-#include "engine/compiler/amp.h"
 #include "engine/compiler/work.h"
 #include "engine/runtime/executor.h"
 
@@ -33,8 +33,8 @@ bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowTyp
 bool in_full_precision_scope(const ir::Node& n) {
   for (const char* scope : {"optimizer", "loss_scale"}) {
     const std::string s(scope);
-    if (n.name.compare(0, s.size(), s) == 0 && (n.name.size() == s.size() || n.name[s.size()] == '.' ||
-                                                 n.name[s.size()] == '/'))
+    if (n.name.compare(0, s.size(), s) == 0 &&
+        (n.name.size() == s.size() || n.name[s.size()] == '.' || n.name[s.size()] == '/'))
       return true;
   }
   return false;

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "engine/compiler/passes/passes.h"
-#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
 

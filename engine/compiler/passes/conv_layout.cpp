@@ -9,8 +9,8 @@
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
 // FusedPool left with no blocked operand goes back to the plain op.
 #include "engine/compiler/passes/passes.h"
-#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 #include <unordered_map>
@@ -29,7 +29,7 @@ class ConvLayout final : public Pass {
   Status run(ir::Graph& g) override {
     bool any = false;
     work().nodes_visited += 3 * g.nodes().size();  // the conv, pool and ConvTranspose scans
-    std::set<uint64_t> from_plain;  // plain Convs made FusedConv here (no post-ops, no residual)
+    std::set<uint64_t> from_plain;                 // plain Convs made FusedConv here (no post-ops, no residual)
     for (auto& n : g.nodes()) {
       const bool plain_conv = n.domain.empty() && n.op_type == "Conv";
       const bool fused_conv = n.domain == ops::kFusedDomain && n.op_type == "FusedConv";
@@ -148,8 +148,8 @@ class ConvLayout final : public Pass {
   // 181 ms against 146 ms.
   static void unblock_lone_pointwise(ir::Graph& g, const std::set<uint64_t>& from_plain) {
     for (auto& n : g.nodes()) {
-      if (!from_plain.count(n.id.value) || !is_blocked_conv(n) || n.attrs.count("src_blocked") || n.attrs.count("dst_blocked") ||
-          n.attrs.count("residual_blocked") || n.inputs.size() < 2)
+      if (!from_plain.count(n.id.value) || !is_blocked_conv(n) || n.attrs.count("src_blocked") ||
+          n.attrs.count("dst_blocked") || n.attrs.count("residual_blocked") || n.inputs.size() < 2)
         continue;
       const ir::Value* w = g.value(n.inputs[1]);
       if (!w || !w->type.is_static() || w->type.dims->size() != 4 || (*w->type.dims)[2] != 1 || (*w->type.dims)[3] != 1)
@@ -205,8 +205,10 @@ class ConvLayout final : public Pass {
       const bool pool = is_fused_pool(n);
       if (!is_blocked_conv(n) && !pool) continue;
       auto mark = [&](const char* attr, bool on) {
-        if (on) n.attrs[attr] = ir::Attribute(int64_t{1});
-        else n.attrs.erase(attr);
+        if (on)
+          n.attrs[attr] = ir::Attribute(int64_t{1});
+        else
+          n.attrs.erase(attr);
       };
       mark("src_blocked", !n.inputs.empty() && blocked.count(n.inputs[0]));
       if (!pool) mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));

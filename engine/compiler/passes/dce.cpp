@@ -1,8 +1,8 @@
 // Dead-code elimination: nodes none of whose outputs reach a graph output (or a subgraph read), and
 // initializers nothing reads.
 #include "engine/compiler/passes/passes.h"
-#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/runtime/program.h"
 
 namespace ms::compiler {

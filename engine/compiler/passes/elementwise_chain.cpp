@@ -11,11 +11,11 @@ namespace ms::compiler {
 namespace {
 
 // The table ops (ops/elementwise_math.h) chains take; the fused loop runs any table op.
-constexpr ew::Op kChainOps[] = {
-    ew::Op::Relu,  ew::Op::Sigmoid,    ew::Op::Tanh,  ew::Op::Exp,  ew::Op::Log,      ew::Op::Neg,         ew::Op::Abs,
-    ew::Op::Sqrt,  ew::Op::Erf,        ew::Op::Gelu,  ew::Op::Elu,  ew::Op::LeakyRelu, ew::Op::Reciprocal, ew::Op::Floor,
-    ew::Op::Ceil,  ew::Op::Softplus,   ew::Op::HardSigmoid, ew::Op::Clip, ew::Op::Sign, ew::Op::Add,      ew::Op::Sub,
-    ew::Op::Mul,   ew::Op::Div,        ew::Op::Max,   ew::Op::Min};
+constexpr ew::Op kChainOps[] = {ew::Op::Relu,     ew::Op::Sigmoid,     ew::Op::Tanh,       ew::Op::Exp,   ew::Op::Log,
+                                ew::Op::Neg,      ew::Op::Abs,         ew::Op::Sqrt,       ew::Op::Erf,   ew::Op::Gelu,
+                                ew::Op::Elu,      ew::Op::LeakyRelu,   ew::Op::Reciprocal, ew::Op::Floor, ew::Op::Ceil,
+                                ew::Op::Softplus, ew::Op::HardSigmoid, ew::Op::Clip,       ew::Op::Sign,  ew::Op::Add,
+                                ew::Op::Sub,      ew::Op::Mul,         ew::Op::Div,        ew::Op::Max,   ew::Op::Min};
 
 // The chain op named `op` of `arity`, or null.
 const ew::OpInfo* chain_op(const std::string& op, int arity) {
@@ -31,8 +31,7 @@ bool binary_op(const std::string& op) { return chain_op(op, 2) != nullptr; }
 
 const ir::ValueType* static_float(const ir::Graph& g, const std::string& name) {
   const ir::Value* v = name.empty() ? nullptr : g.value(name);
-  return v && (v->type.dtype == DType::F32 || v->type.dtype == DType::BF16) && v->type.is_static() ? &v->type
-                                                                                                     : nullptr;
+  return v && (v->type.dtype == DType::F32 || v->type.dtype == DType::BF16) && v->type.is_static() ? &v->type : nullptr;
 }
 
 std::string widened_from(const ir::Graph& g, const Producers& prod, const std::string& name) {

@@ -18,7 +18,9 @@ class FoldBatchnorm final : public Pass {
  public:
   std::string name() const override { return "FoldBatchnorm"; }
   std::string argument() const override { return "fold-batchnorm"; }
-  std::string description() const override { return "fold inference BatchNormalization into the preceding Conv/Gemm weights"; }
+  std::string description() const override {
+    return "fold inference BatchNormalization into the preceding Conv/Gemm weights";
+  }
 
   Status run(ir::Graph& g) override {
     rewrite_to_fixpoint([&] { return step(g); });
@@ -80,11 +82,11 @@ class FoldBatchnorm final : public Pass {
     const Tensor* bias = constant_of(g, bn.inputs[2]);
     const Tensor* mean = constant_of(g, bn.inputs[3]);
     const Tensor* var = constant_of(g, bn.inputs[4]);
-    if (!f32_vector(scale, m) || !f32_vector(bias, m) || !f32_vector(mean, m) || !f32_vector(var, m)) return std::nullopt;
+    if (!f32_vector(scale, m) || !f32_vector(bias, m) || !f32_vector(mean, m) || !f32_vector(var, m))
+      return std::nullopt;
     const float eps = bn.attr_float("epsilon", 1e-5f);
     std::vector<float> s(static_cast<size_t>(m));
-    for (int64_t c = 0; c < m; ++c)
-      s[c] = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
+    for (int64_t c = 0; c < m; ++c) s[c] = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);
 
     Tensor w2 = Tensor::empty(DType::F32, w->shape());
     const float* wi = w->data<float>();

@@ -4,8 +4,8 @@
 // intermediate buffers. Values that are Casts of bf16 to f32 are read as the bf16 value.
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
-#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {

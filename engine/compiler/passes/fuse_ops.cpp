@@ -98,8 +98,7 @@ class FuseOps final : public Pass {
         if (other == cur) break;
         const Tensor* c = constant_of(g, other);
         if (matmul && post.empty() && bias.empty() && c && c->dtype() == DType::F32 &&
-            c->numel() == out_type.dims->back() && c->rank() >= 1 &&
-            c->dim(-1) == c->numel()) {
+            c->numel() == out_type.dims->back() && c->rank() >= 1 && c->dim(-1) == c->numel()) {
           bias = other;
         } else if (!have_add) {
           const ir::ValueType* ot = static_f32(g, other);

@@ -12,8 +12,8 @@
 
 #include "engine/compiler/passes/elementwise_chain.h"
 #include "engine/compiler/passes/passes.h"
-#include "engine/compiler/work.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
@@ -65,8 +65,8 @@ class FuseReduce final : public Pass {
   struct Match {
     uint64_t reduce = 0, producer = 0;
     std::vector<int64_t> axes;
-    bool keep = false;  // the chain's result has other readers: a second output
-    std::string widen;  // the producer is a Cast of this bf16 value to f32: read it instead
+    bool keep = false;    // the chain's result has other readers: a second output
+    std::string widen;    // the producer is a Cast of this bf16 value to f32: read it instead
     uint64_t negate = 0;  // a Neg between the chain (the producer) and the reduction
   };
 

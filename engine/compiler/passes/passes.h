@@ -1,8 +1,8 @@
 // Factories of the passes (one pass per file in passes/).
 #pragma once
 
-#include "engine/compiler/pass.h"
 #include "engine/compiler/amp.h"
+#include "engine/compiler/pass.h"
 
 namespace ms::runtime {
 class Backend;
@@ -10,17 +10,17 @@ class Backend;
 
 namespace ms::compiler {
 
-PassPtr make_infer_types_pass(runtime::Backend* fold_backend);      // infer_types.cpp
-PassPtr make_constant_folding_pass(runtime::Backend* backend);      // constant_folding.cpp
-PassPtr make_dce_pass();                                            // dce.cpp
-PassPtr make_cse_pass();                                            // cse.cpp
-PassPtr make_simplify_pass();                                       // simplify.cpp
-PassPtr make_fold_batchnorm_pass();                                 // fold_batchnorm.cpp
-PassPtr make_fuse_ops_pass();                                       // fuse_ops.cpp
-PassPtr make_fuse_elementwise_pass();                               // fuse_elementwise.cpp
-PassPtr make_fuse_reduce_pass();                                    // fuse_reduce.cpp
-PassPtr make_conv_layout_pass();                                    // conv_layout.cpp (O2)
-PassPtr make_conv_algorithm_pass();                                 // conv_algorithm.cpp (O2)
+PassPtr make_infer_types_pass(runtime::Backend* fold_backend);                    // infer_types.cpp
+PassPtr make_constant_folding_pass(runtime::Backend* backend);                    // constant_folding.cpp
+PassPtr make_dce_pass();                                                          // dce.cpp
+PassPtr make_cse_pass();                                                          // cse.cpp
+PassPtr make_simplify_pass();                                                     // simplify.cpp
+PassPtr make_fold_batchnorm_pass();                                               // fold_batchnorm.cpp
+PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp
+PassPtr make_fuse_elementwise_pass();                                             // fuse_elementwise.cpp
+PassPtr make_fuse_reduce_pass();                                                  // fuse_reduce.cpp
+PassPtr make_conv_layout_pass();                                                  // conv_layout.cpp (O2)
+PassPtr make_conv_algorithm_pass();                                               // conv_algorithm.cpp (O2)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
 
 }  // namespace ms::compiler

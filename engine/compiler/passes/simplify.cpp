@@ -112,17 +112,23 @@ class Simplify final : public Pass {
       const std::string in = n.inputs[0], out = n.outputs[0];
       const std::string& op = n.op_type;
       bool b = false;
-      if (op == "Identity") b = bypass(i, in, out);
-      else if (op == "Dropout" && dropout_is_identity(g, n, uses)) b = bypass(i, in, out);
-      else if (op == "Cast" && same_static_type(g, in, out)) b = bypass(i, in, out);
-      else if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out))
+      if (op == "Identity")
+        b = bypass(i, in, out);
+      else if (op == "Dropout" && dropout_is_identity(g, n, uses))
+        b = bypass(i, in, out);
+      else if (op == "Cast" && same_static_type(g, in, out))
+        b = bypass(i, in, out);
+      else if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
+               same_static_type(g, in, out))
         b = bypass(i, in, out);
       else if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && n.inputs.size() == 2) {
         const double neutral = (op == "Mul" || op == "Div") ? 1.0 : 0.0;
         const Tensor* rhs = constant_of(g, n.inputs[1]);
         const Tensor* lhs = constant_of(g, n.inputs[0]);
-        if (rhs && all_equal(*rhs, neutral) && same_static_type(g, in, out)) b = bypass(i, in, out);
-        else if ((op == "Mul" || op == "Add") && lhs && all_equal(*lhs, neutral) && same_static_type(g, n.inputs[1], out))
+        if (rhs && all_equal(*rhs, neutral) && same_static_type(g, in, out))
+          b = bypass(i, in, out);
+        else if ((op == "Mul" || op == "Add") && lhs && all_equal(*lhs, neutral) &&
+                 same_static_type(g, n.inputs[1], out))
           b = bypass(i, n.inputs[1], out);
       }
       if (b) continue;
@@ -138,8 +144,9 @@ class Simplify final : public Pass {
       // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.
       if (op == "Reshape" && n.inputs.size() == 2) {
         auto p = prod.find(in);
-        if (p != prod.end() && !dead.count(g.nodes()[p->second].id.value) && g.nodes()[p->second].op_type == "Reshape" &&
-            g.nodes()[p->second].domain.empty() && uses.of(in) == 1 && uses.only_plain(in)) {
+        if (p != prod.end() && !dead.count(g.nodes()[p->second].id.value) &&
+            g.nodes()[p->second].op_type == "Reshape" && g.nodes()[p->second].domain.empty() && uses.of(in) == 1 &&
+            uses.only_plain(in)) {
           const std::string old_shape = n.inputs[1];
           if (static_target(g, n)) {
             --uses.count[old_shape];
@@ -169,9 +176,10 @@ class Simplify final : public Pass {
   }
 
   static bool broadcasting_op(const std::string& op) {
-    static const std::set<std::string> ops = {"Add",  "Sub",   "Mul",     "Div",  "Pow",  "Max",          "Min",
-                                              "Sum",  "Mean",  "Where",   "Equal", "Less", "LessOrEqual", "Greater",
-                                              "GreaterOrEqual", "And", "Or", "Xor"};
+    static const std::set<std::string> ops = {"Add",   "Sub",  "Mul",         "Div",     "Pow",
+                                              "Max",   "Min",  "Sum",         "Mean",    "Where",
+                                              "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+                                              "And",   "Or",   "Xor"};
     return ops.count(op) != 0;
   }
 
@@ -210,8 +218,10 @@ class Simplify final : public Pass {
           break;
         }
         Shape next;
-        if (first) next = *v->type.dims;
-        else if (!broadcast_shapes(b, *v->type.dims, next)) ok = false;
+        if (first)
+          next = *v->type.dims;
+        else if (!broadcast_shapes(b, *v->type.dims, next))
+          ok = false;
         b = next;
         first = false;
       }

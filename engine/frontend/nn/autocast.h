@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "engine/frontend/nn/var.h"
 #include "engine/compiler/amp.h"
+#include "engine/frontend/nn/var.h"
 
 namespace ms::nn {
 

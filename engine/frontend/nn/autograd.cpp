@@ -4,9 +4,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/grad.h"
 #include "engine/frontend/nn/tape.h"
-#include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/trace.h"
 
 namespace ms::nn {
@@ -22,8 +22,8 @@ class Keys {
     const VarImpl* i = v.impl();
     if (i->trace) return "s:" + i->sym;
     if (produced_.count(i)) return "p:" + std::to_string(reinterpret_cast<uintptr_t>(i));
-    return "t:" + std::to_string(reinterpret_cast<uintptr_t>(i->value.raw())) + ":" + std::string(dtype_name(i->value.dtype())) +
-           shape_to_string(i->value.shape());
+    return "t:" + std::to_string(reinterpret_cast<uintptr_t>(i->value.raw())) + ":" +
+           std::string(dtype_name(i->value.dtype())) + shape_to_string(i->value.shape());
   }
 
  private:
@@ -176,9 +176,10 @@ Status assign_parameters(Module& m, const std::vector<Tensor>& values) {
     const Tensor& v = values[i];
     Tensor& t = *slots[i].tensor;
     if (!v.defined() || v.dtype() != t.dtype() || v.shape() != t.shape())
-      return invalid_argument("assign_parameters: '" + slots[i].name + "' is " + std::string(dtype_name(t.dtype())) +
-                              shape_to_string(t.shape()) + ", the new value " +
-                              (v.defined() ? std::string(dtype_name(v.dtype())) + shape_to_string(v.shape()) : "undefined"));
+      return invalid_argument(
+          "assign_parameters: '" + slots[i].name + "' is " + std::string(dtype_name(t.dtype())) +
+          shape_to_string(t.shape()) + ", the new value " +
+          (v.defined() ? std::string(dtype_name(v.dtype())) + shape_to_string(v.shape()) : "undefined"));
   }
   for (size_t i = 0; i < slots.size(); ++i)
     if (slots[i].tensor->raw() != values[i].raw() && values[i].nbytes())

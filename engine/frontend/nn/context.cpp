@@ -1,5 +1,5 @@
-#include "engine/backends/select.h"
 #include "engine/frontend/nn/context.h"
+#include "engine/backends/select.h"
 
 #include <cstdio>
 #include <memory>

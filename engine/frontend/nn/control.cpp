@@ -32,11 +32,10 @@ Expected<std::shared_ptr<ir::Graph>> trace_branch(TraceState& parent, const std:
     for (Var& o : outs) {
       // Subgraph outputs are produced inside the subgraph (outer values and constants pass
       // through an Identity), each once.
-      const bool own = o.is_symbolic() && o.impl()->trace == child.get() &&
-                       std::find(child->graph.outputs.begin(), child->graph.outputs.end(), o.name()) ==
-                           child->graph.outputs.end() &&
-                       std::find(child->graph.inputs.begin(), child->graph.inputs.end(), o.name()) ==
-                           child->graph.inputs.end();
+      const bool own =
+          o.is_symbolic() && o.impl()->trace == child.get() &&
+          std::find(child->graph.outputs.begin(), child->graph.outputs.end(), o.name()) == child->graph.outputs.end() &&
+          std::find(child->graph.inputs.begin(), child->graph.inputs.end(), o.name()) == child->graph.inputs.end();
       if (!own) o = F::identity(o);
       if (!o.ok()) return o.status();
       child->graph.outputs.push_back(o.name());
@@ -62,9 +61,9 @@ Vars cond(const Var& pred, const BranchFn& then_fn, const BranchFn& else_fn) {
   }
   if (!t) return failed_n(invalid_argument("cond: symbolic predicate '" + pred.name() + "' outside its trace"), 1);
   if (numel(pred.shape()) != 1)
-    return failed_n(invalid_argument("cond" + where() + ": predicate must hold one value, got " +
-                                     pred.impl()->type.to_string()),
-                    1);
+    return failed_n(
+        invalid_argument("cond" + where() + ": predicate must hold one value, got " + pred.impl()->type.to_string()),
+        1);
   Var p = pred.dtype() == DType::Bool ? pred : F::cast(pred, DType::Bool);
   auto then_g = trace_branch(*t, t->unique_name("then_branch"), [&](TraceState&) { return then_fn(); });
   if (!then_g) return failed_n(std::move(then_g).take_status(), 1);
@@ -105,7 +104,8 @@ Vars cond(const Var& pred, const BranchFn& then_fn, const BranchFn& else_fn) {
   const std::string path = current_path();
   node.name = t->unique_name(path.empty() ? "if" : path + ".if");
   node.inputs = {*name};
-  for (size_t i = 0; i < a.outputs.size(); ++i) node.outputs.push_back(t->unique_name(node.name + ":" + std::to_string(i)));
+  for (size_t i = 0; i < a.outputs.size(); ++i)
+    node.outputs.push_back(t->unique_name(node.name + ":" + std::to_string(i)));
   node.attrs["then_branch"] = ir::Attribute::GraphPtr(*then_g);
   node.attrs["else_branch"] = ir::Attribute::GraphPtr(*else_g);
   return t->add_node_typed(std::move(node), types);
@@ -153,8 +153,9 @@ Vars fori_loop(int64_t lower, int64_t upper, const LoopBody& body, const Vars& i
     }
     for (size_t i = 0; i < next.size(); ++i) {
       if (next[i].ok() && (next[i].dtype() != types[i].dtype || next[i].shape() != *types[i].dims)) {
-        Status bad = invalid_argument("fori_loop" + where() + ": carried value " + std::to_string(i) + " changes type from " +
-                                      types[i].to_string() + " to " + static_type(next[i].dtype(), next[i].shape()).to_string());
+        Status bad =
+            invalid_argument("fori_loop" + where() + ": carried value " + std::to_string(i) + " changes type from " +
+                             types[i].to_string() + " to " + static_type(next[i].dtype(), next[i].shape()).to_string());
         c.fail(bad);
         return Vars{Var::failed(bad)};
       }

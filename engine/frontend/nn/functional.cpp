@@ -3,9 +3,9 @@
 #include "engine/frontend/nn/functional.h"
 
 #include "engine/frontend/nn/autocast.h"
-#include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/eager_observe.h"
+#include "engine/frontend/nn/tape.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/interpreter.h"
@@ -55,9 +55,9 @@ Vars eager_op(const std::string& op_type, const std::string& domain, const Vars&
     }
     if (!v.ok()) return fail_all(v.status(), nout);
     if (v.is_symbolic())
-      return fail_all(with_path(invalid_argument("symbolic tensor '" + v.name() + "' used outside its trace (" +
-                                                 op_type + ")")),
-                      nout);
+      return fail_all(
+          with_path(invalid_argument("symbolic tensor '" + v.name() + "' used outside its trace (" + op_type + ")")),
+          nout);
     const Tensor& t = v.impl()->value;
     node.inputs.push_back("in" + std::to_string(i));
     ins[i] = &t;
@@ -180,9 +180,7 @@ Var sqrt(const Var& x) { return op("Sqrt", {x}); }
 Var erf(const Var& x) { return op("Erf", {x}); }
 Var tanh(const Var& x) { return op("Tanh", {x}); }
 Var relu(const Var& x) { return op("Relu", {x}); }
-Var relu6(const Var& x) {
-  return op("Clip", {x, scalar(0.0, dtype_or_f32(x)), scalar(6.0, dtype_or_f32(x))});
-}
+Var relu6(const Var& x) { return op("Clip", {x, scalar(0.0, dtype_or_f32(x)), scalar(6.0, dtype_or_f32(x))}); }
 Var sigmoid(const Var& x) { return op("Sigmoid", {x}); }
 Var gelu(const Var& x) {
   // 0.5 * x * (1 + erf(x / sqrt(2))): Gelu itself is opset 20, this form exports at opset 17.
@@ -225,7 +223,8 @@ Var pool(const char* type, const Var& x, std::vector<int64_t> kernel, std::vecto
          std::vector<int64_t> padding) {
   if (stride.empty()) stride = kernel;
   if (padding.size() == 2) padding = {padding[0], padding[1], padding[0], padding[1]};
-  return op(type, {x}, {{"kernel_shape", std::move(kernel)}, {"strides", std::move(stride)}, {"pads", std::move(padding)}});
+  return op(type, {x},
+            {{"kernel_shape", std::move(kernel)}, {"strides", std::move(stride)}, {"pads", std::move(padding)}});
 }
 }  // namespace
 
@@ -250,7 +249,9 @@ Var flatten(const Var& x, int64_t axis) { return op("Flatten", {x}, {{"axis", ax
 Var reshape(const Var& x, const std::vector<int64_t>& shape) { return op("Reshape", {x, ints(shape)}); }
 Var transpose(const Var& x, const std::vector<int64_t>& perm) { return op("Transpose", {x}, {{"perm", perm}}); }
 Var concat(const Vars& xs, int64_t axis) { return op("Concat", xs, {{"axis", axis}}); }
-Var gather(const Var& data, const Var& indices, int64_t axis) { return op("Gather", {data, indices}, {{"axis", axis}}); }
+Var gather(const Var& data, const Var& indices, int64_t axis) {
+  return op("Gather", {data, indices}, {{"axis", axis}});
+}
 
 Var reduce_sum(const Var& x, const std::vector<int64_t>& axes) {
   Vars in{x};

@@ -49,7 +49,7 @@ Expected<Vars> where_grad(const GradContext& c) {
 }
 Expected<Vars> pow_grad(const GradContext& c) {
   // y = a^b: dy/da = b a^(b-1); dy/db = y ln a (a > 0 where it matters).
-  const Var& g = c.gout(0), &a = c.in(0), &b = c.in(1);
+  const Var &g = c.gout(0), &a = c.in(0), &b = c.in(1);
   Var ga = g * b * F::op("Pow", {a, b - scalar_like(1.0, b)});
   Var gb = g * c.out(0) * F::op("Log", {a});
   return Vars{reduce_to(ga, a.shape()), reduce_to(gb, b.shape())};

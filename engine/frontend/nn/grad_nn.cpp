@@ -86,16 +86,24 @@ Expected<Vars> conv_grad(const GradContext& c) {
   // dX: ConvTranspose(gy, W) with output_padding making its output exactly X's size.
   std::vector<int64_t> out_pad(static_cast<size_t>(nsp));
   for (size_t i = 0; i < out_pad.size(); ++i) {
-    const int64_t full = geo.strides[i] * (ys[i + 2] - 1) + geo.effective_kernel(i) - geo.pads_begin[i] - geo.pads_end[i];
+    const int64_t full =
+        geo.strides[i] * (ys[i + 2] - 1) + geo.effective_kernel(i) - geo.pads_begin[i] - geo.pads_end[i];
     out_pad[i] = xs[i + 2] - full;
     if (out_pad[i] < 0) return c.fail("cannot express the input gradient as a ConvTranspose");
   }
   out[0] = F::op("ConvTranspose", {gy, w},
-                 {{"strides", geo.strides}, {"dilations", geo.dilations}, {"pads", pads}, {"group", group},
-                  {"kernel_shape", geo.kernel}, {"output_padding", out_pad}});
+                 {{"strides", geo.strides},
+                  {"dilations", geo.dilations},
+                  {"pads", pads},
+                  {"group", group},
+                  {"kernel_shape", geo.kernel},
+                  {"output_padding", out_pad}});
 
   out[1] = F::op("ConvGradWeight", {x, gy},
-                 {{"strides", geo.strides}, {"dilations", geo.dilations}, {"pads", pads}, {"group", group},
+                 {{"strides", geo.strides},
+                  {"dilations", geo.dilations},
+                  {"pads", pads},
+                  {"group", group},
                   {"kernel_shape", geo.kernel}},
                  kGradDomain);
   if (c.has_input(2)) {

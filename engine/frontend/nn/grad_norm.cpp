@@ -35,7 +35,8 @@ Expected<Vars> log_softmax_grad(const GradContext& c) {
 
 Expected<Vars> batch_norm_grad(const GradContext& c) {
   if (c.node.attr_int("training_mode", 0) != 0 || c.outputs.size() > 1)
-    return c.fail("training_mode=1 is not differentiable here; nn::BatchNorm2d in training mode builds its own statistics");
+    return c.fail(
+        "training_mode=1 is not differentiable here; nn::BatchNorm2d in training mode builds its own statistics");
   const Var &x = c.in(0), &scale = c.in(1), &mean = c.in(3), &var = c.in(4);
   const Var& g = c.gout(0);
   const int64_t r = x.rank();

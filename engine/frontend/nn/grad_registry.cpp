@@ -46,8 +46,9 @@ Var reduce_to(const Var& g, const Shape& shape) {
   const Shape gs = g.shape();
   if (gs == shape) return g;
   const int64_t gr = static_cast<int64_t>(gs.size()), r = static_cast<int64_t>(shape.size());
-  if (gr < r) return Var::failed(internal_error("reduce_to: gradient " + shape_to_string(gs) + " has lower rank than " +
-                                                shape_to_string(shape)));
+  if (gr < r)
+    return Var::failed(internal_error("reduce_to: gradient " + shape_to_string(gs) + " has lower rank than " +
+                                      shape_to_string(shape)));
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < gr; ++i) {
     const int64_t j = i - (gr - r);
@@ -67,8 +68,10 @@ Var full(double value, DType dtype, const Shape& shape) {
     using T = typename decltype(tag)::type;
     T* d = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (std::is_same_v<T, double>) d[i] = value;
-      else d[i] = static_cast<T>(static_cast<float>(value));
+      if constexpr (std::is_same_v<T, double>)
+        d[i] = value;
+      else
+        d[i] = static_cast<T>(static_cast<float>(value));
     }
   });
   if (!ok) return Var::failed(unsupported(std::string("constant of dtype ") + std::string(dtype_name(dtype))));
@@ -83,8 +86,7 @@ Var cast_like(const Var& mask, const Var& like) { return F::cast(mask, like.dtyp
 
 Expected<std::vector<int64_t>> const_ints(const Var& v, const std::string& what) {
   if (!v.defined()) return std::vector<int64_t>{};
-  if (!v.is_concrete())
-    return unsupported(what + " must be a constant to differentiate (it is computed in the graph)");
+  if (!v.is_concrete()) return unsupported(what + " must be a constant to differentiate (it is computed in the graph)");
   return v.impl()->value.to_int_vector();
 }
 

@@ -101,7 +101,8 @@ Expected<Vars> gather_grad(const GradContext& c) {
   Shape is1 = is;
   is1.push_back(1);
   Var idx64 = idx.dtype() == DType::I64 ? idx : F::cast(idx, DType::I64);
-  Var scattered = F::op("ScatterND", {zeros(g.dtype(), front), F::reshape(idx64, is1), g}, {{"reduction", std::string("add")}});
+  Var scattered =
+      F::op("ScatterND", {zeros(g.dtype(), front), F::reshape(idx64, is1), g}, {{"reduction", std::string("add")}});
   if (axis != 0) {
     // front = [ds[axis], ds[:axis], ds[axis+1:]] -> ds
     for (int64_t i = 1; i <= axis; ++i) back.push_back(i);

@@ -1,5 +1,5 @@
-#include "engine/compiler/compile.h"
 #include "engine/frontend/nn/jit.h"
+#include "engine/compiler/compile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,8 +32,8 @@ Expected<ir::Graph> trace_impl(const Fn& fn, const std::vector<ir::ValueType>& t
     Vars ins;
     for (size_t i = 0; i < types.size(); ++i) {
       std::string name = i < spec.input_names.size() ? spec.input_names[i]
-                         : types.size() == 1       ? std::string("input")
-                                                   : "input_" + std::to_string(i);
+                         : types.size() == 1         ? std::string("input")
+                                                     : "input_" + std::to_string(i);
       ins.push_back(root.add_input(name, types[i]));
     }
     outs = fn(ins);

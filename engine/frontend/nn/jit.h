@@ -51,7 +51,7 @@ class GraphCache {
   const JitConfig& config() const { return config_; }
   void set_config(const JitConfig& c);
   // Figures of the last call.
-  size_t size() const;                 // cached signatures
+  size_t size() const;                        // cached signatures
   int64_t traces() const { return traces_; }  // traces done so far
   double last_compile_ms() const { return last_compile_ms_; }
   // The graph traced for the most recent signature (nullptr before the first call).

@@ -28,7 +28,8 @@ Var Dense::forward(const Var& x) {
   const std::string layer = "Dense " + std::to_string(in_features) + "->" + std::to_string(out_features);
   if (x.rank() < 2) return layer_error(*this, layer, x, "must have rank >= 2");
   if (x.dim(-1) != in_features)
-    return layer_error(*this, layer, x, "has " + std::to_string(x.dim(-1)) + " features, expected " + std::to_string(in_features));
+    return layer_error(*this, layer, x,
+                       "has " + std::to_string(x.dim(-1)) + " features, expected " + std::to_string(in_features));
   return F::linear(x, param("weight"), has_bias ? param("bias") : Var());
 }
 
@@ -41,11 +42,12 @@ Conv2d::Conv2d(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t
 
 Var Conv2d::forward(const Var& x) {
   if (!x.ok()) return x;
-  const std::string layer = "Conv2d " + std::to_string(in_channels) + "->" + std::to_string(out_channels) + " k" +
-                            std::to_string(kernel);
+  const std::string layer =
+      "Conv2d " + std::to_string(in_channels) + "->" + std::to_string(out_channels) + " k" + std::to_string(kernel);
   if (x.rank() != 4) return layer_error(*this, layer, x, "must be NCHW (rank 4)");
   if (x.dim(1) != in_channels)
-    return layer_error(*this, layer, x, "has " + std::to_string(x.dim(1)) + " channels, expected " + std::to_string(in_channels));
+    return layer_error(*this, layer, x,
+                       "has " + std::to_string(x.dim(1)) + " channels, expected " + std::to_string(in_channels));
   return F::conv2d(x, param("weight"), has_bias ? param("bias") : Var(), {stride, stride}, {padding, padding},
                    {dilation, dilation}, groups);
 }
@@ -98,8 +100,8 @@ Var Dropout::forward(const Var& x) {
   const uint64_t seed = seed_base + calls_++;
   F::Attrs attrs{{"seed", static_cast<float>(seed % (1u << 24))}};
   if (active_trace()) attrs.emplace("reseed", int64_t{1});
-  Vars r = F::op_n("Dropout", {x, F::scalar(p, x.dtype()), F::constant(Tensor::scalar<bool>(true))}, std::move(attrs),
-                   2);
+  Vars r =
+      F::op_n("Dropout", {x, F::scalar(p, x.dtype()), F::constant(Tensor::scalar<bool>(true))}, std::move(attrs), 2);
   return r[0];
 }
 
@@ -154,14 +156,19 @@ Var MultiHeadAttention::forward(const Var& x) {
 }
 
 MaxPool2d::MaxPool2d(int64_t k, int64_t s, int64_t p) : kernel(k), stride(s > 0 ? s : k), padding(p) {}
-Var MaxPool2d::forward(const Var& x) { return F::max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+Var MaxPool2d::forward(const Var& x) {
+  return F::max_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
+}
 
 AvgPool2d::AvgPool2d(int64_t k, int64_t s, int64_t p) : kernel(k), stride(s > 0 ? s : k), padding(p) {}
-Var AvgPool2d::forward(const Var& x) { return F::avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding}); }
+Var AvgPool2d::forward(const Var& x) {
+  return F::avg_pool2d(x, {kernel, kernel}, {stride, stride}, {padding, padding});
+}
 
 Var AdaptiveAvgPool2d::forward(const Var& x) {
   if (output_size != 1)
-    return layer_error(*this, "AdaptiveAvgPool2d", x, "pooling to " + std::to_string(output_size) + " is not supported (only 1)");
+    return layer_error(*this, "AdaptiveAvgPool2d", x,
+                       "pooling to " + std::to_string(output_size) + " is not supported (only 1)");
   return F::global_avg_pool(x);
 }
 

@@ -20,7 +20,8 @@ std::string describe(const Module& m) {
 }  // namespace
 
 Var Module::forward(const Var& x) {
-  if (in_forward_default_) return Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"));
+  if (in_forward_default_)
+    return Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"));
   in_forward_default_ = true;
   Vars r = forward_n({x});
   in_forward_default_ = false;
@@ -29,7 +30,8 @@ Var Module::forward(const Var& x) {
 }
 
 Vars Module::forward_n(const Vars& xs) {
-  if (in_forward_default_) return {Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"))};
+  if (in_forward_default_)
+    return {Var::failed(internal_error(describe(*this) + " defines neither forward nor forward_n"))};
   if (xs.size() != 1)
     return {Var::failed(invalid_argument(describe(*this) + " takes 1 input, got " + std::to_string(xs.size())))};
   in_forward_default_ = true;

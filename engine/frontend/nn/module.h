@@ -66,8 +66,7 @@ class Module {
   void clear_graph_cache() { cache_.reset(); }
 
  protected:
-  template <class M>
-  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> m) {
+  template <class M> std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> m) {
     m->name_ = name;
     children_.emplace_back(std::move(name), m);
     return m;

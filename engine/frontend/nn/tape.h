@@ -17,8 +17,8 @@ struct TapeEntry {
 
 class Tape {
  public:
-  void record(const std::string& op_type, const std::string& domain, const nn::Vars& inputs,
-              const nn::F::Attrs& attrs, const nn::Vars& outputs);
+  void record(const std::string& op_type, const std::string& domain, const nn::Vars& inputs, const nn::F::Attrs& attrs,
+              const nn::Vars& outputs);
   const std::vector<TapeEntry>& entries() const { return entries_; }
   void clear() { entries_.clear(); }
 

@@ -93,9 +93,11 @@ Expected<std::string> TraceState::input_name(const Var& v) {
   }
   std::string name;
   auto p = r->param_names_.find(key);
-  if (p != r->param_names_.end()) name = unique_name(p->second);
-  else name = unique_name(r->prefix_.empty() ? "const_" + std::to_string(r->next_const_++)
-                                             : r->prefix_ + ".const_" + std::to_string(r->next_const_++));
+  if (p != r->param_names_.end())
+    name = unique_name(p->second);
+  else
+    name = unique_name(r->prefix_.empty() ? "const_" + std::to_string(r->next_const_++)
+                                          : r->prefix_ + ".const_" + std::to_string(r->next_const_++));
   r->graph.add_initializer(name, impl->value);
   r->consts_[key] = name;
   return name;

@@ -57,8 +57,8 @@ Status symbolic_value_error(const VarImpl& v, const char* what) {
   std::string path = current_path();
   if (path.empty()) path = v.path;
   const std::string where = path.empty() ? std::string("the traced function") : "module '" + path + "'";
-  return invalid_argument(std::string(what) + " of symbolic tensor '" + v.sym + "' (" + v.type.to_string() +
-                          ") in " + where +
+  return invalid_argument(std::string(what) + " of symbolic tensor '" + v.sym + "' (" + v.type.to_string() + ") in " +
+                          where +
                           ": its value is not known while tracing (Graph mode / jit). Data-dependent "
                           "control flow must use nn::cond(pred, then_fn, else_fn) or nn::fori_loop; "
                           "to see a value at run time use ops::print");

@@ -19,12 +19,12 @@ namespace ms::nn {
 class TraceState;
 
 struct VarImpl {
-  Tensor value;                  // concrete (PyNative, or a tensor captured while tracing)
-  std::string sym;               // symbolic: value name in the trace's graph
-  ir::ValueType type;            // symbolic: static type
-  TraceState* trace = nullptr;   // symbolic: the (sub)graph it was defined in
-  Status error;                  // failed
-  std::string path;              // module path that produced it (for messages)
+  Tensor value;                 // concrete (PyNative, or a tensor captured while tracing)
+  std::string sym;              // symbolic: value name in the trace's graph
+  ir::ValueType type;           // symbolic: static type
+  TraceState* trace = nullptr;  // symbolic: the (sub)graph it was defined in
+  Status error;                 // failed
+  std::string path;             // module path that produced it (for messages)
 };
 
 class Var {

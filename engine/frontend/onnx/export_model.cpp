@@ -36,8 +36,10 @@ void type_to_proto(const ir::ValueType& vt, onnx::TypeProto& tp) {
   for (size_t i = 0; i < vt.dims->size(); ++i) {
     auto* d = shape->add_dim();
     const int64_t v = (*vt.dims)[i];
-    if (v >= 0) d->set_dim_value(v);
-    else if (i < vt.dim_params.size() && !vt.dim_params[i].empty()) d->set_dim_param(vt.dim_params[i]);
+    if (v >= 0)
+      d->set_dim_value(v);
+    else if (i < vt.dim_params.size() && !vt.dim_params[i].empty())
+      d->set_dim_param(vt.dim_params[i]);
   }
 }
 
@@ -52,9 +54,18 @@ Status attr_to_proto(const std::string& key, const ir::Attribute& a, onnx::Attri
   ap.set_name(key);
   const auto& s = a.storage();
   switch (a.kind()) {
-    case ir::Attribute::Kind::Int: ap.set_type(AP::INT); ap.set_i(std::get<int64_t>(s)); break;
-    case ir::Attribute::Kind::Float: ap.set_type(AP::FLOAT); ap.set_f(std::get<float>(s)); break;
-    case ir::Attribute::Kind::String: ap.set_type(AP::STRING); ap.set_s(std::get<std::string>(s)); break;
+    case ir::Attribute::Kind::Int:
+      ap.set_type(AP::INT);
+      ap.set_i(std::get<int64_t>(s));
+      break;
+    case ir::Attribute::Kind::Float:
+      ap.set_type(AP::FLOAT);
+      ap.set_f(std::get<float>(s));
+      break;
+    case ir::Attribute::Kind::String:
+      ap.set_type(AP::STRING);
+      ap.set_s(std::get<std::string>(s));
+      break;
     case ir::Attribute::Kind::Ints:
       ap.set_type(AP::INTS);
       for (int64_t v : std::get<std::vector<int64_t>>(s)) ap.add_ints(v);

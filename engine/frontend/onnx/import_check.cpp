@@ -92,8 +92,8 @@ constexpr AttrRule kRules[] = {
     {"ConstantOfShape", "value", Kind::Tensor, false},
 };
 
-constexpr const char* kReduceOps[] = {"ReduceSum",  "ReduceMean", "ReduceMax",       "ReduceMin",      "ReduceProd",
-                                      "ReduceL1",   "ReduceL2",   "ReduceLogSum",    "ReduceLogSumExp", "ReduceSumSquare"};
+constexpr const char* kReduceOps[] = {"ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
+                                      "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
 
 constexpr const char* kConstantValueAttrs[] = {"value",      "value_float",  "value_floats",  "value_int",
                                                "value_ints", "value_string", "value_strings", "sparse_value"};
@@ -102,12 +102,14 @@ Status check_kind(const ir::Node& n, const std::string& key, Kind want, bool req
   auto it = n.attrs.find(key);
   if (it == n.attrs.end()) {
     if (!required) return Status::ok();
-    return ctx.invalid(n.label() + ": missing required attribute '" + key + "' (" + ir::Attribute::kind_name(want) + ")")
+    return ctx
+        .invalid(n.label() + ": missing required attribute '" + key + "' (" + ir::Attribute::kind_name(want) + ")")
         .with_node(n.id.value);
   }
   if (it->second.kind() != want)
-    return ctx.invalid(n.label() + ": attribute '" + key + "' must be " + ir::Attribute::kind_name(want) + ", got " +
-                       ir::Attribute::kind_name(it->second.kind()))
+    return ctx
+        .invalid(n.label() + ": attribute '" + key + "' must be " + ir::Attribute::kind_name(want) + ", got " +
+                 ir::Attribute::kind_name(it->second.kind()))
         .with_node(n.id.value);
   return Status::ok();
 }
@@ -242,7 +244,8 @@ Status check_supported_ops(const ir::Graph& g, const ImportContext& ctx) {
     if (schema && opset >= schema->since_version) return;
     const std::string op = n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
     if (!seen.insert(op).second) return;
-    const std::string who = !n.name.empty() ? n.name : (n.outputs.empty() ? "#" + std::to_string(n.id.value) : n.outputs[0]);
+    const std::string who =
+        !n.name.empty() ? n.name : (n.outputs.empty() ? "#" + std::to_string(n.id.value) : n.outputs[0]);
     missing.push_back({op, who, opset});
   });
   if (missing.empty()) return Status::ok();

@@ -34,12 +34,14 @@ Expected<std::string> read_external_data(const onnx::TensorProto& t, size_t expe
   std::string location, offset_s, length_s;
   bool has_offset = false, has_length = false;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset_s = kv.value(), has_offset = true;
-    else if (kv.key() == "length") length_s = kv.value(), has_length = true;
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset")
+      offset_s = kv.value(), has_offset = true;
+    else if (kv.key() == "length")
+      length_s = kv.value(), has_length = true;
   }
-  if (ctx.base_dir.empty())
-    return ctx.invalid(what + ": external data is not allowed here (model loaded from memory)");
+  if (ctx.base_dir.empty()) return ctx.invalid(what + ": external data is not allowed here (model loaded from memory)");
   if (location.empty()) return ctx.invalid(what + ": external data without a 'location'");
   if (location.find('\0') != std::string::npos) return ctx.invalid(what + ": external data location holds a NUL byte");
 
@@ -47,8 +49,7 @@ Expected<std::string> read_external_data(const onnx::TensorProto& t, size_t expe
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory())
     return ctx.invalid(what + ": external data location '" + location + "' is an absolute path (refused)");
   for (const auto& part : rel)
-    if (part == "..")
-      return ctx.invalid(what + ": external data location '" + location + "' contains '..' (refused)");
+    if (part == "..") return ctx.invalid(what + ": external data location '" + location + "' contains '..' (refused)");
 
   uint64_t offset = 0, length = 0;
   if (has_offset && !parse_u64(offset_s, offset))

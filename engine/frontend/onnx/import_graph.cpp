@@ -33,7 +33,8 @@ Expected<ir::ValueType> value_type_from_proto(const onnx::ValueInfoProto& vi, co
     if (d.has_dim_value()) {
       // -1 is how some exporters spell "unknown"; anything lower is corrupt.
       if (d.dim_value() < -1)
-        return ctx.invalid(what + ": dim " + std::to_string(i) + " is negative (" + std::to_string(d.dim_value()) + ")");
+        return ctx.invalid(what + ": dim " + std::to_string(i) + " is negative (" + std::to_string(d.dim_value()) +
+                           ")");
       dims.push_back(d.dim_value());
       vt.dim_params.emplace_back();
     } else {
@@ -95,8 +96,8 @@ Expected<ir::Attribute> attribute_from_proto(const AP& a, const std::shared_ptr<
     }
     case AP::UNDEFINED: return ctx.invalid(what + ": has no type and no value");
     default:
-      return ctx.error(ErrorCode::Unsupported,
-                       what + ": attribute type " + std::to_string(a.type()) + " (tensors/sparse/type protos) is not supported");
+      return ctx.error(ErrorCode::Unsupported, what + ": attribute type " + std::to_string(a.type()) +
+                                                   " (tensors/sparse/type protos) is not supported");
   }
 }
 

@@ -22,8 +22,8 @@ inline constexpr const char* kNodeIdsKey = "modescope.node_ids";
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 struct ImportContext {
-  std::string origin;    // names the source in every error ("path/model.onnx")
-  std::string base_dir;  // folder for external data; "" = external data refused
+  std::string origin;                     // names the source in every error ("path/model.onnx")
+  std::string base_dir;                   // folder for external data; "" = external data refused
   std::map<std::string, int64_t> opsets;  // model-level opset_import ("" = ai.onnx)
 
   // "<origin>: <what>"

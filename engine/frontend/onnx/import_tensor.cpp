@@ -73,14 +73,19 @@ Status fill_typed(Tensor& out, const onnx::TensorProto& t, int64_t n, const Impo
     return out;
   };
   switch (out.dtype()) {
-    case DType::F32: return fill_from_field<float>(out, t.float_data(), n, ctx, what, "float_data", [](float v) { return v; });
-    case DType::F64: return fill_from_field<double>(out, t.double_data(), n, ctx, what, "double_data", [](double v) { return v; });
-    case DType::I64: return fill_from_field<int64_t>(out, t.int64_data(), n, ctx, what, "int64_data", [](int64_t v) { return v; });
-    case DType::U64: return fill_from_field<uint64_t>(out, t.uint64_data(), n, ctx, what, "uint64_data", [](uint64_t v) { return v; });
+    case DType::F32:
+      return fill_from_field<float>(out, t.float_data(), n, ctx, what, "float_data", [](float v) { return v; });
+    case DType::F64:
+      return fill_from_field<double>(out, t.double_data(), n, ctx, what, "double_data", [](double v) { return v; });
+    case DType::I64:
+      return fill_from_field<int64_t>(out, t.int64_data(), n, ctx, what, "int64_data", [](int64_t v) { return v; });
+    case DType::U64:
+      return fill_from_field<uint64_t>(out, t.uint64_data(), n, ctx, what, "uint64_data", [](uint64_t v) { return v; });
     case DType::U32:
       return fill_from_field<uint32_t>(out, t.uint64_data(), n, ctx, what, "uint64_data",
                                        [](uint64_t v) { return static_cast<uint32_t>(v); });
-    case DType::I32: return fill_from_field<int32_t>(out, t.int32_data(), n, ctx, what, "int32_data", [](int32_t v) { return v; });
+    case DType::I32:
+      return fill_from_field<int32_t>(out, t.int32_data(), n, ctx, what, "int32_data", [](int32_t v) { return v; });
     case DType::I16:
       return fill_from_field<int16_t>(out, t.int32_data(), n, ctx, what, "int32_data",
                                       [](int32_t v) { return static_cast<int16_t>(v); });
@@ -136,7 +141,8 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
     case DType::F32: have = t.float_data_size(); break;
     case DType::F64: have = t.double_data_size(); break;
     case DType::I64: have = t.int64_data_size(); break;
-    case DType::U64: case DType::U32: have = t.uint64_data_size(); break;
+    case DType::U64:
+    case DType::U32: have = t.uint64_data_size(); break;
     default: have = t.int32_data_size(); break;
   }
   if (have != n)
@@ -163,7 +169,8 @@ Expected<Tensor> load_tensor_pb(const std::string& path) {
   if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return ctx.invalid("not a valid TensorProto (parse failed)");
   // Test data tensors never point at external files.
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return ctx.error(ErrorCode::Unsupported, "external data in a tensor file");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return ctx.error(ErrorCode::Unsupported, "external data in a tensor file");
   const std::string what = "tensor '" + t.name() + "'";
   return detail::tensor_from_proto(t, ctx, what);
 }

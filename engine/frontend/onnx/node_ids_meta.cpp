@@ -9,8 +9,7 @@
 namespace ms::onnx_io::detail {
 namespace {
 
-template <class G, class N, class F>
-void visit(G& g, const F& f) {
+template <class G, class N, class F> void visit(G& g, const F& f) {
   for (N& n : g.nodes()) {
     f(g, n);
     for (auto& [key, a] : n.attrs) {

@@ -50,7 +50,8 @@ std::string find_data_dir() {
   };
   if (const char* env = std::getenv("MODESCOPE_DATA_DIR"); env && *env && has(env)) return env;
   std::error_code ec;
-  if (fs::path cwd = fs::current_path(ec); !ec && has(cwd / "samples" / "data")) return (cwd / "samples" / "data").string();
+  if (fs::path cwd = fs::current_path(ec); !ec && has(cwd / "samples" / "data"))
+    return (cwd / "samples" / "data").string();
   // The executable's ancestors: build-*/app/modescope-cli -> <source>/samples/data; an install
   // prefix bin/modescope-cli -> share/modescope/data.
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -139,7 +140,8 @@ Expected<Dataset> synthetic(const SyntheticSpec& s) {
   if (s.num_classes < 1) return invalid_argument("synthetic data: class count must be >= 1");
   if (s.n < 1) return invalid_argument("synthetic data: example count must be >= 1");
   for (int64_t d : s.example_shape)
-    if (d < 1) return invalid_argument("synthetic data: example shape " + shape_to_string(s.example_shape) + " has a dim < 1");
+    if (d < 1)
+      return invalid_argument("synthetic data: example shape " + shape_to_string(s.example_shape) + " has a dim < 1");
   const bool ints = is_integer(s.dtype);
   if (!ints && s.dtype != DType::F32) return unsupported("synthetic data: dtype " + std::string(dtype_name(s.dtype)));
   if (ints && s.dtype != DType::I64 && s.dtype != DType::I32)
@@ -158,8 +160,10 @@ Expected<Dataset> synthetic(const SyntheticSpec& s) {
     for (int64_t i = 0; i < s.n; ++i) {
       for (int64_t j = 0; j < per; ++j) {
         const int64_t v = rng.below(s.int_range);
-        if (s.dtype == DType::I64) ds.x.data<int64_t>()[i * per + j] = v;
-        else ds.x.data<int32_t>()[i * per + j] = static_cast<int32_t>(v);
+        if (s.dtype == DType::I64)
+          ds.x.data<int64_t>()[i * per + j] = v;
+        else
+          ds.x.data<int32_t>()[i * per + j] = static_cast<int32_t>(v);
       }
       const int64_t first = s.dtype == DType::I64 ? ds.x.data<int64_t>()[i * per] : ds.x.data<int32_t>()[i * per];
       ds.y.data<int64_t>()[i] = per > 0 ? first % s.num_classes : 0;

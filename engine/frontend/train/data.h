@@ -24,8 +24,8 @@ namespace ms::nn::train {
 
 struct Dataset {
   std::string name;
-  Tensor x;                 // [N, ...example shape]
-  Tensor y;                 // i64 [N] class labels
+  Tensor x;  // [N, ...example shape]
+  Tensor y;  // i64 [N] class labels
   int64_t num_classes = 0;
   int64_t size() const { return x.defined() && x.rank() > 0 ? x.dim(0) : 0; }
   // x's shape without the leading N.
@@ -37,9 +37,9 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t next();
-  double uniform();                  // [0, 1)
-  int64_t below(int64_t n);          // [0, n)
-  double normal();                   // N(0, 1), Box-Muller
+  double uniform();          // [0, 1)
+  int64_t below(int64_t n);  // [0, n)
+  double normal();           // N(0, 1), Box-Muller
  private:
   uint64_t state_;
 };

@@ -22,10 +22,10 @@ inline constexpr const char* kLossScaleScope = "loss_scale";
 struct LossScaleConfig {
   enum class Kind { None, Static, Dynamic };
   Kind kind = Kind::None;
-  double init_scale = 65536.0;   // dynamic: first scale; static: the scale
-  double factor = 2.0;           // divided by on overflow, multiplied by after growth_interval
+  double init_scale = 65536.0;  // dynamic: first scale; static: the scale
+  double factor = 2.0;          // divided by on overflow, multiplied by after growth_interval
   int64_t growth_interval = 1000;
-  double min_scale = 1.0;        // a dynamic scale never goes below this
+  double min_scale = 1.0;  // a dynamic scale never goes below this
   bool enabled() const { return kind != Kind::None; }
 };
 
@@ -35,10 +35,10 @@ std::string loss_scale_name(const LossScaleConfig& c);  // "none", "dynamic", "1
 
 // One step's loss-scaling values. scale and good_steps are f32 scalars (graph inputs in Graph mode).
 struct LossScaleStep {
-  Vars grads;       // unscaled gradients
-  Var overflow;     // bool scalar: some gradient is inf or NaN
-  Var new_scale;    // f32 scalar
-  Var new_good;     // f32 scalar: good steps in a row since the last change
+  Vars grads;     // unscaled gradients
+  Var overflow;   // bool scalar: some gradient is inf or NaN
+  Var new_scale;  // f32 scalar
+  Var new_good;   // f32 scalar: good steps in a row since the last change
 };
 
 // Unscales `grads` (divided by `scale`) and computes the overflow flag and the next scale state.

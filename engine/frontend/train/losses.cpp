@@ -46,8 +46,8 @@ Var cross_entropy(const Var& logits, const Var& labels, double label_smoothing) 
     for (int64_t i = 0; i < t.numel(); ++i) {
       const int64_t v = t.at_int(i);
       if (v < 0 || v >= classes)
-        return fail("cross_entropy: label " + std::to_string(v) + " at row " + std::to_string(i) + " out of range [0, " +
-                    std::to_string(classes) + ") for logits " + desc(logits));
+        return fail("cross_entropy: label " + std::to_string(v) + " at row " + std::to_string(i) +
+                    " out of range [0, " + std::to_string(classes) + ") for logits " + desc(logits));
     }
   }
   const double off = label_smoothing / static_cast<double>(classes);

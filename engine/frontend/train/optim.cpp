@@ -146,8 +146,10 @@ UpdateRule adam_rule(const OptimizerConfig& c, std::shared_ptr<const std::vector
       const Hyper h = hyper->empty() ? Hyper{1.0, c.weight_decay} : (*hyper)[i];
       Var p = params[i], g = grads[i];
       if (h.weight_decay != 0) {
-        if (decoupled) p = F::sub(p, F::mul(p, F::mul(scaled(lr, h.lr_scale), h.weight_decay)));
-        else g = F::add(g, F::mul(p, h.weight_decay));
+        if (decoupled)
+          p = F::sub(p, F::mul(p, F::mul(scaled(lr, h.lr_scale), h.weight_decay)));
+        else
+          g = F::add(g, F::mul(p, h.weight_decay));
       }
       Var m = F::add(F::mul(state[i], c.beta1), F::mul(g, 1.0 - c.beta1));
       Var v = F::add(F::mul(state[n + i], c.beta2), F::mul(F::mul(g, g), 1.0 - c.beta2));
@@ -181,12 +183,12 @@ UpdateRule make_update_rule(const OptimizerConfig& cfg, std::vector<Hyper> per_p
 
 double LrSchedule::at(int64_t step) const {
   const int64_t t = std::max<int64_t>(step, 1);
-  if (warmup_steps > 0 && t <= warmup_steps) return base_lr * static_cast<double>(t) / static_cast<double>(warmup_steps);
+  if (warmup_steps > 0 && t <= warmup_steps)
+    return base_lr * static_cast<double>(t) / static_cast<double>(warmup_steps);
   const int64_t after = t - std::max<int64_t>(warmup_steps, 0) - 1;  // 0 at the first step after warmup
   switch (kind) {
     case Kind::Constant: return base_lr;
-    case Kind::Step:
-      return base_lr * std::pow(gamma, static_cast<double>(after / std::max<int64_t>(step_size, 1)));
+    case Kind::Step: return base_lr * std::pow(gamma, static_cast<double>(after / std::max<int64_t>(step_size, 1)));
     case Kind::Cosine: {
       const int64_t span = std::max<int64_t>(total_steps - std::max<int64_t>(warmup_steps, 0) - 1, 1);
       const double frac = std::min(1.0, static_cast<double>(after) / static_cast<double>(span));

@@ -18,7 +18,7 @@ namespace ms::nn::train {
 
 // What a parameter group sets for each of its parameters.
 struct Hyper {
-  double lr_scale = 1.0;      // the group's lr = scheduled lr * lr_scale
+  double lr_scale = 1.0;  // the group's lr = scheduled lr * lr_scale
   double weight_decay = 0.0;
 };
 
@@ -38,8 +38,8 @@ const char* optimizer_name(OptimizerKind k);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::SGD;
-  double momentum = 0.9;  // SGD
-  bool nesterov = false;  // SGD
+  double momentum = 0.9;                          // SGD
+  bool nesterov = false;                          // SGD
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam, AdamW
   double weight_decay = 0.0;  // default group: L2 added to the gradient (SGD, Adam), decoupled (AdamW)
   std::vector<ParamGroup> groups;

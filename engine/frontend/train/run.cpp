@@ -1,5 +1,5 @@
-#include "engine/compiler/compile.h"
 #include "engine/frontend/train/run.h"
+#include "engine/compiler/compile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -48,8 +48,9 @@ Status check_options(const RunOptions& o) {
     return invalid_argument("unknown data '" + o.data + "' (digits, synthetic, auto)");
   if (!(o.lr >= 0)) return invalid_argument("--lr must be >= 0");
   if (!zoo::is_zoo_uri(o.model))
-    return unsupported(o.model + ": training needs a zoo template (zoo:NAME?key=value&...); an .onnx file has no "
-                                 "trainable module");
+    return unsupported(o.model +
+                       ": training needs a zoo template (zoo:NAME?key=value&...); an .onnx file has no "
+                       "trainable module");
   return Status::ok();
 }
 
@@ -70,7 +71,8 @@ Expected<int64_t> evaluate(Module& m, const Dataset& ds, int64_t batch) {
     Batch batch_data = loader.next();
     Var logits = m(Var(batch_data.x));
     MS_ASSIGN_OR_RETURN(Tensor t, logits.tensor());
-    if (t.rank() != 2) return invalid_argument("evaluation: model output " + shape_to_string(t.shape()) + " is not [batch, classes]");
+    if (t.rank() != 2)
+      return invalid_argument("evaluation: model output " + shape_to_string(t.shape()) + " is not [batch, classes]");
     MS_ASSIGN_OR_RETURN(int64_t c, count_correct(t, batch_data.y));
     correct += c;
   }
@@ -82,9 +84,8 @@ Expected<int64_t> evaluate(Module& m, const Dataset& ds, int64_t batch) {
 namespace {
 
 bool takes_digits(const zoo::Model& m) {
-  return m.inputs.size() == 1 && m.inputs[0].dtype == DType::F32 && m.inputs[0].dims &&
-         m.inputs[0].dims->size() == 4 && (*m.inputs[0].dims)[1] == 1 && (*m.inputs[0].dims)[2] == 8 &&
-         (*m.inputs[0].dims)[3] == 8;
+  return m.inputs.size() == 1 && m.inputs[0].dtype == DType::F32 && m.inputs[0].dims && m.inputs[0].dims->size() == 4 &&
+         (*m.inputs[0].dims)[1] == 1 && (*m.inputs[0].dims)[2] == 8 && (*m.inputs[0].dims)[3] == 8;
 }
 
 // The URI for `data`; the built model when building was needed to decide.
@@ -120,7 +121,8 @@ Expected<Adapted> adapt_model(const RunOptions& o) {
   const zoo::Template* t = zoo::find_template(plain.name);
   bool digits = false;
   if (has_param(*t, "size") && has_param(*t, "classes")) {
-    const auto size_spec = std::find_if(t->params.begin(), t->params.end(), [](const auto& p) { return p.name == "size"; });
+    const auto size_spec =
+        std::find_if(t->params.begin(), t->params.end(), [](const auto& p) { return p.name == "size"; });
     if (size_spec->min <= 8) {
       MS_ASSIGN_OR_RETURN(zoo::Uri d, adapted_uri(o, "digits"));
       d.params["batch"] = 1;
@@ -237,8 +239,8 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   if (const compiler::CompiledExecutor* ex = step.executor()) r.passes = ex->compile_result().reports;
   if (const ir::Graph* g = step.observed_graph()) r.observed_graph = g->deep_copy();
   if (const runtime::MemoryPlan* plan = step.observed_plan()) r.observed_plan = *plan;
-  r.steady = summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end())
-                                                  : r.step_ms);
+  r.steady =
+      summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end()) : r.step_ms);
   if (o.evaluate) {
     set_training(m, false);
     // The forward graph cached by an earlier Graph-mode call holds the parameters it was compiled

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/amp.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/core/status.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/loss_scale.h"
-#include "engine/compiler/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -24,20 +24,20 @@ struct RunOptions {
   Mode mode = Mode::PyNative;
   compiler::JitLevel jit_level = compiler::JitLevel::O1;
   std::vector<std::string> disabled_passes;  // Graph mode: passes left out of the step's compile
-  std::string optimizer = "sgd";  // sgd | adam | adamw
-  double lr = 0;                  // 0: the optimizer's default (sgd 0.05, adam/adamw 0.001)
-  std::string schedule = "constant";  // constant | step | cosine
+  std::string optimizer = "sgd";             // sgd | adam | adamw
+  double lr = 0;                             // 0: the optimizer's default (sgd 0.05, adam/adamw 0.001)
+  std::string schedule = "constant";         // constant | step | cosine
   int64_t lr_warmup = 0;
   double momentum = 0.9;
   double weight_decay = 0;  // biases and norm parameters are never decayed
   double label_smoothing = 0;
   int64_t steps = 200;
-  int64_t batch = 0;            // 0: the template's batch parameter
-  std::string data = "auto";    // digits | synthetic | auto (digits when the template can take 8x8 images)
-  std::string data_dir;         // digits files; "" finds samples/data
-  int64_t test_size = 360;      // digits: 1,437 train / 360 test
-  uint64_t seed = 0;            // data split, shuffling and synthetic values (init: the URI's seed)
-  bool evaluate = true;         // test accuracy at the end
+  int64_t batch = 0;          // 0: the template's batch parameter
+  std::string data = "auto";  // digits | synthetic | auto (digits when the template can take 8x8 images)
+  std::string data_dir;       // digits files; "" finds samples/data
+  int64_t test_size = 360;    // digits: 1,437 train / 360 test
+  uint64_t seed = 0;          // data split, shuffling and synthetic values (init: the URI's seed)
+  bool evaluate = true;       // test accuracy at the end
   // Mixed precision (autocast at this level in both modes; evaluation too) and loss scaling.
   // bf16 keeps f32's exponent range, so no loss scaling is the default.
   compiler::AmpLevel amp = compiler::AmpLevel::O0;
@@ -57,7 +57,7 @@ struct RunResult {
   std::string data;   // "digits" | "synthetic"
   int64_t train_examples = 0, test_examples = 0;
   int64_t parameters = 0;
-  double lr = 0;  // base lr used
+  double lr = 0;                // base lr used
   std::vector<double> losses;   // one per step
   std::vector<double> lrs;      // lr of each step
   std::vector<double> step_ms;  // every step; the first includes tracing and compiling in Graph mode
@@ -65,11 +65,11 @@ struct RunResult {
   double compile_ms = 0;        // sum over steps
   // Graph mode: the passes that compiled the step (per-pass ms, node counts before and after).
   std::vector<compiler::PassReport> passes;
-  int64_t peak_bytes = 0;       // max over steps
-  double accuracy = -1;         // test accuracy, -1 when not measured
+  int64_t peak_bytes = 0;  // max over steps
+  double accuracy = -1;    // test accuracy, -1 when not measured
   int64_t correct = 0;
-  double loss_scale = 0;        // final scale (0 without loss scaling)
-  int64_t skipped_steps = 0;    // steps loss scaling skipped (inf/NaN gradients)
+  double loss_scale = 0;      // final scale (0 without loss scaling)
+  int64_t skipped_steps = 0;  // steps loss scaling skipped (inf/NaN gradients)
   // With observe_last_step: what that step ran (PyNative: its eager ops, one node each).
   std::optional<ir::Graph> observed_graph;
   std::optional<runtime::MemoryPlan> observed_plan;

@@ -1,12 +1,12 @@
-#include "engine/compiler/compile.h"
 #include "engine/frontend/train/step.h"
+#include "engine/compiler/compile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 
 #include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
@@ -239,7 +239,8 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
       buffers.push_back(v);
     }
     for (size_t i = 0; i < state_.size(); ++i)
-      state.push_back(root.add_input("optimizer.state_" + std::to_string(i), static_type(state_[i].dtype(), state_[i].shape())));
+      state.push_back(
+          root.add_input("optimizer.state_" + std::to_string(i), static_type(state_[i].dtype(), state_[i].shape())));
     Var lr = root.add_input("lr", static_type(DType::F32, {}));
     Var step = root.add_input("step", static_type(DType::F32, {}));
     Var scale, good;

@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/compiler/amp.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/module.h"
 #include "engine/frontend/train/loss_scale.h"
-#include "engine/compiler/amp.h"
 #include "engine/runtime/executor.h"
 
 namespace ms::nn::train {
@@ -42,8 +42,8 @@ struct StepStats {
   double step_ms = 0;
   double compile_ms = 0;  // Graph: trace + compile time of this call (0 when the cached step ran)
   int64_t peak_bytes = 0;
-  bool skipped = false;    // loss scaling found an inf/NaN gradient: nothing was updated
-  double loss_scale = 0;   // the scale after this step (0 without loss scaling)
+  bool skipped = false;   // loss scaling found an inf/NaN gradient: nothing was updated
+  double loss_scale = 0;  // the scale after this step (0 without loss scaling)
 };
 
 // Mixed precision of a training step: the network runs under autocast at `level` (the same Casts
@@ -77,14 +77,14 @@ class TrainStep {
   // Graph mode: passes (arguments) left out of the step's compile pipeline.
   void set_disabled_passes(std::vector<std::string> passes) { disabled_passes_ = std::move(passes); }
   const AmpOptions& amp() const { return amp_; }
-  double loss_scale() const { return scale_; }      // current scale (0 without loss scaling)
+  double loss_scale() const { return scale_; }  // current scale (0 without loss scaling)
   int64_t skipped_steps() const { return skipped_; }
 
   // Profiling: the next step reports to `observer` (run begin/end, every op and kernel, the
   // allocations). PyNative: the step's eager ops (forward, backward, update), each recorded as a node
   // of observed_graph(); Graph: the compiled step's run, observed_graph() its compiled graph.
   void observe_next_step(runtime::RunObserver* observer) { observer_ = observer; }
-  const ir::Graph* observed_graph() const;  // null before an observed step
+  const ir::Graph* observed_graph() const;           // null before an observed step
   const runtime::MemoryPlan* observed_plan() const;  // Graph mode: the step's memory plan
 
  private:

@@ -52,7 +52,8 @@ Expected<Uri> parse_uri(std::string_view s) {
   const size_t q = rest.find('?');
   const std::string name(rest.substr(0, q));
   const Template* t = find_template(name);
-  if (!t) return invalid_argument("'" + text + "': no template '" + name + "' (templates: " + names_of(templates()) + ")");
+  if (!t)
+    return invalid_argument("'" + text + "': no template '" + name + "' (templates: " + names_of(templates()) + ")");
   Uri u{name, {}};
   for (const auto& p : t->params) u.params[p.name] = p.default_value;
   if (q == std::string_view::npos) return u;
@@ -105,7 +106,8 @@ Expected<Model> build_model(const Uri& u) {
   Params p = u.params;
   for (const auto& spec : t->params) {
     auto it = p.find(spec.name);
-    if (it == p.end()) p[spec.name] = spec.default_value;
+    if (it == p.end())
+      p[spec.name] = spec.default_value;
     else if (it->second < spec.min || it->second > spec.max)
       return invalid_argument(to_uri(u) + ": " + spec.name + "=" + std::to_string(it->second) + " is out of range");
   }
@@ -136,10 +138,12 @@ std::string templates_json() {
   for (const auto& t : templates()) {
     nlohmann::json params = nlohmann::json::array();
     for (const auto& p : t.params)
-      params.push_back({{"name", p.name}, {"default", p.default_value}, {"min", p.min}, {"max", p.max},
+      params.push_back({{"name", p.name},
+                        {"default", p.default_value},
+                        {"min", p.min},
+                        {"max", p.max},
                         {"description", p.description}});
-    list.push_back({{"name", t.name}, {"description", t.description}, {"params", params},
-                    {"uri", "zoo:" + t.name}});
+    list.push_back({{"name", t.name}, {"description", t.description}, {"params", params}, {"uri", "zoo:" + t.name}});
   }
   return nlohmann::json{{"templates", list}}.dump(2);
 }

@@ -17,9 +17,7 @@ class MnistMlp : public Module {
     relu2_ = register_module("relu2", std::make_shared<ReLU>());
     fc3_ = register_module("fc3", std::make_shared<Dense>(hidden, classes));
   }
-  Var forward(const Var& x) override {
-    return (*fc3_)((*relu2_)((*fc2_)((*relu1_)((*fc1_)((*flatten_)(x))))));
-  }
+  Var forward(const Var& x) override { return (*fc3_)((*relu2_)((*fc2_)((*relu1_)((*fc1_)((*flatten_)(x)))))); }
   std::string type_name() const override { return "MnistMlp"; }
 
  private:
@@ -98,44 +96,53 @@ class LeNet5 : public Module {
 }  // namespace
 
 void add_basic_templates(std::vector<Template>& out) {
-  out.push_back({"mnist_mlp", "MNIST MLP: Flatten, Dense 784->512, ReLU, Dense 512->512, ReLU, Dense 512->10",
-                 {batch_param(64), size_param(28, 1, "image height/width (input [batch,1,size,size])"),
-                  classes_param(10), {"hidden", 512, 1, 65536, "hidden width"}, seed_param()},
+  out.push_back({"mnist_mlp",
+                 "MNIST MLP: Flatten, Dense 784->512, ReLU, Dense 512->512, ReLU, Dense 512->10",
+                 {batch_param(64),
+                  size_param(28, 1, "image height/width (input [batch,1,size,size])"),
+                  classes_param(10),
+                  {"hidden", 512, 1, 65536, "hidden width"},
+                  seed_param()},
                  [](const Params& p) -> Expected<Model> {
                    const int64_t s = p.at("size");
                    return image_model("mnist_mlp", std::make_shared<MnistMlp>(s * s, p.at("hidden"), p.at("classes")),
                                       p.at("batch"), 1, s);
                  }});
-  auto chain_params = std::vector<ParamSpec>{batch_param(64), {"size", 1024, 1, 65536, "input features"},
+  auto chain_params = std::vector<ParamSpec>{batch_param(64),
+                                             {"size", 1024, 1, 65536, "input features"},
                                              {"hidden", 2048, 1, 65536, "features between the two layers"},
-                                             {"classes", 1024, 1, 65536, "output features"}, seed_param()};
-  out.push_back({"dense_chain", "Dense size->hidden then hidden->classes, as two separately named layers",
-                 chain_params, [](const Params& p) -> Expected<Model> {
+                                             {"classes", 1024, 1, 65536, "output features"},
+                                             seed_param()};
+  out.push_back({"dense_chain", "Dense size->hidden then hidden->classes, as two separately named layers", chain_params,
+                 [](const Params& p) -> Expected<Model> {
                    auto m = std::make_shared<DenseChain>(p.at("size"), p.at("hidden"), p.at("classes"));
                    return Model{"dense_chain", m, {"input"}, {static_type(DType::F32, {p.at("batch"), p.at("size")})}};
                  }});
-  out.push_back({"dense_chain_seq", "dense_chain built with Sequential (same outputs for the same seed)", chain_params,
-                 [](const Params& p) -> Expected<Model> {
-                   auto m = std::make_shared<Sequential>();
-                   m->add(std::make_shared<Dense>(p.at("size"), p.at("hidden")));
-                   m->add(std::make_shared<Dense>(p.at("hidden"), p.at("classes")));
-                   return Model{"dense_chain_seq", m, {"input"},
-                                {static_type(DType::F32, {p.at("batch"), p.at("size")})}};
-                 }});
+  out.push_back(
+      {"dense_chain_seq", "dense_chain built with Sequential (same outputs for the same seed)", chain_params,
+       [](const Params& p) -> Expected<Model> {
+         auto m = std::make_shared<Sequential>();
+         m->add(std::make_shared<Dense>(p.at("size"), p.at("hidden")));
+         m->add(std::make_shared<Dense>(p.at("hidden"), p.at("classes")));
+         return Model{"dense_chain_seq", m, {"input"}, {static_type(DType::F32, {p.at("batch"), p.at("size")})}};
+       }});
   out.push_back({"dynamic_net",
                  "Dense(size,size) layers with ReLU; uses 8 of them when sum(x) > 0, else 5 (cond -> If), then a head",
-                 {batch_param(1), {"size", 256, 1, 65536, "features"}, classes_param(10),
+                 {batch_param(1),
+                  {"size", 256, 1, 65536, "features"},
+                  classes_param(10),
                   {"layers", 10, 8, 1000, "Dense layers owned (8 used on the positive branch, 5 on the other)"},
                   seed_param()},
                  [](const Params& p) -> Expected<Model> {
                    auto m = std::make_shared<DynamicNet>(p.at("size"), p.at("layers"), 8, 5, p.at("classes"));
                    return Model{"dynamic_net", m, {"input"}, {static_type(DType::F32, {p.at("batch"), p.at("size")})}};
                  }});
-  out.push_back({"lenet5", "LeNet-5: two conv+pool stages, three Dense layers (input [batch,1,size,size])",
+  out.push_back({"lenet5",
+                 "LeNet-5: two conv+pool stages, three Dense layers (input [batch,1,size,size])",
                  {batch_param(1), size_param(32, 16, "image height/width"), classes_param(10), seed_param()},
                  [](const Params& p) -> Expected<Model> {
-                   return image_model("lenet5", std::make_shared<LeNet5>(p.at("size"), p.at("classes")), p.at("batch"), 1,
-                                      p.at("size"));
+                   return image_model("lenet5", std::make_shared<LeNet5>(p.at("size"), p.at("classes")), p.at("batch"),
+                                      1, p.at("size"));
                  }});
 }
 

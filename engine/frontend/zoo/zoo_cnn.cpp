@@ -54,7 +54,7 @@ class MobileNetV2 : public Module {
     int64_t in = divisible8(32 * mult);
     const int64_t last = divisible8(1280 * std::max(1.0, mult));
     features->add(conv_bn_relu6(3, in, 3, 2, 1));
-    const int64_t cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
+    const int64_t cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
                                {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     for (const auto& c : cfg) {
       const int64_t out = divisible8(static_cast<double>(c[1]) * mult);
@@ -158,25 +158,36 @@ class Inception : public Module {
 }  // namespace
 
 void add_cnn_templates(std::vector<Template>& out) {
-  out.push_back({"mobilenet_v2", "MobileNetV2: inverted residuals with depthwise convs and ReLU6",
-                 {batch_param(1), size_param(224, 32, "image height/width (input [batch,3,size,size])"),
-                  classes_param(1000), {"width", 32, 8, 1024, "stem channels (32 = width multiplier 1.0)"}, seed_param()},
+  out.push_back({"mobilenet_v2",
+                 "MobileNetV2: inverted residuals with depthwise convs and ReLU6",
+                 {batch_param(1),
+                  size_param(224, 32, "image height/width (input [batch,3,size,size])"),
+                  classes_param(1000),
+                  {"width", 32, 8, 1024, "stem channels (32 = width multiplier 1.0)"},
+                  seed_param()},
                  [](const Params& p) -> Expected<Model> {
                    return image_model("mobilenet_v2", std::make_shared<MobileNetV2>(p.at("width"), p.at("classes")),
                                       p.at("batch"), 3, p.at("size"));
                  }});
-  out.push_back({"vgg11", "VGG-11: 8 conv3x3+ReLU layers, 5 max pools, 3 Dense layers after global pooling",
-                 {batch_param(1), size_param(224, 32, "image height/width (input [batch,3,size,size])"),
-                  classes_param(1000), {"width", 64, 1, 1024, "channels of the first conv (64 in the paper)"},
-                  {"hidden", 4096, 1, 65536, "classifier width"}, seed_param()},
+  out.push_back({"vgg11",
+                 "VGG-11: 8 conv3x3+ReLU layers, 5 max pools, 3 Dense layers after global pooling",
+                 {batch_param(1),
+                  size_param(224, 32, "image height/width (input [batch,3,size,size])"),
+                  classes_param(1000),
+                  {"width", 64, 1, 1024, "channels of the first conv (64 in the paper)"},
+                  {"hidden", 4096, 1, 65536, "classifier width"},
+                  seed_param()},
                  [](const Params& p) -> Expected<Model> {
                    return image_model("vgg11", std::make_shared<Vgg11>(p.at("width"), p.at("hidden"), p.at("classes")),
                                       p.at("batch"), 3, p.at("size"));
                  }});
   out.push_back({"inception_block",
                  "Stem conv, one inception block (1x1 | 1x1-3x3 | 1x1-5x5 | pool-1x1 in parallel, Concat), head",
-                 {batch_param(1), size_param(56, 8, "image height/width (input [batch,3,size,size])"),
-                  classes_param(10), {"width", 192, 8, 4096, "block input channels (192 as GoogLeNet 3a)"}, seed_param()},
+                 {batch_param(1),
+                  size_param(56, 8, "image height/width (input [batch,3,size,size])"),
+                  classes_param(10),
+                  {"width", 192, 8, 4096, "block input channels (192 as GoogLeNet 3a)"},
+                  seed_param()},
                  [](const Params& p) -> Expected<Model> {
                    return image_model("inception_block", std::make_shared<Inception>(p.at("width"), p.at("classes")),
                                       p.at("batch"), 3, p.at("size"));

@@ -61,8 +61,7 @@ class Bottleneck : public Module {
   std::shared_ptr<Module> conv1_, bn1_, conv2_, bn2_, conv3_, bn3_, relu_, down_;
 };
 
-template <class Block>
-class ResNet : public Module {
+template <class Block> class ResNet : public Module {
  public:
   ResNet(std::vector<int64_t> blocks, int64_t width, int64_t classes) {
     int64_t in = width;
@@ -97,8 +96,10 @@ class ResNet : public Module {
 };
 
 std::vector<ParamSpec> resnet_params() {
-  return {batch_param(1), size_param(224, 32, "image height/width (input [batch,3,size,size])"),
-          classes_param(1000), {"width", 64, 1, 1024, "channels of the stem (64 in the paper); stages use 1,2,4,8x"},
+  return {batch_param(1),
+          size_param(224, 32, "image height/width (input [batch,3,size,size])"),
+          classes_param(1000),
+          {"width", 64, 1, 1024, "channels of the stem (64 in the paper); stages use 1,2,4,8x"},
           seed_param()};
 }
 

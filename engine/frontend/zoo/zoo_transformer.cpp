@@ -61,21 +61,25 @@ class Encoder : public Module {
 }  // namespace
 
 void add_transformer_templates(std::vector<Template>& out) {
-  out.push_back({"transformer_encoder",
-                 "BERT-like encoder: embeddings, post-LN self-attention blocks (GELU FFN 4x), classifier on token 0",
-                 {batch_param(1), {"seq", 128, 1, 65536, "sequence length (input ids [batch, seq])"},
-                  classes_param(2), {"layers", 12, 1, 256, "encoder blocks"}, {"hidden", 768, 8, 65536, "hidden size"},
-                  {"heads", 12, 1, 1024, "attention heads (must divide hidden)"},
-                  {"vocab", 30522, 2, 1 << 22, "vocabulary size"}, seed_param()},
-                 [](const Params& p) -> Expected<Model> {
-                   if (p.at("hidden") % p.at("heads") != 0)
-                     return invalid_argument("hidden=" + std::to_string(p.at("hidden")) + " is not divisible by heads=" +
-                                             std::to_string(p.at("heads")));
-                   auto m = std::make_shared<Encoder>(p.at("vocab"), p.at("seq"), p.at("hidden"), p.at("heads"),
-                                                      p.at("layers"), p.at("classes"));
-                   return Model{"transformer_encoder", m, {"input_ids"},
-                                {static_type(DType::I64, {p.at("batch"), p.at("seq")})}};
-                 }});
+  out.push_back(
+      {"transformer_encoder",
+       "BERT-like encoder: embeddings, post-LN self-attention blocks (GELU FFN 4x), classifier on token 0",
+       {batch_param(1),
+        {"seq", 128, 1, 65536, "sequence length (input ids [batch, seq])"},
+        classes_param(2),
+        {"layers", 12, 1, 256, "encoder blocks"},
+        {"hidden", 768, 8, 65536, "hidden size"},
+        {"heads", 12, 1, 1024, "attention heads (must divide hidden)"},
+        {"vocab", 30522, 2, 1 << 22, "vocabulary size"},
+        seed_param()},
+       [](const Params& p) -> Expected<Model> {
+         if (p.at("hidden") % p.at("heads") != 0)
+           return invalid_argument("hidden=" + std::to_string(p.at("hidden")) +
+                                   " is not divisible by heads=" + std::to_string(p.at("heads")));
+         auto m = std::make_shared<Encoder>(p.at("vocab"), p.at("seq"), p.at("hidden"), p.at("heads"), p.at("layers"),
+                                            p.at("classes"));
+         return Model{"transformer_encoder", m, {"input_ids"}, {static_type(DType::I64, {p.at("batch"), p.at("seq")})}};
+       }});
 }
 
 }  // namespace ms::zoo::detail

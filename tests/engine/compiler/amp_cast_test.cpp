@@ -102,7 +102,8 @@ TEST(AmpCastPass, RemovesRoundTripCastPairs) {
     d = Neg(c)
     e = Cast(d) {to=1}
     output e
-  )", AmpLevel::O1);
+  )",
+                                   AmpLevel::O1);
   EXPECT_EQ(got, R"(graph main (%x: f32[3])
   #1 %a = Cast(%x) {to=16} : bf16[3]
   #4 %d = Neg(%a) : bf16[3]
@@ -184,7 +185,8 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
     const Tensor& b = (*got)[0];
     ASSERT_EQ(a.numel(), b.numel());
     double max_abs = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
+    for (int64_t i = 0; i < a.numel(); ++i)
+      max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
     for (int64_t i = 0; i < a.numel(); ++i)
       EXPECT_NEAR(b.data<float>()[i], a.data<float>()[i], 0.03 * max_abs + 1e-3)
           << compiler::amp_level_name(level) << " element " << i;

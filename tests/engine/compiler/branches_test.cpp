@@ -51,8 +51,8 @@ TEST(CompilerBranches, InceptionBranchesRunConcurrentlyWithSequentialResults) {
   const auto& slots = par->memory_plan().slots;
   for (size_t a = 0; a < slots.size(); ++a)
     for (size_t b = a + 1; b < slots.size(); ++b) {
-      const bool bytes = slots[a].offset < slots[b].offset + slots[b].bytes &&
-                         slots[b].offset < slots[a].offset + slots[a].bytes;
+      const bool bytes =
+          slots[a].offset < slots[b].offset + slots[b].bytes && slots[b].offset < slots[a].offset + slots[a].bytes;
       const bool time = !(slots[a].last_step < slots[b].first_step || slots[b].last_step < slots[a].first_step);
       // Sharing is allowed in place (one takes over the other's block) and for a Concat's input
       // written straight into its output.
@@ -78,7 +78,8 @@ TEST(CompilerBranches, InceptionBranchesRunConcurrentlyWithSequentialResults) {
     ASSERT_EQ(want->size(), got->size());
     for (size_t i = 0; i < want->size(); ++i) {
       ASSERT_EQ((*want)[i].nbytes(), (*got)[i].nbytes());
-      EXPECT_EQ(std::memcmp((*want)[i].raw(), (*got)[i].raw(), (*want)[i].nbytes()), 0) << "output " << i << " run " << it;
+      EXPECT_EQ(std::memcmp((*want)[i].raw(), (*got)[i].raw(), (*want)[i].nbytes()), 0)
+          << "output " << i << " run " << it;
     }
     EXPECT_EQ(par->last_stats().kernels, seq->last_stats().kernels);
   }

@@ -26,7 +26,8 @@ TEST(ConstantFoldingPass, FoldsConstantsAndShapeSubgraphsOnStaticShapes) {
     y = Reshape(x, shp)
     z = Mul(y, y)
     output z, c
-  )", list(make_constant_folding_pass(fold_backend()), make_dce_pass()));
+  )",
+                                     list(make_constant_folding_pass(fold_backend()), make_dce_pass()));
   // c is a graph output: it stays a node (callers own outputs); the shape chain folds away.
   EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4])
   init %a: f32[3]

@@ -22,7 +22,8 @@ TEST(CsePass, MergesEqualNodesButNotDifferentConstants) {
     e = LeakyRelu(x) {alpha=0.2}
     f = Add(d, e)
     output c, f
-  )", list(make_cse_pass()));
+  )",
+                                     list(make_cse_pass()));
   EXPECT_EQ(got, R"(graph main (%x: f32[4])
   #1 %a = Relu(%x) : f32[4]
   #3 %c = Add(%a, %a) : f32[4]

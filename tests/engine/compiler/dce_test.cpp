@@ -20,7 +20,8 @@ TEST(DcePass, RemovesUnreadNodesAndInitializers) {
     b = Exp(a)
     c = Neg(x)
     output c
-  )", list(make_dce_pass()));
+  )",
+                                     list(make_dce_pass()));
   EXPECT_EQ(got, R"(graph main (%x: f32[4])
   #3 %c = Neg(%x) : f32[4]
   return %c

@@ -8,13 +8,13 @@
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
+#include "engine/compiler/memory_plan.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/runtime/backend.h"
-#include "engine/compiler/memory_plan.h"
-#include "tests/engine/plan_checks.h"
 #include "tests/engine/compiler_test_util.h"
+#include "tests/engine/plan_checks.h"
 
 namespace ms::compiler {
 namespace {
@@ -43,7 +43,8 @@ Compiled compile_and_compare(const std::string& text, compiler::JitLevel level, 
   if (want && got)
     for (size_t o2 = 0; o2 < want->size(); ++o2)
       for (int64_t i = 0; i < (*want)[o2].numel(); ++i)
-        EXPECT_NEAR((*got)[o2].data<float>()[i], (*want)[o2].data<float>()[i], tol) << "output " << o2 << " element " << i;
+        EXPECT_NEAR((*got)[o2].data<float>()[i], (*want)[o2].data<float>()[i], tol)
+            << "output " << o2 << " element " << i;
   // Run twice: arena reuse across runs must not change results.
   auto again = (*c)->run(in);
   EXPECT_TRUE(again);
@@ -99,7 +100,8 @@ TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
     y = Relu(s)
     z = Neg(y)
     output z
-  )", compiler::JitLevel::O2);
+  )",
+                                   compiler::JitLevel::O2);
   ASSERT_TRUE(c.exe);
   const auto& plan = c.exe->memory_plan();
   bool reused = false;
@@ -121,7 +123,8 @@ TEST(FusionPass, MatMulBiasActivationAndGemmRelu) {
     g = Gemm(t, w2, c2) {alpha=0.5}
     y = Relu(g)
     output y
-  )", compiler::JitLevel::O1);
+  )",
+                                   compiler::JitLevel::O1);
   EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,8])
   init %b: f32[5]
   init %c2: f32[3]
@@ -147,7 +150,8 @@ TEST(FusionPass, ElementwiseChainsBecomeOneLoop) {
     d = Sigmoid(c)
     e = Clip(d, lo, hi)
     output e
-  )", compiler::JitLevel::O1);
+  )",
+                                   compiler::JitLevel::O1);
   EXPECT_EQ(c.dump, R"(graph main (%x: f32[2,3,4])
   init %col: f32[3,1]
   init %half: f32[1]
@@ -173,7 +177,8 @@ TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
     d = Sub(one, r)
     e = Div(d, col)
     output e
-  )", compiler::JitLevel::O1);
+  )",
+                                   compiler::JitLevel::O1);
   EXPECT_NE(c.dump.find("FusedElementwise"), std::string::npos) << c.dump;
   // Per channel only: H and W merge into rows of 4096, several tiles each.
   Compiled rows = compile_and_compare(R"(
@@ -184,7 +189,8 @@ TEST(FusionPass, FusedLoopBroadcastsPerChannelAndAcrossAxes) {
     b = Add(a, sh)
     y = Sigmoid(b)
     output y
-  )", compiler::JitLevel::O1);
+  )",
+                                      compiler::JitLevel::O1);
   EXPECT_NE(rows.dump.find("FusedElementwise"), std::string::npos) << rows.dump;
 }
 
@@ -199,7 +205,8 @@ TEST(FusionPass, ReluGradientChainFusesWithSign) {
     s = Sign(r)
     g = Mul(s, gy)
     output g
-  )", compiler::JitLevel::O1);
+  )",
+                                   compiler::JitLevel::O1);
   EXPECT_NE(c.dump.find("chain=[\"Add\",\"Relu\",\"Sign\",\"Mul\"]"), std::string::npos) << c.dump;
 }
 
@@ -231,7 +238,8 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
     ks = ReduceSum(k, axes)
     kk = Sub(k, x)
     output var, gs, gb, all, ks, kk
-  )", compiler::JitLevel::O1);
+  )",
+                                   compiler::JitLevel::O1);
   // k is read by its ReduceSum and by a Sub: one loop writes k and its sum.
   EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%dy, %rstd)"), std::string::npos) << c.dump;
   for (const char* out : {"%var = ai.modescope.FusedElementwise", "%gs = ai.modescope.FusedElementwise",
@@ -265,13 +273,16 @@ TEST(FusionPass, Bf16ChainsAndReductionsFuse) {
     ko = Cast(k) {to=1}
     kso = Cast(ks) {to=1}
     output vo, ko, kso
-  )", compiler::JitLevel::O1, 0.25);
+  )",
+                                   compiler::JitLevel::O1, 0.25);
   EXPECT_NE(c.dump.find("%var = ai.modescope.FusedElementwise(%d) {chain=[\"Square\"]"), std::string::npos) << c.dump;
   // The Casts to bf16 round inside the loops that read them.
   EXPECT_NE(c.dump.find("%d = ai.modescope.FusedElementwise(%xf, %m) {chain=[\"Cast\",\"Sub\"], chain_alphas=[16,0]"),
-            std::string::npos) << c.dump;
+            std::string::npos)
+      << c.dump;
   EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%gf, %d) {chain=[\"Cast\",\"Mul\",\"Relu\",\"Neg\"]"),
-            std::string::npos) << c.dump;
+            std::string::npos)
+      << c.dump;
   EXPECT_EQ(c.dump.find("= Cast(%xf"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find(": bf16[1,8,1,1]"), std::string::npos) << c.dump;
 }
@@ -304,19 +315,25 @@ TEST(FusionPass, ChainsReadBf16ValuesInPlaceOfTheirCastsToF32) {
     s1 = ReduceSum(gx) {axes=[0,2,3]}
     s2 = ReduceMean(gx) {axes=[0,1]}
     output yo, mean, var, gds, s1, s2
-  )", compiler::JitLevel::O1, 0.02);
+  )",
+                                   compiler::JitLevel::O1, 0.02);
   EXPECT_EQ(c.dump.find("= Cast(%c)"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("= Cast(%g)"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("%d = "), std::string::npos) << c.dump;
-  EXPECT_NE(c.dump.find("%mean = ai.modescope.FusedElementwise(%c) {chain=[\"Cast\"], chain_alphas=[1]"), std::string::npos)
+  EXPECT_NE(c.dump.find("%mean = ai.modescope.FusedElementwise(%c) {chain=[\"Cast\"], chain_alphas=[1]"),
+            std::string::npos)
       << c.dump;
   EXPECT_NE(c.dump.find("%var = ai.modescope.FusedElementwise(%c, %mean) {chain=[\"Cast\",\"Sub\",\"Square\"]"),
-            std::string::npos) << c.dump;
+            std::string::npos)
+      << c.dump;
   // Of Mul(gx, d), d is the chain's value (computed from c) and g is read as the bf16 operand.
   EXPECT_NE(c.dump.find("%gds = ai.modescope.FusedElementwise(%c, %mean, %g) {chain=[\"Cast\",\"Sub\",\"Mul\"]"),
-            std::string::npos) << c.dump;
-  EXPECT_NE(c.dump.find("%y = ai.modescope.FusedElementwise(%c, %mean, %s, %g) {chain=[\"Cast\",\"Sub\",\"Mul\",\"Add\",\"Relu\",\"Cast\"]"),
-            std::string::npos) << c.dump;
+            std::string::npos)
+      << c.dump;
+  EXPECT_NE(c.dump.find("%y = ai.modescope.FusedElementwise(%c, %mean, %s, %g) "
+                        "{chain=[\"Cast\",\"Sub\",\"Mul\",\"Add\",\"Relu\",\"Cast\"]"),
+            std::string::npos)
+      << c.dump;
   EXPECT_NE(c.dump.find("%s1 = ai.modescope.FusedElementwise(%g) {chain=[\"Cast\"]"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%s2 = ai.modescope.FusedElementwise(%g) {chain=[\"Cast\"]"), std::string::npos) << c.dump;
 }
@@ -334,7 +351,8 @@ TEST(FusionPass, ReductionOfANegatedChainResultRidesTheChain) {
     m = ReduceSum(n, axes)
     y = Add(b, m)
     output y, m
-  )", compiler::JitLevel::O1, 1e-4);
+  )",
+                                   compiler::JitLevel::O1, 1e-4);
   EXPECT_NE(c.dump.find("%b, %m = ai.modescope.FusedElementwise(%x, %s) {chain=[\"Mul\",\"Relu\"]"), std::string::npos)
       << c.dump;
   EXPECT_NE(c.dump.find("reduce_scale=-1"), std::string::npos) << c.dump;
@@ -376,7 +394,8 @@ TEST(FusionPass, OneLongRowSplitsAcrossThreads) {
     y = Relu(u)
     m = ReduceMean(y) {axes=[0,1]}
     output y, m
-  )", compiler::JitLevel::O1, 1e-5);
+  )",
+                                   compiler::JitLevel::O1, 1e-5);
   EXPECT_NE(c.dump.find("%y, %m = ai.modescope.FusedElementwise(%a, %b, %d)"), std::string::npos) << c.dump;
 }
 
@@ -397,12 +416,15 @@ TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
     t3 = ConvTranspose(d, wt3) {strides=[2,2], pads=[1,1,1,1], output_padding=[1,1]}
     t1 = ConvTranspose(d, wt1)
     output d, t3, t1
-  )", compiler::JitLevel::O2);
+  )",
+                                   compiler::JitLevel::O2);
   // Transposed convs (the input gradients of a training step): the 3x3 one blocked, the 1x1 plain.
   EXPECT_NE(c.dump.find("%t3 = ConvTranspose(%d, %wt3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("%t1 = ConvTranspose(%d, %wt1) :"), std::string::npos) << c.dump;
-  EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
-  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos)
+      << c.dump;
+  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos)
+      << c.dump;
 }
 
 // Convs of less than 5 MFLOPs alone in their region (LeNet-5's) keep plain nchw, and the pool after
@@ -416,7 +438,8 @@ TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
     r = Relu(c)
     p = MaxPool(r) {kernel_shape=[2,2], strides=[2,2]}
     output p
-  )", compiler::JitLevel::O2);
+  )",
+                                      compiler::JitLevel::O2);
   EXPECT_NE(lone.dump.find("%r = ai.modescope.FusedConv(%x, %w, %b) {activation_layout=\"plain\""), std::string::npos)
       << lone.dump;
   EXPECT_NE(lone.dump.find("%p = MaxPool(%r)"), std::string::npos) << lone.dump;
@@ -429,9 +452,11 @@ TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
     r1 = Relu(c1)
     c2 = Conv(r1, w2) {pads=[1,1,1,1]}
     output c2
-  )", compiler::JitLevel::O2);
+  )",
+                                      compiler::JitLevel::O2);
   EXPECT_NE(pair.dump.find("%r1 = ai.modescope.FusedConv(%x, %w1) {activation_layout=\"blocked\", dst_blocked=1"),
-            std::string::npos) << pair.dump;
+            std::string::npos)
+      << pair.dump;
   EXPECT_NE(pair.dump.find("%c2 = ai.modescope.FusedConv(%r1, %w2) {activation_layout=\"blocked\""), std::string::npos)
       << pair.dump;
 }
@@ -456,14 +481,16 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
   for (int batch : {1, 2}) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     Compiled c = compile_and_compare(std::string(R"(
-      input x: f32[)") + std::to_string(batch) + R"(,16,8,8]
+      input x: f32[)") + std::to_string(batch) +
+                                         R"(,16,8,8]
       init w: f32[8,16,1,1] = 0.3 -0.2 0.1
       a = Conv(x, w)
       b = Sigmoid(x)
       c = Concat(a, b) {axis=1}
       y = Neg(c)
       output y
-    )", compiler::JitLevel::O1);
+    )",
+                                     compiler::JitLevel::O1);
     ASSERT_TRUE(c.exe);
     const auto& slots = c.exe->memory_plan().slots;
     auto find = [&](const std::string& v) {
@@ -487,23 +514,24 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
   }
   // The planner alone: two pieces inside an outer slot share its block; a value live beside them
   // goes elsewhere.
-  std::vector<runtime::MemorySlot> s{{"p", {}, 0, 1024, 0, 2}, {"q", {}, 0, 512, 1, 2}, {"cat", {}, 0, 1536, 2, 3},
-                                     {"other", {}, 0, 256, 0, 3}};
+  std::vector<runtime::MemorySlot> s{
+      {"p", {}, 0, 1024, 0, 2}, {"q", {}, 0, 512, 1, 2}, {"cat", {}, 0, 1536, 2, 3}, {"other", {}, 0, 256, 0, 3}};
   s[0].within = 2;
   s[1].within = 2;
   s[1].within_offset = 1024;
   const auto plan = compiler::plan_memory(s);
   EXPECT_EQ(plan.slots[0].offset, plan.slots[2].offset);
   EXPECT_EQ(plan.slots[1].offset, plan.slots[2].offset + 1024);
-  EXPECT_TRUE(plan.slots[3].offset >= plan.slots[2].offset + 1536 || plan.slots[3].offset + 256 <= plan.slots[2].offset);
+  EXPECT_TRUE(plan.slots[3].offset >= plan.slots[2].offset + 1536 ||
+              plan.slots[3].offset + 256 <= plan.slots[2].offset);
   EXPECT_EQ(plan.lower_bound, 1536u + 256u);
   EXPECT_EQ(plan.arena_bytes, plan.lower_bound);
 }
 
 TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
   // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
-  std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2},
-                                         {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
+  std::vector<runtime::MemorySlot> slots{
+      {"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2}, {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
   const auto p = compiler::plan_memory(slots, {{0, 1}, {1, 2}});
   EXPECT_EQ(p.slots[1].reuses, "a");
   EXPECT_EQ(p.slots[2].reuses, "b");
@@ -516,8 +544,8 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
 // Greedy by size alone leaves these four blocks at 768 bytes; placing by size x lifetime reaches
 // the lower bound, and the planner keeps the smaller arena. The per-step live bytes peak at it.
 TEST(MemoryPlanner, TriesSeveralPlacementOrdersAndKeepsTheSmallestArena) {
-  std::vector<runtime::MemorySlot> slots{{"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5},
-                                         {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
+  std::vector<runtime::MemorySlot> slots{
+      {"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5}, {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
   const auto p = compiler::plan_memory(slots);
   EXPECT_EQ(p.lower_bound, 704u);
   EXPECT_EQ(p.arena_bytes, 704u);
@@ -546,7 +574,8 @@ TEST(ConvAlgorithmPass, MarksWideStrideOne3x3Convs) {
     q = Conv(p, wn) {pads=[1,1,1,1]}
     t = Conv(s, w8) {pads=[1,1,1,1]}
     output q, t
-  )", compiler::JitLevel::O2, 1e-3);
+  )",
+                                   compiler::JitLevel::O2, 1e-3);
   ASSERT_TRUE(c.exe);
   size_t marked = 0;
   for (size_t at = c.dump.find("algorithm=\"winograd\""); at != std::string::npos;
@@ -589,8 +618,9 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
   for (const auto* text : {&roomy, &tight}) {
     Compiled c = compile_and_compare(*text, compiler::JitLevel::O2, 1e-3);
     ASSERT_TRUE(c.exe);
-    EXPECT_NE(c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
-              std::string::npos)
+    EXPECT_NE(
+        c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
+        std::string::npos)
         << c.dump;
     Impls seen;
     runtime::RunOptions ro;
@@ -604,7 +634,8 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
     EXPECT_LE(static_cast<double>(plan.arena_bytes), 1.05 * static_cast<double>(plan.lower_bound));
   }
   EXPECT_FALSE(wino["tight"]);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
   EXPECT_TRUE(wino["roomy"]);
 }
 

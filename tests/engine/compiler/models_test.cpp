@@ -14,8 +14,8 @@
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/program.h"
-#include "tests/engine/tensor_compare.h"
 #include "tests/engine/compiler_test_util.h"
+#include "tests/engine/tensor_compare.h"
 
 namespace ms::compiler {
 namespace {
@@ -38,9 +38,12 @@ runtime::TensorMap make_inputs(const ir::Graph& g) {
     Tensor t = Tensor::empty(v->type.dtype, dims);
     for (int64_t i = 0; i < t.numel(); ++i) {
       seed = seed * 1664525u + 1013904223u;
-      if (t.dtype() == DType::F32) t.data<float>()[i] = static_cast<float>(seed >> 8) / float(1 << 24) * 2.f - 1.f;
-      else if (t.dtype() == DType::I64) t.data<int64_t>()[i] = (seed >> 8) % 4;
-      else if (t.dtype() == DType::I32) t.data<int32_t>()[i] = static_cast<int32_t>((seed >> 8) % 4);
+      if (t.dtype() == DType::F32)
+        t.data<float>()[i] = static_cast<float>(seed >> 8) / float(1 << 24) * 2.f - 1.f;
+      else if (t.dtype() == DType::I64)
+        t.data<int64_t>()[i] = (seed >> 8) % 4;
+      else if (t.dtype() == DType::I32)
+        t.data<int32_t>()[i] = static_cast<int32_t>((seed >> 8) % 4);
     }
     m[in] = t;
   }
@@ -86,15 +89,13 @@ TEST_P(ZooTemplate, EveryLevelMatchesEagerExecution) {
   check_levels(*g, in, *want, 1e-3, 1e-4, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Compiler, ZooTemplate,
-                         ::testing::Values("zoo:mnist_mlp?batch=2&hidden=64", "zoo:dense_chain?batch=2&size=32&hidden=48&classes=16",
-                                           "zoo:lenet5?batch=2", "zoo:resnet18?size=32&width=8&classes=10",
-                                           "zoo:resnet50?size=32&width=8&classes=10",
-                                           "zoo:mobilenet_v2?size=32&width=8&classes=10",
-                                           "zoo:vgg11?size=32&width=8&hidden=32&classes=10",
-                                           "zoo:inception_block?size=16&width=16",
-                                           "zoo:transformer_encoder?seq=8&layers=2&hidden=32&heads=4&vocab=50",
-                                           "zoo:dynamic_net?size=16"));
+INSTANTIATE_TEST_SUITE_P(
+    Compiler, ZooTemplate,
+    ::testing::Values("zoo:mnist_mlp?batch=2&hidden=64", "zoo:dense_chain?batch=2&size=32&hidden=48&classes=16",
+                      "zoo:lenet5?batch=2", "zoo:resnet18?size=32&width=8&classes=10",
+                      "zoo:resnet50?size=32&width=8&classes=10", "zoo:mobilenet_v2?size=32&width=8&classes=10",
+                      "zoo:vgg11?size=32&width=8&hidden=32&classes=10", "zoo:inception_block?size=16&width=16",
+                      "zoo:transformer_encoder?seq=8&layers=2&hidden=32&heads=4&vocab=50", "zoo:dynamic_net?size=16"));
 
 // If branches are compiled too: Gemm + Relu fused inside both branches of dynamic_net (copies: the
 // caller's graph keeps its branches), ids unique across the graph, and the If step gets every

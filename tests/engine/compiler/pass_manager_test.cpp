@@ -15,7 +15,8 @@ namespace {
 // Appends its argument to a log; optionally renames the graph (a change the fingerprint sees).
 class LogPass final : public Pass {
  public:
-  LogPass(std::string arg, std::vector<std::string>* log, bool change) : arg_(std::move(arg)), log_(log), change_(change) {}
+  LogPass(std::string arg, std::vector<std::string>* log, bool change)
+      : arg_(std::move(arg)), log_(log), change_(change) {}
   std::string name() const override { return "Log" + arg_; }
   std::string argument() const override { return arg_; }
   std::string description() const override { return "test"; }

@@ -35,8 +35,7 @@ inline std::string run_passes(const std::string& text, std::vector<PassPtr> pass
   return ir::dump_text(g);
 }
 
-template <class... P>
-std::vector<PassPtr> list(P... p) {
+template <class... P> std::vector<PassPtr> list(P... p) {
   std::vector<PassPtr> v;
   (v.push_back(std::move(p)), ...);
   return v;

@@ -114,8 +114,8 @@ TEST(CompilerPoolLayout, LonePoolStaysPlain) {
   ir::Graph g;
   g.name = "pool";
   g.inputs = {"x"};
-  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{1, 16, 8, 8}, {"", "", "", ""}}, {},
-                        std::nullopt});
+  g.add_value(
+      ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{1, 16, 8, 8}, {"", "", "", ""}}, {}, std::nullopt});
   ir::Node n;
   n.op_type = "MaxPool";
   n.name = "pool";

@@ -141,15 +141,18 @@ Compiled compile(const ir::Graph& g, const std::vector<int64_t>& input_dims) {
 
 // `large` has 4x the nodes of `small`: at most 6x the work, in all and per pass and per counter.
 void expect_linear(const Compiled& small, const Compiled& large) {
-  auto ratio = [](uint64_t a, uint64_t b) { return static_cast<double>(b) / static_cast<double>(std::max<uint64_t>(a, 1)); };
+  auto ratio = [](uint64_t a, uint64_t b) {
+    return static_cast<double>(b) / static_cast<double>(std::max<uint64_t>(a, 1));
+  };
   EXPECT_LE(ratio(small.total.total(), large.total.total()), 6.0)
       << "work " << small.total.to_json() << " -> " << large.total.to_json();
   const std::pair<const char*, uint64_t WorkCounters::*> counters[] = {
-      {"nodes_visited", &WorkCounters::nodes_visited},     {"patterns_tried", &WorkCounters::patterns_tried},
-      {"use_list_rebuilds", &WorkCounters::use_list_rebuilds}, {"snapshot_copies", &WorkCounters::snapshot_copies},
+      {"nodes_visited", &WorkCounters::nodes_visited},
+      {"patterns_tried", &WorkCounters::patterns_tried},
+      {"use_list_rebuilds", &WorkCounters::use_list_rebuilds},
+      {"snapshot_copies", &WorkCounters::snapshot_copies},
       {"planner_steps", &WorkCounters::planner_steps}};
-  for (const auto& [name, field] : counters)
-    EXPECT_LE(ratio(small.total.*field, large.total.*field), 6.0) << name;
+  for (const auto& [name, field] : counters) EXPECT_LE(ratio(small.total.*field, large.total.*field), 6.0) << name;
   for (const auto& [pass, w] : large.per) {
     auto s = small.per.find(pass);
     ASSERT_NE(s, small.per.end()) << pass;
@@ -187,9 +190,9 @@ TEST(CompilerScaling, UnknownDisabledPassIsAnErrorListingTheValidOnes) {
   EXPECT_NE(bad.message().find("unknown pass 'fuse-op'"), std::string::npos) << bad.message();
   EXPECT_NE(bad.message().find("fuse-ops"), std::string::npos) << bad.message();
   EXPECT_NE(bad.message().find("branch-schedule"), std::string::npos) << bad.message();
-  EXPECT_TRUE(compiler::check_pass_names({"fuse-ops", "FuseOps", "conv-layout", "amp-cast", "branch-schedule",
-                                          "plan-memory"})
-                  .is_ok());
+  EXPECT_TRUE(
+      compiler::check_pass_names({"fuse-ops", "FuseOps", "conv-layout", "amp-cast", "branch-schedule", "plan-memory"})
+          .is_ok());
   ir::Graph g = dense_chain(3);
   auto backend = backends::create_cpu_backend(1);
   compiler::JitConfig config;

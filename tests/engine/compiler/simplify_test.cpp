@@ -24,7 +24,8 @@ TEST(SimplifyPass, DropsIdentityDropoutNoOpCastAndNeutralArithmetic) {
     e = Add(zero, d)
     f = Relu(e)
     output f
-  )", list(make_simplify_pass(), make_dce_pass()));
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
   EXPECT_EQ(got, R"(graph main (%x: f32[2,3])
   #6 %f = Relu(%x) : f32[2,3]
   return %f
@@ -43,7 +44,8 @@ TEST(SimplifyPass, ComposesTransposesAndMergesReshapes) {
     u1 = Transpose(x) {perm=[2,0,1]}
     u2 = Transpose(u1) {perm=[0,2,1]}
     output r2, u2
-  )", list(make_simplify_pass(), make_dce_pass()));
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
   EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4])
   init %r2_shape: i64[1]
   #4 %r2 = Reshape(%x, %r2_shape) origins=[3,4] : f32[24]
@@ -65,7 +67,8 @@ TEST(SimplifyPass, BroadcastsInsteadOfExpandWhereTheReaderKeepsItsShape) {
     a = Add(e, s)
     w = Where(c, e, x)
     output m, a, w
-  )", list(make_simplify_pass(), make_dce_pass()));
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
   EXPECT_EQ(got, R"(graph main (%x: f32[2,3,4], %s: f32[1,3,1], %c: bool[2,3,4])
   init %shape: i64[3]
   #1 %e = Expand(%s, %shape) : f32[2,3,4]
