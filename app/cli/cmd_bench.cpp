@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/cli/compile_options.h"
 #include "app/cli/prepare.h"
 #include "app/session/figures.h"
@@ -87,6 +89,55 @@ double measure_peak_gflops(runtime::Backend& backend, int iters) {
   runtime::TensorMap in{{"a", Tensor::zeros(DType::F32, {n, n})}, {"b", Tensor::zeros(DType::F32, {n, n})}};
   const double ms = median_ms(g, in, backend, runtime::ExecMode::Graph, iters, 1);
   return ms <= 0 ? -1 : 2.0 * n * n * n / (ms * 1e6);
+}
+
+// Relative spread of a latency summary: (p90 - min) / median.
+double spread(const session::LatencySummary& l) { return l.median > 0 ? (l.p90 - l.min) / l.median : 0; }
+
+// Compares this run's medians with the case of the same model in an earlier `bench --json` file. A
+// median is a regression when it is slower than the earlier one by more than the larger of the two
+// runs' spreads (and at least 5%). Returns 3 when any is, 1 when the file cannot be read, else 0.
+int compare_with_baseline(const RunArgs& a, const session::RunResult& pyn, const session::RunResult& gra,
+                          double compile_ms) {
+  std::ifstream f(a.baseline);
+  if (!f) return fail(a.baseline + ": cannot read the baseline");
+  nlohmann::json base = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (base.is_discarded() || !base.contains("cases") || !base["cases"].is_array())
+    return fail(a.baseline + ": not a bench --json file (no \"cases\" array)");
+  const nlohmann::json* c = nullptr;
+  for (const auto& e : base["cases"])
+    if (e.value("model", "") == a.model && (!c || e.value("jit_level", "") == a.jit_level)) c = &e;
+  if (!c) return fail(a.baseline + ": no case for model '" + a.model + "'");
+  struct Row {
+    const char* name;
+    double now, spread_now;
+    const char *key, *min_key, *p90_key;
+  };
+  const Row rows[] = {
+      {"pynative", pyn.latency.median, spread(pyn.latency), "pynative_ms", "pynative_min_ms", "pynative_p90_ms"},
+      {"graph", gra.latency.median, spread(gra.latency), "graph_ms", "graph_min_ms", "graph_p90_ms"},
+      {"compile", compile_ms, 0.0, "compile_ms", "", ""}};
+  int regressions = 0;
+  std::printf("  against %s (%s, jit level %s):\n", a.baseline.c_str(), c->value("device", "?").c_str(),
+              c->value("jit_level", "?").c_str());
+  for (const Row& r : rows) {
+    const double was = c->value(r.key, 0.0);
+    if (was <= 0) continue;
+    double sp = std::max(0.05, r.spread_now);
+    if (*r.min_key && c->contains(r.min_key) && c->contains(r.p90_key))
+      sp = std::max(sp, (c->value(r.p90_key, 0.0) - c->value(r.min_key, 0.0)) / was);
+    if (r.name == std::string("compile")) sp = std::max(sp, 0.25);  // one compile: no spread of its own
+    const double change = r.now / was - 1.0;
+    const bool slower = change > sp;
+    regressions += slower;
+    std::printf("    %-8s %9.3f ms -> %9.3f ms  %+6.1f%%  (spread %.1f%%)%s\n", r.name, was, r.now, 100.0 * change,
+                100.0 * sp,
+                slower         ? "  REGRESSION"
+                : change < -sp ? "  faster"
+                               : "");
+  }
+  if (regressions) std::printf("  %d regression(s) beyond the spread\n", regressions);
+  return regressions ? 3 : 0;
 }
 
 int bench_model(const RunArgs& a) {
@@ -179,7 +230,9 @@ int bench_model(const RunArgs& a) {
     if (!f) return fail(a.report + ": cannot write");
     f << "{\"cases\": [{\"model\": \"" << json_escape(a.model) << "\", \"jit_level\": \"" << a.jit_level
       << "\", \"threads\": " << prep->backend->threads() << ", \"pynative_ms\": " << pyn->latency.median
-      << ", \"graph_ms\": " << gra->latency.median << ", \"speedup\": " << speedup
+      << ", \"graph_ms\": " << gra->latency.median << ", \"pynative_min_ms\": " << pyn->latency.min
+      << ", \"pynative_p90_ms\": " << pyn->latency.p90 << ", \"graph_min_ms\": " << gra->latency.min
+      << ", \"graph_p90_ms\": " << gra->latency.p90 << ", \"speedup\": " << speedup
       << ", \"compile_ms\": " << gx.compile_ms() << ", \"pynative_peak_bytes\": " << pyn->peak_bytes
       << ", \"graph_peak_bytes\": " << gra->peak_bytes << ", \"planned_bytes\": " << plan.arena_bytes
       << ", \"naive_bytes\": " << plan.naive_bytes << ", \"lower_bound_bytes\": " << plan.lower_bound
@@ -191,6 +244,7 @@ int bench_model(const RunArgs& a) {
       << "}]}\n";
     if (!f) return fail(a.report + ": write failed");
   }
+  if (!a.baseline.empty()) return compare_with_baseline(a, *pyn, *gra, gx.compile_ms());
   return 0;
 }
 

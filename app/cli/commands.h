@@ -22,6 +22,7 @@ struct RunArgs {
   uint64_t seed = 0;
   std::string jit_level = "O1";              // O0 | O1 | O2 (Graph mode pipeline)
   std::vector<std::string> disabled_passes;  // pass arguments to leave out
+  std::string baseline;                      // bench: JSON of an earlier `bench --json` to compare with
 };
 
 int run_command(const RunArgs& a);

@@ -83,6 +83,11 @@ bool all_equal(const Tensor& t, double v);
 // bound is not such a constant.
 bool clip_bounds(const ir::Graph& g, const ir::Node& n, DType dt, float& lo, float& hi);
 
+// The reduced axes of reduction `r` over a rank-`rank` input (sorted, non-negative), or false when
+// they are not constant (attribute before opset 18, input since) or the reduction is the identity
+// (noop_with_empty_axes with no axes).
+bool reduce_axes(const ir::Graph& g, const ir::Node& r, size_t rank, std::vector<int64_t>& axes);
+
 // Name of the first domain-qualified custom op set used by fused nodes.
 inline constexpr const char* kFusedDomain = "ai.modescope";
 

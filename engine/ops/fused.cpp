@@ -7,8 +7,9 @@
 namespace ms::ops {
 
 namespace {
-constexpr PostOp::Kind kPostKinds[] = {PostOp::Kind::Relu, PostOp::Kind::LeakyRelu, PostOp::Kind::Sigmoid,
-                                       PostOp::Kind::Tanh, PostOp::Kind::Clip,      PostOp::Kind::Elu};
+constexpr PostOp::Kind kPostKinds[] = {PostOp::Kind::Relu, PostOp::Kind::LeakyRelu,   PostOp::Kind::Sigmoid,
+                                       PostOp::Kind::Tanh, PostOp::Kind::Clip,        PostOp::Kind::Elu,
+                                       PostOp::Kind::Gelu, PostOp::Kind::HardSigmoid, PostOp::Kind::HardSwish};
 }  // namespace
 
 bool post_op_kind(const std::string& op, PostOp::Kind& kind) {

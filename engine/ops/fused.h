@@ -25,7 +25,8 @@ namespace ms::ops {
 inline constexpr const char* kFusedDomain = "ai.modescope";
 
 struct PostOp {
-  enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Add };
+  // Gelu: alpha 0 (erf) or 1 (tanh approximation), as the op table's `a`; HardSigmoid: alpha, beta.
+  enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Gelu, HardSigmoid, HardSwish, Add };
   Kind kind = Kind::Relu;
   float alpha = 0, beta = 0;
 };
@@ -53,6 +54,9 @@ constexpr ew::Op post_op_math(PostOp::Kind k) {
     case PostOp::Kind::Tanh: return ew::Op::Tanh;
     case PostOp::Kind::Clip: return ew::Op::Clip;
     case PostOp::Kind::Elu: return ew::Op::Elu;
+    case PostOp::Kind::Gelu: return ew::Op::Gelu;
+    case PostOp::Kind::HardSigmoid: return ew::Op::HardSigmoid;
+    case PostOp::Kind::HardSwish: return ew::Op::HardSwish;
     default: return ew::Op::Relu;
   }
 }

@@ -1,10 +1,20 @@
-// Runs a shell command for the CLI tests and returns what it printed (stdout and stderr).
+// For the CLI tests: where the built CLI is, and running a shell command to get what it printed
+// (stdout and stderr).
 #pragma once
 
 #include <cstdio>
 #include <string>
 
 namespace ms::testing {
+
+// The built modescope-cli the test target names (MODESCOPE_CLI), or "" when there is none.
+inline std::string cli_path() {
+#ifdef MODESCOPE_CLI
+  return MODESCOPE_CLI;
+#else
+  return "";
+#endif
+}
 
 inline std::string run_capture(const std::string& cmd, int* rc) {
   FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");

@@ -15,20 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string cli_path() {
-#ifdef MODESCOPE_CLI
-  return MODESCOPE_CLI;
-#else
-  return "";
-#endif
-}
-
 using ms::testing::run_capture;
 
 class TrainCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    cli_ = cli_path();
+    cli_ = ms::testing::cli_path();
     if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "modescope-cli is not built";
     dir_ = fs::temp_directory_path() / ("modescope_train_cli_" + std::to_string(::getpid()));
     fs::create_directories(dir_);

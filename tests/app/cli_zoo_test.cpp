@@ -21,11 +21,7 @@ fs::path temp_dir() {
 }
 
 TEST(ZooExport, CliListsTemplatesAndExportsZooUris) {
-#ifdef MODESCOPE_CLI
-  const std::string cli = MODESCOPE_CLI;
-#else
-  const std::string cli;
-#endif
+  const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
   const fs::path dir = temp_dir();
   int rc = -1;

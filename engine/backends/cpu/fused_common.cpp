@@ -38,6 +38,9 @@ MS_SIMD_CLONES void apply_one(float* __restrict y, int64_t n, const float* __res
     case ops::PostOp::Kind::Sigmoid: return table_unary_f32<ew::Op::Sigmoid>(y, y, n, p.alpha, p.beta);
     case ops::PostOp::Kind::Tanh: return table_unary_f32<ew::Op::Tanh>(y, y, n, p.alpha, p.beta);
     case ops::PostOp::Kind::Elu: return table_unary_f32<ew::Op::Elu>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::Gelu: return table_unary_f32<ew::Op::Gelu>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::HardSigmoid: return table_unary_f32<ew::Op::HardSigmoid>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::HardSwish: return table_unary_f32<ew::Op::HardSwish>(y, y, n, p.alpha, p.beta);
     default:
       for (int64_t i = 0; i < n; ++i) y[i] = ops::apply_activation(p, y[i]);
       return;
@@ -82,10 +85,15 @@ void apply_tail(float* y, int64_t n, const float* bias, int64_t bias_n, const fl
 
 namespace {
 
+// One oneDNN eltwise post-op for an activation (HardSigmoid takes two: see onednn_post_ops).
 bool onednn_eltwise(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float& b) {
   a = 0;
   b = 0;
   switch (p.kind) {
+    case ops::PostOp::Kind::Gelu:
+      alg = p.alpha != 0.f ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
+      return true;
+    case ops::PostOp::Kind::HardSwish: alg = dnnl::algorithm::eltwise_hardswish; return true;
     case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
     case ops::PostOp::Kind::LeakyRelu:
       alg = dnnl::algorithm::eltwise_relu;
@@ -115,6 +123,9 @@ dnnl::post_ops onednn_post_ops(const std::vector<ops::PostOp>& post, bool sum_re
     float a, b;
     if (p.kind == ops::PostOp::Kind::Add) {
       if (sum_residual) po.append_sum(1.0f);
+    } else if (p.kind == ops::PostOp::Kind::HardSigmoid) {  // clip(alpha x + beta, 0, 1)
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, p.alpha, p.beta);
+      po.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.f, 1.f);
     } else if (onednn_eltwise(p, alg, a, b)) {
       po.append_eltwise(1.0f, alg, a, b);
     }

@@ -26,6 +26,16 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
   switch (p.kind) {
     case ops::PostOp::Kind::LeakyRelu: p.alpha = n.attr_float("alpha", 0.01f); break;
     case ops::PostOp::Kind::Elu: p.alpha = n.attr_float("alpha", 1.0f); break;
+    case ops::PostOp::Kind::Gelu: {
+      const std::string approximate = n.attr_string("approximate", "none");
+      if (approximate != "none" && approximate != "tanh") return false;
+      p.alpha = approximate == "tanh" ? 1.f : 0.f;
+      break;
+    }
+    case ops::PostOp::Kind::HardSigmoid:
+      p.alpha = n.attr_float("alpha", 0.2f);
+      p.beta = n.attr_float("beta", 0.5f);
+      break;
     case ops::PostOp::Kind::Clip: {
       if (!clip_bounds(g, n, DType::F32, p.alpha, p.beta)) return false;
       break;

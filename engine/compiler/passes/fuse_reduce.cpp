@@ -19,29 +19,6 @@
 namespace ms::compiler {
 namespace {
 
-// The reduced axes of `r` over a rank-`rank` input (sorted, non-negative), or false when they are not
-// constant or the reduction is the identity (noop_with_empty_axes with no axes).
-bool reduce_axes(const ir::Graph& g, const ir::Node& r, size_t rank, std::vector<int64_t>& axes) {
-  axes.clear();
-  if (r.inputs.size() > 1 && !r.inputs[1].empty()) {
-    const Tensor* t = constant_of(g, r.inputs[1]);
-    if (!t || t->rank() > 1) return false;
-    for (int64_t i = 0; i < t->numel(); ++i) axes.push_back(static_cast<int64_t>(t->at_double(i)));
-  } else if (r.attrs.count("axes")) {
-    axes = r.attr_ints("axes");
-  }
-  if (axes.empty()) {
-    if (r.attr_int("noop_with_empty_axes", 0) != 0) return false;
-    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
-  }
-  for (auto& a : axes) {
-    if (a < 0) a += static_cast<int64_t>(rank);
-    if (a < 0 || a >= static_cast<int64_t>(rank)) return false;
-  }
-  std::sort(axes.begin(), axes.end());
-  return std::adjacent_find(axes.begin(), axes.end()) == axes.end();
-}
-
 bool is_chain(const ir::Node& n) {
   return n.domain == ops::kFusedDomain && n.op_type == "FusedElementwise" && !n.attrs.count("reduce");
 }

@@ -1,5 +1,6 @@
 // Shared by the per-pass golden tests: parse a textual graph, infer types, run passes with the
-// verifier after each, return the stable text dump.
+// verifier after each, return the stable text dump; or compile it whole and check the compiled
+// graph's outputs against eager execution of the original.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,9 +9,11 @@
 #include <vector>
 
 #include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/executor.h"
 #include "tests/engine/compiler_test_util.h"
 
 namespace ms::compiler::pass_test {
@@ -33,6 +36,49 @@ inline std::string run_passes(const std::string& text, std::vector<PassPtr> pass
   EXPECT_TRUE(st.is_ok()) << st.message();
   if (out) *out = g;
   return ir::dump_text(g);
+}
+
+struct Compiled {
+  std::unique_ptr<runtime::Backend> be;  // outlives the executor (its arena came from the backend)
+  std::string dump;
+  std::unique_ptr<compiler::CompiledExecutor> exe;
+};
+
+// Compiles at `level` and checks the outputs equal eager execution of the original graph.
+inline Compiled compile_and_compare(const std::string& text, compiler::JitLevel level, double tol = 1e-4) {
+  auto be = backends::create_cpu_backend(2);
+  ir::Graph g = testing::parse_graph(text);
+  compiler::CompileOptions o;
+  o.jit_level = level;
+  o.verify_passes = true;
+  auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
+  EXPECT_TRUE(c) << c.status().message();
+  if (!c) return {};
+  const auto in = testing::inputs_of(g);
+  runtime::EagerExecutor eager(g, *be);
+  auto want = eager.run(in);
+  auto got = (*c)->run(in);
+  EXPECT_TRUE(want && got);
+  if (want && got) {
+    for (size_t o2 = 0; o2 < want->size(); ++o2)
+      for (int64_t i = 0; i < (*want)[o2].numel(); ++i) {
+        EXPECT_NEAR((*got)[o2].data<float>()[i], (*want)[o2].data<float>()[i], tol)
+            << "output " << o2 << " element " << i;
+      }
+  }
+  // Run twice: arena reuse across runs must not change results.
+  auto again = (*c)->run(in);
+  EXPECT_TRUE(again);
+  if (again && got) {
+    for (int64_t i = 0; i < (*got)[0].numel(); ++i) {
+      EXPECT_EQ((*again)[0].data<float>()[i], (*got)[0].data<float>()[i]);
+    }
+  }
+  Compiled r;
+  r.be = std::move(be);
+  r.dump = ir::dump_text((*c)->graph());
+  r.exe = std::move(*c);
+  return r;
 }
 
 template <class... P> std::vector<PassPtr> list(P... p) {

@@ -1,0 +1,81 @@
+// Reading a graph from the root of a pattern upwards, for the pattern fusions (fuse-layer-norm,
+// fuse-gelu): the producer of a value with a given op, whether an intermediate value is read by the
+// pattern alone, scalar constants. Built once per scan; the graph must not change while it is used.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "engine/compiler/rewrite.h"
+#include "engine/ir/graph.h"
+
+namespace ms::compiler {
+
+class PatternView {
+ public:
+  explicit PatternView(const ir::Graph& g) : g_(g), uses_(compute_uses(g)), prod_(producer_index(g)) {
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (const auto& in : g.nodes()[i].inputs)
+        if (!in.empty()) reader_.emplace(in, i);  // the first reader; only used for single readers
+  }
+
+  const ir::Graph& graph() const { return g_; }
+  const Uses& uses() const { return uses_; }
+
+  // The node (default domain) that defines `v` when its op is `op`, else nullptr.
+  const ir::Node* def(const std::string& v, const char* op) const {
+    auto it = prod_.find(v);
+    if (it == prod_.end()) return nullptr;
+    const ir::Node& n = g_.nodes()[it->second];
+    return n.domain.empty() && n.op_type == op ? &n : nullptr;
+  }
+
+  // The node (default domain) that is the one reader of `v` when its op is `op`, else nullptr.
+  const ir::Node* sole_reader(const std::string& v, const char* op) const {
+    if (!read_only_by(v, 1)) return nullptr;
+    auto it = reader_.find(v);
+    if (it == reader_.end()) return nullptr;
+    const ir::Node& n = g_.nodes()[it->second];
+    return n.domain.empty() && n.op_type == op ? &n : nullptr;
+  }
+
+  // `v` is read by `readers` plain node inputs and nothing else (no graph output, no subgraph).
+  bool read_only_by(const std::string& v, int readers) const { return uses_.of(v) == readers && uses_.only_plain(v); }
+
+  // The value of a floating-point constant with one element (any rank), else nullopt.
+  std::optional<double> scalar(const std::string& v) const {
+    const Tensor* t = constant_of(g_, v);
+    if (!t || t->numel() != 1 || !is_float(t->dtype())) return std::nullopt;
+    return t->at_double(0);
+  }
+
+  // Whether `v` is a floating-point constant with one element equal to `want` within `rel` relative.
+  bool scalar_is(const std::string& v, double want, double rel = 1e-6) const {
+    const auto s = scalar(v);
+    return s && std::abs(*s - want) <= rel * std::abs(want);
+  }
+
+  // For a commutative binary node: the input other than `v` (nullptr when neither input is `v`).
+  static const std::string* other_input(const ir::Node& n, const std::string& v) {
+    if (n.inputs.size() != 2) return nullptr;
+    if (n.inputs[0] == v) return &n.inputs[1];
+    if (n.inputs[1] == v) return &n.inputs[0];
+    return nullptr;
+  }
+
+  // Static dims of a value, or nullptr.
+  const std::vector<int64_t>* static_dims(const std::string& v) const {
+    const ir::Value* val = g_.value(v);
+    return val && val->type.is_static() ? &*val->type.dims : nullptr;
+  }
+
+ private:
+  const ir::Graph& g_;
+  Uses uses_;
+  std::unordered_map<std::string, size_t> prod_;
+  std::unordered_map<std::string, size_t> reader_;
+};
+
+}  // namespace ms::compiler

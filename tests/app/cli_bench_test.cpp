@@ -1,0 +1,68 @@
+// `modescope-cli bench MODEL --json` and `--baseline`, end to end through the built CLI: the JSON
+// carries each mode's median, min and p90; a baseline far faster than any machine flags regressions
+// (exit status 3), one far slower flags none, a baseline without the model is a one-line error.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/app/cli_test_util.h"
+
+namespace ms::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ms::testing::run_capture;
+
+void write_baseline(const fs::path& path, const std::string& model, double ms) {
+  nlohmann::json c = {{"model", model},        {"jit_level", "O1"},     {"pynative_ms", ms},  {"graph_ms", ms},
+                      {"pynative_min_ms", ms}, {"pynative_p90_ms", ms}, {"graph_min_ms", ms}, {"graph_p90_ms", ms},
+                      {"compile_ms", ms},      {"device", "test"}};
+  std::ofstream(path) << nlohmann::json{{"cases", {c}}}.dump();
+}
+
+TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_bench_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  const std::string base = cli + " bench " + model + " --threads 1 --iters 3 --warmup 1";
+  int rc = -1;
+  std::string out = run_capture(base + " --json " + (dir / "now.json").string(), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::ifstream f(dir / "now.json");
+  const auto j = nlohmann::json::parse(f);
+  const auto& c = j.at("cases").at(0);
+  for (const char* k : {"pynative_min_ms", "pynative_p90_ms", "graph_min_ms", "graph_p90_ms"})
+    EXPECT_GT(c.at(k).get<double>(), 0) << k;
+  EXPECT_LE(c.at("graph_min_ms").get<double>(), c.at("graph_ms").get<double>());
+  EXPECT_GE(c.at("graph_p90_ms").get<double>(), c.at("graph_ms").get<double>());
+
+  write_baseline(dir / "fast.json", model, 1e-6);  // no machine runs the model in a nanosecond
+  out = run_capture(base + " --baseline " + (dir / "fast.json").string(), &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 3) << out;
+  EXPECT_NE(out.find("graph"), std::string::npos);
+  EXPECT_NE(out.find("REGRESSION"), std::string::npos) << out;
+  EXPECT_NE(out.find("regression(s) beyond the spread"), std::string::npos) << out;
+
+  write_baseline(dir / "slow.json", model, 1e6);
+  out = run_capture(base + " --baseline " + (dir / "slow.json").string(), &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << out;
+  EXPECT_EQ(out.find("REGRESSION"), std::string::npos) << out;
+  EXPECT_NE(out.find("faster"), std::string::npos) << out;
+
+  write_baseline(dir / "other.json", "elsewhere.onnx", 1.0);
+  out = run_capture(base + " --baseline " + (dir / "other.json").string(), &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
+  EXPECT_NE(out.find("other.json: no case for model"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ms::cli

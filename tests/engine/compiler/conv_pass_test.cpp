@@ -1,0 +1,171 @@
+// conv-layout and conv-algorithm (O2): which convs run on the blocked layout and which as Winograd;
+// values against eager execution.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/memory_plan.h"
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/pipeline.h"
+#include "engine/compiler/schedule.h"
+#include "engine/runtime/backend.h"
+#include "tests/engine/compiler/pass_test_util.h"
+#include "tests/engine/compiler_test_util.h"
+#include "tests/engine/plan_checks.h"
+
+namespace ms::compiler {
+namespace {
+
+using pass_test::compile_and_compare;
+using pass_test::Compiled;
+
+// Convs that BatchNorm-like elementwise ops separate (a training step): the 3x3 runs on the blocked
+// layout with reorders at the op, the 1x1 keeps plain nchw (the reorders would cost more); values
+// against eager execution.
+TEST(ConvLayoutPass, LonePointwiseConvsKeepThePlainLayout) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[2,16,32,32]
+    init w3: f32[16,16,3,3] = 0.1 -0.2 0.05 0.3
+    init w1: f32[32,16,1,1] = 0.2 -0.1 0.3
+    init m: f32[1,16,1,1] = 0.5 -0.25
+    a = Conv(x, w3) {pads=[1,1,1,1]}
+    b = Sub(a, m)
+    d = Conv(b, w1)
+    init wt3: f32[32,8,3,3] = 0.1 0.2 -0.1
+    init wt1: f32[32,4,1,1] = 0.3 -0.2
+    t3 = ConvTranspose(d, wt3) {strides=[2,2], pads=[1,1,1,1], output_padding=[1,1]}
+    t1 = ConvTranspose(d, wt1)
+    output d, t3, t1
+  )",
+                                   compiler::JitLevel::O2);
+  // Transposed convs (the input gradients of a training step): the 3x3 one blocked, the 1x1 plain.
+  EXPECT_NE(c.dump.find("%t3 = ConvTranspose(%d, %wt3) {activation_layout=\"blocked\""), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%t1 = ConvTranspose(%d, %wt1) :"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("%a = ai.modescope.FusedConv(%x, %w3) {activation_layout=\"blocked\""), std::string::npos)
+      << c.dump;
+  EXPECT_NE(c.dump.find("%d = ai.modescope.FusedConv(%b, %w1) {activation_layout=\"plain\""), std::string::npos)
+      << c.dump;
+}
+
+// Convs of less than 5 MFLOPs alone in their region (LeNet-5's) keep plain nchw, and the pool after
+// one goes back to the plain op; small convs that share a region with another conv stay blocked.
+TEST(ConvLayoutPass, SmallLoneConvsKeepThePlainLayout) {
+  Compiled lone = compile_and_compare(R"(
+    input x: f32[1,6,14,14]
+    init w: f32[16,6,5,5] = 0.1 -0.2 0.05 0.3 -0.1
+    init b: f32[16] = 0.1 -0.1
+    c = Conv(x, w, b)
+    r = Relu(c)
+    p = MaxPool(r) {kernel_shape=[2,2], strides=[2,2]}
+    output p
+  )",
+                                      compiler::JitLevel::O2);
+  EXPECT_NE(lone.dump.find("%r = ai.modescope.FusedConv(%x, %w, %b) {activation_layout=\"plain\""), std::string::npos)
+      << lone.dump;
+  EXPECT_NE(lone.dump.find("%p = MaxPool(%r)"), std::string::npos) << lone.dump;
+  EXPECT_EQ(lone.dump.find("blocked"), std::string::npos) << lone.dump;
+  Compiled pair = compile_and_compare(R"(
+    input x: f32[1,16,8,8]
+    init w1: f32[16,16,3,3] = 0.1 -0.2 0.05 0.3 -0.1
+    init w2: f32[16,16,3,3] = -0.1 0.2 0.15
+    c1 = Conv(x, w1) {pads=[1,1,1,1]}
+    r1 = Relu(c1)
+    c2 = Conv(r1, w2) {pads=[1,1,1,1]}
+    output c2
+  )",
+                                      compiler::JitLevel::O2);
+  EXPECT_NE(pair.dump.find("%r1 = ai.modescope.FusedConv(%x, %w1) {activation_layout=\"blocked\", dst_blocked=1"),
+            std::string::npos)
+      << pair.dump;
+  EXPECT_NE(pair.dump.find("%c2 = ai.modescope.FusedConv(%r1, %w2) {activation_layout=\"blocked\""), std::string::npos)
+      << pair.dump;
+}
+
+// conv-algorithm marks the 3x3 convs with stride 1, at least 64 channels each way and planes of at
+// least 14x14 (blocked layout); strided, pointwise, narrow and small-plane convs stay direct.
+TEST(ConvAlgorithmPass, MarksWideStrideOne3x3Convs) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[1,64,16,16]
+    init w3: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+    init ws: f32[64,64,3,3] = 0.01 0.02 -0.03
+    init w1: f32[64,64,1,1] = 0.05 -0.04 0.03
+    init wn: f32[32,64,3,3] = 0.02 -0.01 0.01
+    init w8: f32[64,64,3,3] = -0.02 0.01 0.02
+    a = Conv(x, w3) {pads=[1,1,1,1]}
+    r = Relu(a)
+    s = Conv(r, ws) {pads=[1,1,1,1], strides=[2,2]}
+    p = Conv(r, w1)
+    q = Conv(p, wn) {pads=[1,1,1,1]}
+    t = Conv(s, w8) {pads=[1,1,1,1]}
+    output q, t
+  )",
+                                   compiler::JitLevel::O2, 1e-3);
+  ASSERT_TRUE(c.exe);
+  size_t marked = 0;
+  for (size_t at = c.dump.find("algorithm=\"winograd\""); at != std::string::npos;
+       at = c.dump.find("algorithm=\"winograd\"", at + 1))
+    ++marked;
+  EXPECT_EQ(marked, 1u) << c.dump;
+  const size_t r = c.dump.find("%r = ai.modescope.FusedConv(%x, %w3)");
+  ASSERT_NE(r, std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.substr(r, c.dump.find('\n', r) - r).find("algorithm=\"winograd\""), std::string::npos) << c.dump;
+}
+
+// Winograd runs only where its scratch fits the arena's room at the step: behind a 1 MiB value
+// that sets the lower bound there is room and both 3x3 convs take it; alone (a 64 KiB arena) they
+// stay direct. The arena stays at the lower bound and the values equal eager execution.
+TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
+  struct Impls final : runtime::RunObserver {
+    std::map<std::string, std::string> of;
+    void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
+  };
+  const std::string convs = R"(
+    init w3: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+    init w4: f32[64,64,3,3] = -0.01 0.02 0.01 -0.03
+    a = Conv(d, w3) {pads=[1,1,1,1]}
+    r = Relu(a)
+    b = Conv(r, w4) {pads=[1,1,1,1]}
+    output b
+  )";
+  const std::string roomy = R"(
+    input x: f32[1,64,16,16]
+    init wu: f32[1024,64,1,1] = 0.05 -0.02 0.03
+    init wd: f32[64,1024,1,1] = 0.01 -0.02 0.015
+    u = Conv(x, wu)
+    d = Conv(u, wd)
+  )" + convs;
+  const std::string tight = R"(
+    input x: f32[1,64,16,16]
+    d = Relu(x)
+  )" + convs;
+  std::map<std::string, bool> wino;
+  for (const auto* text : {&roomy, &tight}) {
+    Compiled c = compile_and_compare(*text, compiler::JitLevel::O2, 1e-3);
+    ASSERT_TRUE(c.exe);
+    EXPECT_NE(
+        c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
+        std::string::npos)
+        << c.dump;
+    Impls seen;
+    runtime::RunOptions ro;
+    ro.observer = &seen;
+    const auto in = testing::inputs_of(testing::parse_graph(*text));
+    ASSERT_TRUE(c.exe->run(in, ro));
+    const bool a = seen.of["r"].find("wino") != std::string::npos, b = seen.of["b"].find("wino") != std::string::npos;
+    EXPECT_EQ(a, b) << seen.of["r"] << " / " << seen.of["b"];
+    wino[text == &roomy ? "roomy" : "tight"] = a;
+    const auto& plan = c.exe->memory_plan();
+    EXPECT_LE(static_cast<double>(plan.arena_bytes), 1.05 * static_cast<double>(plan.lower_bound));
+  }
+  EXPECT_FALSE(wino["tight"]);
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  EXPECT_TRUE(wino["roomy"]);
+}
+
+}  // namespace
+}  // namespace ms::compiler

@@ -1,0 +1,133 @@
+// The memory planner: Concat inputs planned inside the output, in-place chains, placement orders;
+// and the branch schedule. Values against eager execution.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/memory_plan.h"
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/pipeline.h"
+#include "engine/compiler/schedule.h"
+#include "engine/runtime/backend.h"
+#include "tests/engine/compiler/pass_test_util.h"
+#include "tests/engine/compiler_test_util.h"
+#include "tests/engine/plan_checks.h"
+
+namespace ms::compiler {
+namespace {
+
+using pass_test::compile_and_compare;
+using pass_test::Compiled;
+
+// A Concat along an axis with only 1s before it: its inputs are planned inside its output (the
+// producers write there, the Concat copies nothing); with batch 2 the pieces are not contiguous
+// and each input keeps its own block. Values against eager execution either way.
+TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
+  for (int batch : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    Compiled c = compile_and_compare(std::string(R"(
+      input x: f32[)") + std::to_string(batch) +
+                                         R"(,16,8,8]
+      init w: f32[8,16,1,1] = 0.3 -0.2 0.1
+      a = Conv(x, w)
+      b = Sigmoid(x)
+      c = Concat(a, b) {axis=1}
+      y = Neg(c)
+      output y
+    )",
+                                     compiler::JitLevel::O1);
+    ASSERT_TRUE(c.exe);
+    const auto& slots = c.exe->memory_plan().slots;
+    auto find = [&](const std::string& v) {
+      for (size_t i = 0; i < slots.size(); ++i)
+        if (slots[i].value == v) return static_cast<int>(i);
+      return -1;
+    };
+    const int a = find("a"), b = find("b"), cc = find("c");
+    ASSERT_GE(a, 0);
+    ASSERT_GE(b, 0);
+    ASSERT_GE(cc, 0);
+    if (batch == 1) {
+      EXPECT_EQ(slots[a].within, cc);
+      EXPECT_EQ(slots[b].within, cc);
+      EXPECT_EQ(slots[a].offset, slots[cc].offset);
+      EXPECT_EQ(slots[b].offset, slots[cc].offset + 8 * 64 * 4);
+    } else {
+      EXPECT_EQ(slots[a].within, -1);
+      EXPECT_EQ(slots[b].within, -1);
+    }
+  }
+  // The planner alone: two pieces inside an outer slot share its block; a value live beside them
+  // goes elsewhere.
+  std::vector<runtime::MemorySlot> s{
+      {"p", {}, 0, 1024, 0, 2}, {"q", {}, 0, 512, 1, 2}, {"cat", {}, 0, 1536, 2, 3}, {"other", {}, 0, 256, 0, 3}};
+  s[0].within = 2;
+  s[1].within = 2;
+  s[1].within_offset = 1024;
+  const auto plan = compiler::plan_memory(s);
+  EXPECT_EQ(plan.slots[0].offset, plan.slots[2].offset);
+  EXPECT_EQ(plan.slots[1].offset, plan.slots[2].offset + 1024);
+  EXPECT_TRUE(plan.slots[3].offset >= plan.slots[2].offset + 1536 ||
+              plan.slots[3].offset + 256 <= plan.slots[2].offset);
+  EXPECT_EQ(plan.lower_bound, 1536u + 256u);
+  EXPECT_EQ(plan.arena_bytes, plan.lower_bound);
+}
+
+TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
+  // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
+  std::vector<runtime::MemorySlot> slots{
+      {"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2}, {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
+  const auto p = compiler::plan_memory(slots, {{0, 1}, {1, 2}});
+  EXPECT_EQ(p.slots[1].reuses, "a");
+  EXPECT_EQ(p.slots[2].reuses, "b");
+  EXPECT_EQ(p.slots[0].offset, p.slots[2].offset);
+  EXPECT_EQ(p.arena_bytes, runtime::align_up(1000, 64) + runtime::align_up(500, 64));
+  EXPECT_EQ(p.lower_bound, p.arena_bytes);
+  EXPECT_EQ(p.naive_bytes, 3 * runtime::align_up(1000, 64) + runtime::align_up(500, 64));
+}
+
+// Greedy by size alone leaves these four blocks at 768 bytes; placing by size x lifetime reaches
+// the lower bound, and the planner keeps the smaller arena. The per-step live bytes peak at it.
+TEST(MemoryPlanner, TriesSeveralPlacementOrdersAndKeepsTheSmallestArena) {
+  std::vector<runtime::MemorySlot> slots{
+      {"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5}, {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
+  const auto p = compiler::plan_memory(slots);
+  EXPECT_EQ(p.lower_bound, 704u);
+  EXPECT_EQ(p.arena_bytes, 704u);
+  testing::expect_no_overlap(p);
+  ASSERT_EQ(p.live.size(), 6u);
+  EXPECT_EQ(p.live[0], 192u);
+  EXPECT_EQ(p.live[3], 704u);
+  EXPECT_EQ(p.live[5], 576u);
+  EXPECT_EQ(*std::max_element(p.live.begin(), p.live.end()), p.lower_bound);
+}
+
+TEST(BranchScheduler, IndependentBranchesGetDifferentThreads) {
+  auto be = backends::create_cpu_backend(4);
+  ir::Graph g = testing::parse_graph(R"(
+    input x: f32[1,8,16,16]
+    init w: f32[8,8,3,3] = 0.1 -0.1 0.05
+    a1 = Conv(x, w) {pads=[1,1,1,1]}
+    a2 = Conv(a1, w) {pads=[1,1,1,1]}
+    b1 = Conv(x, w) {pads=[1,1,1,1]}
+    b2 = Conv(b1, w) {pads=[1,1,1,1]}
+    y = Add(a2, b2)
+    output y
+  )");
+  compiler::CompileOptions o;
+  o.jit_level = compiler::JitLevel::O2;
+  o.disabled_passes = {"cse"};  // keep the two identical branches apart
+  auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
+  ASSERT_TRUE(c) << c.status().message();
+  const auto& th = (*c)->step_threads();
+  ASSERT_EQ(th.size(), (*c)->num_steps());
+  std::set<int> used(th.begin(), th.end());
+  EXPECT_EQ(used.size(), 2u) << "the two conv branches run on two threads";
+}
+
+}  // namespace
+}  // namespace ms::compiler
