@@ -1,6 +1,8 @@
 // FusedGemm and FusedMatMul: the Gemm/MatMul kernel (oneDNN matmul), then bias and the post-op tail
 // in one loop over the output (one dispatch instead of two or three, one extra pass over a small
 // output instead of one per op).
+#include <cstring>
+
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
@@ -16,17 +18,24 @@ struct FusedMatmulPrimitive {
 };
 
 // 2-D f32 A [M,K] (or transposed) times weights [K,N] (or stored [N,K]) + bias [N] + eltwise post-ops
-// in one oneDNN matmul whose weights are in the layout the primitive prefers: reordered once per
-// weights buffer (constant initializers in a compiled graph), not packed again on every call.
+// (and a residual [M,N] summed at its place among them) in one oneDNN matmul whose weights are in
+// the layout the primitive prefers: reordered once per weights buffer (constant initializers in a
+// compiled graph), not packed again on every call.
 Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, const Tensor& w, bool tw,
-                        const Tensor* bias, float alpha, Tensor& y, const std::vector<ops::PostOp>& post) {
+                        const Tensor* bias, const Tensor* residual, float alpha, Tensor& y,
+                        const std::vector<ops::PostOp>& post) {
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
   if (m <= nn::kGemvMaxRows) {  // a matrix-vector product: stream the weights at the cache's rate
+    Tensor res;
+    if (residual) res = residual->raw() == y.raw() ? residual->clone() : *residual;  // in place: keep it
     nn::gemv_f32(a.data<float>(), ta ? 1 : k, ta ? m : 1, w.data<float>(), tw, m, n, k, alpha, false, y.data<float>());
-    apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n, nullptr, post);
+    apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n,
+               residual ? res.data<float>() : nullptr, post);
     ctx.set_impl("fused:gemv");
     return Status::ok();
   }
+  // The residual is summed from dst (oneDNN's sum post-op): placed there first unless it is there.
+  if (residual && residual->raw() != y.raw()) std::memcpy(y.raw(), residual->raw(), y.nbytes());
   const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{k, 1});
   const memory::desc w_user({k, n}, memory::data_type::f32, tw ? memory::dims{1, k} : memory::dims{n, 1});
   // A few rows (batch-1 inference) make the matmul a matrix-vector product that streams the weights
@@ -38,14 +47,14 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   const memory::desc y_md = plain_desc(y.shape());
   std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::to_string(m) + "x" +
                     std::to_string(n) + "x" + std::to_string(k) + "|" + std::to_string(ta) + std::to_string(tw) +
-                    (bias ? "b" : "") + "|" + std::to_string(alpha);
+                    (bias ? "b" : "") + (residual ? "r" : "") + "|" + std::to_string(alpha);
   key += post_ops_key(post);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused matmul", [&]() -> Status {
     auto mp = dnn.cached<FusedMatmulPrimitive>(key, [&] {
       dnnl::primitive_attr attr = nn::user_scratchpad_attr();
       if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      attr.set_post_ops(onednn_post_ops(post, /*sum_residual=*/false));
+      attr.set_post_ops(onednn_post_ops(post, /*sum_residual=*/residual != nullptr));
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, bias ? b_md : memory::desc(), y_md), attr,
                                       dnn.engine());
       return std::make_shared<FusedMatmulPrimitive>(FusedMatmulPrimitive{pd, dnnl::matmul(pd)});
@@ -68,16 +77,26 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   });
 }
 
-// The prepacked path takes 2-D f32 operands, no residual, and (Gemm) a C that is a bias over N
-// with beta 1.
+// The prepacked path takes f32 operands: 2-D ones, or (MatMul) an N-D A times 2-D weights, run as
+// the 2-D product of A's rows [M..., K] -> [prod M, K] (a transformer's projections and MLP); a
+// residual of the output's shape; and (Gemm) a C that is a bias over N with beta 1.
 Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
-  for (const auto& p : post)
-    if (p.kind == ops::PostOp::Kind::Add) return ctx.unsupported_case("residual");
-  const Tensor& a = ctx.input(0);
+  Tensor a = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  if (a.dtype() != DType::F32 || w.dtype() != DType::F32 || a.rank() != 2 || w.rank() != 2 || y.rank() != 2 ||
-      a.numel() == 0 || w.numel() == 0)
-    return ctx.unsupported_case("not 2-D f32");
+  if (a.dtype() != DType::F32 || w.dtype() != DType::F32 || w.rank() != 2 || a.numel() == 0 || w.numel() == 0)
+    return ctx.unsupported_case("not f32 with 2-D weights");
+  Tensor y2 = y;
+  if (!gemm && a.rank() > 2 && y.rank() == a.rank() && a.shape().back() == w.dim(0)) {
+    a = a.reshaped({a.numel() / w.dim(0), w.dim(0)});
+    y2 = y.reshaped({y.numel() / w.dim(1), w.dim(1)});
+  }
+  if (a.rank() != 2 || y2.rank() != 2) return ctx.unsupported_case("not 2-D");
+  const Tensor* residual = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  Tensor r2;
+  if (residual) {
+    if (residual->dtype() != DType::F32 || residual->shape() != y.shape()) return ctx.unsupported_case("residual");
+    r2 = residual->reshaped(y2.shape());
+  }
   const ir::Node& node = ctx.node();
   bool ta = false, tw = false;
   float alpha = 1.f;
@@ -97,8 +116,9 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
     }
   } else if (ctx.has_input(2)) {
     bias = &ctx.input(2);
+    if (bias->dtype() != DType::F32 || bias->numel() != y2.dim(1)) return ctx.unsupported_case("bias not over N");
   }
-  return matmul_prepacked(ctx, a, ta, w, tw, bias, alpha, y, post);
+  return matmul_prepacked(ctx, a, ta, w, tw, bias, residual ? &r2 : nullptr, alpha, y2, post);
 }
 
 Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
