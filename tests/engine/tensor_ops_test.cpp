@@ -268,6 +268,24 @@ TEST(TensorOps, LargeTransposesUseTilesCorrectly) {
   }
 }
 
+// NCHW -> NHWC of a 2 MB activation (ConvNeXt's permutes): large enough that rows of tiles are split
+// across the threads; every element against the index formula.
+TEST(TensorOps, LargeTransposeSplitAcrossThreadsMatches) {
+  const Shape s{2, 96, 40, 64};
+  std::vector<float> v(static_cast<size_t>(numel(s)));
+  std::iota(v.begin(), v.end(), 0.f);
+  const Tensor x = T<float>(v, s);
+  const Tensor y = run1(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{0, 2, 3, 1}}}), {x});
+  ASSERT_EQ(y.shape(), (Shape{2, 40, 64, 96}));
+  int64_t k = 0, bad = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t h = 0; h < 40; ++h)
+      for (int64_t w = 0; w < 64; ++w)
+        for (int64_t c = 0; c < 96; ++c, ++k)
+          bad += y.data<float>()[k] != static_cast<float>(((n * 96 + c) * 40 + h) * 64 + w);
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(TensorOps, TileExpandConcatOnBytes) {
   const Tensor x = T<uint8_t>({1, 2, 3}, {3, 1});
   EXPECT_EQ(values_of(run1(make_node("Expand", 2), {x, T<int64_t>({2, 1, 2}, {3})})),

@@ -1,4 +1,6 @@
 // CPU tensor/shape kernels: registration entry point and the shared copy machinery.
+#include <omp.h>
+
 #include <algorithm>
 
 #include "engine/backends/cpu/tensor_internal.h"
@@ -112,31 +114,37 @@ void copy_inner(char* d, const char* s, const Dim& in, size_t esize) {
 
 // A transpose-like copy: the dst-contiguous dim (dims[0]) is strided in src while dims[j] is
 // contiguous in src. Copying 32x32 tiles keeps both sides in cache instead of striding through one.
+// The (outer index, row of tiles) pairs are split across the threads when the copy is large.
 template <class T> void tiled_copy(char* d, const char* s, const Dim* dims, int k, int j) {
   constexpr int64_t kTile = 32;
   const Dim a = dims[0], b = dims[j];
-  int64_t counter[16] = {0};
+  Dim rest[16];  // the other dims, innermost first
+  int nr = 0;
   int64_t outer = 1;
   for (int q = 1; q < k; ++q)
-    if (q != j) outer *= dims[q].n;
-  int64_t doff = 0, soff = 0;
-  for (int64_t it = 0; it < outer; ++it) {
+    if (q != j) {
+      rest[nr++] = dims[q];
+      outer *= dims[q].n;
+    }
+  const int64_t rows = (b.n + kTile - 1) / kTile, total = outer * rows;
+  const bool parallel = total > 1 && outer * a.n * b.n * static_cast<int64_t>(sizeof(T)) >= (int64_t{1} << 17) &&
+                        omp_get_max_threads() > 1 && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t doff = 0, soff = 0;
+    for (int64_t q = 0, r = t / rows; q < nr; ++q) {
+      const int64_t c = r % rest[q].n;
+      r /= rest[q].n;
+      doff += c * rest[q].ds;
+      soff += c * rest[q].ss;
+    }
     T* dp = reinterpret_cast<T*>(d) + doff;
     const T* sp = reinterpret_cast<const T*>(s) + soff;
-    for (int64_t jb = 0; jb < b.n; jb += kTile)
-      for (int64_t ib = 0; ib < a.n; ib += kTile) {
-        const int64_t je = std::min(b.n, jb + kTile), ie = std::min(a.n, ib + kTile);
-        for (int64_t y = jb; y < je; ++y)
-          for (int64_t x = ib; x < ie; ++x) std::memcpy(dp + x * a.ds + y * b.ds, sp + x * a.ss + y * b.ss, sizeof(T));
-      }
-    for (int q = 1; q < k; ++q) {
-      if (q == j) continue;
-      doff += dims[q].ds;
-      soff += dims[q].ss;
-      if (++counter[q] < dims[q].n) break;
-      doff -= dims[q].ds * dims[q].n;
-      soff -= dims[q].ss * dims[q].n;
-      counter[q] = 0;
+    const int64_t jb = (t % rows) * kTile, je = std::min(b.n, jb + kTile);
+    for (int64_t ib = 0; ib < a.n; ib += kTile) {
+      const int64_t ie = std::min(a.n, ib + kTile);
+      for (int64_t y = jb; y < je; ++y)
+        for (int64_t x = ib; x < ie; ++x) std::memcpy(dp + x * a.ds + y * b.ds, sp + x * a.ss + y * b.ss, sizeof(T));
     }
   }
 }
