@@ -85,85 +85,108 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-}  // namespace
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
 
-Comparison compare_runs(const Trace& eager, const Trace& graph) {
-  Comparison c;
-  Groups groups;
-  std::vector<uint64_t> tmp;
-  for (const Trace* t : {&graph, &eager})
-    for (const NodeInfo& n : t->nodes) {
-      const auto& o = origins_of(n, tmp);
-      for (size_t i = 1; i < o.size(); ++i) groups.unite(o[0], o[i]);
-    }
-  std::map<uint64_t, size_t> row_of;  // group root -> row
-  std::map<uint64_t, std::vector<std::string>> ops_in_row, names_in_row, graph_ops_in_row;
-  auto row_for = [&](const NodeInfo& n) -> CompareRow& {
-    const auto& o = origins_of(n, tmp);
-    const uint64_t root = groups.find(o.empty() ? n.id : o[0]);
-    auto it = row_of.find(root);
-    if (it == row_of.end()) {
-      it = row_of.emplace(root, c.rows.size()).first;
-      c.rows.emplace_back();
-    }
-    return c.rows[it->second];
-  };
+// Which time of a row a PerIteration holds.
+enum What { EagerOp, GraphOp, EagerKernel, GraphKernel };
 
-  const double ei = iterations_of(eager), gi = iterations_of(graph);
-  std::map<std::pair<size_t, int>, PerIteration> times;  // (row, what) -> per-iteration ms
-  enum What { EagerOp, GraphOp, EagerKernel, GraphKernel };
-  for (int side = 0; side < 2; ++side) {
-    const Trace& t = side == 0 ? eager : graph;
-    const double iters = side == 0 ? ei : gi;
+// The rows of a comparison: one per group of original nodes, filled from both traces' op and
+// kernel events.
+class RowBuilder {
+ public:
+  RowBuilder(Comparison& c, const Trace& eager, const Trace& graph) : c_(c) {
+    for (const Trace* t : {&graph, &eager})
+      for (const NodeInfo& n : t->nodes) {
+        const auto& o = origins_of(n, tmp_);
+        for (size_t i = 1; i < o.size(); ++i) groups_.unite(o[0], o[i]);
+      }
+  }
+
+  // Counts, bytes, op names and per-iteration times of one side's (0 eager, 1 graph) events.
+  void add_side(const Trace& t, int side, double iters) {
     const std::vector<int64_t> self = self_times(t, EventKind::Op);
     for (size_t i = 0; i < t.events.size(); ++i) {
       const Event& e = t.events[i];
       const NodeInfo* n = t.node_of(e);
       if (!n || (e.kind != EventKind::Op && e.kind != EventKind::Kernel)) continue;
       CompareRow& r = row_for(*n);
-      const uint64_t root = groups.find(origins_of(*n, tmp)[0]);
+      const uint64_t root = groups_.find(origins_of(*n, tmp_)[0]);
       const double ms = static_cast<double>(e.kind == EventKind::Op ? self[i] : e.dur_ns) * 1e-6;
-      const size_t row = static_cast<size_t>(&r - c.rows.data());
+      const size_t row = static_cast<size_t>(&r - c_.rows.data());
       const int what =
           e.kind == EventKind::Op ? (side == 0 ? EagerOp : GraphOp) : (side == 0 ? EagerKernel : GraphKernel);
-      times[{row, what}].ms[e.iteration] += ms;
-      if (e.kind == EventKind::Op) {
-        (side == 0 ? r.eager_ops : r.graph_ops_count) += 1.0 / iters;
-        (side == 0 ? r.eager_bytes : r.graph_bytes) += n->bytes / iters;
-        for (uint64_t o : origins_of(*n, tmp)) r.origins.push_back(o);
-        if (side == 1 && origins_of(*n, tmp).size() > 1) r.fused = true;
-        auto& list = side == 0 ? ops_in_row[root] : graph_ops_in_row[root];
-        if (std::find(list.begin(), list.end(), n->op) == list.end()) list.push_back(n->op);
-        if (side == 0) {
-          auto& names = names_in_row[root];
-          if (std::find(names.begin(), names.end(), n->name) == names.end()) names.push_back(n->name);
-        }
-      } else {
+      times_[{row, what}].ms[e.iteration] += ms;
+      if (e.kind == EventKind::Op)
+        add_op(r, root, *n, side, iters);
+      else
         (side == 0 ? r.eager_kernels : r.graph_kernels) += 1.0 / iters;
-      }
     }
   }
-  for (const auto& [key, per] : times) {
-    CompareRow& r = c.rows[key.first];
-    const int iterations = static_cast<int>(key.second == EagerOp || key.second == EagerKernel ? ei : gi);
-    double* field[] = {&r.eager_ms, &r.graph_ms, &r.eager_kernel_ms, &r.graph_kernel_ms};
-    *field[key.second] = per.median_over(iterations);
-  }
-  for (auto& [root, idx] : row_of) {
-    CompareRow& r = c.rows[idx];
-    std::sort(r.origins.begin(), r.origins.end());
-    r.origins.erase(std::unique(r.origins.begin(), r.origins.end()), r.origins.end());
-    auto join = [](const std::vector<std::string>& v, const char* sep) {
-      std::string s;
-      for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-      return s;
-    };
-    const auto& eops = ops_in_row[root];
-    r.label = join(eops.empty() ? graph_ops_in_row[root] : eops, "+");
-    r.names = join(names_in_row[root], ", ");
-    r.graph_ops = join(graph_ops_in_row[root], "+");
+
+  // Each row's times: the median over its side's iterations (ei eager, gi graph).
+  void set_times(double ei, double gi) {
+    for (const auto& [key, per] : times_) {
+      CompareRow& r = c_.rows[key.first];
+      const int iterations = static_cast<int>(key.second == EagerOp || key.second == EagerKernel ? ei : gi);
+      double* field[] = {&r.eager_ms, &r.graph_ms, &r.eager_kernel_ms, &r.graph_kernel_ms};
+      *field[key.second] = per.median_over(iterations);
+    }
   }
 
+  // Each row's sorted origins, label, eager names and Graph-mode ops.
+  void label_rows() {
+    for (auto& [root, idx] : row_of_) {
+      CompareRow& r = c_.rows[idx];
+      std::sort(r.origins.begin(), r.origins.end());
+      r.origins.erase(std::unique(r.origins.begin(), r.origins.end()), r.origins.end());
+      const auto& eops = ops_in_row_[root];
+      r.label = join(eops.empty() ? graph_ops_in_row_[root] : eops, "+");
+      r.names = join(names_in_row_[root], ", ");
+      r.graph_ops = join(graph_ops_in_row_[root], "+");
+    }
+  }
+
+ private:
+  // The row of n's group (added when new).
+  CompareRow& row_for(const NodeInfo& n) {
+    const auto& o = origins_of(n, tmp_);
+    const uint64_t root = groups_.find(o.empty() ? n.id : o[0]);
+    auto it = row_of_.find(root);
+    if (it == row_of_.end()) {
+      it = row_of_.emplace(root, c_.rows.size()).first;
+      c_.rows.emplace_back();
+    }
+    return c_.rows[it->second];
+  }
+
+  // An op event of node n in row r (group `root`): its count, bytes, origins and op name.
+  void add_op(CompareRow& r, uint64_t root, const NodeInfo& n, int side, double iters) {
+    (side == 0 ? r.eager_ops : r.graph_ops_count) += 1.0 / iters;
+    (side == 0 ? r.eager_bytes : r.graph_bytes) += n.bytes / iters;
+    for (uint64_t o : origins_of(n, tmp_)) r.origins.push_back(o);
+    if (side == 1 && origins_of(n, tmp_).size() > 1) r.fused = true;
+    auto& list = side == 0 ? ops_in_row_[root] : graph_ops_in_row_[root];
+    if (std::find(list.begin(), list.end(), n.op) == list.end()) list.push_back(n.op);
+    if (side == 0) {
+      auto& names = names_in_row_[root];
+      if (std::find(names.begin(), names.end(), n.name) == names.end()) names.push_back(n.name);
+    }
+  }
+
+  Comparison& c_;
+  Groups groups_;
+  std::vector<uint64_t> tmp_;
+  std::map<uint64_t, size_t> row_of_;  // group root -> row
+  std::map<uint64_t, std::vector<std::string>> ops_in_row_, names_in_row_, graph_ops_in_row_;
+  std::map<std::pair<size_t, int>, PerIteration> times_;  // (row, what) -> per-iteration ms
+};
+
+// The totals over the rows and runs: iteration times, overheads, kernels, peaks, saving and break-even.
+void summarize(Comparison& c, const Trace& eager, const Trace& graph, double ei, double gi) {
   CompareSummary& s = c.summary;
   s.eager_iterations = static_cast<int>(ei);
   s.graph_iterations = static_cast<int>(gi);
@@ -185,6 +208,19 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
   s.graph_peak_bytes = analyze_memory(graph, 0).peak_live_bytes;
   s.saving_ms = s.eager_iter_ms - s.graph_iter_ms;
   if (s.saving_ms > 0) s.break_even_iterations = s.compile_ms / s.saving_ms;
+}
+
+}  // namespace
+
+Comparison compare_runs(const Trace& eager, const Trace& graph) {
+  Comparison c;
+  RowBuilder rows(c, eager, graph);
+  const double ei = iterations_of(eager), gi = iterations_of(graph);
+  rows.add_side(eager, 0, ei);
+  rows.add_side(graph, 1, gi);
+  rows.set_times(ei, gi);
+  rows.label_rows();
+  summarize(c, eager, graph, ei, gi);
   c.verdict = advise(c);
   return c;
 }

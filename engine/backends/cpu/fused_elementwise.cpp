@@ -156,278 +156,381 @@ MS_SIMD_CLONES void apply_binary(ew::Op op, float* v, const float* o, int64_t st
   }
 }
 
-Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
-  const ir::Node& n = ctx.node();
-  const auto* names = n.attrs.count("chain") ? n.attrs.at("chain").get_if<std::vector<std::string>>() : nullptr;
-  if (!names) return ctx.fail("missing 'chain'");
-  const auto arity = n.attr_ints("chain_arity"), side = n.attr_ints("chain_side");
-  const auto alphas = n.attr_floats("chain_alphas"), betas = n.attr_floats("chain_betas");
-  if (arity.size() != names->size() || side.size() != names->size()) return ctx.fail("chain attributes disagree");
-  const Tensor& x = ctx.input(0);
-  // With `reduce` and two outputs, output 0 is the chain's result and output 1 its reduction.
-  const bool both = n.attrs.count("reduce") != 0 && ctx.num_outputs() == 2;
-  Tensor* full = both ? &ctx.output(0) : nullptr;
-  Tensor& y = ctx.output(both ? 1 : 0);
-  // f32 or bf16 (mixed precision) tensors; the loop works in f32, widening each bf16 operand per tile
-  // and rounding to bf16 where the chain has a Cast to bf16 and when a bf16 result is stored.
-  auto f32_or_bf16 = [](DType d) { return d == DType::F32 || d == DType::BF16; };
-  if (!f32_or_bf16(x.dtype())) return ctx.unsupported_case("fused elementwise needs f32 or bf16 tensors");
-  if (full && full->shape() != x.shape())
-    return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " +
-                    shape_to_string(x.shape()));
-  // The loop runs over the chain's shape (input 0's); with `reduce` the results are summed into the
-  // output instead of stored.
-  const Shape& out = x.shape();
-  const bool reduce = n.attrs.count("reduce") != 0;
-  std::vector<int64_t> y_strides;  // reduce: where each element of the chain accumulates (0 on reduced axes)
+// f32 or bf16 (mixed precision) tensors; the loop works in f32, widening each bf16 operand per tile
+// and rounding to bf16 where the chain has a Cast to bf16 and when a bf16 result is stored.
+bool f32_or_bf16(DType d) { return d == DType::F32 || d == DType::BF16; }
+
+// With `reduce` the chain's results are summed into the output instead of stored.
+struct Reduction {
+  bool on = false;
+  std::vector<int64_t> y_strides;  // where each element of the chain accumulates (0 on reduced axes)
   double scale = 1;
-  if (reduce) {
-    std::vector<char> reduced(out.size(), 0);
-    for (int64_t a : n.attr_ints("reduce_axes")) {
-      if (a < 0 || a >= static_cast<int64_t>(out.size())) return ctx.fail("reduce_axes do not fit the input");
-      reduced[static_cast<size_t>(a)] = 1;
-    }
-    y_strides.assign(out.size(), 0);
-    int64_t s = 1, count = 1;
-    for (size_t a = out.size(); a-- > 0;) {
-      if (reduced[a]) {
-        count *= out[a];
-        continue;
-      }
-      y_strides[a] = out[a] == 1 ? 0 : s;
-      s *= out[a];
-    }
-    if (s != y.numel())
-      return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
-    if (n.attr_string("reduce", "") == "ReduceMean") scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
-    scale *= n.attr_float("reduce_scale", 1.f);  // -1: the reduction of the result's negation
-  } else if (x.shape() != y.shape()) {
-    return ctx.fail("the chain's input " + shape_to_string(x.shape()) + " is not the output's shape");
+};
+
+// Reads `reduce`, `reduce_axes` and `reduce_scale`, checking that y is the chain's shape `out`
+// reduced over those axes (or, without `reduce`, `out` itself).
+Status read_reduction(const runtime::KernelContext& ctx, const Shape& out, const Tensor& y, Reduction& red) {
+  const ir::Node& n = ctx.node();
+  red.on = n.attrs.count("reduce") != 0;
+  if (!red.on) {
+    if (out != y.shape()) return ctx.fail("the chain's input " + shape_to_string(out) + " is not the output's shape");
+    return Status::ok();
   }
+  std::vector<char> reduced(out.size(), 0);
+  for (int64_t a : n.attr_ints("reduce_axes")) {
+    if (a < 0 || a >= static_cast<int64_t>(out.size())) return ctx.fail("reduce_axes do not fit the input");
+    reduced[static_cast<size_t>(a)] = 1;
+  }
+  red.y_strides.assign(out.size(), 0);
+  int64_t s = 1, count = 1;
+  for (size_t a = out.size(); a-- > 0;) {
+    if (reduced[a]) {
+      count *= out[a];
+      continue;
+    }
+    red.y_strides[a] = out[a] == 1 ? 0 : s;
+    s *= out[a];
+  }
+  if (s != y.numel())
+    return ctx.fail("the output " + shape_to_string(y.shape()) + " is not the reduction of " + shape_to_string(out));
+  if (n.attr_string("reduce", "") == "ReduceMean") red.scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  red.scale *= n.attr_float("reduce_scale", 1.f);  // -1: the reduction of the result's negation
+  return Status::ok();
+}
+
+// The chain's links and operands. Operand 0 is the chain's input (same shape as the output); then
+// one per binary link. Each is f32 (data) or bf16 (data16), with its strides broadcast to the output.
+struct Chain {
   std::vector<Link> links;
-  // Operand 0 is the chain's input (same shape as the output); then one per binary link. Each is
-  // f32 (data) or bf16 (data16).
-  const bool half = x.dtype() == DType::BF16;
-  std::vector<const float*> data{half ? nullptr : x.data<float>()};
-  std::vector<const bf16*> data16{half ? x.data<bf16>() : nullptr};
-  std::vector<std::vector<int64_t>> strides{broadcast_strides(out, out)};
-  DType dt = x.dtype();  // the chain value's dtype after each link; the outputs have the last
+  std::vector<const float*> data;
+  std::vector<const bf16*> data16;
+  std::vector<std::vector<int64_t>> strides;
+  bool half = false;      // the chain's input is bf16
+  DType dt = DType::F32;  // the chain value's dtype after each link; the outputs have the last
+};
+
+// Sets l's op from the link's name; a Cast changes dt, and `skip` is set for a Cast to f32 (values
+// stay as they are, so it needs no link).
+Status link_op(const runtime::KernelContext& ctx, const std::string& name, int64_t arity, Link& l, DType& dt,
+               bool& skip) {
+  if (name == "Cast") {  // to f32: values stay as they are; to bf16: rounded
+    const auto to = dtype_from_onnx(static_cast<int>(l.alpha));
+    if (!to || !f32_or_bf16(*to)) return ctx.fail("a Cast link converts between f32 and bf16 only");
+    dt = *to;
+    if (dt == DType::F32) {
+      skip = true;
+      return Status::ok();
+    }
+    l.special = Special::RoundBf16;
+  } else if (name == "Square") {
+    l.special = Special::Square;
+  } else if (const ew::OpInfo* op = ew::find(name.c_str()); op && op->arity == arity) {
+    l.op = op->op;
+  } else {
+    return ctx.fail("unknown chain op '" + name + "' of arity " + std::to_string(arity));
+  }
+  return Status::ok();
+}
+
+// Adds input `next` as the operand of the binary link l, checking its dtype against the chain's
+// and its rank against the output's.
+Status add_operand(const runtime::KernelContext& ctx, int next, const Shape& out, Chain& c, Link& l) {
+  if (next >= static_cast<int>(ctx.num_inputs())) return ctx.fail("chain needs more operands");
+  const Tensor& t = ctx.input(static_cast<size_t>(next));
+  if (t.dtype() != c.dt && !(c.dt == DType::F32 && t.dtype() == DType::BF16))
+    return ctx.unsupported_case("operand " + std::to_string(next) + " is " + std::string(dtype_name(t.dtype())) +
+                                " where the chain is " + std::string(dtype_name(c.dt)));
+  if (t.shape().size() > out.size())
+    return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
+  const bool t16 = t.dtype() == DType::BF16;
+  l.operand = static_cast<int>(c.data.size());
+  c.data.push_back(t16 ? nullptr : t.data<float>());
+  c.data16.push_back(t16 ? t.data<bf16>() : nullptr);
+  c.strides.push_back(broadcast_strides(t.shape(), out));
+  return Status::ok();
+}
+
+// The links from the `chain` attributes, with the chain's input x and one operand per binary link.
+Status build_chain(const runtime::KernelContext& ctx, const std::vector<std::string>& names,
+                   const std::vector<int64_t>& arity, const std::vector<int64_t>& side, const Tensor& x, Chain& c) {
+  const ir::Node& n = ctx.node();
+  const auto alphas = n.attr_floats("chain_alphas"), betas = n.attr_floats("chain_betas");
+  const Shape& out = x.shape();
+  c.half = x.dtype() == DType::BF16;
+  c.data = {c.half ? nullptr : x.data<float>()};
+  c.data16 = {c.half ? x.data<bf16>() : nullptr};
+  c.strides = {broadcast_strides(out, out)};
+  c.dt = x.dtype();
   int next = 1;
-  for (size_t i = 0; i < names->size(); ++i) {
+  for (size_t i = 0; i < names.size(); ++i) {
     Link l;
-    const std::string& name = (*names)[i];
     l.side = static_cast<int>(side[i]);
     l.alpha = i < alphas.size() ? alphas[i] : 0.f;
     l.beta = i < betas.size() ? betas[i] : 0.f;
-    if (name == "Cast") {  // to f32: values stay as they are; to bf16: rounded
-      const auto to = dtype_from_onnx(static_cast<int>(l.alpha));
-      if (!to || !f32_or_bf16(*to)) return ctx.fail("a Cast link converts between f32 and bf16 only");
-      dt = *to;
-      if (dt == DType::F32) continue;
-      l.special = Special::RoundBf16;
-    } else if (name == "Square") {
-      l.special = Special::Square;
-    } else if (const ew::OpInfo* op = ew::find(name.c_str()); op && op->arity == arity[i]) {
-      l.op = op->op;
-    } else {
-      return ctx.fail("unknown chain op '" + name + "' of arity " + std::to_string(arity[i]));
-    }
+    bool skip = false;
+    MS_RETURN_IF_ERROR(link_op(ctx, names[i], arity[i], l, c.dt, skip));
+    if (skip) continue;
     if (arity[i] == 2) {
-      if (next >= static_cast<int>(ctx.num_inputs())) return ctx.fail("chain needs more operands");
-      const Tensor& t = ctx.input(static_cast<size_t>(next));
-      if (t.dtype() != dt && !(dt == DType::F32 && t.dtype() == DType::BF16))
-        return ctx.unsupported_case("operand " + std::to_string(next) + " is " + std::string(dtype_name(t.dtype())) +
-                                    " where the chain is " + std::string(dtype_name(dt)));
-      if (t.shape().size() > out.size())
-        return ctx.fail("operand " + std::to_string(next) + " has a higher rank than the output");
-      const bool t16 = t.dtype() == DType::BF16;
-      l.operand = static_cast<int>(data.size());
-      data.push_back(t16 ? nullptr : t.data<float>());
-      data16.push_back(t16 ? t.data<bf16>() : nullptr);
-      strides.push_back(broadcast_strides(t.shape(), out));
+      MS_RETURN_IF_ERROR(add_operand(ctx, next, out, c, l));
       ++next;
     }
-    links.push_back(l);
+    c.links.push_back(l);
   }
-  if (y.dtype() != dt || (full && full->dtype() != dt))
-    return ctx.fail("the outputs are not the chain's " + std::string(dtype_name(dt)));
-  const bool half_out = dt == DType::BF16;
-  // The output's strides ride along as one more operand, so axes merge only where they are all
-  // reduced or all kept.
-  const size_t y_op = data.size();
-  if (reduce) {
-    data.push_back(nullptr);
-    data16.push_back(nullptr);
-    strides.push_back(y_strides);
-  }
-  const Layout lay = collapse(out, std::move(strides));
+  return Status::ok();
+}
+
+constexpr int64_t kTile = 1024;
+
+// Short rows (a per-channel operand over a small feature map: 7x7 and smaller) go 16 or more to a
+// tile, so each link runs once per tile rather than once per row. That needs every operand to be
+// the output's size (its rows follow each other in memory, as the input's do) or one value per
+// row (spread over its rows in the tile); the results are stored contiguously anyway. Measured on
+// a 5-link chain over bf16 [8, 2048, 7, 7]: 0.85-0.94 -> 0.49-0.66 ms; over 14x14 rows, where
+// spreading the per-row values costs more than the calls it saves, 0.75 -> 0.96 ms.
+// Returns the rows per tile (1: rows one at a time); y_op is the reduction's operand, if any.
+int64_t rows_per_tile(const Layout& lay, bool reduce, size_t y_op) {
   const size_t r = lay.dims.size();
   const int64_t inner = lay.dims.back();
-  int64_t rows = 1;
-  for (size_t a = 0; a + 1 < r; ++a) rows *= lay.dims[a];
-  float* yd = half_out ? nullptr : y.data<float>();
-  float* fd = full && !half_out ? full->data<float>() : nullptr;
-  bf16* yd16 = half_out ? y.data<bf16>() : nullptr;
-  bf16* fd16 = full && half_out ? full->data<bf16>() : nullptr;
-  constexpr int64_t kTile = 1024;
-  // Reduce: each thread sums into its own accumulators (double), added up at the end.
-  const int threads = std::max(1, omp_get_max_threads());
-  std::vector<std::vector<double>> acc(reduce ? static_cast<size_t>(threads) : 0);
-  // Short rows (a per-channel operand over a small feature map: 7x7 and smaller) go 16 or more to a
-  // tile, so each link runs once per tile rather than once per row. That needs every operand to be
-  // the output's size (its rows follow each other in memory, as the input's do) or one value per
-  // row (spread over its rows in the tile); the results are stored contiguously anyway. Measured on
-  // a 5-link chain over bf16 [8, 2048, 7, 7]: 0.85-0.94 -> 0.49-0.66 ms; over 14x14 rows, where
-  // spreading the per-row values costs more than the calls it saves, 0.75 -> 0.96 ms.
-  const size_t nops_all = data.size();
+  const size_t nops_all = lay.strides.size();
   bool groupable = inner * 16 <= kTile && lay.strides[0][r - 1] == 1;
   for (size_t o = 1; groupable && o < nops_all; ++o)
     if (!(reduce && o == y_op)) groupable = lay.strides[o] == lay.strides[0] || lay.strides[o][r - 1] == 0;
-  const int64_t group = groupable ? kTile / inner : 1;
+  return groupable ? kTile / inner : 1;
+}
+
+// Each operand's offset at the start of a row (base) and the row's index over the outer axes (idx).
+struct RowCursor {
+  std::vector<int64_t> base, idx;
+};
+
+// sum[i * sy] += v[i] for i < n, or with sy 0 the whole tile added to sum[0].
+inline void add_to_sums(double* sum, int64_t sy, const float* v, int64_t n) {
+  if (sy == 0) {
+    float part = 0;
+    MS_SIMD_REDUCE_FOR(int64_t i = 0; i < n; ++i) part += v[i];
+    *sum += part;
+  } else {
+    for (int64_t i = 0; i < n; ++i) sum[i * sy] += v[i];
+  }
+}
+
+// The loop over the output's rows, with everything it reads fixed before it starts; run() may be
+// called from several threads at once on disjoint rows.
+class ChainLoop {
+ public:
+  ChainLoop(Chain& chain, const Reduction& red, const Shape& out, Tensor& y, Tensor* full)
+      : chain_(chain), reduce_(red.on), half_(chain.half), half_out_(chain.dt == DType::BF16), y_numel_(y.numel()) {
+    // The output's strides ride along as one more operand, so axes merge only where they are all
+    // reduced or all kept.
+    y_op_ = chain.data.size();
+    if (reduce_) {
+      chain.data.push_back(nullptr);
+      chain.data16.push_back(nullptr);
+      chain.strides.push_back(red.y_strides);
+    }
+    lay_ = collapse(out, std::move(chain.strides));
+    r_ = lay_.dims.size();
+    inner_ = lay_.dims.back();
+    rows_ = 1;
+    for (size_t a = 0; a + 1 < r_; ++a) rows_ *= lay_.dims[a];
+    nops_ = chain.data.size();
+    yd_ = half_out_ ? nullptr : y.data<float>();
+    fd_ = full && !half_out_ ? full->data<float>() : nullptr;
+    yd16_ = half_out_ ? y.data<bf16>() : nullptr;
+    fd16_ = full && half_out_ ? full->data<bf16>() : nullptr;
+    has_full_ = full != nullptr;
+    // Reduce: each thread sums into its own accumulators (double), added up at the end.
+    threads_ = std::max(1, omp_get_max_threads());
+    acc_.resize(reduce_ ? static_cast<size_t>(threads_) : 0);
+    group_ = rows_per_tile(lay_, reduce_, y_op_);
+  }
+
+  int64_t rows() const { return rows_; }
+  int64_t inner() const { return inner_; }
+
   // Rows [r0, r1): each operand's row start from the first row's multi-index, then carried from row
   // to row like an odometer (no division per row); each row in tiles, or a group of rows per tile.
-  auto body = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     float widened[kTile];  // bf16: an operand's tile in f32
     std::vector<double>* sum = nullptr;
-    if (reduce) {
-      sum = &acc[static_cast<size_t>(std::min(omp_get_thread_num(), threads - 1))];
-      if (sum->empty()) sum->assign(static_cast<size_t>(y.numel()), 0.0);
+    if (reduce_) {
+      sum = &acc_[static_cast<size_t>(std::min(omp_get_thread_num(), threads_ - 1))];
+      if (sum->empty()) sum->assign(static_cast<size_t>(y_numel_), 0.0);
     }
     float v[kTile];
-    const size_t nops = data.size();
-    std::vector<int64_t> base(nops, 0), idx(r, 0);
-    int64_t rem = r0;
-    for (size_t a = r - 1; a-- > 0;) {
-      idx[a] = rem % lay.dims[a];
-      rem /= lay.dims[a];
-      for (size_t o = 0; o < nops; ++o) base[o] += idx[a] * lay.strides[o][a];
-    }
-    auto next_row = [&] {  // bump the last outer axis, carry leftwards
-      for (size_t a = r - 1; a-- > 0;) {
-        for (size_t o = 0; o < nops; ++o) base[o] += lay.strides[o][a];
-        if (++idx[a] < lay.dims[a]) break;
-        for (size_t o = 0; o < nops; ++o) base[o] -= lay.strides[o][a] * lay.dims[a];
-        idx[a] = 0;
-      }
-    };
-    const bool whole_rows = c0 == 0 && c1 == inner;
-    std::vector<int64_t> gbase(whole_rows && group > 1 ? static_cast<size_t>(group) * nops : 0);
+    RowCursor cur = seek(r0);
+    const bool whole_rows = c0 == 0 && c1 == inner_;
+    std::vector<int64_t> gbase(whole_rows && group_ > 1 ? static_cast<size_t>(group_) * nops_ : 0);
     for (int64_t row = r0; row < r1;) {
-      if (const int64_t g = whole_rows ? std::min(group, r1 - row) : 1; g > 1) {
+      if (const int64_t g = whole_rows ? std::min(group_, r1 - row) : 1; g > 1) {
         for (int64_t q = 0; q < g; ++q) {
-          if (row + q > r0) next_row();
-          std::copy(base.begin(), base.end(), gbase.begin() + q * static_cast<int64_t>(nops));
+          if (row + q > r0) next_row(cur);
+          std::copy(cur.base.begin(), cur.base.end(), gbase.begin() + q * static_cast<int64_t>(nops_));
         }
-        const int64_t len = g * inner;
-        auto at = [&](int64_t q, size_t o) { return gbase[static_cast<size_t>(q) * nops + o]; };
-        if (half)
-          widen_tile(data16[0] + at(0, 0), 1, v, len);
-        else
-          std::copy(data[0] + at(0, 0), data[0] + at(0, 0) + len, v);
-        for (const Link& l : links) {
-          if (l.operand < 0) {
-            apply_unary(l, v, len);
-            continue;
-          }
-          const size_t o = static_cast<size_t>(l.operand);
-          const float* src = nullptr;
-          if (lay.strides[o] == lay.strides[0]) {  // as long as the output: rows in a row
-            if (data16[o])
-              widen_tile(data16[o] + at(0, o), 1, widened, len);
-            else
-              src = data[o] + at(0, o);
-          } else {  // one value per row
-            float vals[kTile];
-            for (int64_t q = 0; q < g; ++q) vals[q] = data16[o] ? bf16_to_f32(data16[o][at(q, o)]) : data[o][at(q, o)];
-            fill_rows(widened, vals, g, inner);
-          }
-          apply_binary(l.op, v, src ? src : widened, 1, l.side, len);
-        }
-        if (half_out) {
-          if (fd16) narrow_tile(v, fd16 + row * inner, len);
-          if (!sum) narrow_tile(v, yd16 + row * inner, len);
-        } else {
-          if (full) std::copy(v, v + len, fd + row * inner);
-          if (!sum) std::copy(v, v + len, yd + row * inner);
-        }
-        if (sum) {
-          const int64_t sy = lay.strides[y_op][r - 1];
-          for (int64_t q = 0; q < g; ++q) {
-            const float* vq = v + q * inner;
-            if (sy == 0) {
-              float part = 0;
-              MS_SIMD_REDUCE_FOR(int64_t i = 0; i < inner; ++i) part += vq[i];
-              (*sum)[static_cast<size_t>(at(q, y_op))] += part;
-            } else {
-              double* dst = sum->data() + at(q, y_op);
-              for (int64_t i = 0; i < inner; ++i) dst[i * sy] += vq[i];
-            }
-          }
-        }
+        run_row_group(gbase, row, g, v, widened, sum);
         row += g;
         continue;
       }
-      if (row > r0) next_row();
-      for (int64_t t0 = c0; t0 < c1; t0 += kTile) {
-        const int64_t len = std::min(kTile, c1 - t0);
-        const int64_t st0 = lay.strides[0][r - 1];
-        if (half) {
-          const bf16* xs = data16[0] + base[0] + t0 * st0;
-          widen_tile(xs, st0, v, len);
-        } else {
-          const float* xs = data[0] + base[0] + t0 * st0;
-          if (st0 == 1)
-            std::copy(xs, xs + len, v);
-          else
-            for (int64_t i = 0; i < len; ++i) v[i] = xs[i * st0];
-        }
-        for (const Link& l : links) {
-          if (l.operand < 0) {
-            apply_unary(l, v, len);
-          } else {
-            const size_t o = static_cast<size_t>(l.operand);
-            const int64_t st = lay.strides[o][r - 1];
-            if (data16[o]) {
-              const bf16* src = data16[o] + base[o] + t0 * st;
-              widen_tile(src, st, widened, st == 0 ? 1 : len);
-              apply_binary(l.op, v, widened, st == 0 ? 0 : 1, l.side, len);
-            } else {
-              apply_binary(l.op, v, data[o] + base[o] + t0 * st, st, l.side, len);
-            }
-          }
-        }
-        if (half_out) {
-          if (fd16) narrow_tile(v, fd16 + row * inner + t0, len);
-          if (!sum) narrow_tile(v, yd16 + row * inner + t0, len);
-        } else {
-          if (full) std::copy(v, v + len, fd + row * inner + t0);
-          if (!sum) std::copy(v, v + len, yd + row * inner + t0);
-        }
-        if (!sum) continue;
-        if (const int64_t sy = lay.strides[y_op][r - 1]; sy == 0) {
-          float part = 0;
-          MS_SIMD_REDUCE_FOR(int64_t i = 0; i < len; ++i) part += v[i];
-          (*sum)[static_cast<size_t>(base[y_op])] += part;
-        } else {
-          double* dst = sum->data() + base[y_op] + t0 * sy;
-          for (int64_t i = 0; i < len; ++i) dst[i * sy] += v[i];
-        }
-      }
+      if (row > r0) next_row(cur);
+      run_row_tiles(cur, row, c0, c1, v, widened, sum);
       ++row;
     }
-  };
-  const int64_t total = x.numel();
+  }
+
+  // The output from the threads' accumulators, scaled.
+  void write_reduction(double scale) const {
+    for (int64_t i = 0; i < y_numel_; ++i) {
+      double t = 0;
+      for (const auto& a : acc_)
+        if (!a.empty()) t += a[static_cast<size_t>(i)];
+      if (half_out_)
+        yd16_[i] = f32_to_bf16(static_cast<float>(t * scale));
+      else
+        yd_[i] = static_cast<float>(t * scale);
+    }
+  }
+
+ private:
+  // The cursor at row `row`, from its multi-index.
+  RowCursor seek(int64_t row) const {
+    RowCursor cur{std::vector<int64_t>(nops_, 0), std::vector<int64_t>(r_, 0)};
+    int64_t rem = row;
+    for (size_t a = r_ - 1; a-- > 0;) {
+      cur.idx[a] = rem % lay_.dims[a];
+      rem /= lay_.dims[a];
+      for (size_t o = 0; o < nops_; ++o) cur.base[o] += cur.idx[a] * lay_.strides[o][a];
+    }
+    return cur;
+  }
+
+  // Bumps the last outer axis, carrying leftwards.
+  void next_row(RowCursor& cur) const {
+    for (size_t a = r_ - 1; a-- > 0;) {
+      for (size_t o = 0; o < nops_; ++o) cur.base[o] += lay_.strides[o][a];
+      if (++cur.idx[a] < lay_.dims[a]) break;
+      for (size_t o = 0; o < nops_; ++o) cur.base[o] -= lay_.strides[o][a] * lay_.dims[a];
+      cur.idx[a] = 0;
+    }
+  }
+
+  // Rows [row, row + g) as one tile of g * inner elements; gbase holds each row's operand offsets.
+  void run_row_group(const std::vector<int64_t>& gbase, int64_t row, int64_t g, float* v, float* widened,
+                     std::vector<double>* sum) const {
+    const int64_t len = g * inner_;
+    auto at = [&](int64_t q, size_t o) { return gbase[static_cast<size_t>(q) * nops_ + o]; };
+    load_input(at(0, 0), 1, v, len);
+    for (const Link& l : chain_.links) {
+      if (l.operand < 0) {
+        apply_unary(l, v, len);
+        continue;
+      }
+      const size_t o = static_cast<size_t>(l.operand);
+      const float* src = nullptr;
+      if (lay_.strides[o] == lay_.strides[0]) {  // as long as the output: rows in a row
+        if (chain_.data16[o])
+          widen_tile(chain_.data16[o] + at(0, o), 1, widened, len);
+        else
+          src = chain_.data[o] + at(0, o);
+      } else {  // one value per row
+        float vals[kTile];
+        for (int64_t q = 0; q < g; ++q)
+          vals[q] = chain_.data16[o] ? bf16_to_f32(chain_.data16[o][at(q, o)]) : chain_.data[o][at(q, o)];
+        fill_rows(widened, vals, g, inner_);
+      }
+      apply_binary(l.op, v, src ? src : widened, 1, l.side, len);
+    }
+    store(v, row * inner_, len, sum != nullptr);
+    if (sum) {
+      const int64_t sy = lay_.strides[y_op_][r_ - 1];
+      for (int64_t q = 0; q < g; ++q) add_to_sums(sum->data() + at(q, y_op_), sy, v + q * inner_, inner_);
+    }
+  }
+
+  // Columns [c0, c1) of one row, a tile at a time.
+  void run_row_tiles(const RowCursor& cur, int64_t row, int64_t c0, int64_t c1, float* v, float* widened,
+                     std::vector<double>* sum) const {
+    const std::vector<int64_t>& base = cur.base;
+    for (int64_t t0 = c0; t0 < c1; t0 += kTile) {
+      const int64_t len = std::min(kTile, c1 - t0);
+      const int64_t st0 = lay_.strides[0][r_ - 1];
+      load_input(base[0] + t0 * st0, st0, v, len);
+      for (const Link& l : chain_.links) {
+        if (l.operand < 0) {
+          apply_unary(l, v, len);
+        } else {
+          const size_t o = static_cast<size_t>(l.operand);
+          const int64_t st = lay_.strides[o][r_ - 1];
+          if (chain_.data16[o]) {
+            const bf16* src = chain_.data16[o] + base[o] + t0 * st;
+            widen_tile(src, st, widened, st == 0 ? 1 : len);
+            apply_binary(l.op, v, widened, st == 0 ? 0 : 1, l.side, len);
+          } else {
+            apply_binary(l.op, v, chain_.data[o] + base[o] + t0 * st, st, l.side, len);
+          }
+        }
+      }
+      store(v, row * inner_ + t0, len, sum != nullptr);
+      if (!sum) continue;
+      const int64_t sy = lay_.strides[y_op_][r_ - 1];
+      add_to_sums(sum->data() + base[y_op_] + t0 * sy, sy, v, len);
+    }
+  }
+
+  // v[i] = the chain's input at offset + i * st0, in f32.
+  void load_input(int64_t offset, int64_t st0, float* __restrict v, int64_t len) const {
+    if (half_) {
+      widen_tile(chain_.data16[0] + offset, st0, v, len);
+    } else {
+      const float* xs = chain_.data[0] + offset;
+      if (st0 == 1)
+        std::copy(xs, xs + len, v);
+      else
+        for (int64_t i = 0; i < len; ++i) v[i] = xs[i * st0];
+    }
+  }
+
+  // The tile v to the outputs at element `at`: output 0 when the chain's result is kept beside a
+  // reduction, the output itself when nothing is summed (`summed` false).
+  void store(const float* v, int64_t at, int64_t len, bool summed) const {
+    if (half_out_) {
+      if (fd16_) narrow_tile(v, fd16_ + at, len);
+      if (!summed) narrow_tile(v, yd16_ + at, len);
+    } else {
+      if (has_full_) std::copy(v, v + len, fd_ + at);
+      if (!summed) std::copy(v, v + len, yd_ + at);
+    }
+  }
+
+  const Chain& chain_;
+  const bool reduce_, half_, half_out_;
+  const int64_t y_numel_;
+  size_t y_op_ = 0, r_ = 0, nops_ = 0;
+  Layout lay_;
+  int64_t inner_ = 0, rows_ = 1, group_ = 1;
+  float* yd_ = nullptr;
+  float* fd_ = nullptr;
+  bf16* yd16_ = nullptr;
+  bf16* fd16_ = nullptr;
+  bool has_full_ = false;
+  int threads_ = 1;
+  std::vector<std::vector<double>> acc_;
+};
+
+// Runs the loop over `total` elements: on this thread when small, else whole rows per OpenMP task
+// or, with few long rows, runs of tiles; names the schedule in the kernel's impl.
+void run_scheduled(ChainLoop& loop, int64_t total, runtime::KernelContext& ctx) {
+  const int64_t rows = loop.rows(), inner = loop.inner();
   constexpr int64_t kGrain = 1 << 14;
   const int64_t nthreads = omp_get_max_threads();
   if (total < 2 * kGrain || nthreads < 2) {
-    body(0, rows, 0, inner);
+    loop.run(0, rows, 0, inner);
     ctx.set_impl("fused:rows");
   } else if (rows >= 4 * nthreads) {
     // Whole rows per task, about kGrain elements each.
     const int64_t per = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, inner));
     const int64_t tasks = (rows + per - 1) / per;
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) body(t * per, std::min(rows, (t + 1) * per), 0, inner);
+    for (int64_t t = 0; t < tasks; ++t) loop.run(t * per, std::min(rows, (t + 1) * per), 0, inner);
     ctx.set_impl("fused:rows:omp");
   } else {
     // Few long rows (operands alike over the whole tensor collapse into one row): each row split
@@ -438,20 +541,39 @@ Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t row = t / per_row, c0 = (t % per_row) * chunk;
-      body(row, row + 1, c0, std::min(inner, c0 + chunk));
+      loop.run(row, row + 1, c0, std::min(inner, c0 + chunk));
     }
     ctx.set_impl("fused:chunks:omp");
   }
-  if (reduce) {
-    for (int64_t i = 0; i < y.numel(); ++i) {
-      double t = 0;
-      for (const auto& a : acc)
-        if (!a.empty()) t += a[static_cast<size_t>(i)];
-      if (half_out)
-        yd16[i] = f32_to_bf16(static_cast<float>(t * scale));
-      else
-        yd[i] = static_cast<float>(t * scale);
-    }
+}
+
+Status fused_elementwise_kernel(runtime::KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const auto* names = n.attrs.count("chain") ? n.attrs.at("chain").get_if<std::vector<std::string>>() : nullptr;
+  if (!names) return ctx.fail("missing 'chain'");
+  const auto arity = n.attr_ints("chain_arity"), side = n.attr_ints("chain_side");
+  if (arity.size() != names->size() || side.size() != names->size()) return ctx.fail("chain attributes disagree");
+  const Tensor& x = ctx.input(0);
+  // With `reduce` and two outputs, output 0 is the chain's result and output 1 its reduction.
+  const bool both = n.attrs.count("reduce") != 0 && ctx.num_outputs() == 2;
+  Tensor* full = both ? &ctx.output(0) : nullptr;
+  Tensor& y = ctx.output(both ? 1 : 0);
+  if (!f32_or_bf16(x.dtype())) return ctx.unsupported_case("fused elementwise needs f32 or bf16 tensors");
+  if (full && full->shape() != x.shape())
+    return ctx.fail("output 0 " + shape_to_string(full->shape()) + " is not the chain's shape " +
+                    shape_to_string(x.shape()));
+  // The loop runs over the chain's shape (input 0's).
+  const Shape& out = x.shape();
+  Reduction red;
+  MS_RETURN_IF_ERROR(read_reduction(ctx, out, y, red));
+  Chain chain;
+  MS_RETURN_IF_ERROR(build_chain(ctx, *names, arity, side, x, chain));
+  if (y.dtype() != chain.dt || (full && full->dtype() != chain.dt))
+    return ctx.fail("the outputs are not the chain's " + std::string(dtype_name(chain.dt)));
+  ChainLoop loop(chain, red, out, y, full);
+  run_scheduled(loop, x.numel(), ctx);
+  if (red.on) {
+    loop.write_reduction(red.scale);
     ctx.set_impl(ctx.impl() + "+reduce");
   }
   return Status::ok();

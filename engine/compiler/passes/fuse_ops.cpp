@@ -45,6 +45,121 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
   return true;
 }
 
+// A chain from an anchor: its nodes and their indices, the post-ops of its tail, the bias and
+// residual operands, and the chain's output so far.
+struct FusionChain {
+  std::vector<const ir::Node*> nodes;
+  std::vector<size_t> at;
+  std::vector<ops::PostOp> post;
+  std::string bias, residual, out;
+  bool have_add = false;
+};
+
+// The index of the node that can extend the chain from `cur`: its single plain reader, not taken
+// by another chain, with one f32 output of the chain's static shape; nothing when there is none.
+std::optional<size_t> next_link(const ir::Graph& g, const std::string& cur, const ir::ValueType& out_type,
+                                const Uses& uses, const std::unordered_map<std::string, size_t>& readers,
+                                const std::vector<char>& taken) {
+  if (uses.of(cur) != 1 || !uses.only_plain(cur)) return std::nullopt;
+  auto r = readers.find(cur);
+  if (r == readers.end() || taken[r->second]) return std::nullopt;
+  const ir::Node& n = g.nodes()[r->second];
+  ++work().nodes_visited;
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || !n.domain.empty()) return std::nullopt;
+  const ir::ValueType* nt = static_f32(g, n.outputs[0]);
+  if (!nt || *nt->dims != *out_type.dims) return std::nullopt;
+  return r->second;
+}
+
+// Takes node n into the chain's tail: a bias Add (MatMul only, before any post-op), one residual Add
+// of a same-shaped value, or an activation. False when n ends the chain instead.
+bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_type, bool matmul, FusionChain& c) {
+  ops::PostOp p;
+  if (n.op_type == "Add" && n.inputs.size() == 2) {
+    const std::string other = n.inputs[0] == c.out ? n.inputs[1] : n.inputs[0];
+    if (other == c.out) return false;
+    const Tensor* t = constant_of(g, other);
+    if (matmul && c.post.empty() && c.bias.empty() && t && t->dtype() == DType::F32 &&
+        t->numel() == out_type.dims->back() && t->rank() >= 1 && t->dim(-1) == t->numel()) {
+      c.bias = other;
+    } else if (!c.have_add) {
+      const ir::ValueType* ot = static_f32(g, other);
+      if (!ot || *ot->dims != *out_type.dims) return false;
+      c.residual = other;
+      c.have_add = true;
+      c.post.push_back(ops::PostOp{ops::PostOp::Kind::Add, 0, 0});
+    } else {
+      return false;
+    }
+  } else if (as_activation(g, n, p)) {
+    c.post.push_back(p);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The chain from `anchor` as far as it goes (only the anchor when nothing follows).
+FusionChain collect_chain(const ir::Graph& g, size_t anchor, const Uses& uses,
+                          const std::unordered_map<std::string, size_t>& readers, const std::vector<char>& taken) {
+  const ir::Node& a = g.nodes()[anchor];
+  const bool matmul = a.op_type == "MatMul";
+  FusionChain c;
+  c.nodes = {&a};
+  c.at = {anchor};
+  c.out = a.outputs[0];
+  const ir::ValueType out_type = *static_f32(g, c.out);
+  for (;;) {
+    const std::optional<size_t> r = next_link(g, c.out, out_type, uses, readers, taken);
+    if (!r) break;
+    const ir::Node& n = g.nodes()[*r];
+    if (!take_link(g, n, out_type, matmul, c)) break;
+    c.nodes.push_back(&n);
+    c.at.push_back(*r);
+    c.out = n.outputs[0];
+  }
+  return c;
+}
+
+// The bias as a 1-D initializer: itself when it is one, else a flattened copy under a new name.
+std::string flat_bias(ir::Graph& g, const std::string& bias) {
+  if (g.value(bias)->constant->rank() == 1) return bias;
+  const Tensor flat = g.value(bias)->constant->reshaped({g.value(bias)->constant->numel()});
+  const std::string name = fresh_name(g, bias + "_flat");
+  g.add_initializer(name, flat);
+  return name;
+}
+
+// The fused node's inputs: the anchor's (X, W and, but for MatMul, B), then MatMul's bias, then the
+// residual at index 3; trailing empty ones dropped.
+std::vector<std::string> fused_inputs(const ir::Node& a, const FusionChain& c, bool matmul) {
+  std::vector<std::string> inputs = a.inputs;
+  inputs.resize(matmul ? 2 : 3);
+  if (matmul) inputs.push_back(c.bias);
+  if (!c.residual.empty()) {
+    inputs.resize(3);
+    inputs.push_back(c.residual);
+  }
+  while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+  return inputs;
+}
+
+// The post-ops as the fused node's post_ops, post_alphas and post_betas (none when empty).
+void set_post_op_attrs(const std::vector<ops::PostOp>& post, ir::Node& f) {
+  std::vector<std::string> names;
+  std::vector<float> alphas, betas;
+  for (const auto& p : post) {
+    names.push_back(ops::post_op_name(p.kind));
+    alphas.push_back(p.alpha);
+    betas.push_back(p.beta);
+  }
+  if (!names.empty()) {
+    f.attrs["post_ops"] = ir::Attribute(names);
+    f.attrs["post_alphas"] = ir::Attribute(alphas);
+    f.attrs["post_betas"] = ir::Attribute(betas);
+  }
+}
+
 class FuseOps final : public Pass {
  public:
   std::string name() const override { return "FuseOps"; }
@@ -87,81 +202,17 @@ class FuseOps final : public Pass {
                                      const std::unordered_map<std::string, size_t>& readers, std::vector<char>& taken) {
     const ir::Node& a = g.nodes()[anchor];
     const bool matmul = a.op_type == "MatMul";
-    std::vector<const ir::Node*> chain{&a};
-    std::vector<size_t> at{anchor};
-    std::vector<ops::PostOp> post;
-    std::string bias, residual, cur = a.outputs[0];
-    const ir::ValueType out_type = *static_f32(g, cur);
-    bool have_add = false;
-    for (;;) {
-      if (uses.of(cur) != 1 || !uses.only_plain(cur)) break;
-      auto r = readers.find(cur);
-      if (r == readers.end() || taken[r->second]) break;
-      const ir::Node& n = g.nodes()[r->second];
-      ++work().nodes_visited;
-      if (n.outputs.size() != 1 || n.outputs[0].empty() || !n.domain.empty()) break;
-      const ir::ValueType* nt = static_f32(g, n.outputs[0]);
-      if (!nt || *nt->dims != *out_type.dims) break;
-      ops::PostOp p;
-      if (n.op_type == "Add" && n.inputs.size() == 2) {
-        const std::string other = n.inputs[0] == cur ? n.inputs[1] : n.inputs[0];
-        if (other == cur) break;
-        const Tensor* c = constant_of(g, other);
-        if (matmul && post.empty() && bias.empty() && c && c->dtype() == DType::F32 &&
-            c->numel() == out_type.dims->back() && c->rank() >= 1 && c->dim(-1) == c->numel()) {
-          bias = other;
-        } else if (!have_add) {
-          const ir::ValueType* ot = static_f32(g, other);
-          if (!ot || *ot->dims != *out_type.dims) break;
-          residual = other;
-          have_add = true;
-          post.push_back(ops::PostOp{ops::PostOp::Kind::Add, 0, 0});
-        } else {
-          break;
-        }
-      } else if (as_activation(g, n, p)) {
-        post.push_back(p);
-      } else {
-        break;
-      }
-      chain.push_back(&n);
-      at.push_back(r->second);
-      cur = n.outputs[0];
-    }
-    if (chain.size() == 1) return std::nullopt;
-    if (!bias.empty() && g.value(bias)->constant->rank() != 1) {
-      const Tensor flat = g.value(bias)->constant->reshaped({g.value(bias)->constant->numel()});
-      const std::string name = fresh_name(g, bias + "_flat");
-      g.add_initializer(name, flat);
-      bias = name;
-    }
+    FusionChain c = collect_chain(g, anchor, uses, readers, taken);
+    if (c.nodes.size() == 1) return std::nullopt;
+    if (!c.bias.empty()) c.bias = flat_bias(g, c.bias);
     const std::string op = a.op_type == "Conv" ? "FusedConv" : a.op_type == "Gemm" ? "FusedGemm" : "FusedMatMul";
-    std::vector<std::string> inputs = a.inputs;
-    inputs.resize(matmul ? 2 : 3);
-    if (matmul) inputs.push_back(bias);
-    if (!residual.empty()) {
-      inputs.resize(3);
-      inputs.push_back(residual);
-    }
-    while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
-    ir::Node f = new_node(g, op, ops::kFusedDomain, inputs, {cur}, chain);
+    ir::Node f = new_node(g, op, ops::kFusedDomain, fused_inputs(a, c, matmul), {c.out}, c.nodes);
     f.attrs = a.attrs;
-    std::vector<std::string> names;
-    std::vector<float> alphas, betas;
-    for (const auto& p : post) {
-      names.push_back(ops::post_op_name(p.kind));
-      alphas.push_back(p.alpha);
-      betas.push_back(p.beta);
-    }
-    if (!names.empty()) {
-      f.attrs["post_ops"] = ir::Attribute(names);
-      f.attrs["post_alphas"] = ir::Attribute(alphas);
-      f.attrs["post_betas"] = ir::Attribute(betas);
-    }
+    set_post_op_attrs(c.post, f);
     // The fused node goes where the last node of the chain was: the residual is defined by then.
     NodeGroup grp;
-    for (const auto* n : chain) grp.ids.insert(n->id.value);
-    for (size_t k : at) taken[k] = 1;
+    for (const auto* n : c.nodes) grp.ids.insert(n->id.value);
+    for (size_t k : c.at) taken[k] = 1;
     grp.node = std::move(f);
     grp.place = Place::Last;
     return grp;

@@ -6,6 +6,7 @@
 // small operand itself: the gradients of reductions and of BatchNorm's statistics are such Expands,
 // each writing a whole activation-sized tensor that one read later consumes).
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -22,6 +23,93 @@ bool same_static_type(const ir::Graph& g, const std::string& a, const std::strin
   return va && vb && va->type.is_static() && va->type.dtype != DType::Undefined && va->type.dtype == vb->type.dtype &&
          *va->type.dims == *vb->type.dims;
 }
+
+// The state of one scan: use counts and producers, kept up to date as rewrites happen; the nodes
+// removed (erased at the end) and the bypassed outputs (renamed in their readers when the scan
+// reaches them).
+class Scan {
+ public:
+  explicit Scan(ir::Graph& g) : uses(compute_uses(g)), prod(producer_index(g)), g_(g) {}
+
+  // Node n's inputs that name a bypassed output read what it stands for.
+  void rename_inputs(ir::Node& n) const {
+    if (alias.empty()) return;
+    for (auto& x : n.inputs)
+      if (!x.empty() && alias.count(x)) x = resolve(x);
+  }
+
+  // Bypasses node i (readers of `out` read `in`); false when not possible.
+  bool bypass(size_t i, const std::string& in, const std::string& out) {
+    if (uses.implicit.count(out)) return false;
+    if (!uses.graph_outputs.count(out)) {
+      alias[out] = in;
+      uses.count[in] += uses.of(out) - 1;  // the bypassed node no longer reads `in`
+      uses.count[out] = 0;
+      dead.insert(g_.nodes()[i].id.value);
+      changed = true;
+      return true;
+    }
+    return rename_producer_output(i, in, out);
+  }
+
+  // Node `gone` (a Reshape or Transpose read only by node i) is folded into node i.
+  void merge(size_t gone, const std::string& via) {
+    const ir::Node& pn = g_.nodes()[gone];
+    for (size_t k = 1; k < pn.inputs.size(); ++k)
+      if (!pn.inputs[k].empty()) --uses.count[pn.inputs[k]];
+    uses.count[via] = 0;
+    dead.insert(pn.id.value);
+    changed = true;
+  }
+
+  // The index of `in`'s producer when it is a live `op_type` node of the default domain whose
+  // result only this reader reads, so it can be folded into it.
+  std::optional<size_t> sole_producer(const std::string& in, const char* op_type) const {
+    auto p = prod.find(in);
+    if (p == prod.end() || dead.count(g_.nodes()[p->second].id.value)) return std::nullopt;
+    const ir::Node& pn = g_.nodes()[p->second];
+    if (pn.op_type != op_type || !pn.domain.empty() || uses.of(in) != 1 || !uses.only_plain(in)) return std::nullopt;
+    return p->second;
+  }
+
+  Uses uses;
+  std::unordered_map<std::string, size_t> prod;
+  std::set<uint64_t> dead;
+  std::unordered_map<std::string, std::string> alias;  // bypassed output -> the value read instead
+  bool changed = false;
+
+ private:
+  std::string resolve(std::string v) const {
+    for (auto a = alias.find(v); a != alias.end(); a = alias.find(v)) v = a->second;
+    return v;
+  }
+
+  // `out` is a graph output: the producer of `in` may take its name when nothing else reads `in`.
+  bool rename_producer_output(size_t i, const std::string& in, const std::string& out) {
+    if (uses.of(in) != 1 || !uses.only_plain(in)) return false;
+    auto p = prod.find(in);
+    if (p == prod.end() || dead.count(g_.nodes()[p->second].id.value)) return false;
+    const ir::Value* vin = g_.value(in);
+    const ir::ValueType type = vin ? vin->type : ir::ValueType{};
+    ir::Node& pn = g_.nodes()[p->second];
+    for (auto& o : pn.outputs)
+      if (o == in) o = out;
+    dead.insert(g_.nodes()[i].id.value);
+    g_.erase_value(in);
+    ir::Value* vout = g_.value(out);
+    if (!vout) vout = &g_.add_value(ir::Value{out, type, {}, std::nullopt});
+    vout->producer = pn.id;
+    if (vout->type.dtype == DType::Undefined) vout->type = type;
+    const size_t pi = p->second;
+    prod.erase(p);
+    prod[out] = pi;
+    uses.count[in] = 0;
+    changed = true;
+    return true;
+  }
+
+  ir::Graph& g_;
+};
 
 class Simplify final : public Pass {
  public:
@@ -48,131 +136,79 @@ class Simplify final : public Pass {
   // (Rescanning after each rewrite made this pass quadratic: a training step's graph has a few hundred
   // rewrites, an exported LLM thousands of Identity and Reshape nodes.)
   bool step(ir::Graph& g) {
-    Uses uses = compute_uses(g);
+    Scan s(g);
     readers_of_.clear();
-    auto prod = producer_index(g);
-    std::set<uint64_t> dead;
-    std::unordered_map<std::string, std::string> alias;  // bypassed output -> the value read instead
-    auto resolve = [&](std::string v) {
-      for (auto a = alias.find(v); a != alias.end(); a = alias.find(v)) v = a->second;
-      return v;
-    };
-    bool changed = false;
     work().nodes_visited += g.nodes().size();
-    // Bypasses node i (readers of `out` read `in`); false when not possible.
-    auto bypass = [&](size_t i, const std::string& in, const std::string& out) {
-      if (uses.implicit.count(out)) return false;
-      if (!uses.graph_outputs.count(out)) {
-        alias[out] = in;
-        uses.count[in] += uses.of(out) - 1;  // the bypassed node no longer reads `in`
-        uses.count[out] = 0;
-        dead.insert(g.nodes()[i].id.value);
-        changed = true;
-        return true;
-      }
-      // `out` is a graph output: the producer of `in` may take its name when nothing else reads `in`.
-      if (uses.of(in) != 1 || !uses.only_plain(in)) return false;
-      auto p = prod.find(in);
-      if (p == prod.end() || dead.count(g.nodes()[p->second].id.value)) return false;
-      const ir::Value* vin = g.value(in);
-      const ir::ValueType type = vin ? vin->type : ir::ValueType{};
-      ir::Node& pn = g.nodes()[p->second];
-      for (auto& o : pn.outputs)
-        if (o == in) o = out;
-      dead.insert(g.nodes()[i].id.value);
-      g.erase_value(in);
-      ir::Value* vout = g.value(out);
-      if (!vout) vout = &g.add_value(ir::Value{out, type, {}, std::nullopt});
-      vout->producer = pn.id;
-      if (vout->type.dtype == DType::Undefined) vout->type = type;
-      const size_t pi = p->second;
-      prod.erase(p);
-      prod[out] = pi;
-      uses.count[in] = 0;
-      changed = true;
-      return true;
-    };
-    // Node `gone` (a Reshape or Transpose read only by node i) is folded into node i.
-    auto merge = [&](size_t gone, const std::string& via) {
-      const ir::Node& pn = g.nodes()[gone];
-      for (size_t k = 1; k < pn.inputs.size(); ++k)
-        if (!pn.inputs[k].empty()) --uses.count[pn.inputs[k]];
-      uses.count[via] = 0;
-      dead.insert(pn.id.value);
-      changed = true;
-    };
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       ir::Node& n = g.nodes()[i];
-      if (!alias.empty())
-        for (auto& x : n.inputs)
-          if (!x.empty() && alias.count(x)) x = resolve(x);
-      if (!n.domain.empty() || n.outputs.empty() || n.outputs[0].empty() || !n.has_input(0) || dead.count(n.id.value))
+      s.rename_inputs(n);
+      if (!n.domain.empty() || n.outputs.empty() || n.outputs[0].empty() || !n.has_input(0) || s.dead.count(n.id.value))
         continue;
       ++work().patterns_tried;
       const std::string in = n.inputs[0], out = n.outputs[0];
       const std::string& op = n.op_type;
-      bool b = false;
-      if (op == "Identity")
-        b = bypass(i, in, out);
-      else if (op == "Dropout" && dropout_is_identity(g, n, uses))
-        b = bypass(i, in, out);
-      else if (op == "Cast" && same_static_type(g, in, out))
-        b = bypass(i, in, out);
-      else if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
-               same_static_type(g, in, out))
-        b = bypass(i, in, out);
-      else if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && n.inputs.size() == 2) {
-        const double neutral = (op == "Mul" || op == "Div") ? 1.0 : 0.0;
-        const Tensor* rhs = constant_of(g, n.inputs[1]);
-        const Tensor* lhs = constant_of(g, n.inputs[0]);
-        if (rhs && all_equal(*rhs, neutral) && same_static_type(g, in, out))
-          b = bypass(i, in, out);
-        else if ((op == "Mul" || op == "Add") && lhs && all_equal(*lhs, neutral) &&
-                 same_static_type(g, n.inputs[1], out))
-          b = bypass(i, n.inputs[1], out);
-      }
-      if (b) continue;
-      if (op == "Expand" && n.inputs.size() == 2 && uses.of(out) > 0) {
+      if (bypass_no_op(g, s, i, in, out)) continue;
+      if (op == "Expand" && n.inputs.size() == 2 && s.uses.of(out) > 0) {
         const auto rewired = broadcast_instead(g, n, readers(g, out));
         if (rewired > 0) {
-          uses.count[in] += rewired;
-          uses.count[out] -= rewired;
-          changed = true;
+          s.uses.count[in] += rewired;
+          s.uses.count[out] -= rewired;
+          s.changed = true;
         }
         continue;
       }
-      // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.
-      if (op == "Reshape" && n.inputs.size() == 2) {
-        auto p = prod.find(in);
-        if (p != prod.end() && !dead.count(g.nodes()[p->second].id.value) &&
-            g.nodes()[p->second].op_type == "Reshape" && g.nodes()[p->second].domain.empty() && uses.of(in) == 1 &&
-            uses.only_plain(in)) {
-          const std::string old_shape = n.inputs[1];
-          if (static_target(g, n)) {
-            --uses.count[old_shape];
-            ++uses.count[n.inputs[1]];
-            n.inputs[0] = g.nodes()[p->second].inputs[0];
-            absorb(n, g.nodes()[p->second]);
-            merge(p->second, in);
-            --i;  // look at the merged node again, as a rescan would next (it may be a no-op now)
-            continue;
-          }
-        }
+      if (op == "Reshape" && n.inputs.size() == 2 && merge_reshapes(g, s, i, in)) {
+        --i;  // look at the merged node again, as a rescan would next (it may be a no-op now)
+        continue;
       }
       if (op == "Transpose") {
-        auto p = prod.find(in);
-        if (p != prod.end() && !dead.count(g.nodes()[p->second].id.value) &&
-            g.nodes()[p->second].op_type == "Transpose" && g.nodes()[p->second].domain.empty() && uses.of(in) == 1 &&
-            uses.only_plain(in) && compose_transposes(g, g.nodes()[p->second], n)) {
-          merge(p->second, in);
+        if (const auto p = s.sole_producer(in, "Transpose"); p && compose_transposes(g, g.nodes()[*p], n)) {
+          s.merge(*p, in);
           --i;  // look at the composed node again (it may be the identity now)
           continue;
         }
-        if (is_identity_perm(g, n)) bypass(i, in, out);
+        if (is_identity_perm(g, n)) s.bypass(i, in, out);
       }
     }
-    if (!dead.empty()) erase_nodes(g, dead);
-    return changed;
+    if (!s.dead.empty()) erase_nodes(g, s.dead);
+    return s.changed;
+  }
+
+  // Node i when it does nothing (Identity, inference Dropout, a Cast or reshape to the same type,
+  // Mul/Div by 1, Add/Sub of 0) is bypassed: true when it was.
+  static bool bypass_no_op(ir::Graph& g, Scan& s, size_t i, const std::string& in, const std::string& out) {
+    const ir::Node& n = g.nodes()[i];
+    const std::string& op = n.op_type;
+    if (op == "Identity") return s.bypass(i, in, out);
+    if (op == "Dropout" && dropout_is_identity(g, n, s.uses)) return s.bypass(i, in, out);
+    if (op == "Cast" && same_static_type(g, in, out)) return s.bypass(i, in, out);
+    if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out))
+      return s.bypass(i, in, out);
+    if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && n.inputs.size() == 2) {
+      const double neutral = (op == "Mul" || op == "Div") ? 1.0 : 0.0;
+      const Tensor* rhs = constant_of(g, n.inputs[1]);
+      const Tensor* lhs = constant_of(g, n.inputs[0]);
+      if (rhs && all_equal(*rhs, neutral) && same_static_type(g, in, out)) return s.bypass(i, in, out);
+      if ((op == "Mul" || op == "Add") && lhs && all_equal(*lhs, neutral) && same_static_type(g, n.inputs[1], out))
+        return s.bypass(i, n.inputs[1], out);
+    }
+    return false;
+  }
+
+  // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.
+  // True when Reshape node i absorbed its producer.
+  static bool merge_reshapes(ir::Graph& g, Scan& s, size_t i, const std::string& in) {
+    const auto p = s.sole_producer(in, "Reshape");
+    if (!p) return false;
+    ir::Node& n = g.nodes()[i];
+    const std::string old_shape = n.inputs[1];
+    if (!static_target(g, n)) return false;
+    --s.uses.count[old_shape];
+    ++s.uses.count[n.inputs[1]];
+    n.inputs[0] = g.nodes()[*p].inputs[0];
+    absorb(n, g.nodes()[*p]);
+    s.merge(*p, in);
+    return true;
   }
 
   static bool broadcasting_op(const std::string& op) {

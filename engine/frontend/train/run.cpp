@@ -135,16 +135,11 @@ Expected<Adapted> adapt_model(const RunOptions& o) {
   return Adapted{zoo::to_uri(d), "digits"};
 }
 
-Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_step) {
-  // Eager training keeps optimizer state, parameters and the loss as host tensors between ops; on
-  // a device those would be device memory read on the host. Compiled steps copy at the boundary.
-  if (o.mode == Mode::PyNative && !backend().device().is_cpu())
-    return unsupported("PyNative training runs on the CPU only (the backend is " + backend().device().to_string() +
-                       "); train on the device in Graph mode");
-  MS_ASSIGN_OR_RETURN(Adapted adapted, adapt_model(o));
-  const std::string& uri_text = adapted.model;
-  const std::string& data = adapted.data;
-  MS_ASSIGN_OR_RETURN(zoo::Uri uri, zoo::parse_uri(uri_text));
+namespace {
+
+// The model of the adapted URI, checked for what training needs: one statically shaped input and
+// a classifier's 'classes' parameter.
+Expected<zoo::Model> build_trainable_model(const zoo::Uri& uri, const std::string& uri_text, const std::string& data) {
   auto built = zoo::build_model(uri);
   if (!built) {
     Status st = built.status();
@@ -154,70 +149,73 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   zoo::Model model = std::move(*built);
   if (model.inputs.size() != 1 || !model.inputs[0].is_static())
     return unsupported(uri_text + ": training takes templates with one statically shaped input");
-  const Shape in_dims = *model.inputs[0].dims;
-  const Shape example(in_dims.begin() + 1, in_dims.end());
   const int64_t classes = uri.params.count("classes") ? uri.params.at("classes") : 0;
   if (classes < 2) return unsupported(uri_text + ": training needs a classifier template (a 'classes' parameter >= 2)");
+  return model;
+}
 
-  RunResult r;
-  r.model = uri_text;
-  r.data = data;
-  const int64_t batch = in_dims.at(0);
-  if (batch < 1) return unsupported(uri_text + ": the input has no static batch dimension");
-  Dataset all;
+// Every example, train and test: the digits (checked against the model's input `in`), or synthetic
+// examples of its shape and dtype.
+Expected<Dataset> load_examples(const RunOptions& o, const std::string& data, const zoo::Uri& uri,
+                                const std::string& uri_text, const ir::ValueType& in) {
+  const Shape& in_dims = *in.dims;
+  const Shape example(in_dims.begin() + 1, in_dims.end());
+  const int64_t classes = uri.params.count("classes") ? uri.params.at("classes") : 0;
   if (data == "digits") {
-    MS_ASSIGN_OR_RETURN(all, load_digits(o.data_dir));
-    if (example != all.example_shape() || model.inputs[0].dtype != DType::F32)
-      return invalid_argument(uri_text + " takes input " + std::string(dtype_name(model.inputs[0].dtype)) +
+    MS_ASSIGN_OR_RETURN(Dataset all, load_digits(o.data_dir));
+    if (example != all.example_shape() || in.dtype != DType::F32)
+      return invalid_argument(uri_text + " takes input " + std::string(dtype_name(in.dtype)) +
                               shape_to_string(in_dims) + "; the digits are f32 [batch,1,8,8] (use --data synthetic)");
-  } else {
-    SyntheticSpec spec;
-    spec.example_shape = example;
-    spec.dtype = model.inputs[0].dtype;
-    spec.num_classes = classes;
-    spec.n = synthetic_examples(numel(example), batch);
-    spec.int_range = uri.params.count("vocab") ? std::min<int64_t>(uri.params.at("vocab"), classes * 4) : classes;
-    spec.seed = o.seed;
-    MS_ASSIGN_OR_RETURN(all, synthetic(spec));
+    return all;
   }
-  const int64_t test_size = data == "digits" ? o.test_size : std::max<int64_t>(1, all.size() / 5);
-  MS_ASSIGN_OR_RETURN(Split parts, split(all, test_size, o.seed));
-  r.train_examples = parts.train.size();
-  r.test_examples = parts.test.size();
-  DataLoader loader(parts.train, batch, /*shuffle=*/true, o.seed);
-  MS_RETURN_IF_ERROR(loader.check());
+  SyntheticSpec spec;
+  spec.example_shape = example;
+  spec.dtype = in.dtype;
+  spec.num_classes = classes;
+  spec.n = synthetic_examples(numel(example), in_dims.at(0));
+  spec.int_range = uri.params.count("vocab") ? std::min<int64_t>(uri.params.at("vocab"), classes * 4) : classes;
+  spec.seed = o.seed;
+  return synthetic(spec);
+}
 
-  Module& m = *model.module;
-  r.parameters = m.num_parameters();
-  MS_ASSIGN_OR_RETURN(OptimizerKind kind, optimizer_kind(o.optimizer));
+// The optimizer of the options, and with weight decay the per-parameter hyperparameters of its
+// groups.
+struct OptimizerSetup {
   OptimizerConfig cfg;
-  cfg.kind = kind;
-  cfg.momentum = o.momentum;
-  cfg.weight_decay = o.weight_decay;
-  cfg.groups.push_back(no_decay_group());
-  MS_RETURN_IF_ERROR(validate(cfg));
   std::vector<Hyper> hyper;
+};
+
+Expected<OptimizerSetup> optimizer_setup(const RunOptions& o, Module& m) {
+  OptimizerSetup opt;
+  MS_ASSIGN_OR_RETURN(opt.cfg.kind, optimizer_kind(o.optimizer));
+  opt.cfg.momentum = o.momentum;
+  opt.cfg.weight_decay = o.weight_decay;
+  opt.cfg.groups.push_back(no_decay_group());
+  MS_RETURN_IF_ERROR(validate(opt.cfg));
   if (o.weight_decay > 0) {
     const Vars params = trainable_parameters(m);
     const std::vector<std::string> names = trainable_parameter_names(m);
     std::vector<Shape> shapes;
     for (const Var& p : params) shapes.push_back(p.shape());
-    hyper = resolve_groups(cfg, names, shapes);
+    opt.hyper = resolve_groups(opt.cfg, names, shapes);
   }
+  return opt;
+}
+
+// The learning rate over the steps; without --lr, a default for the optimizer.
+Expected<LrSchedule> lr_schedule(const RunOptions& o, OptimizerKind kind) {
   LrSchedule sched;
   MS_ASSIGN_OR_RETURN(sched.kind, schedule_kind(o.schedule));
   sched.base_lr = o.lr > 0 ? o.lr : (kind == OptimizerKind::SGD ? 0.05 : 0.001);
   sched.warmup_steps = o.lr_warmup;
   sched.total_steps = o.steps;
   sched.step_size = std::max<int64_t>(1, o.steps / 3);
-  r.lr = sched.base_lr;
+  return sched;
+}
 
-  const double smoothing = o.label_smoothing;
-  auto loss_fn = [smoothing](Module& mod, const Vars& in) { return cross_entropy(mod(in.at(0)), in.at(1), smoothing); };
-  set_training(m, true);
-  TrainStep step(m, loss_fn, make_update_rule(cfg, hyper), o.mode, o.jit_level);
-  step.set_amp(AmpOptions{o.amp, o.loss_scale});
-  step.set_disabled_passes(o.disabled_passes);
+// Runs the o.steps training steps, recording each step's loss, lr and time in r.
+Status run_steps(const RunOptions& o, TrainStep& step, DataLoader& loader, const LrSchedule& sched,
+                 const StepCallback& on_step, RunResult& r) {
   for (int64_t s = 1; s <= o.steps; ++s) {
     Batch b = loader.next();
     const double lr = sched.at(s);
@@ -235,26 +233,79 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
     r.loss_scale = stats->loss_scale;
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }
+  return Status::ok();
+}
+
+// What the steps left to report: skipped steps, the compiled passes, the observed step, and the
+// summary of the steady steps.
+void collect_step_results(const TrainStep& step, RunResult& r) {
   r.skipped_steps = step.skipped_steps();
   if (const compiler::CompiledExecutor* ex = step.executor()) r.passes = ex->compile_result().reports;
   if (const ir::Graph* g = step.observed_graph()) r.observed_graph = g->deep_copy();
   if (const runtime::MemoryPlan* plan = step.observed_plan()) r.observed_plan = *plan;
   r.steady =
       summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end()) : r.step_ms);
-  if (o.evaluate) {
-    set_training(m, false);
-    // The forward graph cached by an earlier Graph-mode call holds the parameters it was compiled
-    // with; evaluate with the trained ones.
-    clear_graph_caches(m);
-    const Mode before = get_mode();
-    set_context(o.mode);
-    const AutocastGuard amp(o.amp);
-    auto correct = evaluate(m, parts.test, batch);
-    set_context(before);
-    if (!correct) return Status(correct.status()).prepend("evaluation: ");
-    r.correct = *correct;
-    r.accuracy = static_cast<double>(*correct) / static_cast<double>(parts.test.size());
-  }
+}
+
+// Test accuracy of the trained module, in the run's mode and autocast setting.
+Status evaluate_trained(const RunOptions& o, Module& m, const Dataset& test, int64_t batch, RunResult& r) {
+  set_training(m, false);
+  // The forward graph cached by an earlier Graph-mode call holds the parameters it was compiled
+  // with; evaluate with the trained ones.
+  clear_graph_caches(m);
+  const Mode before = get_mode();
+  set_context(o.mode);
+  const AutocastGuard amp(o.amp);
+  auto correct = evaluate(m, test, batch);
+  set_context(before);
+  if (!correct) return Status(correct.status()).prepend("evaluation: ");
+  r.correct = *correct;
+  r.accuracy = static_cast<double>(*correct) / static_cast<double>(test.size());
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_step) {
+  // Eager training keeps optimizer state, parameters and the loss as host tensors between ops; on
+  // a device those would be device memory read on the host. Compiled steps copy at the boundary.
+  if (o.mode == Mode::PyNative && !backend().device().is_cpu())
+    return unsupported("PyNative training runs on the CPU only (the backend is " + backend().device().to_string() +
+                       "); train on the device in Graph mode");
+  MS_ASSIGN_OR_RETURN(Adapted adapted, adapt_model(o));
+  const std::string& uri_text = adapted.model;
+  const std::string& data = adapted.data;
+  MS_ASSIGN_OR_RETURN(zoo::Uri uri, zoo::parse_uri(uri_text));
+  MS_ASSIGN_OR_RETURN(zoo::Model model, build_trainable_model(uri, uri_text, data));
+
+  RunResult r;
+  r.model = uri_text;
+  r.data = data;
+  const int64_t batch = model.inputs[0].dims->at(0);
+  if (batch < 1) return unsupported(uri_text + ": the input has no static batch dimension");
+  MS_ASSIGN_OR_RETURN(Dataset all, load_examples(o, data, uri, uri_text, model.inputs[0]));
+  const int64_t test_size = data == "digits" ? o.test_size : std::max<int64_t>(1, all.size() / 5);
+  MS_ASSIGN_OR_RETURN(Split parts, split(all, test_size, o.seed));
+  r.train_examples = parts.train.size();
+  r.test_examples = parts.test.size();
+  DataLoader loader(parts.train, batch, /*shuffle=*/true, o.seed);
+  MS_RETURN_IF_ERROR(loader.check());
+
+  Module& m = *model.module;
+  r.parameters = m.num_parameters();
+  MS_ASSIGN_OR_RETURN(OptimizerSetup opt, optimizer_setup(o, m));
+  MS_ASSIGN_OR_RETURN(LrSchedule sched, lr_schedule(o, opt.cfg.kind));
+  r.lr = sched.base_lr;
+
+  const double smoothing = o.label_smoothing;
+  auto loss_fn = [smoothing](Module& mod, const Vars& in) { return cross_entropy(mod(in.at(0)), in.at(1), smoothing); };
+  set_training(m, true);
+  TrainStep step(m, loss_fn, make_update_rule(opt.cfg, opt.hyper), o.mode, o.jit_level);
+  step.set_amp(AmpOptions{o.amp, o.loss_scale});
+  step.set_disabled_passes(o.disabled_passes);
+  MS_RETURN_IF_ERROR(run_steps(o, step, loader, sched, on_step, r));
+  collect_step_results(step, r);
+  if (o.evaluate) MS_RETURN_IF_ERROR(evaluate_trained(o, m, parts.test, batch, r));
   return r;
 }
 

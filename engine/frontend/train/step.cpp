@@ -55,6 +55,133 @@ Status check_update(size_t np, size_t ns, const std::pair<Vars, Vars>& upd) {
 
 Var scalar_f32(double v) { return F::scalar(v, DType::F32); }
 
+// The graph inputs of a traced step, in the order the compiled step binds them: parameters,
+// buffers, optimizer state, lr, step, with loss scaling the scale and good steps, then the batch.
+struct StepInputs {
+  Vars params, buffers, state, batch;
+  Var lr, step, scale, good;
+  std::unordered_map<const void*, Var> bound;  // parameter or buffer tensor -> its input
+};
+
+StepInputs add_step_inputs(TraceState& root, const std::vector<Module::Slot>& slots, const std::vector<Tensor>& state,
+                           bool loss_scaled, const Vars& inputs) {
+  StepInputs in;
+  for (const auto& s : slots) {
+    if (s.buffer) continue;
+    Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
+    in.bound[s.tensor->raw()] = v;
+    in.params.push_back(v);
+  }
+  for (const auto& s : slots) {
+    if (!s.buffer) continue;
+    Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
+    in.bound[s.tensor->raw()] = v;
+    in.buffers.push_back(v);
+  }
+  for (size_t i = 0; i < state.size(); ++i)
+    in.state.push_back(
+        root.add_input("optimizer.state_" + std::to_string(i), static_type(state[i].dtype(), state[i].shape())));
+  in.lr = root.add_input("lr", static_type(DType::F32, {}));
+  in.step = root.add_input("step", static_type(DType::F32, {}));
+  if (loss_scaled) {
+    in.scale = root.add_input("loss_scale.scale", static_type(DType::F32, {}));
+    in.good = root.add_input("loss_scale.good_steps", static_type(DType::F32, {}));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.batch.push_back(root.add_input(inputs.size() == 1 ? "input" : "input_" + std::to_string(i),
+                                      static_type(inputs[i].dtype(), inputs[i].shape())));
+  return in;
+}
+
+// Each buffer's tensor -> its graph input (the value a skipped step keeps).
+std::unordered_map<const void*, Var> buffer_inputs(const std::vector<Module::Slot>& slots,
+                                                   std::unordered_map<const void*, Var>& bound) {
+  std::unordered_map<const void*, Var> old_buffers;
+  for (const auto& s : slots)
+    if (s.buffer) old_buffers[s.tensor->raw()] = bound[s.tensor->raw()];
+  return old_buffers;
+}
+
+// The traced loss (before scaling) and the parameters' gradients; with loss scaling (`scaling` not
+// null) the loss is scaled and the gradients unscaled and checked for overflow (ls).
+struct TracedGrads {
+  Var raw_loss;
+  Vars grads;
+  LossScaleStep ls;
+};
+
+Expected<TracedGrads> trace_gradients(const std::function<Var(Module&, const Vars&)>& loss, Module& model,
+                                      const StepInputs& in, const LossScaleConfig* scaling) {
+  TracedGrads t;
+  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(
+                                           [&] {
+                                             t.raw_loss = loss(model, in.batch);
+                                             return scaling ? F::mul(t.raw_loss, in.scale) : t.raw_loss;
+                                           },
+                                           in.params));
+  t.grads = vg.grads;
+  if (scaling) {
+    t.ls = unscale_and_check(*scaling, t.grads, in.scale, in.good);
+    t.grads = t.ls.grads;
+  }
+  return t;
+}
+
+// With loss scaling, the skipped step is a select inside the graph: old values where some gradient
+// overflowed, for the parameters, the state and the buffers (`targets`, whose inputs are in
+// old_buffers).
+Status keep_old_on_overflow(const LossScaleStep& ls, const StepInputs& in, const std::vector<Tensor*>& targets,
+                            const std::unordered_map<const void*, Var>& old_buffers, std::pair<Vars, Vars>& upd,
+                            Vars& buffer_updates) {
+  upd.first = keep_on_overflow(ls.overflow, upd.first, in.params);
+  upd.second = keep_on_overflow(ls.overflow, upd.second, in.state);
+  Vars old;
+  for (Tensor* t : targets) {
+    auto it = old_buffers.find(t->raw());
+    if (it == old_buffers.end()) return internal_error("training step: a buffer update has no buffer input");
+    old.push_back(it->second);
+  }
+  buffer_updates = keep_on_overflow(ls.overflow, buffer_updates, old);
+  return check_update(in.params.size(), in.state.size(), upd);
+}
+
+// The step graph's outputs: the loss, new parameters, new state and new buffers, then with loss
+// scaling (`ls` not null) the new scale, good steps and overflow flag.
+Vars step_outputs(const Var& raw_loss, const std::pair<Vars, Vars>& upd, const Vars& buffer_updates,
+                  const LossScaleStep* ls) {
+  Vars outs{raw_loss};
+  outs.insert(outs.end(), upd.first.begin(), upd.first.end());
+  outs.insert(outs.end(), upd.second.begin(), upd.second.end());
+  outs.insert(outs.end(), buffer_updates.begin(), buffer_updates.end());
+  if (ls) {
+    outs.push_back(ls->new_scale);
+    outs.push_back(ls->new_good);
+    outs.push_back(ls->overflow);
+  }
+  return outs;
+}
+
+// The traced step graph, verified, compiled for the backend with its inputs typed as traced.
+Expected<std::unique_ptr<compiler::CompiledExecutor>> compile_step_graph(ir::Graph& graph, compiler::AmpLevel amp,
+                                                                         compiler::JitLevel level,
+                                                                         const std::vector<std::string>& disabled) {
+  // The autocast Casts are in the graph already: the amp-cast pass only cleans them up.
+  if (amp != compiler::AmpLevel::O0) graph.metadata["amp"] = compiler::amp_level_name(amp);
+  runtime::link_subgraph_parents(graph);
+  Status v = ir::verify(graph);
+  if (!v.is_ok()) return v.prepend("traced training step: ");
+  std::map<std::string, ir::ValueType> sig;
+  for (const auto& name : graph.inputs)
+    if (const ir::Value* val = graph.value(name)) sig[name] = val->type;
+  compiler::CompileOptions opts;
+  opts.jit_level = level;
+  opts.amp = amp;
+  opts.disabled_passes = disabled;
+  auto ex = compiler::compile_executor(graph, backend(), sig, opts);
+  if (!ex) return Status(ex.status()).prepend("training step: compile: ");
+  return std::move(*ex);
+}
+
 }  // namespace
 
 UpdateRule sgd_rule() {
@@ -223,112 +350,39 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
   {
     TraceGuard trace(&root);
     ScopeRestore restore{swap_scope({})};
-    Vars params, buffers, state, batch;
-    std::unordered_map<const void*, Var> bound;
-    std::vector<Tensor*> buffer_slots;
-    for (const auto& s : slots) {
-      if (s.buffer) continue;
-      Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
-      bound[s.tensor->raw()] = v;
-      params.push_back(v);
-    }
-    for (const auto& s : slots) {
-      if (!s.buffer) continue;
-      Var v = root.add_input(s.name, static_type(s.tensor->dtype(), s.tensor->shape()));
-      bound[s.tensor->raw()] = v;
-      buffers.push_back(v);
-    }
-    for (size_t i = 0; i < state_.size(); ++i)
-      state.push_back(
-          root.add_input("optimizer.state_" + std::to_string(i), static_type(state_[i].dtype(), state_[i].shape())));
-    Var lr = root.add_input("lr", static_type(DType::F32, {}));
-    Var step = root.add_input("step", static_type(DType::F32, {}));
-    Var scale, good;
     c->loss_scaled = loss_scaled();
-    if (c->loss_scaled) {
-      scale = root.add_input("loss_scale.scale", static_type(DType::F32, {}));
-      good = root.add_input("loss_scale.good_steps", static_type(DType::F32, {}));
-    }
-    for (size_t i = 0; i < inputs.size(); ++i)
-      batch.push_back(root.add_input(inputs.size() == 1 ? "input" : "input_" + std::to_string(i),
-                                     static_type(inputs[i].dtype(), inputs[i].shape())));
-    c->params = params.size();
-    c->buffers = buffers.size();
-    c->state = state.size();
+    StepInputs in = add_step_inputs(root, slots, state_, c->loss_scaled, inputs);
+    c->params = in.params.size();
+    c->buffers = in.buffers.size();
+    c->state = in.state.size();
     c->inputs = root.graph.inputs;
 
-    std::unordered_map<const void*, Var> old_buffers;
-    for (const auto& s : slots)
-      if (s.buffer) old_buffers[s.tensor->raw()] = bound[s.tensor->raw()];
-    ParameterBinding binding(std::move(bound));
+    const std::unordered_map<const void*, Var> old_buffers = buffer_inputs(slots, in.bound);
+    ParameterBinding binding(std::move(in.bound));
     BufferSink sink;
     const AutocastGuard amp(amp_.level);
-    Var raw_loss;
-    MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(
-                                             [&] {
-                                               raw_loss = loss_(model_, batch);
-                                               return c->loss_scaled ? F::mul(raw_loss, scale) : raw_loss;
-                                             },
-                                             params));
-    Vars grads = vg.grads;
-    LossScaleStep ls;
-    if (c->loss_scaled) {
-      ls = unscale_and_check(amp_.loss_scale, grads, scale, good);
-      grads = ls.grads;
-    }
+    MS_ASSIGN_OR_RETURN(TracedGrads tg,
+                        trace_gradients(loss_, model_, in, c->loss_scaled ? &amp_.loss_scale : nullptr));
     std::pair<Vars, Vars> upd;
     {
       const std::string opt_scope = "optimizer";
       ScopeGuard scope(opt_scope);
-      upd = rule_.update(params, grads, state, lr, step);
+      upd = rule_.update(in.params, tg.grads, in.state, in.lr, in.step);
     }
-    MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
+    MS_RETURN_IF_ERROR(check_update(in.params.size(), in.state.size(), upd));
     Vars buffer_updates;
     for (const auto& u : sink.updates()) {
       buffer_updates.push_back(u.value);
       c->buffer_targets.push_back(u.target);
     }
-    if (c->loss_scaled) {
-      // The skipped step is a select inside the graph: old values where some gradient overflowed.
-      upd.first = keep_on_overflow(ls.overflow, upd.first, params);
-      upd.second = keep_on_overflow(ls.overflow, upd.second, state);
-      Vars old;
-      for (Tensor* t : c->buffer_targets) {
-        auto it = old_buffers.find(t->raw());
-        if (it == old_buffers.end()) return internal_error("training step: a buffer update has no buffer input");
-        old.push_back(it->second);
-      }
-      buffer_updates = keep_on_overflow(ls.overflow, buffer_updates, old);
-      MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
-    }
-    Vars outs{raw_loss};
-    outs.insert(outs.end(), upd.first.begin(), upd.first.end());
-    outs.insert(outs.end(), upd.second.begin(), upd.second.end());
-    outs.insert(outs.end(), buffer_updates.begin(), buffer_updates.end());
-    if (c->loss_scaled) {
-      outs.push_back(ls.new_scale);
-      outs.push_back(ls.new_good);
-      outs.push_back(ls.overflow);
-    }
+    if (c->loss_scaled)
+      MS_RETURN_IF_ERROR(keep_old_on_overflow(tg.ls, in, c->buffer_targets, old_buffers, upd, buffer_updates));
+    Vars outs = step_outputs(tg.raw_loss, upd, buffer_updates, c->loss_scaled ? &tg.ls : nullptr);
     MS_RETURN_IF_ERROR(add_graph_outputs(root, outs));
     if (!root.error().is_ok()) return root.error();
   }
   c->graph = std::move(root.graph);
-  // The autocast Casts are in the graph already: the amp-cast pass only cleans them up.
-  if (amp_.level != compiler::AmpLevel::O0) c->graph.metadata["amp"] = compiler::amp_level_name(amp_.level);
-  runtime::link_subgraph_parents(c->graph);
-  Status v = ir::verify(c->graph);
-  if (!v.is_ok()) return v.prepend("traced training step: ");
-  std::map<std::string, ir::ValueType> sig;
-  for (const auto& name : c->graph.inputs)
-    if (const ir::Value* val = c->graph.value(name)) sig[name] = val->type;
-  compiler::CompileOptions opts;
-  opts.jit_level = level_;
-  opts.amp = amp_.level;
-  opts.disabled_passes = disabled_passes_;
-  auto ex = compiler::compile_executor(c->graph, backend(), sig, opts);
-  if (!ex) return Status(ex.status()).prepend("training step: compile: ");
-  c->exec = std::move(*ex);
+  MS_ASSIGN_OR_RETURN(c->exec, compile_step_graph(c->graph, amp_.level, level_, disabled_passes_));
   c->compile_ms = ms_since(t0);
   return c;
 }
