@@ -39,8 +39,10 @@ const char* kTorchLayerNorm = R"(
 
 TEST(FuseLayerNorm, TorchExportBecomesOneLayerNormalization) {
   const std::string dump = pass_test::run_passes(kTorchLayerNorm, pass_test::list(make_fuse_layer_norm_pass()));
-  EXPECT_NE(dump.find("%y = LayerNormalization(%x, %gamma, %beta) {axis=2, epsilon=9.99999975e-06} origins=[1,2,3,4,5,6,7,8,9]"),
-            std::string::npos)
+  EXPECT_NE(
+      dump.find(
+          "%y = LayerNormalization(%x, %gamma, %beta) {axis=2, epsilon=9.99999975e-06} origins=[1,2,3,4,5,6,7,8,9]"),
+      std::string::npos)
       << dump;
   EXPECT_EQ(count(dump, " = "), 1u) << dump;
   Compiled c = compile_and_compare(kTorchLayerNorm, JitLevel::O1, 1e-5);
@@ -64,7 +66,8 @@ TEST(FuseLayerNorm, HandWrittenVariantsOverTwoAxesWithoutAffine) {
     output y
   )";
   const std::string dump = pass_test::run_passes(text, pass_test::list(make_fuse_layer_norm_pass()));
-  EXPECT_NE(dump.find("%y = LayerNormalization(%x, %y_scale) {axis=1, epsilon=0.00100000005}"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("%y = LayerNormalization(%x, %y_scale) {axis=1, epsilon=0.00100000005}"), std::string::npos)
+      << dump;
   EXPECT_NE(dump.find("init %y_scale: f32[4,6]"), std::string::npos) << dump;
   compile_and_compare(text, JitLevel::O1, 1e-5);
 }
@@ -88,7 +91,8 @@ TEST(FuseLayerNorm, BroadcastGammaIsReshapedToTheNormalizedDims) {
     output y
   )";
   const std::string dump = pass_test::run_passes(text, pass_test::list(make_fuse_layer_norm_pass()));
-  EXPECT_NE(dump.find("%y = LayerNormalization(%x, %gamma_ln) {axis=2, epsilon=9.99999975e-06}"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("%y = LayerNormalization(%x, %gamma_ln) {axis=2, epsilon=9.99999975e-06}"), std::string::npos)
+      << dump;
   compile_and_compare(text, JitLevel::O1, 1e-5);
 }
 
