@@ -4,7 +4,8 @@
 // Reshape/Flatten/Squeeze/Unsqueeze to the same static shape removed, and an Expand read by
 // broadcasting elementwise ops bypassed where the op's result keeps its shape (the op broadcasts the
 // small operand itself: the gradients of reductions and of BatchNorm's statistics are such Expands,
-// each writing a whole activation-sized tensor that one read later consumes).
+// each writing a whole activation-sized tensor that one read later consumes), and Pow(x, 2) computed
+// as x * x.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -117,7 +118,7 @@ class Simplify final : public Pass {
   std::string argument() const override { return "simplify"; }
   std::string description() const override {
     return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape; merge Reshape and Transpose chains; "
-           "broadcast instead of Expand";
+           "broadcast instead of Expand; Pow(x, 2) as x * x";
   }
 
   bool runs_on_subgraphs() const override { return true; }
@@ -161,6 +162,7 @@ class Simplify final : public Pass {
         --i;  // look at the merged node again, as a rescan would next (it may be a no-op now)
         continue;
       }
+      if (op == "Pow" && square_as_mul(g, s, n)) continue;
       if (op == "Transpose") {
         if (const auto p = s.sole_producer(in, "Transpose"); p && compose_transposes(g, g.nodes()[*p], n)) {
           s.merge(*p, in);
@@ -300,6 +302,24 @@ class Simplify final : public Pass {
     for (const auto& x : gone.origins) o.insert(x.value);
     keep.origins.clear();
     for (uint64_t x : o) keep.origins.push_back(ir::NodeId{x});
+  }
+
+  // Pow(x, 2) -> Mul(x, x): one multiply instead of a libm pow per element (the decomposed LayerNorm
+  // and variance computations square this way), exact in IEEE arithmetic like pow's result.
+  static bool square_as_mul(const ir::Graph& g, Scan& s, ir::Node& n) {
+    if (n.inputs.size() != 2) return false;
+    const Tensor* e = constant_of(g, n.inputs[1]);
+    if (!e || e->numel() != 1 || !is_float(e->dtype()) || e->at_double(0) != 2.0) return false;
+    const ir::Value* x = g.value(n.inputs[0]);
+    const ir::Value* y = g.value(n.outputs[0]);
+    if (!x || !y || !x->type.has_rank() || x->type.dims != y->type.dims)
+      return false;  // the exponent does not broadcast x
+    --s.uses.count[n.inputs[1]];
+    ++s.uses.count[n.inputs[0]];
+    n.op_type = "Mul";
+    n.inputs[1] = n.inputs[0];
+    s.changed = true;
+    return true;
   }
 
   static std::vector<int64_t> perm_of(const ir::Graph& g, const ir::Node& n) {

@@ -32,6 +32,29 @@ TEST(SimplifyPass, DropsIdentityDropoutNoOpCastAndNeutralArithmetic) {
 )");
 }
 
+// Pow(x, 2) becomes Mul(x, x); another exponent, and a 2 that broadcasts x to a higher rank, stay.
+TEST(SimplifyPass, SquaresBecomeMultiplies) {
+  const std::string got = run_passes(R"(
+    input x: f32[2,3]
+    init two: f32[] = 2
+    init three: f32[] = 3
+    init two3: f32[1,1,1] = 2
+    a = Pow(x, two)
+    b = Pow(a, three)
+    c = Pow(b, two3)
+    output c
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3])
+  init %three: f32[]
+  init %two3: f32[1,1,1]
+  #1 %a = Mul(%x, %x) : f32[2,3]
+  #2 %b = Pow(%a, %three) : f32[2,3]
+  #3 %c = Pow(%b, %two3) : f32[1,2,3]
+  return %c
+)");
+}
+
 TEST(SimplifyPass, ComposesTransposesAndMergesReshapes) {
   const std::string got = run_passes(R"(
     input x: f32[2,3,4]
