@@ -18,7 +18,7 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
       "Relu",     "LeakyRelu", "Sigmoid", "Tanh", "Elu",        "Selu", "Clip",        "Exp",
       "Log",      "Neg",       "Abs",     "Sqrt", "Reciprocal", "Erf",  "HardSigmoid", "HardSwish",
       "Softplus", "Softsign",  "Floor",   "Ceil", "Round",      "Sin",  "Cos",         "ThresholdedRelu",
-      "Celu",     "Gelu",      "Mish",    "Sign"};
+      "Celu",     "Gelu",      "Mish",    "Sign", "Swish"};
   static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "PRelu"};
   if (n.domain.empty()) {
     if (unary.count(n.op_type)) return {0};

@@ -31,9 +31,9 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   pm.add(make_constant_folding_pass(backend));
   pm.add(make_cse_pass());
   pm.add(make_fold_batchnorm_pass());
-  // Before fuse-ops, so a Gelu becomes a matmul's or conv's post-op.
+  // Before fuse-ops, so a Gelu or Swish becomes a matmul's or conv's post-op.
   pm.add(make_fuse_layer_norm_pass());
-  pm.add(make_fuse_gelu_pass());
+  pm.add(make_fuse_activations_pass());
   pm.add(make_fuse_ops_pass());
   // Fused elementwise loops have a CPU kernel only: on a device the chain stays as single ops, each
   // with its own device kernel (and, at O2, one recorded graph), rather than round trips to the CPU.

@@ -78,6 +78,7 @@ const ActDef kActivations[] = {
     {"Shrink", 9, TypeSet::Numeric, 2},
     {"Sigmoid", 6, TypeSet::Float, 10},
     {"Tanh", 6, TypeSet::Float, 10},
+    {"Swish", 24, TypeSet::Float, 12},
 };
 
 }  // namespace

@@ -50,6 +50,7 @@ namespace ms::ew {
   X(Sigmoid, 1, true, nullptr, 0.f, nullptr, 0.f)                                            \
   X(Tanh, 1, true, nullptr, 0.f, nullptr, 0.f)                                               \
   X(Gelu, 1, true, "approximate", 0.f, nullptr, 0.f)                                         \
+  X(Swish, 1, true, "alpha", 1.f, nullptr, 0.f)                                              \
   X(Clip, 1, false, "min", -INFINITY, "max", INFINITY)                                       \
   X(Exp, 1, true, nullptr, 0.f, nullptr, 0.f)                                                \
   X(Log, 1, true, nullptr, 0.f, nullptr, 0.f)                                                \
@@ -205,6 +206,8 @@ template <class T> MS_EW_INLINE T gelu_tanh_finish(T x, T c) {
 }
 template <class T> MS_EW_INLINE T gelu_tanh(T x) { return gelu_tanh_finish(x, gelu_tanh_core(x)); }
 template <class T> MS_EW_INLINE T gelu(T x, T approximate) { return approximate != T(0) ? gelu_tanh(x) : gelu_erf(x); }
+// Swish (opset 24; SiLU at alpha 1): x sigmoid(alpha x), the sigmoid in its stable form.
+template <class T> MS_EW_INLINE T swish(T x, T alpha) { return x * sigmoid(alpha * x); }
 // NaN passes (x < lo and x > hi are false).
 template <class T> MS_EW_INLINE T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 // 0 and NaN stay.
@@ -231,6 +234,7 @@ template <class T> MS_EW_INLINE T apply_unary(Op op, T x, T a = T(0), T b = T(0)
     case Op::Sigmoid: return sigmoid(x);
     case Op::Tanh: return ew::tanh(x);
     case Op::Gelu: return gelu(x, a);
+    case Op::Swish: return swish(x, a);
     case Op::Clip: return clip(x, a, b);
     case Op::Exp: return std::exp(x);
     case Op::Log: return std::log(x);

@@ -9,7 +9,8 @@ namespace ms::ops {
 namespace {
 constexpr PostOp::Kind kPostKinds[] = {PostOp::Kind::Relu, PostOp::Kind::LeakyRelu,   PostOp::Kind::Sigmoid,
                                        PostOp::Kind::Tanh, PostOp::Kind::Clip,        PostOp::Kind::Elu,
-                                       PostOp::Kind::Gelu, PostOp::Kind::HardSigmoid, PostOp::Kind::HardSwish};
+                                       PostOp::Kind::Gelu, PostOp::Kind::HardSigmoid, PostOp::Kind::HardSwish,
+                                       PostOp::Kind::Swish};
 }  // namespace
 
 bool post_op_kind(const std::string& op, PostOp::Kind& kind) {

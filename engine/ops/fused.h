@@ -25,8 +25,9 @@ namespace ms::ops {
 inline constexpr const char* kFusedDomain = "ai.modescope";
 
 struct PostOp {
-  // Gelu: alpha 0 (erf) or 1 (tanh approximation), as the op table's `a`; HardSigmoid: alpha, beta.
-  enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Gelu, HardSigmoid, HardSwish, Add };
+  // Gelu: alpha 0 (erf) or 1 (tanh approximation), as the op table's `a`; HardSigmoid: alpha, beta;
+  // Swish: alpha.
+  enum class Kind : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Clip, Elu, Gelu, HardSigmoid, HardSwish, Swish, Add };
   Kind kind = Kind::Relu;
   float alpha = 0, beta = 0;
 };
@@ -57,6 +58,7 @@ constexpr ew::Op post_op_math(PostOp::Kind k) {
     case PostOp::Kind::Gelu: return ew::Op::Gelu;
     case PostOp::Kind::HardSigmoid: return ew::Op::HardSigmoid;
     case PostOp::Kind::HardSwish: return ew::Op::HardSwish;
+    case PostOp::Kind::Swish: return ew::Op::Swish;
     default: return ew::Op::Relu;
   }
 }

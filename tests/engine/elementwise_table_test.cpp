@@ -257,7 +257,7 @@ TEST_F(ElementwiseTable, EagerAndFusedAgreeOnEdgeValues) {
     SCOPED_TRACE(c.label);
     const ew::OpInfo& op = *c.op;
     const int64_t max_ulp = op.transcendental ? 4 : 2;
-    const int64_t opset = op.op == ew::Op::Gelu ? 20 : 17;
+    const int64_t opset = op.op == ew::Op::Gelu ? 20 : op.op == ew::Op::Swish ? 24 : 17;
     ir::Node params_node;
     params_node.attrs = c.attrs;
     ops::ElementwiseParams p = ops::elementwise_params(params_node, op.op);
@@ -324,7 +324,7 @@ TEST_F(ElementwiseTable, CudaAgreesWithTheCpuOnEdgeValues) {
     SCOPED_TRACE(c.label);
     const ew::OpInfo& op = *c.op;
     if (op.op == ew::Op::Max || op.op == ew::Op::Min) continue;  // variadic in ONNX: the CPU's
-    const int64_t opset = op.op == ew::Op::Gelu ? 20 : 17;
+    const int64_t opset = op.op == ew::Op::Gelu ? 20 : op.op == ew::Op::Swish ? 24 : 17;
     std::vector<Tensor> in{vec(edges)};
     if (c.clip_inputs) in = {vec(edges), scalar(-1.f), scalar(2.f)};
     if (op.arity == 2) in = {vec(bx), vec(by)};

@@ -90,6 +90,7 @@ void register_activation_kernels(runtime::KernelRegistry& r) {
   r.add("Sigmoid", unary_kernel<TableOp<ew::Op::Sigmoid>>);
   r.add("Tanh", unary_kernel<TableOp<ew::Op::Tanh>>);
   r.add("Gelu", unary_kernel<TableOp<ew::Op::Gelu>>);
+  r.add("Swish", unary_kernel<TableOp<ew::Op::Swish>>);
   r.add("Clip", clip_kernel);
 }
 

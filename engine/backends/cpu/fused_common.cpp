@@ -41,6 +41,7 @@ MS_SIMD_CLONES void apply_one(float* __restrict y, int64_t n, const float* __res
     case ops::PostOp::Kind::Gelu: return table_unary_f32<ew::Op::Gelu>(y, y, n, p.alpha, p.beta);
     case ops::PostOp::Kind::HardSigmoid: return table_unary_f32<ew::Op::HardSigmoid>(y, y, n, p.alpha, p.beta);
     case ops::PostOp::Kind::HardSwish: return table_unary_f32<ew::Op::HardSwish>(y, y, n, p.alpha, p.beta);
+    case ops::PostOp::Kind::Swish: return table_unary_f32<ew::Op::Swish>(y, y, n, p.alpha, p.beta);
     default:
       for (int64_t i = 0; i < n; ++i) y[i] = ops::apply_activation(p, y[i]);
       return;
@@ -94,6 +95,10 @@ bool onednn_eltwise(const ops::PostOp& p, dnnl::algorithm& alg, float& a, float&
       alg = p.alpha != 0.f ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
       return true;
     case ops::PostOp::Kind::HardSwish: alg = dnnl::algorithm::eltwise_hardswish; return true;
+    case ops::PostOp::Kind::Swish:
+      alg = dnnl::algorithm::eltwise_swish;
+      a = p.alpha;
+      return true;
     case ops::PostOp::Kind::Relu: alg = dnnl::algorithm::eltwise_relu; return true;
     case ops::PostOp::Kind::LeakyRelu:
       alg = dnnl::algorithm::eltwise_relu;

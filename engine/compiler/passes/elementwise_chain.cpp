@@ -11,11 +11,12 @@ namespace ms::compiler {
 namespace {
 
 // The table ops (ops/elementwise_math.h) chains take; the fused loop runs any table op.
-constexpr ew::Op kChainOps[] = {ew::Op::Relu,     ew::Op::Sigmoid,     ew::Op::Tanh,       ew::Op::Exp,   ew::Op::Log,
-                                ew::Op::Neg,      ew::Op::Abs,         ew::Op::Sqrt,       ew::Op::Erf,   ew::Op::Gelu,
-                                ew::Op::Elu,      ew::Op::LeakyRelu,   ew::Op::Reciprocal, ew::Op::Floor, ew::Op::Ceil,
-                                ew::Op::Softplus, ew::Op::HardSigmoid, ew::Op::Clip,       ew::Op::Sign,  ew::Op::Add,
-                                ew::Op::Sub,      ew::Op::Mul,         ew::Op::Div,        ew::Op::Max,   ew::Op::Min};
+constexpr ew::Op kChainOps[] = {ew::Op::Relu,  ew::Op::Sigmoid,  ew::Op::Tanh,        ew::Op::Exp,        ew::Op::Log,
+                                ew::Op::Neg,   ew::Op::Abs,      ew::Op::Sqrt,        ew::Op::Erf,        ew::Op::Gelu,
+                                ew::Op::Swish, ew::Op::Elu,      ew::Op::LeakyRelu,   ew::Op::Reciprocal, ew::Op::Floor,
+                                ew::Op::Ceil,  ew::Op::Softplus, ew::Op::HardSigmoid, ew::Op::Clip,       ew::Op::Sign,
+                                ew::Op::Add,   ew::Op::Sub,      ew::Op::Mul,         ew::Op::Div,        ew::Op::Max,
+                                ew::Op::Min};
 
 // The chain op named `op` of `arity`, or null.
 const ew::OpInfo* chain_op(const std::string& op, int arity) {

@@ -32,6 +32,7 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
       p.alpha = approximate == "tanh" ? 1.f : 0.f;
       break;
     }
+    case ops::PostOp::Kind::Swish: p.alpha = n.attr_float("alpha", 1.0f); break;
     case ops::PostOp::Kind::HardSigmoid:
       p.alpha = n.attr_float("alpha", 0.2f);
       p.beta = n.attr_float("beta", 0.5f);

@@ -17,7 +17,7 @@ PassPtr make_cse_pass();                                                        
 PassPtr make_simplify_pass();                                                     // simplify.cpp
 PassPtr make_fold_batchnorm_pass();                                               // fold_batchnorm.cpp
 PassPtr make_fuse_layer_norm_pass();                                              // fuse_layer_norm.cpp
-PassPtr make_fuse_gelu_pass();                                                    // fuse_gelu.cpp
+PassPtr make_fuse_activations_pass();                                             // fuse_activations.cpp
 PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp
 PassPtr make_fuse_elementwise_pass();                                             // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                                  // fuse_reduce.cpp

@@ -1,5 +1,5 @@
 // Reading a graph from the root of a pattern upwards, for the pattern fusions (fuse-layer-norm,
-// fuse-gelu): the producer of a value with a given op, whether an intermediate value is read by the
+// fuse-activations): the producer of a value with a given op, whether an intermediate value is read by the
 // pattern alone, scalar constants. Built once per scan; the graph must not change while it is used.
 #pragma once
 

@@ -1,5 +1,6 @@
-// fuse-gelu: GELU spelled with Erf or Tanh becomes one Gelu, which fuse-ops then takes into a matmul
-// as a post-op (with HardSwish and HardSigmoid into a conv); near misses stay. Values against eager
+// fuse-activations: GELU spelled with Erf or Tanh becomes one Gelu and x * Sigmoid(x) one Swish, which
+// fuse-ops then takes into a matmul or conv as a post-op (with HardSwish and HardSigmoid); near misses
+// stay. Values against eager
 // execution of the original graph.
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@ namespace {
 using pass_test::compile_and_compare;
 using pass_test::Compiled;
 
-std::string fuse_gelu(const std::string& text) {
-  return pass_test::run_passes(text, pass_test::list(make_fuse_gelu_pass()));
+std::string fuse_activations(const std::string& text) {
+  return pass_test::run_passes(text, pass_test::list(make_fuse_activations_pass()));
 }
 
 // nn.GELU() as torch.onnx exports it at opset 13.
@@ -31,14 +32,14 @@ const char* kTorchGelu = R"(
   output y
 )";
 
-TEST(FuseGelu, TorchErfFormBecomesGelu) {
-  const std::string dump = fuse_gelu(kTorchGelu);
+TEST(FuseActivations, TorchErfFormBecomesGelu) {
+  const std::string dump = fuse_activations(kTorchGelu);
   EXPECT_NE(dump.find("#6 %y = Gelu(%x) origins=[1,2,3,4,5] : f32[4,33]"), std::string::npos) << dump;
   compile_and_compare(kTorchGelu, JitLevel::O1, 1e-6);
 }
 
 // x * 0.5 first, the reciprocal of sqrt 2 multiplied, 1 + erf with the constant first.
-TEST(FuseGelu, HalfOnXAndReciprocalSqrt2) {
+TEST(FuseActivations, HalfOnXAndReciprocalSqrt2) {
   const char* text = R"(
     input x: f32[2,3,8]
     init r2: f32[] = 0.7071067690849304
@@ -51,14 +52,14 @@ TEST(FuseGelu, HalfOnXAndReciprocalSqrt2) {
     y = Mul(h, b)
     output y
   )";
-  const std::string dump = fuse_gelu(text);
+  const std::string dump = fuse_activations(text);
   EXPECT_NE(dump.find("%y = Gelu(%x)"), std::string::npos) << dump;
   EXPECT_EQ(dump.find("Erf"), std::string::npos) << dump;
   compile_and_compare(text, JitLevel::O1, 1e-6);
 }
 
 // The tanh approximation, with Pow(x, 3) (torch's approximate="tanh") and with x * x * x.
-TEST(FuseGelu, TanhFormsBecomeApproximateGelu) {
+TEST(FuseActivations, TanhFormsBecomeApproximateGelu) {
   const std::string torch = R"(
     input x: f32[3,17]
     init three: f32[] = 3
@@ -79,7 +80,7 @@ TEST(FuseGelu, TanhFormsBecomeApproximateGelu) {
   std::string cubed = torch;
   cubed.replace(cubed.find("p = Pow(x, three)"), 17, "xx = Mul(x, x)\n    p = Mul(xx, x)");
   for (const std::string& text : {torch, cubed}) {
-    const std::string dump = fuse_gelu(text);
+    const std::string dump = fuse_activations(text);
     EXPECT_NE(dump.find("%y = Gelu(%x) {approximate=\"tanh\"}"), std::string::npos) << dump;
     EXPECT_EQ(dump.find("Tanh"), std::string::npos) << dump;
     compile_and_compare(text, JitLevel::O1, 1e-6);
@@ -87,7 +88,7 @@ TEST(FuseGelu, TanhFormsBecomeApproximateGelu) {
 }
 
 // Near misses: Erf's result read elsewhere, a factor of 0.6, x/2 instead of x/sqrt 2.
-TEST(FuseGelu, NearMissesStay) {
+TEST(FuseActivations, NearMissesStay) {
   std::string shared = kTorchGelu;
   shared += "output e\n";
   std::string factor = kTorchGelu;
@@ -95,14 +96,14 @@ TEST(FuseGelu, NearMissesStay) {
   std::string by_two = kTorchGelu;
   by_two.replace(by_two.find("1.4142135381698608"), 18, "2");
   for (const std::string& text : {shared, factor, by_two}) {
-    const std::string dump = fuse_gelu(text);
+    const std::string dump = fuse_activations(text);
     EXPECT_EQ(dump.find("Gelu"), std::string::npos) << dump;
     EXPECT_NE(dump.find("Erf"), std::string::npos) << dump;
   }
 }
 
 // A transformer MLP: MatMul + bias + GELU becomes one FusedMatMul with a Gelu post-op.
-TEST(FuseGelu, GeluBecomesAMatMulPostOp) {
+TEST(FuseActivations, GeluBecomesAMatMulPostOp) {
   const char* text = R"(
     input x: f32[8,16]
     init w: f32[16,24] = 0.1 -0.3 0.2 0.05 -0.15
@@ -128,7 +129,7 @@ TEST(FuseGelu, GeluBecomesAMatMulPostOp) {
 
 // HardSwish and HardSigmoid (MobileNetV3's activations) become conv post-ops: oneDNN's hardswish, and
 // HardSigmoid as a linear then a clip.
-TEST(FuseGelu, HardSwishAndHardSigmoidBecomeConvPostOps) {
+TEST(FuseActivations, HardSwishAndHardSigmoidBecomeConvPostOps) {
   const char* text = R"(
     input x: f32[1,8,10,10]
     init w: f32[8,8,3,3] = 0.1 -0.05 0.2 0.02 -0.1
@@ -145,6 +146,26 @@ TEST(FuseGelu, HardSwishAndHardSigmoidBecomeConvPostOps) {
     EXPECT_NE(c.dump.find("post_alphas=[0.25], post_betas=[0.375], post_ops=[\"HardSigmoid\"]"), std::string::npos)
         << c.dump;
   }
+}
+
+// SiLU (EfficientNet's activation, x * Sigmoid(x) before opset 24) becomes Swish, then a conv post-op
+// (oneDNN's swish); a Sigmoid read elsewhere too stays.
+TEST(FuseActivations, SiluBecomesSwishAndAConvPostOp) {
+  const char* text = R"(
+    input x: f32[1,8,10,10]
+    init w: f32[8,8,3,3] = 0.1 -0.05 0.2 0.02 -0.1
+    c = Conv(x, w) {pads=[1,1,1,1]}
+    s = Sigmoid(c)
+    y = Mul(s, c)
+    output y
+  )";
+  EXPECT_NE(fuse_activations(text).find("%y = Swish(%c)"), std::string::npos);
+  for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
+    Compiled c = compile_and_compare(text, level, 1e-5);
+    EXPECT_NE(c.dump.find("post_ops=[\"Swish\"]"), std::string::npos) << c.dump;
+  }
+  const std::string shared = fuse_activations(std::string(text) + "output s\n");
+  EXPECT_EQ(shared.find("Swish"), std::string::npos) << shared;
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-// GELU from its elementwise spelling, as PyTorch exports nn.GELU before opset 20 and as hand-written
-// models write it:
+// Activations from their elementwise spelling, as PyTorch exports nn.GELU before opset 20 and nn.SiLU
+// before opset 24, and as hand-written models write them:
 //   erf form:   0.5 * x * (1 + Erf(x / sqrt(2)))                       -> Gelu(x)
 //   tanh form:  0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 x^3)))  -> Gelu(x) {approximate="tanh"}
+//   SiLU:       x * Sigmoid(x)                                         -> Swish(x)
 // with x / sqrt(2) also as x * (1/sqrt(2)), x^3 as Pow(x, 3) or x * x * x, operands of Add and Mul in
 // either order, and the halving on x, on the product or on (1 + ...). Every intermediate must be read
-// by the pattern alone. One Gelu node is one op-table call per element (and a post-op for fuse-ops)
-// instead of five to nine passes over the tensor.
+// by the pattern alone. One Gelu or Swish node is one op-table call per element (and a post-op for
+// fuse-ops: EfficientNet's convs end in SiLU) instead of two to nine passes over the tensor.
 #include <cmath>
 #include <optional>
 
@@ -25,18 +26,20 @@ struct GeluMatch {
   std::vector<const ir::Node*> nodes;
   std::string x, out;
   bool tanh = false;
+  bool swish = false;  // a SiLU: Swish, not Gelu
 };
 
-class FuseGelu final : public Pass {
+class FuseActivations final : public Pass {
  public:
-  std::string name() const override { return "FuseGelu"; }
-  std::string argument() const override { return "fuse-gelu"; }
+  std::string name() const override { return "FuseActivations"; }
+  std::string argument() const override { return "fuse-activations"; }
   std::string description() const override {
-    return "GELU spelled with Erf or Tanh (0.5 x (1 + erf(x/sqrt 2)), its tanh approximation) into one Gelu";
+    return "GELU spelled with Erf or Tanh into one Gelu, x * Sigmoid(x) (SiLU) into one Swish";
   }
   bool runs_on_subgraphs() const override { return true; }
 
-  // One scan from each Erf and Tanh; matches are disjoint (their intermediates have one reader).
+  // One scan from each Erf, Tanh and Sigmoid; matches are disjoint (their intermediates have one
+  // reader).
   Status run(ir::Graph& g) override {
     const PatternView v(g);
     std::vector<NodeGroup> groups;
@@ -50,6 +53,9 @@ class FuseGelu final : public Pass {
       } else if (n.op_type == "Tanh") {
         ++work().patterns_tried;
         m = match_tanh(v, n);
+      } else if (n.op_type == "Sigmoid") {
+        ++work().patterns_tried;
+        m = match_silu(v, n);
       }
       if (m) groups.push_back(fused(g, *m));
     }
@@ -169,8 +175,21 @@ class FuseGelu final : public Pass {
     return m;
   }
 
+  // x * Sigmoid(x), the product in either order.
+  static std::optional<GeluMatch> match_silu(const PatternView& v, const ir::Node& sig) {
+    const ir::Node* mul = v.sole_reader(sig.outputs[0], "Mul");
+    const std::string* x = mul ? PatternView::other_input(*mul, sig.outputs[0]) : nullptr;
+    if (!x || *x != sig.inputs[0]) return std::nullopt;
+    GeluMatch m;
+    m.swish = true;
+    m.x = *x;
+    m.out = mul->outputs[0];
+    m.nodes = {&sig, mul};
+    return m;
+  }
+
   static NodeGroup fused(ir::Graph& g, const GeluMatch& m) {
-    ir::Node gelu = new_node(g, "Gelu", "", {m.x}, {m.out}, m.nodes);
+    ir::Node gelu = new_node(g, m.swish ? "Swish" : "Gelu", "", {m.x}, {m.out}, m.nodes);
     if (m.tanh) gelu.attrs["approximate"] = ir::Attribute(std::string("tanh"));
     NodeGroup grp;
     for (const ir::Node* n : m.nodes) grp.ids.insert(n->id.value);
@@ -182,6 +201,6 @@ class FuseGelu final : public Pass {
 
 }  // namespace
 
-PassPtr make_fuse_gelu_pass() { return std::make_unique<FuseGelu>(); }
+PassPtr make_fuse_activations_pass() { return std::make_unique<FuseActivations>(); }
 
 }  // namespace ms::compiler
