@@ -177,6 +177,24 @@ class ConvLayout final : public Pass {
     return any;
   }
 
+  // oneDNN's jit grouped (depthwise) convs take one layout on both sides: a blocked input with a
+  // plain result (or the reverse) falls to its reference conv (EfficientNet's depthwise convs, whose
+  // results go to the squeeze-excite pool and Mul, ran at 0.3 GFLOP/s). Such a conv keeps its input
+  // and its result blocked together or neither; dropping one may leave another grouped conv with
+  // one side blocked, hence the fixpoint (each round removes a value, so it ends).
+  static void keep_grouped_alike(const ir::Graph& g, std::set<std::string>& blocked) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& n : g.nodes()) {
+        if (!is_blocked_conv(n) || n.attr_int("group", 1) == 1 || n.inputs.empty()) continue;
+        const bool in = blocked.count(n.inputs[0]) > 0, out = blocked.count(n.outputs[0]) > 0;
+        if (in == out) continue;
+        blocked.erase(in ? n.inputs[0] : n.outputs[0]);
+        changed = true;
+      }
+    }
+  }
+
   static void propagate(ir::Graph& g) {
     const Uses uses = compute_uses(g);
     // For each value: can it stay blocked as far as its readers go?
@@ -201,6 +219,7 @@ class ConvLayout final : public Pass {
         continue;
       blocked.insert(v);
     }
+    keep_grouped_alike(g, blocked);
     for (auto& n : g.nodes()) {
       const bool pool = is_fused_pool(n);
       if (!is_blocked_conv(n) && !pool) continue;

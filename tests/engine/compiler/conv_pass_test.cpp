@@ -167,5 +167,32 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
   EXPECT_TRUE(wino["roomy"]);
 }
 
+// A depthwise conv whose result goes to a non-conv reader keeps its input plain too: oneDNN's jit
+// depthwise conv takes one layout on both sides (a blocked input with a plain result ran its
+// reference conv). A depthwise conv between two convs stays blocked on both sides.
+TEST(ConvLayoutPass, DepthwiseConvsKeepBothSidesInOneLayout) {
+  const char* text = R"(
+    input x: f32[1,16,14,14]
+    init w1: f32[32,16,1,1] = 0.1 -0.2 0.05
+    init dw: f32[32,1,3,3] = 0.2 -0.1 0.3 0.05
+    init w2: f32[32,32,1,1] = -0.1 0.2 0.1
+    a = Conv(x, w1)
+    b = Conv(a, dw) {group=32, pads=[1,1,1,1]}
+    c = Conv(b, w2)
+    d = Conv(c, dw) {group=32, pads=[1,1,1,1]}
+    y = Mul(d, d)
+    output y
+  )";
+  Compiled c = compile_and_compare(text, JitLevel::O2);
+  ASSERT_TRUE(c.exe);
+  std::map<std::string, const ir::Node*> by_out;
+  for (const auto& n : c.exe->graph().nodes()) by_out[n.outputs[0]] = &n;
+  ASSERT_TRUE(by_out.count("b") && by_out.count("d"));
+  EXPECT_EQ(by_out["b"]->attr_int("src_blocked", 0), 1) << c.dump;
+  EXPECT_EQ(by_out["b"]->attr_int("dst_blocked", 0), 1) << c.dump;
+  EXPECT_EQ(by_out["d"]->attr_int("src_blocked", 0), 0) << c.dump;
+  EXPECT_EQ(by_out["d"]->attr_int("dst_blocked", 0), 0) << c.dump;
+}
+
 }  // namespace
 }  // namespace ms::compiler

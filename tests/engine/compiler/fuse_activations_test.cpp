@@ -164,6 +164,14 @@ TEST(FuseActivations, SiluBecomesSwishAndAConvPostOp) {
     Compiled c = compile_and_compare(text, level, 1e-5);
     EXPECT_NE(c.dump.find("post_ops=[\"Swish\"]"), std::string::npos) << c.dump;
   }
+  // Depthwise (EfficientNet's): oneDNN's jit depthwise conv has no swish, the loop applies it.
+  std::string dw = text;
+  dw.replace(dw.find("f32[8,8,3,3]"), 12, "f32[8,1,3,3]");
+  dw.replace(dw.find("{pads=[1,1,1,1]}"), 16, "{pads=[1,1,1,1], group=8}");
+  for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
+    Compiled c = compile_and_compare(dw, level, 1e-5);
+    EXPECT_NE(c.dump.find("post_ops=[\"Swish\"]"), std::string::npos) << c.dump;
+  }
   const std::string shared = fuse_activations(std::string(text) + "output s\n");
   EXPECT_EQ(shared.find("Swish"), std::string::npos) << shared;
 }
