@@ -1,0 +1,345 @@
+"""The body of scripts/bench-peers: output checks and interleaved timing, ours against ONNX Runtime.
+
+Runs in the venv that scripts/bench-peers sets up (onnxruntime, numpy); the torchvision exports are
+made by scripts/peers_export.py under --torch-python (Debian's Python with torch). See
+scripts/bench-peers for what is measured.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TORCHVISION = ("resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "swin_t")
+ZOO = ("transformer_encoder",)
+RTOL = 1e-3  # max|got - want| / max|want|
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def error_line(text: str) -> str:
+    """The line of a failed command's output that says why (the first with 'error', else the last)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln
+    return lines[-1] if lines else "(no output)"
+
+
+class Cli:
+    def __init__(self, path: str, threads: int):
+        self.path, self.threads = path, threads
+
+    def call(self, args):
+        p = subprocess.run([self.path, *args, "--threads", str(self.threads)], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"modescope-cli {args[0]} exited {p.returncode}: "
+                               f"{error_line(p.stderr + p.stdout)}")
+        return p.stdout
+
+
+class Model:
+    """One benchmarked model: its ONNX file per batch size, the check input and the reference."""
+
+    def __init__(self, name: str, mdir: str, cli: Cli, torch_python: str, threads: int, batches):
+        self.name, self.mdir = name, mdir
+        if name in TORCHVISION:
+            self.ref_kind = "torch"
+            parts = ("onnx", "input.npy", "torch.npy", "json")
+            if not all(os.path.exists(os.path.join(mdir, f"{name}.{k}")) for k in parts):
+                log(f"-- exporting {name} with PyTorch")
+                subprocess.run([torch_python, os.path.join(REPO, "scripts", "peers_export.py"), "--out", mdir,
+                                "--threads", str(threads), name], check=True)
+            self.files = {b: os.path.join(mdir, f"{name}.onnx") for b in batches}
+            self.check_file = os.path.join(mdir, f"{name}.onnx")
+            self.check_input = np.load(os.path.join(mdir, f"{name}.input.npy"))
+            self.ref = np.load(os.path.join(mdir, f"{name}.torch.npy"))
+            self.meta = json.load(open(os.path.join(mdir, f"{name}.json")))
+            self.dynamic = True
+        else:  # a zoo template, exported by our CLI once per batch size (its batch dim is static)
+            self.ref_kind = "ort"
+            self.files = {}
+            for b in sorted(set(batches) | {1}):
+                f = os.path.join(mdir, f"{name}.b{b}.onnx")
+                if not os.path.exists(f):
+                    log(f"-- exporting zoo:{name}?batch={b} with modescope-cli export")
+                    p = subprocess.run([cli.path, "export", f"zoo:{name}?batch={b}", f + ".tmp"],
+                                       capture_output=True, text=True)
+                    if p.returncode != 0:
+                        raise RuntimeError(f"modescope-cli export exited {p.returncode}: "
+                                           f"{error_line(p.stderr + p.stdout)}")
+                    os.replace(f + ".tmp", f)
+                self.files[b] = f
+            self.check_file = self.files[1]
+            self.check_input = None  # drawn below from the model's input signature
+            self.ref = None
+            self.meta = {"model": name, "source": f"modescope-cli export zoo:{name}?batch=N", "opset": 17}
+            self.dynamic = False
+        self.input_name = None
+
+    def input_for(self, sess: ort.InferenceSession, batch: int, seed: int) -> np.ndarray:
+        i = sess.get_inputs()[0]
+        self.input_name = i.name
+        shape = [batch if k == 0 else d for k, d in enumerate(i.shape)]
+        rng = np.random.default_rng(seed)
+        if "int64" in i.type:  # token ids; the zoo's encoder has a 30522-token vocabulary
+            return rng.integers(0, 30522, size=shape, dtype=np.int64)
+        return rng.standard_normal(shape, dtype=np.float32)
+
+
+def ort_session(path: str, threads: int) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_median_ms(sess, feed, iters: int, warmup: int) -> float:
+    for _ in range(warmup):
+        sess.run(None, feed)
+    times = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        sess.run(None, feed)
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def rel_dev(got: np.ndarray, want: np.ndarray) -> float:
+    if got.shape != want.shape:
+        raise RuntimeError(f"output shape {list(got.shape)}, expected {list(want.shape)}")
+    scale = float(np.abs(want).max()) or 1.0
+    return float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max()) / scale
+
+
+def check(m: Model, cli: Cli, threads: int, seed: int, tmp: str) -> dict:
+    """Outputs on one fixed batch-1 input: ours in each mode and ORT, against the reference."""
+    sess = ort_session(m.check_file, threads)
+    if m.check_input is None:
+        m.check_input = m.input_for(sess, 1, seed)
+    else:
+        m.input_name = sess.get_inputs()[0].name
+    out_name = sess.get_outputs()[0].name
+    xin = os.path.join(tmp, f"{m.name}.check.npy")
+    np.save(xin, m.check_input)
+    ort_out = sess.run(None, {m.input_name: m.check_input})[0]
+    want = m.ref if m.ref is not None else ort_out
+    res = {"reference": "PyTorch" if m.ref_kind == "torch" else "ONNX Runtime",
+           "reference_max_abs": float(np.abs(want).max()), "rtol": RTOL}
+    if m.ref_kind == "torch":
+        res["ort"] = rel_dev(ort_out, want)
+    for key, args in (("pynative", ["--mode", "pynative"]),
+                      ("graph_O2", ["--mode", "graph", "--jit-level", "O2"]),
+                      ("graph_default", ["--mode", "graph"])):
+        d = os.path.join(tmp, f"{m.name}.{key}")
+        os.makedirs(d, exist_ok=True)
+        try:
+            cli.call(["run", m.check_file, "--input", f"{m.input_name}={xin}", "--save-outputs", d,
+                      "--iters", "1", "--warmup", "0", *args])
+            res[key] = rel_dev(np.load(os.path.join(d, f"{out_name}.npy")), want)
+        except (RuntimeError, OSError) as e:
+            res[key] = None
+            res.setdefault("errors", {})[key] = str(e)
+    devs = [v for k, v in res.items() if k in ("ort", "pynative", "graph_O2", "graph_default")]
+    res["ok"] = all(v is not None and v <= RTOL for v in devs)
+    return res
+
+
+def spread(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)} if xs else None
+
+
+def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
+    path = m.files[b]
+    sess = ort_session(path, args.threads)
+    x = m.input_for(sess, b, args.seed + b)
+    xin = os.path.join(tmp, f"{m.name}.b{b}.npy")
+    np.save(xin, x)
+    feed = {m.input_name: x}
+    common = [path, "--iters", str(args.iters), "--warmup", str(args.warmup),
+              "--input", f"{m.input_name}={xin}"]
+    if m.dynamic:
+        common += ["--dim", f"batch={b}"]
+    rounds, errors = [], {}
+    for r in range(1, args.rounds + 1):
+        row = {"round": r, "ort_ms": ort_median_ms(sess, feed, args.iters, args.warmup)}
+        for tag, lvl in (("O2", ["--jit-level", "O2"]), ("default", [])):
+            j = os.path.join(tmp, f"{m.name}.b{b}.{tag}.{r}.json")
+            try:
+                cli.call(["bench", *common, *lvl, "--json", j])
+                c = json.load(open(j))["cases"][0]
+                row[f"pynative_{tag}_ms"] = c["pynative_ms"]
+                row[f"graph_{tag}_ms"] = c["graph_ms"]
+                row[f"compile_{tag}_ms"] = c["compile_ms"]
+                row[f"jit_level_{tag}"] = c.get("jit_level")
+            except (RuntimeError, OSError, KeyError, IndexError, ValueError) as e:
+                errors[f"bench {tag}"] = str(e)
+        rounds.append(row)
+        nan = float("nan")
+        log(f"   {m.name} batch {b} round {r}: ORT {row['ort_ms']:.2f} ms, "
+            f"Graph O2 {row.get('graph_O2_ms', nan):.2f} ms, "
+            f"Graph default {row.get('graph_default_ms', nan):.2f} ms, "
+            f"PyNative {row.get('pynative_O2_ms', nan):.2f} ms")
+        if errors and all(f"graph_{t}_ms" not in row for t in ("O2", "default")):
+            break  # neither bench ran: another round would fail the same way
+
+    def col(key):
+        return [row[key] for row in rounds if key in row]
+
+    pyn = col("pynative_O2_ms") + col("pynative_default_ms")
+    res = {"model": m.name, "batch": b, "file": os.path.relpath(path, REPO), "rounds": rounds,
+           "ort_ms": spread(col("ort_ms")), "pynative_ms": spread(pyn),
+           "graph_O2_ms": spread(col("graph_O2_ms")), "graph_default_ms": spread(col("graph_default_ms")),
+           "compile_O2_ms": spread(col("compile_O2_ms")),
+           "compile_default_ms": spread(col("compile_default_ms")),
+           "default_jit_level": (col("jit_level_default") or [None])[0],
+           "ratio_graph_O2_ort": spread([row["graph_O2_ms"] / row["ort_ms"] for row in rounds
+                                         if "graph_O2_ms" in row]),
+           "ratio_graph_O2_pynative": spread([row["graph_O2_ms"] / row["pynative_O2_ms"] for row in rounds
+                                              if "graph_O2_ms" in row]),
+           "ratio_graph_default_pynative": spread([row["graph_default_ms"] / row["pynative_default_ms"]
+                                                   for row in rounds if "graph_default_ms" in row])}
+    if errors:
+        res["errors"] = errors
+    return res
+
+
+def fmt(x, spec=".2f"):
+    return "-" if x is None else format(x, spec)
+
+
+def fmt_dev(v):
+    return "FAILED" if v is None else (f"{v:.1e}" + ("" if v <= RTOL else " MISMATCH"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="scripts/bench-peers: ours against ONNX Runtime")
+    ap.add_argument("--models", default=",".join(TORCHVISION + ZOO))
+    ap.add_argument("--batch", default="1,8")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cli", default=os.path.join(REPO, "build", "app", "modescope-cli"))
+    ap.add_argument("--json", default=os.path.join(REPO, "build", "bench-peers.json"))
+    ap.add_argument("--models-dir", default=os.path.join(REPO, "build", "peers-models"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="one model, batch 1, 1 round, 3 iterations")
+    ap.add_argument("--torch-python", default="/usr/bin/python3")
+    args = ap.parse_args()
+    if args.quick:
+        if args.models == ap.get_default("models"):
+            args.models = "mobilenet_v2"
+        args.batch, args.rounds, args.iters, args.warmup = "1", 1, 3, 1
+    models = [s for s in args.models.split(",") if s]
+    for name in models:
+        if name not in TORCHVISION + ZOO:
+            ap.error(f"unknown model {name}; known: {', '.join(TORCHVISION + ZOO)}")
+    batches = [int(b) for b in args.batch.split(",") if b]
+    if not (os.path.isfile(args.cli) and os.access(args.cli, os.X_OK)):
+        ap.error(f"no modescope-cli at {args.cli} (build it, or pass --cli PATH)")
+    cli = Cli(os.path.abspath(args.cli), args.threads)
+    os.makedirs(args.models_dir, exist_ok=True)
+
+    info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "cpu": cpu_model(),
+            "cores": os.cpu_count(), "threads": args.threads, "onnxruntime": ort.__version__,
+            "cli": args.cli, "rounds": args.rounds, "iters": args.iters, "warmup": args.warmup, "rtol": RTOL,
+            "batches": batches}
+    log(f"{info['cpu']}, {args.threads} threads, ONNX Runtime {ort.__version__}, {args.rounds} round(s) of "
+        f"{args.iters} iterations (after {args.warmup} warm-up)")
+    results, checks, failures = [], {}, {}
+    with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
+        for name in models:
+            try:
+                m = Model(name, args.models_dir, cli, args.torch_python, args.threads, batches)
+            except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+                failures[name] = f"export: {e}"
+                log(f"-- {name}: {failures[name]}")
+                continue
+            log(f"-- {name}: checking outputs")
+            try:
+                checks[name] = {**check(m, cli, args.threads, args.seed, tmp), "export": m.meta}
+            except Exception as e:  # ONNX Runtime's errors too: a model's failure is reported, not fatal
+                checks[name] = {"ok": False, "errors": {"check": f"{type(e).__name__}: {e}"},
+                                "export": m.meta}
+            for b in batches:
+                log(f"-- {name} batch {b}: timing")
+                try:
+                    results.append(time_model(m, b, cli, args, tmp))
+                except Exception as e:
+                    results.append({"model": name, "batch": b,
+                                    "errors": {"timing": f"{type(e).__name__}: {e}"}})
+
+    print()
+    print(f"Output checks (batch 1, fixed input): max|got - want| / max|want|, limit {RTOL:g}")
+    print(f"{'model':20s} {'reference':13s} {'PyNative':>16s} {'Graph O2':>16s} {'Graph default':>16s} "
+          f"{'ORT':>16s}")
+    for name, c in checks.items():
+        if "reference" not in c:
+            print(f"{name:20s} check failed: {c['errors']['check']}")
+            continue
+        ort_col = fmt_dev(c["ort"]) if "ort" in c else "(reference)"
+        print(f"{name:20s} {c['reference']:13s} {fmt_dev(c['pynative']):>16s} {fmt_dev(c['graph_O2']):>16s} "
+              f"{fmt_dev(c['graph_default']):>16s} {ort_col:>16s}")
+        for k, e in c.get("errors", {}).items():
+            print(f"  {k}: {e}")
+    print()
+    lvl = next((r["default_jit_level"] for r in results if r.get("default_jit_level")), "default")
+    print(f"Latency, ms: medians over {args.rounds} round(s); "
+          "ratios: median of the per-round ratios [min-max]")
+    print(f"{'model':20s} {'batch':>5s} {'ORT':>9s} {'PyNative':>9s} {'Graph O2':>9s} {'Graph ' + lvl:>9s} "
+          f"{'compile O2':>10s} {'compile ' + lvl:>10s}  {'GraphO2/ORT':20s} {'GraphO2/PyNative':20s}")
+    for r in results:
+        def med(k):
+            return r[k]["median"] if r.get(k) else None
+
+        def ratio(k):
+            s = r.get(k)
+            return "-" if not s else f"{s['median']:.2f} [{s['min']:.2f}-{s['max']:.2f}]"
+
+        if "ort_ms" not in r:
+            print(f"{r['model']:20s} {r['batch']:5d} failed: {r['errors']}")
+            continue
+        print(f"{r['model']:20s} {r['batch']:5d} {fmt(med('ort_ms')):>9s} {fmt(med('pynative_ms')):>9s} "
+              f"{fmt(med('graph_O2_ms')):>9s} {fmt(med('graph_default_ms')):>9s} "
+              f"{fmt(med('compile_O2_ms'), '.0f'):>10s} {fmt(med('compile_default_ms'), '.0f'):>10s}  "
+              f"{ratio('ratio_graph_O2_ort'):20s} {ratio('ratio_graph_O2_pynative'):20s}")
+        for k, e in r.get("errors", {}).items():
+            print(f"  {k}: {e}")
+    for name, e in failures.items():
+        print(f"{name}: {e}")
+    mismatched = [n for n, c in checks.items() if not c["ok"]]
+    if mismatched:
+        print(f"\nOutputs off the reference (or not produced): {', '.join(mismatched)}")
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump({**info, "checks": checks, "results": results, "failures": failures}, f, indent=1)
+    print(f"\nJSON: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
