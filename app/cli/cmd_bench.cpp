@@ -140,6 +140,55 @@ int compare_with_baseline(const RunArgs& a, const session::RunResult& pyn, const
   return regressions ? 3 : 0;
 }
 
+struct PassEffect {
+  std::string pass;
+  double with_ms = 0, without_ms = 0;
+};
+
+// Graph mode with each pass of the pipeline left out in turn, each run interleaved with the whole
+// pipeline (a pass's effect is the difference of the two medians of one run). infer-types is never
+// left out (the others need its types).
+Expected<std::vector<PassEffect>> pass_effects(const RunArgs& a, const compiler::CompileOptions& full,
+                                               const ir::Graph& g, const runtime::TensorMap& inputs,
+                                               runtime::Backend& backend) {
+  std::vector<PassEffect> out;
+  for (const auto& e : compiler::describe_pipeline(full.jit_level, full.amp)) {
+    if (e.argument == "infer-types" ||
+        std::find(full.disabled_passes.begin(), full.disabled_passes.end(), e.argument) != full.disabled_passes.end())
+      continue;
+    std::vector<session::InterleavedRun> both(2);
+    for (int m = 0; m < 2; ++m) {
+      both[m].graph = &g;
+      both[m].inputs = &inputs;
+      both[m].backend = &backend;
+      both[m].request.mode = runtime::ExecMode::Graph;
+      both[m].request.iters = std::max(1, a.iters);
+      both[m].request.warmup = std::max(0, a.warmup);
+      both[m].request.compile = full;
+    }
+    if (e.argument == "branch-schedule")
+      both[1].request.compile.parallel_branches = false;
+    else
+      both[1].request.compile.disabled_passes.push_back(e.argument);
+    MS_ASSIGN_OR_RETURN(auto runs, session::run_interleaved(both));
+    out.push_back({e.argument, runs[0].latency.median, runs[1].latency.median});
+  }
+  return out;
+}
+
+void print_pass_effects(const std::vector<PassEffect>& effects, double pynative_ms, double graph_ms) {
+  const double gain = pynative_ms - graph_ms;
+  std::printf("  pass effect (Graph mode without each pass, interleaved with the whole pipeline):\n");
+  std::printf("    %-18s %12s %12s %10s %8s\n", "pass", "without ms", "with ms", "gain ms", "share");
+  for (const auto& e : effects) {
+    const double d = e.without_ms - e.with_ms;
+    std::printf("    %-18s %12.3f %12.3f %10.3f %7.1f%%\n", e.pass.c_str(), e.without_ms, e.with_ms, d,
+                gain > 0 ? 100.0 * d / gain : 0.0);
+  }
+  std::printf("    (shares are of the PyNative -> Graph gain, %.3f ms; passes interact, so they need not add up)\n",
+              gain);
+}
+
 int bench_model(const RunArgs& a) {
   // "--disable branch-schedule" runs O2 without concurrent branches (not a pass: the executor's
   // schedule), for comparing the two.
@@ -225,6 +274,13 @@ int bench_model(const RunArgs& a) {
               plan.arena_bytes ? double(plan.naive_bytes) / double(plan.arena_bytes) : 0.0,
               session::format_bytes(double(plan.lower_bound)).c_str(),
               plan.lower_bound ? double(plan.arena_bytes) / double(plan.lower_bound) : 0.0);
+  std::vector<PassEffect> effects;
+  if (a.pass_effect) {
+    auto pe = pass_effects(a, *opts, prep->graph, prep->inputs, *prep->backend);
+    if (!pe) return fail(a.model + ": " + pe.status().message());
+    effects = std::move(*pe);
+    print_pass_effects(effects, pyn->latency.median, gra->latency.median);
+  }
   if (!a.report.empty()) {
     std::ofstream f(a.report);
     if (!f) return fail(a.report + ": cannot write");
@@ -240,8 +296,15 @@ int bench_model(const RunArgs& a) {
       << ", \"nodes_compiled\": " << gx.graph().nodes().size() << ", \"branch_threads\": " << branch_threads
       << ", \"device\": \"" << json_escape(prep->backend->description())
       << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
-      << json_escape(gx.replay_note()) << "\""
-      << "}]}\n";
+      << json_escape(gx.replay_note()) << "\"";
+    if (a.pass_effect) {
+      f << ", \"pass_effect\": [";
+      for (size_t i = 0; i < effects.size(); ++i)
+        f << (i ? ", " : "") << "{\"pass\": \"" << effects[i].pass << "\", \"with_ms\": " << effects[i].with_ms
+          << ", \"without_ms\": " << effects[i].without_ms << "}";
+      f << "]";
+    }
+    f << "}]}\n";
     if (!f) return fail(a.report + ": write failed");
   }
   if (!a.baseline.empty()) return compare_with_baseline(a, *pyn, *gra, gx.compile_ms());

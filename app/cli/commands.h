@@ -23,6 +23,7 @@ struct RunArgs {
   std::string jit_level = "O1";              // O0 | O1 | O2 (Graph mode pipeline)
   std::vector<std::string> disabled_passes;  // pass arguments to leave out
   std::string baseline;                      // bench: JSON of an earlier `bench --json` to compare with
+  bool pass_effect = false;                  // bench: Graph mode with each pass left out in turn
 };
 
 int run_command(const RunArgs& a);

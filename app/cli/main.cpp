@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   bench->add_option("--jit-level", bench_args.jit_level, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   bench->add_option("--disable", bench_args.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
+  bench->add_flag("--pass-effect", bench_args.pass_effect,
+                  "Also time Graph mode with each pass left out in turn: each pass's share of the gain");
   bench->add_option("--baseline", bench_args.baseline,
                     "JSON of an earlier bench --json: flags medians slower beyond the spread (exit status 3)");
 

@@ -30,7 +30,11 @@ std::vector<size_t> inplace_inputs(const ir::Node& n) {
     if (n.op_type == "FusedElementwise") return {0};
     // The residual of a FusedConv is summed by a oneDNN post-op into the output (blocked or plain
     // layout): in place saves a copy. The kernel's fallbacks copy a residual that shares the output.
-    if (n.op_type == "FusedConv") return {3};
+    // Not when the residual is the conv's input too: the conv would write over what it reads.
+    if (n.op_type == "FusedConv") {
+      if (n.inputs.size() > 3 && n.inputs[3] == n.inputs[0]) return {};
+      return {3};
+    }
   }
   return {};
 }

@@ -13,8 +13,22 @@ using dnnl::memory;
 struct ConvPrimitive {
   dnnl::primitive_desc_base pd;
   dnnl::primitive prim;
-  memory::desc user_weights;  // the ONNX weights tensor, seen with oneDNN's dims order
+  memory::desc user_weights;    // the ONNX weights tensor, seen with oneDNN's dims order
+  size_t loop_tail = SIZE_MAX;  // post-ops from this index on run in our loop after the conv
 };
+
+// Index of the residual's Add among the post-ops, or SIZE_MAX.
+size_t add_index(const ConvArgs& a) {
+  if (a.post)
+    for (size_t i = 0; i < a.post->size(); ++i)
+      if ((*a.post)[i].kind == ops::PostOp::Kind::Add) return i;
+  return SIZE_MAX;
+}
+
+// Whether oneDNN sums the residual (placed in dst first), or our loop adds it after the conv.
+bool primitive_sums_residual(const ConvPrimitive& cp, const ConvArgs& a) {
+  return a.residual && (cp.loop_tail == SIZE_MAX || add_index(a) < cp.loop_tail);
+}
 
 // The Winograd implementations of a case (none where oneDNN has no implementation for it): the
 // index of each in oneDNN's list of implementations, the scratch bytes it takes, whether it uses
@@ -258,6 +272,37 @@ std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, O
   });
 }
 
+bool is_ref(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
+
+// Some post-op lists take oneDNN off its jit and gemm convs onto the reference one: an activation
+// before the residual's sum (the sample conv.onnx's Relu then Add ran 55x slower than PyNative), or
+// an activation its depthwise convs have no injector for (swish, gelu in 2.6). Then a tail of the
+// post-ops is left out of the primitive and runs in our loop over the result (f32): first the
+// activations after the last Add, else all of them, the residual included, where the layouts are
+// plain. Activations are elementwise, so a blocked result (16 | C, as conv-layout keeps it) is fine
+// as it is.
+std::shared_ptr<ConvPrimitive> direct_primitive(OneDnnContext& dnn, const ConvPlan& plan, const ConvArgs& a,
+                                                const dnnl::primitive_attr& attr) {
+  auto pd = direct_pd(dnn.engine(), plan.problem, attr, a.layout.preferred);
+  auto cp = primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, plan.user_weights);
+  if (!a.post || a.post->empty() || a.x.dtype() != DType::F32 || !is_ref(pd)) return cp;
+  std::vector<size_t> cuts;
+  const size_t add = add_index(a);
+  if (add != SIZE_MAX && add + 1 < a.post->size()) cuts.push_back(add + 1);
+  if (add == SIZE_MAX || (!a.layout.dst_blocked && !a.layout.residual_blocked)) cuts.push_back(0);
+  for (size_t cut : cuts) {
+    dnnl::primitive_attr head = user_scratchpad_attr();
+    head.set_post_ops(fused::onednn_post_ops({a.post->begin(), a.post->begin() + static_cast<std::ptrdiff_t>(cut)},
+                                             /*sum_residual=*/true));
+    auto pd2 = direct_pd(dnn.engine(), plan.problem, head, a.layout.preferred);
+    if (is_ref(pd2)) continue;
+    cp = primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd2, plan.user_weights);
+    cp->loop_tail = cut;
+    break;
+  }
+  return cp;
+}
+
 std::shared_ptr<ConvPrimitive> conv_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
                                               const ConvArgs& a) {
   const dnnl::primitive_attr attr = conv_attr(a);
@@ -267,8 +312,7 @@ std::shared_ptr<ConvPrimitive> conv_primitive(runtime::KernelContext& ctx, OneDn
     if (a.transpose)
       return primitive_of<dnnl::deconvolution_forward::primitive_desc, dnnl::deconvolution_forward>(
           deconv_forward_pd(dnn.engine(), plan.problem, attr), plan.user_weights);
-    return primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
-        direct_pd(dnn.engine(), plan.problem, attr, a.layout.preferred), plan.user_weights);
+    return direct_primitive(dnn, plan, a, attr);
   });
 }
 
@@ -323,13 +367,17 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitiv
   if (run.reorder_dst) {
     MS_ASSIGN_OR_RETURN(run.dst, make_scratchpad(ctx, pd.dst_desc(), run.dst_holder));
   }
-  if (a.residual) place_residual(dnn, a, plan, run.dst);
+  if (primitive_sums_residual(cp, a)) place_residual(dnn, a, plan, run.dst);
   return Status::ok();
 }
 
 Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
                 const ConvPlan& plan) {
   ConvRun run;
+  // The loop adds the residual after the conv: keep it when the conv writes over it (in place).
+  Tensor residual;
+  if (a.residual && !primitive_sums_residual(cp, a))
+    residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
   MS_RETURN_IF_ERROR(stage(ctx, dnn, cp, a, plan, run));
   MS_ASSIGN_OR_RETURN(memory wmem, prepared_weights(ctx, dnn, a.w, cp.user_weights, cp.pd.weights_desc()));
   MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, cp.pd.scratchpad_desc(), run.scratch_holder));
@@ -345,7 +393,13 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimi
     else
       place_cropped<bf16>(run.part, a.b, a.y);
   }
-  ctx.set_impl(a.impl_prefix + impl_name(cp.pd) + (plan.crop ? "+crop" : ""));
+  if (cp.loop_tail != SIZE_MAX) {  // set only with f32 post-ops
+    const std::vector<ops::PostOp> tail(a.post->begin() + static_cast<std::ptrdiff_t>(cp.loop_tail), a.post->end());
+    fused::apply_tail(a.y.data<float>(), a.y.numel(), nullptr, 1, residual.defined() ? residual.data<float>() : nullptr,
+                      tail);
+  }
+  ctx.set_impl(a.impl_prefix + impl_name(cp.pd) + (plan.crop ? "+crop" : "") +
+               (cp.loop_tail != SIZE_MAX ? "+loop-tail" : ""));
   return Status::ok();
 }
 
