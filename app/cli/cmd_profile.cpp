@@ -20,9 +20,8 @@ namespace ms::cli {
 
 compiler::CompileOptions profile_compile_options(const RunArgs& a) {
   compiler::CompileOptions o;
-  o.jit_level = a.jit_level == "O0"   ? compiler::JitLevel::O0
-                : a.jit_level == "O2" ? compiler::JitLevel::O2
-                                      : compiler::JitLevel::O1;
+  const auto level = compiler::parse_jit_level(a.jit_level);
+  o.jit_level = level ? *level : compiler::kDefaultJitLevel;
   o.disabled_passes = a.disabled_passes;
   return o;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler/options.h"
+
 namespace ms::cli {
 
 struct RunArgs {
@@ -20,10 +22,10 @@ struct RunArgs {
   int warmup = 2;
   std::string report;
   uint64_t seed = 0;
-  std::string jit_level = "O1";              // O0 | O1 | O2 (Graph mode pipeline)
-  std::vector<std::string> disabled_passes;  // pass arguments to leave out
-  std::string baseline;                      // bench: JSON of an earlier `bench --json` to compare with
-  bool pass_effect = false;                  // bench: Graph mode with each pass left out in turn
+  std::string jit_level = compiler::kDefaultJitLevelName;  // O0 | O1 | O2 (Graph mode pipeline)
+  std::vector<std::string> disabled_passes;                // pass arguments to leave out
+  std::string baseline;                                    // bench: JSON of an earlier `bench --json` to compare with
+  bool pass_effect = false;                                // bench: Graph mode with each pass left out in turn
 };
 
 int run_command(const RunArgs& a);

@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "app/session/figures.h"
+#include "engine/compiler/options.h"
 
 namespace ms::app {
 
@@ -28,7 +29,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   jit_->addItem(QStringLiteral("O0 — execution only"), QStringLiteral("O0"));
   jit_->addItem(QStringLiteral("O1 — graph optimizations"), QStringLiteral("O1"));
   jit_->addItem(QStringLiteral("O2 — layout and scheduling"), QStringLiteral("O2"));
-  jit_->setCurrentIndex(1);
+  jit_->setCurrentIndex(jit_->findData(QString::fromLatin1(compiler::kDefaultJitLevelName)));
   threads_ = new QSpinBox(this);
   threads_->setRange(0, 256);
   threads_->setSpecialValueText(tr("all cores"));

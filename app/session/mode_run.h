@@ -12,6 +12,7 @@
 
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
+#include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
 
 namespace ms::session {
@@ -19,7 +20,7 @@ namespace ms::session {
 struct ModeRun {
   std::string mode = "pynative";  // pynative | graph
   std::string device = "cpu";
-  std::string jit_level = "O1";
+  std::string jit_level = compiler::kDefaultJitLevelName;
   int threads = 0;
   int iterations = 10;
   int warmup = 2;

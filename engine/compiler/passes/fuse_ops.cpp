@@ -83,7 +83,9 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
     if (matmul && c.post.empty() && c.bias.empty() && t && t->dtype() == DType::F32 &&
         t->numel() == out_type.dims->back() && t->rank() >= 1 && t->dim(-1) == t->numel()) {
       c.bias = other;
-    } else if (!c.have_add) {
+    } else if (!c.have_add && (matmul || c.post.empty() || c.post.back().kind == ops::PostOp::Kind::Add)) {
+      // A conv's residual Add comes before its activations: oneDNN's convs have no eltwise-then-sum
+      // (only the reference conv), so an Add after an activation ends a conv's chain.
       const ir::ValueType* ot = static_f32(g, other);
       if (!ot || *ot->dims != *out_type.dims) return false;
       c.residual = other;

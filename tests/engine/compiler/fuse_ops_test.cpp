@@ -76,35 +76,27 @@ TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {
   EXPECT_LE(plan.arena_bytes, plan.naive_bytes);
 }
 
-// An activation before the residual's Add (the sample conv.onnx's blocks): oneDNN has only its
-// reference conv for eltwise-then-sum post-ops, so the conv runs without them and the loop applies
-// Relu then adds the residual. A residual that dies at the conv is overwritten in place (kept aside
-// first); one that is the conv's input too is never taken over (the conv would write what it reads).
-TEST(FusionPass, ActivationBeforeTheResidualAddRunsInTheLoop) {
-  for (const char* residual : {"x3", "x2"})
-    for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
-      std::string text = R"(
-        input x: f32[1,4,6,6]
-        init w: f32[4,4,3,3] = 0.3 -0.2 0.1 0.05
-        init w2: f32[4,4,3,3] = -0.1 0.2 0.15
-        x2 = Sigmoid(x)
-        x3 = Neg(x)
-        c = Conv(x2, w) {pads=[1,1,1,1]}
-        r = Relu(c)
-        s = Add(r, RESIDUAL)
-        c2 = Conv(s, w2) {pads=[1,1,1,1]}
-        y = Tanh(c2)
-        output y
-      )";
-      text.replace(text.find("RESIDUAL"), 8, residual);
-      SCOPED_TRACE(residual);
-      Compiled c = compile_and_compare(text, level);
-      EXPECT_NE(c.dump.find("post_ops=[\"Relu\",\"Add\"]"), std::string::npos) << c.dump;
-      ASSERT_TRUE(c.exe);
-      bool over_x2 = false;
-      for (const auto& slot : c.exe->memory_plan().slots) over_x2 |= slot.value == "s" && slot.reuses == "x2";
-      EXPECT_FALSE(over_x2);
-    }
+// An Add after a conv's activation (the sample conv.onnx's last block) is not taken into the conv:
+// oneDNN has only its reference conv for eltwise-then-sum post-ops (the sample's Graph mode ran 50x
+// slower than PyNative with it fused). The conv keeps its Relu, the Add runs on its own.
+TEST(FusionPass, AnAddAfterAConvActivationEndsTheChain) {
+  for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
+    Compiled c = compile_and_compare(R"(
+      input x: f32[1,16,6,6]
+      init w: f32[16,16,3,3] = 0.3 -0.2 0.1 0.05
+      init w2: f32[16,16,3,3] = -0.1 0.2 0.15
+      x2 = Sigmoid(x)
+      c = Conv(x2, w) {pads=[1,1,1,1]}
+      r = Relu(c)
+      s = Add(r, x2)
+      c2 = Conv(s, w2) {pads=[1,1,1,1]}
+      y = Tanh(c2)
+      output y
+    )",
+                                     level);
+    EXPECT_NE(c.dump.find("%r = ai.modescope.FusedConv(%x2, %w) {"), std::string::npos) << c.dump;
+    EXPECT_EQ(c.dump.find("post_ops=[\"Relu\",\"Add\"]"), std::string::npos) << c.dump;
+  }
 }
 
 TEST(FusionPass, MatMulBiasActivationAndGemmRelu) {
