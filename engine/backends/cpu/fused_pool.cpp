@@ -58,7 +58,11 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   // output is reordered.
   const bool x_blocked = x_md.data.format_desc.blocking.inner_nblks > 0;
   const bool y_blocked = y_md.data.format_desc.blocking.inner_nblks > 0;
-  const memory::desc pool_md = x_blocked == y_blocked ? y_md : layout_desc(y.shape(), x_blocked);
+  // (A plain input needs a truly plain output: a unit-plane output described blocked would send a
+  // plain input to the reference loops, as EfficientNet's squeeze-excite pools were.)
+  const memory::desc pool_md = x_blocked == y_blocked ? y_md
+                               : x_blocked            ? layout_desc(y.shape(), true)
+                                                      : plain_desc(y.shape());
   const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
                           nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
                           nn::key_of(dil) + "|" + nn::key_of(pad_l) + "|" + nn::key_of(pad_r) + (src_blk ? "|sb" : "") +
