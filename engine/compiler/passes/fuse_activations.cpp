@@ -22,7 +22,7 @@ constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kKappa = 0.044715;
 constexpr double kRel = 1e-5;  // exported constants are f32 roundings of the exact values
 
-struct GeluMatch {
+struct ActivationMatch {
   std::vector<const ir::Node*> nodes;
   std::string x, out;
   bool tanh = false;
@@ -46,7 +46,7 @@ class FuseActivations final : public Pass {
     work().nodes_visited += g.nodes().size();
     for (const ir::Node& n : g.nodes()) {
       if (!n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
-      std::optional<GeluMatch> m;
+      std::optional<ActivationMatch> m;
       if (n.op_type == "Erf") {
         ++work().patterns_tried;
         m = match_erf(v, n);
@@ -102,7 +102,7 @@ class FuseActivations final : public Pass {
 
   // From `one_plus` = 1 + f(x), the final product 0.5 * x * one_plus in any of its groupings; appends
   // its nodes and sets m.out. False when it is not there.
-  static bool half_x_times(const PatternView& v, const std::string& one_plus, GeluMatch& m) {
+  static bool half_x_times(const PatternView& v, const std::string& one_plus, ActivationMatch& m) {
     const ir::Node* m1 = v.sole_reader(one_plus, "Mul");
     const std::string* other = m1 ? PatternView::other_input(*m1, one_plus) : nullptr;
     if (!other) return false;
@@ -136,11 +136,11 @@ class FuseActivations final : public Pass {
     return one && v.scalar_is(*one, 1.0, kRel) ? add : nullptr;
   }
 
-  static std::optional<GeluMatch> match_erf(const PatternView& v, const ir::Node& erf) {
+  static std::optional<ActivationMatch> match_erf(const PatternView& v, const ir::Node& erf) {
     const std::string* x = x_over_sqrt2(v, erf.inputs[0]);
     const ir::Node* add = plus_one(v, erf.outputs[0]);
     if (!x || !add || !v.read_only_by(erf.inputs[0], 1)) return std::nullopt;
-    GeluMatch m;
+    ActivationMatch m;
     m.x = *x;
     m.nodes = {v.def(erf.inputs[0], "Div") ? v.def(erf.inputs[0], "Div") : v.def(erf.inputs[0], "Mul"), &erf, add};
     if (!half_x_times(v, add->outputs[0], m)) return std::nullopt;
@@ -148,13 +148,13 @@ class FuseActivations final : public Pass {
   }
 
   // sqrt(2/pi) * (x + 0.044715 * x^3) feeding the Tanh.
-  static std::optional<GeluMatch> match_tanh(const PatternView& v, const ir::Node& tanh) {
+  static std::optional<ActivationMatch> match_tanh(const PatternView& v, const ir::Node& tanh) {
     const ir::Node* scale = v.def(tanh.inputs[0], "Mul");
     const std::string* inner = times_scalar(v, scale, kSqrt2OverPi);
     const ir::Node* sum = inner ? v.def(*inner, "Add") : nullptr;
     if (!sum || sum->inputs.size() != 2 || !v.read_only_by(tanh.inputs[0], 1) || !v.read_only_by(*inner, 1))
       return std::nullopt;
-    GeluMatch m;
+    ActivationMatch m;
     m.tanh = true;
     m.nodes = {scale, sum, &tanh};
     for (int k = 0; k < 2 && m.x.empty(); ++k) {
@@ -176,11 +176,11 @@ class FuseActivations final : public Pass {
   }
 
   // x * Sigmoid(x), the product in either order.
-  static std::optional<GeluMatch> match_silu(const PatternView& v, const ir::Node& sig) {
+  static std::optional<ActivationMatch> match_silu(const PatternView& v, const ir::Node& sig) {
     const ir::Node* mul = v.sole_reader(sig.outputs[0], "Mul");
     const std::string* x = mul ? PatternView::other_input(*mul, sig.outputs[0]) : nullptr;
     if (!x || *x != sig.inputs[0]) return std::nullopt;
-    GeluMatch m;
+    ActivationMatch m;
     m.swish = true;
     m.x = *x;
     m.out = mul->outputs[0];
@@ -188,7 +188,7 @@ class FuseActivations final : public Pass {
     return m;
   }
 
-  static NodeGroup fused(ir::Graph& g, const GeluMatch& m) {
+  static NodeGroup fused(ir::Graph& g, const ActivationMatch& m) {
     ir::Node gelu = new_node(g, m.swish ? "Swish" : "Gelu", "", {m.x}, {m.out}, m.nodes);
     if (m.tanh) gelu.attrs["approximate"] = ir::Attribute(std::string("tanh"));
     NodeGroup grp;
