@@ -16,32 +16,12 @@
 #include "engine/backends/select.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/profiling_session.h"
+#include "tests/profiler/test_util.h"
 
 namespace ms::session {
 namespace {
 
-ir::Node make_node(std::string op, std::vector<std::string> in, std::vector<std::string> out, std::string name) {
-  ir::Node n;
-  n.op_type = std::move(op);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.name = std::move(name);
-  return n;
-}
-
-// x[2,8] -> Add(b) -> Relu -> Add(x) -> Sigmoid -> y
-ir::Graph small_net() {
-  ir::Graph g;
-  g.inputs.push_back("x");
-  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{2, 8}, {"", ""}}, {}, std::nullopt});
-  g.add_initializer("b", Tensor::zeros(DType::F32, {8}));
-  g.add_node(make_node("Add", {"x", "b"}, {"t0"}, "add_bias"));
-  g.add_node(make_node("Relu", {"t0"}, {"t1"}, "relu"));
-  g.add_node(make_node("Add", {"t1", "x"}, {"t2"}, "residual"));
-  g.add_node(make_node("Sigmoid", {"t2"}, {"y"}, "sigmoid"));
-  g.outputs = {"y"};
-  return g;
-}
+using prof::test::small_net;  // x[2,8] -> Add(b) -> Relu -> Add(x) -> Sigmoid -> y
 
 runtime::TensorMap small_inputs() { return {{"x", Tensor::from_vector<float>(std::vector<float>(16, 0.5f), {2, 8})}}; }
 

@@ -10,21 +10,6 @@
 namespace ms::test {
 namespace {
 
-Tensor random_f32(const Shape& s, uint32_t seed) {
-  Tensor t = Tensor::empty(DType::F32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.f - 1.f;
-  }
-  return t;
-}
-
-Tensor to_bf16(const Tensor& t) {
-  Tensor o = Tensor::empty(DType::BF16, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) o.data<bf16>()[i] = bf16(t.data<float>()[i]);
-  return o;
-}
-
 // The op in f32 on bf16-rounded inputs (the exact products bf16 sees) and in bf16; the bf16
 // output is within a few bf16 ulps of the largest magnitude.
 void expect_bf16_close(const ir::Node& node, const std::vector<Tensor>& f32_inputs, bool want_onednn = true) {

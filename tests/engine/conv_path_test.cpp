@@ -11,21 +11,6 @@
 namespace ms::test {
 namespace {
 
-Tensor random_f32(const Shape& s, uint32_t seed) {
-  Tensor t = Tensor::empty(DType::F32, s);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    seed = seed * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.f - 1.f;
-  }
-  return t;
-}
-
-Tensor to_bf16(const Tensor& t) {
-  Tensor o = Tensor::empty(DType::BF16, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) o.data<bf16>()[i] = bf16(t.data<float>()[i]);
-  return o;
-}
-
 ir::Node fused_conv(std::map<std::string, ir::Attribute> attrs, size_t inputs, const std::vector<std::string>& post) {
   if (!post.empty()) {
     attrs["post_ops"] = post;

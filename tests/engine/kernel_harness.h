@@ -1,6 +1,6 @@
 // Runs one node's CPU kernel the way the eager executor does, for kernel tests: infer the output
 // types with every input value known, preallocate the outputs that have static shapes, find the
-// kernel in the CPU registry and run it.
+// kernel in the CPU registry and run it; and seeded random inputs (f32, rounded to bf16).
 #pragma once
 
 #include <map>
@@ -43,5 +43,22 @@ Expected<std::vector<Tensor>> run_kernel(const ir::Node& node, const std::vector
 double value_at(const Tensor& t, int64_t i);
 // All elements as doubles.
 std::vector<double> values_of(const Tensor& t);
+
+// Values in [-1, 1) from a linear congruential generator (the same tensor for the same seed).
+inline Tensor random_f32(const Shape& s, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::F32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.f - 1.f;
+  }
+  return t;
+}
+
+// An f32 tensor rounded to bf16.
+inline Tensor to_bf16(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::BF16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<bf16>()[i] = bf16(t.data<float>()[i]);
+  return o;
+}
 
 }  // namespace ms::test
