@@ -12,7 +12,37 @@ namespace ms {
 using f16 = Eigen::half;
 using bf16 = Eigen::bfloat16;
 
-enum class DType : uint8_t { Undefined, F32, F64, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, String };
+// The narrow types after String (float8 variants, e8m0 scales, float4, int4/uint4, int2/uint2) are kept
+// one element per byte holding the element's bit code in the low bits (sub-byte types unpacked on
+// import, packed again on export): data-movement ops copy them like u8, and Cast/CastLike,
+// QuantizeLinear and DequantizeLinear convert them (engine/core/narrow.h). Arithmetic refuses them.
+enum class DType : uint8_t {
+  Undefined,
+  F32,
+  F64,
+  F16,
+  BF16,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  Bool,
+  String,
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F8E8M0,
+  F4E2M1,
+  I4,
+  U4,
+  I2,
+  U2
+};
 
 size_t dtype_size(DType t);
 std::string_view dtype_name(DType t);  // "f32", "i64", ...
@@ -24,6 +54,10 @@ inline bool is_signed_int(DType t) { return t == DType::I8 || t == DType::I16 ||
 inline bool is_unsigned_int(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64; }
 inline bool is_integer(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 inline bool is_numeric(DType t) { return is_float(t) || is_integer(t); }
+// float8/float4/e8m0 and int4/uint4/int2/uint2: one byte per element, converted by engine/core/narrow.h.
+inline bool is_narrow(DType t) { return t >= DType::F8E4M3FN && t <= DType::U2; }
+// Bits per element in ONNX's packed form (8 for every byte-sized type, 4 or 2 for sub-byte ones).
+int dtype_packed_bits(DType t);
 
 template <class T> struct TypeTag { using type = T; };
 

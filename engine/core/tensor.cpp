@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/core/narrow.h"
+
 namespace ms {
 
 std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
@@ -34,6 +36,7 @@ Tensor Tensor::clone() const {
 }
 
 double Tensor::at_double(int64_t i) const {
+  if (is_narrow(dtype_)) return narrow::to_float(dtype_, static_cast<const uint8_t*>(raw())[i]);
   double v = 0;
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -43,6 +46,8 @@ double Tensor::at_double(int64_t i) const {
 }
 
 int64_t Tensor::at_int(int64_t i) const {
+  if (narrow::is_narrow_int(dtype_)) return narrow::to_int(dtype_, static_cast<const uint8_t*>(raw())[i]);
+  if (is_narrow(dtype_)) return static_cast<int64_t>(at_double(i));
   int64_t v = 0;
   visit_dtype(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;

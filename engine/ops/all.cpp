@@ -10,6 +10,13 @@ void register_all_ops(Registry& r) {
   register_control_ops(r);
   register_modescope_ops(r);
   register_fused_ops(r);
+  register_attention_ops(r);
+  register_llm_ops(r);
+  register_recurrent_ops(r);
+  register_quant_ops(r);
+  register_vision_ops(r);
+  register_signal_ops(r);
+  register_bitwise_ops(r);
   autodiff::register_grad_ops(r);
 }
 }  // namespace ms::ops

@@ -79,6 +79,7 @@ const ActDef kActivations[] = {
     {"Sigmoid", 6, TypeSet::Float, 10},
     {"Tanh", 6, TypeSet::Float, 10},
     {"Swish", 24, TypeSet::Float, 12},
+    {"Mish", 18, TypeSet::Float, 20},
 };
 
 }  // namespace

@@ -51,6 +51,7 @@ namespace ms::ew {
   X(Tanh, 1, true, nullptr, 0.f, nullptr, 0.f)                                               \
   X(Gelu, 1, true, "approximate", 0.f, nullptr, 0.f)                                         \
   X(Swish, 1, true, "alpha", 1.f, nullptr, 0.f)                                              \
+  X(Mish, 1, true, nullptr, 0.f, nullptr, 0.f)                                               \
   X(Clip, 1, false, "min", -INFINITY, "max", INFINITY)                                       \
   X(Exp, 1, true, nullptr, 0.f, nullptr, 0.f)                                                \
   X(Log, 1, true, nullptr, 0.f, nullptr, 0.f)                                                \
@@ -235,6 +236,7 @@ template <class T> MS_EW_INLINE T apply_unary(Op op, T x, T a = T(0), T b = T(0)
     case Op::Tanh: return ew::tanh(x);
     case Op::Gelu: return gelu(x, a);
     case Op::Swish: return swish(x, a);
+    case Op::Mish: return x * ew::tanh(softplus(x));
     case Op::Clip: return clip(x, a, b);
     case Op::Exp: return std::exp(x);
     case Op::Log: return std::log(x);

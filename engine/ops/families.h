@@ -11,4 +11,14 @@ void register_reduce_ops(Registry& r);       // ops/reduce.cpp: Reduce*, ArgMax/
 void register_control_ops(Registry& r);      // ops/control.cpp: If, Loop, Constant, Identity
 void register_modescope_ops(Registry& r);    // ops/print.cpp: Print (domain ai.modescope)
 void register_fused_ops(Registry& r);        // ops/fused.cpp: the graph compiler's fused ops (ai.modescope)
+void register_attention_ops(Registry& r);    // ops/attention.cpp: Attention (opset 23+), ai.onnx.preview FlexAttention
+void register_llm_ops(Registry& r);          // ops/llm.cpp: RMSNormalization, RotaryEmbedding, SwiGLU, TensorScatter,
+                                             // LinearAttention, CausalConvWithState
+void register_recurrent_ops(Registry& r);    // ops/recurrent.cpp: RNN, LSTM, GRU, Scan
+void register_quant_ops(Registry& r);        // ops/quant.cpp: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+                                             // QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger
+void register_vision_ops(Registry& r);   // ops/vision.cpp: GridSample, AffineGrid, NonMaxSuppression, RoiAlign, Col2Im,
+                                         // CenterCropPad, MaxUnpool, DeformConv
+void register_signal_ops(Registry& r);   // ops/signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_bitwise_ops(Registry& r);  // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 }  // namespace ms::ops

@@ -44,6 +44,13 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_fused_kernels(*r);
     register_modescope_kernels(*r);
     register_grad_kernels(*r);
+    register_attention_kernels(*r);
+    register_llm_kernels(*r);
+    register_recurrent_kernels(*r);
+    register_quant_kernels(*r);
+    register_vision_kernels(*r);
+    register_signal_kernels(*r);
+    register_bitwise_kernels(*r);
     return r;
   }();
   return *reg;

@@ -44,6 +44,18 @@ void register_reduce_kernels(runtime::KernelRegistry& r);       // reduce.cpp
 void register_control_kernels(runtime::KernelRegistry& r);      // control.cpp (Constant, Identity, If, Loop)
 void register_fused_kernels(runtime::KernelRegistry& r);        // fused_*.cpp (graph compiler's fused ops)
 void register_modescope_kernels(runtime::KernelRegistry& r);    // print.cpp (ai.modescope Print)
+void register_attention_kernels(
+    runtime::KernelRegistry& r);  // attention.cpp: Attention (opset 23+), ai.onnx.preview FlexAttention
+void register_llm_kernels(runtime::KernelRegistry& r);        // llm.cpp: RMSNormalization, RotaryEmbedding, SwiGLU,
+                                                              // TensorScatter, LinearAttention, CausalConvWithState
+void register_recurrent_kernels(runtime::KernelRegistry& r);  // recurrent.cpp: RNN, LSTM, GRU, Scan
+void register_quant_kernels(
+    runtime::KernelRegistry& r);  // quant.cpp: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
+                                  // QLinearMatMul, MatMulInteger, ConvInteger
+void register_vision_kernels(runtime::KernelRegistry& r);   // vision.cpp: GridSample, AffineGrid, NonMaxSuppression,
+                                                            // RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv
+void register_signal_kernels(runtime::KernelRegistry& r);   // signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_bitwise_kernels(runtime::KernelRegistry& r);  // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 
 // The CPU backend a kernel runs on (kernels registered here only ever run on it).
 inline CpuBackend& cpu_backend(runtime::KernelContext& ctx) { return static_cast<CpuBackend&>(ctx.backend()); }

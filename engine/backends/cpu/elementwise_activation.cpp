@@ -91,6 +91,7 @@ void register_activation_kernels(runtime::KernelRegistry& r) {
   r.add("Tanh", unary_kernel<TableOp<ew::Op::Tanh>>);
   r.add("Gelu", unary_kernel<TableOp<ew::Op::Gelu>>);
   r.add("Swish", unary_kernel<TableOp<ew::Op::Swish>>);
+  r.add("Mish", unary_kernel<TableOp<ew::Op::Mish>>);
   r.add("Clip", clip_kernel);
 }
 

@@ -17,6 +17,20 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
   out.set_name(name);
   out.set_data_type(dtype_to_onnx(t.dtype()));
   for (int64_t d : t.shape()) out.add_dims(d);
+  const int bits = dtype_packed_bits(t.dtype());
+  if (bits < 8) {
+    // Sub-byte types: one code per byte here, packed from the least significant bits in the file.
+    const int per_byte = 8 / bits;
+    const auto* src = static_cast<const uint8_t*>(t.raw());
+    const size_t n = static_cast<size_t>(t.numel());
+    std::string packed((n * static_cast<size_t>(bits) + 7) / 8, '\0');
+    const unsigned mask = (1u << bits) - 1;
+    for (size_t i = 0; i < n; ++i)
+      packed[i / per_byte] = static_cast<char>(static_cast<unsigned char>(packed[i / per_byte]) |
+                                               ((src[i] & mask) << ((i % per_byte) * bits)));
+    out.set_raw_data(std::move(packed));
+    return Status::ok();
+  }
   // Host layout is little-endian and bools are single 0/1 bytes: the raw_data format exactly.
   out.set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
   return Status::ok();

@@ -20,6 +20,10 @@ Status read_opsets(const onnx::ModelProto& m, ImportContext& ctx) {
     const std::string shown = domain.empty() ? std::string("ai.onnx") : domain;
     if (op.version() <= 0)
       return ctx.invalid("opset_import for domain '" + shown + "' has version " + std::to_string(op.version()));
+    if (const int64_t newest = max_supported_opset(domain); newest > 0 && op.version() > newest)
+      return ctx.error(ErrorCode::Unsupported,
+                       "opset " + std::to_string(op.version()) + " of domain '" + shown +
+                           "' is newer than this importer supports (newest: " + std::to_string(newest) + ")");
     if (!ctx.opsets.emplace(domain, op.version()).second)
       return ctx.invalid("opset_import lists domain '" + shown + "' twice");
   }
@@ -40,6 +44,14 @@ void read_metadata(const onnx::ModelProto& m, ir::Graph& g) {
 }
 
 }  // namespace
+
+int64_t max_supported_opset(std::string_view domain) {
+  // The op schemas of ONNX 1.23 (opset 28): every op the registry knows follows its newest version.
+  if (domain.empty() || domain == "ai.onnx") return 28;
+  if (domain == "ai.onnx.ml") return 5;
+  if (domain == "ai.onnx.preview" || domain == "ai.onnx.preview.training") return 1;
+  return 0;
+}
 
 Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
                                           const std::string& origin, const LoadOptions& options) {

@@ -62,6 +62,42 @@ void copy_raw(Tensor& out, const std::string& bytes) {
   }
 }
 
+// ONNX packs sub-byte elements (4-bit: two per byte, 2-bit: four) from the least significant bits;
+// the tensor keeps one element code per byte.
+void unpack_narrow(Tensor& out, const uint8_t* packed, size_t packed_bytes) {
+  const int bits = dtype_packed_bits(out.dtype());
+  const int per_byte = 8 / bits;
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  const size_t n = static_cast<size_t>(out.numel());
+  for (size_t i = 0; i < n && i / static_cast<size_t>(per_byte) < packed_bytes; ++i)
+    dst[i] = static_cast<uint8_t>((packed[i / per_byte] >> ((i % per_byte) * bits)) & mask);
+}
+
+// Bytes of n elements of `dt` in ONNX's packed form.
+size_t packed_size(DType dt, int64_t n) {
+  return (static_cast<size_t>(n) * static_cast<size_t>(dtype_packed_bits(dt)) + 7) / 8;
+}
+
+// Narrow types in int32_data: one byte-sized element per entry, or one packed byte (two 4-bit or four
+// 2-bit elements) per entry.
+Status fill_narrow_typed(Tensor& out, const onnx::TensorProto& t, int64_t n, const ImportContext& ctx,
+                         const std::string& what) {
+  const size_t need = dtype_packed_bits(out.dtype()) == 8 ? static_cast<size_t>(n) : packed_size(out.dtype(), n);
+  if (static_cast<size_t>(t.int32_data_size()) != need)
+    return ctx.invalid(what + ": int32_data has " + std::to_string(t.int32_data_size()) + " values, " +
+                       std::string(dtype_name(out.dtype())) + shape_to_string(out.shape()) + " needs " +
+                       std::to_string(need));
+  std::vector<uint8_t> bytes(need);
+  for (size_t i = 0; i < need; ++i) bytes[i] = static_cast<uint8_t>(t.int32_data(static_cast<int>(i)) & 0xff);
+  if (dtype_packed_bits(out.dtype()) == 8) {
+    if (need) std::memcpy(out.raw(), bytes.data(), need);
+  } else {
+    unpack_narrow(out, bytes.data(), need);
+  }
+  return Status::ok();
+}
+
 Status fill_typed(Tensor& out, const onnx::TensorProto& t, int64_t n, const ImportContext& ctx,
                   const std::string& what) {
   auto u16 = [](int32_t v) { return static_cast<uint16_t>(v & 0xffff); };
@@ -116,13 +152,20 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
   MS_ASSIGN_OR_RETURN(DType dt, dtype_from_proto(t.data_type(), ctx, what));
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   MS_ASSIGN_OR_RETURN(int64_t n, checked_numel(dims, ctx, what));
-  const size_t need = static_cast<size_t>(n) * dtype_size(dt);
+  const bool sub_byte = dtype_packed_bits(dt) < 8;
+  const size_t need = sub_byte ? packed_size(dt, n) : static_cast<size_t>(n) * dtype_size(dt);
+  auto from_bytes = [&](const std::string& bytes) {
+    Tensor out = Tensor::empty(dt, dims);
+    if (sub_byte)
+      unpack_narrow(out, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    else
+      copy_raw(out, bytes);
+    return out;
+  };
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     MS_ASSIGN_OR_RETURN(std::string bytes, read_external_data(t, need, ctx, what));
-    Tensor out = Tensor::empty(dt, dims);
-    copy_raw(out, bytes);
-    return out;
+    return from_bytes(bytes);
   }
   if (t.data_location() != onnx::TensorProto::DEFAULT)
     return ctx.invalid(what + ": unknown data_location " + std::to_string(t.data_location()));
@@ -131,8 +174,11 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
     if (t.raw_data().size() != need)
       return ctx.invalid(what + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " +
                          std::string(dtype_name(dt)) + shape_to_string(dims) + " needs " + std::to_string(need));
+    return from_bytes(t.raw_data());
+  }
+  if (is_narrow(dt)) {
     Tensor out = Tensor::empty(dt, dims);
-    copy_raw(out, t.raw_data());
+    MS_RETURN_IF_ERROR(fill_narrow_typed(out, t, n, ctx, what));
     return out;
   }
   // Count check before allocating: the dims may claim far more than the file holds.

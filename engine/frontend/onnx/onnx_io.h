@@ -24,6 +24,10 @@ Expected<ir::Graph> load_model(const std::string& path, const LoadOptions& optio
 // the source in errors.
 Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
                                           const std::string& origin);
+// The newest opset of an ONNX domain ("" or "ai.onnx", "ai.onnx.ml", "ai.onnx.preview",
+// "ai.onnx.preview.training") whose ops this importer knows; 0 for other domains, which are checked op
+// by op. A model importing a newer version is refused naming both numbers.
+int64_t max_supported_opset(std::string_view domain);
 Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::string& base_dir,
                                           const std::string& origin, const LoadOptions& options);
 // A serialized TensorProto file (ONNX test data input_0.pb / output_0.pb).
