@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import torchvision
 
-MODELS = ("resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "swin_t")
+MODELS = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "swin_t")
 
 
 def redraw(model: torch.nn.Module, x: torch.Tensor, seed: int) -> None:

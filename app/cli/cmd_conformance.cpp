@@ -193,6 +193,25 @@ const char* tag(CaseStatus s) {
   return "[  FAIL ]";
 }
 
+// The reviewed exclusions: case name -> reason. False (with a message printed) when the file is unreadable.
+bool read_exclusions(const std::string& path, std::map<std::string, std::string>& out) {
+  if (path.empty()) return true;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!in.is_open() || j.is_discarded() || !j.is_object() || !j.contains("cases") || !j["cases"].is_object()) {
+    std::cerr << "conformance: --exclude '" << path << "' is not a JSON object with a \"cases\" object\n";
+    return false;
+  }
+  for (const auto& [name, reason] : j["cases"].items()) {
+    if (!reason.is_string() || reason.get<std::string>().empty()) {
+      std::cerr << "conformance: --exclude '" << path << "': case '" << name << "' needs a reason (a string)\n";
+      return false;
+    }
+    out[name] = reason.get<std::string>();
+  }
+  return true;
+}
+
 // Case folders under `dir` (sorted), or `dir` itself when it is a case.
 std::vector<fs::path> find_cases(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -210,7 +229,7 @@ std::vector<fs::path> find_cases(const fs::path& dir) {
 int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
                             const std::string& report_path, double rtol, double atol, const std::string& jit_level,
                             const std::vector<std::string>& disabled_passes, const std::string& baseline,
-                            const std::string& device) {
+                            const std::string& device, const std::string& exclude_path) {
   if (jit_level != "O0" && jit_level != "O1" && jit_level != "O2") {
     std::cerr << "conformance: --jit-level must be O0, O1 or O2 (got '" << jit_level << "')\n";
     return 1;
@@ -246,11 +265,19 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     return 1;
   }
 
+  std::map<std::string, std::string> excluded;
+  if (!read_exclusions(exclude_path, excluded)) return 1;
   const int timeout_s = timeout_seconds();
   std::vector<CaseRecord> records;
+  std::vector<std::pair<std::string, std::string>> excluded_run;  // case, reason
   for (const auto& case_dir : all_cases) {
     const std::string name = case_dir.filename().string();
     if (!filter_regex.empty() && !std::regex_search(name, filter)) continue;
+    if (auto ex = excluded.find(name); ex != excluded.end()) {
+      std::printf("[EXCLUDE] %s: %s\n", name.c_str(), ex->second.c_str());
+      excluded_run.emplace_back(name, ex->second);
+      continue;
+    }
     for (const auto& m : modes) {
       CaseOptions opt;
       opt.mode = m;
@@ -318,6 +345,8 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     for (const auto& r : regressions) std::printf("regression (passed in the baseline): %s\n", r.c_str());
   }
   std::printf("%d crashed\n", crashed);
+  if (!excluded_run.empty())
+    std::printf("%zu excluded (not run; reasons in %s)\n", excluded_run.size(), exclude_path.c_str());
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed + crashed, skipped);
   std::fflush(stdout);
 
@@ -331,10 +360,14 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                        {"op", r.result.op},
                        {"ms", r.ms}});
     }
+    for (const auto& [name, reason] : excluded_run)
+      cases.push_back(
+          {{"name", name}, {"mode", mode}, {"status", "excluded"}, {"message", reason}, {"op", ""}, {"ms", 0}});
     nlohmann::json report = {{"passed", passed},
                              {"failed", failed},
                              {"skipped", skipped},
                              {"crashed", crashed},
+                             {"excluded", excluded_run.size()},
                              {"mode", mode},
                              {"jit_level", jit_level},
                              {"device", device},

@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> conf_disabled;
   std::string conf_baseline;
   conf->add_option("--baseline", conf_baseline, "Report of an earlier run: its passed cases must pass");
+  std::string conf_exclude;
+  conf->add_option("--exclude", conf_exclude,
+                   "JSON {\"cases\": {name: reason}} of cases not run (reported as excluded with the reason)");
   conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   conf->add_option("--disable", conf_disabled, "Leave a pass out of the Graph-mode pipeline (repeatable)");
@@ -115,7 +118,7 @@ int main(int argc, char** argv) {
     if (*compare) return ms::cli::compare_command(compare_args);
     if (*conf)
       return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol, conf_jit,
-                                              conf_disabled, conf_baseline, conf_device);
+                                              conf_disabled, conf_baseline, conf_device, conf_exclude);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
     for (auto& [sub, runner] : registered)
       if (*sub) return runner();

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/compiler/infer.h"
+#include "engine/ops/recurrent_internal.h"  // seed_scan_body
 #include "engine/ops/schema.h"
 #include "engine/runtime/kernel.h"
 
@@ -19,7 +20,9 @@ constexpr int64_t kFoldMaxElements = 4096;
 
 bool foldable(const ir::Node& n) {
   if (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan") return false;
-  if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Dropout") return false;
+  if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Multinomial" ||
+      n.op_type == "Dropout")
+    return false;
   return n.domain.empty();
 }
 
@@ -37,6 +40,7 @@ class Inferrer {
           if (!*sub) continue;
           (*sub)->set_parent(&g);
           if (n.op_type == "Loop") seed_loop_body(n, g, **sub);
+          if (n.op_type == "Scan") ops::seed_scan_body(n, g.opset(n.domain), g, **sub);
           auto inner = known;  // outer constants stay visible to the subgraph
           Status st = infer(**sub, inner);
           if (!st.is_ok()) return st;

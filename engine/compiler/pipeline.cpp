@@ -27,6 +27,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend));
   pm.add(make_infer_types_pass(backend));
   if (level == JitLevel::O0) return pm;
+  // Before constant folding, which would turn the weights' DequantizeLinear into float constants.
+  pm.add(make_fold_qdq_pass());
   pm.add(make_simplify_pass());
   pm.add(make_constant_folding_pass(backend));
   pm.add(make_cse_pass());

@@ -180,7 +180,9 @@ int32_t to_int(DType t, uint8_t code) {
 }
 int32_t int_min(DType t) { return int_signed(t) ? -(1 << (int_bits(t) - 1)) : 0; }
 int32_t int_max(DType t) { return int_signed(t) ? (1 << (int_bits(t) - 1)) - 1 : (1 << int_bits(t)) - 1; }
-uint8_t from_int(DType t, int64_t v) { return static_cast<uint8_t>(static_cast<uint64_t>(v) & ((1u << int_bits(t)) - 1)); }
+uint8_t from_int(DType t, int64_t v) {
+  return static_cast<uint8_t>(static_cast<uint64_t>(v) & ((1u << int_bits(t)) - 1));
+}
 
 float max_finite(DType t) {
   if (format(t)) return table(t).value.back();

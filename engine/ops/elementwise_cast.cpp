@@ -1,4 +1,5 @@
-// Cast (target dtype from the `to` attribute) and CastLike (target dtype from input 1).
+// Cast (target dtype from the `to` attribute) and CastLike (target dtype from input 1), between every
+// numeric, bool and narrow (float8, e8m0, float4, int4/uint4/int2/uint2) dtype.
 #include "engine/ops/elementwise_internal.h"
 
 namespace ms::ops::elementwise {
@@ -8,12 +9,20 @@ Status unsupported_string(const InferContext& ctx) {
   return unsupported(ctx.node.label() + ": casts from or to string are not supported").with_node(ctx.node.id.value);
 }
 
+// round_mode (opset 24+) only matters for float8e8m0 targets, but a bad value is always an error.
+Status check_round_mode(const InferContext& ctx) {
+  const std::string mode = ctx.node.attr_string("round_mode", "up");
+  if (mode != "up" && mode != "down" && mode != "nearest")
+    return ctx.fail("attribute 'round_mode' must be \"up\", \"down\" or \"nearest\", got \"" + mode + "\"");
+  return Status::ok();
+}
+
 Status check_castable_input(const InferContext& ctx) {
   const DType in = ctx.in(0).dtype;
   if (in == DType::String) return unsupported_string(ctx);
-  if (!in_type_set(in, TypeSet::Any))
+  if (!in_type_set(in, TypeSet::Any) && !is_narrow(in))
     return ctx.fail("input must be a numeric or bool type, got " + std::string(dtype_name(in)));
-  return Status::ok();
+  return check_round_mode(ctx);
 }
 
 Status infer_cast(InferContext& ctx) {
@@ -34,7 +43,7 @@ Status infer_cast_like(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_castable_input(ctx));
   const DType to = ctx.in(1).dtype;
   if (to == DType::String) return unsupported_string(ctx);
-  if (!in_type_set(to, TypeSet::Any))
+  if (!in_type_set(to, TypeSet::Any) && !is_narrow(to))
     return ctx.fail("target_type must be a numeric or bool type, got " + std::string(dtype_name(to)));
   set_same_shape_output(ctx, 0, 0, to);
   return Status::ok();

@@ -209,8 +209,11 @@ template <class T> MS_EW_INLINE T gelu_tanh(T x) { return gelu_tanh_finish(x, ge
 template <class T> MS_EW_INLINE T gelu(T x, T approximate) { return approximate != T(0) ? gelu_tanh(x) : gelu_erf(x); }
 // Swish (opset 24; SiLU at alpha 1): x sigmoid(alpha x), the sigmoid in its stable form.
 template <class T> MS_EW_INLINE T swish(T x, T alpha) { return x * sigmoid(alpha * x); }
-// NaN passes (x < lo and x > hi are false).
-template <class T> MS_EW_INLINE T clip(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+// numpy's minimum(maximum(x, lo), hi): hi wins when lo > hi. NaN passes (x < lo and y > hi are false).
+template <class T> MS_EW_INLINE T clip(T x, T lo, T hi) {
+  const T y = x < lo ? lo : x;
+  return y > hi ? hi : y;
+}
 // 0 and NaN stay.
 template <class T> MS_EW_INLINE T sign(T x) { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); }
 // numpy maximum/minimum: NaN if either is, else std::max/std::min (the first of equal zeros).

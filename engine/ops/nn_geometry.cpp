@@ -132,6 +132,8 @@ Status forward_output(const std::vector<int64_t>& in, const std::string& auto_pa
     } else {
       const int64_t span = in[i] + g.pads_begin[i] + g.pads_end[i] - dk;
       g.out[i] = (ceil_mode ? ceil_div(span, g.strides[i]) : floor_div(span, g.strides[i])) + 1;
+      // ceil_mode: a last window that would start in the end padding is dropped (as PyTorch does).
+      if (ceil_mode && g.out[i] > 1 && (g.out[i] - 1) * g.strides[i] >= in[i] + g.pads_begin[i]) --g.out[i];
     }
     if (g.out[i] <= 0)
       return bad("output spatial dim " + std::to_string(i) + " would be " + std::to_string(g.out[i]) + " (input " +

@@ -1,4 +1,5 @@
-// Normalization schemas: BatchNormalization, InstanceNormalization, LayerNormalization, LRN, MVN.
+// Normalization schemas: BatchNormalization, InstanceNormalization, LayerNormalization, LRN, MVN,
+// LpNormalization, GroupNormalization.
 #include "engine/ops/nn_internal.h"
 
 namespace ms::ops::nn {
@@ -133,6 +134,54 @@ Status infer_mvn(InferContext& ctx) {
   return Status::ok();
 }
 
+Status infer_lpnorm(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_float(ctx, 0, "input"));
+  const int64_t p = ctx.node.attr_int("p", 2);
+  if (p != 1 && p != 2) return ctx.fail("attribute 'p' must be 1 or 2, got " + to_string(p));
+  const std::vector<int64_t>* xd = ctx.dims(0);
+  if (!xd) {
+    ctx.set_output_rank_unknown(0, ctx.in(0).dtype);
+    return Status::ok();
+  }
+  const int64_t axis = ctx.node.attr_int("axis", -1);
+  if (normalize_axis(axis, static_cast<int64_t>(xd->size())) < 0)
+    return ctx.fail("attribute 'axis' = " + to_string(axis) + " is out of range for input " + dims_string(*xd));
+  ctx.outputs[0] = ctx.in(0);
+  return Status::ok();
+}
+
+// Scale and bias: one value per channel from opset 21, one per group before.
+Status infer_groupnorm(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_float(ctx, 0, "X"));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* xd, require_rank(ctx, 0, "X", 2, -1));
+  if (!ctx.node.has_attr("num_groups")) return ctx.fail("attribute 'num_groups' is required");
+  const int64_t groups = ctx.node.attr_int("num_groups", 0);
+  if (groups < 1) return ctx.fail("attribute 'num_groups' must be >= 1, got " + to_string(groups));
+  const int64_t c = xd ? (*xd)[1] : -1;
+  if (c >= 0 && c % groups != 0)
+    return ctx.fail("attribute 'num_groups' = " + to_string(groups) + " does not divide the " + to_string(c) +
+                    " channels of X " + dims_string(*xd));
+  const int64_t stash = ctx.node.attr_int("stash_type", 1);
+  const auto stash_dtype = dtype_from_onnx(static_cast<int>(stash));
+  if (!stash_dtype || !is_float(*stash_dtype))
+    return ctx.fail("attribute 'stash_type' = " + to_string(stash) + " is not a float type");
+  const bool per_channel = ctx.opset >= 21;
+  const int64_t want = per_channel ? c : groups;
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    const char* name = i == 1 ? "scale" : "bias";
+    MS_RETURN_IF_ERROR(require_same_dtype(ctx, i, name));
+    MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* d, require_rank(ctx, i, name, 1, 1));
+    if (d && dims_conflict((*d)[0], want))
+      return ctx.fail("input " + to_string(i) + " (" + name + ") has " + to_string((*d)[0]) + " values, expected " +
+                      to_string(want) + (per_channel ? " (one per channel of X)" : " (one per group, opset < 21)"));
+  }
+  if (xd)
+    ctx.set_output(0, ctx.in(0).dtype, *xd);
+  else
+    ctx.set_output_rank_unknown(0, ctx.in(0).dtype);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_norm_ops(Registry& r) {
@@ -145,6 +194,10 @@ void register_norm_ops(Registry& r) {
   r.add(make_schema("LRN", 1, 1, 1, 1, 1, OpCategory::Norm, infer_lrn, [](const CostContext& c) {
     return io_cost(c, 2.0 * static_cast<double>(c.node.attr_int("size", 1)) + 4);
   }));
+  r.add(make_schema("LpNormalization", 1, 1, 1, 1, 1, OpCategory::Norm, infer_lpnorm,
+                    [](const CostContext& c) { return io_cost(c, 3); }));
+  r.add(make_schema("GroupNormalization", 18, 3, 3, 1, 1, OpCategory::Norm, infer_groupnorm,
+                    [](const CostContext& c) { return io_cost(c, 6); }));
   r.add(make_schema("MeanVarianceNormalization", 9, 1, 1, 1, 1, OpCategory::Norm, infer_mvn,
                     [](const CostContext& c) { return io_cost(c, 6); }));
 }

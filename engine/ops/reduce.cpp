@@ -87,7 +87,10 @@ Status check_axes_input(const InferContext& ctx) {
 Status infer_reduce(InferContext& ctx) {
   const ir::Node& n = ctx.node;
   const DType dt = ctx.in(0).dtype;
-  if (!is_numeric(dt)) return ctx.fail(n.op_type + " does not support dtype " + std::string(dtype_name(dt)));
+  // ReduceMax/ReduceMin also take bool (opset 20): any / all.
+  const bool bool_ok = n.op_type == "ReduceMax" || n.op_type == "ReduceMin";
+  if (!is_numeric(dt) && !(bool_ok && dt == DType::Bool))
+    return ctx.fail(n.op_type + " does not support dtype " + std::string(dtype_name(dt)));
   MS_RETURN_IF_ERROR(check_axes_input(ctx));
   const bool keepdims = n.attr_int("keepdims", 1) != 0;
   const bool noop = n.attr_int("noop_with_empty_axes", 0) != 0;

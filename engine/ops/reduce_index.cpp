@@ -1,4 +1,4 @@
-// Index-producing and scan reductions: ArgMax, ArgMin, TopK, CumSum.
+// Index-producing and scan reductions: ArgMax, ArgMin, TopK, CumSum, CumProd.
 #include "engine/ops/reduce_internal.h"
 
 namespace ms::ops::reduce {
@@ -126,6 +126,7 @@ void register_index_ops(Registry& r) {
   r.add(schema("ArgMin", 1, 1, 1, 1, infer_arg));
   r.add(schema("TopK", 1, 1, 2, 2, infer_topk));
   r.add(schema("CumSum", 11, 2, 2, 1, infer_cumsum));
+  r.add(schema("CumProd", 26, 2, 2, 1, infer_cumsum));
 }
 
 }  // namespace ms::ops::reduce

@@ -1,6 +1,6 @@
 // Index-driven ops: Gather, GatherElements, GatherND, ScatterElements (and old Scatter), ScatterND,
-// Compress, NonZero, OneHot. Index values are only known at run time, so the kernels check them;
-// inference checks ranks, dtypes and the shapes that indices imply.
+// Compress, NonZero, OneHot, Unique. Index values are only known at run time, so the kernels check
+// them; inference checks ranks, dtypes and the shapes that indices imply.
 #include <algorithm>
 
 #include "engine/ops/tensor_internal.h"
@@ -209,6 +209,39 @@ Status infer_onehot(InferContext& ctx) {
   return Status::ok();
 }
 
+// Unique: how many distinct values (or slices along `axis`) there are depends on the data, so Y,
+// indices and counts have an unknown dim; inverse_indices has one entry per element (or slice).
+Status infer_unique(InferContext& ctx) {
+  const DType dt = ctx.in(0).dtype;
+  const int64_t sorted = ctx.node.attr_int("sorted", 1);
+  if (sorted != 0 && sorted != 1) return ctx.fail("attribute 'sorted' must be 0 or 1, got " + std::to_string(sorted));
+  const auto* dims = ctx.dims(0);
+  const bool has_axis = ctx.node.has_attr("axis");
+  int64_t inverse = -1;
+  if (!dims) {
+    if (has_axis)
+      ctx.set_output_rank_unknown(0, dt);
+    else
+      ctx.set_output(0, dt, {-1});
+  } else if (has_axis) {
+    const auto rank = static_cast<int64_t>(dims->size());
+    int64_t axis = 0;
+    const int64_t a = norm_axis_attr(ctx, rank, 0, axis);
+    if (axis < 0 || axis >= rank)
+      return ctx.fail("attribute 'axis' = " + std::to_string(a) + " is out of range for X " + shape_to_string(*dims));
+    std::vector<int64_t> y = *dims;
+    inverse = y[static_cast<size_t>(axis)];
+    y[static_cast<size_t>(axis)] = -1;
+    ctx.set_output(0, dt, std::move(y));
+  } else {
+    inverse = static_numel(ctx.in(0));
+    ctx.set_output(0, dt, {-1});
+  }
+  for (size_t i = 1; i < ctx.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty()) ctx.set_output(i, DType::I64, {i == 2 ? inverse : -1});
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_index_ops(Registry& r) {
@@ -221,6 +254,9 @@ void register_index_ops(Registry& r) {
   r.add(make_schema("Compress", 2, 2, 1, 1, OpCategory::Data, infer_compress));
   r.add(make_schema("NonZero", 1, 1, 1, 1, OpCategory::Data, infer_nonzero));
   r.add(make_schema("OneHot", 3, 3, 1, 1, OpCategory::Data, infer_onehot));
+  OpSchema unique = make_schema("Unique", 1, 1, 1, 4, OpCategory::Data, infer_unique);
+  unique.since_version = 11;
+  r.add(std::move(unique));
 }
 
 }  // namespace ms::ops::tensor

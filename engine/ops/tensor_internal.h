@@ -62,6 +62,11 @@ struct ResizeParams {
   std::vector<double> scales;  // per axis, out/in
   std::vector<double> roi;     // [starts..., ends...] (tf_crop_and_resize), empty otherwise
   Shape out_shape;
+  // Opset 18+: the axes that scales/sizes/roi list (empty: all; resize_shape normalizes it to the
+  // resized axes), how sizes keep the aspect ratio, and antialiasing (linear/cubic downsampling).
+  std::vector<int64_t> axes;
+  std::string keep_aspect = "stretch";  // or "not_larger", "not_smaller"
+  bool antialias = false;
 };
 // Which inputs carry roi / scales / sizes (-1: none) for Resize or Upsample at this opset.
 struct ResizeSlots {
@@ -73,7 +78,8 @@ bool resize_attributes(const ir::Node& node, int64_t opset, ResizeParams& p, std
 // Maps an output coordinate of one axis to an input coordinate (before rounding / interpolation).
 // Returns false when the point lies outside the input (tf_crop_and_resize extrapolates there).
 bool resize_coordinate(const ResizeParams& p, size_t axis, int64_t x_out, int64_t in_dim, double& x_in);
-// Output shape and per-axis scales from scales (or sizes) values; in_shape must be static.
+// Output shape and per-axis scales from scales (or sizes) values (one per entry of p.axes when
+// given; a roi of 2 * axes values is spread over all axes); in_shape must be static.
 bool resize_shape(const Shape& in, const std::vector<double>* scales, const std::vector<int64_t>* sizes,
                   ResizeParams& p, std::string& err);
 

@@ -248,8 +248,9 @@ Status infer_expand(InferContext& ctx) {
 Status infer_pad(InferContext& ctx) {
   const DType dt = ctx.in(0).dtype;
   const std::string mode = ctx.node.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    return ctx.fail("pad mode '" + mode + "' is not supported (constant, reflect, edge)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return ctx.fail("pad mode '" + mode + "' is not supported (constant, reflect, edge, wrap)");
+  if (mode == "wrap" && ctx.opset < 19) return ctx.fail("pad mode 'wrap' needs opset >= 19");
   std::optional<std::vector<int64_t>> pads, axes;
   bool has_axes = false;
   if (ctx.opset < 11) {

@@ -1,5 +1,6 @@
-// Resize (opsets 10, 11, 13) and the older Upsample (7, 9): attributes, output shapes and the
+// Resize (opsets 10, 11, 13, 18, 19) and the older Upsample (7, 9): attributes, output shapes and the
 // coordinate transforms, shared with the CPU kernel so both follow the ONNX reference exactly.
+#include <algorithm>
 #include <cmath>
 
 #include "engine/ops/tensor_internal.h"
@@ -57,46 +58,122 @@ bool resize_attributes(const ir::Node& node, int64_t opset, ResizeParams& p, std
   p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
   p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   p.extrapolation = node.attr_float("extrapolation_value", 0.f);
-  if (node.attr_int("antialias", 0) != 0) {
-    err = "antialias is not supported";
+  if (opset >= 18) {
+    p.antialias = node.attr_int("antialias", 0) != 0;
+    p.axes = node.attr_ints("axes", {});
+    p.keep_aspect = node.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (p.keep_aspect != "stretch" && p.keep_aspect != "not_larger" && p.keep_aspect != "not_smaller") {
+      err = "keep_aspect_ratio_policy '" + p.keep_aspect + "' is not supported (stretch, not_larger, not_smaller)";
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// p.axes normalized against the rank (all axes when none were listed).
+bool normalize_resize_axes(size_t rank, ResizeParams& p, std::string& err) {
+  const bool listed = !p.axes.empty();
+  if (!listed) {
+    for (size_t i = 0; i < rank; ++i) p.axes.push_back(static_cast<int64_t>(i));
+    return true;
+  }
+  std::string why;
+  if (!normalize_axes(p.axes, static_cast<int64_t>(rank), true, why).is_ok()) {
+    err = "attribute 'axes': " + why;
     return false;
   }
   return true;
 }
 
+// A roi listing only p.axes ([starts..., ends...]) spread over all axes (start 0, end 1 elsewhere).
+bool spread_roi(size_t rank, bool listed, ResizeParams& p, std::string& err) {
+  if (p.roi.empty() || !listed) return true;
+  const size_t n = p.axes.size();
+  if (p.roi.size() != 2 * n) {
+    err =
+        "roi must have " + std::to_string(2 * n) + " values (2 per entry of axes), got " + std::to_string(p.roi.size());
+    return false;
+  }
+  std::vector<double> full(rank, 0.0);
+  full.resize(2 * rank, 1.0);
+  for (size_t i = 0; i < n; ++i) {
+    full[static_cast<size_t>(p.axes[i])] = p.roi[i];
+    full[static_cast<size_t>(p.axes[i]) + rank] = p.roi[i + n];
+  }
+  p.roi = std::move(full);
+  return true;
+}
+
+// Output sizes given: per axis (stretch) or one scale for all listed axes (keep_aspect_ratio_policy).
+bool sizes_shape(const Shape& in, const std::vector<int64_t>& sizes, ResizeParams& p, std::string& err) {
+  for (int64_t v : sizes)
+    if (v < 0) {
+      err = "sizes must be >= 0, got " + shape_to_string(sizes);
+      return false;
+    }
+  if (p.keep_aspect == "stretch") {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto a = static_cast<size_t>(p.axes[i]);
+      p.out_shape[a] = sizes[i];
+      p.scales[a] = in[a] > 0 ? static_cast<double>(sizes[i]) / static_cast<double>(in[a]) : 1.0;
+    }
+    return true;
+  }
+  const bool smaller = p.keep_aspect == "not_larger";
+  double scale = smaller ? HUGE_VAL : 0.0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const auto a = static_cast<size_t>(p.axes[i]);
+    if (in[a] <= 0) {
+      err = "keep_aspect_ratio_policy '" + p.keep_aspect + "' cannot scale the empty axis " + std::to_string(a);
+      return false;
+    }
+    const double r = static_cast<double>(sizes[i]) / static_cast<double>(in[a]);
+    scale = smaller ? std::min(scale, r) : std::max(scale, r);
+  }
+  for (int64_t a : p.axes) {
+    const auto u = static_cast<size_t>(a);
+    p.scales[u] = scale;
+    p.out_shape[u] = static_cast<int64_t>(scale * static_cast<double>(in[u]) + 0.5);  // round half up
+  }
+  return true;
+}
+
+}  // namespace
+
 bool resize_shape(const Shape& in, const std::vector<double>* scales, const std::vector<int64_t>* sizes,
                   ResizeParams& p, std::string& err) {
   const size_t rank = in.size();
+  const bool listed = !p.axes.empty();
+  if (!normalize_resize_axes(rank, p, err) || !spread_roi(rank, listed, p, err)) return false;
+  const size_t n = p.axes.size();
+  const std::string per = listed ? "entry of axes " + shape_to_string(p.axes) : "dim";
   p.scales.assign(rank, 1.0);
   p.out_shape = in;
   if (sizes) {
-    if (sizes->size() != rank) {
-      err = "sizes " + shape_to_string(*sizes) + " must have one entry per dim of " + shape_to_string(in);
+    if (sizes->size() != n) {
+      err = "sizes " + shape_to_string(*sizes) + " must have one entry per " + per + " of " + shape_to_string(in);
       return false;
     }
-    for (size_t i = 0; i < rank; ++i) {
-      if ((*sizes)[i] < 0) {
-        err = "sizes must be >= 0, got " + shape_to_string(*sizes);
-        return false;
-      }
-      p.out_shape[i] = (*sizes)[i];
-      p.scales[i] = in[i] > 0 ? static_cast<double>((*sizes)[i]) / static_cast<double>(in[i]) : 1.0;
-    }
+    if (!sizes_shape(in, *sizes, p, err)) return false;
   } else if (!scales) {
     err = "one of scales and sizes must be given";
     return false;
-  } else if (scales->size() != rank) {
-    err = "scales must have one entry per dim of " + shape_to_string(in) + ", got " + std::to_string(scales->size());
+  } else if (scales->size() != n) {
+    err = "scales must have one entry per " + per + " of " + shape_to_string(in) + ", got " +
+          std::to_string(scales->size());
     return false;
   } else {
-    for (size_t i = 0; i < rank; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       const double s = (*scales)[i];
-      if (!(s > 0) || !std::isfinite(s) || s * static_cast<double>(in[i]) > 1e12) {
+      const auto a = static_cast<size_t>(p.axes[i]);
+      if (!(s > 0) || !std::isfinite(s) || s * static_cast<double>(in[a]) > 1e12) {
         err = "scales must be positive and finite";
         return false;
       }
-      p.scales[i] = s;
-      p.out_shape[i] = static_cast<int64_t>(s * static_cast<double>(in[i]));
+      p.scales[a] = s;
+      p.out_shape[a] = static_cast<int64_t>(s * static_cast<double>(in[a]));
     }
   }
   double total = 1;
@@ -125,7 +202,8 @@ bool resize_coordinate(const ResizeParams& p, size_t axis, int64_t x_out, int64_
   } else if (m == "tf_half_pixel_for_nn") {
     x_in = (x + 0.5) / s;
   } else if (m == "half_pixel_symmetric") {
-    const double adj = std::floor(out + 0.5) / out;  // ratio of the integer to the real output length
+    // Ratio of the integer to the real output length.
+    const double adj = axis < p.out_shape.size() ? static_cast<double>(p.out_shape[axis]) / out : 1.0;
     const double center = in / 2.0;
     const double offset = center * (1 - adj);
     x_in = offset + (x + 0.5) / s - 0.5;
@@ -186,7 +264,8 @@ Status infer_resize(InferContext& ctx) {
     ctx.set_output_rank_unknown(0, dt);
     return Status::ok();
   }
-  if (unknown) {
+  const bool any_unknown = std::any_of(in->begin(), in->end(), [](int64_t d) { return d < 0; });
+  if (unknown || (sizes && p.keep_aspect != "stretch" && any_unknown)) {
     ctx.set_output(0, dt, std::vector<int64_t>(in->size(), -1));
     return Status::ok();
   }
@@ -196,8 +275,11 @@ Status infer_resize(InferContext& ctx) {
     return ctx.fail(err + " (input " + shape_to_string(*in) + ")");
   MS_RETURN_IF_ERROR(check_size(ctx, p.out_shape));
   std::vector<int64_t> out = p.out_shape;
+  std::vector<bool> sized(in->size(), false);  // output dim set by sizes alone
+  if (sizes && p.keep_aspect == "stretch")
+    for (int64_t a : p.axes) sized[static_cast<size_t>(a)] = true;
   for (size_t i = 0; i < in->size(); ++i)
-    if ((*in)[i] < 0 && !sizes) out[i] = -1;
+    if ((*in)[i] < 0 && !sized[i]) out[i] = -1;
   ctx.set_output(0, dt, std::move(out));
   return Status::ok();
 }

@@ -216,8 +216,11 @@ Status infer_range(InferContext& ctx) {
   for (size_t i = 0; i < 3; ++i) {
     if (ctx.in(i).dtype != dt) return ctx.fail("start, limit and delta must have the same dtype");
     const auto* d = ctx.dims(i);
-    if (d && !(d->empty() || (d->size() == 1 && (*d)[0] == 1)))
-      return ctx.fail("start, limit and delta must be scalars");
+    // Scalars, or 1-element tensors as the reference accepts (a rank-1 dim not known yet may be 1).
+    if (d && !(d->empty() || (d->size() == 1 && ((*d)[0] == 1 || (*d)[0] < 0))))
+      return ctx.fail("start, limit and delta must be scalars (or 1-element tensors), got " + shape_to_string(*d));
+    if (const Tensor* v = host_value(ctx, i); v && v->numel() != 1)
+      return ctx.fail("start, limit and delta must have one element, got " + shape_to_string(v->shape()));
   }
   if (!is_numeric(dt)) return ctx.fail("Range needs a numeric dtype");
   const Tensor* s = host_value(ctx, 0);

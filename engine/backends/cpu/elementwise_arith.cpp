@@ -123,7 +123,9 @@ struct PowOp : NumericOp {
   // No Eigen form: std::pow keeps results identical across the fast and broadcast paths.
 };
 
-// BitShift on the unsigned representation; shifting by >= the bit width gives 0.
+// BitShift (the reference's rules): LEFT shifts the unsigned representation; RIGHT is arithmetic
+// for signed types (the sign bit fills in). A shift amount outside [0, bit width) gives 0, or -1 for
+// a RIGHT shift of a negative value.
 struct BitShiftOp {
   static constexpr Types kTypes = Types::Integer;
   static constexpr bool kBoolOut = false;
@@ -133,9 +135,15 @@ struct BitShiftOp {
   template <class C> C operator()(C a, C b) const {
     using U = wide_unsigned_t<C>;
     constexpr int bits = static_cast<int>(sizeof(C) * 8);
+    bool out_of_range = static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits);
+    if constexpr (std::is_signed_v<C>) out_of_range = out_of_range || b < 0;
+    if (out_of_range) {
+      if constexpr (std::is_signed_v<C>)
+        if (!left && a < 0) return C(-1);
+      return 0;
+    }
     if constexpr (std::is_signed_v<C>)
-      if (b < 0) return 0;
-    if (static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits)) return 0;
+      if (!left) return static_cast<C>(a >> b);  // arithmetic shift (C++20)
     const U ua = static_cast<U>(static_cast<std::make_unsigned_t<C>>(a));
     return static_cast<C>(left ? (ua << b) : (ua >> b));
   }

@@ -1,8 +1,10 @@
 // Normalization kernels: BatchNormalization (inference, and the training form that also returns the
-// batch statistics), InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization.
+// batch statistics), InstanceNormalization, LayerNormalization, LRN, MeanVarianceNormalization,
+// LpNormalization, GroupNormalization.
 // Plain loops: these are memory bound, one pass to gather statistics and one to normalize.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backends/cpu/nn_kernels.h"
@@ -330,6 +332,120 @@ Status mvn_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+// --- LpNormalization ---------------------------------------------------------------------------------
+
+// y = x / ||x||_p along the axis of the [outer, red, inner] view (0 where the norm is 0). The norms of
+// one outer slice accumulate across a row of `inner` doubles, so the input is read contiguously.
+template <class T> void lpnorm_loop(const T* x, T* y, int64_t outer, int64_t red, int64_t inner, int64_t p) {
+#pragma omp parallel if (outer > 1 && outer * red * inner >= (1 << 16))
+  {
+    vector<double> norm(static_cast<size_t>(inner));
+#pragma omp for schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* xs = x + o * red * inner;
+      T* ys = y + o * red * inner;
+      std::fill(norm.begin(), norm.end(), 0.0);
+      for (int64_t r = 0; r < red; ++r)
+        for (int64_t i = 0; i < inner; ++i) {
+          const double v = static_cast<double>(xs[r * inner + i]);
+          norm[static_cast<size_t>(i)] += p == 1 ? std::fabs(v) : v * v;
+        }
+      if (p == 2)
+        for (double& n : norm) n = std::sqrt(n);
+      for (int64_t r = 0; r < red; ++r)
+        for (int64_t i = 0; i < inner; ++i) {
+          const double n = norm[static_cast<size_t>(i)];
+          ys[r * inner + i] = static_cast<T>(n == 0 ? 0.0 : static_cast<double>(xs[r * inner + i]) / n);
+        }
+    }
+  }
+}
+
+Status lpnorm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t p = ctx.node().attr_int("p", 2);
+  if (p != 1 && p != 2) return ctx.fail("attribute 'p' must be 1 or 2, got " + std::to_string(p));
+  const int64_t axis_attr = ctx.node().attr_int("axis", -1);
+  const int64_t axis = normalize_axis(axis_attr, x.rank());
+  if (axis < 0)
+    return ctx.fail("attribute 'axis' = " + std::to_string(axis_attr) + " is out of range for input " +
+                    shape_to_string(x.shape()));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= x.dim(a);
+  for (int64_t a = axis + 1; a < x.rank(); ++a) inner *= x.dim(a);
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    lpnorm_loop(x.data<T>(), y->data<T>(), outer, x.dim(axis), inner, p);
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+// --- GroupNormalization ------------------------------------------------------------------------------
+
+struct GroupNormDims {
+  int64_t n = 0, c = 0, groups = 1, inner = 0;  // inner: elements per channel
+  bool per_channel = true;                      // scale/bias per channel (opset 21) or per group
+};
+
+// Statistics per (instance, group) in double; then y = (x - mean) / sqrt(var + eps) * scale + bias.
+// stash_type only sets the least precision of the first stage: double covers every float type.
+template <class T>
+void groupnorm_loop(const T* x, T* y, const GroupNormDims& d, const vector<double>& scale, const vector<double>& bias,
+                    double eps) {
+  const int64_t cpg = d.c / d.groups, len = cpg * d.inner;
+#pragma omp parallel for schedule(static) if (d.n * d.groups > 1 && d.n * d.c * d.inner >= (1 << 14))
+  for (int64_t ng = 0; ng < d.n * d.groups; ++ng) {
+    const T* xs = x + ng * len;
+    double s = 0, s2 = 0;
+    for (int64_t i = 0; i < len; ++i) s += static_cast<double>(xs[i]);
+    const double m = len ? s / static_cast<double>(len) : 0;
+    for (int64_t i = 0; i < len; ++i) {
+      const double v = static_cast<double>(xs[i]) - m;
+      s2 += v * v;
+    }
+    const double inv = 1.0 / std::sqrt((len ? s2 / static_cast<double>(len) : 0) + eps);
+    const int64_t g = ng % d.groups;
+    for (int64_t k = 0; k < cpg; ++k) {
+      const auto at = static_cast<size_t>(d.per_channel ? g * cpg + k : g);
+      const double a = inv * scale[at], b = bias[at] - m * inv * scale[at];
+      for (int64_t i = k * d.inner; i < (k + 1) * d.inner; ++i)
+        y[ng * len + i] = static_cast<T>(static_cast<double>(xs[i]) * a + b);
+    }
+  }
+}
+
+Status groupnorm_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) return ctx.fail("X must have rank >= 2, got " + shape_to_string(x.shape()));
+  GroupNormDims d;
+  d.n = x.dim(0);
+  d.c = x.dim(1);
+  d.groups = ctx.node().attr_int("num_groups", 0);
+  d.inner = d.n && d.c ? x.numel() / (d.n * d.c) : 0;
+  d.per_channel = ctx.opset() >= 21;
+  if (d.groups < 1 || d.c % d.groups != 0)
+    return ctx.fail("attribute 'num_groups' = " + std::to_string(d.groups) + " must be >= 1 and divide the " +
+                    std::to_string(d.c) + " channels of X");
+  const vector<double> scale = as_doubles(ctx.input(1)), bias = as_doubles(ctx.input(2));
+  const auto want = static_cast<size_t>(d.per_channel ? d.c : d.groups);
+  if (scale.size() != want || bias.size() != want)
+    return ctx.fail("scale and bias must have " + std::to_string(want) + " values (" +
+                    (d.per_channel ? "one per channel" : "one per group") + "), got " + std::to_string(scale.size()) +
+                    " and " + std::to_string(bias.size()));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), x.shape()));
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const bool ok = visit_float(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    groupnorm_loop(x.data<T>(), y->data<T>(), d, scale, bias, eps);
+  });
+  if (!ok) return bad_dtype(ctx, x.dtype());
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_norm_kernels(runtime::KernelRegistry& r) {
@@ -338,6 +454,8 @@ void register_norm_kernels(runtime::KernelRegistry& r) {
   r.add("LayerNormalization", layernorm_kernel);
   r.add("LRN", lrn_kernel);
   r.add("MeanVarianceNormalization", mvn_kernel);
+  r.add("LpNormalization", lpnorm_kernel);
+  r.add("GroupNormalization", groupnorm_kernel);
 }
 
 }  // namespace ms::cpu::nn

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
 
 #include "engine/backends/cpu/reduce_internal.h"
 #include "engine/ops/reduce_internal.h"
@@ -186,6 +187,26 @@ template <class T, Kind K> void run_ori(const T* x, T* y, const Ori& v) {
     reduce_cols<T, K>(x, y, v.outer, v.red, v.inner);
 }
 
+// Runs the reduction over `src` (x's data, or its permuted copy) into y. Bool (ReduceMax/Min only)
+// runs on the 0/1 bytes as u8; its empty-set results are false (max) and true (min), not the u8
+// identities 0 and 255.
+template <Kind K> void run_typed(DType dt, const void* src, int64_t in_numel, Tensor& y, const Ori& v) {
+  if (dt == DType::Bool) {
+    if constexpr (K == Kind::Max || K == Kind::Min) {
+      if (in_numel == 0) {
+        if (y.nbytes()) std::memset(y.raw(), K == Kind::Min ? 1 : 0, y.nbytes());
+      } else {
+        run_ori<uint8_t, K>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(y.raw()), v);
+      }
+    }
+    return;
+  }
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) run_ori<T, K>(static_cast<const T*>(src), y.data<T>(), v);
+  });
+}
+
 // Axis groups after dropping size-1 dims and merging neighbours of the same kind.
 struct Group {
   int64_t size;
@@ -196,7 +217,8 @@ template <Kind K> Status reduce_kernel(runtime::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   const Tensor& x = ctx.input(0);
   const DType dt = x.dtype();
-  if (!is_numeric(dt))
+  constexpr bool kBoolOk = K == Kind::Max || K == Kind::Min;  // any / all, on the 0/1 bytes as u8
+  if (!is_numeric(dt) && !(kBoolOk && dt == DType::Bool))
     return ctx.unsupported_case(node.op_type + " does not support dtype " + std::string(dtype_name(dt)));
   const Tensor* axes_in = ctx.has_input(1) ? &ctx.input(1) : nullptr;
   if (axes_in && (!is_integer(axes_in->dtype()) || axes_in->rank() > 1))
@@ -263,10 +285,7 @@ template <Kind K> Status reduce_kernel(runtime::KernelContext& ctx) {
     permute_copy(x.raw(), moved.raw(), dtype_size(dt), gshape, perm);
   }
   const void* src = moved.defined() ? moved.raw() : x.raw();
-  visit_dtype(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) run_ori<T, K>(static_cast<const T*>(src), y->data<T>(), v);
-  });
+  run_typed<K>(dt, src, x.numel(), *y, v);
   const bool eigen = v.inner == 1 && K != Kind::LogSumExp && (dt == DType::F32 || dt == DType::F64);
   ctx.set_impl(std::string(moved.defined() ? "permute+" : "") + (v.inner == 1 ? "rows" : "cols") +
                (eigen ? ":eigen" : ":loop"));

@@ -1,4 +1,4 @@
-// ArgMax, ArgMin, TopK and CumSum: each works on the [outer, axis, inner] view around its axis.
+// ArgMax, ArgMin, TopK, CumSum and CumProd: each works on the [outer, axis, inner] view around its axis.
 #include <omp.h>
 
 #include <algorithm>
@@ -157,37 +157,36 @@ Status topk_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
-// --- CumSum ---------------------------------------------------------------------------------------
+// --- CumSum / CumProd ------------------------------------------------------------------------------
 
-template <class T> void cumsum_loop(const T* x, T* y, const Ori& v, bool exclusive, bool reverse) {
+// Running sum (or product) along the axis; `exclusive` leaves out the element itself (the first
+// output is then 0, or 1 for the product), `reverse` runs from the end. Integers wrap.
+template <bool Prod, class T> void scan_loop(const T* x, T* y, const Ori& v, bool exclusive, bool reverse) {
   using A = acc_t<T>;
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (v.outer * blocks > 1 && v.outer * v.red * v.inner >= kParallelWork)
   for (int64_t t = 0; t < v.outer * blocks; ++t) {
     const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, len = std::min(kBlock, v.inner - i0);
     A acc[kBlock];
-    for (int64_t i = 0; i < len; ++i) acc[i] = A(0);
+    for (int64_t i = 0; i < len; ++i) acc[i] = A(Prod ? 1 : 0);
     for (int64_t rr = 0; rr < v.red; ++rr) {
       const int64_t r = reverse ? v.red - 1 - rr : rr;
       const int64_t off = (o * v.red + r) * v.inner + i0;
       for (int64_t i = 0; i < len; ++i) {
         const A val = widen(x[off + i]);
-        if (exclusive) {
-          y[off + i] = static_cast<T>(acc[i]);
-          acc[i] = acc_add(acc[i], val);
-        } else {
-          acc[i] = acc_add(acc[i], val);
-          y[off + i] = static_cast<T>(acc[i]);
-        }
+        if (exclusive) y[off + i] = static_cast<T>(acc[i]);
+        acc[i] = Prod ? acc_mul(acc[i], val) : acc_add(acc[i], val);
+        if (!exclusive) y[off + i] = static_cast<T>(acc[i]);
       }
     }
   }
 }
 
-Status cumsum_kernel(runtime::KernelContext& ctx) {
+template <bool Prod> Status scan_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
+  const char* op = Prod ? "CumProd" : "CumSum";
   if (!is_numeric(x.dtype()))
-    return ctx.unsupported_case("CumSum does not support dtype " + std::string(dtype_name(x.dtype())));
+    return ctx.unsupported_case(std::string(op) + " does not support dtype " + std::string(dtype_name(x.dtype())));
   int64_t a = 0;
   if (!scalar_int_input(ctx.input(1), a))
     return ctx.fail("axis (input 1) must hold one integer, got " + std::string(dtype_name(ctx.input(1).dtype())) +
@@ -200,7 +199,7 @@ Status cumsum_kernel(runtime::KernelContext& ctx) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>)
-      cumsum_loop(x.data<T>(), y->data<T>(), ori_around(x.shape(), axis), exclusive, reverse);
+      scan_loop<Prod>(x.data<T>(), y->data<T>(), ori_around(x.shape(), axis), exclusive, reverse);
   });
   ctx.set_impl("loop");
   return Status::ok();
@@ -212,7 +211,8 @@ void register_index_kernels(runtime::KernelRegistry& r) {
   r.add("ArgMax", arg_kernel<true>);
   r.add("ArgMin", arg_kernel<false>);
   r.add("TopK", topk_kernel);
-  r.add("CumSum", cumsum_kernel);
+  r.add("CumSum", scan_kernel<false>);
+  r.add("CumProd", scan_kernel<true>);
 }
 
 }  // namespace ms::cpu::reduce

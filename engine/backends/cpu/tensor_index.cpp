@@ -1,6 +1,8 @@
-// Index-driven kernels: Gather, GatherElements, GatherND, Compress, NonZero, OneHot. Indices are
-// checked before anything is written; negative ones wrap, out-of-range ones are an error.
+// Index-driven kernels: Gather, GatherElements, GatherND, Compress, NonZero, OneHot, Unique. Indices
+// are checked before anything is written; negative ones wrap, out-of-range ones are an error.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "engine/backends/cpu/tensor_internal.h"
 
@@ -204,6 +206,141 @@ Status onehot_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+// --- Unique ----------------------------------------------------------------------------------------
+
+// X seen as [outer, n, inner] around the axis (n = numel, outer = inner = 1 without one): the n items
+// are the slices x[:, k, :], compared as their outer*inner values in order, lexicographically.
+struct UniqueView {
+  int64_t outer = 1, n = 0, inner = 1;
+};
+
+// Where the items fall after de-duplication. `order` lists the output items (sorted ascending, or in
+// order of first occurrence); per output item: its first occurrence and count; per input item: the
+// output item it equals.
+struct UniqueResult {
+  std::vector<int64_t> first, counts, inverse;
+};
+
+template <class T> inline bool nan_value(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else if constexpr (std::is_same_v<T, f16> || std::is_same_v<T, bf16>)
+    return Eigen::numext::isnan(v);
+  else
+    return false;
+}
+// A total order: NaN after every number and equal to NaN (numpy's unique merges NaNs).
+template <class T> inline int compare_values(T a, T b) {
+  const bool an = nan_value(a), bn = nan_value(b);
+  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+template <class T> UniqueResult unique_items(const T* rows, int64_t n, int64_t len, bool sorted) {
+  auto cmp = [&](int64_t a, int64_t b) {
+    for (int64_t j = 0; j < len; ++j)
+      if (int c = compare_values(rows[a * len + j], rows[b * len + j])) return c;
+    return 0;
+  };
+  std::vector<int64_t> perm(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
+  UniqueResult r;
+  r.inverse.assign(static_cast<size_t>(n), 0);
+  for (size_t s = 0; s < perm.size(); ++s) {
+    if (s == 0 || cmp(perm[s - 1], perm[s]) != 0) {
+      r.first.push_back(perm[s]);  // stable: the run starts with the first occurrence
+      r.counts.push_back(0);
+    }
+    r.counts.back() += 1;
+    r.inverse[static_cast<size_t>(perm[s])] = static_cast<int64_t>(r.first.size()) - 1;
+  }
+  if (!sorted) {
+    // Renumber the groups by first occurrence.
+    std::vector<int64_t> by_first(r.first.size()), rank(r.first.size());
+    for (size_t u = 0; u < by_first.size(); ++u) by_first[u] = static_cast<int64_t>(u);
+    std::sort(by_first.begin(), by_first.end(),
+              [&](int64_t a, int64_t b) { return r.first[static_cast<size_t>(a)] < r.first[static_cast<size_t>(b)]; });
+    UniqueResult o;
+    for (size_t u = 0; u < by_first.size(); ++u) {
+      rank[static_cast<size_t>(by_first[u])] = static_cast<int64_t>(u);
+      o.first.push_back(r.first[static_cast<size_t>(by_first[u])]);
+      o.counts.push_back(r.counts[static_cast<size_t>(by_first[u])]);
+    }
+    for (int64_t v : r.inverse) o.inverse.push_back(rank[static_cast<size_t>(v)]);
+    return o;
+  }
+  return r;
+}
+
+// The items as contiguous rows of outer*inner values (a copy unless they already are).
+template <class T> UniqueResult unique_typed(const Tensor& x, const UniqueView& v, bool sorted) {
+  const T* p = static_cast<const T*>(x.raw());
+  const int64_t len = v.outer * v.inner;
+  if (v.outer == 1) return unique_items(p, v.n, len, sorted);
+  std::vector<T> rows(static_cast<size_t>(v.n * len));
+  for (int64_t k = 0; k < v.n; ++k)
+    for (int64_t o = 0; o < v.outer; ++o)
+      std::copy(p + (o * v.n + k) * v.inner, p + (o * v.n + k + 1) * v.inner, rows.begin() + k * len + o * v.inner);
+  return unique_items(rows.data(), v.n, len, sorted);
+}
+
+bool output_wanted(runtime::KernelContext& ctx, size_t i) {
+  return i < ctx.num_outputs() && i < ctx.node().outputs.size() && !ctx.node().outputs[i].empty();
+}
+
+Status write_index_output(runtime::KernelContext& ctx, size_t i, const std::vector<int64_t>& v) {
+  if (!output_wanted(ctx, i)) return Status::ok();
+  MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DType::I64, {static_cast<int64_t>(v.size())}));
+  if (!v.empty()) std::memcpy(t->raw(), v.data(), v.size() * sizeof(int64_t));
+  return Status::ok();
+}
+
+Status unique_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const bool has_axis = ctx.node().has_attr("axis");
+  const int64_t axis_attr = ctx.node().attr_int("axis", 0);
+  const int64_t axis = has_axis ? normalize_axis(axis_attr, x.rank()) : 0;
+  if (axis < 0)
+    return ctx.fail("attribute 'axis' = " + std::to_string(axis_attr) + " is out of range for X " +
+                    shape_to_string(x.shape()));
+  UniqueView v;
+  v.n = x.numel();
+  if (has_axis) {
+    v.n = x.dim(axis);
+    for (int64_t a = 0; a < x.rank(); ++a)
+      if (a != axis) (a < axis ? v.outer : v.inner) *= x.dim(a);
+  }
+  const bool sorted = ctx.node().attr_int("sorted", 1) != 0;
+  UniqueResult r;
+  const DType scan = x.dtype() == DType::Bool ? DType::U8 : x.dtype();  // bools compare as their 0/1 bytes
+  const bool ok = visit_dtype(scan, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) r = unique_typed<T>(x, v, sorted);
+  });
+  if (!ok) return ctx.unsupported_case("Unique does not support dtype " + std::string(dtype_name(x.dtype())));
+  const auto u = static_cast<int64_t>(r.first.size());
+  Shape ys{u};
+  if (has_axis) {
+    ys = x.shape();
+    ys[static_cast<size_t>(axis)] = u;
+  }
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), ys));
+  const size_t es = dtype_size(x.dtype());
+  const auto* src = static_cast<const char*>(x.raw());
+  auto* dst = static_cast<char*>(y->raw());
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t j = 0; j < u; ++j)
+      std::memcpy(dst + static_cast<size_t>((o * u + j) * v.inner) * es,
+                  src + static_cast<size_t>((o * v.n + r.first[static_cast<size_t>(j)]) * v.inner) * es,
+                  static_cast<size_t>(v.inner) * es);
+  MS_RETURN_IF_ERROR(write_index_output(ctx, 1, r.first));
+  MS_RETURN_IF_ERROR(write_index_output(ctx, 2, r.inverse));
+  MS_RETURN_IF_ERROR(write_index_output(ctx, 3, r.counts));
+  ctx.set_impl("stable_sort");
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_scatter_kernels(runtime::KernelRegistry& r);  // tensor_scatter.cpp
@@ -215,6 +352,7 @@ void register_index_kernels(runtime::KernelRegistry& r) {
   r.add("Compress", compress_kernel);
   r.add("NonZero", nonzero_kernel);
   r.add("OneHot", onehot_kernel);
+  r.add("Unique", unique_kernel);
   register_scatter_kernels(r);
 }
 

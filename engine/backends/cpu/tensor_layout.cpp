@@ -197,7 +197,9 @@ Status pad_kernel(runtime::KernelContext& ctx) {
     m.resize(static_cast<size_t>(out.shape()[u]));
     for (int64_t o = 0; o < out.shape()[u]; ++o) {
       int64_t x = o - b;
-      if (mode == "edge" || n == 1) {
+      if (mode == "wrap") {
+        x = ((x % n) + n) % n;
+      } else if (mode == "edge" || n == 1) {
         x = std::clamp<int64_t>(x, 0, n - 1);
       } else {  // reflect without repeating the edge: period 2(n-1)
         const int64_t p = 2 * (n - 1);

@@ -52,7 +52,7 @@ Status eye_like_kernel(runtime::KernelContext& ctx) {
 }
 
 // DepthToSpace: out[n, c, h*b+i, w*b+j] from the input viewed as [N, b, b, C', H, W] (DCR) or
-// [N, C', b, b, H, W] (CRD); SpaceToDepth is the DCR inverse.
+// [N, C', b, b, H, W] (CRD); SpaceToDepth is the inverse of either.
 Status depth_to_space_kernel(runtime::KernelContext& ctx) {
   MS_RETURN_IF_ERROR(ensure_outputs(ctx));
   const Tensor& in = ctx.input(0);
@@ -79,10 +79,12 @@ Status space_to_depth_kernel(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, in.dtype()));
   const int64_t b = ctx.node().attr_int("blocksize", 1);
   const int64_t n = in.dim(0), c = in.dim(1), h = in.dim(2) / b, w = in.dim(3) / b;
+  const bool crd = ctx.node().attr_string("mode", "DCR") == "CRD";
   const Shape vs = contiguous_strides(Shape{n, c, h, b, w, b});
-  // Output as [N, b(i), b(j), C, H', W'].
-  const Shape oshape{n, b, b, c, h, w};
-  const Shape src{vs[0], vs[3], vs[5], vs[1], vs[2], vs[4]};
+  // Output as [N, b(i), b(j), C, H', W'] (DCR) or [N, C, b(i), b(j), H', W'] (CRD).
+  const Shape oshape = crd ? Shape{n, c, b, b, h, w} : Shape{n, b, b, c, h, w};
+  const Shape src =
+      crd ? Shape{vs[0], vs[1], vs[3], vs[5], vs[2], vs[4]} : Shape{vs[0], vs[3], vs[5], vs[1], vs[2], vs[4]};
   strided_copy(out.raw(), in.raw(), oshape, contiguous_strides(oshape), src, es);
   return Status::ok();
 }

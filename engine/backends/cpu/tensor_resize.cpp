@@ -1,6 +1,7 @@
 // Resize / Upsample. Nearest is a per-axis index gather on bytes (any dtype). Linear and cubic are
 // separable: one pass per resized axis in double precision (the reference computes in float64),
 // then a single conversion to the output dtype.
+#include <algorithm>
 #include <cmath>
 
 #include "engine/backends/cpu/tensor_internal.h"
@@ -30,47 +31,68 @@ int64_t nearest_index(const ResizeParams& p, double x, double scale) {
   return static_cast<int64_t>(f) + (up ? 1 : 0);
 }
 
-struct Taps {
-  int64_t idx[4];
-  double w[4];
-  int n = 0;
-  bool outside = false;
+// Keys' cubic convolution kernel at distance d.
+double cubic_weight(double a, double d) {
+  d = std::abs(d);
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0.0;
+}
+
+// Interpolation taps along one axis: `n` per output position, input indices clamped to the axis
+// (edge padding) and their weights; `outside` marks tf_crop_and_resize extrapolation.
+struct AxisTaps {
+  int64_t n = 0;
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+  std::vector<char> outside;
 };
 
-Taps make_taps(const ResizeParams& p, size_t axis, int64_t x_out, int64_t in_dim) {
-  Taps t;
-  double x = 0;
-  if (!ops::tensor::resize_coordinate(p, axis, x_out, in_dim, x)) {
-    t.outside = true;
-    return t;
+// Taps of one output position at input coordinate x, as the reference: offsets i in [lo, 2 - lo)
+// from floor(x) (x - 1 when x is whole, with ratio 1), weight kernel(s * (i - ratio)); antialias
+// widens the kernel by 1 / scale when downsampling and normalizes it.
+void position_taps(const ResizeParams& p, double x, double s, int64_t lo, int64_t in_dim, int64_t* idx, double* w) {
+  double base = std::floor(x);
+  double r = x - base;
+  if (r == 0) {
+    base -= 1;
+    r = 1;
   }
-  const double f = std::floor(x);
-  const double r = x - f;
-  const auto i0 = static_cast<int64_t>(f);
-  auto clampi = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in_dim - 1); };
-  if (p.mode == ResizeParams::Mode::Linear) {
-    t.n = 2;
-    t.idx[0] = clampi(i0);
-    t.idx[1] = clampi(i0 + 1);
-    t.w[0] = 1 - r;
-    t.w[1] = r;
-    return t;
+  const int64_t n = 2 - 2 * lo;
+  double sum = 0, kept = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double d = s * (static_cast<double>(lo + k) - r);
+    w[k] = p.mode == ResizeParams::Mode::Cubic ? cubic_weight(p.cubic_a, d) : std::max(0.0, 1.0 - std::abs(d));
+    sum += w[k];
   }
-  const double a = p.cubic_a;
-  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };       // |d| <= 1
-  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };  // 1 < |d| < 2
-  const double w[4] = {far(r + 1), near(r), near(1 - r), far(2 - r)};
-  double sum = 0;
-  t.n = 4;
-  for (int k = 0; k < 4; ++k) {
-    const int64_t i = i0 - 1 + k;
-    const bool inside = i >= 0 && i < in_dim;
-    t.idx[k] = clampi(i);
-    t.w[k] = (p.exclude_outside && !inside) ? 0.0 : w[k];
-    sum += t.w[k];
+  for (int64_t k = 0; k < n; ++k) {
+    if (p.antialias && sum != 0) w[k] /= sum;
+    const int64_t i = static_cast<int64_t>(base) + lo + k;
+    if (p.exclude_outside && (i < 0 || i >= in_dim)) w[k] = 0;
+    kept += w[k];
+    idx[k] = std::clamp<int64_t>(i, 0, in_dim - 1);
   }
-  if (p.exclude_outside && sum != 0)
-    for (double& v : t.w) v /= sum;
+  if (p.exclude_outside && kept != 0)
+    for (int64_t k = 0; k < n; ++k) w[k] /= kept;
+}
+
+AxisTaps make_axis_taps(const ResizeParams& p, size_t axis, int64_t in_dim, int64_t n_out) {
+  const bool cubic = p.mode == ResizeParams::Mode::Cubic;
+  const double s = p.antialias ? std::min(p.scales[axis], 1.0) : 1.0;
+  const int64_t lo = p.antialias ? static_cast<int64_t>(std::floor(-(cubic ? 2.0 : 1.0) / s)) + 1 : (cubic ? -1 : 0);
+  AxisTaps t;
+  t.n = 2 - 2 * lo;
+  t.idx.resize(static_cast<size_t>(n_out * t.n));
+  t.w.resize(static_cast<size_t>(n_out * t.n));
+  t.outside.assign(static_cast<size_t>(n_out), 0);
+  for (int64_t o = 0; o < n_out; ++o) {
+    double x = 0;
+    if (!ops::tensor::resize_coordinate(p, axis, o, in_dim, x)) {
+      t.outside[static_cast<size_t>(o)] = 1;
+      continue;
+    }
+    position_taps(p, x, s, lo, in_dim, &t.idx[static_cast<size_t>(o * t.n)], &t.w[static_cast<size_t>(o * t.n)]);
+  }
   return t;
 }
 
@@ -109,23 +131,21 @@ Status resize_interp(runtime::KernelContext& ctx, const ResizeParams& p, const T
     int64_t outer = 1, inner = 1;
     for (size_t i = 0; i < a; ++i) outer *= shape[i];
     for (size_t i = a + 1; i < shape.size(); ++i) inner *= shape[i];
-    std::vector<Taps> taps(static_cast<size_t>(n_out));
-    for (int64_t o = 0; o < n_out; ++o) taps[static_cast<size_t>(o)] = make_taps(p, a, o, n_in);
+    const AxisTaps t = make_axis_taps(p, a, n_in, n_out);
     next.assign(static_cast<size_t>(outer * n_out * inner), 0.0);
     for (int64_t o = 0; o < outer; ++o) {
       const double* src = cur.data() + o * n_in * inner;
       double* dst = next.data() + o * n_out * inner;
       for (int64_t x = 0; x < n_out; ++x) {
-        const Taps& t = taps[static_cast<size_t>(x)];
         double* d = dst + x * inner;
-        if (t.outside) {
+        if (t.outside[static_cast<size_t>(x)]) {
           for (int64_t i = 0; i < inner; ++i) d[i] = p.extrapolation;
           continue;
         }
-        for (int k = 0; k < t.n; ++k) {
-          const double w = t.w[k];
+        for (int64_t k = 0; k < t.n; ++k) {
+          const double w = t.w[static_cast<size_t>(x * t.n + k)];
           if (w == 0) continue;
-          const double* s = src + t.idx[k] * inner;
+          const double* s = src + t.idx[static_cast<size_t>(x * t.n + k)] * inner;
           for (int64_t i = 0; i < inner; ++i) d[i] += w * s[i];
         }
       }
@@ -181,11 +201,12 @@ Status resize_kernel(runtime::KernelContext& ctx) {
     const Tensor& t = ctx.input(static_cast<size_t>(slots.roi));
     for (int64_t i = 0; i < t.numel(); ++i) p.roi.push_back(t.at_double(i));
   }
-  if (p.coord_mode == "tf_crop_and_resize" && p.roi.size() != 2 * in.shape().size())
-    return ctx.fail("tf_crop_and_resize needs roi with " + std::to_string(2 * in.shape().size()) + " values");
   if (!ops::tensor::resize_shape(in.shape(), has_sizes ? nullptr : (has_scales ? &scales : nullptr),
                                  has_sizes ? &sizes : nullptr, p, err))
     return ctx.fail(err + " (input " + shape_to_string(in.shape()) + ")");
+  if (p.coord_mode == "tf_crop_and_resize" && p.roi.size() != 2 * in.shape().size())
+    return ctx.fail("tf_crop_and_resize needs roi with " + std::to_string(2 * in.shape().size()) +
+                    " values (2 per entry of axes when given)");
   MS_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, in.dtype(), p.out_shape));
   for (int64_t d : in.shape())
     if (d == 0 && out->numel() > 0) return ctx.fail("cannot resize an empty input to " + shape_to_string(p.out_shape));

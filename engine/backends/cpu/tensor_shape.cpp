@@ -69,6 +69,8 @@ Status range_kernel(runtime::KernelContext& ctx) {
   Tensor& out = ctx.output(0);
   const Tensor& s = ctx.input(0);
   const Tensor& d = ctx.input(2);
+  if (s.numel() != 1 || ctx.input(1).numel() != 1 || d.numel() != 1)
+    return ctx.fail("start, limit and delta must have one element each");
   const bool ok = visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();

@@ -16,6 +16,7 @@ PassPtr make_dce_pass();                                                        
 PassPtr make_cse_pass();                                                          // cse.cpp
 PassPtr make_simplify_pass();                                                     // simplify.cpp
 PassPtr make_fold_batchnorm_pass();                                               // fold_batchnorm.cpp
+PassPtr make_fold_qdq_pass();                                                     // fold_qdq.cpp
 PassPtr make_fuse_layer_norm_pass();                                              // fuse_layer_norm.cpp
 PassPtr make_fuse_activations_pass();                                             // fuse_activations.cpp
 PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp

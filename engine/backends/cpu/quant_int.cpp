@@ -1,0 +1,361 @@
+// Integer matmul/conv kernels: MatMulInteger and ConvInteger (int32 results), QLinearMatMul and
+// QLinearConv (int32 accumulation, then requantized as onnx/reference/ops/op_qlinear_*.py: the
+// multiplier a_scale * b_scale / y_scale is computed in the scale type, applied in float64, plus the
+// output zero point, rounded half to even and clipped).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "engine/backends/cpu/nn_kernels.h"
+#include "engine/backends/cpu/quant_internal.h"
+
+namespace ms::cpu::quant {
+namespace {
+
+using std::to_string;
+
+// Element i of an int8/uint8 tensor as int32.
+inline int32_t int8_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::I8 ? static_cast<int32_t>(t.data<int8_t>()[i])
+                                : static_cast<int32_t>(t.data<uint8_t>()[i]);
+}
+
+// A zero point (or scale) with one value, or `count` values (per row / column / channel), expanded
+// to `count` entries; an absent input gives zeros.
+Expected<std::vector<int32_t>> expand_zero_point(runtime::KernelContext& ctx, size_t i, int64_t count, const char* name,
+                                                 const char* per) {
+  std::vector<int32_t> out(static_cast<size_t>(count), 0);
+  if (!ctx.has_input(i)) return out;
+  const std::vector<int32_t> v = load_ints(ctx.input(i));
+  if (v.size() == 1) {
+    std::fill(out.begin(), out.end(), v[0]);
+    return out;
+  }
+  if (static_cast<int64_t>(v.size()) != count)
+    return ctx.fail(std::string(name) + " has " + to_string(v.size()) + " values, expected 1 or " + to_string(count) +
+                    " (one per " + per + ")");
+  return v;
+}
+
+Expected<std::vector<double>> expand_scale(runtime::KernelContext& ctx, size_t i, int64_t count, const char* name,
+                                           const char* per) {
+  const std::vector<double> v = load_reals(ctx.input(i));
+  if (v.size() == 1) return std::vector<double>(static_cast<size_t>(count), v[0]);
+  if (static_cast<int64_t>(v.size()) != count)
+    return ctx.fail(std::string(name) + " has " + to_string(v.size()) + " values, expected 1 or " + to_string(count) +
+                    " (one per " + per + ")");
+  return v;
+}
+
+// Requantizes one int32 accumulator: rint(acc * multiplier + zp) clipped to the output type.
+inline int32_t requantize(int32_t acc, double multiplier, int32_t zp, int32_t lo, int32_t hi) {
+  const double r = std::nearbyint(static_cast<double>(acc) * multiplier + static_cast<double>(zp));
+  if (std::isnan(r)) return lo;
+  return static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+void store_int8(Tensor& y, int64_t i, int32_t v) {
+  if (y.dtype() == DType::I8)
+    y.data<int8_t>()[i] = static_cast<int8_t>(v);
+  else
+    y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+}
+
+// ---- batched matmul (numpy broadcasting) ----
+
+struct MatmulPlan {
+  int64_t m = 1, k = 1, n = 1;
+  Shape out;
+  std::vector<int64_t> a_off, b_off;  // per output batch: element offset of its A and B matrices
+};
+
+Expected<MatmulPlan> plan_matmul(runtime::KernelContext& ctx, const Shape& as, const Shape& bs) {
+  if (as.empty() || bs.empty()) return ctx.fail("A and B must have rank >= 1");
+  Shape a = as, b = bs;
+  if (as.size() == 1) a.insert(a.begin(), 1);
+  if (bs.size() == 1) b.push_back(1);
+  MatmulPlan p;
+  p.m = a[a.size() - 2];
+  p.k = a.back();
+  p.n = b.back();
+  if (b[b.size() - 2] != p.k)
+    return ctx.fail("inner dims differ: A " + shape_to_string(as) + ", B " + shape_to_string(bs));
+  const size_t batch = std::max(a.size(), b.size()) - 2;
+  a.insert(a.begin(), batch + 2 - a.size(), 1);
+  b.insert(b.begin(), batch + 2 - b.size(), 1);
+  Shape bshape(batch);
+  for (size_t i = 0; i < batch; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      return ctx.fail("batch dims of A " + shape_to_string(as) + " and B " + shape_to_string(bs) + " do not broadcast");
+    bshape[i] = a[i] == 1 ? b[i] : a[i];
+  }
+  const int64_t nb = numel(bshape);
+  p.a_off.assign(static_cast<size_t>(nb), 0);
+  p.b_off.assign(static_cast<size_t>(nb), 0);
+  for (int64_t idx = 0; idx < nb; ++idx) {
+    int64_t rest = idx, sa = p.m * p.k, sb = p.k * p.n;
+    for (size_t d = batch; d-- > 0;) {
+      const int64_t c = rest % bshape[d];
+      rest /= bshape[d];
+      p.a_off[static_cast<size_t>(idx)] += (a[d] == 1 ? 0 : c) * sa;
+      p.b_off[static_cast<size_t>(idx)] += (b[d] == 1 ? 0 : c) * sb;
+      sa *= a[d];
+      sb *= b[d];
+    }
+  }
+  p.out = bshape;
+  if (as.size() > 1) p.out.push_back(p.m);
+  if (bs.size() > 1) p.out.push_back(p.n);
+  return p;
+}
+
+// acc[batch][M][N] = (A - za[row]) x (B - zb[col]) in int32.
+void matmul_int32(const Tensor& a, const Tensor& b, const MatmulPlan& p, const std::vector<int32_t>& za,
+                  const std::vector<int32_t>& zb, int32_t* acc) {
+  const auto batches = static_cast<int64_t>(p.a_off.size());
+  std::vector<int32_t> bm(static_cast<size_t>(p.k * p.n));
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    const int64_t ao = p.a_off[static_cast<size_t>(bi)], bo = p.b_off[static_cast<size_t>(bi)];
+    for (int64_t kk = 0; kk < p.k; ++kk)
+      for (int64_t j = 0; j < p.n; ++j)
+        bm[static_cast<size_t>(kk * p.n + j)] = int8_at(b, bo + kk * p.n + j) - zb[static_cast<size_t>(j)];
+    int32_t* c = acc + bi * p.m * p.n;
+#pragma omp parallel for schedule(static) if (p.m * p.n * p.k > (1 << 16))
+    for (int64_t i = 0; i < p.m; ++i) {
+      int32_t* row = c + i * p.n;
+      std::fill(row, row + p.n, 0);
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        const int32_t av = int8_at(a, ao + i * p.k + kk) - za[static_cast<size_t>(i)];
+        const int32_t* brow = bm.data() + kk * p.n;
+        for (int64_t j = 0; j < p.n; ++j) row[j] += av * brow[j];
+      }
+    }
+  }
+}
+
+Status matmul_integer(runtime::KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  MS_ASSIGN_OR_RETURN(const MatmulPlan p, plan_matmul(ctx, a.shape(), b.shape()));
+  MS_ASSIGN_OR_RETURN(const auto za, expand_zero_point(ctx, 2, p.m, "a_zero_point", "row of A"));
+  MS_ASSIGN_OR_RETURN(const auto zb, expand_zero_point(ctx, 3, p.n, "b_zero_point", "column of B"));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::I32, p.out));
+  matmul_int32(a, b, p, za, zb, y->data<int32_t>());
+  ctx.set_impl("loop");
+  return Status::ok();
+}
+
+Status qlinear_matmul(runtime::KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  MS_ASSIGN_OR_RETURN(const MatmulPlan p, plan_matmul(ctx, a.shape(), b.shape()));
+  MS_ASSIGN_OR_RETURN(const auto za, expand_zero_point(ctx, 2, p.m, "a_zero_point", "row of a"));
+  MS_ASSIGN_OR_RETURN(const auto zb, expand_zero_point(ctx, 5, p.n, "b_zero_point", "column of b"));
+  MS_ASSIGN_OR_RETURN(const auto sa, expand_scale(ctx, 1, p.m, "a_scale", "row of a"));
+  MS_ASSIGN_OR_RETURN(const auto sb, expand_scale(ctx, 4, p.n, "b_scale", "column of b"));
+  if (ctx.input(6).numel() != 1 || ctx.input(7).numel() != 1)
+    return ctx.unsupported_case("y_scale and y_zero_point must hold one value (per-tensor output quantization)");
+  const double ys = load_reals(ctx.input(6))[0];
+  const int32_t yz = load_ints(ctx.input(7))[0];
+  const DType st = ctx.input(1).dtype();
+  std::vector<double> mult(static_cast<size_t>(p.m * p.n));
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j)
+      mult[static_cast<size_t>(i * p.n + j)] =
+          round_to_dtype(st, round_to_dtype(st, sa[static_cast<size_t>(i)] * sb[static_cast<size_t>(j)]) / ys);
+  std::vector<int32_t> acc(static_cast<size_t>(numel(p.out)));
+  matmul_int32(a, b, p, za, zb, acc.data());
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ctx.input(7).dtype(), p.out));
+  const bool s8 = y->dtype() == DType::I8;
+  const int64_t mn = p.m * p.n;
+  for (int64_t e = 0; e < static_cast<int64_t>(acc.size()); ++e)
+    store_int8(
+        *y, e,
+        requantize(acc[static_cast<size_t>(e)], mult[static_cast<size_t>(e % mn)], yz, s8 ? -128 : 0, s8 ? 127 : 255));
+  ctx.set_impl("loop");
+  return Status::ok();
+}
+
+// ---- convolution (any spatial rank, groups, int32 accumulation) ----
+
+Expected<IntConvPlan> plan_conv(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w) {
+  const Shape& xs = x.shape();
+  const Shape& ws = w.shape();
+  if (xs.size() < 3 || ws.size() != xs.size())
+    return ctx.fail("x " + shape_to_string(xs) + " and w " + shape_to_string(ws) + " must have the same rank >= 3");
+  IntConvPlan p;
+  p.group = ctx.node().attr_int("group", 1);
+  p.batch = xs[0];
+  p.c = xs[1];
+  p.m = ws[0];
+  if (p.group < 1 || p.c % p.group != 0 || p.m % p.group != 0 || ws[1] * p.group != p.c)
+    return ctx.fail("w " + shape_to_string(ws) + " does not match the channels of x " + shape_to_string(xs) +
+                    " with group " + to_string(p.group));
+  MS_ASSIGN_OR_RETURN(p.g, nn::geometry(ctx, ops::WindowKind::Conv, xs, Shape(ws.begin() + 2, ws.end())));
+  p.in_sp = numel(Shape(xs.begin() + 2, xs.end()));
+  p.out_sp = numel(p.g.out);
+  p.taps = numel(p.g.kernel);
+  p.out = {p.batch, p.m};
+  p.out.insert(p.out.end(), p.g.out.begin(), p.g.out.end());
+  return p;
+}
+
+// acc[N][M][P] = conv(x - zx, w - zw[m]) (the reference loops: im2col, then a row-times-column sum).
+void conv_int32_loops(const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
+                      const std::vector<int32_t>& zw, int32_t* acc) {
+  const std::vector<int64_t> table = nn::window_table(Shape(x.shape().begin() + 2, x.shape().end()), p.g);
+  const int64_t cg = p.c / p.group, mg = p.m / p.group, rows = cg * p.taps, P = p.out_sp;
+  std::vector<int32_t> col(static_cast<size_t>(rows * P));
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t g = 0; g < p.group; ++g) {
+      for (int64_t c = 0; c < cg; ++c) {
+        const int64_t xbase = (n * p.c + g * cg + c) * p.in_sp;
+        for (int64_t kk = 0; kk < p.taps; ++kk) {
+          int32_t* dst = col.data() + (c * p.taps + kk) * P;
+          for (int64_t q = 0; q < P; ++q) {
+            const int64_t off = table[static_cast<size_t>(q * p.taps + kk)];
+            dst[q] = off >= 0 ? int8_at(x, xbase + off) - zx : 0;
+          }
+        }
+      }
+#pragma omp parallel for schedule(static) if (mg * rows * P > (1 << 16))
+      for (int64_t mm = 0; mm < mg; ++mm) {
+        const int64_t oc = g * mg + mm;
+        int32_t* out = acc + (n * p.m + oc) * P;
+        std::fill(out, out + P, 0);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int32_t wv = int8_at(w, oc * rows + r) - zw[static_cast<size_t>(oc)];
+          if (wv == 0) continue;
+          const int32_t* src = col.data() + r * P;
+          for (int64_t q = 0; q < P; ++q) out[q] += wv * src[q];
+        }
+      }
+    }
+  }
+}
+
+// Accumulators of the conv, from oneDNN (channels last) where it has a fast int8 implementation
+// (w int8 without zero points), else from the loops (channels first).
+struct ConvAcc {
+  std::vector<int32_t> acc;
+  bool channels_last = false;
+};
+
+Expected<ConvAcc> conv_accumulate(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p,
+                                  int32_t zx, const std::vector<int32_t>& zw) {
+  ConvAcc r;
+  r.acc.resize(static_cast<size_t>(numel(p.out)));
+  const bool zero_w = std::all_of(zw.begin(), zw.end(), [](int32_t v) { return v == 0; });
+  if (w.dtype() == DType::I8 && zero_w && p.c > 0 && p.m > 0 && !r.acc.empty()) {
+    const Status s = conv_acc_onednn(ctx, x, w, p, zx, r.acc.data());
+    if (s.is_ok()) {
+      r.channels_last = true;
+      return r;
+    }
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  conv_int32_loops(x, w, p, zx, zw, r.acc.data());
+  ctx.set_impl("loop");
+  return r;
+}
+
+// Index of accumulator (n, oc, q) in either layout.
+inline size_t acc_index(const ConvAcc& a, const IntConvPlan& p, int64_t n, int64_t oc, int64_t q) {
+  return static_cast<size_t>(a.channels_last ? (n * p.out_sp + q) * p.m + oc : (n * p.m + oc) * p.out_sp + q);
+}
+
+Expected<int32_t> scalar_zero_point(runtime::KernelContext& ctx, size_t i, const char* name) {
+  if (!ctx.has_input(i)) return 0;
+  if (ctx.input(i).numel() != 1) return ctx.fail(std::string(name) + " must hold one value (per-tensor)");
+  return load_ints(ctx.input(i))[0];
+}
+
+Status conv_integer(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  MS_ASSIGN_OR_RETURN(const IntConvPlan p, plan_conv(ctx, x, w));
+  MS_ASSIGN_OR_RETURN(const int32_t zx, scalar_zero_point(ctx, 2, "x_zero_point"));
+  MS_ASSIGN_OR_RETURN(const auto zw, expand_zero_point(ctx, 3, p.m, "w_zero_point", "output channel"));
+  MS_ASSIGN_OR_RETURN(const ConvAcc a, conv_accumulate(ctx, x, w, p, zx, zw));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::I32, p.out));
+  int32_t* yp = y->data<int32_t>();
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t oc = 0; oc < p.m; ++oc)
+      for (int64_t q = 0; q < p.out_sp; ++q) *yp++ = a.acc[acc_index(a, p, n, oc, q)];
+  return Status::ok();
+}
+
+// Requantizes acc + bias[oc] with the per-channel multiplier into y [N, M, P].
+struct Requant {
+  const std::vector<int32_t>& bias;
+  const std::vector<double>& mult;
+  int32_t zy, lo, hi;
+  int32_t operator()(int32_t acc, size_t oc) const {
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias[oc]));
+    return requantize(sum, mult[oc], zy, lo, hi);
+  }
+};
+
+template <class T> void requantize_conv(const ConvAcc& a, const IntConvPlan& p, const Requant& rq, T* y) {
+  const int64_t P = p.out_sp, M = p.m;
+  if (!a.channels_last) {
+#pragma omp parallel for schedule(static) if (p.batch * M * P > (1 << 16))
+    for (int64_t nm = 0; nm < p.batch * M; ++nm) {
+      const auto oc = static_cast<size_t>(nm % M);
+      const int32_t* src = a.acc.data() + nm * P;
+      for (int64_t q = 0; q < P; ++q) y[nm * P + q] = static_cast<T>(rq(src[q], oc));
+    }
+    return;
+  }
+  // [N, P, M] -> [N, M, P] in tiles of kTile positions, so both sides stay in cache.
+  constexpr int64_t kTile = 32;
+  const int64_t tiles = (P + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static) if (p.batch * M * P > (1 << 16))
+  for (int64_t nt = 0; nt < p.batch * tiles; ++nt) {
+    const int64_t n = nt / tiles, q0 = (nt % tiles) * kTile, q1 = std::min(P, q0 + kTile);
+    const int32_t* src = a.acc.data() + n * P * M;
+    T* dst = y + n * M * P;
+    for (int64_t oc = 0; oc < M; ++oc)
+      for (int64_t q = q0; q < q1; ++q) dst[oc * P + q] = static_cast<T>(rq(src[q * M + oc], static_cast<size_t>(oc)));
+  }
+}
+
+Status qlinear_conv(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(3);
+  MS_ASSIGN_OR_RETURN(const IntConvPlan p, plan_conv(ctx, x, w));
+  MS_ASSIGN_OR_RETURN(const int32_t zx, scalar_zero_point(ctx, 2, "x_zero_point"));
+  MS_ASSIGN_OR_RETURN(const auto zw, expand_zero_point(ctx, 5, p.m, "w_zero_point", "output channel"));
+  MS_ASSIGN_OR_RETURN(const int32_t zy, scalar_zero_point(ctx, 7, "y_zero_point"));
+  MS_ASSIGN_OR_RETURN(const auto sw, expand_scale(ctx, 4, p.m, "w_scale", "output channel"));
+  if (ctx.input(1).numel() != 1 || ctx.input(6).numel() != 1)
+    return ctx.fail("x_scale and y_scale must hold one value (per-tensor)");
+  const double sx = load_reals(ctx.input(1))[0], sy = load_reals(ctx.input(6))[0];
+  std::vector<int32_t> bias(static_cast<size_t>(p.m), 0);
+  if (ctx.has_input(8)) {
+    if (ctx.input(8).numel() != p.m)
+      return ctx.fail("B must hold one value per output channel (" + to_string(p.m) + ")");
+    bias = load_ints(ctx.input(8));
+  }
+  std::vector<double> mult(static_cast<size_t>(p.m));
+  for (size_t oc = 0; oc < mult.size(); ++oc)
+    mult[oc] = round_to_dtype(DType::F32, round_to_dtype(DType::F32, sx * sw[oc]) / sy);
+  MS_ASSIGN_OR_RETURN(const ConvAcc a, conv_accumulate(ctx, x, w, p, zx, zw));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ctx.input(7).dtype(), p.out));
+  if (y->dtype() == DType::I8)
+    requantize_conv(a, p, Requant{bias, mult, zy, -128, 127}, y->data<int8_t>());
+  else
+    requantize_conv(a, p, Requant{bias, mult, zy, 0, 255}, y->data<uint8_t>());
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_quant_int_kernels(runtime::KernelRegistry& r) {
+  r.add("MatMulInteger", matmul_integer);
+  r.add("QLinearMatMul", qlinear_matmul);
+  r.add("ConvInteger", conv_integer);
+  r.add("QLinearConv", qlinear_conv);
+}
+
+}  // namespace ms::cpu::quant

@@ -1,0 +1,50 @@
+// Private to the CPU quantization kernels (backends/cpu/quant*.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/ops/nn_geometry.h"
+#include "engine/runtime/kernel.h"
+
+namespace ms::cpu::quant {
+
+// quant_int.cpp: MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
+void register_quant_int_kernels(runtime::KernelRegistry& r);
+
+// Values of a small parameter tensor (scale or zero point) as double / int32.
+std::vector<double> load_reals(const Tensor& t);
+std::vector<int32_t> load_ints(const Tensor& t);
+
+// Round half to even, then numpy's astype(int32) (NaN and out-of-range give INT32_MIN).
+int32_t rint_to_i32(double v);
+
+// An integer convolution's shapes: x [N, C, in...], w [M, C/group, k...], y [N, M, out...].
+struct IntConvPlan {
+  int64_t batch = 1, c = 1, m = 1, group = 1, in_sp = 1, out_sp = 1, taps = 1;
+  Shape out;
+  ops::WindowGeometry g;
+};
+
+// quant_onednn.cpp: int32 accumulators of conv(x - zx, w) through oneDNN's int8 convolution, laid
+// out channels last ([N, out..., M]). Needs x int8/uint8 and w int8 without a zero point; Unsupported
+// where oneDNN has no fast (non-reference) implementation, so callers fall back to their loops.
+Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
+                       int32_t* acc);
+
+}  // namespace ms::cpu::quant
+
+namespace ms::cpu::quant {
+
+// v rounded to the float type t (f32, f16, bf16; f64 unchanged), as numpy's arithmetic in t does.
+inline double round_to_dtype(DType t, double v) {
+  switch (t) {
+    case DType::F32: return static_cast<double>(static_cast<float>(v));
+    case DType::F16: return static_cast<double>(static_cast<float>(static_cast<f16>(static_cast<float>(v))));
+    case DType::BF16: return static_cast<double>(static_cast<float>(static_cast<bf16>(static_cast<float>(v))));
+    default: return v;
+  }
+}
+
+}  // namespace ms::cpu::quant

@@ -1,0 +1,212 @@
+// Schemas of the integer matmul/conv ops: MatMulInteger and ConvInteger (int32 outputs), QLinearMatMul
+// and QLinearConv (requantized outputs of y_zero_point's type).
+#include <string>
+
+#include "engine/ops/nn_geometry.h"
+#include "engine/ops/quant_internal.h"
+
+namespace ms::ops::quant {
+namespace {
+
+using nn::dims_string;
+using std::to_string;
+
+std::string type_name(DType t) { return std::string(dtype_name(t)); }
+
+Status require_int8(const InferContext& ctx, size_t i, const char* name) {
+  const DType t = ctx.in(i).dtype;
+  if (t != DType::I8 && t != DType::U8)
+    return ctx.fail("input " + to_string(i) + " (" + name + ") must be int8 or uint8, got " + type_name(t));
+  return Status::ok();
+}
+
+// Optional input i must have the dtype of input `of` and hold one value or, as a 1-D tensor, `count`
+// values (-1: any count).
+Status check_zero_point(const InferContext& ctx, size_t i, const char* name, size_t of, int64_t count) {
+  if (!ctx.has_input(i)) return Status::ok();
+  if (ctx.in(i).dtype != ctx.in(of).dtype)
+    return ctx.fail("input " + to_string(i) + " (" + name + ") is " + type_name(ctx.in(i).dtype) + " but input " +
+                    to_string(of) + " is " + type_name(ctx.in(of).dtype));
+  const std::vector<int64_t>* d = ctx.dims(i);
+  const int64_t n = static_numel(ctx.in(i));
+  if (!d || d->empty() || n == 1) return Status::ok();
+  if (d->size() != 1 || (count >= 0 && nn::dims_conflict((*d)[0], count)))
+    return ctx.fail("input " + to_string(i) + " (" + name + ") " + dims_string(*d) + " must be a scalar" +
+                    (count >= 0 ? " or hold " + to_string(count) + " values" : std::string()));
+  return Status::ok();
+}
+
+Status require_float_scale(const InferContext& ctx, size_t i, const char* name, DType want) {
+  const DType t = ctx.in(i).dtype;
+  if (want != DType::Undefined ? t != want : !is_float(t) || t == DType::F64)
+    return ctx.fail("input " + to_string(i) + " (" + name + ") must be " +
+                    (want != DType::Undefined ? type_name(want) : std::string("float, float16 or bfloat16")) +
+                    ", got " + type_name(t));
+  return Status::ok();
+}
+
+bool broadcast_dim(int64_t a, int64_t b, int64_t& out) {
+  if (a == 1 || (a < 0 && b > 1))
+    out = b;
+  else if (b == 1 || b < 0 || a == b)
+    out = a;
+  else
+    return false;
+  return true;
+}
+
+// numpy matmul shape of inputs a and b (rank >= 1) as output 0 with `out`.
+Status matmul_output(InferContext& ctx, size_t ia, size_t ib, DType out_type) {
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* ad, nn::require_rank(ctx, ia, "A", 1, -1));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, nn::require_rank(ctx, ib, "B", 1, -1));
+  if (!ad || !bd) {
+    ctx.set_output_rank_unknown(0, out_type);
+    return Status::ok();
+  }
+  std::vector<int64_t> a = *ad, b = *bd;
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  if (nn::dims_conflict(a.back(), b[b.size() - 2]))
+    return ctx.fail("inner dims differ: A " + dims_string(*ad) + ", B " + dims_string(*bd));
+  const size_t batch = std::max(a.size(), b.size()) - 2;
+  a.insert(a.begin(), batch + 2 - a.size(), 1);
+  b.insert(b.begin(), batch + 2 - b.size(), 1);
+  std::vector<int64_t> out(batch);
+  for (size_t i = 0; i < batch; ++i)
+    if (!broadcast_dim(a[i], b[i], out[i]))
+      return ctx.fail("batch dims of A " + dims_string(*ad) + " and B " + dims_string(*bd) + " do not broadcast");
+  if (!a_vec) out.push_back(a[a.size() - 2]);
+  if (!b_vec) out.push_back(b.back());
+  ctx.set_output(0, out_type, std::move(out));
+  return Status::ok();
+}
+
+// Rows of A (-1 unknown) and columns of B, for per-row / per-column zero points and scales.
+int64_t rows_of(const InferContext& ctx, size_t i) {
+  const auto* d = ctx.dims(i);
+  return d && d->size() >= 2 ? (*d)[d->size() - 2] : -1;
+}
+int64_t cols_of(const InferContext& ctx, size_t i) {
+  const auto* d = ctx.dims(i);
+  return d && d->size() >= 2 ? d->back() : -1;
+}
+
+Status conv_channels(const InferContext& ctx, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                     int64_t group) {
+  if (group < 1) return ctx.fail("attribute 'group' = " + to_string(group) + " must be >= 1");
+  if (x[1] >= 0 && x[1] % group != 0)
+    return ctx.fail("x has " + to_string(x[1]) + " channels, not divisible by group " + to_string(group));
+  if (x[1] >= 0 && w[1] >= 0 && w[1] * group != x[1])
+    return ctx.fail("w " + dims_string(w) + " has " + to_string(w[1]) + " channels per group, x " + dims_string(x) +
+                    " has " + to_string(x[1]) + " channels in " + to_string(group) + " groups");
+  if (w[0] >= 0 && w[0] % group != 0)
+    return ctx.fail("w has " + to_string(w[0]) + " output channels, not divisible by group " + to_string(group));
+  return Status::ok();
+}
+
+// Conv output shape of x (input ix) and w (input iw) as output 0 with `out_type`; `m` gets W[0].
+Status conv_output(InferContext& ctx, size_t ix, size_t iw, DType out_type, int64_t& m) {
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* xd, nn::require_rank(ctx, ix, "x", 3, -1));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* wd, nn::require_rank(ctx, iw, "w", 3, -1));
+  m = wd ? (*wd)[0] : -1;
+  if (!xd || !wd) {
+    ctx.set_output_rank_unknown(0, out_type);
+    return Status::ok();
+  }
+  if (xd->size() != wd->size())
+    return ctx.fail("w " + dims_string(*wd) + " must have the rank of x " + dims_string(*xd));
+  const int64_t group = ctx.node.attr_int("group", 1);
+  MS_RETURN_IF_ERROR(conv_channels(ctx, *xd, *wd, group));
+  const std::vector<int64_t> in(xd->begin() + 2, xd->end()), k(wd->begin() + 2, wd->end());
+  auto g = resolve_window(ctx.node, WindowKind::Conv, in, k);
+  if (!g) return ctx.fail(g.status().message());
+  std::vector<int64_t> out{(*xd)[0], (*wd)[0]};
+  out.insert(out.end(), g->out.begin(), g->out.end());
+  ctx.set_output(0, out_type, std::move(out));
+  return Status::ok();
+}
+
+Status infer_matmul_integer(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_int8(ctx, 0, "A"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 1, "B"));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "a_zero_point", 0, rows_of(ctx, 0)));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 3, "b_zero_point", 1, cols_of(ctx, 1)));
+  return matmul_output(ctx, 0, 1, DType::I32);
+}
+
+Status infer_conv_integer(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_int8(ctx, 0, "x"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 1, "w"));
+  int64_t m = -1;
+  MS_RETURN_IF_ERROR(conv_output(ctx, 0, 1, DType::I32, m));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "x_zero_point", 0, 1));
+  return check_zero_point(ctx, 3, "w_zero_point", 1, m);
+}
+
+Status infer_qlinear_matmul(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_int8(ctx, 0, "a"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 3, "b"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 7, "y_zero_point"));
+  const DType st = ctx.in(1).dtype;
+  MS_RETURN_IF_ERROR(require_float_scale(ctx, 1, "a_scale", DType::Undefined));
+  MS_RETURN_IF_ERROR(require_float_scale(ctx, 4, "b_scale", st));
+  MS_RETURN_IF_ERROR(require_float_scale(ctx, 6, "y_scale", st));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "a_zero_point", 0, rows_of(ctx, 0)));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 5, "b_zero_point", 3, cols_of(ctx, 3)));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 7, "y_zero_point", 7, -1));
+  return matmul_output(ctx, 0, 3, ctx.in(7).dtype);
+}
+
+Status infer_qlinear_conv(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_int8(ctx, 0, "x"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 3, "w"));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 7, "y_zero_point"));
+  for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+    MS_RETURN_IF_ERROR(require_float_scale(ctx, i, i == 1 ? "x_scale" : i == 4 ? "w_scale" : "y_scale", DType::F32));
+  int64_t m = -1;
+  MS_RETURN_IF_ERROR(conv_output(ctx, 0, 3, ctx.in(7).dtype, m));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "x_zero_point", 0, 1));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 5, "w_zero_point", 3, m));
+  if (ctx.has_input(8)) {
+    if (ctx.in(8).dtype != DType::I32) return ctx.fail("input 8 (B) must be int32, got " + type_name(ctx.in(8).dtype));
+    MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, nn::require_rank(ctx, 8, "B", 1, 1));
+    if (bd && nn::dims_conflict((*bd)[0], m))
+      return ctx.fail("input 8 (B) has " + to_string((*bd)[0]) + " values, expected one per output channel (" +
+                      to_string(m) + ")");
+  }
+  return Status::ok();
+}
+
+// 2 * multiply-adds: each output element meets K (matmul) or W.numel / W[0] (conv) products.
+Cost matmul_cost(const CostContext& c, size_t ia) {
+  Cost cost = nn::io_cost(c, 0);
+  const auto& a = c.inputs[ia].dims;
+  const int64_t on = static_numel(c.outputs[0]);
+  if (a && !a->empty() && a->back() > 0 && on > 0)
+    cost.flops = 2.0 * static_cast<double>(on) * static_cast<double>(a->back());
+  return cost;
+}
+Cost conv_cost(const CostContext& c, size_t iw) {
+  Cost cost = nn::io_cost(c, 0);
+  const int64_t wn = static_numel(c.inputs[iw]);
+  const int64_t on = static_numel(c.outputs[0]);
+  if (wn > 0 && on > 0 && (*c.inputs[iw].dims)[0] > 0)
+    cost.flops = 2.0 * static_cast<double>(on) * static_cast<double>(wn / (*c.inputs[iw].dims)[0]);
+  return cost;
+}
+
+}  // namespace
+
+void register_quant_int_ops(Registry& r) {
+  r.add(nn::make_schema("MatMulInteger", 10, 2, 4, 1, 1, OpCategory::MatMul, infer_matmul_integer,
+                        [](const CostContext& c) { return matmul_cost(c, 0); }));
+  r.add(nn::make_schema("QLinearMatMul", 10, 8, 8, 1, 1, OpCategory::MatMul, infer_qlinear_matmul,
+                        [](const CostContext& c) { return matmul_cost(c, 0); }));
+  r.add(nn::make_schema("ConvInteger", 10, 2, 4, 1, 1, OpCategory::Conv, infer_conv_integer,
+                        [](const CostContext& c) { return conv_cost(c, 1); }));
+  r.add(nn::make_schema("QLinearConv", 10, 8, 9, 1, 1, OpCategory::Conv, infer_qlinear_conv,
+                        [](const CostContext& c) { return conv_cost(c, 3); }));
+}
+
+}  // namespace ms::ops::quant

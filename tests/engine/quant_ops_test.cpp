@@ -1,0 +1,219 @@
+// Narrow-type Cast/CastLike and the quantization kernels (QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv) against values
+// computed with numpy/ml_dtypes and onnx.reference, plus their errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/core/narrow.h"
+#include "tests/engine/kernel_harness.h"
+
+namespace ms {
+namespace {
+
+using Attrs = std::map<std::string, ir::Attribute>;
+
+constexpr int64_t kOpset = 25;
+
+std::vector<Tensor> run(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = {}, size_t outputs = 1) {
+  const ir::Node node = test::make_node(op, inputs.size(), outputs, std::move(attrs));
+  auto r = test::run_kernel(node, inputs, kOpset);
+  EXPECT_TRUE(r.has_value()) << r.status().message();
+  return r ? *r : std::vector<Tensor>{};
+}
+
+std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = {}, size_t outputs = 1) {
+  const ir::Node node = test::make_node(op, inputs.size(), outputs, std::move(attrs));
+  auto r = test::run_kernel(node, inputs, kOpset);
+  return r.has_value() ? std::string("(no error)") : r.status().message();
+}
+
+// A narrow tensor from its element codes.
+Tensor codes(DType t, const std::vector<uint8_t>& c, const Shape& shape) {
+  Tensor out = Tensor::empty(t, shape);
+  for (size_t i = 0; i < c.size(); ++i) out.data<uint8_t>()[i] = c[i];
+  return out;
+}
+
+std::vector<uint8_t> codes_of(const Tensor& t) {
+  const auto* p = t.data<uint8_t>();
+  return std::vector<uint8_t>(p, p + t.numel());
+}
+
+Tensor narrow_ints(DType t, const std::vector<int>& v, const Shape& shape) {
+  Tensor out = Tensor::empty(t, shape);
+  for (size_t i = 0; i < v.size(); ++i) out.data<uint8_t>()[i] = narrow::from_int(t, v[i]);
+  return out;
+}
+
+int64_t onnx_type(DType t) { return dtype_to_onnx(t); }
+
+// --- Cast / CastLike ---------------------------------------------------------------------------------
+
+TEST(NarrowCast, Float8SaturateAndNoSaturate) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_vector<float>({0.4789f, 1e6f, -inf, nan, 0.001f, -300.f}, {6});
+  auto sat = run("Cast", {x}, {{"to", onnx_type(DType::F8E4M3FN)}});
+  ASSERT_EQ(sat[0].dtype(), DType::F8E4M3FN);
+  EXPECT_EQ(codes_of(sat[0]), (std::vector<uint8_t>{47, 126, 254, 127, 1, 249}));  // ml_dtypes saturate_cast
+  auto raw = run("Cast", {x}, {{"to", onnx_type(DType::F8E5M2)}, {"saturate", int64_t{0}}});
+  EXPECT_EQ(codes_of(raw[0]), (std::vector<uint8_t>{56, 124, 252, 126, 20, 221}));  // 1e6 -> inf
+  // Round trip back to f32 gives the representable values.
+  auto back = run("Cast", {sat[0]}, {{"to", onnx_type(DType::F32)}});
+  const auto v = test::values_of(back[0]);
+  EXPECT_EQ(v[0], 0.46875);
+  EXPECT_EQ(v[1], 448.0);
+  EXPECT_EQ(v[2], -448.0);
+  EXPECT_TRUE(std::isnan(v[3]));
+  EXPECT_EQ(v[5], -288.0);
+}
+
+TEST(NarrowCast, Int4FromFloatAndIntegers) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Floats truncate; out of range and NaN give 0 (ml_dtypes).
+  auto f =
+      run("Cast", {Tensor::from_vector<float>({-9, -8, 7, 8, 2.7f, -2.7f, nan}, {7})}, {{"to", onnx_type(DType::I4)}});
+  EXPECT_EQ(test::values_of(f[0]), (std::vector<double>{0, -8, 7, 0, 2, -2, 0}));
+  // Integers wrap to the low bits.
+  auto i = run("Cast", {Tensor::from_vector<int32_t>({300, -9, 15}, {3})}, {{"to", onnx_type(DType::I4)}});
+  EXPECT_EQ(test::values_of(i[0]), (std::vector<double>{-4, 7, -1}));
+  // int4 -> uint8 -> int4 round trip through CastLike.
+  const Tensor s = narrow_ints(DType::I4, {-8, -1, 0, 7}, {4});
+  auto u = run("Cast", {s}, {{"to", onnx_type(DType::I8)}});
+  EXPECT_EQ(test::values_of(u[0]), (std::vector<double>{-8, -1, 0, 7}));
+  auto again = run("CastLike", {u[0], narrow_ints(DType::I4, {0}, {1})});
+  EXPECT_EQ(codes_of(again[0]), codes_of(s));
+}
+
+TEST(NarrowCast, E8M0RoundModesAndFloat4) {
+  const Tensor x = Tensor::from_vector<float>({1.1f, 1.6f, 0.3f}, {3});
+  const std::vector<std::pair<std::string, std::vector<uint8_t>>> modes{
+      {"up", {128, 128, 126}}, {"down", {127, 127, 125}}, {"nearest", {127, 128, 125}}};
+  for (const auto& [mode, want] : modes) {
+    auto y = run("Cast", {x}, {{"to", onnx_type(DType::F8E8M0)}, {"round_mode", mode}});
+    EXPECT_EQ(codes_of(y[0]), want) << mode;
+  }
+  // float4 e2m1 always saturates; NaN becomes -0 (code 8) as in ml_dtypes.
+  auto f4 = run("Cast", {Tensor::from_vector<float>({0.48f, 9.f, -3.5f, std::nanf("")}, {4})},
+                {{"to", onnx_type(DType::F4E2M1)}});
+  EXPECT_EQ(test::values_of(f4[0]), (std::vector<double>{0.5, 6, -4, 0}));
+  EXPECT_EQ(codes_of(f4[0])[3], 8);
+  EXPECT_NE(error_of("Cast", {x}, {{"to", onnx_type(DType::F8E8M0)}, {"round_mode", std::string("sideways")}})
+                .find("round_mode"),
+            std::string::npos);
+}
+
+// --- QuantizeLinear / DequantizeLinear -------------------------------------------------------------
+
+TEST(QuantizeLinear, PerAxisUint8) {
+  const Tensor x = Tensor::from_vector<float>({-1.f, 0.5f, 2.f, 10.f, -3.3f, 1.25f}, {2, 3});
+  const Tensor s = Tensor::from_vector<float>({0.5f, 0.25f, 2.f}, {3});
+  const Tensor z = Tensor::from_vector<uint8_t>({128, 10, 3}, {3});
+  auto y = run("QuantizeLinear", {x, s, z}, {{"axis", int64_t{1}}});
+  ASSERT_EQ(y[0].dtype(), DType::U8);
+  EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{126, 12, 4, 148, 0, 4}));
+}
+
+TEST(QuantizeLinear, BlockedInt8AndInt4) {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, -1, -2, -3, -40}, {2, 4});
+  const Tensor s = Tensor::from_vector<float>({0.5f, 2.f, 1.f, 4.f}, {2, 2});
+  auto y = run("QuantizeLinear", {x, s},
+               {{"axis", int64_t{1}}, {"block_size", int64_t{2}}, {"output_dtype", onnx_type(DType::I8)}});
+  ASSERT_EQ(y[0].dtype(), DType::I8);
+  EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{2, 4, 2, 2, -1, -2, -1, -10}));
+  auto q4 = run("QuantizeLinear", {Tensor::from_vector<float>({-20, -3, 0, 3.5f, 2.5f, 40}, {6}), Tensor::scalar(1.f),
+                                   narrow_ints(DType::I4, {1}, {})});
+  ASSERT_EQ(q4[0].dtype(), DType::I4);
+  EXPECT_EQ(test::values_of(q4[0]), (std::vector<double>{-8, -2, 1, 5, 3, 7}));  // round half to even, clip
+}
+
+TEST(DequantizeLinear, Int4PerAxisAndFloat8) {
+  const Tensor x = narrow_ints(DType::I4, {-8, 7, 3, 0, -1, 5}, {2, 3});
+  auto y =
+      run("DequantizeLinear", {x, Tensor::from_vector<float>({0.5f, 2.f}, {2}), narrow_ints(DType::I4, {1, -2}, {2})},
+          {{"axis", int64_t{0}}});
+  ASSERT_EQ(y[0].dtype(), DType::F32);
+  EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{-4.5, 3, 1, 4, 2, 14}));
+  // e4m3fn code 0x48 = 4.0, times 0.5, as f16.
+  auto h = run("DequantizeLinear", {codes(DType::F8E4M3FN, {0x48}, {1}), Tensor::scalar(f16(0.5f))});
+  ASSERT_EQ(h[0].dtype(), DType::F16);
+  EXPECT_EQ(test::values_of(h[0]), (std::vector<double>{2.0}));
+}
+
+TEST(QuantizeLinear, Errors) {
+  const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_NE(
+      error_of("QuantizeLinear", {x, Tensor::from_vector<float>({1, 2}, {2})}, {{"axis", int64_t{1}}}).find("y_scale"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("QuantizeLinear", {x, Tensor::from_vector<float>({1, 2, 3}, {3})}, {{"axis", int64_t{2}}}).find("axis"),
+      std::string::npos);
+  EXPECT_NE(error_of("QuantizeLinear", {x, Tensor::scalar(1.f), Tensor::scalar(uint8_t{0})},
+                     {{"output_dtype", onnx_type(DType::I8)}})
+                .find("output_dtype"),
+            std::string::npos);
+  EXPECT_NE(error_of("QuantizeLinear", {x, Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2})},
+                     {{"axis", int64_t{1}}, {"block_size", int64_t{1}}})
+                .find("block"),
+            std::string::npos);
+  EXPECT_NE(error_of("DequantizeLinear",
+                     {Tensor::from_vector<uint8_t>({1}, {1}), Tensor::scalar(1.f), Tensor::scalar(int8_t{0})})
+                .find("x_zero_point"),
+            std::string::npos);
+}
+
+TEST(DynamicQuantizeLinear, ScaleZeroPointAndValues) {
+  auto y = run("DynamicQuantizeLinear", {Tensor::from_vector<float>({-1.f, 0.5f, 2.f, 3.1f}, {4})}, {}, 3);
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{0, 93, 186, 255}));
+  EXPECT_FLOAT_EQ(static_cast<float>(test::value_at(y[1], 0)), 0.01607843115925789f);
+  EXPECT_EQ(test::value_at(y[2], 0), 62);
+}
+
+// --- integer matmul / conv ---------------------------------------------------------------------------
+
+TEST(IntegerMatMul, MatMulIntegerAndQLinearMatMul) {
+  const Tensor a = Tensor::from_vector<uint8_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor b = Tensor::from_vector<uint8_t>({7, 8, 9, 10, 11, 12}, {3, 2});
+  auto y = run("MatMulInteger", {a, b, Tensor::scalar(uint8_t{1}), Tensor::from_vector<uint8_t>({2, 3}, {2})});
+  ASSERT_EQ(y[0].dtype(), DType::I32);
+  EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{25, 25, 88, 88}));
+  const Tensor qa = Tensor::from_vector<int8_t>({10, -20, 30, 0, 5, -7}, {2, 3});
+  const Tensor qb = Tensor::from_vector<int8_t>({1, 2, 3, -4, 5, 6}, {3, 2});
+  auto q = run("QLinearMatMul", {qa, Tensor::scalar(0.1f), Tensor::scalar(int8_t{2}), qb, Tensor::scalar(0.2f),
+                                 Tensor::scalar(int8_t{-1}), Tensor::scalar(0.05f), Tensor::scalar(int8_t{3})});
+  ASSERT_EQ(q[0].dtype(), DType::I8);
+  EXPECT_EQ(test::values_of(q[0]), (std::vector<double>{41, 117, -15, -28}));
+  EXPECT_NE(error_of("MatMulInteger", {Tensor::from_vector<float>({1}, {1, 1}), b}).find("int8"), std::string::npos);
+  EXPECT_NE(error_of("MatMulInteger", {a, a}).find("inner dims"), std::string::npos);
+}
+
+TEST(IntegerConv, ConvIntegerAndQLinearConv) {
+  std::vector<uint8_t> xs(16);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<uint8_t>(i);
+  const Tensor x = Tensor::from_vector<uint8_t>(xs, {1, 1, 4, 4});
+  const Tensor w = Tensor::from_vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 1, 2, 2});
+  const Attrs geo{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}};
+  auto y = run("ConvInteger", {x, w, Tensor::scalar(uint8_t{3}), Tensor::from_vector<uint8_t>({1, 2}, {2})}, geo);
+  ASSERT_EQ(y[0].shape(), (Shape{1, 2, 3, 3}));
+  EXPECT_EQ(test::values_of(y[0]),
+            (std::vector<double>{-9, -7, 0, 16, 36, 16, 9, 11, 0, -18, -16, 0, 34, 90, 52, 36, 74, 36}));
+  const Tensor ws = Tensor::from_vector<int8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 1, 2, 2});
+  auto q = run("QLinearConv",
+               {x, Tensor::scalar(0.5f), Tensor::scalar(uint8_t{3}), ws, Tensor::from_vector<float>({0.1f, 0.3f}, {2}),
+                Tensor::from_vector<int8_t>({1, 2}, {2}), Tensor::scalar(0.7f), Tensor::scalar(uint8_t{100}),
+                Tensor::from_vector<int32_t>({5, -50}, {2})},
+               geo);
+  ASSERT_EQ(q[0].dtype(), DType::U8);
+  EXPECT_EQ(test::values_of(q[0]),
+            (std::vector<double>{100, 100, 100, 102, 103, 102, 101, 101, 100, 85, 86, 89, 97, 109, 100, 97, 105, 97}));
+  EXPECT_NE(error_of("ConvInteger", {x, Tensor::from_vector<uint8_t>({1, 2, 3, 4}, {1, 2, 2})}).find("rank"),
+            std::string::npos);
+  EXPECT_NE(error_of("ConvInteger", {x, Tensor::from_vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2})})
+                .find("channels"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace ms
