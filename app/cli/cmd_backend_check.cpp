@@ -11,6 +11,7 @@
 
 #include "app/cli/registry.h"
 #include "engine/backends/select.h"
+#include "engine/core/atomic_file.h"
 #include "engine/runtime/backend_check.h"
 
 namespace ms::cli {
@@ -58,15 +59,15 @@ int backend_check_command(const Args& a) {
   }
   std::printf("\n%d passed, %d failed (%d ran through the CPU fallback)\n", passed, failed, fallback);
   if (!a.json.empty()) {
-    std::ofstream out(a.json);
-    out << nlohmann::json{{"device", dev->backend->description()},
-                          {"passed", passed},
-                          {"failed", failed},
-                          {"fallback", fallback},
-                          {"cases", cases}}
-               .dump(1)
-        << "\n";
-    if (!out) return fail("backend-check: cannot write '" + a.json + "'");
+    AtomicFile file(a.json);
+    file.stream() << nlohmann::json{{"device", dev->backend->description()},
+                                    {"passed", passed},
+                                    {"failed", failed},
+                                    {"fallback", fallback},
+                                    {"cases", cases}}
+                         .dump(1)
+                  << "\n";
+    if (Status ws = file.commit(); !ws) return fail("backend-check: " + ws.message());
   }
   return failed == 0 ? 0 : 1;
 }

@@ -10,12 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/compile_options.h"
+#include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/infer.h"
+#include "engine/core/atomic_file.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
 
@@ -246,6 +248,10 @@ int bench_model(const RunArgs& a) {
   if (!runs) return fail(a.model + ": " + runs.status().message());
   const session::RunResult* pyn = &(*runs)[0];
   const session::RunResult* gra = &(*runs)[1];
+  std::vector<runtime::Fallback> fallbacks = device_fallback(prep->note);
+  runtime::merge_fallbacks(fallbacks, pyn->fallbacks, false);
+  runtime::merge_fallbacks(fallbacks, gra->fallbacks, false);
+  if (Status fs = report_fallbacks(fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
   compiler::CompiledExecutor& gx = *gra->compiled;
   const auto& plan = gx.memory_plan();
   const double speedup = gra->latency.median > 0 ? pyn->latency.median / gra->latency.median : 0;
@@ -282,8 +288,8 @@ int bench_model(const RunArgs& a) {
     print_pass_effects(effects, pyn->latency.median, gra->latency.median);
   }
   if (!a.report.empty()) {
-    std::ofstream f(a.report);
-    if (!f) return fail(a.report + ": cannot write");
+    AtomicFile file(a.report);
+    std::ostream& f = file.stream();
     f << "{\"cases\": [{\"model\": \"" << json_escape(a.model) << "\", \"jit_level\": \"" << a.jit_level
       << "\", \"threads\": " << prep->backend->threads() << ", \"pynative_ms\": " << pyn->latency.median
       << ", \"graph_ms\": " << gra->latency.median << ", \"pynative_min_ms\": " << pyn->latency.min
@@ -296,7 +302,7 @@ int bench_model(const RunArgs& a) {
       << ", \"nodes_compiled\": " << gx.graph().nodes().size() << ", \"branch_threads\": " << branch_threads
       << ", \"device\": \"" << json_escape(prep->backend->description())
       << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
-      << json_escape(gx.replay_note()) << "\"";
+      << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump();
     if (a.pass_effect) {
       f << ", \"pass_effect\": [";
       for (size_t i = 0; i < effects.size(); ++i)
@@ -305,7 +311,7 @@ int bench_model(const RunArgs& a) {
       f << "]";
     }
     f << "}]}\n";
-    if (!f) return fail(a.report + ": write failed");
+    if (Status ws = file.commit(); !ws) return fail(ws.message());
   }
   if (!a.baseline.empty()) return compare_with_baseline(a, *pyn, *gra, gx.compile_ms());
   return 0;

@@ -15,6 +15,7 @@
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/work.h"
+#include "engine/core/atomic_file.h"
 #include "engine/runtime/backend.h"
 
 namespace ms::cli {
@@ -124,8 +125,7 @@ int bench_compile_command(const BenchCompileState& st) {
   }
   json += "\n]}\n";
   if (!st.report.empty()) {
-    std::ofstream f(st.report);
-    if (!f || !(f << json)) return fail(st.report + ": cannot write");
+    if (Status ws = write_file_atomic(st.report, json); !ws) return fail(ws.message());
   }
   return 0;
 }

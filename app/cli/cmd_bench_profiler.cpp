@@ -18,6 +18,7 @@
 #include "app/cli/registry.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
+#include "engine/core/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 
 namespace ms::cli {
@@ -252,9 +253,7 @@ int bench_profiler_command(const BenchState& st) {
   if (st.import_mb > 0)
     if (int rc = bench_import(st, out)) return rc;
   if (!st.report.empty()) {
-    std::ofstream f(st.report);
-    if (!f) return fail(st.report + ": cannot write");
-    f << out.dump(2) << '\n';
+    if (Status ws = write_file_atomic(st.report, out.dump(2) + '\n'); !ws) return fail(ws.message());
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include "app/cli/cmd_profile.h"
 #include "app/cli/cmd_train.h"
 #include "app/cli/compile_options.h"
+#include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
@@ -27,6 +28,9 @@ int compare_command(const RunArgs& a) {
   cfg.mode = runtime::ExecMode::Graph;
   auto graph = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!graph) return fail(a.model + ": graph: " + graph.status().message());
+  std::vector<runtime::Fallback> fallbacks = eager->fallbacks;
+  runtime::merge_fallbacks(fallbacks, graph->fallbacks, false);
+  if (Status fs = report_fallbacks(fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
 
   std::printf("%s on %s, %d iterations after %d warm-up\n\n", a.model.c_str(), prep->backend->description().c_str(),
               a.iters, a.warmup);

@@ -23,6 +23,9 @@
 #include <vector>
 
 #include "app/cli/conformance_case.h"
+#include "app/cli/fallbacks.h"
+#include "engine/backends/select.h"
+#include "engine/core/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -81,7 +84,11 @@ void write_all(int fd, const std::string& data) {
     setrlimit(RLIMIT_AS, &lim);
   }
   CaseResult r = run_conformance_case(case_dir, opt);
-  nlohmann::json j = {{"status", static_cast<int>(r.status)}, {"message", r.message}, {"op", r.op}};
+  nlohmann::json j = {{"status", static_cast<int>(r.status)},
+                      {"message", r.message},
+                      {"op", r.op},
+                      {"fallbacks", nlohmann::json::array()}};
+  for (const auto& f : r.fallbacks) j["fallbacks"].push_back({{"op", f.op}, {"count", f.count}, {"reason", f.reason}});
   write_all(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   ::close(fd);
   // _exit: no static destructors or stdio flushes duplicated from the parent.
@@ -164,6 +171,9 @@ CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int
       (st >= 0 && st <= static_cast<int>(CaseStatus::Timeout)) ? static_cast<CaseStatus>(st) : CaseStatus::Failed;
   r.message = j.value("message", "");
   r.op = j.value("op", "");
+  if (j.contains("fallbacks") && j["fallbacks"].is_array())
+    for (const auto& f : j["fallbacks"])
+      r.fallbacks.push_back({f.value("op", ""), f.value("count", int64_t{0}), f.value("reason", "")});
   return r;
 }
 
@@ -224,12 +234,57 @@ std::vector<fs::path> find_cases(const fs::path& dir) {
   return out;
 }
 
+// Why `--device cuda` cannot run here ("" when a device is usable), asked in a child process: the
+// parent forks every case, and CUDA initialized before a fork is unusable in the child.
+std::string cuda_unavailable() {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::string("pipe: ") + std::strerror(errno);
+  const pid_t pid = ::fork();
+  if (pid < 0) return std::string("fork: ") + std::strerror(errno);
+  if (pid == 0) {
+    ::close(fds[0]);
+    auto be = backends::create_cuda_backend(1);
+    if (!be) write_all(fds[1], be.status().message().empty() ? "no CUDA device" : be.status().message());
+    ::close(fds[1]);
+    _exit(0);
+  }
+  ::close(fds[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) why.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int wstatus = 0;
+  ::waitpid(pid, &wstatus, 0);
+  if (why.empty() && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) why = "the CUDA probe crashed";
+  return why;
+}
+
+// The exit status after a run that wrote its report: crashes first, then the floor, then
+// --strict-device; each says why on stderr.
+int conformance_exit(int passed, int crashed, int floor, const std::vector<runtime::Fallback>& fallbacks,
+                     bool strict_device) {
+  int code = 0;
+  if (crashed > 0) {
+    std::cerr << "error: conformance: " << crashed << " case(s) crashed or timed out\n";
+    code = kExitCrashed;
+  }
+  if (floor >= 0 && passed < floor) {
+    std::cerr << "error: conformance: " << passed << " passed, below the floor of " << floor << "\n";
+    if (code == 0) code = kExitBelowFloor;
+  }
+  if (Status fs = report_fallbacks(fallbacks, strict_device); !fs.is_ok()) {
+    std::cerr << "error: conformance: " << fs.message() << "\n";
+    if (code == 0) code = 1;
+  }
+  return code;
+}
+
 }  // namespace
 
 int run_conformance_command(const std::string& dir, const std::string& mode, const std::string& filter_regex,
                             const std::string& report_path, double rtol, double atol, const std::string& jit_level,
                             const std::vector<std::string>& disabled_passes, const std::string& baseline,
-                            const std::string& device, const std::string& exclude_path) {
+                            const std::string& device, const std::string& exclude_path, int floor, bool strict_device) {
   if (jit_level != "O0" && jit_level != "O1" && jit_level != "O2") {
     std::cerr << "conformance: --jit-level must be O0, O1 or O2 (got '" << jit_level << "')\n";
     return 1;
@@ -265,6 +320,11 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     return 1;
   }
 
+  if (device == "cuda")
+    if (const std::string why = cuda_unavailable(); !why.empty()) {
+      std::cerr << "error: conformance --device cuda: " << why << "\n";
+      return 1;
+    }
   std::map<std::string, std::string> excluded;
   if (!read_exclusions(exclude_path, excluded)) return 1;
   const int timeout_s = timeout_seconds();
@@ -299,6 +359,8 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
   }
 
   int passed = 0, failed = 0, skipped = 0, crashed = 0;
+  std::vector<runtime::Fallback> fallbacks;
+  for (const auto& r : records) runtime::merge_fallbacks(fallbacks, r.result.fallbacks);
   std::map<std::string, int> skipped_by_op;
   for (const auto& r : records) {
     switch (r.result.status) {
@@ -375,16 +437,17 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                              {"regressed_cases", regressions},
                              {"rtol", rtol},
                              {"atol", atol},
+                             {"floor", floor},
+                             {"fallbacks", fallbacks_json(fallbacks)},
                              {"cases", cases}};
-    std::ofstream out(report_path);
-    out << report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    out.close();
-    if (!out) {
-      std::cerr << "conformance: cannot write report '" << report_path << "'\n";
+    const Status ws =
+        write_file_atomic(report_path, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!ws) {
+      std::cerr << "conformance: cannot write report: " << ws.message() << "\n";
       return 1;
     }
   }
-  return 0;
+  return conformance_exit(passed, crashed, floor, fallbacks, strict_device);
 }
 
 }  // namespace ms::cli

@@ -17,7 +17,10 @@ namespace ms::cli {
 // rtol, atol:   a value passes when |got - want| <= atol + rtol * |want| (NaN equals NaN; integers
 //               and bools exact). ONNX's backend tests use rtol 1e-3, atol 1e-7.
 // Prints one line per case and a summary ending in "N passed, N failed, N skipped" (failed there
-// includes crashed). Returns 0 when it ran, whatever the results; 1 on usage or I/O errors.
+// includes crashed). Returns 0 when it ran with no crash and the floor met; kExitCrashed (3) when a
+// case crashed or timed out, kExitBelowFloor (4) when fewer than `floor` passed (the report is
+// written either way); 1 on usage or I/O errors, on `--device cuda` without a usable device and, with
+// `strict_device`, when anything ran other than as asked (fallbacks: the report's "fallbacks").
 // jit_level, disabled_passes: the Graph-mode pipeline (--jit-level, --disable).
 // device:       "cpu" or "cuda" (each case creates its backend in its own process).
 // baseline:     a report of an earlier run (e.g. PyNative); every case passed there and not here is a
@@ -30,6 +33,9 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                             const std::string& report_path, double rtol, double atol,
                             const std::string& jit_level = "O1", const std::vector<std::string>& disabled_passes = {},
                             const std::string& baseline = "", const std::string& device = "cpu",
-                            const std::string& exclude_path = "");
+                            const std::string& exclude_path = "", int floor = -1, bool strict_device = false);
+
+inline constexpr int kExitCrashed = 3;
+inline constexpr int kExitBelowFloor = 4;
 
 }  // namespace ms::cli

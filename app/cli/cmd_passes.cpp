@@ -14,6 +14,7 @@
 #include "app/session/figures.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/work.h"
+#include "engine/core/atomic_file.h"
 
 namespace ms::cli {
 namespace {
@@ -66,10 +67,7 @@ std::string passes_json(const compiler::CompileResult& r, const runtime::MemoryP
 }
 
 Status write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  if (!f) return io_error(p.string() + ": cannot write");
-  f << text;
-  return f ? Status::ok() : io_error(p.string() + ": write failed");
+  return write_file_atomic(p.string(), text);
 }
 
 int passes_command(const RunArgs& a, const std::string& dump, bool list) {

@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cmd_profile.h"
+#include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "engine/compiler/options.h"
+#include "engine/core/atomic_file.h"
 #include "profiler/analysis/report.h"
 #include "profiler/io/chrome_trace.h"
 
@@ -73,6 +75,7 @@ int profile_command(const ProfileState& st) {
   summary["warmup"] = a.warmup;
   summary["jit_level"] = a.jit_level;
   std::map<runtime::ExecMode, prof::TracePtr> traces;
+  std::vector<runtime::Fallback> fallbacks;
   for (runtime::ExecMode m : modes) {
     session::RunRequest po;
     po.mode = m;
@@ -85,6 +88,7 @@ int profile_command(const ProfileState& st) {
     auto run = session::run_model(prep->graph, prep->inputs, *prep->backend, po);
     const std::string name = runtime::exec_mode_name(m);
     if (!run) return fail(a.model + ": " + name + ": " + run.status().message());
+    runtime::merge_fallbacks(fallbacks, run->fallbacks, false);
     const std::string path = (std::filesystem::path(st.out) / (name + ".trace.json")).string();
     Status s = prof::export_chrome_trace_file(*run->trace, path);
     if (!s.is_ok()) return fail(s.message());
@@ -116,6 +120,9 @@ int profile_command(const ProfileState& st) {
                 session::format_bytes(static_cast<double>(mem.footprint_bytes)).c_str(), mem.fragmentation * 100);
     traces[m] = run->trace;
   }
+  if (Status fs = report_fallbacks(fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
+  summary["fallbacks"] = fallbacks_json(fallbacks);
+  if (auto dev = device_fallback(prep->note); !dev.empty()) summary["fallbacks"].push_back(fallbacks_json(dev)[0]);
   if (traces.size() == 2) {
     const prof::Comparison c =
         prof::compare_runs(*traces[runtime::ExecMode::PyNative], *traces[runtime::ExecMode::Graph]);
@@ -124,10 +131,7 @@ int profile_command(const ProfileState& st) {
     std::printf("%s\n%s\n", prof::format_compare_table(c, 15).c_str(), c.verdict.text.c_str());
   }
   const std::string spath = (std::filesystem::path(st.out) / "summary.json").string();
-  std::ofstream f(spath);
-  if (!f) return fail(spath + ": cannot write");
-  f << summary.dump(2) << '\n';
-  if (!f) return fail(spath + ": write failed");
+  if (Status ws = write_file_atomic(spath, summary.dump(2) + '\n'); !ws) return fail(ws.message());
   std::printf("summary: %s\n", spath.c_str());
   return 0;
 }

@@ -6,11 +6,13 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/compile_options.h"
+#include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
 #include "app/session/figures.h"
 #include "app/session/model_inputs.h"
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
+#include "engine/core/atomic_file.h"
 #include "engine/frontend/npy.h"
 #include "engine/runtime/backend.h"
 
@@ -50,11 +52,9 @@ Expected<Prepared> prepare(const RunArgs& a) {
   if (!dim_strs) return std::move(dim_strs).take_status();
   std::map<std::string, int64_t> dims;
   for (const auto& [k, v] : *dim_strs) {
-    try {
-      dims[k] = std::stoll(v);
-    } catch (...) {
-      return invalid_argument("--dim " + k + "=" + v + ": not an integer");
-    }
+    auto d = session::parse_dim_value(k, v);
+    if (!d) return std::move(d).take_status();
+    dims[k] = *d;
   }
   auto inputs = session::make_inputs(p.graph, *files, dims, a.seed);
   if (!inputs) return std::move(inputs).take_status();
@@ -63,6 +63,7 @@ Expected<Prepared> prepare(const RunArgs& a) {
   if (!be) return std::move(be).take_status();
   p.backend = std::move(be->backend);
   p.note = be->note;
+  if (a.strict_device && !p.note.empty()) return unsupported("--strict-device: " + p.note);
   return p;
 }
 
@@ -79,6 +80,7 @@ int run_command(const RunArgs& a) {
   cfg.compile = *jit;
   auto r = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!r) return fail(a.model + ": " + r.status().message());
+  if (Status fs = report_fallbacks(r->fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
   std::printf("%s: %s mode on %s\n", a.model.c_str(), a.mode.c_str(), prep->backend->description().c_str());
   std::printf("  latency   min %.3f  median %.3f  p90 %.3f  mean %.3f ms  (%d iterations, %d warm-up)\n",
               r->latency.min, r->latency.median, r->latency.p90, r->latency.mean, a.iters, a.warmup);
@@ -114,9 +116,10 @@ int run_command(const RunArgs& a) {
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;
-    std::ofstream f(a.report);
-    if (!f) return fail(a.report + ": cannot write report");
-    f << j.dump(2) << '\n';
+    auto fallbacks = device_fallback(prep->note);
+    runtime::merge_fallbacks(fallbacks, r->fallbacks);
+    j["fallbacks"] = fallbacks_json(fallbacks);
+    if (Status ws = write_file_atomic(a.report, j.dump(2) + '\n'); !ws) return fail(ws.message());
   }
   return 0;
 }

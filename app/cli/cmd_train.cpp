@@ -16,11 +16,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/fallbacks.h"
 #include "app/cli/registry.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "app/session/train_profile.h"
 #include "engine/compiler/pipeline.h"
+#include "engine/core/atomic_file.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
 #include "engine/ir/graph.h"
@@ -47,6 +49,8 @@ struct TrainArgs {
   std::string report;
   std::string profile;
   int log_every = 0;
+  bool strict_device = false;                // a fallback is an error
+  std::vector<runtime::Fallback> fallbacks;  // what did not run as asked (the report's list)
 };
 
 Status apply_context(const std::string& device, int threads, nn::Mode mode) {
@@ -89,6 +93,7 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
                    {"loss_scale", r.loss_scale},
                    {"skipped_steps", r.skipped_steps}};
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
+  j["fallbacks"] = fallbacks_json(a.fallbacks);
   nlohmann::json passes = nlohmann::json::array();
   for (const auto& p : r.passes)
     passes.push_back({{"pass", p.pass},
@@ -134,11 +139,7 @@ Status write_profile(const std::string& dir, const std::string& mode, const Trai
     t_us += dur;
   }
   const std::string path = (std::filesystem::path(dir) / (mode + ".train.trace.json")).string();
-  std::ofstream f(path);
-  if (!f) return io_error(path + ": cannot write");
-  f << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
-  if (!f) return io_error(path + ": write failed");
-  return Status::ok();
+  return write_file_atomic(path, nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n");
 }
 
 Expected<nn::Mode> parse_mode(const std::string& m) {
@@ -154,6 +155,10 @@ Status prepare_args(TrainArgs& a) {
   MS_ASSIGN_OR_RETURN(a.run.jit_level, compiler::parse_jit_level(a.jit_level));
   MS_ASSIGN_OR_RETURN(a.run.mode, parse_mode(a.mode));
   if (a.run.mode == nn::Mode::PyNative && a.device != "cpu") {
+    if (a.strict_device)
+      return unsupported("--strict-device: PyNative training on " + a.device + " would run on the CPU");
+    a.fallbacks.push_back(
+        {"*", 1, "PyNative training runs on the CPU (eager training steps on " + a.device + " are not supported yet)"});
     std::fprintf(stderr,
                  "note: PyNative training runs on the CPU (eager training steps on %s are not supported yet; "
                  "--mode graph trains there)\n",
@@ -203,18 +208,20 @@ int train_command(TrainArgs a) {
   // --profile: the last step observed op by op, with its GPU kernels on a CUDA device (its trace
   // opens in the app's timeline and heatmap).
   session::ProfiledTraining profiled;
+  runtime::FallbackLog fallbacks;
+  runtime::FallbackScope noting(fallbacks);  // cases a device kernel hands to the CPU
   if (a.profile.empty())
     profiled.result = nn::train::run_training(a.run, on_step);
   else
     profiled = session::run_training_profiled(a.run, on_step, {{"amp", a.amp}});
   auto& r = profiled.result;
   if (!r) return fail(a.run.model + ": " + r.status().message());
+  if (Status fs = report_fallbacks(fallbacks.list(), a.strict_device); !fs.is_ok()) return fail(fs.message());
+  runtime::merge_fallbacks(a.fallbacks, fallbacks.list());
   print_summary(*r);
   if (!a.report.empty()) {
-    std::ofstream f(a.report);
-    if (!f) return fail(a.report + ": cannot write");
-    f << result_json(a, *r, a.mode).dump(2) << "\n";
-    if (!f) return fail(a.report + ": write failed");
+    if (Status ws = write_file_atomic(a.report, result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
+      return fail(ws.message());
   }
   if (!a.profile.empty()) {
     Status ps = write_profile(a.profile, a.mode, *r);
@@ -229,12 +236,12 @@ int train_command(TrainArgs a) {
       std::printf("profile: %s (the last step, %zu ops)\n", path.c_str(), r->observed_graph->nodes().size());
       // The graph that step ran, as text (Graph mode: the compiled step, every pass applied).
       const std::string graph_path = (std::filesystem::path(a.profile) / (a.mode + ".step.graph.txt")).string();
-      std::ofstream gf(graph_path);
-      gf << ir::dump_text(*r->observed_graph);
-      if (!gf) return fail(graph_path + ": write failed");
+      ps = write_file_atomic(graph_path, ir::dump_text(*r->observed_graph));
+      if (!ps.is_ok()) return fail(ps.message());
     }
-    std::ofstream f((std::filesystem::path(a.profile) / "summary.json").string());
-    f << result_json(a, *r, a.mode).dump(2) << "\n";
+    const std::string summary = (std::filesystem::path(a.profile) / "summary.json").string();
+    ps = write_file_atomic(summary, result_json(a, *r, a.mode).dump(2) + "\n");
+    if (!ps.is_ok()) return fail(ps.message());
   }
   return 0;
 }
@@ -280,6 +287,8 @@ const RegisterCommand kTrain{
       cmd.add_option("--profile", a->profile, "Folder for <mode>.train.trace.json (Chrome trace) and summary.json");
       cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");
       add_train_options(cmd, *a);
+      cmd.add_flag("--strict-device", a->strict_device,
+                   "Fail when anything does not run as asked on the device (an op on the CPU, another precision)");
       // compare MODEL --train: the same options on the compare subcommand (main.cpp adds it first).
       if (CLI::App* parent = cmd.get_parent()) {
         try {
@@ -369,15 +378,15 @@ int compare_train_command(const RunArgs& ra) {
   std::printf("\nloss curves: max |PyNative - Graph| %.3g (relative %.3g) over %zu steps\n", max_diff, max_rel,
               p.losses.size());
   if (!a.report.empty()) {
-    std::ofstream f(a.report);
-    f << nlohmann::json{{"pynative", result_json(a, p, "pynative")},
-                        {"graph", result_json(a, g, "graph")},
-                        {"break_even_steps",
-                         saving > 0 ? nlohmann::json(g.compile_ms / saving) : nlohmann::json(nullptr)},
-                        {"loss_max_abs_diff", max_diff}}
-             .dump(2)
-      << "\n";
-    if (!f) return fail(a.report + ": cannot write");
+    AtomicFile file(a.report);
+    file.stream() << nlohmann::json{{"pynative", result_json(a, p, "pynative")},
+                                    {"graph", result_json(a, g, "graph")},
+                                    {"break_even_steps",
+                                     saving > 0 ? nlohmann::json(g.compile_ms / saving) : nlohmann::json(nullptr)},
+                                    {"loss_max_abs_diff", max_diff}}
+                         .dump(2)
+                  << "\n";
+    if (Status ws = file.commit(); !ws) return fail(ws.message());
   }
   return 0;
 }

@@ -26,6 +26,7 @@ struct RunArgs {
   std::vector<std::string> disabled_passes;                // pass arguments to leave out
   std::string baseline;                                    // bench: JSON of an earlier `bench --json` to compare with
   bool pass_effect = false;                                // bench: Graph mode with each pass left out in turn
+  bool strict_device = false;  // any fallback (another backend, an op on the CPU) is an error
 };
 
 int run_command(const RunArgs& a);

@@ -255,11 +255,16 @@ CaseResult run_conformance_case(const std::string& case_dir, const CaseOptions& 
   // Asked for CUDA and got the CPU: results would not be about the device.
   if (!choice->note.empty()) return {CaseStatus::Skipped, choice->note, ""};
   auto backend = std::move(choice->backend);
+  runtime::FallbackLog fallbacks;
+  runtime::FallbackScope noting(fallbacks);
+  runtime::find_fallbacks(*graph, *backend, fallbacks);
+  CaseResult r{CaseStatus::Passed, "", ""};
   for (const auto& set : sets) {
-    CaseResult r = run_data_set(*graph, *backend, set, options);
-    if (r.status != CaseStatus::Passed) return r;
+    r = run_data_set(*graph, *backend, set, options);
+    if (r.status != CaseStatus::Passed) break;
   }
-  return {CaseStatus::Passed, "", ""};
+  r.fallbacks = fallbacks.list();
+  return r;
 }
 
 }  // namespace ms::cli

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "engine/runtime/fallback.h"
 
 namespace ms::cli {
 
@@ -11,9 +14,12 @@ enum class CaseStatus { Passed, Failed, Skipped, Crashed, Timeout };
 const char* case_status_name(CaseStatus s);  // "passed", "failed", "skipped", "crashed", "timeout"
 
 struct CaseResult {
+  CaseResult() = default;
+  CaseResult(CaseStatus s, std::string m, std::string o) : status(s), message(std::move(m)), op(std::move(o)) {}
   CaseStatus status = CaseStatus::Failed;
-  std::string message;  // why it failed / was skipped
-  std::string op;       // the op a skip is about ("" when unknown)
+  std::string message;                       // why it failed / was skipped
+  std::string op;                            // the op a skip is about ("" when unknown)
+  std::vector<runtime::Fallback> fallbacks;  // what did not run as asked on the device
 };
 
 struct CaseOptions {

@@ -30,6 +30,8 @@ void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode) {
   cmd->add_option("--jit-level", a.jit_level, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   cmd->add_option("--disable", a.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
+  cmd->add_flag("--strict-device", a.strict_device,
+                "Fail when anything does not run as asked on the device (an op on the CPU, another precision)");
 }
 
 }  // namespace ms::cli
@@ -72,8 +74,13 @@ int main(int argc, char** argv) {
   conf->add_option("--jit-level", conf_jit, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   conf->add_option("--disable", conf_disabled, "Leave a pass out of the Graph-mode pipeline (repeatable)");
+  int conf_floor = -1;
+  conf->add_option("--floor", conf_floor, "Exit 4 when fewer cases than this pass (crashes exit 3)")
+      ->check(CLI::NonNegativeNumber);
+  bool conf_strict = false;
+  conf->add_flag("--strict-device", conf_strict, "Fail when any case runs an op other than as asked on the device");
   std::string conf_device = "cpu";
-  conf->add_option("--device", conf_device, "cpu or cuda (without a CUDA device every case is skipped with the reason)")
+  conf->add_option("--device", conf_device, "cpu or cuda (without a usable CUDA device: an error, exit 1)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
   std::string bench_what;
@@ -92,6 +99,8 @@ int main(int argc, char** argv) {
   bench->add_option("--jit-level", bench_args.jit_level, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   bench->add_option("--disable", bench_args.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
+  bench->add_flag("--strict-device", bench_args.strict_device,
+                  "Fail when anything does not run as asked on the device (an op on the CPU, another precision)");
   bench->add_flag("--pass-effect", bench_args.pass_effect,
                   "Also time Graph mode with each pass left out in turn: each pass's share of the gain");
   bench->add_option("--baseline", bench_args.baseline,
@@ -118,7 +127,8 @@ int main(int argc, char** argv) {
     if (*compare) return ms::cli::compare_command(compare_args);
     if (*conf)
       return ms::cli::run_conformance_command(conf_dir, conf_mode, conf_filter, conf_report, rtol, atol, conf_jit,
-                                              conf_disabled, conf_baseline, conf_device, conf_exclude);
+                                              conf_disabled, conf_baseline, conf_device, conf_exclude, conf_floor,
+                                              conf_strict);
     if (*bench) return ms::cli::bench_command(bench_what, bench_args);
     for (auto& [sub, runner] : registered)
       if (*sub) return runner();

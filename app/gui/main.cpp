@@ -18,6 +18,7 @@
 #include "app/gui/run_panel.h"
 #include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
+#include "views/common/save_file.h"
 
 namespace {
 
@@ -149,8 +150,8 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &ms::app::MainWindow::training_finished, &window, [&window, dir](bool ok) {
       QTimer::singleShot(150, &window, [&window, dir, ok] {
         const QString path = dir + QStringLiteral("/train.png");
-        const bool saved = window.tabs()->currentWidget()->grab().save(path);
-        window.grab().save(dir + QStringLiteral("/window.png"));
+        const bool saved = ms::views::save_image(path, window.tabs()->currentWidget()->grab().toImage());
+        ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
         // The last training step's profiles: timeline, memory and comparison views.
         if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
         std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
@@ -168,11 +169,10 @@ int main(int argc, char** argv) {
       // Let pending paints and layouts settle, then grab what a user sees.
       QTimer::singleShot(150, &window, [&window, dir] {
         const QString path = dir + QStringLiteral("/graph.png");
-        const bool ok = window.graph_view()->grab().save(path);
-        window.grab().save(dir + QStringLiteral("/window.png"));
+        const bool ok = ms::views::save_image(path, window.graph_view()->grab().toImage());
+        ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
         window.graph_view()->export_png(dir + QStringLiteral("/graph-full.png"), 6000);
-        QFile dot(dir + QStringLiteral("/graph.dot"));
-        if (dot.open(QIODevice::WriteOnly)) dot.write(window.graph_view()->dot_text().toUtf8());
+        ms::views::save_bytes(dir + QStringLiteral("/graph.dot"), window.graph_view()->dot_text().toUtf8());
         // The result views (timeline, memory, compare, passes), each at the graph view's size.
         if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
         std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));

@@ -29,6 +29,7 @@
 
 #include "app/gui/run_panel.h"
 #include "app/gui/template_dialog.h"
+#include "views/common/save_file.h"
 #include "views/graph/inspector.h"
 #include "views/models/pass_list_model.h"
 
@@ -53,6 +54,7 @@ MainWindow::MainWindow() {
   connect(jobs_, &views::JobTracker::started, this, &MainWindow::on_job_started);
   connect(jobs_, &views::JobTracker::progressed, this, &MainWindow::on_job_progress);
   connect(jobs_, &views::JobTracker::finished, this, &MainWindow::on_job_finished);
+  connect(jobs_, &views::JobTracker::failed, this, &MainWindow::on_job_failed);
   connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
     inspector_->show_node(graph_->model(), node);
     const auto* m = graph_->model();
@@ -349,18 +351,17 @@ void MainWindow::export_graph(const QString& format) {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export Graph"), base + "." + format, filter);
   if (path.isEmpty()) return;
   bool ok = false;
+  QString error = tr("Could not write %1").arg(path);
   if (format == QLatin1String("svg"))
     ok = graph_->export_svg(path);
   else if (format == QLatin1String("png"))
     ok = graph_->export_png(path);
-  else {
-    QFile f(path);
-    ok = f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(graph_->dot_text().toUtf8()) >= 0;
-  }
+  else
+    ok = views::save_bytes(path, graph_->dot_text().toUtf8(), &error);
   if (ok)
     log(tr("Exported the graph to %1").arg(path));
   else
-    log(tr("Could not write %1").arg(path), true);
+    log(error, true);
 }
 
 bool MainWindow::show_pass(int row) {

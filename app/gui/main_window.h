@@ -167,6 +167,10 @@ class MainWindow : public QMainWindow {
   QDockWidget* pass_dock_ = nullptr;
   views::JobId pass_effect_job_ = 0;
   void pass_effect_dropped();
+  views::JobId train_job_ = 0;
+  // The training job ended without its result (cancelled, failed): the Train button comes back.
+  void training_dropped();
+  void on_job_failed(views::JobId id, const QString& title, const QString& message);
   prof::TracePtr eager_trace_, graph_trace_;
   std::shared_ptr<const runtime::MemoryPlan> plan_;
   bool linking_ = false;

@@ -15,6 +15,7 @@
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
 #include "views/common/axis.h"
+#include "views/common/save_file.h"
 #include "views/compare/compare_view.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/memory/memory_view.h"
@@ -185,7 +186,7 @@ bool MainWindow::export_result_views(const QString& dir) {
     painter.fillRect(QRect(list.width(), 0, 6, img.height()), QColor(220, 220, 225));
     painter.drawPixmap(list.width() + 6, 0, graph);
     painter.end();
-    ok &= img.save(dir + QStringLiteral("/passes.png"));
+    ok &= views::save_image(dir + QStringLiteral("/passes.png"), img);
   }
   return ok;
 }
@@ -199,8 +200,8 @@ void MainWindow::export_current_view() {
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Export View as PNG"), QString(), tr("PNG images (*.png)"));
   if (path.isEmpty()) return;
-  if (!w->grab().save(path))
-    log(tr("Could not write %1").arg(path), true);
+  if (QString error; !views::save_image(path, w->grab().toImage(), nullptr, &error))
+    log(error, true);
   else
     log(tr("Wrote %1").arg(path));
 }

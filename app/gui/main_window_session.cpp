@@ -9,6 +9,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/train_panel.h"
 #include "engine/compiler/diff.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/graph/inspector.h"
@@ -144,7 +145,23 @@ void MainWindow::cancel_jobs() {
   jobs_->cancel_all();
   log(tr("Cancelled %n job(s)", nullptr, static_cast<int>(active_.size())));
   open_job_ = 0;
+  // Every control a job disabled comes back now; the jobs' results are dropped when they end.
   run_panel_->set_busy(false);
+  if (train_job_) training_dropped();
+  if (pass_effect_job_) pass_effect_dropped();
+}
+
+void MainWindow::on_job_failed(views::JobId id, const QString& title, const QString& message) {
+  log(tr("%1 failed: %2").arg(title, message), true);
+  if (id == open_job_) {
+    open_job_ = 0;
+    Q_EMIT model_opened(false);
+  }
+  if (id == train_job_) {
+    training_dropped();
+    train_panel_->set_text(tr("Training failed: %1").arg(message));
+  }
+  if (id == pass_effect_job_) pass_effect_dropped();
 }
 
 void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
@@ -290,6 +307,7 @@ void MainWindow::on_job_progress(views::JobId id, double fraction, const QString
 void MainWindow::on_job_finished(views::JobId id, bool delivered) {
   active_.erase(id);
   if (id == pass_effect_job_ && !delivered) pass_effect_dropped();
+  if (id == train_job_ && !delivered) training_dropped();
   if (!active_.empty()) {
     status_text_->setText(active_.rbegin()->second + QStringLiteral("…"));
     return;

@@ -45,13 +45,14 @@ bool MainWindow::train() {
   tabs_->setCurrentWidget(train_panel_);
   QPointer<views::LossCurveView> curve = train_panel_->curve();
   log(tr("Training %1 for %2 steps").arg(doc_->source).arg(base.steps));
-  jobs_->start(
+  train_job_ = jobs_->start(
       QStringLiteral("train"), tr("Training"), this,
       [base, modes, curve](views::JobContext& ctx) {
         std::vector<TrainOutcome> outs;
         for (size_t k = 0; k < modes.size(); ++k) {
           nn::train::RunOptions o = base;
           o.mode = modes[k];
+          o.cancelled = ctx.cancel_predicate();  // checked between steps
           const QString name = mode_label(o.mode);
           QMetaObject::invokeMethod(
               curve,
@@ -79,6 +80,7 @@ bool MainWindow::train() {
         return outs;
       },
       [this](std::vector<TrainOutcome> outs) {
+        train_job_ = 0;
         train_panel_->set_busy(false);
         bool ok = !outs.empty();
         QStringList lines;
@@ -131,6 +133,13 @@ bool MainWindow::train() {
         Q_EMIT training_finished(ok);
       });
   return true;
+}
+
+void MainWindow::training_dropped() {
+  train_job_ = 0;
+  train_panel_->set_busy(false);
+  train_panel_->set_text(tr("Training cancelled."));
+  Q_EMIT training_finished(false);
 }
 
 }  // namespace ms::app

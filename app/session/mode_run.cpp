@@ -90,6 +90,9 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   out.trace = r->trace;
   out.gpu_records = r->gpu_records;
   out.gpu_note = r->gpu_note;
+  // Ops not run as asked on the device: logged with the run (the CLI's `note: fallbacks:` line).
+  if (!r->fallbacks.empty())
+    out.note += (out.note.empty() ? "" : "; ") + ("fallbacks: " + runtime::describe_fallbacks(r->fallbacks));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "app/session/model_inputs.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <random>
 
@@ -16,6 +17,52 @@ Expected<ir::Graph> load_model_arg(const std::string& model) {
   return onnx_io::load_model(model);
 }
 
+namespace {
+
+std::string shape_text(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// "f32 [N,3,224,224]": a dynamic dim by its name (or ?).
+std::string declared_text(const ir::ValueType& t) {
+  std::string out = std::string(dtype_name(t.dtype)) + " ";
+  if (!t.dims) return out + "[unknown rank]";
+  out += "[";
+  for (size_t i = 0; i < t.dims->size(); ++i) {
+    const int64_t d = (*t.dims)[i];
+    const std::string param = i < t.dim_params.size() ? t.dim_params[i] : "";
+    out += (i ? "," : "") + (d >= 0 ? std::to_string(d) : (param.empty() ? std::string("?") : param));
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Expected<int64_t> parse_dim_value(const std::string& param, const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v <= 0)
+    return invalid_argument("--dim " + param + "=" + text + ": expected a positive integer");
+  return v;
+}
+
+Status check_input(const ir::Graph& g, const std::string& name, const Tensor& given) {
+  const ir::Value* v = g.value(name);
+  if (!v) return Status::ok();
+  const ir::ValueType& t = v->type;
+  bool ok = t.dtype == DType::Undefined || t.dtype == given.dtype();
+  if (t.dims) {
+    ok = ok && t.dims->size() == given.shape().size();
+    for (size_t i = 0; ok && i < t.dims->size(); ++i) ok = (*t.dims)[i] < 0 || (*t.dims)[i] == given.shape()[i];
+  }
+  if (ok) return Status::ok();
+  return invalid_argument("--input " + name + ": the model declares " + declared_text(t) + ", the file holds " +
+                          std::string(dtype_name(given.dtype())) + " " + shape_text(given.shape()));
+}
+
 Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std::string, std::string>& files,
                                          const std::map<std::string, int64_t>& dim_values, uint64_t seed) {
   runtime::TensorMap out;
@@ -24,8 +71,12 @@ Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std:
       return invalid_argument("--input " + name + ": the model has no input named '" + name + "'");
     auto t = load_npy(path);
     if (!t) return Status(t.status()).prepend("--input " + name + ": ");
+    MS_RETURN_IF_ERROR(check_input(g, name, *t));
     out[name] = std::move(*t);
   }
+  for (const auto& [param, value] : dim_values)
+    if (value <= 0)
+      return invalid_argument("--dim " + param + "=" + std::to_string(value) + ": a dim must be a positive integer");
   std::mt19937_64 rng(seed);
   for (const auto& name : g.inputs) {
     if (out.count(name)) continue;

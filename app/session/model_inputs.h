@@ -14,7 +14,15 @@ namespace ms::session {
 Expected<ir::Graph> load_model_arg(const std::string& model);
 
 // Inputs by name: from .npy files where given (NAME=FILE), else random with a fixed seed (floats in
-// [-1, 1), integers in [0, 4), bools random). Unknown dims take `dim_values[param]` or 1.
+// [-1, 1), integers in [0, 4), bools random). Unknown dims take `dim_values[param]` or 1. A file
+// must match the model's declared input (check_input); every dim value must be positive.
+// Error unless `given` matches the declared input `name`: its dtype and every static dim (a
+// dynamic dim takes any size). The message names the input, the declared and the given type.
+Status check_input(const ir::Graph& g, const std::string& name, const Tensor& given);
+
+// "N=8" -> 8: a positive integer, the whole string parsed; the error names the flag.
+Expected<int64_t> parse_dim_value(const std::string& param, const std::string& text);
+
 Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std::string, std::string>& files,
                                          const std::map<std::string, int64_t>& dim_values, uint64_t seed);
 

@@ -52,14 +52,18 @@ class ModelRun {
     }
     if (req_.mode == runtime::ExecMode::PyNative) {
       eager_ = std::make_unique<runtime::EagerExecutor>(g_, backend_);
+      runtime::find_fallbacks(g_, backend_, fallbacks_);
       return Status::ok();
     }
     cb.progress(0.02, "Compiling");
     std::map<std::string, ir::ValueType> sig;
     for (const auto& [name, t] : inputs_) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    auto c = compiler::compile_executor(g_, backend_, sig, req_.compile);
+    compiler::CompileOptions co = req_.compile;
+    if (&cb != &no_callbacks() && !co.cancelled) co.cancelled = [&cb] { return cb.cancelled(); };
+    auto c = compiler::compile_executor(g_, backend_, sig, co);
     if (!c) return std::move(c).take_status();
     out_.compiled = std::move(*c);
+    runtime::find_fallbacks(out_.compiled->graph(), backend_, fallbacks_);
     out_.compile_ms = out_.compiled->compile_ms();
     return Status::ok();
   }
@@ -76,6 +80,7 @@ class ModelRun {
     } else if (timed) {
       ro.observer = req_.observer;
     }
+    runtime::FallbackScope noting(fallbacks_);  // cases a device kernel hands to the CPU
     const auto t0 = Clock::now();
     auto outs = eager_ ? eager_->run(inputs_, ro) : out_.compiled->run(inputs_, ro);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -94,6 +99,7 @@ class ModelRun {
     out_.kernels_per_iter = st.kernels;
     out_.peak_bytes = st.peak_bytes;
     out_.latency = summarize(out_.latencies_ms);
+    out_.fallbacks = fallbacks_.list();
     if (profiling_) build_trace();
     return std::move(out_);
   }
@@ -135,6 +141,7 @@ class ModelRun {
   // The recorder goes after the executors: buffers they still hold report their free to it.
   std::unique_ptr<prof::ProfilingSession> profiling_;
   std::unique_ptr<runtime::EagerExecutor> eager_;
+  runtime::FallbackLog fallbacks_;
   RunResult out_;
 };
 

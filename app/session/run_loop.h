@@ -14,6 +14,7 @@
 #include "engine/compiler/compile.h"
 #include "engine/ir/graph.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/fallback.h"
 #include "profiler/record/profiling_session.h"
 #include "profiler/trace/trace.h"
 
@@ -62,6 +63,8 @@ struct RunResult {
   double build_ms = 0;       // trace post-processing
   uint64_t gpu_records = 0;  // CUPTI kernels + copies + memsets merged into the trace
   std::string gpu_note;      // why GPU activity is missing (empty: collected, or not a GPU run)
+  // Ops that did not run as asked on this backend (CPU fallback, another precision), counted.
+  std::vector<runtime::Fallback> fallbacks;
 };
 
 // Without callbacks: no progress and nothing to cancel, so the executors poll no predicate.

@@ -65,6 +65,7 @@ Status run_passes(Build& b, const ir::Graph& graph, const Signature& signature) 
   jit.snapshots = b.options.keep_snapshots;
   jit.verify = b.options.verify_passes;
   jit.amp = b.options.amp;
+  jit.cancelled = b.options.cancelled;
   MS_ASSIGN_OR_RETURN(b.out.passes, run_pipeline(x.graph, &b.backend, jit));
   return Status::ok();
 }
@@ -75,21 +76,24 @@ Status resolve_kernels(Build& b) {
   Executable& x = *b.x;
   MS_ASSIGN_OR_RETURN(x.program, runtime::build_program(x.graph));
   std::string missing;
-  std::map<std::string, int> fallbacks;
+  runtime::FallbackLog fallbacks;
   for (Step& s : x.program.steps) {
     s.kernel = b.backend.find_kernel(*s.node);
     const bool fallback = s.kernel && b.backend.is_fallback(s.kernel);
     if (!s.kernel && missing.find(s.node->op_type) == std::string::npos)
       missing += (missing.empty() ? "" : ", ") + s.node->op_type + " (" + s.node->label() + ")";
-    if (fallback) ++fallbacks[s.node->op_type];
+    if (fallback) fallbacks.add(s.node->id.value, s.node->op_type, runtime::no_kernel_reason(b.backend));
     b.out.kernels.push_back(s.node->op_type + " (" + s.node->label() + ") -> " +
                             (fallback ? std::string("cpu-fallback") : b.backend.name()));
     b.subgraphs = b.subgraphs || s.node->has_subgraph();
   }
   if (!missing.empty()) return unsupported("no " + b.backend.name() + " kernel for: " + missing);
-  if (!fallbacks.empty()) {
+  b.out.fallbacks = fallbacks.list();
+  if (!b.out.fallbacks.empty()) {
     std::string list;
-    for (const auto& [op, n] : fallbacks) list += (list.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+    for (const auto& f : b.out.fallbacks)
+      if (f.reason == runtime::no_kernel_reason(b.backend))
+        list += (list.empty() ? "" : ", ") + f.op + " x" + std::to_string(f.count);
     b.out.notes.push_back("runs on the CPU with host copies (no " + b.backend.name() + " kernel): " + list);
   }
   return Status::ok();
@@ -400,6 +404,8 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 Status run_stages(Build& b, const ir::Graph& graph, const Signature& signature) {
   WorkScope counting(b.out.work);
   auto stage = [&](const char* name, auto&& fn) -> Status {
+    if (b.options.cancelled && b.options.cancelled())
+      return Status::error(ErrorCode::Cancelled, std::string("compile cancelled before stage '") + name + "'");
     const auto t = Clock::now();
     Status st = fn();
     b.out.stages.push_back({name, ms_since(t)});

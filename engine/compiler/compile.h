@@ -19,6 +19,7 @@
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/work.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/fallback.h"
 
 namespace ms::compiler {
 
@@ -40,6 +41,8 @@ struct CompiledGraph {
   // What the user should know: environment overrides taken, ops that fall back to the CPU, why the
   // whole graph is not replayed.
   std::vector<std::string> notes;
+  // The ops the backend runs through its CPU fallback, counted (runtime/fallback.h).
+  std::vector<runtime::Fallback> fallbacks;
   double compile_ms = 0;
 
   const ir::Graph& graph() const { return executable->graph; }

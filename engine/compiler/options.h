@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ struct CompileOptions {
   // Branches on this many streams (MODESCOPE_CUDA_STREAMS=N). Measured on an H200: the Inception
   // block 1.21x faster on 4 streams, resnet50 batch 1 no faster (only its shortcuts overlap).
   int cuda_streams = 1;
+
+  // Polled between passes and between the closing stages: true stops the compile with a Cancelled
+  // error (a job's cancel button). Empty: never cancelled.
+  std::function<bool()> cancelled;
 };
 
 // `options` with the environment's overrides applied (MODESCOPE_CUDA_GRAPHS, MODESCOPE_CUDA_STREAMS);

@@ -8,6 +8,7 @@
 // kernel plan); they are listed here as the pipeline's closing stages.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct JitConfig {
   bool snapshots = true;                     // keep a snapshot after each pass
   bool verify = false;                       // ir::verify after each pass (tests, debug builds)
   AmpLevel amp = AmpLevel::O0;               // O1..O3: the amp-cast pass runs first (compiler/amp.h)
+  std::function<bool()> cancelled;           // polled before each pass: true stops with Cancelled
 };
 
 Expected<JitLevel> parse_jit_level(const std::string& s);  // "O0" | "O1" | "O2"

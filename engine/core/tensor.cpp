@@ -1,16 +1,35 @@
 #include "engine/core/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
+#include "engine/core/alloc_error.h"
 #include "engine/core/narrow.h"
 
 namespace ms {
 
+AllocationFailed::AllocationFailed(size_t bytes, std::string what_for)
+    : bytes_(bytes),
+      what_for_(std::move(what_for)),
+      message_("out of memory: " + format_alloc_bytes(static_cast<double>(bytes)) + " asked for " + what_for_) {}
+
+std::string format_alloc_bytes(double bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
 std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
   const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw std::bad_alloc();
+  if (!p) throw AllocationFailed(bytes, "a host buffer");
   return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { std::free(d); });
 }
 
@@ -20,7 +39,15 @@ std::shared_ptr<Buffer> Buffer::borrowed(void* data, size_t bytes, Device device
 
 Tensor Tensor::empty(DType dtype, Shape shape) {
   const size_t bytes = static_cast<size_t>(ms::numel(shape)) * dtype_size(dtype);
-  return Tensor(Buffer::host(bytes), dtype, std::move(shape));
+  std::shared_ptr<Buffer> buffer;
+  try {
+    buffer = Buffer::host(bytes);
+  } catch (const AllocationFailed&) {
+    std::string dims;
+    for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    throw AllocationFailed(bytes, "a " + std::string(dtype_name(dtype)) + " [" + dims + "] tensor");
+  }
+  return Tensor(std::move(buffer), dtype, std::move(shape));
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {

@@ -4,6 +4,8 @@
 // and '<V2'/'|V2' read back as bf16.
 #include "engine/frontend/npy.h"
 
+#include "engine/core/atomic_file.h"
+
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -192,19 +194,16 @@ Status save_npy(const Tensor& t, const std::string& path) {
     out += static_cast<char>((len >> 24) & 0xff);
   }
   out += header;
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return io_error(path + ": cannot open for writing");
-  f.write(out.data(), static_cast<std::streamsize>(out.size()));
+  AtomicFile f(path);
+  f.write(out);
   if (t.dtype() == DType::Bool) {
     std::string b(static_cast<size_t>(t.numel()), '\0');
     for (size_t i = 0; i < b.size(); ++i) b[i] = t.data<bool>()[i] ? 1 : 0;
-    f.write(b.data(), static_cast<std::streamsize>(b.size()));
+    f.write(b);
   } else {
-    f.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+    f.write(std::string_view(static_cast<const char*>(t.raw()), t.nbytes()));
   }
-  f.close();
-  if (!f) return io_error(path + ": write failed");
-  return Status::ok();
+  return f.commit();
 }
 
 }  // namespace ms

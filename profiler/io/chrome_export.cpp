@@ -1,8 +1,8 @@
 // Trace -> Chrome trace event JSON, written by hand (deterministic, fast, one pass).
-#include <fstream>
 #include <ostream>
 #include <sstream>
 
+#include "engine/core/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 #include "profiler/io/json_text.h"
 
@@ -252,13 +252,10 @@ Status export_chrome_trace(const Trace& t, std::ostream& out) {
 }
 
 Status export_chrome_trace_file(const Trace& t, const std::string& path) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return invalid_argument("cannot write '" + path + "'");
-  Status st = export_chrome_trace(t, f);
-  if (!st.is_ok()) return st;
-  f.close();
-  if (!f) return invalid_argument("writing '" + path + "' failed");
-  return Status::ok();
+  AtomicFile f(path);
+  Status st = export_chrome_trace(t, f.stream());
+  if (!st.is_ok() && f.ok()) return st;
+  return f.commit();
 }
 
 std::string to_chrome_json(const Trace& t) {

@@ -27,7 +27,10 @@ if(DEFINED BASELINE)
 endif()
 execute_process(COMMAND "${CLI}" conformance "${DATA}" --mode "${MODE}" --report "${REPORT}" ${extra}
                 RESULT_VARIABLE cli_result)
-if(NOT cli_result EQUAL 0)
+# 0: ran clean; 3: a case crashed or timed out; 4: below a --floor (not passed here). The report is
+# written in all three, and the checks below name the crashed cases and the floor: anything else
+# means the CLI could not run.
+if(NOT cli_result EQUAL 0 AND NOT cli_result EQUAL 3 AND NOT cli_result EQUAL 4)
   message(FATAL_ERROR "conformance (${MODE}): modescope-cli exited with '${cli_result}'")
 endif()
 if(NOT EXISTS "${REPORT}")

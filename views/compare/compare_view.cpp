@@ -1,6 +1,5 @@
 #include "views/compare/compare_view.h"
 
-#include <QFile>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -16,6 +15,7 @@
 #include <cmath>
 
 #include "views/common/axis.h"
+#include "views/common/save_file.h"
 #include "views/compare/compare_model.h"
 
 namespace ms::views {
@@ -202,12 +202,8 @@ void CompareView::set_selected_node(uint64_t node) {
   selecting_ = false;
 }
 
-bool CompareView::export_png(const QString& path) { return grab().save(path); }
+bool CompareView::export_png(const QString& path) { return save_image(path, grab().toImage()); }
 
-bool CompareView::export_csv(const QString& path) const {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
-  return f.write(model_->to_csv().toUtf8()) >= 0;
-}
+bool CompareView::export_csv(const QString& path) const { return save_bytes(path, model_->to_csv().toUtf8()); }
 
 }  // namespace ms::views

@@ -1,6 +1,5 @@
 #include "views/compare/pass_delta_view.h"
 
-#include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -10,6 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "views/common/save_file.h"
 namespace ms::views {
 
 PassDeltaView::PassDeltaView(QWidget* parent) : QWidget(parent) {
@@ -73,12 +73,8 @@ void PassDeltaView::set_busy(bool busy, const QString& what) {
 void PassDeltaView::set_note(const QString& text) { note_->setText(text); }
 QString PassDeltaView::note() const { return note_->text(); }
 
-bool PassDeltaView::export_csv(const QString& path) const {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
-  return f.write(model_->to_csv().toUtf8()) >= 0;
-}
+bool PassDeltaView::export_csv(const QString& path) const { return save_bytes(path, model_->to_csv().toUtf8()); }
 
-bool PassDeltaView::export_png(const QString& path) { return grab().save(path); }
+bool PassDeltaView::export_png(const QString& path) { return save_image(path, grab().toImage()); }
 
 }  // namespace ms::views

@@ -1,11 +1,12 @@
 // Export of the whole graph (not just the visible part): SVG through QSvgGenerator, PNG at a scale
 // that keeps labels readable (capped so the image stays allocatable), DOT text as laid out.
-#include <QFile>
+#include <QBuffer>
 #include <QGraphicsScene>
 #include <QImage>
 #include <QPainter>
 #include <QSvgGenerator>
 
+#include "views/common/save_file.h"
 #include "views/graph/graph_view.h"
 
 namespace ms::views {
@@ -19,8 +20,10 @@ QRectF export_rect(const QGraphicsScene& scene) { return scene.itemsBoundingRect
 bool GraphView::export_svg(const QString& path) const {
   if (scene_->items().isEmpty()) return false;
   const QRectF r = export_rect(*scene_);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
   QSvgGenerator svg;
-  svg.setFileName(path);
+  svg.setOutputDevice(&buffer);
   svg.setSize(r.size().toSize());
   svg.setViewBox(QRectF(QPointF(0, 0), r.size()));
   svg.setTitle(model_ ? QString::fromStdString(model_->graph->name) : QString());
@@ -29,7 +32,7 @@ bool GraphView::export_svg(const QString& path) const {
   if (!p.begin(&svg)) return false;
   p.fillRect(QRectF(QPointF(0, 0), r.size()), theme_.background);
   scene_->render(&p, QRectF(QPointF(0, 0), r.size()), r);
-  return p.end();
+  return p.end() && save_bytes(path, bytes);
 }
 
 bool GraphView::export_png(const QString& path, double max_pixels) const {
@@ -49,7 +52,7 @@ bool GraphView::export_png(const QString& path, double max_pixels) const {
   p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
   scene_->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), r);
   p.end();
-  return img.save(path, "PNG");
+  return save_image(path, img, "PNG");
 }
 
 }  // namespace ms::views

@@ -5,6 +5,8 @@
 #include <QRunnable>
 #include <QThreadPool>
 
+#include "engine/core/alloc_error.h"
+
 namespace ms::views {
 
 struct JobTracker::Job {
@@ -12,6 +14,7 @@ struct JobTracker::Job {
   QString kind, title;
   QPointer<QObject> receiver;
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<QString> error = std::make_shared<QString>();
   std::function<void()> deliver;
 };
 
@@ -52,12 +55,19 @@ JobId JobTracker::launch(const QString& kind, const QString& title, QObject* rec
   auto ctx = std::make_shared<JobContext>();
   ctx->id_ = job->id;
   ctx->cancelled_ = job->cancelled;
+  ctx->error_ = job->error;
   ctx->tracker_ = this;
   ctx->last_progress_ms_ = std::make_shared<std::atomic<qint64>>(0);
   const JobId id = job->id;
   QPointer<JobTracker> self(this);
   pool_->start([this, self, ctx, work = std::move(work), id]() mutable {
-    if (!ctx->cancelled()) work(*ctx);
+    if (!ctx->cancelled()) {
+      try {
+        work(*ctx);
+      } catch (...) {  // start() catches already; a launch() without it must not end the app either
+        *ctx->error_ = QString::fromStdString(exception_message(std::current_exception()));
+      }
+    }
     // `this` outlives the pool (the destructor waits), so queueing to it is safe.
     QMetaObject::invokeMethod(
         this, [this, id] { complete(id); }, Qt::QueuedConnection);
@@ -76,9 +86,38 @@ void JobTracker::complete(JobId id) {
     jobs_.erase(it);
     current = latest_[job->kind] == id;
   }
+  if (!job->error->isEmpty()) {
+    Q_EMIT failed(id, job->title, *job->error);
+    Q_EMIT finished(id, false);
+    return;
+  }
   const bool deliver = current && !job->cancelled->load() && job->receiver;
   if (deliver) job->deliver();
   Q_EMIT finished(id, deliver);
+}
+
+std::string JobTracker::exception_message(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const ms::AllocationFailed& a) {
+    return a.what();
+  } catch (const std::bad_alloc&) {
+    return "out of memory (the size asked for is not known)";
+  } catch (const std::exception& x) {
+    return std::string("internal error: ") + x.what();
+  } catch (...) {
+    return "internal error: an unknown exception";
+  }
+}
+
+ms::ErrorCode JobTracker::exception_code(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    return ms::ErrorCode::OutOfMemory;
+  } catch (...) {
+    return ms::ErrorCode::Internal;
+  }
 }
 
 void JobTracker::cancel(JobId id) {

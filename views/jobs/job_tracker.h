@@ -11,11 +11,14 @@
 class QThreadPool;
 
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <type_traits>
+
+#include "engine/core/status.h"
 
 namespace ms::views {
 
@@ -38,6 +41,7 @@ class JobContext {
   friend class JobTracker;
   JobId id_ = 0;
   std::shared_ptr<std::atomic<bool>> cancelled_;
+  std::shared_ptr<QString> error_;  // set when the work threw and its result type cannot carry it
   JobTracker* tracker_ = nullptr;
   std::shared_ptr<std::atomic<qint64>> last_progress_ms_;
 };
@@ -57,9 +61,28 @@ class JobTracker : public QObject {
     auto slot = std::make_shared<std::shared_ptr<R>>();
     return launch(
         kind, title, receiver,
-        [work = std::move(work), slot](JobContext& ctx) mutable { *slot = std::make_shared<R>(work(ctx)); },
-        [done = std::move(done), slot]() mutable { done(std::move(**slot)); });
+        [work = std::move(work), slot](JobContext& ctx) mutable {
+          // Nothing a job throws may reach the worker thread (that ends the app): a result type
+          // that carries a Status (Expected<T>) gets the message, any other fails the job.
+          try {
+            *slot = std::make_shared<R>(work(ctx));
+          } catch (...) {
+            const std::string message = exception_message(std::current_exception());
+            if constexpr (std::is_constructible_v<R, ms::Status>)
+              *slot = std::make_shared<R>(ms::Status::error(exception_code(std::current_exception()), message));
+            else
+              *ctx.error_ = QString::fromStdString(message);
+          }
+        },
+        [done = std::move(done), slot]() mutable {
+          if (*slot) done(std::move(**slot));
+        });
   }
+
+  // The one-line message for an exception a job threw: bad_alloc says how much was asked for and
+  // for what where the engine knows (ms::AllocationFailed).
+  static std::string exception_message(std::exception_ptr e);
+  static ms::ErrorCode exception_code(std::exception_ptr e);
 
   void cancel(JobId id);
   void cancel_all();
@@ -73,6 +96,8 @@ class JobTracker : public QObject {
   void progressed(ms::views::JobId id, double fraction, const QString& text);
   // delivered: the result reached its receiver; otherwise it was cancelled, stale or orphaned.
   void finished(ms::views::JobId id, bool delivered);
+  // The job threw and its result could not carry the error: `message` says what (finished follows).
+  void failed(ms::views::JobId id, const QString& title, const QString& message);
 
  private:
   friend class JobContext;

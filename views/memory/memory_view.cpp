@@ -15,6 +15,7 @@
 
 #include "views/common/axis.h"
 #include "views/common/palette.h"
+#include "views/common/save_file.h"
 
 namespace ms::views {
 
@@ -115,7 +116,7 @@ void MemoryView::set_selected_node(uint64_t node) {
   update();
 }
 
-bool MemoryView::export_png(const QString& path) { return grab().save(path); }
+bool MemoryView::export_png(const QString& path) { return save_image(path, grab().toImage()); }
 
 MemoryView::Geometry MemoryView::geometry(int panel) const {
   const int n = std::max<int>(1, static_cast<int>(panels_.size()));

@@ -11,6 +11,7 @@
 
 #include "views/common/axis.h"
 #include "views/common/palette.h"
+#include "views/common/save_file.h"
 
 namespace ms::views {
 
@@ -95,7 +96,7 @@ void TimelineView::show_stats() {
   stats_->setText(html);
 }
 
-bool TimelineView::export_png(const QString& path) { return grab().save(path); }
+bool TimelineView::export_png(const QString& path) { return save_image(path, grab().toImage()); }
 
 TimelineCanvas::TimelineCanvas(TimelineView* owner, const TimelineModel& model)
     : QWidget(owner), owner_(owner), model_(model) {

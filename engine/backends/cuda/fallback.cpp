@@ -8,6 +8,7 @@
 
 #include "engine/backends/cuda/cuda_backend.h"
 #include "engine/backends/cuda/cuda_common.h"
+#include "engine/runtime/fallback.h"
 
 namespace ms::cuda {
 
@@ -20,6 +21,18 @@ class HostOutputs final : public runtime::OutputAllocator {
   Expected<Tensor> scratch(DType dtype, const Shape& shape) override { return Tensor::empty(dtype, shape); }
 };
 
+// Why `ctx`'s node runs here: no CUDA kernel at all, or a case the CUDA kernel hands back (a dtype
+// it does not compute, an attribute combination it does not cover).
+std::string fallback_reason(runtime::KernelContext& ctx, const CudaBackend& be) {
+  const ir::Node& node = ctx.node();
+  if (!CudaBackend::kernels().find(node.op_type, node.domain)) return runtime::no_kernel_reason(be);
+  std::string dtypes;
+  for (const Tensor* t : ctx.input_ptrs())
+    if (t && t->defined() && dtypes.find(dtype_name(t->dtype())) == std::string::npos)
+      dtypes += (dtypes.empty() ? "" : ", ") + std::string(dtype_name(t->dtype()));
+  return "case the cuda kernel does not cover (inputs " + dtypes + "): runs on the CPU";
+}
+
 }  // namespace
 
 Status cpu_fallback(runtime::KernelContext& ctx) {
@@ -27,6 +40,7 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
   if (!kernel) return ctx.unsupported_case("no CUDA or CPU kernel for op '" + node.op_type + "'");
+  runtime::note_fallback(node, fallback_reason(ctx, be));
   size_t to_host = 0, to_device = 0;
 
   // Inputs: host copies of the device ones.

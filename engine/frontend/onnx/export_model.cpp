@@ -1,9 +1,9 @@
 // ir::Graph -> ModelProto file. Initializers as raw_data, subgraphs recursive, value types kept,
 // node ids and origins in metadata_props so a reload keeps identity.
 #include <algorithm>
-#include <fstream>
 #include <set>
 
+#include "engine/core/atomic_file.h"
 #include "engine/frontend/onnx/import_internal.h"
 #include "engine/frontend/onnx/onnx_io.h"
 
@@ -193,12 +193,7 @@ Status save_model(const ir::Graph& g, const std::string& path) {
 
   std::string bytes;
   if (!m.SerializeToString(&bytes)) return io_error(path + ": model too large to serialize (over 2 GiB)");
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return io_error(path + ": cannot open for writing");
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return io_error(path + ": write failed");
-  return Status::ok();
+  return write_file_atomic(path, bytes);
 }
 
 }  // namespace ms::onnx_io

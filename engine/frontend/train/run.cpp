@@ -217,6 +217,8 @@ Expected<LrSchedule> lr_schedule(const RunOptions& o, OptimizerKind kind) {
 Status run_steps(const RunOptions& o, TrainStep& step, DataLoader& loader, const LrSchedule& sched,
                  const StepCallback& on_step, RunResult& r) {
   for (int64_t s = 1; s <= o.steps; ++s) {
+    if (o.cancelled && o.cancelled())
+      return Status::error(ErrorCode::Cancelled, "training cancelled before step " + std::to_string(s));
     Batch b = loader.next();
     const double lr = sched.at(s);
     if (s == o.steps && o.observe_last_step) step.observe_next_step(o.observe_last_step);

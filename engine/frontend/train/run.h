@@ -45,6 +45,9 @@ struct RunOptions {
   // Profiling: the last step reports to this observer (TrainStep::observe_next_step); the result
   // keeps the graph it ran and, in Graph mode, its memory plan, for building the trace.
   runtime::RunObserver* observe_last_step = nullptr;
+  // Polled before every step (and between the step's compile passes): true stops the run with a
+  // Cancelled error. Empty: never cancelled.
+  std::function<bool()> cancelled;
 };
 
 struct StepSummary {

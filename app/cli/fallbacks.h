@@ -1,0 +1,25 @@
+// Fallbacks on the command line: what did not run as asked on the chosen device (runtime/fallback.h)
+// as one `note:` line, a `fallbacks` list in JSON reports, and `--strict-device` turning any of them
+// into an error.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/runtime/fallback.h"
+
+namespace ms::cli {
+
+// The whole run on another backend than asked ("cuda" without a device): op "*", the backend's note.
+std::vector<runtime::Fallback> device_fallback(const std::string& backend_note);
+
+// "note: fallbacks: Where x2 (no cuda kernel: runs on the CPU); ..." on stderr when any; with
+// `strict` an error naming them instead (the caller fails with it).
+Status report_fallbacks(const std::vector<runtime::Fallback>& fallbacks, bool strict);
+
+// [{"op": "Where", "count": 2, "reason": "..."}, ...]
+nlohmann::json fallbacks_json(const std::vector<runtime::Fallback>& fallbacks);
+
+}  // namespace ms::cli

@@ -1,0 +1,27 @@
+// A failed allocation that says how much was asked for and for what: a std::bad_alloc, so every
+// existing handler still catches it, whose what() is a one-line message for the user.
+#pragma once
+
+#include <cstddef>
+#include <new>
+#include <string>
+
+namespace ms {
+
+class AllocationFailed : public std::bad_alloc {
+ public:
+  AllocationFailed(size_t bytes, std::string what_for);
+  const char* what() const noexcept override { return message_.c_str(); }
+  size_t bytes() const { return bytes_; }
+  const std::string& what_for() const { return what_for_; }
+
+ private:
+  size_t bytes_;
+  std::string what_for_;
+  std::string message_;
+};
+
+// "3.73 GiB" (B, KiB, MiB, GiB, TiB).
+std::string format_alloc_bytes(double bytes);
+
+}  // namespace ms

@@ -1,0 +1,138 @@
+// Issue 24 on the command line: `--input` files checked against the model's declared input,
+// `--dim` positive integers only, fallbacks in the reports and `--strict-device`, and the exit
+// status of `conformance` (no device, a missed --floor).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "app/session/model_inputs.h"
+#include "engine/frontend/npy.h"
+#include "engine/frontend/onnx/onnx_io.h"
+#include "tests/app/cli_test_util.h"
+
+namespace ms::session {
+namespace {
+
+namespace fs = std::filesystem;
+using ms::testing::run_capture;
+
+const char* kLenet = "'zoo:lenet5?batch=1'";
+
+fs::path temp_dir() {
+  fs::path d = fs::temp_directory_path() / ("modescope_cli_input_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+std::string cli_or_skip() {
+  const std::string cli = ms::testing::cli_path();
+  return cli.empty() || !fs::exists(cli) ? std::string() : cli;
+}
+
+TEST(ModelInputs, CheckInputNamesTheInputTheDeclaredAndTheGivenType) {
+  auto g = load_model_arg("zoo:lenet5?batch=1");
+  ASSERT_TRUE(g) << g.status().message();
+  const std::string name = g->inputs.front();
+  const ir::ValueType t = g->value(name)->type;
+  ASSERT_TRUE(t.is_static());
+  EXPECT_TRUE(check_input(*g, name, Tensor::zeros(t.dtype, *t.dims)).is_ok());
+  Shape small = *t.dims;
+  small.back() = 3;
+  const Status wrong_shape = check_input(*g, name, Tensor::zeros(t.dtype, small));
+  ASSERT_FALSE(wrong_shape.is_ok());
+  EXPECT_NE(wrong_shape.message().find("--input " + name + ": the model declares f32 ["), std::string::npos)
+      << wrong_shape.message();
+  EXPECT_NE(wrong_shape.message().find(",3]"), std::string::npos) << wrong_shape.message();
+  EXPECT_FALSE(check_input(*g, name, Tensor::zeros(DType::F64, *t.dims)).is_ok());
+  EXPECT_FALSE(check_input(*g, name, Tensor::zeros(t.dtype, Shape{1})).is_ok());  // rank
+}
+
+TEST(ModelInputs, DimValuesArePositiveIntegersParsedWhole) {
+  EXPECT_EQ(*parse_dim_value("N", "8"), 8);
+  for (const char* bad : {"0", "-2", "3x", "", " 4", "1e3", "99999999999999999999"})
+    EXPECT_FALSE(parse_dim_value("N", bad)) << bad;
+  EXPECT_NE(parse_dim_value("N", "3x").status().message().find("--dim N=3x: expected a positive integer"),
+            std::string::npos);
+}
+
+TEST(CliInputs, RejectsAMismatchedInputFileAndBadDims) {
+  const std::string cli = cli_or_skip();
+  if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
+  auto g = load_model_arg("zoo:lenet5?batch=1");
+  ASSERT_TRUE(g);
+  const std::string name = g->inputs.front();
+  Shape small = *g->value(name)->type.dims;
+  small[small.size() - 1] = small[small.size() - 2] = 5;
+  const std::string npy = (temp_dir() / "small.npy").string();
+  ASSERT_TRUE(save_npy(Tensor::zeros(DType::F32, small), npy).is_ok());
+  int rc = -1;
+  std::string out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --input " + name + "=" + npy, &rc);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("error: --input " + name + ": the model declares f32 ["), std::string::npos) << out;
+  EXPECT_NE(out.find(",5,5]"), std::string::npos) << out;
+  out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --dim N=3x", &rc);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("error: --dim N=3x: expected a positive integer"), std::string::npos) << out;
+  out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --dim N=0", &rc);
+  EXPECT_NE(rc, 0) << out;
+}
+
+TEST(CliFallbacks, ReportsCarryAFallbacksListAndStrictDeviceRefusesThem) {
+  const std::string cli = cli_or_skip();
+  if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
+  const std::string report = (temp_dir() / "run.json").string();
+  int rc = -1;
+  std::string out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --report " + report, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::ifstream f(report);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_TRUE(j.contains("fallbacks")) << j.dump();
+  EXPECT_TRUE(j["fallbacks"].is_array());
+  EXPECT_TRUE(j["fallbacks"].empty()) << j.dump();  // the CPU runs every op itself
+  EXPECT_EQ(out.find("note: fallbacks"), std::string::npos) << out;
+  // Without a CUDA device, asking for it falls back to the CPU: a note, or an error when strict.
+  out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --device cuda --report " + report, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  if (out.find("note:") == std::string::npos) GTEST_SKIP() << "a CUDA device is present: " << out;
+  std::ifstream f2(report);
+  const nlohmann::json j2 = nlohmann::json::parse(f2);
+  ASSERT_EQ(j2["fallbacks"].size(), 1u) << j2.dump();
+  EXPECT_EQ(j2["fallbacks"][0]["op"], "*");
+  out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --device cuda --strict-device", &rc);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("error: --strict-device: "), std::string::npos) << out;
+}
+
+TEST(CliConformance, ExitsNonZeroWithoutTheDeviceAndBelowTheFloor) {
+  const std::string cli = cli_or_skip();
+  if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
+  // One case folder without data sets: it fails (not a crash).
+  const fs::path dir = temp_dir() / "conf";
+  fs::create_directories(dir / "case_a");
+  auto g = load_model_arg("zoo:lenet5?batch=1");
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(onnx_io::save_model(*g, (dir / "case_a" / "model.onnx").string()).is_ok());
+  const std::string report = (temp_dir() / "conf.json").string();
+  int rc = -1;
+  std::string out = run_capture(cli + " conformance " + dir.string() + " --mode pynative --report " + report, &rc);
+  EXPECT_EQ(rc, 0) << out;
+  out = run_capture(cli + " conformance " + dir.string() + " --mode pynative --floor 1 --report " + report, &rc);
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 4) << rc << out;
+  EXPECT_NE(out.find("error: conformance: 0 passed, below the floor of 1"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(report));
+  std::ifstream f(report);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_TRUE(j["fallbacks"].is_array());
+  out = run_capture(cli + " conformance " + dir.string() + " --mode pynative --device cuda", &rc);
+  if (out.find("[  SKIP ]") == std::string::npos && rc == 0) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc << out;
+  EXPECT_NE(out.find("error: conformance --device cuda: "), std::string::npos) << out;
+  EXPECT_EQ(out.find("[  SKIP ]"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ms::session
