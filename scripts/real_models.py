@@ -25,7 +25,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def make(cmd):
     print("  making:", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.run(cmd, capture_output=True, text=True)  # exporters warn a lot; shown on failure
+    if p.returncode != 0:
+        raise RuntimeError(f"{os.path.basename(cmd[1])} exited {p.returncode}: {(p.stderr or p.stdout)[-2000:]}")
 
 
 def models(d: str, torch_python: str, venv_python: str):

@@ -79,6 +79,26 @@ Status check_pass_names(const std::vector<std::string>& names) {
   return Status::ok();
 }
 
+namespace {
+
+// Stops the pipeline before the next pass once `cancelled` says so.
+class CancelBetweenPasses final : public PassInstrumentation {
+ public:
+  explicit CancelBetweenPasses(std::function<bool()> cancelled) : cancelled_(std::move(cancelled)) {}
+  bool run_before_pass(const Pass& /*pass*/, int /*index*/, const ir::Graph& /*g*/) override {
+    return !(cancelled_ && cancelled_());
+  }
+  Status run_after_pass(const Pass& /*pass*/, int /*index*/, const ir::Graph& /*g*/) override {
+    if (cancelled_ && cancelled_()) return Status::error(ErrorCode::Cancelled, "compile cancelled");
+    return Status::ok();
+  }
+
+ private:
+  std::function<bool()> cancelled_;
+};
+
+}  // namespace
+
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
   MS_RETURN_IF_ERROR(check_pass_names(config.disabled_passes));
   PassManager pm = build_pipeline(config.jit_level, backend, config.amp);
@@ -87,12 +107,15 @@ Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, co
   VerifyAfterEachPass verify;
   SnapshotAfterEachPass snaps;
   PassTiming timing;
+  CancelBetweenPasses cancel(config.cancelled);
+  if (config.cancelled) pm.add_instrumentation(&cancel);
   pm.add_instrumentation(&disable);
   pm.add_instrumentation(&stop);
   if (config.verify) pm.add_instrumentation(&verify);
   if (config.snapshots) pm.add_instrumentation(&snaps);
   pm.add_instrumentation(&timing);  // last: its before-hook runs right before the pass
   MS_RETURN_IF_ERROR(pm.run(g));
+  if (config.cancelled && config.cancelled()) return Status::error(ErrorCode::Cancelled, "compile cancelled");
 
   CompileResult r;
   r.passes_ms = timing.total_ms();

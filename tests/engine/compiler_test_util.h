@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -46,8 +47,9 @@ inline ir::ValueType parse_type(const std::string& t) {
   const auto lb = t.find('[');
   const std::string dt = t.substr(0, lb);
   ir::ValueType vt;
-  vt.dtype = dt == "f32" ? DType::F32 : dt == "i64" ? DType::I64 : dt == "bool" ? DType::Bool : DType::Undefined;
-  if (vt.dtype == DType::Undefined) throw std::runtime_error("bad dtype " + dt);
+  const std::optional<DType> parsed = dtype_from_name(dt);  // "f32", "i64", "u8", "bool", ...
+  if (!parsed || (!is_numeric(*parsed) && *parsed != DType::Bool)) throw std::runtime_error("bad dtype " + dt);
+  vt.dtype = *parsed;
   std::vector<int64_t> dims;
   for (const auto& d : split(t.substr(lb + 1, t.find(']') - lb - 1), ',')) dims.push_back(std::stoll(d));
   vt.dims = dims;
@@ -107,12 +109,15 @@ inline ir::Graph parse_graph(const std::string& text) {
       Tensor tensor = Tensor::zeros(t.dtype, *t.dims);
       for (int64_t i = 0; i < tensor.numel(); ++i) {
         const double v = vals.empty() ? 0 : vals[vals.size() == 1 ? 0 : static_cast<size_t>(i) % vals.size()];
-        if (t.dtype == DType::F32)
-          tensor.data<float>()[i] = static_cast<float>(v);
-        else if (t.dtype == DType::I64)
-          tensor.data<int64_t>()[i] = static_cast<int64_t>(v);
-        else
-          tensor.data<bool>()[i] = v != 0;
+        visit_dtype(t.dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_same_v<T, bool>)
+            tensor.data<bool>()[i] = v != 0;
+          else if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>)
+            tensor.data<T>()[i] = static_cast<T>(v);
+          else  // f32, f16, bf16
+            tensor.data<T>()[i] = static_cast<T>(static_cast<float>(v));
+        });
       }
       g.add_initializer(name, tensor);
       continue;

@@ -3,6 +3,7 @@
 // computed with numpy/ml_dtypes and onnx.reference, plus their errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -213,6 +214,41 @@ TEST(IntegerConv, ConvIntegerAndQLinearConv) {
   EXPECT_NE(error_of("ConvInteger", {x, Tensor::from_vector<uint8_t>({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2})})
                 .find("channels"),
             std::string::npos);
+}
+
+// int8 weights without zero points take oneDNN's int8 convolution where the CPU has one; either way
+// the result must equal a naive int32 conv requantized in double.
+TEST(IntegerConv, Int8WeightsMatchNaive) {
+  const int64_t C = 8, H = 9, M = 12, K = 3;
+  std::vector<uint8_t> xs(static_cast<size_t>(C * H * H));
+  std::vector<int8_t> ws(static_cast<size_t>(M * C * K * K));
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<int8_t>(static_cast<int>((i * 53 + 7) % 255) - 127);
+  const int32_t zx = 7, zy = 120;
+  const float sx = 0.02f, sw = 0.003f, sy = 0.5f;
+  auto q = run("QLinearConv",
+               {Tensor::from_vector<uint8_t>(xs, {1, C, H, H}), Tensor::scalar(sx), Tensor::scalar(uint8_t{zx}),
+                Tensor::from_vector<int8_t>(ws, {M, C, K, K}), Tensor::scalar(sw), Tensor::scalar(int8_t{0}),
+                Tensor::scalar(sy), Tensor::scalar(uint8_t{zy})},
+               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  ASSERT_EQ(q[0].shape(), (Shape{1, M, H, H}));
+  const double mult = static_cast<double>(static_cast<float>(sx * sw) / sy);
+  const auto got = test::values_of(q[0]);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t oh = 0; oh < H; ++oh)
+      for (int64_t ow = 0; ow < H; ++ow) {
+        int32_t acc = 0;
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t kh = 0; kh < K; ++kh)
+            for (int64_t kw = 0; kw < K; ++kw) {
+              const int64_t ih = oh + kh - 1, iw = ow + kw - 1;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
+              acc += (xs[static_cast<size_t>((c * H + ih) * H + iw)] - zx) *
+                     ws[static_cast<size_t>(((m * C + c) * K + kh) * K + kw)];
+            }
+        const double want = std::clamp(std::nearbyint(acc * mult + zy), 0.0, 255.0);
+        ASSERT_EQ(got[static_cast<size_t>((m * H + oh) * H + ow)], want) << m << "," << oh << "," << ow;
+      }
 }
 
 }  // namespace

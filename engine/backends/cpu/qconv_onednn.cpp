@@ -18,8 +18,8 @@ struct QConvPrimitive {
 
 // The operands, checked: what the int8 primitive can run.
 struct QConvArgs {
-  const Tensor *x, *w, *b;
-  Tensor* y;
+  const Tensor *x = nullptr, *w = nullptr, *b = nullptr;
+  Tensor* y = nullptr;
   float x_scale = 1, y_scale = 1;
   int32_t x_zero = 0, y_zero = 0;
   std::vector<float> out_scales;  // sx * sw[m] / sy, one or one per output channel
@@ -33,7 +33,6 @@ Expected<QConvArgs> read_args(runtime::KernelContext& ctx) {
   a.x = &ctx.input(0);
   a.w = &ctx.input(3);
   a.b = ctx.has_input(8) ? &ctx.input(8) : nullptr;
-  a.y = &ctx.output(0);
   const Tensor &sx = ctx.input(1), &zx = ctx.input(2), &sw = ctx.input(4), &sy = ctx.input(6), &zy = ctx.input(7);
   if (a.x->rank() != 4 || a.w->dtype() != DType::I8 || (a.x->dtype() != DType::U8 && a.x->dtype() != DType::I8))
     return ctx.unsupported_case("int8 convolution takes 2-D u8/s8 activations and s8 weights");
@@ -126,12 +125,18 @@ Status run(runtime::KernelContext& ctx, OneDnnContext& dnn, const QConvPrimitive
 
 Status qlinear_conv_onednn(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(QConvArgs a, read_args(ctx));
-  if (a.y->numel() == 0 || a.x->numel() == 0) return ctx.unsupported_case("empty tensors");
-  if (a.y->dtype() != DType::U8 && a.y->dtype() != DType::I8) return ctx.unsupported_case("8-bit output");
+  const DType yt = ctx.input(7).dtype();
+  if (a.x->numel() == 0 || (yt != DType::U8 && yt != DType::I8)) return ctx.unsupported_case("empty or not 8-bit");
+  if (a.w->rank() != 4 || a.w->dim(0) % a.group != 0 || a.x->dim(1) != a.w->dim(1) * a.group)
+    return ctx.unsupported_case("weights do not match the input channels");  // the reference loops say why
   MS_ASSIGN_OR_RETURN(ops::WindowGeometry g, nn::geometry(ctx, ops::WindowKind::Conv, a.x->shape(),
                                                           Shape(a.w->shape().begin() + 2, a.w->shape().end())));
   for (size_t i = 0; i < g.pads_begin.size(); ++i)
-    if (g.pads_begin[i] < 0 || g.pads_end[i] < 0) return ctx.unsupported_case("negative padding");
+    if (g.pads_begin[i] < 0 || g.pads_end[i] < 0 || g.out[i] <= 0) return ctx.unsupported_case("padding");
+  if (a.out_scales.size() != 1 && static_cast<int64_t>(a.out_scales.size()) != a.w->dim(0))
+    return ctx.unsupported_case("w_scale per output channel");
+  if (a.b && (a.b->rank() != 1 || a.b->numel() != a.w->dim(0))) return ctx.unsupported_case("bias per output channel");
+  MS_ASSIGN_OR_RETURN(a.y, ctx.allocate_output(0, yt, Shape{a.x->dim(0), a.w->dim(0), g.out[0], g.out[1]}));
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "int8 convolution", [&]() -> Status {
     auto qp = dnn.cached<QConvPrimitive>(key_of(a, g), [&] { return make_primitive(dnn, a, g); });

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/backends/cpu/nn_kernels.h"
+#include "engine/backends/cpu/qconv_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
 
 namespace ms::cpu::quant {
@@ -321,6 +322,9 @@ template <class T> void requantize_conv(const ConvAcc& a, const IntConvPlan& p, 
 }
 
 Status qlinear_conv(runtime::KernelContext& ctx) {
+  // oneDNN's int8 convolution with the requantization inside it (output scales, destination zero
+  // point): one pass over 8-bit activations instead of int32 sums and a second loop.
+  if (Status fused = qlinear_conv_onednn(ctx); fused.code() != ErrorCode::Unsupported) return fused;
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(3);
   MS_ASSIGN_OR_RETURN(const IntConvPlan p, plan_conv(ctx, x, w));

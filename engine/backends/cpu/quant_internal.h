@@ -10,6 +10,12 @@
 
 namespace ms::cpu::quant {
 
+// quant_fast.cpp: QuantizeLinear / DequantizeLinear of f32 <-> u8/i8 with one scale and zero point
+// for the whole tensor (a QDQ model's every activation), vectorized. False: not that case, run the
+// general loops.
+Expected<bool> quantize_linear_fast(runtime::KernelContext& ctx);
+Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx);
+
 // quant_int.cpp: MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
 void register_quant_int_kernels(runtime::KernelRegistry& r);
 

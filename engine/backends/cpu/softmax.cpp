@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/numpy_rng.h"
 
 namespace ms::cpu::nn {
 namespace {
@@ -157,15 +158,16 @@ Status dropout_kernel(runtime::KernelContext& ctx) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     seed ^= z ^ (z >> 31);
   }
-  std::mt19937_64 rng(seed);
-  std::bernoulli_distribution keep(1.0 - ratio);
+  // numpy's RandomState stream, as ONNX's reference draws the mask (uniform(0, 1, shape) >= ratio):
+  // a seeded Dropout gives the reference's mask.
+  NumpyRng rng(static_cast<uint32_t>(ctx.node().attr_int("reseed", 0) ? seed ^ (seed >> 32) : seed));
   const double scale = 1.0 / (1.0 - ratio);
   const bool ok = visit_float(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* xd = x.data<T>();
     T* yd = y.data<T>();
     for (int64_t i = 0; i < n; ++i) {
-      const bool k = keep(rng);
+      const bool k = rng.uniform() >= ratio;
       yd[i] = k ? static_cast<T>(static_cast<double>(xd[i]) * scale) : T(0);
       if (mask) mask->data<bool>()[i] = k;
     }

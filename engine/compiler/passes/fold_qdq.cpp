@@ -129,7 +129,7 @@ std::string weight_zero(ir::Graph& g, const QConvMatch& m) {
 }
 
 NodeGroup qlinear_conv(ir::Graph& g, const QConvMatch& m) {
-  std::vector<std::string> in = {m.x.data, m.x.scale,      m.x.zero,       m.w.data,
+  std::vector<std::string> in = {m.x.data,  m.x.scale,         m.x.zero,       m.w.data,
                                  m.w.scale, weight_zero(g, m), m.q->inputs[1], m.q->inputs[2]};
   if (m.b) in.push_back(m.b->data);
   ir::Node n = new_node(g, "QLinearConv", "", std::move(in), {m.q->outputs[0]}, {m.conv, m.q});

@@ -1,0 +1,89 @@
+// The QDQ models' common case of QuantizeLinear and DequantizeLinear: f32 <-> uint8/int8 with one
+// scale and zero point for the whole tensor, as straight loops the compiler vectorizes, across the
+// OpenMP team for large tensors. Same results as the general loops in quant.cpp: the quotient x / s
+// in float, rounded half to even, plus the zero point, saturated; (x - zp) * s in float.
+#include <cmath>
+
+#include "engine/backends/cpu/elementwise_internal.h"
+#include "engine/backends/cpu/quant_internal.h"
+
+namespace ms::cpu::quant {
+namespace {
+
+// Round half to even of |v| < 2^22 without a rounding instruction (plain SSE2 vectorizes it): adding
+// and subtracting 1.5 * 2^23 leaves the nearest integer under the default rounding mode.
+inline float rne(float v) {
+  constexpr float kMagic = 12582912.f;  // the build has no -ffast-math, so this is not folded away
+  return (v + kMagic) - kMagic;
+}
+
+template <class Q> void quantize(const float* x, Q* y, int64_t n, float s, int32_t zp) {
+  constexpr int32_t lo = std::is_same_v<Q, uint8_t> ? 0 : -128, hi = std::is_same_v<Q, uint8_t> ? 255 : 127;
+  // Anything beyond these saturates the same; NaN goes to the low end.
+  const float flo = static_cast<float>(lo - zp - 1), fhi = static_cast<float>(hi - zp + 1);
+  elementwise::parallel_chunks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v = x[i] / s;
+      v = v >= flo ? v : flo;
+      v = v <= fhi ? v : fhi;
+      int32_t q = static_cast<int32_t>(rne(v)) + zp;
+      q = q < lo ? lo : q;
+      q = q > hi ? hi : q;
+      y[i] = static_cast<Q>(q);
+    }
+  });
+}
+
+template <class Q> void dequantize(const Q* x, float* y, int64_t n, float s, int32_t zp) {
+  const float fzp = static_cast<float>(zp);
+  elementwise::parallel_chunks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = (static_cast<float>(x[i]) - fzp) * s;
+  });
+}
+
+bool eight_bit(DType t) { return t == DType::U8 || t == DType::I8; }
+
+// One f32 scale and (when given) one 8-bit zero point: the per-tensor case.
+bool per_tensor(const runtime::KernelContext& ctx, DType zp_default) {
+  if (ctx.node().attr_int("block_size", 0) != 0 || ctx.node().attr_int("precision", 0) != 0) return false;
+  const Tensor& s = ctx.input(1);
+  if (s.dtype() != DType::F32 || s.numel() != 1) return false;
+  if (!ctx.has_input(2)) return zp_default == DType::U8;
+  return ctx.input(2).numel() == 1 && eight_bit(ctx.input(2).dtype());
+}
+
+}  // namespace
+
+Expected<bool> quantize_linear_fast(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t od = ctx.node().attr_int("output_dtype", 0);
+  if (x.dtype() != DType::F32 || od != 0 || !per_tensor(ctx, DType::U8)) return false;
+  const DType out = ctx.has_input(2) ? ctx.input(2).dtype() : DType::U8;
+  const int32_t zp = ctx.has_input(2) ? static_cast<int32_t>(ctx.input(2).at_int(0)) : 0;
+  const float s = ctx.input(1).data<float>()[0];
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, x.shape()));
+  if (out == DType::U8)
+    quantize(x.data<float>(), y->data<uint8_t>(), x.numel(), s, zp);
+  else
+    quantize(x.data<float>(), y->data<int8_t>(), x.numel(), s, zp);
+  ctx.set_impl("loop:per-tensor");
+  return true;
+}
+
+Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t od = ctx.node().attr_int("output_dtype", 0);
+  if (!eight_bit(x.dtype()) || (od != 0 && od != 1) || !per_tensor(ctx, x.dtype())) return false;
+  if (ctx.has_input(2) && ctx.input(2).dtype() != x.dtype()) return false;
+  const int32_t zp = ctx.has_input(2) ? static_cast<int32_t>(ctx.input(2).at_int(0)) : 0;
+  const float s = ctx.input(1).data<float>()[0];
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, x.shape()));
+  if (x.dtype() == DType::U8)
+    dequantize(x.data<uint8_t>(), y->data<float>(), x.numel(), s, zp);
+  else
+    dequantize(x.data<int8_t>(), y->data<float>(), x.numel(), s, zp);
+  ctx.set_impl("loop:per-tensor");
+  return true;
+}
+
+}  // namespace ms::cpu::quant
