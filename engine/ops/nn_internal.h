@@ -8,10 +8,13 @@
 
 namespace ms::ops::nn {
 
-void register_conv_ops(Registry& r);     // nn_conv.cpp: Conv, ConvTranspose
-void register_pool_ops(Registry& r);     // nn_pool.cpp: MaxPool, AveragePool, LpPool, Global*Pool
-void register_norm_ops(Registry& r);     // nn_norm.cpp: BatchNormalization, Instance/LayerNormalization, LRN, MVN
-void register_matmul_ops(Registry& r);   // nn_matmul.cpp: Gemm, MatMul
+void register_conv_ops(Registry& r);    // nn_conv.cpp: Conv, ConvTranspose
+void register_pool_ops(Registry& r);    // nn_pool.cpp: MaxPool, AveragePool, LpPool, Global*Pool
+void register_norm_ops(Registry& r);    // nn_norm.cpp: BatchNormalization, Instance/LayerNormalization, LRN, MVN
+void register_matmul_ops(Registry& r);  // nn_matmul.cpp: Gemm, MatMul
+// numpy matmul's output shape of inputs ia (A) and ib (B), rank >= 1, set as output 0 of type t
+// (nn_matmul.cpp; MatMul, MatMulInteger, QLinearMatMul).
+Status matmul_output(InferContext& ctx, size_t ia, size_t ib, DType t);
 void register_softmax_ops(Registry& r);  // nn_softmax.cpp: Softmax, LogSoftmax, Hardmax, Dropout
 void register_loss_ops(Registry& r);     // nn_loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 

@@ -27,12 +27,11 @@ bool broadcast_dim(int64_t a, int64_t b, int64_t& out) {
   return true;
 }
 
-Status infer_matmul(InferContext& ctx) {
-  const DType t = ctx.in(0).dtype;
-  if (!matmul_dtype_ok(t)) return ctx.fail("input 0 (A) has unsupported dtype " + std::string(dtype_name(t)));
-  MS_RETURN_IF_ERROR(require_same_dtype(ctx, 1, "B"));
-  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* ad, require_rank(ctx, 0, "A", 1, -1));
-  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, require_rank(ctx, 1, "B", 1, -1));
+}  // namespace
+
+Status matmul_output(InferContext& ctx, size_t ia, size_t ib, DType t) {
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* ad, require_rank(ctx, ia, "A", 1, -1));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, require_rank(ctx, ib, "B", 1, -1));
   if (!ad || !bd) {
     ctx.set_output_rank_unknown(0, t);
     return Status::ok();
@@ -56,6 +55,15 @@ Status infer_matmul(InferContext& ctx) {
   if (!b_vec) out.push_back(b.back());
   ctx.set_output(0, t, std::move(out));
   return Status::ok();
+}
+
+namespace {
+
+Status infer_matmul(InferContext& ctx) {
+  const DType t = ctx.in(0).dtype;
+  if (!matmul_dtype_ok(t)) return ctx.fail("input 0 (A) has unsupported dtype " + std::string(dtype_name(t)));
+  MS_RETURN_IF_ERROR(require_same_dtype(ctx, 1, "B"));
+  return matmul_output(ctx, 0, 1, t);
 }
 
 Status infer_gemm(InferContext& ctx) {

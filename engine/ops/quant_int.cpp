@@ -45,43 +45,6 @@ Status require_float_scale(const InferContext& ctx, size_t i, const char* name, 
   return Status::ok();
 }
 
-bool broadcast_dim(int64_t a, int64_t b, int64_t& out) {
-  if (a == 1 || (a < 0 && b > 1))
-    out = b;
-  else if (b == 1 || b < 0 || a == b)
-    out = a;
-  else
-    return false;
-  return true;
-}
-
-// numpy matmul shape of inputs a and b (rank >= 1) as output 0 with `out`.
-Status matmul_output(InferContext& ctx, size_t ia, size_t ib, DType out_type) {
-  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* ad, nn::require_rank(ctx, ia, "A", 1, -1));
-  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, nn::require_rank(ctx, ib, "B", 1, -1));
-  if (!ad || !bd) {
-    ctx.set_output_rank_unknown(0, out_type);
-    return Status::ok();
-  }
-  std::vector<int64_t> a = *ad, b = *bd;
-  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
-  if (a_vec) a.insert(a.begin(), 1);
-  if (b_vec) b.push_back(1);
-  if (nn::dims_conflict(a.back(), b[b.size() - 2]))
-    return ctx.fail("inner dims differ: A " + dims_string(*ad) + ", B " + dims_string(*bd));
-  const size_t batch = std::max(a.size(), b.size()) - 2;
-  a.insert(a.begin(), batch + 2 - a.size(), 1);
-  b.insert(b.begin(), batch + 2 - b.size(), 1);
-  std::vector<int64_t> out(batch);
-  for (size_t i = 0; i < batch; ++i)
-    if (!broadcast_dim(a[i], b[i], out[i]))
-      return ctx.fail("batch dims of A " + dims_string(*ad) + " and B " + dims_string(*bd) + " do not broadcast");
-  if (!a_vec) out.push_back(a[a.size() - 2]);
-  if (!b_vec) out.push_back(b.back());
-  ctx.set_output(0, out_type, std::move(out));
-  return Status::ok();
-}
-
 // Rows of A (-1 unknown) and columns of B, for per-row / per-column zero points and scales.
 int64_t rows_of(const InferContext& ctx, size_t i) {
   const auto* d = ctx.dims(i);
@@ -132,7 +95,7 @@ Status infer_matmul_integer(InferContext& ctx) {
   MS_RETURN_IF_ERROR(require_int8(ctx, 1, "B"));
   MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "a_zero_point", 0, rows_of(ctx, 0)));
   MS_RETURN_IF_ERROR(check_zero_point(ctx, 3, "b_zero_point", 1, cols_of(ctx, 1)));
-  return matmul_output(ctx, 0, 1, DType::I32);
+  return nn::matmul_output(ctx, 0, 1, DType::I32);
 }
 
 Status infer_conv_integer(InferContext& ctx) {
@@ -155,7 +118,7 @@ Status infer_qlinear_matmul(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "a_zero_point", 0, rows_of(ctx, 0)));
   MS_RETURN_IF_ERROR(check_zero_point(ctx, 5, "b_zero_point", 3, cols_of(ctx, 3)));
   MS_RETURN_IF_ERROR(check_zero_point(ctx, 7, "y_zero_point", 7, -1));
-  return matmul_output(ctx, 0, 3, ctx.in(7).dtype);
+  return nn::matmul_output(ctx, 0, 3, ctx.in(7).dtype);
 }
 
 Status infer_qlinear_conv(InferContext& ctx) {
