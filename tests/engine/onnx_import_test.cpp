@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -139,6 +140,52 @@ TEST(OnnxImport, UnsupportedOpsAreListedOnce) {
       << m;
   EXPECT_EQ(m.find("foo_2"), std::string::npos) << m;
   EXPECT_TRUE(load_model(path, any_ops()).has_value());
+}
+
+TEST(OnnxImport, NewerOpsetThanKnownIsRefusedNamingBothNumbers) {
+  EXPECT_EQ(max_supported_opset(""), 28);
+  EXPECT_EQ(max_supported_opset("ai.onnx.ml"), 5);
+  EXPECT_EQ(max_supported_opset("com.example"), 0);  // other domains: checked op by op
+  ir::Graph g = load_ok("tiny_mlp.onnx");
+  g.opsets[""] = 29;
+  const fs::path dir = temp_dir();
+  const std::string out = (dir / "opset29.onnx").string();
+  ASSERT_TRUE(save_model(g, out).is_ok());
+  auto back = load_model(out, any_ops());
+  ASSERT_FALSE(back.has_value());
+  EXPECT_EQ(back.status().code(), ErrorCode::Unsupported);
+  EXPECT_NE(
+      back.status().message().find("opset 29 of domain 'ai.onnx' is newer than this importer supports (newest: 28)"),
+      std::string::npos)
+      << back.status().message();
+  fs::remove_all(dir);
+}
+
+// Sub-byte types are one code per byte in memory and packed in the file (two int4 or four int2
+// values a byte, low bits first, the last byte padded); float8 codes are bytes as they are.
+TEST(OnnxImport, NarrowTypesRoundTripTheirCodes) {
+  ir::Graph g = load_ok("tiny_mlp.onnx");
+  const std::vector<std::pair<DType, std::vector<uint8_t>>> cases = {
+      {DType::I4, {1, 15, 8, 7, 0}}, {DType::U2, {3, 0, 1, 2, 3, 1, 2}}, {DType::F8E4M3FN, {0x7F, 0x38, 0xB8}}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Tensor t = Tensor::empty(cases[i].first, {static_cast<int64_t>(cases[i].second.size())});
+    std::memcpy(t.raw(), cases[i].second.data(), cases[i].second.size());
+    g.add_initializer("narrow" + std::to_string(i), t);
+  }
+  const fs::path dir = temp_dir();
+  const std::string out = (dir / "narrow.onnx").string();
+  ASSERT_TRUE(save_model(g, out).is_ok());
+  auto back = load_model(out, any_ops());
+  ASSERT_TRUE(back.has_value()) << back.status().message();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ir::Value* v = back->value("narrow" + std::to_string(i));
+    ASSERT_TRUE(v && v->constant) << i;
+    EXPECT_EQ(v->constant->dtype(), cases[i].first);
+    const auto* codes = static_cast<const uint8_t*>(v->constant->raw());
+    EXPECT_EQ(std::vector<uint8_t>(codes, codes + v->constant->numel()), cases[i].second) << i;
+  }
+  EXPECT_EQ(back->value("narrow0")->constant->at_int(1), -1);  // int4 code 15 is -1
+  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, RoundTripKeepsDump) {
