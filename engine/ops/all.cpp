@@ -16,6 +16,7 @@ void register_all_ops(Registry& r) {
   register_quant_ops(r);
   register_vision_ops(r);
   register_signal_ops(r);
+  register_text_ops(r);
   register_preview_ops(r);
   register_bitwise_ops(r);
   autodiff::register_grad_ops(r);

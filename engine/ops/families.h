@@ -20,6 +20,7 @@ void register_quant_ops(Registry& r);        // ops/quant.cpp: QuantizeLinear, D
 void register_vision_ops(Registry& r);   // ops/vision.cpp: GridSample, AffineGrid, NonMaxSuppression, RoiAlign, Col2Im,
                                          // CenterCropPad, MaxUnpool, DeformConv
 void register_signal_ops(Registry& r);   // ops/signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_text_ops(Registry& r);     // ops/text.cpp: TfIdfVectorizer
 void register_preview_ops(Registry& r);  // ops/preview.cpp: ai.onnx.preview.training optimizers, numeric ai.onnx.ml
 void register_bitwise_ops(Registry& r);  // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 }  // namespace ms::ops

@@ -50,6 +50,7 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_quant_kernels(*r);
     register_vision_kernels(*r);
     register_signal_kernels(*r);
+    register_text_kernels(*r);
     register_preview_kernels(*r);
     register_bitwise_kernels(*r);
     return r;

@@ -55,6 +55,7 @@ void register_quant_kernels(
 void register_vision_kernels(runtime::KernelRegistry& r);   // vision.cpp: GridSample, AffineGrid, NonMaxSuppression,
                                                             // RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv
 void register_signal_kernels(runtime::KernelRegistry& r);   // signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_text_kernels(runtime::KernelRegistry& r);     // text.cpp: TfIdfVectorizer
 void register_preview_kernels(runtime::KernelRegistry& r);  // preview*.cpp: training optimizers, numeric ai.onnx.ml
 void register_bitwise_kernels(runtime::KernelRegistry& r);  // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 
