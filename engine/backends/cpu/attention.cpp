@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_kernels.h"
 #include "engine/ops/attention_shapes.h"
 
 namespace ms::cpu {
@@ -41,16 +42,7 @@ inline double round_to(DType t, double v) {
   }
 }
 
-// Calls f(TypeTag<T>{}) for the float dtypes; false for any other.
-template <class F> bool visit_float_type(DType t, F&& f) {
-  switch (t) {
-    case DType::F32: f(TypeTag<float>{}); return true;
-    case DType::F64: f(TypeTag<double>{}); return true;
-    case DType::F16: f(TypeTag<f16>{}); return true;
-    case DType::BF16: f(TypeTag<bf16>{}); return true;
-    default: return false;
-  }
-}
+using nn::visit_float;
 
 // numpy's result type of two float dtypes (f16 with bf16 gives f32).
 DType promote(DType a, DType b) {
@@ -184,7 +176,7 @@ vector<double> load_rows(runtime::KernelContext& ctx, size_t cur_idx, int past_i
                            ? &ctx.input(static_cast<size_t>(past_idx))
                            : nullptr;
   vector<double> out(static_cast<size_t>(batch * l.heads * (past_len + l.len) * l.dim));
-  visit_float_type(cur.dtype(), [&](auto tag) {
+  visit_float(cur.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     gather_rows<T>(past ? past->data<T>() : nullptr, cur.data<T>(), l, batch, past ? past_len : 0, mul, out.data());
   });
@@ -337,7 +329,7 @@ Status attention_kernel(runtime::KernelContext& ctx) {
   if (output_wanted(ctx, 3)) {
     MS_ASSIGN_OR_RETURN(qk, ctx.allocate_output(3, p.t, ops::attention_qk_dims(g)));
   }
-  visit_float_type(p.t, [&](auto tag) {
+  visit_float(p.t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     attention_rows<T>(p, qs.data(), ks.data(), vs.data(), y->data<T>(), qk ? qk->data<T>() : nullptr);
   });
@@ -351,7 +343,7 @@ Status attention_kernel(runtime::KernelContext& ctx) {
 
 vector<double> as_doubles(const Tensor& t) {
   vector<double> out(static_cast<size_t>(t.numel()));
-  visit_float_type(t.dtype(), [&](auto tag) {
+  visit_float(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = t.data<T>();
     for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(src[i]);
@@ -361,7 +353,7 @@ vector<double> as_doubles(const Tensor& t) {
 
 Tensor from_doubles(DType dtype, const Shape& shape, const vector<double>& v) {
   Tensor t = Tensor::empty(dtype, shape);
-  visit_float_type(dtype, [&](auto tag) {
+  visit_float(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) dst[i] = static_cast<T>(v[i]);
@@ -452,7 +444,7 @@ Status flex_attention_kernel(runtime::KernelContext& ctx) {
     softmax_row(w, s.data() + r, p.data() + r, g.kv_len, false);
   MS_RETURN_IF_ERROR(run_mod(ctx, "prob_mod", w, sshape, p));
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, t, {g.batch, g.q_heads, g.q_len, g.v_head_size}));
-  visit_float_type(t, [&](auto tag) {
+  visit_float(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     flex_output<T>(g, w, p.data(), vs.data(), y->data<T>());
   });

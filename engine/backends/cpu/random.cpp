@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/numpy_rng.h"
 
 namespace ms::cpu {
@@ -42,16 +43,7 @@ template <class T> inline T from_double(double v) {
     return static_cast<T>(v);
 }
 
-// Calls f(TypeTag<T>{}) for the float dtypes; false for any other.
-template <class F> bool visit_float(DType t, F&& f) {
-  switch (t) {
-    case DType::F32: f(TypeTag<float>{}); return true;
-    case DType::F64: f(TypeTag<double>{}); return true;
-    case DType::F16: f(TypeTag<f16>{}); return true;
-    case DType::BF16: f(TypeTag<bf16>{}); return true;
-    default: return false;
-  }
-}
+using nn::visit_float;
 
 // Output 0 as inferred: attribute 'shape' (RandomUniform/Normal) or the input's shape (the *Like ops).
 Status allocate_random_output(runtime::KernelContext& ctx, Tensor*& y) {

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/signal_fft.h"
 #include "engine/ops/signal_internal.h"
 
@@ -32,14 +33,7 @@ template <class T> T from_d(double v) {
     return static_cast<T>(v);
 }
 
-// Calls f(TypeTag<T>{}) for the float dtypes the signal ops take.
-template <class F> bool visit_float(DType t, F&& f) {
-  if (!is_float(t)) return false;
-  return visit_dtype(t, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, f16> || std::is_same_v<T, bf16>) f(tag);
-  });
-}
+using nn::visit_float;
 
 // Optional integer scalar input i.
 Expected<ScalarArg> scalar_arg(runtime::KernelContext& ctx, size_t i, const char* name) {

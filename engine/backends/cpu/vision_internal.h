@@ -4,21 +4,13 @@
 #include <vector>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_kernels.h"
 
 namespace ms::cpu::vision {
 
-void register_misc_kernels(runtime::KernelRegistry& r);  // vision_misc.cpp: NMS, Col2Im, CenterCropPad, MaxUnpool
+using nn::visit_float;
 
-// Calls f(TypeTag<T>{}) for the float dtypes (f32, f64, f16, bf16); false for any other.
-template <class F> bool visit_float(DType t, F&& f) {
-  switch (t) {
-    case DType::F32: f(TypeTag<float>{}); return true;
-    case DType::F64: f(TypeTag<double>{}); return true;
-    case DType::F16: f(TypeTag<f16>{}); return true;
-    case DType::BF16: f(TypeTag<bf16>{}); return true;
-    default: return false;
-  }
-}
+void register_misc_kernels(runtime::KernelRegistry& r);  // vision_misc.cpp: NMS, Col2Im, CenterCropPad, MaxUnpool
 
 // All elements of a float tensor as doubles (empty for other dtypes).
 inline std::vector<double> to_doubles(const Tensor& t) {
