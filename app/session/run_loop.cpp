@@ -80,6 +80,7 @@ class ModelRun {
     } else if (timed) {
       ro.observer = req_.observer;
     }
+    if (i == total_ - 1) ro.tap = req_.tap;
     runtime::FallbackScope noting(fallbacks_);  // cases a device kernel hands to the CPU
     const auto t0 = Clock::now();
     auto outs = eager_ ? eager_->run(inputs_, ro) : out_.compiled->run(inputs_, ro);

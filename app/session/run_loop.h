@@ -32,6 +32,8 @@ struct RunRequest {
   std::map<std::string, std::string> metadata;  // trace metadata: model name, jit level, ...
   // Also observes the timed iterations, profiled or not (tests, a caller's own statistics).
   runtime::RunObserver* observer = nullptr;
+  // Sees every value of the last iteration as it is produced (numerics: capture, the NaN trap).
+  runtime::ValueTap* tap = nullptr;
 };
 
 // Told between iterations; both may be called from the thread that runs the loop.

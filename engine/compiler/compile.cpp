@@ -62,6 +62,8 @@ Status run_passes(Build& b, const ir::Graph& graph, const Signature& signature) 
   jit.jit_level = b.options.jit_level;
   jit.disabled_passes = b.options.disabled_passes;
   jit.stop_after = b.options.stop_after;
+  jit.rewrite_budget = b.options.rewrite_budget;
+  jit.customize = b.options.customize_pipeline;
   jit.snapshots = b.options.keep_snapshots;
   jit.verify = b.options.verify_passes;
   jit.amp = b.options.amp;

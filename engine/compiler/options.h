@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "engine/compiler/amp.h"
 
 namespace ms::compiler {
+
+class PassManager;
 
 // Which Graph-mode pipeline runs (MindSpore's jit_level): O0 only what execution needs (type
 // inference, memory planning); O1 adds the graph-level optimizations; O2 adds layout and
@@ -28,12 +31,18 @@ struct CompileOptions {
   JitLevel jit_level = JitLevel::O1;
   std::vector<std::string> disabled_passes;  // pass arguments left out of the pipeline
   int stop_after = -1;                       // run only the first N passes of the pipeline (-1: all)
-  bool keep_snapshots = true;                // a snapshot of the graph after each pass (compiler::Snapshot)
-  bool verify_passes = false;                // ir::verify after each pass (tests, debugging)
-  bool plan_memory = true;                   // one arena with offsets from liveness (off: every value allocated)
-  bool inplace = true;                       // let elementwise outputs take over a dying input's block
-  bool parallel_branches = true;             // O2: run independent branches on concurrent CPU threads / streams
-  AmpLevel amp = AmpLevel::O0;               // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
+  // With stop_after N > 0: pass N-1 applies only its first this many rewrites (-1: all). Pass
+  // bisection cuts a pass after rewrite k this way (work.h, take_rewrite).
+  int64_t rewrite_budget = -1;
+  // Called on the level's pipeline before it runs: tests plant passes in it (a pass that perturbs
+  // one output, for bisection), an embedding program adds its own.
+  std::function<void(PassManager&)> customize_pipeline;
+  bool keep_snapshots = true;     // a snapshot of the graph after each pass (compiler::Snapshot)
+  bool verify_passes = false;     // ir::verify after each pass (tests, debugging)
+  bool plan_memory = true;        // one arena with offsets from liveness (off: every value allocated)
+  bool inplace = true;            // let elementwise outputs take over a dying input's block
+  bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
+  AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
 
   // Concurrent branches on the CPU (O2).
   // Each branch must keep at least two threads: on 2 cores, splitting them one per branch made the

@@ -3,6 +3,8 @@
 // the result and may fail the pipeline (the verifier does).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "engine/compiler/pass.h"
@@ -26,6 +28,10 @@ class PassInstrumentation {
 class PassManager {
  public:
   void add(PassPtr pass) { passes_.push_back(std::move(pass)); }
+  // Puts `pass` at position `index` (at the end when past it).
+  void insert(size_t index, PassPtr pass) {
+    passes_.insert(passes_.begin() + static_cast<std::ptrdiff_t>(std::min(index, passes_.size())), std::move(pass));
+  }
   // Instrumentations are called in the order added (before-hooks) and in reverse (after-hooks), so
   // a timer added last measures only the pass.
   void add_instrumentation(PassInstrumentation* inst) { instrumentations_.push_back(inst); }

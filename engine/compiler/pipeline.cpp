@@ -1,5 +1,7 @@
 #include "engine/compiler/pipeline.h"
 
+#include <optional>
+
 #include "engine/compiler/passes/passes.h"
 #include "engine/runtime/backend.h"
 
@@ -97,11 +99,33 @@ class CancelBetweenPasses final : public PassInstrumentation {
   std::function<bool()> cancelled_;
 };
 
+// Opens a RewriteBudget around pass `index` (bisection's cut inside the last pass it runs).
+class BudgetOnePass final : public PassInstrumentation {
+ public:
+  BudgetOnePass(int index, int64_t budget) : index_(index), budget_(budget) {}
+  bool run_before_pass(const Pass& /*pass*/, int index, const ir::Graph& /*g*/) override {
+    if (index == index_) scope_.emplace(budget_);
+    return true;
+  }
+  Status run_after_pass(const Pass& /*pass*/, int /*index*/, const ir::Graph& /*g*/) override {
+    scope_.reset();
+    return Status::ok();
+  }
+  void run_after_pass_failed(const Pass& /*pass*/, int /*index*/, const Status& /*error*/) override { scope_.reset(); }
+  void run_skipped_pass(const Pass& /*pass*/, int /*index*/) override { scope_.reset(); }
+
+ private:
+  int index_;
+  int64_t budget_;
+  std::optional<RewriteBudget> scope_;
+};
+
 }  // namespace
 
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
   MS_RETURN_IF_ERROR(check_pass_names(config.disabled_passes));
   PassManager pm = build_pipeline(config.jit_level, backend, config.amp);
+  if (config.customize) config.customize(pm);
   DisablePasses disable(config.disabled_passes);
   StopAfter stop(config.stop_after);
   VerifyAfterEachPass verify;
@@ -113,6 +137,8 @@ Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, co
   pm.add_instrumentation(&stop);
   if (config.verify) pm.add_instrumentation(&verify);
   if (config.snapshots) pm.add_instrumentation(&snaps);
+  BudgetOnePass budget(config.stop_after - 1, config.rewrite_budget);
+  if (config.stop_after > 0 && config.rewrite_budget >= 0) pm.add_instrumentation(&budget);
   pm.add_instrumentation(&timing);  // last: its before-hook runs right before the pass
   MS_RETURN_IF_ERROR(pm.run(g));
   if (config.cancelled && config.cancelled()) return Status::error(ErrorCode::Cancelled, "compile cancelled");

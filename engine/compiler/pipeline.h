@@ -21,12 +21,14 @@ namespace ms::compiler {
 
 struct JitConfig {
   JitLevel jit_level = JitLevel::O1;
-  std::vector<std::string> disabled_passes;  // pass arguments (or names)
-  int stop_after = -1;                       // run passes [0, n) only; -1 all
-  bool snapshots = true;                     // keep a snapshot after each pass
-  bool verify = false;                       // ir::verify after each pass (tests, debug builds)
-  AmpLevel amp = AmpLevel::O0;               // O1..O3: the amp-cast pass runs first (compiler/amp.h)
-  std::function<bool()> cancelled;           // polled before each pass: true stops with Cancelled
+  std::vector<std::string> disabled_passes;     // pass arguments (or names)
+  int stop_after = -1;                          // run passes [0, n) only; -1 all
+  int64_t rewrite_budget = -1;                  // with stop_after n > 0: pass n-1 applies its first this many rewrites
+  std::function<void(PassManager&)> customize;  // called on the pipeline before it runs (planted passes)
+  bool snapshots = true;                        // keep a snapshot after each pass
+  bool verify = false;                          // ir::verify after each pass (tests, debug builds)
+  AmpLevel amp = AmpLevel::O0;                  // O1..O3: the amp-cast pass runs first (compiler/amp.h)
+  std::function<bool()> cancelled;              // polled before each pass: true stops with Cancelled
 };
 
 Expected<JitLevel> parse_jit_level(const std::string& s);  // "O0" | "O1" | "O2"

@@ -6,6 +6,7 @@ namespace {
 thread_local WorkScope* t_innermost = nullptr;
 thread_local WorkCounters* t_counters = nullptr;
 thread_local WorkCounters t_sink;
+thread_local RewriteBudget* t_budget = nullptr;
 
 }  // namespace
 
@@ -14,7 +15,8 @@ std::string WorkCounters::to_json() const {
          ", \"patterns_tried\": " + std::to_string(patterns_tried) +
          ", \"use_list_rebuilds\": " + std::to_string(use_list_rebuilds) +
          ", \"snapshot_copies\": " + std::to_string(snapshot_copies) +
-         ", \"planner_steps\": " + std::to_string(planner_steps) + ", \"total\": " + std::to_string(total()) + "}";
+         ", \"planner_steps\": " + std::to_string(planner_steps) + ", \"rewrites\": " + std::to_string(rewrites) +
+         ", \"total\": " + std::to_string(total()) + "}";
 }
 
 WorkCounters& work() { return t_counters ? *t_counters : t_sink; }
@@ -34,6 +36,22 @@ WorkScope::~WorkScope() {
   o.use_list_rebuilds += counters_.use_list_rebuilds - start_.use_list_rebuilds;
   o.snapshot_copies += counters_.snapshot_copies - start_.snapshot_copies;
   o.planner_steps += counters_.planner_steps - start_.planner_steps;
+  o.rewrites += counters_.rewrites - start_.rewrites;
 }
+
+bool take_rewrite() {
+  if (t_budget) {
+    if (t_budget->left_ <= 0) {
+      ++t_budget->refused_;
+      return false;
+    }
+    --t_budget->left_;
+  }
+  ++work().rewrites;
+  return true;
+}
+
+RewriteBudget::RewriteBudget(int64_t budget) : left_(budget), outer_(t_budget) { t_budget = this; }
+RewriteBudget::~RewriteBudget() { t_budget = outer_; }
 
 }  // namespace ms::compiler

@@ -17,6 +17,7 @@
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executable.h"
 #include "engine/runtime/observer.h"
+#include "engine/runtime/value_tap.h"
 
 namespace ms::runtime {
 
@@ -26,6 +27,7 @@ struct RunOptions {
   RunObserver* observer = nullptr;
   bool keep_intermediates = false;  // eager: keep every value for inspection
   std::function<bool()> cancelled;  // polled between ops
+  ValueTap* tap = nullptr;          // sees every top-level step's values (value_tap.h)
   int iteration = 0;
 };
 

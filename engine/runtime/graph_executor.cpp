@@ -180,7 +180,7 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
   }
   for (size_t o = 0; o < outs.size(); ++o)
     if (step.outputs[o] >= 0) frame.slots[static_cast<size_t>(step.outputs[o])] = std::move(outs[o]);
-  return Status::ok();
+  return tap_step(in.options(), frame, step, *backend, ExecMode::Graph);
 }
 
 // Records the steps once (nothing runs while recording). Inputs are copied into device buffers
@@ -474,7 +474,8 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   Status st;
   m.replayed = false;
   bool launched = false;
-  if (m.capture && !obs && m.runs_done >= 1) st = m.replay_or_record(frame, options, launched);
+  // A replay runs no step on the host, so observed and tapped runs go step by step.
+  if (m.capture && !obs && !options.tap && m.runs_done >= 1) st = m.replay_or_record(frame, options, launched);
   // Threads of the caller's parallel regions, restored after the steps that ran on fewer.
   const int all = std::max(1, omp_get_max_threads());
   if (!launched && st.is_ok() && !m.backend->device().is_cpu()) st = m.copy_inputs_to_device(frame);

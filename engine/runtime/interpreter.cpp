@@ -166,6 +166,24 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
   return Status::ok();
 }
 
+Status tap_step(const RunOptions* options, const Frame& frame, const Step& step, Backend& backend, ExecMode mode) {
+  if (!options || !options->tap) return Status::ok();
+  TappedStep t;
+  t.node = step.node;
+  t.backend = &backend;
+  t.mode = mode;
+  auto slot = [&](int s) -> const Tensor* {
+    if (s < 0) return nullptr;
+    const Tensor& v = frame.slots[static_cast<size_t>(s)];
+    return v.defined() ? &v : nullptr;
+  };
+  t.inputs.reserve(step.inputs.size());
+  for (int s : step.inputs) t.inputs.push_back(slot(s));
+  t.outputs.reserve(step.outputs.size());
+  for (int s : step.outputs) t.outputs.push_back(slot(s));
+  return options->tap->on_step(t);
+}
+
 Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vector<Tensor>& inputs,
                                                const Frame* parent) {
   Frame frame(*this, p, parent);
@@ -192,6 +210,7 @@ Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vect
       if (keep) (*keep)[p.slot_names[static_cast<size_t>(s)]] = outs[i];
       frame.slots[static_cast<size_t>(s)] = std::move(outs[i]);
     }
+    if (!parent) MS_RETURN_IF_ERROR(tap_step(options_, frame, step, backend_, mode_));
     for (int r : step.release) frame.slots[static_cast<size_t>(r)] = Tensor();
   }
   std::vector<Tensor> result;

@@ -57,6 +57,9 @@ class Interpreter {
   std::map<const ir::Graph*, std::unique_ptr<Program>> programs_;
 };
 
+// Hands a step's node, inputs and outputs (as they are in `frame` now) to the options' tap, if any.
+Status tap_step(const RunOptions* options, const Frame& frame, const Step& step, Backend& backend, ExecMode mode);
+
 // Allocates from the backend's caching allocator and reports to the observer.
 Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const std::string& value, ir::NodeId producer,
                                 DType dtype, const Shape& shape);

@@ -21,15 +21,15 @@ std::vector<double> random_doubles(int64_t n, unsigned seed) {
   return v;
 }
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, size_t outputs = 1,
-                        int64_t opset = 17) {
+std::vector<Tensor> run_index_op(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, size_t outputs = 1,
+                                 int64_t opset = 17) {
   const ir::Node node = test::make_node(op, inputs.size(), outputs, std::move(attrs));
   auto r = test::run_kernel(node, inputs, opset);
   EXPECT_TRUE(r.has_value()) << r.status().message();
   return r ? *r : std::vector<Tensor>{};
 }
 
-std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, size_t outputs = 1) {
+std::string index_op_error(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, size_t outputs = 1) {
   const ir::Node node = test::make_node(op, inputs.size(), outputs, std::move(attrs));
   auto r = test::run_kernel(node, inputs, 17);
   return r.has_value() ? std::string("(no error)") : r.status().message();
@@ -40,14 +40,15 @@ std::string error_of(const std::string& op, std::vector<Tensor> inputs, Attrs at
 TEST(ArgKernels, TiesNaNAndMiddleAxis) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor x = Tensor::from_vector<float>({1, 5, 5, 2, nan, 0}, {2, 3});
-  auto first = run("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}});
+  auto first = run_index_op("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}});
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].dtype(), DType::I64);
   EXPECT_EQ(test::values_of(first[0]), (std::vector<double>{1, 1}));  // NaN wins, as in numpy
-  auto last = run("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}});
+  auto last =
+      run_index_op("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}});
   EXPECT_EQ(test::values_of(last[0]), (std::vector<double>{2, 1}));
-  auto mn = run("ArgMin", {Tensor::from_vector<int32_t>({3, 1, 1, 4, 0, 9, 0, 2}, {2, 2, 2})},
-                {{"axis", int64_t{-2}}, {"select_last_index", int64_t{1}}});
+  auto mn = run_index_op("ArgMin", {Tensor::from_vector<int32_t>({3, 1, 1, 4, 0, 9, 0, 2}, {2, 2, 2})},
+                         {{"axis", int64_t{-2}}, {"select_last_index", int64_t{1}}});
   EXPECT_EQ(mn[0].shape(), (Shape{2, 1, 2}));
   EXPECT_EQ(test::values_of(mn[0]), (std::vector<double>{1, 0, 1, 1}));
 }
@@ -55,7 +56,7 @@ TEST(ArgKernels, TiesNaNAndMiddleAxis) {
 TEST(ArgKernels, LargeMatchesNaive) {
   const Shape shape{37, 300, 11};
   const auto data = random_doubles(numel(shape), 5);
-  auto out = run("ArgMin", {Tensor::from_vector(data, shape)}, {{"axis", int64_t{1}}});
+  auto out = run_index_op("ArgMin", {Tensor::from_vector(data, shape)}, {{"axis", int64_t{1}}});
   ASSERT_EQ(out[0].shape(), (Shape{37, 1, 11}));
   for (int64_t o = 0; o < 37; ++o)
     for (int64_t i = 0; i < 11; ++i) {
@@ -68,10 +69,10 @@ TEST(ArgKernels, LargeMatchesNaive) {
 }
 
 TEST(ArgKernels, Errors) {
-  EXPECT_NE(error_of("ArgMax", {Tensor::zeros(DType::F32, {2, 2})}, {{"axis", int64_t{2}}})
+  EXPECT_NE(index_op_error("ArgMax", {Tensor::zeros(DType::F32, {2, 2})}, {{"axis", int64_t{2}}})
                 .find("axis 2 is out of range for rank 2"),
             std::string::npos);
-  EXPECT_NE(error_of("ArgMax", {Tensor::zeros(DType::F32, {0, 2})}, {}).find("size 0"), std::string::npos);
+  EXPECT_NE(index_op_error("ArgMax", {Tensor::zeros(DType::F32, {0, 2})}, {}).find("size 0"), std::string::npos);
 }
 
 // --- TopK -------------------------------------------------------------------------------------------
@@ -79,12 +80,12 @@ TEST(ArgKernels, Errors) {
 TEST(TopKKernels, LargestSmallestTiesAndAxis) {
   Tensor x = Tensor::from_vector<float>({3, 1, 3, 2, 0, 5, 5, 4}, {2, 4});
   Tensor k = Tensor::from_vector<int64_t>({3}, {1});
-  auto big = run("TopK", {x, k}, {}, 2);
+  auto big = run_index_op("TopK", {x, k}, {}, 2);
   ASSERT_EQ(big.size(), 2u);
   EXPECT_EQ(test::values_of(big[0]), (std::vector<double>{3, 3, 2, 5, 5, 4}));
   EXPECT_EQ(test::values_of(big[1]), (std::vector<double>{0, 2, 3, 1, 2, 3}));  // ties: lower index first
-  auto small =
-      run("TopK", {x, Tensor::from_vector<int64_t>({1}, {1})}, {{"axis", int64_t{0}}, {"largest", int64_t{0}}}, 2);
+  auto small = run_index_op("TopK", {x, Tensor::from_vector<int64_t>({1}, {1})},
+                            {{"axis", int64_t{0}}, {"largest", int64_t{0}}}, 2);
   EXPECT_EQ(small[0].shape(), (Shape{1, 4}));
   EXPECT_EQ(test::values_of(small[0]), (std::vector<double>{0, 1, 3, 2}));
   EXPECT_EQ(test::values_of(small[1]), (std::vector<double>{1, 0, 0, 0}));
@@ -92,12 +93,13 @@ TEST(TopKKernels, LargestSmallestTiesAndAxis) {
 
 TEST(TopKKernels, NaNRanksHighestAndHalfTypes) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto r = run("TopK", {Tensor::from_vector<float>({1, nan, 2}, {3}), Tensor::from_vector<int64_t>({2}, {1})}, {}, 2);
+  auto r = run_index_op("TopK", {Tensor::from_vector<float>({1, nan, 2}, {3}), Tensor::from_vector<int64_t>({2}, {1})},
+                        {}, 2);
   EXPECT_EQ(test::values_of(r[1]), (std::vector<double>{1, 2}));
-  auto s = run("TopK", {Tensor::from_vector<float>({1, nan, 2}, {3}), Tensor::from_vector<int64_t>({2}, {1})},
-               {{"largest", int64_t{0}}}, 2);
+  auto s = run_index_op("TopK", {Tensor::from_vector<float>({1, nan, 2}, {3}), Tensor::from_vector<int64_t>({2}, {1})},
+                        {{"largest", int64_t{0}}}, 2);
   EXPECT_EQ(test::values_of(s[1]), (std::vector<double>{0, 2}));
-  auto h = run(
+  auto h = run_index_op(
       "TopK", {Tensor::from_vector<f16>({f16(0.5f), f16(2.f), f16(-1.f)}, {3}), Tensor::from_vector<int64_t>({1}, {1})},
       {}, 2);
   EXPECT_EQ(h[0].dtype(), DType::F16);
@@ -109,7 +111,8 @@ TEST(TopKKernels, KAttributeBeforeOpset10AndZero) {
   auto r = test::run_kernel(node, {Tensor::from_vector<int32_t>({4, 9, 1, 7}, {4})}, 9);
   ASSERT_TRUE(r.has_value()) << r.status().message();
   EXPECT_EQ(test::values_of((*r)[0]), (std::vector<double>{9, 7}));
-  auto z = run("TopK", {Tensor::from_vector<float>({1, 2}, {2}), Tensor::from_vector<int64_t>({0}, {1})}, {}, 2);
+  auto z =
+      run_index_op("TopK", {Tensor::from_vector<float>({1, 2}, {2}), Tensor::from_vector<int64_t>({0}, {1})}, {}, 2);
   EXPECT_EQ(z[0].shape(), (Shape{0}));
 }
 
@@ -121,10 +124,10 @@ TEST(TopKKernels, InferenceAndErrors) {
   EXPECT_EQ(*(*t)[0].dims, (std::vector<int64_t>{2, -1}));
   EXPECT_EQ((*t)[1].dtype, DType::I64);
   const std::string e =
-      error_of("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({6}, {1})}, {}, 2);
+      index_op_error("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({6}, {1})}, {}, 2);
   EXPECT_NE(e.find("k = 6"), std::string::npos) << e;
-  const std::string a = error_of("TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({1}, {1})},
-                                 {{"axis", int64_t{-3}}}, 2);
+  const std::string a = index_op_error(
+      "TopK", {Tensor::zeros(DType::F32, {2, 5}), Tensor::from_vector<int64_t>({1}, {1})}, {{"axis", int64_t{-3}}}, 2);
   EXPECT_NE(a.find("axis -3 is out of range for rank 2"), std::string::npos) << a;
 }
 
@@ -136,8 +139,9 @@ TEST(CumSumKernels, AllFlagsAndAxesMatchNaive) {
   for (int64_t axis = -3; axis < 3; ++axis)
     for (int flags = 0; flags < 4; ++flags) {
       const bool exclusive = flags & 1, reverse = flags & 2;
-      auto out = run("CumSum", {Tensor::from_vector(data, shape), Tensor::scalar<int32_t>(static_cast<int32_t>(axis))},
-                     {{"exclusive", int64_t{exclusive}}, {"reverse", int64_t{reverse}}});
+      auto out = run_index_op("CumSum",
+                              {Tensor::from_vector(data, shape), Tensor::scalar<int32_t>(static_cast<int32_t>(axis))},
+                              {{"exclusive", int64_t{exclusive}}, {"reverse", int64_t{reverse}}});
       ASSERT_EQ(out.size(), 1u);
       const int64_t a = axis < 0 ? axis + 3 : axis;
       const Shape st = contiguous_strides(shape);
@@ -155,9 +159,10 @@ TEST(CumSumKernels, AllFlagsAndAxesMatchNaive) {
 }
 
 TEST(CumSumKernels, IntegersAndErrors) {
-  auto out = run("CumSum", {Tensor::from_vector<int32_t>({1, 2, 3}, {3}), Tensor::from_vector<int64_t>({0}, {1})}, {});
+  auto out = run_index_op("CumSum",
+                          {Tensor::from_vector<int32_t>({1, 2, 3}, {3}), Tensor::from_vector<int64_t>({0}, {1})}, {});
   EXPECT_EQ(test::values_of(out[0]), (std::vector<double>{1, 3, 6}));
-  const std::string e = error_of("CumSum", {Tensor::zeros(DType::F32, {2}), Tensor::scalar<int64_t>(1)}, {});
+  const std::string e = index_op_error("CumSum", {Tensor::zeros(DType::F32, {2}), Tensor::scalar<int64_t>(1)}, {});
   EXPECT_NE(e.find("axis 1 is out of range for rank 1"), std::string::npos) << e;
 }
 
@@ -167,7 +172,7 @@ TEST(CumSumKernels, IntegersAndErrors) {
 void expect_einsum(const std::string& eq, const std::vector<Tensor>& ins, const Shape& want_shape,
                    const std::vector<double>& want) {
   SCOPED_TRACE(eq);
-  auto out = run("Einsum", ins, {{"equation", eq}});
+  auto out = run_index_op("Einsum", ins, {{"equation", eq}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape(), want_shape);
   const auto got = test::values_of(out[0]);
@@ -215,8 +220,9 @@ TEST(EinsumKernels, BroadcastEllipsisAndIntegers) {
         }
   expect_einsum("...ij,...jk->...ik", {Tensor::from_vector(a, {2, 1, 2, 3}), Tensor::from_vector(b, {4, 3, 2})},
                 {2, 4, 2, 2}, want);
-  auto r = run("Einsum", {Tensor::from_vector<int32_t>({1, 2, 3}, {3}), Tensor::from_vector<int32_t>({4, 5, 6}, {3})},
-               {{"equation", std::string("i,i->")}});
+  auto r = run_index_op("Einsum",
+                        {Tensor::from_vector<int32_t>({1, 2, 3}, {3}), Tensor::from_vector<int32_t>({4, 5, 6}, {3})},
+                        {{"equation", std::string("i,i->")}});
   EXPECT_EQ(r[0].dtype(), DType::I32);
   EXPECT_EQ(test::values_of(r[0]), (std::vector<double>{32}));
 }
@@ -278,7 +284,7 @@ TEST(EinsumKernels, InferenceAndErrors) {
   EXPECT_FALSE((*u)[0].has_rank());
 
   auto err = [](const std::string& eq, std::vector<Tensor> ins) {
-    return error_of("Einsum", std::move(ins), {{"equation", eq}});
+    return index_op_error("Einsum", std::move(ins), {{"equation", eq}});
   };
   const Tensor m23 = Tensor::zeros(DType::F32, {2, 3});
   EXPECT_NE(err("ij,jk->ik", {m23, m23}).find("sizes 3 and 2"), std::string::npos) << err("ij,jk->ik", {m23, m23});
@@ -293,16 +299,16 @@ TEST(EinsumKernels, InferenceAndErrors) {
 // --- Det --------------------------------------------------------------------------------------------
 
 TEST(DetKernels, BatchesAndSingular) {
-  auto d = run("Det", {Tensor::from_vector<float>({1, 2, 3, 4, 2, 0, 0, 3, 1, 2, 2, 4}, {3, 2, 2})}, {});
+  auto d = run_index_op("Det", {Tensor::from_vector<float>({1, 2, 3, 4, 2, 0, 0, 3, 1, 2, 2, 4}, {3, 2, 2})}, {});
   ASSERT_EQ(d[0].shape(), (Shape{3}));
   const auto v = test::values_of(d[0]);
   EXPECT_NEAR(v[0], -2, 1e-5);
   EXPECT_NEAR(v[1], 6, 1e-5);
   EXPECT_NEAR(v[2], 0, 1e-6);
-  auto e = run("Det", {Tensor::from_vector<double>({2, -1, 0, -1, 2, -1, 0, -1, 2}, {3, 3})}, {});
+  auto e = run_index_op("Det", {Tensor::from_vector<double>({2, -1, 0, -1, 2, -1, 0, -1, 2}, {3, 3})}, {});
   EXPECT_EQ(e[0].shape(), (Shape{}));
   EXPECT_NEAR(test::value_at(e[0], 0), 4, 1e-12);
-  const std::string err = error_of("Det", {Tensor::zeros(DType::F32, {2, 3})}, {});
+  const std::string err = index_op_error("Det", {Tensor::zeros(DType::F32, {2, 3})}, {});
   EXPECT_NE(err.find("square"), std::string::npos) << err;
 }
 

@@ -12,7 +12,7 @@
 namespace ms::prof {
 namespace {
 
-size_t count_kind(const Trace& t, EventKind k) {
+size_t count_events_of_kind(const Trace& t, EventKind k) {
   size_t n = 0;
   for (const Event& e : t.events) n += e.kind == k;
   return n;
@@ -56,9 +56,9 @@ TEST(TrainStepTrace, PyNativeStepHasEveryEagerOpWithKernelAndBlocks) {
   // Forward, backward and Adam's update: far more ops than the three Gemms of the forward.
   ASSERT_GT(g.nodes().size(), 30u);
   const Trace& t = *ob->trace;
-  EXPECT_EQ(count_kind(t, EventKind::Run), 1u);
-  EXPECT_EQ(count_kind(t, EventKind::Op), g.nodes().size());
-  EXPECT_EQ(count_kind(t, EventKind::Kernel), g.nodes().size());
+  EXPECT_EQ(count_events_of_kind(t, EventKind::Run), 1u);
+  EXPECT_EQ(count_events_of_kind(t, EventKind::Op), g.nodes().size());
+  EXPECT_EQ(count_events_of_kind(t, EventKind::Kernel), g.nodes().size());
   std::set<std::string> ops;
   for (const Event& e : t.events) {
     if (e.kind != EventKind::Op) continue;
@@ -78,8 +78,8 @@ TEST(TrainStepTrace, GraphStepIsTheCompiledRunWithItsArena) {
   ASSERT_TRUE(ob.has_value()) << ob.status().message();
   ASSERT_TRUE(ob->result.observed_plan.has_value());
   const Trace& t = *ob->trace;
-  EXPECT_EQ(count_kind(t, EventKind::Run), 1u);
-  EXPECT_GT(count_kind(t, EventKind::Op), 10u);
+  EXPECT_EQ(count_events_of_kind(t, EventKind::Run), 1u);
+  EXPECT_GT(count_events_of_kind(t, EventKind::Op), 10u);
   size_t arena = 0;
   for (const MemoryBlock& b : t.blocks) arena += b.arena;
   EXPECT_GT(arena, 0u);

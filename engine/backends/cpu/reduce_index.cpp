@@ -8,7 +8,7 @@
 namespace ms::cpu::reduce {
 namespace {
 
-constexpr int64_t kBlock = 256;
+constexpr int64_t kIndexBlock = 256;
 
 Status axis_of(runtime::KernelContext& ctx, int64_t axis, int64_t rank, int64_t& out) {
   out = axis < 0 ? axis + rank : axis;
@@ -32,12 +32,12 @@ template <bool Max, class A> inline bool better(A v, A best, bool last) {
 
 template <bool Max, class T> void arg_loop(const T* x, int64_t* y, const Ori& v, bool last) {
   using A = acc_t<T>;
-  const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
+  const int64_t blocks = (v.inner + kIndexBlock - 1) / kIndexBlock;
 #pragma omp parallel for schedule(static) if (v.outer * blocks > 1 && v.outer * v.red * v.inner >= kParallelWork)
   for (int64_t t = 0; t < v.outer * blocks; ++t) {
-    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, len = std::min(kBlock, v.inner - i0);
+    const int64_t o = t / blocks, i0 = (t % blocks) * kIndexBlock, len = std::min(kIndexBlock, v.inner - i0);
     const T* base = x + o * v.red * v.inner + i0;
-    A best[kBlock];
+    A best[kIndexBlock];
     int64_t* idx = y + o * v.inner + i0;
     for (int64_t i = 0; i < len; ++i) {
       best[i] = widen(base[i]);
@@ -163,11 +163,11 @@ Status topk_kernel(runtime::KernelContext& ctx) {
 // output is then 0, or 1 for the product), `reverse` runs from the end. Integers wrap.
 template <bool Prod, class T> void scan_loop(const T* x, T* y, const Ori& v, bool exclusive, bool reverse) {
   using A = acc_t<T>;
-  const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
+  const int64_t blocks = (v.inner + kIndexBlock - 1) / kIndexBlock;
 #pragma omp parallel for schedule(static) if (v.outer * blocks > 1 && v.outer * v.red * v.inner >= kParallelWork)
   for (int64_t t = 0; t < v.outer * blocks; ++t) {
-    const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, len = std::min(kBlock, v.inner - i0);
-    A acc[kBlock];
+    const int64_t o = t / blocks, i0 = (t % blocks) * kIndexBlock, len = std::min(kIndexBlock, v.inner - i0);
+    A acc[kIndexBlock];
     for (int64_t i = 0; i < len; ++i) acc[i] = A(Prod ? 1 : 0);
     for (int64_t rr = 0; rr < v.red; ++rr) {
       const int64_t r = reverse ? v.red - 1 - rr : rr;

@@ -42,6 +42,12 @@ bool in_full_precision_scope(const ir::Node& n) {
 
 int64_t onnx_to(DType t) { return dtype_to_onnx(t); }
 
+// One rewrite from take_rewrite(); once refused (`spent`), none for the rest of the pass.
+bool take(bool& spent) {
+  if (!spent && !take_rewrite()) spent = true;
+  return !spent;
+}
+
 class AmpCast final : public Pass {
  public:
   AmpCast(AmpLevel level, runtime::Backend* backend) : level_(level), backend_(backend) {}
@@ -54,13 +60,14 @@ class AmpCast final : public Pass {
 
   Status run(ir::Graph& g) override {
     if (level_ == AmpLevel::O0) return Status::ok();
+    spent_ = false;
     auto it = g.metadata.find("amp");
     const bool traced_with_autocast = it != g.metadata.end() && it->second == compiler::amp_level_name(level_);
     if (!traced_with_autocast) {
       MS_RETURN_IF_ERROR(compiler::infer_graph_types(g, backend_));
       MS_RETURN_IF_ERROR(insert_casts(g));
     }
-    remove_redundant_casts(g);
+    remove_redundant_casts(g, spent_);
     Status st = compiler::infer_graph_types(g, backend_);
     if (!st.is_ok()) return st.prepend(std::string("after amp-cast ") + compiler::amp_level_name(level_) + ": ");
     return Status::ok();
@@ -105,6 +112,28 @@ class AmpCast final : public Pass {
     return name;
   }
 
+  // Whether node n computing in `want` differs from it computing in its original types: a float data
+  // input or a float output whose original type is not `want`.
+  bool retypes(const ir::Graph& g, const ir::Node& n, DType want) const {
+    if (want == DType::Undefined) return false;
+    bool float_data = false, differs = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      const auto e = versions_.find(n.inputs[i]);
+      const DType now = type_of(g, e != versions_.end() ? e->second.primary : n.inputs[i]);
+      if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) continue;
+      float_data = true;
+      const auto o = original_.find(n.inputs[i]);
+      if ((o != original_.end() ? o->second : now) != want) differs = true;
+    }
+    if (!float_data) return false;
+    for (const auto& o : n.outputs) {
+      const ir::Value* v = o.empty() ? nullptr : g.value(o);
+      if (v && is_amp_float(v->type.dtype) && v->type.dtype != want) differs = true;
+    }
+    return differs;
+  }
+
   Status insert_casts(ir::Graph& g) {
     versions_.clear();
     original_.clear();
@@ -118,7 +147,13 @@ class AmpCast final : public Pass {
       const AmpClass cls = compiler::amp_class(n.op_type, n.domain);
       DType want = compiler::amp_compute_type(cls, level_);
       if (in_full_precision_scope(n) && cls != AmpClass::Keep) want = DType::F32;
-      const bool restore = cls == AmpClass::Keep && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
+      bool restore = cls == AmpClass::Keep && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
+      // One rewrite per node that computes in another type than it did; refused, it reads its inputs
+      // in their original types and keeps its outputs' (as control flow does).
+      if (retypes(g, n, want) && !take(spent_)) {
+        want = DType::Undefined;
+        restore = true;
+      }
       bool float_data = false;
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (n.inputs[i].empty()) continue;
@@ -189,7 +224,7 @@ class AmpCast final : public Pass {
   // in reverse order removes the Casts left unread (a removed Cast may leave the Cast it read
   // unread). Rounds repeat while one changes something; rescanning after every single rewrite was
   // quadratic in the graph.
-  static void remove_redundant_casts(ir::Graph& g) {
+  static void remove_redundant_casts(ir::Graph& g, bool& spent) {
     rewrite_to_fixpoint([&] {
       Uses uses = compute_uses(g);
       const auto prod = producer_index(g);
@@ -201,7 +236,7 @@ class AmpCast final : public Pass {
         if (!alias.empty())
           for (auto& in : n.inputs)
             if (auto a = alias.find(in); a != alias.end()) in = a->second;
-        if (n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1) continue;
+        if (spent || n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1) continue;
         ++work().patterns_tried;
         const std::string out = n.outputs[0];
         auto p = prod.find(n.inputs[0]);
@@ -212,7 +247,7 @@ class AmpCast final : public Pass {
         const ir::Value* mid = g.value(n.inputs[0]);
         const ir::Value* dst = g.value(out);
         if (!src || !mid || !dst || mid->type.dtype != DType::F32 || src->type.dtype != dst->type.dtype ||
-            !is_amp_float(src->type.dtype) || !uses.only_plain(out))
+            !is_amp_float(src->type.dtype) || !uses.only_plain(out) || !take(spent))
           continue;
         const std::string source = first.inputs[0];
         alias[out] = source;  // `source` is no alias: the scan renamed `first`'s input already
@@ -221,18 +256,18 @@ class AmpCast final : public Pass {
         --uses.count[n.inputs[0]];
         dead.insert(n.id.value);
       }
-      for (size_t i = g.nodes().size(); i-- > 0;) {
+      for (size_t i = g.nodes().size(); i-- > 0 && !spent;) {
         const ir::Node& n = g.nodes()[i];
         if (n.op_type != "Cast" || !n.domain.empty() || !n.has_input(0) || n.outputs.size() != 1 ||
             dead.count(n.id.value))
           continue;
-        if (uses.of(n.outputs[0]) == 0 && uses.only_plain(n.outputs[0])) {
+        if (uses.of(n.outputs[0]) == 0 && uses.only_plain(n.outputs[0]) && take(spent)) {
           --uses.count[n.inputs[0]];
           dead.insert(n.id.value);
         }
       }
       erase_nodes(g, dead);
-      return !dead.empty();
+      return !dead.empty() && !spent;
     });
   }
 
@@ -240,6 +275,7 @@ class AmpCast final : public Pass {
   runtime::Backend* backend_;
   std::unordered_map<std::string, Versions> versions_;
   std::unordered_map<std::string, DType> original_;
+  bool spent_ = false;  // take_rewrite() said no: no more rewrites in this run
 };
 
 }  // namespace

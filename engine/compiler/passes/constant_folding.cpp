@@ -74,6 +74,7 @@ class ConstantFolding final : public Pass {
       } else if (!fold(g, n, outs)) {
         continue;
       }
+      if (!take_rewrite()) break;
       for (size_t o = 0; o < n.outputs.size(); ++o)
         if (!n.outputs[o].empty() && o < outs.size() && outs[o].defined()) g.add_initializer(n.outputs[o], outs[o]);
       folded.insert(n.id.value);

@@ -48,6 +48,7 @@ class ConvAlgorithm final : public Pass {
       if (!y || !y->type.is_static() || y->type.dims->size() != 4 || (*y->type.dims)[2] < kMinPlane ||
           (*y->type.dims)[3] < kMinPlane)
         continue;
+      if (!take_rewrite()) break;
       n.attrs["algorithm"] = ir::Attribute(std::string("winograd"));
     }
     return Status::ok();

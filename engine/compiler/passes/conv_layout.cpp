@@ -28,6 +28,7 @@ class ConvLayout final : public Pass {
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
     bool any = false;
+    bool spent = false;                            // take_rewrite() said no: no more layout choices in this pass
     work().nodes_visited += 3 * g.nodes().size();  // the conv, pool and ConvTranspose scans
     std::set<uint64_t> from_plain;                 // plain Convs made FusedConv here (no post-ops, no residual)
     for (auto& n : g.nodes()) {
@@ -39,6 +40,7 @@ class ConvLayout final : public Pass {
       if (!x || !y || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
           !y->type.is_static())
         continue;
+      if (!take(spent)) break;
       if (plain_conv) {
         n.op_type = "FusedConv";
         n.domain = ops::kFusedDomain;
@@ -57,20 +59,28 @@ class ConvLayout final : public Pass {
       if (!x || !y || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
           !y->type.is_static() || (n.op_type == "MaxPool" && n.attr_int("storage_order", 0) != 0))
         continue;
+      if (!take(spent)) break;
       n.attrs["pool"] = ir::Attribute(n.op_type);
       n.op_type = "FusedPool";
       n.domain = ops::kFusedDomain;
       any = true;
     }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    // The region marks follow from the convs and pools chosen above (not rewrites of their own).
     if (any) propagate(g);
-    if (any && unblock_small_lone(g)) propagate(g);
-    if (any) unblock_lone_pointwise(g, from_plain);
-    any = block_transposed(g) || any;
+    if (any && unblock_small_lone(g, spent)) propagate(g);
+    if (any) unblock_lone_pointwise(g, from_plain, spent);
+    any = block_transposed(g, spent) || any;
     return Status::ok();
   }
 
  private:
+  // One rewrite from take_rewrite(); once refused (`spent`), none for the rest of the pass.
+  static bool take(bool& spent) {
+    if (!spent && !take_rewrite()) spent = true;
+    return !spent;
+  }
+
   static bool is_blocked_conv(const ir::Node& n) {
     return n.domain == ops::kFusedDomain && n.op_type == "FusedConv" &&
            n.attr_string("activation_layout", "") == "blocked";
@@ -92,7 +102,7 @@ class ConvLayout final : public Pass {
   // (64->64 3x3 at 14x14: 120 against 102 us). LeNet-5's convs are such: its Graph-mode run went
   // from 92 to 45 us. In a region with other convs the reorders are shared and it stays blocked
   // (MobileNetV2 at 64x64: its small 1x1 convs plain cost 1.4x -> 1.2x over PyNative).
-  static bool unblock_small_lone(ir::Graph& g) {
+  static bool unblock_small_lone(ir::Graph& g, bool& spent) {
     std::unordered_map<std::string, size_t> producer;
     std::unordered_map<std::string, std::vector<size_t>> readers;
     auto& nodes = g.nodes();
@@ -132,7 +142,10 @@ class ConvLayout final : public Pass {
           todo.push_back(x);
         }
       }
-      if (!other_conv) flip.push_back(s);
+      if (!other_conv) {
+        if (!take(spent)) break;
+        flip.push_back(s);
+      }
     }
     for (size_t s : flip) {
       nodes[s].attrs["activation_layout"] = ir::Attribute(std::string("plain"));
@@ -146,7 +159,7 @@ class ConvLayout final : public Pass {
   // Measured on a ResNet-50 batch-8 training step (2 cores), where BatchNorm in training mode
   // separates every conv: 36 such 1x1 convs 197 ms plain against 263 ms blocked; the 3x3 ones
   // 181 ms against 146 ms.
-  static void unblock_lone_pointwise(ir::Graph& g, const std::set<uint64_t>& from_plain) {
+  static void unblock_lone_pointwise(ir::Graph& g, const std::set<uint64_t>& from_plain, bool& spent) {
     for (auto& n : g.nodes()) {
       if (!from_plain.count(n.id.value) || !is_blocked_conv(n) || n.attrs.count("src_blocked") ||
           n.attrs.count("dst_blocked") || n.attrs.count("residual_blocked") || n.inputs.size() < 2)
@@ -154,6 +167,7 @@ class ConvLayout final : public Pass {
       const ir::Value* w = g.value(n.inputs[1]);
       if (!w || !w->type.is_static() || w->type.dims->size() != 4 || (*w->type.dims)[2] != 1 || (*w->type.dims)[3] != 1)
         continue;
+      if (!take(spent)) break;
       n.attrs["activation_layout"] = ir::Attribute(std::string("plain"));
     }
   }
@@ -162,7 +176,7 @@ class ConvLayout final : public Pass {
   // runs oneDNN's direct kernel on the blocked layout, reordered at the op: over plain nchw it takes
   // the gemm-based one. ResNet-50 batch-8 training step: its 16 3x3 ones 200 -> 132 ms; the 1x1
   // ones stay plain (149 ms, 167 ms blocked).
-  static bool block_transposed(ir::Graph& g) {
+  static bool block_transposed(ir::Graph& g, bool& spent) {
     bool any = false;
     for (auto& n : g.nodes()) {
       if (!n.domain.empty() || n.op_type != "ConvTranspose" || n.inputs.size() < 2 || n.outputs.size() != 1) continue;
@@ -171,6 +185,7 @@ class ConvLayout final : public Pass {
       if (!x || !w || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
           !w->type.is_static() || w->type.dims->size() != 4 || ((*w->type.dims)[2] == 1 && (*w->type.dims)[3] == 1))
         continue;
+      if (!take(spent)) break;
       n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
       any = true;
     }

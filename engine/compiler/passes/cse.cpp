@@ -54,13 +54,14 @@ class CSE final : public Pass {
     // it (readers come after their producer), so one scan does what renaming every use at once did.
     std::unordered_map<std::string, std::string> alias;
     std::set<uint64_t> dead;
+    bool spent = false;  // a merge was refused: the scan only renames from here on
     work().nodes_visited += g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       if (!alias.empty())
         for (auto& in : g.nodes()[i].inputs)
           if (auto a = alias.find(in); a != alias.end()) in = a->second;
       const ir::Node& n = g.nodes()[i];
-      if (n.has_subgraph() || nondeterministic(n) || n.outputs.empty()) continue;
+      if (spent || n.has_subgraph() || nondeterministic(n) || n.outputs.empty()) continue;
       bool renamable = true;
       for (const auto& o : n.outputs)
         if (!o.empty() && !uses.only_plain(o)) renamable = false;
@@ -73,6 +74,10 @@ class CSE final : public Pass {
       for (size_t o = 0; o < n.outputs.size(); ++o)
         if (!n.outputs[o].empty() && first.outputs[o].empty()) ok = false;
       if (!ok) continue;
+      if (!take_rewrite()) {
+        spent = true;
+        continue;
+      }
       const std::vector<std::string> outs = n.outputs, firsts = first.outputs;
       dead.insert(n.id.value);
       for (size_t o = 0; o < outs.size(); ++o)

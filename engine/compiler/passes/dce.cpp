@@ -17,24 +17,32 @@ class DCE final : public Pass {
   Status run(ir::Graph& g) override {
     std::set<std::string> live(g.outputs.begin(), g.outputs.end());
     std::set<uint64_t> dead;
+    bool spent = false;  // a removal was refused: the nodes before it stay, and what they read
     const auto& nodes = g.nodes();
     work().nodes_visited += nodes.size();
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       bool used = false;
       for (const auto& o : it->outputs)
         if (!o.empty() && live.count(o)) used = true;
-      if (!used) {
-        dead.insert(it->id.value);
-        continue;
+      if (!used && !spent) {
+        if (take_rewrite()) {
+          dead.insert(it->id.value);
+          continue;
+        }
+        spent = true;
       }
       for (const auto& in : it->inputs)
         if (!in.empty()) live.insert(in);
       for (const auto& name : runtime::implicit_inputs(*it)) live.insert(name);
     }
     erase_nodes(g, dead);
+    if (spent) return Status::ok();
     std::set<std::string> inputs(g.inputs.begin(), g.inputs.end());
     for (const auto& name : g.initializer_names())
-      if (!live.count(name) && !inputs.count(name)) g.erase_value(name);
+      if (!live.count(name) && !inputs.count(name)) {
+        if (!take_rewrite()) break;
+        g.erase_value(name);
+      }
     return Status::ok();
   }
 };

@@ -35,8 +35,9 @@ class FoldBatchnorm final : public Pass {
     const Uses uses = compute_uses(g);
     const auto prod = producer_index(g);
     std::vector<NodeGroup> groups;
+    bool refused = false;
     work().nodes_visited += g.nodes().size();
-    for (size_t i = 0; i < g.nodes().size(); ++i) {
+    for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& bn = g.nodes()[i];
       if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) continue;
       if (bn.attr_int("training_mode", 0) != 0) continue;
@@ -49,14 +50,15 @@ class FoldBatchnorm final : public Pass {
       const ir::Node& src = g.nodes()[p->second];
       if (!src.domain.empty() || (src.op_type != "Conv" && src.op_type != "Gemm")) continue;
       ++work().patterns_tried;
-      if (auto grp = fold(g, src, bn)) groups.push_back(std::move(*grp));
+      if (auto grp = fold(g, src, bn, refused)) groups.push_back(std::move(*grp));
     }
     const bool any = !groups.empty();
     replace_node_groups(g, std::move(groups));
-    return any;
+    return any && !refused;
   }
 
-  std::optional<NodeGroup> fold(ir::Graph& g, const ir::Node& src, const ir::Node& bn) {
+  // The folded node, or nothing; `refused` when take_rewrite() said no.
+  std::optional<NodeGroup> fold(ir::Graph& g, const ir::Node& src, const ir::Node& bn, bool& refused) {
     const bool conv = src.op_type == "Conv";
     if (!src.has_input(1)) return std::nullopt;
     const Tensor* w = constant_of(g, src.inputs[1]);
@@ -84,6 +86,10 @@ class FoldBatchnorm final : public Pass {
     const Tensor* var = constant_of(g, bn.inputs[4]);
     if (!f32_vector(scale, m) || !f32_vector(bias, m) || !f32_vector(mean, m) || !f32_vector(var, m))
       return std::nullopt;
+    if (!take_rewrite()) {
+      refused = true;
+      return std::nullopt;
+    }
     const float eps = bn.attr_float("epsilon", 1e-5f);
     std::vector<float> s(static_cast<size_t>(m));
     for (int64_t c = 0; c < m; ++c) s[c] = scale->data<float>()[c] / std::sqrt(var->data<float>()[c] + eps);

@@ -160,7 +160,10 @@ class FoldQdq final : public Pass {
     for (const ir::Node& n : g.nodes()) {
       if (!n.domain.empty() || n.op_type != "QuantizeLinear") continue;
       ++work().patterns_tried;
-      if (auto m = match_qconv(v, n)) groups.push_back(qlinear_conv(g, *m));
+      if (auto m = match_qconv(v, n)) {
+        if (!take_rewrite()) break;
+        groups.push_back(qlinear_conv(g, *m));
+      }
     }
     replace_node_groups(g, std::move(groups));
     return Status::ok();

@@ -57,7 +57,10 @@ class FuseActivations final : public Pass {
         ++work().patterns_tried;
         m = match_silu(v, n);
       }
-      if (m) groups.push_back(fused(g, *m));
+      if (m) {
+        if (!take_rewrite()) break;
+        groups.push_back(fused(g, *m));
+      }
     }
     replace_node_groups(g, std::move(groups));
     return Status::ok();

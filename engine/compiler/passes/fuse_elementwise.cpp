@@ -19,7 +19,8 @@ class FuseElementwise final : public Pass {
 
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
-    const bool any = rewrite_to_fixpoint([&] { return step(g); });
+    bool any = false;  // some chain fused (the scan that was refused may have fused some too)
+    rewrite_to_fixpoint([&] { return step(g, any); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }
@@ -33,7 +34,7 @@ class FuseElementwise final : public Pass {
 
   // One scan finds every chain (a node joins at most one), then all are fused: training graphs have
   // hundreds of chains, and rescanning the graph after each fusion made this pass quadratic.
-  bool step(ir::Graph& g) {
+  bool step(ir::Graph& g, bool& any) {
     const Uses uses = compute_uses(g);
     const Producers prod = producer_index(g);
     std::unordered_map<std::string, size_t> reader;
@@ -42,6 +43,7 @@ class FuseElementwise final : public Pass {
         if (!in.empty()) reader[in] = i;
     std::vector<char> claimed(g.nodes().size(), 0);
     std::vector<Chain> chains;
+    bool refused = false;
     work().nodes_visited += 2 * g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& first = g.nodes()[i];
@@ -89,6 +91,10 @@ class FuseElementwise final : public Pass {
         c.out = n.outputs[0];
       }
       if (c.links.size() < 2 || (c.links.size() == 2 && c.links[0].op == "Cast" && c.links[1].op == "Cast")) continue;
+      if (!take_rewrite()) {
+        refused = true;
+        break;
+      }
       for (size_t k : at) claimed[k] = 1;
       chains.push_back(std::move(c));
     }
@@ -105,7 +111,8 @@ class FuseElementwise final : public Pass {
       groups.push_back(std::move(grp));
     }
     replace_node_groups(g, std::move(groups));
-    return !chains.empty();
+    any = any || !chains.empty();
+    return !chains.empty() && !refused;
   }
 };
 

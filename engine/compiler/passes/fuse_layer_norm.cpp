@@ -52,7 +52,10 @@ class FuseLayerNorm final : public Pass {
     for (const ir::Node& n : g.nodes()) {
       if (!n.domain.empty() || (n.op_type != "Div" && n.op_type != "Mul") || n.inputs.size() != 2) continue;
       ++work().patterns_tried;
-      if (auto m = match(v, n)) groups.push_back(fused(g, *m));
+      if (auto m = match(v, n)) {
+        if (!take_rewrite()) break;
+        groups.push_back(fused(g, *m));
+      }
     }
     replace_node_groups(g, std::move(groups));
     return Status::ok();

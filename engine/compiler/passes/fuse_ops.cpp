@@ -186,12 +186,13 @@ class FuseOps final : public Pass {
     work().nodes_visited += 2 * g.nodes().size();
     std::vector<char> taken(g.nodes().size(), 0);
     std::vector<NodeGroup> groups;
-    for (size_t i = 0; i < g.nodes().size(); ++i) {
+    bool refused = false;
+    for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& a = g.nodes()[i];
       if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
       if (a.outputs.size() != 1 || !static_f32(g, a.outputs[0])) continue;
       ++work().patterns_tried;
-      if (auto grp = fuse_from(g, i, uses, readers, taken)) groups.push_back(std::move(*grp));
+      if (auto grp = fuse_from(g, i, uses, readers, taken, refused)) groups.push_back(std::move(*grp));
     }
     const bool groups_empty = groups.empty();
     replace_node_groups(g, std::move(groups));
@@ -200,13 +201,19 @@ class FuseOps final : public Pass {
   }
 
  private:
-  // The fused node of the chain from `anchor`, or nothing; marks the chain's nodes taken.
+  // The fused node of the chain from `anchor`, or nothing; marks the chain's nodes taken. `refused`
+  // when take_rewrite() said no.
   std::optional<NodeGroup> fuse_from(ir::Graph& g, size_t anchor, const Uses& uses,
-                                     const std::unordered_map<std::string, size_t>& readers, std::vector<char>& taken) {
+                                     const std::unordered_map<std::string, size_t>& readers, std::vector<char>& taken,
+                                     bool& refused) {
     const ir::Node& a = g.nodes()[anchor];
     const bool matmul = a.op_type == "MatMul";
     FusionChain c = collect_chain(g, anchor, uses, readers, taken);
     if (c.nodes.size() == 1) return std::nullopt;
+    if (!take_rewrite()) {
+      refused = true;
+      return std::nullopt;
+    }
     if (!c.bias.empty()) c.bias = flat_bias(g, c.bias);
     const std::string op = a.op_type == "Conv" ? "FusedConv" : a.op_type == "Gemm" ? "FusedGemm" : "FusedMatMul";
     ir::Node f = new_node(g, op, ops::kFusedDomain, fused_inputs(a, c, matmul), {c.out}, c.nodes);

@@ -33,7 +33,8 @@ class FuseReduce final : public Pass {
 
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
-    const bool any = rewrite_to_fixpoint([&] { return step(g); });
+    bool any = false;  // some pair fused (the scan that was refused may have fused some too)
+    rewrite_to_fixpoint([&] { return step(g, any); });
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }
@@ -48,11 +49,12 @@ class FuseReduce final : public Pass {
   };
 
   // One scan collects every (reduction, producer) pair, then all are fused (each node in one pair).
-  bool step(ir::Graph& g) {
+  bool step(ir::Graph& g, bool& any) {
     const Uses uses = compute_uses(g);
     const auto prod = producer_index(g);
     std::vector<Match> found;
     std::set<uint64_t> taken;
+    bool refused = false;
     work().nodes_visited += g.nodes().size();
     for (const ir::Node& r : g.nodes()) {
       if (!r.domain.empty() || (r.op_type != "ReduceSum" && r.op_type != "ReduceMean") || r.inputs.empty() ||
@@ -72,6 +74,10 @@ class FuseReduce final : public Pass {
       // bias gradients in a residual block are two sums of it): each reduction reads the bf16 value
       // and widens it in its loop; the Cast stays while anything else reads its result.
       if (std::string w = widened_from(g, prod, x); !w.empty()) {
+        if (!take_rewrite()) {
+          refused = true;
+          break;
+        }
         m.reduce = r.id.value;
         m.widen = w;
         found.push_back(std::move(m));
@@ -85,6 +91,10 @@ class FuseReduce final : public Pass {
         if (q != prod.end()) {
           const ir::Node& qn = g.nodes()[q->second];
           if (is_chain(qn) && qn.outputs.size() == 1 && !taken.count(qn.id.value) && static_float(g, qn.outputs[0])) {
+            if (!take_rewrite()) {
+              refused = true;
+              break;
+            }
             m.reduce = r.id.value;
             m.producer = qn.id.value;
             m.negate = pn.id.value;
@@ -99,6 +109,10 @@ class FuseReduce final : public Pass {
       Link l;
       std::string in;
       if (!is_chain(pn) && !single_link(g, pn, *xt->dims, l, in)) continue;
+      if (!take_rewrite()) {
+        refused = true;
+        break;
+      }
       m.reduce = r.id.value;
       m.producer = pn.id.value;
       // Read elsewhere too (or a graph output): the loop writes the chain's result as well.
@@ -112,7 +126,8 @@ class FuseReduce final : public Pass {
     for (const Match& m : found)
       if (auto grp = fused(g, m, by_id)) groups.push_back(std::move(*grp));
     replace_node_groups(g, std::move(groups));
-    return !found.empty();
+    any = any || !found.empty();
+    return !found.empty() && !refused;
   }
 
   // A plain elementwise node as a one-link chain over its full-shape input `x`.

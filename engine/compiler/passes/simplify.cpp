@@ -39,10 +39,17 @@ class Scan {
       if (!x.empty() && alias.count(x)) x = resolve(x);
   }
 
+  // One rewrite from take_rewrite(); once refused, the scan applies no more (nor asks).
+  bool take() {
+    if (!spent && !take_rewrite()) spent = true;
+    return !spent;
+  }
+
   // Bypasses node i (readers of `out` read `in`); false when not possible.
   bool bypass(size_t i, const std::string& in, const std::string& out) {
     if (uses.implicit.count(out)) return false;
     if (!uses.graph_outputs.count(out)) {
+      if (!take()) return false;
       alias[out] = in;
       uses.count[in] += uses.of(out) - 1;  // the bypassed node no longer reads `in`
       uses.count[out] = 0;
@@ -78,6 +85,7 @@ class Scan {
   std::set<uint64_t> dead;
   std::unordered_map<std::string, std::string> alias;  // bypassed output -> the value read instead
   bool changed = false;
+  bool spent = false;  // take_rewrite() said no
 
  private:
   std::string resolve(std::string v) const {
@@ -89,7 +97,7 @@ class Scan {
   bool rename_producer_output(size_t i, const std::string& in, const std::string& out) {
     if (uses.of(in) != 1 || !uses.only_plain(in)) return false;
     auto p = prod.find(in);
-    if (p == prod.end() || dead.count(g_.nodes()[p->second].id.value)) return false;
+    if (p == prod.end() || dead.count(g_.nodes()[p->second].id.value) || !take()) return false;
     const ir::Value* vin = g_.value(in);
     const ir::ValueType type = vin ? vin->type : ir::ValueType{};
     ir::Node& pn = g_.nodes()[p->second];
@@ -143,14 +151,15 @@ class Simplify final : public Pass {
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       ir::Node& n = g.nodes()[i];
       s.rename_inputs(n);
-      if (!n.domain.empty() || n.outputs.empty() || n.outputs[0].empty() || !n.has_input(0) || s.dead.count(n.id.value))
+      if (s.spent || !n.domain.empty() || n.outputs.empty() || n.outputs[0].empty() || !n.has_input(0) ||
+          s.dead.count(n.id.value))
         continue;
       ++work().patterns_tried;
       const std::string in = n.inputs[0], out = n.outputs[0];
       const std::string& op = n.op_type;
       if (bypass_no_op(g, s, i, in, out)) continue;
       if (op == "Expand" && n.inputs.size() == 2 && s.uses.of(out) > 0) {
-        const auto rewired = broadcast_instead(g, n, readers(g, out));
+        const auto rewired = broadcast_instead(g, s, n, readers(g, out));
         if (rewired > 0) {
           s.uses.count[in] += rewired;
           s.uses.count[out] -= rewired;
@@ -164,7 +173,7 @@ class Simplify final : public Pass {
       }
       if (op == "Pow" && square_as_mul(g, s, n)) continue;
       if (op == "Transpose") {
-        if (const auto p = s.sole_producer(in, "Transpose"); p && compose_transposes(g, g.nodes()[*p], n)) {
+        if (const auto p = s.sole_producer(in, "Transpose"); p && compose_transposes(g, s, g.nodes()[*p], n)) {
           s.merge(*p, in);
           --i;  // look at the composed node again (it may be the identity now)
           continue;
@@ -173,7 +182,7 @@ class Simplify final : public Pass {
       }
     }
     if (!s.dead.empty()) erase_nodes(g, s.dead);
-    return s.changed;
+    return s.changed && !s.spent;
   }
 
   // Node i when it does nothing (Identity, inference Dropout, a Cast or reshape to the same type,
@@ -204,7 +213,8 @@ class Simplify final : public Pass {
     if (!p) return false;
     ir::Node& n = g.nodes()[i];
     const std::string old_shape = n.inputs[1];
-    if (!static_target(g, n)) return false;
+    const ir::Value* target = g.value(n.outputs[0]);
+    if (!target || !target->type.is_static() || !s.take() || !static_target(g, n)) return false;
     --s.uses.count[old_shape];
     ++s.uses.count[n.inputs[1]];
     n.inputs[0] = g.nodes()[*p].inputs[0];
@@ -236,7 +246,7 @@ class Simplify final : public Pass {
   }
   std::unordered_map<std::string, std::vector<size_t>> readers_of_;
 
-  static int broadcast_instead(ir::Graph& g, const ir::Node& e, const std::vector<size_t>& readers) {
+  static int broadcast_instead(ir::Graph& g, Scan& s, const ir::Node& e, const std::vector<size_t>& readers) {
     const std::string src = e.inputs[0], out = e.outputs[0];
     const ir::Value* a = g.value(src);
     if (!a || !a->type.is_static() || out.empty()) return 0;
@@ -264,6 +274,7 @@ class Simplify final : public Pass {
         first = false;
       }
       if (!ok || b != *y->type.dims) continue;
+      if (!s.take()) break;
       for (auto& in : c.inputs)
         if (in == out) {
           in = src;
@@ -314,6 +325,7 @@ class Simplify final : public Pass {
     const ir::Value* y = g.value(n.outputs[0]);
     if (!x || !y || !x->type.has_rank() || x->type.dims != y->type.dims)
       return false;  // the exponent does not broadcast x
+    if (!s.take()) return false;
     --s.uses.count[n.inputs[1]];
     ++s.uses.count[n.inputs[0]];
     n.op_type = "Mul";
@@ -342,7 +354,7 @@ class Simplify final : public Pass {
   }
 
   // Transpose(Transpose(x, p1), p2) = Transpose(x, p1[p2[k]]).
-  static bool compose_transposes(ir::Graph& g, const ir::Node& first, ir::Node& second) {
+  static bool compose_transposes(ir::Graph& g, Scan& s, const ir::Node& first, ir::Node& second) {
     const auto p1 = perm_of(g, first), p2 = perm_of(g, second);
     if (p1.empty() || p1.size() != p2.size()) return false;
     std::vector<int64_t> p(p1.size());
@@ -350,6 +362,7 @@ class Simplify final : public Pass {
       if (p2[k] < 0 || static_cast<size_t>(p2[k]) >= p1.size()) return false;
       p[k] = p1[static_cast<size_t>(p2[k])];
     }
+    if (!s.take()) return false;
     second.inputs[0] = first.inputs[0];
     second.attrs["perm"] = ir::Attribute(p);
     absorb(second, first);

@@ -44,7 +44,7 @@ Vars eager_op(const std::string& op_type, const std::string& domain, const Vars&
   node.name = current_path();
   node.attrs = std::move(attrs);
   std::vector<const Tensor*> ins(inputs.size(), nullptr);
-  ops::InferContext ictx{node, domain.empty() ? kTraceOpset : 1, {}, {}, {}};
+  ::ms::ops::InferContext ictx{node, domain.empty() ? kTraceOpset : 1, {}, {}, {}};
   ictx.types.resize(inputs.size());
   ictx.values.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -66,7 +66,7 @@ Vars eager_op(const std::string& op_type, const std::string& domain, const Vars&
     ictx.values[i] = &t;
   }
   for (int i = 0; i < nout; ++i) node.outputs.push_back("out" + std::to_string(i));
-  Status st = ops::infer_node(ictx);
+  Status st = ::ms::ops::infer_node(ictx);
   if (!st.is_ok()) return fail_all(with_path(std::move(st)), nout);
   runtime::Backend& be = backend();
   // Observed (a profiled step): reported like an interpreter step, under a node id of its own.

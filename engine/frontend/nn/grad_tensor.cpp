@@ -12,7 +12,7 @@ namespace {
 namespace F = nn::F;
 using nn::operator*;
 
-int64_t norm_axis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
+int64_t wrap_axis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
 
 Expected<Vars> reshape_like_input(const GradContext& c) {
   Vars out(c.inputs.size());
@@ -34,7 +34,7 @@ Expected<Vars> expand_grad(const GradContext& c) { return Vars{reduce_to(c.gout(
 
 Expected<Vars> concat_grad(const GradContext& c) {
   const Shape ys = c.out(0).shape();
-  const int64_t axis = norm_axis(c.node.attr_int("axis", 0), static_cast<int64_t>(ys.size()));
+  const int64_t axis = wrap_axis(c.node.attr_int("axis", 0), static_cast<int64_t>(ys.size()));
   Vars out;
   int64_t off = 0;
   for (const Var& x : c.inputs) {
@@ -64,7 +64,7 @@ Expected<Vars> slice_grad(const GradContext& c) {
   std::vector<int64_t> pads(static_cast<size_t>(2 * r), 0);
   for (size_t i = 0; i < axes.size() && i < starts.size() && i < ends.size(); ++i) {
     if (!steps.empty() && steps[i] != 1) return c.fail("only step 1 is supported, got " + std::to_string(steps[i]));
-    const int64_t a = norm_axis(axes[i], r);
+    const int64_t a = wrap_axis(axes[i], r);
     const int64_t d = xs[static_cast<size_t>(a)];
     int64_t s = starts[i] < 0 ? starts[i] + d : starts[i];
     int64_t e = ends[i] < 0 ? ends[i] + d : ends[i];
@@ -85,7 +85,7 @@ Expected<Vars> gather_grad(const GradContext& c) {
   const Var& idx = c.in(1);
   const Shape ds = data.shape(), is = idx.shape();
   const int64_t r = static_cast<int64_t>(ds.size()), ri = static_cast<int64_t>(is.size());
-  const int64_t axis = norm_axis(c.node.attr_int("axis", 0), r);
+  const int64_t axis = wrap_axis(c.node.attr_int("axis", 0), r);
   Var g = c.gout(0);
   Shape front{ds[static_cast<size_t>(axis)]};
   std::vector<int64_t> to_front, back;
@@ -127,7 +127,7 @@ Expected<std::vector<int64_t>> reduce_axes(const GradContext& c, bool axes_as_in
     if (c.node.attr_int("noop_with_empty_axes", 0)) return std::vector<int64_t>{};
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   }
-  for (auto& a : axes) a = norm_axis(a, r);
+  for (auto& a : axes) a = wrap_axis(a, r);
   return axes;
 }
 
@@ -166,7 +166,7 @@ Expected<Vars> reduce_extremum_grad(const GradContext& c) {
 
 // Split: the output gradients side by side (zeros for outputs that do not reach the loss).
 Expected<Vars> split_grad(const GradContext& c) {
-  const int64_t axis = norm_axis(c.node.attr_int("axis", 0), c.in(0).rank());
+  const int64_t axis = wrap_axis(c.node.attr_int("axis", 0), c.in(0).rank());
   Vars parts;
   for (size_t i = 0; i < c.outputs.size(); ++i)
     parts.push_back(c.gout(i).defined() ? c.gout(i)
@@ -196,7 +196,7 @@ Expected<Vars> pad_grad(const GradContext& c) {
     return c.fail(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
   std::vector<int64_t> starts, ends, slice_axes;
   for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = norm_axis(axes[k], r), b = pads[k], e = pads[k + axes.size()];
+    const int64_t a = wrap_axis(axes[k], r), b = pads[k], e = pads[k + axes.size()];
     if (b < 0 || e < 0) return c.fail("a Pad with negative pads (a crop) has no gradient rule");
     starts.push_back(b);
     ends.push_back(b + xs[static_cast<size_t>(a)]);

@@ -1,0 +1,200 @@
+#include "app/session/numerics.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "app/session/run_loop.h"
+#include "engine/compiler/compile.h"
+#include "engine/compiler/diff.h"
+
+namespace ms::session {
+
+namespace {
+
+using NumericsClock = std::chrono::steady_clock;
+
+double ms_since(NumericsClock::time_point t0) { return std::chrono::duration<double, std::milli>(NumericsClock::now() - t0).count(); }
+
+// One Graph-mode run of the whole loop, outputs and the compiled graph kept.
+Expected<RunResult> graph_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                              const compiler::CompileOptions& compile) {
+  RunRequest r;
+  r.mode = runtime::ExecMode::Graph;
+  r.iters = 1;
+  r.warmup = 0;
+  r.compile = compile;
+  return run_model(g, inputs, backend, r);
+}
+
+// Largest relative error of any output against the reference (infinity for a non-finite mismatch
+// or a missing output).
+double output_error(const std::vector<Tensor>& outs, const std::vector<Tensor>& ref) {
+  if (outs.size() != ref.size()) return std::numeric_limits<double>::infinity();
+  double e = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].numel() != ref[i].numel()) return std::numeric_limits<double>::infinity();
+    const runtime::TensorDiff d = runtime::diff_tensors(outs[i], ref[i]);
+    if (d.nonfinite_mismatches) return std::numeric_limits<double>::infinity();
+    e = std::max(e, d.max_rel);
+  }
+  return e;
+}
+
+std::string short_number(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                                       const CaptureRequest& request) {
+  if (!request.capture.pattern.empty()) MS_RETURN_IF_ERROR(runtime::check_capture_pattern(request.capture.pattern));
+  runtime::ValueCapture capture(request.capture);
+  RunRequest r;
+  r.mode = request.mode;
+  r.iters = 1;
+  r.warmup = std::max(0, request.warmup);
+  r.compile = request.compile;
+  r.tap = &capture;
+  const auto t0 = NumericsClock::now();
+  auto run = run_model(g, inputs, backend, r);
+  CaptureResult out;
+  out.mode = request.mode;
+  out.kept_bytes = capture.kept_bytes();
+  out.over_budget = capture.over_budget();
+  out.trap = capture.trap();
+  if (!run) {
+    if (!out.trap) return std::move(run).take_status();
+    out.error = run.status().message();
+    out.values = capture.take_values();
+    out.graph = std::make_shared<ir::Graph>(g.deep_copy());
+    return out;
+  }
+  out.run_ms = run->latencies_ms.empty() ? ms_since(t0) : run->latencies_ms.back();
+  out.values = capture.take_values();
+  out.output_names = run->output_names;
+  out.outputs = std::move(run->outputs);
+  out.graph = std::make_shared<ir::Graph>(run->compiled ? run->compiled->graph().deep_copy() : g.deep_copy());
+  return out;
+}
+
+Expected<DiffResult> diff_modes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                                const DiffRequest& request) {
+  DiffResult out;
+  CaptureRequest c;
+  c.capture.budget_bytes = request.budget_bytes;
+  c.mode = runtime::ExecMode::PyNative;
+  MS_ASSIGN_OR_RETURN(out.pynative, capture_values(g, inputs, backend, c));
+  c.mode = runtime::ExecMode::Graph;
+  c.compile = request.compile;
+  MS_ASSIGN_OR_RETURN(out.graph, capture_values(g, inputs, backend, c));
+  const auto t0 = NumericsClock::now();
+  out.diff = runtime::diff_modes(g, out.pynative.values, *out.graph.graph, out.graph.values, request.tol);
+  out.diff_ms = ms_since(t0);
+  return out;
+}
+
+Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                                     const BisectRequest& request) {
+  BisectResult out;
+  out.tol = request.tol;
+  RunRequest ref_req;
+  ref_req.mode = runtime::ExecMode::PyNative;
+  ref_req.iters = 1;
+  ref_req.warmup = 0;
+  MS_ASSIGN_OR_RETURN(RunResult ref, run_model(g, inputs, backend, ref_req));
+
+  compiler::CompileOptions base = request.compile;
+  base.keep_snapshots = false;
+  base.stop_after = -1;
+  base.rewrite_budget = -1;
+  // Graph mode cut after `passes` passes (the last after `rewrites` rewrites); its reports kept.
+  compiler::CompileResult last_reports;
+  auto probe = [&](int passes, int64_t rewrites) -> Expected<BisectProbe> {
+    compiler::CompileOptions co = base;
+    co.stop_after = passes;
+    co.rewrite_budget = passes > 0 ? rewrites : -1;
+    MS_ASSIGN_OR_RETURN(RunResult run, graph_run(g, inputs, backend, co));
+    BisectProbe p{passes, rewrites, output_error(run.outputs, ref.outputs), true};
+    p.within = p.error <= request.tol;
+    last_reports = run.compiled->compiled().passes;
+    out.probes.push_back(p);
+    return p;
+  };
+
+  MS_ASSIGN_OR_RETURN(BisectProbe full, probe(-1, -1));
+  const compiler::CompileResult full_reports = last_reports;
+  for (const auto& rep : full_reports.reports) out.pass_names.push_back(rep.pass);
+  out.full_error = full.error;
+  if (full.within) {
+    out.clean = true;
+    return out;
+  }
+  // lo: a cut known within the tolerance (0 is assumed and checked at the end), hi: one known past it.
+  int lo = 0, hi = static_cast<int>(full_reports.reports.size());
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    MS_ASSIGN_OR_RETURN(BisectProbe p, probe(mid, -1));
+    (p.within ? lo : hi) = mid;
+  }
+  if (lo == 0) {
+    MS_ASSIGN_OR_RETURN(BisectProbe none, probe(0, -1));
+    if (!none.within) {
+      out.at_start = true;
+      return out;
+    }
+  }
+  out.pass_index = hi - 1;
+  out.pass = out.pass_names[static_cast<size_t>(out.pass_index)];
+  out.pass_rewrites = static_cast<int64_t>(full_reports.reports[static_cast<size_t>(out.pass_index)].work.rewrites);
+  if (!request.rewrites || out.pass_rewrites == 0) return out;
+
+  // The pass's first k rewrites: 0 is the cut before it (within), all of them past the tolerance.
+  int64_t rlo = 0, rhi = out.pass_rewrites;
+  while (rhi - rlo > 1) {
+    const int64_t mid = rlo + (rhi - rlo) / 2;
+    MS_ASSIGN_OR_RETURN(BisectProbe p, probe(hi, mid));
+    (p.within ? rlo : rhi) = mid;
+  }
+  out.rewrite = rhi;
+  // The graphs around that rewrite (compiled only), and the nodes it made or changed.
+  auto compiled_graph = [&](int64_t budget) -> Expected<std::shared_ptr<const ir::Graph>> {
+    compiler::CompileOptions co = base;
+    co.stop_after = hi;
+    co.rewrite_budget = budget;
+    std::map<std::string, ir::ValueType> sig;
+    for (const auto& [name, t] : inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
+    MS_ASSIGN_OR_RETURN(compiler::CompiledGraph c, compiler::compile(g, backend, sig, co));
+    return std::make_shared<const ir::Graph>(c.graph().deep_copy());
+  };
+  MS_ASSIGN_OR_RETURN(out.before, compiled_graph(rhi - 1));
+  MS_ASSIGN_OR_RETURN(out.after, compiled_graph(rhi));
+  const compiler::GraphDiff d = compiler::diff_graphs(*out.before, *out.after);
+  out.nodes = d.added;
+  out.nodes.insert(out.nodes.end(), d.rewritten.begin(), d.rewritten.end());
+  for (const auto& f : d.fused) out.nodes.push_back(f.node);
+  return out;
+}
+
+std::string BisectResult::summary() const {
+  const std::string runs = " (" + std::to_string(probes.size()) + " Graph-mode runs)";
+  if (clean)
+    return "no pass leaves the tolerance " + short_number(tol) + ": largest output error " + short_number(full_error) + runs;
+  if (at_start)
+    return "the outputs leave the tolerance " + short_number(tol) + " with no pass at all (error " +
+           short_number(probes.back().error) + "): a kernel differs, not a pass" + runs;
+  std::string s = "pass " + std::to_string(pass_index) + " '" + pass + "' takes the outputs past " + short_number(tol);
+  if (rewrite > 0)
+    s += ", at its rewrite " + std::to_string(rewrite) + " of " + std::to_string(pass_rewrites) + " (" +
+         std::to_string(nodes.size()) + " node" + (nodes.size() == 1 ? "" : "s") + ")";
+  else if (pass_rewrites == 0)
+    s += " (the pass counts no rewrites)";
+  return s + "; error with every pass " + short_number(full_error) + runs;
+}
+
+}  // namespace ms::session

@@ -1,0 +1,236 @@
+#include "engine/runtime/value_capture.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "engine/core/narrow.h"
+#include "engine/runtime/backend.h"
+
+namespace ms::runtime {
+
+namespace {
+
+bool has_numbers(DType t) { return is_numeric(t) || is_narrow(t) || t == DType::Bool; }
+
+// A host copy of `t` (device values copied through the backend).
+Expected<Tensor> host_copy(const Tensor& t, Backend* backend) {
+  if (t.device().is_cpu()) return t.clone();
+  if (!backend) return internal_error("a device value without its backend");
+  backend->synchronize();
+  Tensor h = Tensor::empty(t.dtype(), t.shape());
+  MS_RETURN_IF_ERROR(backend->copy_to_host(t, h));
+  return h;
+}
+
+// nChw16c (the blocked layout Graph mode's convs leave between them) back to nchw.
+Tensor unblock_nchw16c(const Tensor& b) {
+  Tensor out = Tensor::empty(b.dtype(), b.shape());
+  const int64_t n = b.dim(0), c = b.dim(1), hw = b.dim(2) * b.dim(3);
+  const size_t es = dtype_size(b.dtype());
+  const auto* src = static_cast<const char*>(b.raw());
+  auto* dst = static_cast<char*>(out.raw());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t from = ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16;
+        const int64_t to = (i * c + ch) * hw + p;
+        std::memcpy(dst + static_cast<size_t>(to) * es, src + static_cast<size_t>(from) * es, es);
+      }
+  return out;
+}
+
+bool blocked_output(const ir::Node& node, size_t output, const Tensor& t) {
+  return output == 0 && node.attr_int("dst_blocked", 0) != 0 && t.rank() == 4 && t.dim(1) % 16 == 0;
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  if (!t.defined() || !has_numbers(t.dtype())) return {};
+  if (t.dtype() == DType::F32) {
+    const float* p = t.data<float>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = t.at_double(static_cast<int64_t>(i));
+  }
+  return out;
+}
+
+ValueStats value_stats(const Tensor& t, int bins) {
+  ValueStats s;
+  if (!t.defined() || !has_numbers(t.dtype())) return s;
+  const int64_t n = t.numel();
+  s.count = n;
+  const bool f32 = t.dtype() == DType::F32;
+  auto at = [&](int64_t i) { return f32 ? static_cast<double>(t.data<float>()[i]) : t.at_double(i); };
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = at(i);
+    if (std::isnan(v)) {
+      ++s.nan;
+    } else if (std::isinf(v)) {
+      ++(v > 0 ? s.posinf : s.neginf);
+    } else {
+      ++s.finite;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+  }
+  if (s.finite == 0) return s;
+  s.min = lo;
+  s.max = hi;
+  s.mean = sum / static_cast<double>(s.finite);
+  double sq = 0;
+  s.histogram.assign(static_cast<size_t>(std::max(1, bins)), 0);
+  const double width = (hi - lo) / static_cast<double>(s.histogram.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = at(i);
+    if (!std::isfinite(v)) continue;
+    sq += (v - s.mean) * (v - s.mean);
+    size_t b = width > 0 ? static_cast<size_t>((v - lo) / width) : 0;
+    s.histogram[std::min(b, s.histogram.size() - 1)]++;
+  }
+  s.std = std::sqrt(sq / static_cast<double>(s.finite));
+  return s;
+}
+
+std::string ValueStats::to_string() const {
+  if (count == 0) return "no numbers";
+  std::string out = finite ? "min " + fmt(min) + " max " + fmt(max) + " mean " + fmt(mean) + " std " + fmt(std)
+                           : "no finite value";
+  if (nan) out += ", " + std::to_string(nan) + " NaN";
+  if (posinf) out += ", " + std::to_string(posinf) + " +inf";
+  if (neginf) out += ", " + std::to_string(neginf) + " -inf";
+  return out;
+}
+
+std::string NonFiniteTrap::message() const {
+  std::string what;
+  auto add = [&](int64_t k, const char* name) {
+    if (k) what += (what.empty() ? "" : ", ") + std::to_string(k) + " " + name;
+  };
+  add(stats.nan, "NaN");
+  add(stats.posinf, "+inf");
+  add(stats.neginf, "-inf");
+  std::string out = "non-finite value: '" + value + "' of node '" + node + "' (" + op + ") has " + what + " of " +
+                    std::to_string(stats.count) + " elements";
+  if (!inputs.empty()) {
+    out += "; inputs:";
+    for (size_t i = 0; i < inputs.size(); ++i)
+      out += (i ? "; " : " ") + inputs[i].first + " " + inputs[i].second.to_string();
+  }
+  return out;
+}
+
+ValueCapture::ValueCapture(CaptureOptions options) : options_(std::move(options)) {
+  if (!options_.pattern.empty()) {
+    try {
+      pattern_.emplace(options_.pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      // check_capture_pattern() reports a bad pattern before a run; here it matches nothing.
+    }
+  }
+}
+
+Status check_capture_pattern(const std::string& pattern) {
+  try {
+    std::regex re(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return invalid_argument("capture pattern '" + pattern + "' is not a regular expression: " + e.what());
+  }
+  return Status::ok();
+}
+
+bool ValueCapture::selected(const ir::Node& node, const std::string& value) const {
+  if (options_.all) return true;
+  for (const auto& n : options_.names)
+    if (n == value || n == node.name) return true;
+  return pattern_ && (std::regex_search(value, *pattern_) || std::regex_search(node.name, *pattern_));
+}
+
+Status ValueCapture::on_step(const TappedStep& step) {
+  const ir::Node& node = *step.node;
+  for (size_t o = 0; o < step.outputs.size(); ++o) {
+    const Tensor* t = step.outputs[o];
+    if (!t || o >= node.outputs.size() || node.outputs[o].empty()) continue;
+    const std::string& name = node.outputs[o];
+    const bool chosen = selected(node, name);
+    if (!chosen && !options_.trap_nonfinite) continue;
+    MS_ASSIGN_OR_RETURN(Tensor h, host_copy(*t, step.backend));
+    CapturedValue v;
+    if (blocked_output(node, o, h)) {
+      h = unblock_nchw16c(h);
+      v.reordered = true;
+    }
+    v.name = name;
+    v.producer = node.id;
+    v.node = node.label();
+    v.op = node.op_type;
+    v.output = static_cast<int>(o);
+    v.dtype = h.dtype();
+    v.shape = h.shape();
+    v.stats = value_stats(h);
+    const bool bad = options_.trap_nonfinite && !v.stats.all_finite();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (chosen) {
+      v.order = values_.size();
+      if (options_.keep_values) {
+        if (options_.budget_bytes == 0 || kept_bytes_ + h.nbytes() <= options_.budget_bytes) {
+          kept_bytes_ += h.nbytes();
+          v.value = std::move(h);
+        } else {
+          ++over_budget_;
+        }
+      }
+    }
+    if (bad && !trap_) {
+      NonFiniteTrap trap;
+      trap.value = v.name;
+      trap.node = v.node;
+      trap.op = v.op;
+      trap.producer = v.producer;
+      trap.origins = node.origins;
+      trap.stats = v.stats;
+      for (size_t i = 0; i < step.inputs.size() && i < node.inputs.size(); ++i) {
+        if (!step.inputs[i]) continue;
+        auto hi = host_copy(*step.inputs[i], step.backend);
+        if (hi) trap.inputs.emplace_back(node.inputs[i], value_stats(*hi));
+      }
+      trap_ = std::move(trap);
+    }
+    if (chosen) values_.push_back(std::move(v));
+    if (bad) return invalid_argument(trap_->message()).with_node(node.id.value);
+  }
+  return Status::ok();
+}
+
+std::vector<CapturedValue> ValueCapture::take_values() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(values_);
+}
+
+const CapturedValue* ValueCapture::find(const std::string& value) const {
+  for (const auto& v : values_)
+    if (v.name == value) return &v;
+  return nullptr;
+}
+
+void ValueCapture::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  values_.clear();
+  kept_bytes_ = over_budget_ = 0;
+  trap_.reset();
+}
+
+}  // namespace ms::runtime
