@@ -3,9 +3,11 @@
 // stands for) and `bisect MODEL` (the first pass, and rewrite, that takes the outputs past a
 // tolerance). The work is app/session/numerics.h's; these print and write reports.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,7 @@
 #include "app/cli/registry.h"
 #include "app/session/figures.h"
 #include "app/session/numerics.h"
+#include "engine/compiler/compile.h"
 #include "engine/core/atomic_file.h"
 #include "engine/frontend/npy.h"
 
@@ -75,17 +78,26 @@ struct Setup {
   Prepared prep;
   compiler::CompileOptions compile;
 };
-Expected<Setup> setup(const RunArgs& run) {
+Expected<Setup> setup(const RunArgs& run, const std::string& amp) {
   auto prep = prepare(run);
   if (!prep) return std::move(prep).take_status();
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
   auto jit = compile_options(run.jit_level, run.disabled_passes);
   if (!jit) return std::move(jit).take_status();
+  auto level = compiler::parse_amp_level(amp);
+  if (!level) return std::move(level).take_status();
+  jit->amp = *level;
   return Setup{std::move(*prep), std::move(*jit)};
+}
+
+void add_amp_option(CLI::App& cmd, std::string& amp) {
+  cmd.add_option("--amp", amp, "Graph mode's mixed precision: O0 (f32), O1..O3 (bf16 on the amp lists)")
+      ->check(CLI::IsMember({"O0", "O1", "O2", "O3"}));
 }
 
 struct InspectArgs {
   RunArgs run;
+  std::string amp = "O0";
   std::vector<std::string> values;
   std::string pattern, save_npy, json;
   double budget_mb = 0;
@@ -93,7 +105,7 @@ struct InspectArgs {
 };
 
 int inspect_command(const InspectArgs& a) {
-  auto prep = setup(a.run);
+  auto prep = setup(a.run, a.amp);
   if (!prep) return fail(prep.status().message());
   session::CaptureRequest req;
   req.mode = a.run.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
@@ -134,14 +146,18 @@ int inspect_command(const InspectArgs& a) {
     std::printf("\n%zu values written to %s\n", saved, a.save_npy.c_str());
   }
   if (!a.json.empty()) {
-    json j{{"model", a.run.model}, {"mode", a.run.mode}, {"kept_bytes", r->kept_bytes},
+    json j{{"model", a.run.model},          {"mode", a.run.mode},  {"kept_bytes", r->kept_bytes},
            {"over_budget", r->over_budget}, {"run_ms", r->run_ms}, {"values", json::array()}};
     for (const auto& v : r->values) j["values"].push_back(value_json(v));
     if (r->trap) {
       json inputs = json::array();
       for (const auto& [name, s] : r->trap->inputs) inputs.push_back({{"value", name}, {"stats", stats_json(s)}});
-      j["trap"] = {{"value", r->trap->value}, {"node", r->trap->node}, {"node_id", r->trap->producer.value},
-                   {"op", r->trap->op}, {"stats", stats_json(r->trap->stats)}, {"inputs", inputs},
+      j["trap"] = {{"value", r->trap->value},
+                   {"node", r->trap->node},
+                   {"node_id", r->trap->producer.value},
+                   {"op", r->trap->op},
+                   {"stats", stats_json(r->trap->stats)},
+                   {"inputs", inputs},
                    {"message", r->trap->message()}};
     }
     if (Status st = write_json(a.json, j); !st.is_ok()) return fail(st.message());
@@ -157,13 +173,14 @@ int inspect_command(const InspectArgs& a) {
 
 struct DiffArgs {
   RunArgs run;
+  std::string amp = "O0";
   double tol = 1e-4, budget_mb = 0;
   int top = 10;
   std::string json;
 };
 
 int diff_command(const DiffArgs& a) {
-  auto prep = setup(a.run);
+  auto prep = setup(a.run, a.amp);
   if (!prep) return fail(prep.status().message());
   session::DiffRequest req;
   req.compile = prep->compile;
@@ -178,9 +195,8 @@ int diff_command(const DiffArgs& a) {
   std::vector<size_t> order;
   for (size_t i = 0; i < d.values.size(); ++i)
     if (d.values[i].compared) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return d.values[x].max_rel > d.values[y].max_rel;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return d.values[x].max_rel > d.values[y].max_rel; });
   if (order.size() > static_cast<size_t>(a.top)) order.resize(static_cast<size_t>(a.top));
   std::printf("%-5s %-24s %-44s %-44s %-10s %-10s %s\n", "#", "Graph value", "Graph node", "PyNative node", "max abs",
               "max rel", "match");
@@ -192,18 +208,35 @@ int diff_command(const DiffArgs& a) {
   }
   size_t not_compared = 0;
   for (const auto& v : d.values) not_compared += v.compared ? 0 : 1;
-  if (not_compared) std::printf("\n%zu Graph values not compared (no counterpart or not kept; see --json)\n", not_compared);
+  if (not_compared)
+    std::printf("\n%zu Graph values not compared (no counterpart or not kept; see --json)\n", not_compared);
   if (!a.json.empty()) {
-    json j{{"model", a.run.model}, {"jit_level", a.run.jit_level}, {"tol", d.tol}, {"compared", d.compared},
-           {"diverged", d.diverged}, {"max_rel", d.max_rel}, {"first_divergence", d.first_divergence},
-           {"diff_ms", r->diff_ms}, {"pynative_run_ms", r->pynative.run_ms}, {"graph_run_ms", r->graph.run_ms},
+    json j{{"model", a.run.model},
+           {"jit_level", a.run.jit_level},
+           {"tol", d.tol},
+           {"compared", d.compared},
+           {"diverged", d.diverged},
+           {"max_rel", d.max_rel},
+           {"first_divergence", d.first_divergence},
+           {"diff_ms", r->diff_ms},
+           {"pynative_run_ms", r->pynative.run_ms},
+           {"graph_run_ms", r->graph.run_ms},
            {"values", json::array()}};
     for (const auto& v : d.values)
-      j["values"].push_back({{"value", v.value}, {"node", v.node}, {"node_id", v.node_id.value}, {"op", v.op},
-                             {"ref_value", v.ref_value}, {"ref_node", v.ref_node},
-                             {"ref_node_id", v.ref_node_id.value}, {"match", v.match}, {"note", v.note},
-                             {"compared", v.compared}, {"max_abs", v.max_abs}, {"max_rel", v.max_rel},
-                             {"nonfinite_mismatches", v.nonfinite_mismatches}, {"diverged", v.diverged},
+      j["values"].push_back({{"value", v.value},
+                             {"node", v.node},
+                             {"node_id", v.node_id.value},
+                             {"op", v.op},
+                             {"ref_value", v.ref_value},
+                             {"ref_node", v.ref_node},
+                             {"ref_node_id", v.ref_node_id.value},
+                             {"match", v.match},
+                             {"note", v.note},
+                             {"compared", v.compared},
+                             {"max_abs", v.max_abs},
+                             {"max_rel", v.max_rel},
+                             {"nonfinite_mismatches", v.nonfinite_mismatches},
+                             {"diverged", v.diverged},
                              {"order", v.order}});
     if (Status st = write_json(a.json, j); !st.is_ok()) return fail(st.message());
   }
@@ -212,13 +245,14 @@ int diff_command(const DiffArgs& a) {
 
 struct BisectArgs {
   RunArgs run;
+  std::string amp = "O0";
   double tol = 1e-4;
   bool no_rewrites = false;
   std::string json;
 };
 
 int bisect_command(const BisectArgs& a) {
-  auto prep = setup(a.run);
+  auto prep = setup(a.run, a.amp);
   if (!prep) return fail(prep.status().message());
   session::BisectRequest req;
   req.compile = prep->compile;
@@ -244,16 +278,105 @@ int bisect_command(const BisectArgs& a) {
   if (!a.json.empty()) {
     json probes = json::array();
     for (const auto& p : r->probes)
-      probes.push_back({{"passes", p.passes}, {"rewrites", p.rewrites}, {"error", std::isfinite(p.error) ? json(p.error)
-                                                                                                       : json("inf")},
+      probes.push_back({{"passes", p.passes},
+                        {"rewrites", p.rewrites},
+                        {"error", std::isfinite(p.error) ? json(p.error) : json("inf")},
                         {"within", p.within}});
     json nodes = json::array();
     for (const auto& id : r->nodes) nodes.push_back(id.value);
-    json j{{"model", a.run.model}, {"jit_level", a.run.jit_level}, {"tol", r->tol}, {"clean", r->clean},
-           {"at_start", r->at_start}, {"pass_index", r->pass_index}, {"pass", r->pass},
-           {"pass_rewrites", r->pass_rewrites}, {"rewrite", r->rewrite}, {"nodes", nodes},
-           {"runs", r->probes.size()}, {"passes", r->pass_names}, {"probes", probes},
+    json j{{"model", a.run.model},
+           {"jit_level", a.run.jit_level},
+           {"tol", r->tol},
+           {"clean", r->clean},
+           {"at_start", r->at_start},
+           {"pass_index", r->pass_index},
+           {"pass", r->pass},
+           {"pass_rewrites", r->pass_rewrites},
+           {"rewrite", r->rewrite},
+           {"nodes", nodes},
+           {"runs", r->probes.size()},
+           {"passes", r->pass_names},
+           {"probes", probes},
            {"summary", r->summary()}};
+    if (Status st = write_json(a.json, j); !st.is_ok()) return fail(st.message());
+  }
+  return 0;
+}
+
+struct BenchArgs {
+  RunArgs run;
+  std::string amp = "O0";
+  int rounds = 7;
+  std::string json;
+};
+
+// Graph mode on one compiled executor, rounds alternating: no tap, a tap that keeps nothing (the
+// cost of the hook itself), every value captured. Then the mode diff's alignment time.
+int bench_numerics_command(const BenchArgs& a) {
+  auto prep = setup(a.run, a.amp);
+  if (!prep) return fail(prep.status().message());
+  runtime::Backend& be = *prep->prep.backend;
+  std::map<std::string, ir::ValueType> sig;
+  for (const auto& [name, t] : prep->prep.inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
+  auto exe = compiler::compile_executor(prep->prep.graph, be, sig, prep->compile);
+  if (!exe) return fail(a.run.model + ": " + exe.status().message());
+  runtime::CaptureOptions nothing;
+  nothing.all = false;
+  runtime::ValueCapture idle(nothing), all;
+  std::vector<double> plain, hooked, captured;
+  size_t kept = 0, values = 0;
+  auto time_run = [&](runtime::ValueTap* tap) -> Expected<double> {
+    runtime::RunOptions ro;
+    ro.tap = tap;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = (*exe)->run(prep->prep.inputs, ro);
+    if (!r) return std::move(r).take_status();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < 2; ++i)
+    if (auto w = time_run(nullptr); !w) return fail(w.status().message());  // warm-up: kernel scratch learned
+  for (int r = 0; r < a.rounds; ++r) {
+    auto p = time_run(nullptr);
+    auto h = time_run(&idle);
+    all.clear();
+    auto c = time_run(&all);
+    if (!p || !h || !c) return fail(a.run.model + ": a run failed");
+    plain.push_back(*p);
+    hooked.push_back(*h);
+    captured.push_back(*c);
+    kept = all.kept_bytes();
+    values = all.values().size();
+  }
+  const auto med = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double mp = med(plain), mh = med(hooked), mc = med(captured);
+  std::printf("%s, Graph mode at %s, %d rounds (medians)\n", a.run.model.c_str(), a.run.jit_level.c_str(), a.rounds);
+  std::printf("  no tap                 %9.3f ms\n", mp);
+  std::printf("  tap keeping nothing    %9.3f ms  (%.3fx)\n", mh, mh / mp);
+  std::printf("  every value captured   %9.3f ms  (%.2fx): %zu values, %s kept\n", mc, mc / mp, values,
+              session::format_bytes(static_cast<double>(kept)).c_str());
+  session::DiffRequest dreq;
+  dreq.compile = prep->compile;
+  auto d = session::diff_modes(prep->prep.graph, prep->prep.inputs, be, dreq);
+  if (!d) return fail(a.run.model + ": " + d.status().message());
+  std::printf("  mode diff              %9.1f ms after the runs: %s\n", d->diff_ms, d->diff.summary().c_str());
+  if (!a.json.empty()) {
+    json j{{"model", a.run.model},
+           {"jit_level", a.run.jit_level},
+           {"rounds", a.rounds},
+           {"plain_ms", mp},
+           {"tap_idle_ms", mh},
+           {"capture_ms", mc},
+           {"capture_ratio", mc / mp},
+           {"idle_ratio", mh / mp},
+           {"values", values},
+           {"kept_bytes", kept},
+           {"diff_ms", d->diff_ms},
+           {"diff_compared", d->diff.compared},
+           {"diff_values", d->diff.values.size()},
+           {"diff_max_rel", d->diff.max_rel}};
     if (Status st = write_json(a.json, j); !st.is_ok()) return fail(st.message());
   }
   return 0;
@@ -263,6 +386,7 @@ const RegisterCommand kInspect{
     "inspect", "Capture intermediate values in one mode: statistics, .npy export, the NaN/inf trap", 40,
     [](CLI::App& cmd) -> CommandRunner {
       auto a = std::make_shared<InspectArgs>();
+      add_amp_option(cmd, a->amp);
       add_run_options(&cmd, a->run, true);
       a->run.iters = 1;
       a->run.warmup = 0;
@@ -282,6 +406,7 @@ const RegisterCommand kDiff{
     "diff", "Every Graph-mode value against the PyNative value it stands for (through node origins)", 41,
     [](CLI::App& cmd) -> CommandRunner {
       auto a = std::make_shared<DiffArgs>();
+      add_amp_option(cmd, a->amp);
       add_run_options(&cmd, a->run, false);
       cmd.add_option("--tol", a->tol, "Relative tolerance (error over the value's largest magnitude)")
           ->check(CLI::NonNegativeNumber);
@@ -291,10 +416,22 @@ const RegisterCommand kDiff{
       return [a] { return diff_command(*a); };
     }};
 
+const RegisterCommand kBenchNumerics{
+    "bench-numerics", "What capturing values costs in Graph mode, and how long the mode diff takes", 43,
+    [](CLI::App& cmd) -> CommandRunner {
+      auto a = std::make_shared<BenchArgs>();
+      add_amp_option(cmd, a->amp);
+      add_run_options(&cmd, a->run, false);
+      cmd.add_option("--rounds", a->rounds, "Rounds of the three runs")->check(CLI::PositiveNumber);
+      cmd.add_option("--json", a->json, "Write the figures as JSON");
+      return [a] { return bench_numerics_command(*a); };
+    }};
+
 const RegisterCommand kBisect{
     "bisect", "Find the first pass, and its first rewrite, that takes Graph-mode outputs past a tolerance", 42,
     [](CLI::App& cmd) -> CommandRunner {
       auto a = std::make_shared<BisectArgs>();
+      add_amp_option(cmd, a->amp);
       add_run_options(&cmd, a->run, false);
       cmd.add_option("--tol", a->tol, "Largest relative output error against PyNative")->check(CLI::NonNegativeNumber);
       cmd.add_flag("--no-rewrites", a->no_rewrites, "Stop at the pass; do not bisect over its rewrites");

@@ -166,6 +166,12 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
   return session::run_mode(g, req, callbacks);
 }
 
+Expected<session::NumericsOutcome> run_numerics(const ir::Graph& g, const session::NumericsJob& job,
+                                                views::JobContext& ctx) {
+  JobCallbacks callbacks(ctx);
+  return session::run_numerics(g, job, callbacks);
+}
+
 QString human_error(const Status& s, const QString& what) {
   QString msg = QString::fromStdString(s.message());
   if (s.code() == ErrorCode::Cancelled) return QObject::tr("%1 was cancelled.").arg(what);

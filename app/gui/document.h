@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/session/mode_run.h"
+#include "app/session/numerics.h"
 #include "engine/ir/graph.h"
 #include "views/jobs/job_tracker.h"
 #include "views/layout/pipeline.h"
@@ -40,6 +41,11 @@ using RunOutcome = session::ModeRunOutcome;
 
 // The job's cancel flag and progress, as the loop's callbacks.
 Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx);
+
+// A numerics job (compare both modes' values, bisect the passes, trap NaN/inf) with the job's cancel
+// flag and progress.
+Expected<session::NumericsOutcome> run_numerics(const ir::Graph& g, const session::NumericsJob& job,
+                                                views::JobContext& ctx);
 
 // "Graph mode failed at node 'conv1' (Conv #12): …" -> a sentence for the status bar and log.
 QString human_error(const Status& s, const QString& what);

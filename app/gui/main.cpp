@@ -11,6 +11,8 @@
 #include <QFile>
 #include <QScreen>
 #include <QTimer>
+#include <functional>
+#include <optional>
 
 #include <cstdio>
 
@@ -78,8 +80,14 @@ int main(int argc, char** argv) {
                      "train.png (the loss curves), the last step's timeline/memory/compare views "
                      "and exit."),
       QStringLiteral("N"));
-  cli.addOptions(
-      {run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt});
+  QCommandLineOption numerics_opt(
+      QStringLiteral("numerics"),
+      QStringLiteral("With --screenshot, after the runs: compare the values of both modes (diff), bisect the "
+                     "passes (bisect) or find the first NaN or infinity (nan); the inspector shows the selected "
+                     "node's values."),
+      QStringLiteral("WHAT"));
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
+                  numerics_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
   const QString model = args.isEmpty() ? QString() : args.first();
@@ -87,6 +95,13 @@ int main(int argc, char** argv) {
   if (!run_modes.isEmpty() && run_modes != QLatin1String("pynative") && run_modes != QLatin1String("graph") &&
       run_modes != QLatin1String("both"))
     return fail(QStringLiteral("--run takes pynative, graph or both, not '%1'").arg(run_modes));
+  const QString numerics = cli.value(numerics_opt);
+  std::optional<ms::session::NumericsJob::Kind> numerics_kind;
+  if (numerics == QLatin1String("diff")) numerics_kind = ms::session::NumericsJob::Kind::Diff;
+  if (numerics == QLatin1String("bisect")) numerics_kind = ms::session::NumericsJob::Kind::Bisect;
+  if (numerics == QLatin1String("nan")) numerics_kind = ms::session::NumericsJob::Kind::Trap;
+  if (!numerics.isEmpty() && !numerics_kind)
+    return fail(QStringLiteral("--numerics takes diff, bisect or nan, not '%1'").arg(numerics));
   const bool screenshot = cli.isSet(shot_opt);
   const bool bench = cli.isSet(bench_opt);
   if ((screenshot || bench) && model.isEmpty())
@@ -179,7 +194,17 @@ int main(int argc, char** argv) {
         QApplication::exit(ok ? 0 : 1);
       });
     };
-    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&, save](bool ok) {
+    // --numerics: its job first, then `next` (a screenshot of what it left on screen).
+    auto with_numerics = [&window, numerics_kind](std::function<void()> next) {
+      if (numerics_kind) {
+        QObject::connect(
+            &window, &ms::app::MainWindow::numerics_finished, &window, [next](bool) { next(); },
+            Qt::SingleShotConnection);
+        if (window.start_numerics(*numerics_kind)) return;
+      }
+      next();
+    };
+    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&, save, with_numerics](bool ok) {
       if (!ok) {
         QApplication::exit(1);
         return;
@@ -192,7 +217,7 @@ int main(int argc, char** argv) {
             break;
           }
       if (run_modes.isEmpty()) {
-        save();
+        with_numerics(save);
         return;
       }
       window.run();
@@ -215,13 +240,13 @@ int main(int argc, char** argv) {
     };
     const bool pass_effect = cli.isSet(effect_opt);
     QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window,
-                     [&window, show_then_save, pass_effect](bool) {
+                     [&window, show_then_save, pass_effect, with_numerics](bool) {
                        if (pass_effect && window.measure_pass_effects()) {
                          QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save,
                                           Qt::SingleShotConnection);
                          return;
                        }
-                       show_then_save();
+                       with_numerics(show_then_save);
                      });
   }
   if (!model.isEmpty()) window.open(model);

@@ -57,6 +57,11 @@ MainWindow::MainWindow() {
   connect(jobs_, &views::JobTracker::failed, this, &MainWindow::on_job_failed);
   connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
     inspector_->show_node(graph_->model(), node);
+    const auto* gm = graph_->model();
+    show_node_values(gm && node >= 0 && node < static_cast<int>(gm->nodes.size()) &&
+                             gm->nodes[static_cast<size_t>(node)].node
+                         ? gm->nodes[static_cast<size_t>(node)].node->id.value
+                         : 0);
     const auto* m = graph_->model();
     show_fused_origins(m && node >= 0 && node < static_cast<int>(m->nodes.size()) &&
                                m->nodes[static_cast<size_t>(node)].node
@@ -277,6 +282,23 @@ void MainWindow::build_actions() {
       runm->addAction(icon("stop"), tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_jobs);
   cancel->setShortcutContext(Qt::WindowShortcut);
   connect(run_panel_, &RunPanel::run_requested, this, [this] { run(); });
+
+  auto* numerics = menuBar()->addMenu(tr("&Numerics"));
+  needs_model_ << numerics->addAction(tr("&Compare Values of Both Modes"), QKeySequence(Qt::Key_F6), this,
+                                      [this] { start_numerics(session::NumericsJob::Kind::Diff); });
+  needs_model_ << numerics->addAction(tr("&Bisect Passes"), this,
+                                      [this] { start_numerics(session::NumericsJob::Kind::Bisect); });
+  needs_model_ << numerics->addAction(tr("Find the First &NaN or Infinity"), this,
+                                      [this] { start_numerics(session::NumericsJob::Kind::Trap); });
+  auto* tol = numerics->addMenu(tr("&Tolerance"));
+  auto* tol_group = new QActionGroup(this);
+  for (double t : {1e-6, 1e-5, 1e-4, 1e-3, 1e-2}) {
+    QAction* a = tol->addAction(QString::number(t, 'g', 1));
+    a->setCheckable(true);
+    a->setChecked(t == numerics_tol_);
+    tol_group->addAction(a);
+    connect(a, &QAction::triggered, this, [this, t] { numerics_tol_ = t; });
+  }
 
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Modescope"), this, [this] {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "app/gui/document.h"
+#include "app/session/numerics.h"
 #include "views/graph/graph_view.h"
 #include "views/jobs/job_tracker.h"
 
@@ -88,12 +89,20 @@ class MainWindow : public QMainWindow {
   // curves growing live; false (with a message) when the open model is not a zoo template.
   bool train();
   TrainPanel* train_panel() const { return train_panel_; }
+  // Numerics, each a job on the open model with the run panel's settings (false when no model is
+  // open or one is running): Diff captures every value of both modes and compares them (the graph
+  // coloured by error, the inspector showing a node's values); Bisect names the pass and rewrite
+  // that take the outputs past the tolerance; Trap stops each mode at its first NaN or infinity.
+  bool start_numerics(session::NumericsJob::Kind kind);
+  void set_numerics_tolerance(double tol) { numerics_tol_ = tol; }
+  const session::DiffResult* numerics() const { return numerics_.get(); }
 
  Q_SIGNALS:
   void model_opened(bool ok);
   void runs_finished(bool ok);
   void pass_effects_measured(bool ok);
   void training_finished(bool ok);
+  void numerics_finished(bool ok);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -171,6 +180,15 @@ class MainWindow : public QMainWindow {
   // The training job ended without its result (cancelled, failed): the Train button comes back.
   void training_dropped();
   void on_job_failed(views::JobId id, const QString& title, const QString& message);
+  views::JobId numerics_job_ = 0;
+  double numerics_tol_ = 1e-4;
+  std::shared_ptr<const session::DiffResult> numerics_;  // the last comparison of both modes' values
+  void numerics_dropped();
+  void take_diff(std::shared_ptr<const session::DiffResult> d);
+  void take_bisect(const session::BisectResult& b);
+  void take_traps(const std::vector<session::CaptureResult>& traps);
+  // The inspector's Values section for a node (NodeId value; 0 none).
+  void show_node_values(uint64_t node);
   prof::TracePtr eager_trace_, graph_trace_;
   std::shared_ptr<const runtime::MemoryPlan> plan_;
   bool linking_ = false;

@@ -46,6 +46,9 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
   passes_->set_passes({});
   run_panel_->clear_results();
   clear_results();
+  numerics_.reset();
+  graph_->set_heat({}, {});
+  show_node_values(0);
   graph_->show_prepared(doc_->model, doc_->view);
   add_recent(doc_->source);
   set_title();
@@ -77,6 +80,8 @@ void MainWindow::close_model() {
   passes_->set_passes({});
   run_panel_->clear_results();
   clear_results();
+  numerics_.reset();
+  show_node_values(0);
   for (QAction* a : needs_model_) a->setEnabled(false);
   set_title();
 }
@@ -162,6 +167,7 @@ void MainWindow::on_job_failed(views::JobId id, const QString& title, const QStr
     train_panel_->set_text(tr("Training failed: %1").arg(message));
   }
   if (id == pass_effect_job_) pass_effect_dropped();
+  if (id == numerics_job_) numerics_dropped();
 }
 
 void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
@@ -308,6 +314,7 @@ void MainWindow::on_job_finished(views::JobId id, bool delivered) {
   active_.erase(id);
   if (id == pass_effect_job_ && !delivered) pass_effect_dropped();
   if (id == train_job_ && !delivered) training_dropped();
+  if (id == numerics_job_ && !delivered) numerics_dropped();
   if (!active_.empty()) {
     status_text_->setText(active_.rbegin()->second + QStringLiteral("…"));
     return;

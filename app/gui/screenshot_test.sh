@@ -12,7 +12,12 @@ rm -rf "$out"
 mkdir -p "$out"
 # A settings folder of its own: the test must not read or change the user's recent files.
 export XDG_CONFIG_HOME="$out/config"
-xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --screenshot "$out" "$@"
+xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$model" --screenshot "$out" "$@" 2>&1 | tee "$out/log.txt"
+# Numerics (--numerics diff): the comparison of both modes' values reached the log, with nothing past
+# the tolerance on a healthy model.
+if [[ " $* " == *" --numerics diff "* ]]; then
+  grep -q "Values: .* none above" "$out/log.txt" || { echo "no clean comparison of the values in the log"; exit 1; }
+fi
 # Training (--train N): the Training tab with both loss curves.
 if [[ " $* " == *" --train "* ]]; then
   "$check" "$out/train.png" 16

@@ -43,9 +43,7 @@ std::vector<PassOutcome> pass_outcomes(const compiler::CompileResult& cr, compil
 
 }  // namespace
 
-Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks) {
-  ModeRunOutcome out;
-  out.mode = req.mode;
+Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
   std::map<std::string, int64_t> dims;
   for (const auto& name : g.inputs) {
     const ir::Value* v = g.value(name);
@@ -53,13 +51,24 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
         !v->type.dim_params[0].empty())
       dims[v->type.dim_params[0]] = req.batch;
   }
-  auto inputs = make_inputs(g, {}, dims, 0);
-  if (!inputs) return std::move(inputs).take_status();
   auto be =
       req.make_backend ? req.make_backend(req.device, req.threads) : backends::create_backend(req.device, req.threads);
   if (!be) return std::move(be).take_status();
-  out.backend = be->backend->description();
-  out.note = be->note;
+  ModeSetup out;
+  out.backend = std::move(be->backend);
+  out.note = std::move(be->note);
+  auto inputs = make_inputs(g, {}, dims, 0);
+  if (!inputs) return std::move(inputs).take_status();
+  out.inputs = std::move(*inputs);
+  return out;
+}
+
+Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks) {
+  ModeRunOutcome out;
+  out.mode = req.mode;
+  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, req));
+  out.backend = setup.backend->description();
+  out.note = setup.note;
 
   RunRequest run;
   run.mode = req.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
@@ -72,7 +81,7 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   run.profile = true;  // cheap (a few records per op): the timeline, heatmap and comparison need it
   run.profiling.gpu_collector = req.gpu_collector;
   run.observer = req.observer;
-  auto r = run_model(g, *inputs, *be->backend, run, callbacks);
+  auto r = run_model(g, setup.inputs, *setup.backend, run, callbacks);
   if (!r) return std::move(r).take_status();
 
   out.median_ms = r->latency.median;

@@ -61,4 +61,14 @@ struct ModeRunOutcome {
 
 Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks);
 
+// What a run by names runs on: the backend for the request's device and threads, and the inputs
+// (seed 0, the request's batch for a symbolic leading dim). The backend is declared first so it is
+// destroyed last: inputs may live in its memory.
+struct ModeSetup {
+  std::unique_ptr<runtime::Backend> backend;
+  runtime::TensorMap inputs;
+  std::string note;  // why the backend differs from the one asked for
+};
+Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& request);
+
 }  // namespace ms::session

@@ -8,6 +8,7 @@
 #include "app/session/run_loop.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/diff.h"
+#include "engine/compiler/pipeline.h"
 
 namespace ms::session {
 
@@ -15,17 +16,24 @@ namespace {
 
 using NumericsClock = std::chrono::steady_clock;
 
-double ms_since(NumericsClock::time_point t0) { return std::chrono::duration<double, std::milli>(NumericsClock::now() - t0).count(); }
+double ms_since(NumericsClock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(NumericsClock::now() - t0).count();
+}
 
 // One Graph-mode run of the whole loop, outputs and the compiled graph kept.
+Expected<RunResult> run_with(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
+                             const RunRequest& r, RunCallbacks* callbacks) {
+  return callbacks ? run_model(g, inputs, backend, r, *callbacks) : run_model(g, inputs, backend, r);
+}
+
 Expected<RunResult> graph_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                              const compiler::CompileOptions& compile) {
+                              const compiler::CompileOptions& compile, RunCallbacks* callbacks) {
   RunRequest r;
   r.mode = runtime::ExecMode::Graph;
   r.iters = 1;
   r.warmup = 0;
   r.compile = compile;
-  return run_model(g, inputs, backend, r);
+  return run_with(g, inputs, backend, r, callbacks);
 }
 
 // Largest relative error of any output against the reference (infinity for a non-finite mismatch
@@ -52,7 +60,7 @@ std::string short_number(double v) {
 }  // namespace
 
 Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                       const CaptureRequest& request) {
+                                       const CaptureRequest& request, RunCallbacks* callbacks) {
   if (!request.capture.pattern.empty()) MS_RETURN_IF_ERROR(runtime::check_capture_pattern(request.capture.pattern));
   runtime::ValueCapture capture(request.capture);
   RunRequest r;
@@ -62,7 +70,7 @@ Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::Tensor
   r.compile = request.compile;
   r.tap = &capture;
   const auto t0 = NumericsClock::now();
-  auto run = run_model(g, inputs, backend, r);
+  auto run = run_with(g, inputs, backend, r, callbacks);
   CaptureResult out;
   out.mode = request.mode;
   out.kept_bytes = capture.kept_bytes();
@@ -78,21 +86,23 @@ Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::Tensor
   out.run_ms = run->latencies_ms.empty() ? ms_since(t0) : run->latencies_ms.back();
   out.values = capture.take_values();
   out.output_names = run->output_names;
-  out.outputs = std::move(run->outputs);
+  // Host copies of their own: the run's buffers return to the backend's allocator, which the caller
+  // may destroy before the result (the app's jobs make a backend per job).
+  for (const Tensor& t : run->outputs) out.outputs.push_back(t.clone());
   out.graph = std::make_shared<ir::Graph>(run->compiled ? run->compiled->graph().deep_copy() : g.deep_copy());
   return out;
 }
 
 Expected<DiffResult> diff_modes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                const DiffRequest& request) {
+                                const DiffRequest& request, RunCallbacks* callbacks) {
   DiffResult out;
   CaptureRequest c;
   c.capture.budget_bytes = request.budget_bytes;
   c.mode = runtime::ExecMode::PyNative;
-  MS_ASSIGN_OR_RETURN(out.pynative, capture_values(g, inputs, backend, c));
+  MS_ASSIGN_OR_RETURN(out.pynative, capture_values(g, inputs, backend, c, callbacks));
   c.mode = runtime::ExecMode::Graph;
   c.compile = request.compile;
-  MS_ASSIGN_OR_RETURN(out.graph, capture_values(g, inputs, backend, c));
+  MS_ASSIGN_OR_RETURN(out.graph, capture_values(g, inputs, backend, c, callbacks));
   const auto t0 = NumericsClock::now();
   out.diff = runtime::diff_modes(g, out.pynative.values, *out.graph.graph, out.graph.values, request.tol);
   out.diff_ms = ms_since(t0);
@@ -100,14 +110,14 @@ Expected<DiffResult> diff_modes(const ir::Graph& g, const runtime::TensorMap& in
 }
 
 Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                     const BisectRequest& request) {
+                                     const BisectRequest& request, RunCallbacks* callbacks) {
   BisectResult out;
   out.tol = request.tol;
   RunRequest ref_req;
   ref_req.mode = runtime::ExecMode::PyNative;
   ref_req.iters = 1;
   ref_req.warmup = 0;
-  MS_ASSIGN_OR_RETURN(RunResult ref, run_model(g, inputs, backend, ref_req));
+  MS_ASSIGN_OR_RETURN(RunResult ref, run_with(g, inputs, backend, ref_req, callbacks));
 
   compiler::CompileOptions base = request.compile;
   base.keep_snapshots = false;
@@ -119,7 +129,7 @@ Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMa
     compiler::CompileOptions co = base;
     co.stop_after = passes;
     co.rewrite_budget = passes > 0 ? rewrites : -1;
-    MS_ASSIGN_OR_RETURN(RunResult run, graph_run(g, inputs, backend, co));
+    MS_ASSIGN_OR_RETURN(RunResult run, graph_run(g, inputs, backend, co, callbacks));
     BisectProbe p{passes, rewrites, output_error(run.outputs, ref.outputs), true};
     p.within = p.error <= request.tol;
     last_reports = run.compiled->compiled().passes;
@@ -181,10 +191,50 @@ Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMa
   return out;
 }
 
+Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks) {
+  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, job.run));
+  NumericsOutcome out;
+  out.backend = setup.backend->description();
+  out.note = setup.note;
+  MS_ASSIGN_OR_RETURN(compiler::JitLevel level, compiler::parse_jit_level(job.run.jit_level));
+  compiler::CompileOptions compile;
+  compile.jit_level = level;
+  compile.disabled_passes = job.run.disabled_passes;
+  switch (job.kind) {
+    case NumericsJob::Kind::Diff: {
+      DiffRequest req{compile, job.tol, job.budget_bytes};
+      MS_ASSIGN_OR_RETURN(DiffResult d, diff_modes(g, setup.inputs, *setup.backend, req, &callbacks));
+      out.diff = std::move(d);
+      break;
+    }
+    case NumericsJob::Kind::Bisect: {
+      BisectRequest req;
+      req.compile = compile;
+      req.tol = job.tol;
+      MS_ASSIGN_OR_RETURN(BisectResult b, bisect_passes(g, setup.inputs, *setup.backend, req, &callbacks));
+      out.bisect = std::move(b);
+      break;
+    }
+    case NumericsJob::Kind::Trap:
+      for (auto mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {
+        CaptureRequest req;
+        req.mode = mode;
+        req.compile = compile;
+        req.capture.all = false;
+        req.capture.trap_nonfinite = true;
+        MS_ASSIGN_OR_RETURN(CaptureResult c, capture_values(g, setup.inputs, *setup.backend, req, &callbacks));
+        out.traps.push_back(std::move(c));
+      }
+      break;
+  }
+  return out;
+}
+
 std::string BisectResult::summary() const {
   const std::string runs = " (" + std::to_string(probes.size()) + " Graph-mode runs)";
   if (clean)
-    return "no pass leaves the tolerance " + short_number(tol) + ": largest output error " + short_number(full_error) + runs;
+    return "no pass leaves the tolerance " + short_number(tol) + ": largest output error " + short_number(full_error) +
+           runs;
   if (at_start)
     return "the outputs leave the tolerance " + short_number(tol) + " with no pass at all (error " +
            short_number(probes.back().error) + "): a kernel differs, not a pass" + runs;

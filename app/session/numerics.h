@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/session/mode_run.h"
+#include "app/session/run_loop.h"
 #include "engine/compiler/options.h"
 #include "engine/ir/graph.h"
 #include "engine/runtime/backend.h"
@@ -33,7 +35,7 @@ struct CaptureResult {
   runtime::ExecMode mode = runtime::ExecMode::PyNative;
   std::vector<runtime::CapturedValue> values;  // in the order they were produced
   std::vector<std::string> output_names;
-  std::vector<Tensor> outputs;
+  std::vector<Tensor> outputs;  // host copies, independent of the backend
   // What ran: the model with its types (PyNative), or the compiled graph (Graph mode).
   std::shared_ptr<const ir::Graph> graph;
   size_t kept_bytes = 0, over_budget = 0;
@@ -44,8 +46,9 @@ struct CaptureResult {
 };
 
 // A run with a trap that fires returns its result (trap set), not an error.
+// `callbacks` (may be null): cancellation between runs and steps, progress.
 Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                       const CaptureRequest& request);
+                                       const CaptureRequest& request, RunCallbacks* callbacks = nullptr);
 
 struct DiffRequest {
   compiler::CompileOptions compile;
@@ -60,7 +63,7 @@ struct DiffResult {
 };
 
 Expected<DiffResult> diff_modes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                const DiffRequest& request);
+                                const DiffRequest& request, RunCallbacks* callbacks = nullptr);
 
 struct BisectRequest {
   compiler::CompileOptions compile;  // jit level, disabled passes, planted passes
@@ -79,21 +82,40 @@ struct BisectProbe {
 
 struct BisectResult {
   double tol = 0;
-  bool clean = false;      // the whole pipeline stays within the tolerance
-  bool at_start = false;   // even with no pass the output is outside it (a kernel, not a pass)
-  double full_error = 0;   // all passes
-  int pass_index = -1;     // the first pass after which the output leaves the tolerance
-  std::string pass;        // its argument
-  int64_t pass_rewrites = 0;  // rewrites that pass applies (0: it counts none)
-  int64_t rewrite = -1;       // the first of them that leaves the tolerance (1-based; -1 not found)
+  bool clean = false;             // the whole pipeline stays within the tolerance
+  bool at_start = false;          // even with no pass the output is outside it (a kernel, not a pass)
+  double full_error = 0;          // all passes
+  int pass_index = -1;            // the first pass after which the output leaves the tolerance
+  std::string pass;               // its argument
+  int64_t pass_rewrites = 0;      // rewrites that pass applies (0: it counts none)
+  int64_t rewrite = -1;           // the first of them that leaves the tolerance (1-based; -1 not found)
   std::vector<ir::NodeId> nodes;  // the nodes that rewrite made or changed (in `after`)
   std::shared_ptr<const ir::Graph> before, after;  // the compiled graphs around the guilty rewrite
-  std::vector<BisectProbe> probes;  // every Graph-mode run, in order (the PyNative reference not counted)
+  std::vector<BisectProbe> probes;      // every Graph-mode run, in order (the PyNative reference not counted)
   std::vector<std::string> pass_names;  // the pipeline, in order
-  std::string summary() const;  // one line
+  std::string summary() const;          // one line
 };
 
 Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                                     const BisectRequest& request);
+                                     const BisectRequest& request, RunCallbacks* callbacks = nullptr);
+
+// The app's numerics jobs, asked for by names as its runs are (mode_run.h: device, threads, jit
+// level, batch, disabled passes; inputs as run_mode makes them).
+struct NumericsJob {
+  enum class Kind { Diff, Bisect, Trap };
+  Kind kind = Kind::Diff;
+  ModeRun run;
+  double tol = 1e-4;
+  size_t budget_bytes = size_t{512} << 20;  // per mode, for the diff's copies
+};
+
+struct NumericsOutcome {
+  std::string backend, note;
+  std::optional<DiffResult> diff;
+  std::optional<BisectResult> bisect;
+  std::vector<CaptureResult> traps;  // Trap: PyNative, then Graph mode
+};
+
+Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks);
 
 }  // namespace ms::session

@@ -133,8 +133,8 @@ std::string ModeDiff::summary() const {
     os << "none above " << tol;
   } else {
     const ValueDiff& d = values[static_cast<size_t>(first_divergence)];
-    os << diverged << " above " << tol << ", first '" << d.value << "' of node '" << d.node << "' (" << d.op
-       << ", " << d.max_rel << ")";
+    os << diverged << " above " << tol << ", first '" << d.value << "' of node '" << d.node << "' (" << d.op << ", "
+       << d.max_rel << ")";
   }
   return os.str();
 }

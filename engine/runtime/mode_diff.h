@@ -24,11 +24,11 @@ struct ValueDiff {
   std::string match;  // "same node" | "last origin" | "same name" | "" (no counterpart)
   std::string note;   // why it was not compared, or how (a reshaped counterpart)
   bool compared = false;
-  double max_abs = 0;               // largest |graph - pynative|
-  double max_rel = 0;               // max_abs over the largest |pynative| (max_abs when that is 0)
+  double max_abs = 0;                // largest |graph - pynative|
+  double max_rel = 0;                // max_abs over the largest |pynative| (max_abs when that is 0)
   int64_t nonfinite_mismatches = 0;  // elements where exactly one side is finite, or NaN against inf
-  bool diverged = false;            // max_rel above the tolerance, or a non-finite mismatch
-  size_t order = 0;                 // when Graph mode produced it
+  bool diverged = false;             // max_rel above the tolerance, or a non-finite mismatch
+  size_t order = 0;                  // when Graph mode produced it
 };
 
 struct ModeDiff {
@@ -36,7 +36,7 @@ struct ModeDiff {
   int first_divergence = -1;      // index into values
   double tol = 0;
   size_t compared = 0, diverged = 0;
-  double max_rel = 0;  // over the compared values
+  double max_rel = 0;           // over the compared values
   std::string summary() const;  // one line
 };
 

@@ -107,8 +107,8 @@ ValueStats value_stats(const Tensor& t, int bins) {
 
 std::string ValueStats::to_string() const {
   if (count == 0) return "no numbers";
-  std::string out = finite ? "min " + fmt(min) + " max " + fmt(max) + " mean " + fmt(mean) + " std " + fmt(std)
-                           : "no finite value";
+  std::string out =
+      finite ? "min " + fmt(min) + " max " + fmt(max) + " mean " + fmt(mean) + " std " + fmt(std) : "no finite value";
   if (nan) out += ", " + std::to_string(nan) + " NaN";
   if (posinf) out += ", " + std::to_string(posinf) + " +inf";
   if (neginf) out += ", " + std::to_string(neginf) + " -inf";

@@ -274,8 +274,8 @@ TEST(Numerics, BisectionNamesThePlantedPassAndRewriteWithinTheRunBound) {
   EXPECT_EQ(r->rewrite, 5) << r->summary();
   EXPECT_GE(r->pass_rewrites, 5);
   const auto lg = [](double x) { return static_cast<size_t>(std::ceil(std::log2(std::max(2.0, x)))); };
-  EXPECT_LE(r->probes.size(), lg(static_cast<double>(r->pass_names.size())) +
-                                  lg(static_cast<double>(r->pass_rewrites)) + 2)
+  EXPECT_LE(r->probes.size(),
+            lg(static_cast<double>(r->pass_names.size())) + lg(static_cast<double>(r->pass_rewrites)) + 2)
       << r->summary();
   ASSERT_TRUE(r->after);
   bool mul = false;

@@ -2,6 +2,9 @@
 
 #include <QHash>
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/ops/schema.h"
 
 namespace ms::views {
@@ -35,6 +38,52 @@ int op_category(const std::string& op_type) {
     if (const ops::OpSchema* base = ops::Registry::instance().find(op_type.substr(5)))
       return static_cast<int>(base->category);
   return s ? static_cast<int>(s->category) : -1;
+}
+
+namespace {
+
+QColor palette_mix(const QColor& a, const QColor& b, double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  auto ch = [t](int x, int y) { return static_cast<int>(std::lround(x + (y - x) * t)); };
+  return QColor(ch(a.red(), b.red()), ch(a.green(), b.green()), ch(a.blue(), b.blue()));
+}
+
+}  // namespace
+
+QColor diverging_color(double v, double lo, double hi) {
+  if (std::isnan(v)) return QColor(0xff, 0x00, 0xff);
+  if (std::isinf(v)) return QColor(0, 0, 0);
+  const QColor blue(0x3b, 0x4c, 0xc0), white(0xf7, 0xf7, 0xf7), red(0xb4, 0x04, 0x26);
+  const double mid = lo <= 0 && 0 <= hi ? 0.0 : (lo + hi) / 2;
+  if (v < mid) return mid > lo ? palette_mix(white, blue, (mid - v) / (mid - lo)) : blue;
+  if (v > mid) return hi > mid ? palette_mix(white, red, (v - mid) / (hi - mid)) : red;
+  return white;
+}
+
+QColor error_color(double rel, double tol) {
+  if (!std::isfinite(rel)) return QColor(0x7f, 0x00, 0x00);
+  const QColor green(0x2c, 0xa0, 0x2c), yellow(0xf0, 0xc0, 0x1e), red(0xd6, 0x2a, 0x20);
+  if (rel >= tol) return red;
+  if (tol <= 0 || rel <= tol / 100) return green;
+  // log10(rel / tol) runs from -2 (green) through -1 (yellow) to 0 (red).
+  const double x = std::log10(rel / tol) + 2;
+  return x < 1 ? palette_mix(green, yellow, x) : palette_mix(yellow, red, x - 1);
+}
+
+QColor not_compared_color() { return QColor(0xb4, 0xb8, 0xc0); }
+
+QString error_legend_html(double tol) {
+  auto swatch = [](const QColor& c, const QString& text) {
+    return QStringLiteral("<span style='color:%1'>■</span> %2").arg(c.name(), text.toHtmlEscaped());
+  };
+  auto num = [](double v) { return QString::number(v, 'g', 2); };
+  return QStringLiteral("max rel error: ") +
+         QStringList{swatch(error_color(tol / 100, tol), QStringLiteral("≤ ") + num(tol / 100)),
+                     swatch(error_color(tol / 10, tol), num(tol / 10)),
+                     swatch(error_color(tol, tol), QStringLiteral("≥ ") + num(tol)),
+                     swatch(error_color(std::nan(""), tol), QStringLiteral("NaN/inf")),
+                     swatch(not_compared_color(), QStringLiteral("not compared"))}
+             .join(QStringLiteral(" &nbsp;"));
 }
 
 }  // namespace ms::views

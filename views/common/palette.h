@@ -14,4 +14,16 @@ QColor op_type_color(const QString& op_type);
 // category of the op it is built around; -1 when unknown.
 int op_category(const std::string& op_type);
 
+// A value on a diverging scale: blue at `lo`, white at 0 when lo <= 0 <= hi (else at the middle),
+// red at `hi`; NaN magenta, an infinity black.
+QColor diverging_color(double v, double lo, double hi);
+
+// A relative error against a tolerance, on a log scale: green at or below tol/100, yellow at tol/10,
+// red at or above tol; NaN or an infinity dark red.
+QColor error_color(double rel, double tol);
+// The fill of a node or value that was not compared.
+QColor not_compared_color();
+// One line of rich text naming error_color's steps for `tol`.
+QString error_legend_html(double tol);
+
 }  // namespace ms::views

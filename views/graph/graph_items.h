@@ -38,6 +38,7 @@ class BoxItem : public QGraphicsItem {
     fill_ = c;
     update();
   }
+  QColor fill() const { return fill_; }
   // A removed node shown in place: dashed red outline, faded, not selectable.
   void set_ghost(bool on);
   bool ghost() const { return ghost_; }

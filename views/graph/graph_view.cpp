@@ -149,11 +149,19 @@ GraphView::~GraphView() {
 }
 
 void GraphView::clear() {
+  reset_scene();
+  heat_.clear();
+  heat_legend_.clear();
+}
+
+void GraphView::reset_scene() {
   if (layout_job_) jobs_->cancel(layout_job_);
   layout_job_ = 0;
   scene_->clear();
   delete ghosts_;
   ghosts_ = nullptr;
+  delete heat_label_;
+  heat_label_ = nullptr;
   diff_.clear();
   removed_.clear();
   diff_pass_.clear();
@@ -168,7 +176,7 @@ void GraphView::clear() {
 }
 
 void GraphView::show_prepared(std::shared_ptr<const GraphModel> model, PreparedView view) {
-  clear();
+  reset_scene();
   model_ = std::move(model);
   search_->set_model(model_.get());
   awaiting_first_paint_ = true;
@@ -177,7 +185,7 @@ void GraphView::show_prepared(std::shared_ptr<const GraphModel> model, PreparedV
 }
 
 void GraphView::set_model(std::shared_ptr<const GraphModel> model) {
-  clear();
+  reset_scene();
   model_ = std::move(model);
   search_->set_model(model_.get());
   awaiting_first_paint_ = true;
@@ -221,6 +229,7 @@ void GraphView::apply(PreparedView view, int then_select) {
   view_ = std::make_unique<PreparedView>(std::move(view));
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
   apply_diff();
+  apply_heat();
   apply_linked();
   minimap_->refit();
   update_minimap();
@@ -361,6 +370,7 @@ void GraphView::set_color_mode(ColorMode mode) {
   for (const auto& it : view_->visible.items)
     if (auto* b = boxes_.value(QString::fromStdString(it.key))) b->set_fill(item_color(*model_, it, mode));
   apply_diff();
+  apply_heat();
 }
 
 QColor GraphView::diff_color(DiffMark m) {
@@ -390,6 +400,51 @@ void GraphView::set_diff(std::unordered_map<uint64_t, DiffMark> marks, QStringLi
       }
   }
   apply_diff();
+  apply_heat();
+}
+
+void GraphView::set_heat(std::unordered_map<uint64_t, QColor> fills, QString legend) {
+  const bool had = !heat_.empty();
+  heat_ = std::move(fills);
+  heat_legend_ = std::move(legend);
+  if (had && heat_.empty() && model_ && view_) {  // the plain colours, then the diff's over them
+    for (const auto& it : view_->visible.items)
+      if (auto* b = boxes_.value(QString::fromStdString(it.key)); b && !b->ghost())
+        b->set_fill(item_color(*model_, it, color_mode_));
+    apply_diff();
+  }
+  apply_heat();
+}
+
+void GraphView::apply_heat() {
+  delete heat_label_;
+  heat_label_ = nullptr;
+  if (!model_ || !view_ || heat_.empty()) return;
+  for (const auto& it : view_->visible.items) {
+    if (it.kind != VisibleItem::Kind::Node || it.index < 0 || static_cast<size_t>(it.index) >= model_->nodes.size() ||
+        !model_->nodes[static_cast<size_t>(it.index)].node)
+      continue;
+    auto* b = boxes_.value(QString::fromStdString(it.key));
+    if (!b || b->ghost()) continue;
+    auto h = heat_.find(model_->nodes[static_cast<size_t>(it.index)].node->id.value);
+    b->set_fill(h == heat_.end() ? not_compared_color() : h->second);
+  }
+  if (heat_legend_.isEmpty()) return;
+  auto* label = new QLabel(canvas_->viewport());
+  label->setObjectName(QStringLiteral("HeatLegend"));
+  label->setTextFormat(Qt::RichText);
+  label->setText(heat_legend_);
+  label->setStyleSheet(QStringLiteral(
+      "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
+  label->adjustSize();
+  heat_label_ = label;
+  place_heat_legend();
+  label->show();
+}
+
+void GraphView::place_heat_legend() {
+  // Bottom-left: the diff legend holds the top-left corner and the minimap the bottom-right.
+  if (heat_label_) heat_label_->move(8, std::max(8, canvas_->viewport()->height() - heat_label_->height() - 8));
 }
 
 void GraphView::focus_linked() {
@@ -513,6 +568,7 @@ void GraphView::place_overlays() {
   if (aspect > 0 && w / aspect < h) h = std::max(40, static_cast<int>(w / aspect));
   minimap_->setGeometry(vp.right() - w - 12, vp.bottom() - h - 12, w, h);
   minimap_->refit();
+  place_heat_legend();
 }
 
 void GraphView::update_minimap() {

@@ -85,6 +85,14 @@ class GraphView : public QWidget {
   static QColor diff_color(DiffMark m);
   // The colour that ties a fused node to its origins (here and in the "before" view).
   static QColor link_color() { return QColor(0x8e, 0x44, 0xd0); }
+  // Numerics: nodes filled by a colour each (NodeId value -> colour, e.g. the mode diff's error scale),
+  // the others neutral grey, with `legend` (rich text) in the view's bottom-left corner; empty clears
+  // (the pass or category colours come back). Applied over the diff colours (ghosts keep their look).
+  // Kept across relayouts and new snapshots (show_prepared, set_model: nodes absent from the map are
+  // grey); cleared by clear().
+  void set_heat(std::unordered_map<uint64_t, QColor> fills, QString legend);
+  const std::unordered_map<uint64_t, QColor>& heat() const { return heat_; }
+  QString heat_legend() const { return heat_legend_; }
   // Outlines the nodes (NodeId values) in the link colour; empty clears. Kept across relayouts.
   void set_linked(std::vector<uint64_t> nodes);
   const std::vector<uint64_t>& linked() const { return linked_; }
@@ -117,6 +125,7 @@ class GraphView : public QWidget {
 
  private:
   void apply(PreparedView view, int then_select);
+  void reset_scene();  // clear() but the heat
   void on_clicked(QGraphicsItem* item);
   void on_double_clicked(QGraphicsItem* item, QPointF pos);
   void place_overlays();
@@ -141,6 +150,11 @@ class GraphView : public QWidget {
   std::vector<uint64_t> linked_;
   void apply_linked();
   QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, over the view
+  void apply_heat();
+  void place_heat_legend();
+  std::unordered_map<uint64_t, QColor> heat_;
+  QString heat_legend_;
+  QWidget* heat_label_ = nullptr;  // the heat legend, over the view
   JobId layout_job_ = 0;
   int selected_ = -1;
   bool awaiting_first_paint_ = false;

@@ -1,10 +1,12 @@
 #include "views/graph/inspector.h"
 
 #include <QComboBox>
+#include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -16,9 +18,17 @@ namespace ms::views {
 Histogram::Histogram(QWidget* parent) : QWidget(parent) { setMinimumHeight(80); }
 
 void Histogram::set_stats(const WeightStats* s) {
-  bins_ = s ? s->histogram : std::vector<int>{};
-  min_ = s ? s->min : 0;
-  max_ = s ? s->max : 0;
+  if (!s) {
+    set_bins({}, 0, 0);
+    return;
+  }
+  set_bins(std::vector<int64_t>(s->histogram.begin(), s->histogram.end()), s->min, s->max);
+}
+
+void Histogram::set_bins(std::vector<int64_t> bins, double min, double max) {
+  bins_ = std::move(bins);
+  min_ = min;
+  max_ = max;
   update();
 }
 
@@ -29,12 +39,12 @@ void Histogram::paintEvent(QPaintEvent*) {
   p.setPen(palette().color(QPalette::Mid));
   p.drawLine(area.bottomLeft(), area.bottomRight());
   if (bins_.empty()) return;
-  const int top = *std::max_element(bins_.begin(), bins_.end());
+  const int64_t top = *std::max_element(bins_.begin(), bins_.end());
   const double w = area.width() / static_cast<double>(bins_.size());
   p.setPen(Qt::NoPen);
   p.setBrush(palette().color(QPalette::Highlight));
   for (size_t i = 0; i < bins_.size(); ++i) {
-    const double h = top > 0 ? area.height() * bins_[i] / top : 0;
+    const double h = top > 0 ? area.height() * static_cast<double>(bins_[i]) / static_cast<double>(top) : 0;
     p.drawRect(QRectF(area.left() + static_cast<double>(i) * w + 0.5, area.bottom() - h, std::max(1.0, w - 1), h));
   }
   p.setPen(palette().color(QPalette::WindowText));
@@ -77,9 +87,27 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   fused_layout->addWidget(go, 0, Qt::AlignLeft);
   fused_box_->hide();
   box->addWidget(fused_box_);
-  box->addWidget(tree_, 1);
-  box->addWidget(weight_pick_);
-  box->addWidget(histogram_);
+  // The properties and the captured values share the height; the splitter lets either have more.
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->setChildrenCollapsible(false);
+  auto* props = new QWidget(split);
+  auto* props_layout = new QVBoxLayout(props);
+  props_layout->setContentsMargins(0, 0, 0, 0);
+  props_layout->addWidget(tree_, 1);
+  props_layout->addWidget(weight_pick_);
+  props_layout->addWidget(histogram_);
+  values_box_ = new QGroupBox(tr("Values"), split);
+  values_box_->setObjectName(QStringLiteral("ValuesSection"));
+  auto* values_layout = new QVBoxLayout(values_box_);
+  values_layout->setContentsMargins(4, 4, 4, 4);
+  values_ = new ValueView(values_box_);
+  values_layout->addWidget(values_);
+  values_box_->hide();
+  split->addWidget(props);
+  split->addWidget(values_box_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 2);
+  box->addWidget(split, 1);
   weight_pick_->hide();
   histogram_->hide();
   connect(weight_pick_, &QComboBox::currentIndexChanged, this, &Inspector::show_weight);
@@ -87,6 +115,7 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
 
 void Inspector::show_node(const GraphModel* m, int node) {
   show_fused_origins({});
+  show_values({}, {}, {});
   info_->set_node(m, node);
   tree_->expandToDepth(0);
   for (const char* collapsed : {"Weights", "Origins"})
@@ -128,6 +157,12 @@ void Inspector::show_fused_origins(const QStringList& origins) {
 
 QString Inspector::fused_origins_text() const {
   return fused_box_->isVisible() || !fused_label_->text().isEmpty() ? fused_label_->text() : QString();
+}
+
+void Inspector::show_values(std::vector<ShownValue> values, const QString& comparison, const QString& hint) {
+  const bool any = !values.empty() || !hint.isEmpty();
+  values_->set_values(std::move(values), comparison, hint);
+  values_box_->setVisible(any);
 }
 
 void Inspector::show_weight(int i) {

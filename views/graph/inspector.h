@@ -1,12 +1,17 @@
-// The node inspector dock's content: a tree of the node's properties and, for each weight, a small
-// histogram of its values.
+// The node inspector dock's content: a tree of the node's properties, for each weight a small
+// histogram of its values, and the node's captured values (ValueView) when a capture has them.
 #pragma once
 
 #include <QWidget>
 
+#include <vector>
+
+#include "views/graph/value_view.h"
+
 class QTreeView;
 class QComboBox;
 class QLabel;
+class QGroupBox;
 
 namespace ms::views {
 
@@ -19,13 +24,16 @@ class Histogram : public QWidget {
  public:
   explicit Histogram(QWidget* parent = nullptr);
   void set_stats(const WeightStats* s);
+  // Counts in equal-width bins over [min, max]; empty bins clear.
+  void set_bins(std::vector<int64_t> bins, double min, double max);
+  const std::vector<int64_t>& bins() const { return bins_; }
   QSize sizeHint() const override { return {240, 90}; }
 
  protected:
   void paintEvent(QPaintEvent* e) override;
 
  private:
-  std::vector<int> bins_;
+  std::vector<int64_t> bins_;
   double min_ = 0, max_ = 0;
 };
 
@@ -39,6 +47,11 @@ class Inspector : public QWidget {
   // title in the link colour with a button that brings them into view. Empty hides the section.
   void show_fused_origins(const QStringList& origins);
   QString fused_origins_text() const;
+  // The node's captured values (see ValueView::set_values), in a "Values" section under the
+  // properties; empty `values` with an empty `hint` hides the section. show_node hides it too, so a
+  // caller shows the values after the node.
+  void show_values(std::vector<ShownValue> values, const QString& comparison, const QString& hint);
+  ValueView* values_view() const { return values_; }
 
  Q_SIGNALS:
   void origins_requested();
@@ -52,6 +65,8 @@ class Inspector : public QWidget {
   Histogram* histogram_;
   QWidget* fused_box_;
   QLabel* fused_label_;
+  QGroupBox* values_box_;
+  ValueView* values_;
 };
 
 }  // namespace ms::views

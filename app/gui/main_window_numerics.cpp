@@ -1,0 +1,158 @@
+// Numerics (the Numerics menu): both modes' values captured and compared, the graph coloured by
+// each value's error and the inspector showing the selected node's values; the pass bisection (the
+// pass stepper opened at the guilty pass, the rewrite's nodes outlined); the NaN/inf trap (the node
+// that made the first non-finite value selected). The work is app/session/numerics.h's, in a job.
+#include <QDockWidget>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
+#include "views/common/palette.h"
+#include "views/graph/inspector.h"
+#include "views/models/pass_list_model.h"
+
+namespace ms::app {
+
+namespace {
+
+QString g3(double v) { return QString::number(v, 'g', 3); }
+
+}  // namespace
+
+bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
+  if (!doc_ || numerics_job_) return false;
+  session::NumericsJob job;
+  job.kind = kind;
+  job.run = run_panel_->request("graph");
+  job.run.disabled_passes = passes_->disabled();
+  job.tol = numerics_tol_;
+  const QString what = kind == session::NumericsJob::Kind::Diff     ? tr("Comparing the values of both modes")
+                       : kind == session::NumericsJob::Kind::Bisect ? tr("Bisecting the passes")
+                                                                    : tr("Looking for the first NaN or infinity");
+  log(tr("%1 (Graph mode at %2, tolerance %3)")
+          .arg(what, QString::fromStdString(job.run.jit_level), g3(job.tol)));
+  auto graph = doc_->graph;
+  numerics_job_ = jobs_->start(
+      QStringLiteral("numerics"), what, this,
+      [graph, job](views::JobContext& ctx) { return run_numerics(*graph, job, ctx); },
+      [this, what](Expected<session::NumericsOutcome> r) {
+        numerics_job_ = 0;
+        if (!r) {
+          fail(r.status(), what);
+          Q_EMIT numerics_finished(false);
+          return;
+        }
+        if (!r->note.empty()) log(QString::fromStdString(r->note));
+        if (r->diff) take_diff(std::make_shared<const session::DiffResult>(std::move(*r->diff)));
+        if (r->bisect) take_bisect(*r->bisect);
+        if (!r->traps.empty()) take_traps(r->traps);
+        Q_EMIT numerics_finished(true);
+      });
+  return true;
+}
+
+void MainWindow::numerics_dropped() {
+  numerics_job_ = 0;
+  Q_EMIT numerics_finished(false);
+}
+
+void MainWindow::take_diff(std::shared_ptr<const session::DiffResult> d) {
+  numerics_ = std::move(d);
+  const runtime::ModeDiff& diff = numerics_->diff;
+  log(tr("Values: %1 (aligned in %2 ms)").arg(QString::fromStdString(diff.summary())).arg(numerics_->diff_ms, 0, 'f', 1));
+  // Each node takes the colour of its worst value; a Graph node and the PyNative node it stands for alike.
+  std::unordered_map<uint64_t, double> worst;
+  for (const auto& v : diff.values) {
+    if (!v.compared) continue;
+    const double e = v.nonfinite_mismatches ? std::numeric_limits<double>::infinity() : v.max_rel;
+    for (uint64_t id : {v.node_id.value, v.ref_node_id.value}) {
+      auto [it, fresh] = worst.emplace(id, e);
+      if (!fresh) it->second = std::max(it->second, e);
+    }
+  }
+  std::unordered_map<uint64_t, QColor> fills;
+  for (const auto& [id, e] : worst) fills[id] = views::error_color(e, diff.tol);
+  graph_->set_heat(std::move(fills), views::error_legend_html(diff.tol));
+  if (diff.first_divergence >= 0) {
+    const auto& first = diff.values[static_cast<size_t>(diff.first_divergence)];
+    log(tr("First value past the tolerance: '%1' of %2 (PyNative: %3), max rel %4")
+            .arg(QString::fromStdString(first.value), QString::fromStdString(first.node),
+                 QString::fromStdString(first.ref_node), g3(first.max_rel)),
+        true);
+    const bool shown = graph_->model() && graph_->model()->index_of(first.node_id) >= 0;
+    select_node_everywhere(shown ? first.node_id.value : first.ref_node_id.value);
+  }
+  const int node = graph_->selected_node();
+  const auto* m = graph_->model();
+  show_node_values(m && node >= 0 && m->nodes[static_cast<size_t>(node)].node
+                       ? m->nodes[static_cast<size_t>(node)].node->id.value
+                       : 0);
+}
+
+void MainWindow::show_node_values(uint64_t node) {
+  if (!numerics_) {
+    inspector_->show_values({}, {}, node ? tr("Numerics › Compare Values of Both Modes captures every activation") : QString());
+    return;
+  }
+  std::vector<views::ShownValue> shown;
+  QStringList lines;
+  std::set<std::string> pynative_names;
+  for (const auto& v : numerics_->diff.values) {
+    if (v.node_id.value != node && v.ref_node_id.value != node) continue;
+    if (v.compared)
+      lines << tr("'%1': Graph against PyNative max abs %2, max rel %3 (%4)")
+                   .arg(QString::fromStdString(v.value), g3(v.max_abs), g3(v.max_rel), QString::fromStdString(v.match));
+    else
+      lines << tr("'%1': %2").arg(QString::fromStdString(v.value), QString::fromStdString(v.note));
+    if (!v.ref_value.empty()) pynative_names.insert(v.ref_value);
+  }
+  for (const auto& v : numerics_->pynative.values)
+    if (v.producer.value == node || pynative_names.count(v.name)) shown.push_back({tr("PyNative"), v});
+  for (const auto& v : numerics_->graph.values)
+    if (v.producer.value == node) shown.push_back({tr("Graph"), v});
+  // A PyNative node fused away in Graph mode: the fused value that stands for it.
+  for (const auto& d : numerics_->diff.values)
+    if (d.ref_node_id.value == node && d.node_id.value != node)
+      for (const auto& v : numerics_->graph.values)
+        if (v.name == d.value && v.producer == d.node_id)
+          shown.push_back({tr("Graph (%1)").arg(QString::fromStdString(d.node)), v});
+  inspector_->show_values(std::move(shown), lines.join('\n'),
+                          node ? tr("This node made no value in either run (folded away, or not reached)") : QString());
+}
+
+void MainWindow::take_bisect(const session::BisectResult& b) {
+  log(tr("Bisection: %1").arg(QString::fromStdString(b.summary())), !b.clean);
+  if (b.pass_index < 0) return;
+  if (!show_pass(b.pass_index + 1)) {
+    log(tr("Run Graph mode to step through the passes; the guilty pass is '%1'").arg(QString::fromStdString(b.pass)));
+    return;
+  }
+  std::vector<uint64_t> ids;
+  for (const auto& id : b.nodes) ids.push_back(id.value);
+  graph_->set_linked(ids);
+  if (!ids.empty()) graph_->focus_linked();
+}
+
+void MainWindow::take_traps(const std::vector<session::CaptureResult>& traps) {
+  bool any = false;
+  for (const auto& t : traps) {
+    const QString mode = t.mode == runtime::ExecMode::Graph ? tr("Graph mode") : tr("PyNative");
+    if (!t.trap) {
+      log(tr("%1: no NaN or infinity in any value").arg(mode));
+      continue;
+    }
+    log(tr("%1: %2").arg(mode, QString::fromStdString(t.trap->message())), true);
+    if (any) continue;
+    any = true;
+    const auto* m = graph_->model();
+    if (m && m->index_of(t.trap->producer) >= 0) {
+      select_node_everywhere(t.trap->producer.value);
+    } else {
+      std::vector<uint64_t> ids;
+      for (const auto& o : t.trap->origins) ids.push_back(o.value);
+      graph_->set_linked(ids);
+      graph_->focus_linked();
+    }
+  }
+}
+
+}  // namespace ms::app
