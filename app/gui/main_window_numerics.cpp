@@ -28,8 +28,7 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
   const QString what = kind == session::NumericsJob::Kind::Diff     ? tr("Comparing the values of both modes")
                        : kind == session::NumericsJob::Kind::Bisect ? tr("Bisecting the passes")
                                                                     : tr("Looking for the first NaN or infinity");
-  log(tr("%1 (Graph mode at %2, tolerance %3)")
-          .arg(what, QString::fromStdString(job.run.jit_level), g3(job.tol)));
+  log(tr("%1 (Graph mode at %2, tolerance %3)").arg(what, QString::fromStdString(job.run.jit_level), g3(job.tol)));
   auto graph = doc_->graph;
   numerics_job_ = jobs_->start(
       QStringLiteral("numerics"), what, this,
@@ -58,7 +57,9 @@ void MainWindow::numerics_dropped() {
 void MainWindow::take_diff(std::shared_ptr<const session::DiffResult> d) {
   numerics_ = std::move(d);
   const runtime::ModeDiff& diff = numerics_->diff;
-  log(tr("Values: %1 (aligned in %2 ms)").arg(QString::fromStdString(diff.summary())).arg(numerics_->diff_ms, 0, 'f', 1));
+  log(tr("Values: %1 (aligned in %2 ms)")
+          .arg(QString::fromStdString(diff.summary()))
+          .arg(numerics_->diff_ms, 0, 'f', 1));
   // Each node takes the colour of its worst value; a Graph node and the PyNative node it stands for alike.
   std::unordered_map<uint64_t, double> worst;
   for (const auto& v : diff.values) {
@@ -90,7 +91,8 @@ void MainWindow::take_diff(std::shared_ptr<const session::DiffResult> d) {
 
 void MainWindow::show_node_values(uint64_t node) {
   if (!numerics_) {
-    inspector_->show_values({}, {}, node ? tr("Numerics › Compare Values of Both Modes captures every activation") : QString());
+    inspector_->show_values({}, {},
+                            node ? tr("Numerics › Compare Values of Both Modes captures every activation") : QString());
     return;
   }
   std::vector<views::ShownValue> shown;

@@ -16,7 +16,20 @@ bool has_numbers(DType t) { return is_numeric(t) || is_narrow(t) || t == DType::
 
 // A host copy of `t` (device values copied through the backend).
 Expected<Tensor> host_copy(const Tensor& t, Backend* backend) {
-  if (t.device().is_cpu()) return t.clone();
+  if (t.device().is_cpu()) {
+    // Large values are copied by all threads (the copy, not the run, is then the capture's cost).
+    Tensor c = Tensor::empty(t.dtype(), t.shape());
+    const size_t bytes = t.nbytes(), chunk = size_t{1} << 20;
+    const auto* src = static_cast<const char*>(t.raw());
+    auto* dst = static_cast<char*>(c.raw());
+    const int64_t chunks = static_cast<int64_t>((bytes + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+    for (int64_t k = 0; k < chunks; ++k) {
+      const size_t at = static_cast<size_t>(k) * chunk;
+      std::memcpy(dst + at, src + at, std::min(chunk, bytes - at));
+    }
+    return c;
+  }
   if (!backend) return internal_error("a device value without its backend");
   backend->synchronize();
   Tensor h = Tensor::empty(t.dtype(), t.shape());
@@ -24,20 +37,28 @@ Expected<Tensor> host_copy(const Tensor& t, Backend* backend) {
   return h;
 }
 
-// nChw16c (the blocked layout Graph mode's convs leave between them) back to nchw.
+// nChw16c (the blocked layout Graph mode's convs leave between them) back to nchw, from `b` wherever
+// it is on the host: each channel's plane is read with a stride of 16 elements.
 Tensor unblock_nchw16c(const Tensor& b) {
   Tensor out = Tensor::empty(b.dtype(), b.shape());
   const int64_t n = b.dim(0), c = b.dim(1), hw = b.dim(2) * b.dim(3);
   const size_t es = dtype_size(b.dtype());
   const auto* src = static_cast<const char*>(b.raw());
   auto* dst = static_cast<char*>(out.raw());
+#pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) {
-        const int64_t from = ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16;
-        const int64_t to = (i * c + ch) * hw + p;
-        std::memcpy(dst + static_cast<size_t>(to) * es, src + static_cast<size_t>(from) * es, es);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t base = (i * (c / 16) + ch / 16) * hw * 16 + ch % 16;
+      char* to = dst + static_cast<size_t>((i * c + ch) * hw) * es;
+      if (es == 4) {
+        const auto* f = reinterpret_cast<const uint32_t*>(src) + base;
+        auto* t = reinterpret_cast<uint32_t*>(to);
+        for (int64_t p = 0; p < hw; ++p) t[p] = f[p * 16];
+      } else {
+        for (int64_t p = 0; p < hw; ++p)
+          std::memcpy(to + static_cast<size_t>(p) * es, src + static_cast<size_t>(base + p * 16) * es, es);
       }
+    }
   return out;
 }
 
@@ -66,42 +87,68 @@ std::vector<double> to_doubles(const Tensor& t) {
   return out;
 }
 
-ValueStats value_stats(const Tensor& t, int bins) {
-  ValueStats s;
-  if (!t.defined() || !has_numbers(t.dtype())) return s;
-  const int64_t n = t.numel();
-  s.count = n;
-  const bool f32 = t.dtype() == DType::F32;
-  auto at = [&](int64_t i) { return f32 ? static_cast<double>(t.data<float>()[i]) : t.at_double(i); };
+namespace {
+
+// Both passes of value_stats over elements read by `at` (float32 read directly), each split over
+// the OpenMP threads.
+template <class At> void fill_stats(ValueStats& s, int64_t n, At at, int bins) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+  int64_t nan = 0, pinf = 0, ninf = 0;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(+ : sum, nan, pinf, ninf) \
+    schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     const double v = at(i);
-    if (std::isnan(v)) {
-      ++s.nan;
-    } else if (std::isinf(v)) {
-      ++(v > 0 ? s.posinf : s.neginf);
-    } else {
-      ++s.finite;
+    if (std::isfinite(v)) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
       sum += v;
+    } else if (std::isnan(v)) {
+      ++nan;
+    } else if (v > 0) {
+      ++pinf;
+    } else {
+      ++ninf;
     }
   }
-  if (s.finite == 0) return s;
+  s.nan = nan;
+  s.posinf = pinf;
+  s.neginf = ninf;
+  s.finite = n - nan - pinf - ninf;
+  if (s.finite == 0) return;
   s.min = lo;
   s.max = hi;
   s.mean = sum / static_cast<double>(s.finite);
+  const int nb = std::max(1, bins);
+  const double width = (hi - lo) / nb, mean = s.mean;
+  std::vector<int64_t> hist(static_cast<size_t>(nb), 0);
+  int64_t* h = hist.data();
   double sq = 0;
-  s.histogram.assign(static_cast<size_t>(std::max(1, bins)), 0);
-  const double width = (hi - lo) / static_cast<double>(s.histogram.size());
+#pragma omp parallel for reduction(+ : sq) reduction(+ : h[:nb]) schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     const double v = at(i);
     if (!std::isfinite(v)) continue;
-    sq += (v - s.mean) * (v - s.mean);
-    size_t b = width > 0 ? static_cast<size_t>((v - lo) / width) : 0;
-    s.histogram[std::min(b, s.histogram.size() - 1)]++;
+    sq += (v - mean) * (v - mean);
+    const int64_t b = width > 0 ? static_cast<int64_t>((v - lo) / width) : 0;
+    h[std::min<int64_t>(b, nb - 1)]++;
   }
+  s.histogram = std::move(hist);
   s.std = std::sqrt(sq / static_cast<double>(s.finite));
+}
+
+}  // namespace
+
+ValueStats value_stats(const Tensor& t, int bins) {
+  ValueStats s;
+  if (!t.defined() || !has_numbers(t.dtype())) return s;
+  s.count = t.numel();
+  if (t.dtype() == DType::F32) {
+    const float* p = t.data<float>();
+    fill_stats(
+        s, s.count, [p](int64_t i) { return static_cast<double>(p[i]); }, bins);
+  } else {
+    fill_stats(
+        s, s.count, [&t](int64_t i) { return t.at_double(i); }, bins);
+  }
   return s;
 }
 
@@ -167,33 +214,41 @@ Status ValueCapture::on_step(const TappedStep& step) {
     const std::string& name = node.outputs[o];
     const bool chosen = selected(node, name);
     if (!chosen && !options_.trap_nonfinite) continue;
-    MS_ASSIGN_OR_RETURN(Tensor h, host_copy(*t, step.backend));
-    CapturedValue v;
-    if (blocked_output(node, o, h)) {
-      h = unblock_nchw16c(h);
-      v.reordered = true;
+    bool keep = false;
+    if (chosen && options_.keep_values) {
+      std::lock_guard<std::mutex> lock(mu_);
+      keep = options_.budget_bytes == 0 || kept_bytes_ + t->nbytes() <= options_.budget_bytes;
+      if (keep)
+        kept_bytes_ += t->nbytes();
+      else
+        ++over_budget_;
     }
+    CapturedValue v;
     v.name = name;
     v.producer = node.id;
     v.node = node.label();
     v.op = node.op_type;
     v.output = static_cast<int>(o);
-    v.dtype = h.dtype();
-    v.shape = h.shape();
-    v.stats = value_stats(h);
+    v.dtype = t->dtype();
+    v.shape = t->shape();
+    const bool blocked = blocked_output(node, o, *t);
+    if (keep) {
+      if (blocked && t->device().is_cpu()) {
+        v.value = unblock_nchw16c(*t);
+      } else {
+        MS_ASSIGN_OR_RETURN(v.value, host_copy(*t, step.backend));
+        if (blocked) v.value = unblock_nchw16c(v.value);
+      }
+      v.reordered = blocked;
+      v.stats = value_stats(v.value);
+    } else if (t->device().is_cpu()) {
+      v.stats = value_stats(*t);  // the statistics do not depend on the layout
+    } else {
+      MS_ASSIGN_OR_RETURN(Tensor h, host_copy(*t, step.backend));
+      v.stats = value_stats(h);
+    }
     const bool bad = options_.trap_nonfinite && !v.stats.all_finite();
     std::lock_guard<std::mutex> lock(mu_);
-    if (chosen) {
-      v.order = values_.size();
-      if (options_.keep_values) {
-        if (options_.budget_bytes == 0 || kept_bytes_ + h.nbytes() <= options_.budget_bytes) {
-          kept_bytes_ += h.nbytes();
-          v.value = std::move(h);
-        } else {
-          ++over_budget_;
-        }
-      }
-    }
     if (bad && !trap_) {
       NonFiniteTrap trap;
       trap.value = v.name;
@@ -209,7 +264,10 @@ Status ValueCapture::on_step(const TappedStep& step) {
       }
       trap_ = std::move(trap);
     }
-    if (chosen) values_.push_back(std::move(v));
+    if (chosen) {
+      v.order = values_.size();
+      values_.push_back(std::move(v));
+    }
     if (bad) return invalid_argument(trap_->message()).with_node(node.id.value);
   }
   return Status::ok();

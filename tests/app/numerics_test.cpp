@@ -162,8 +162,11 @@ TEST(Numerics, ModeDiffAlignsFusedNodesWithTheirLastOriginAndFindsNoDivergence) 
   EXPECT_GT(by_origin, 0u) << "fused convs stand for their last origin";
   EXPECT_GT(reordered_compared, 0u) << "blocked values compared after the reorder";
   // Every Graph value with a counterpart in the original graph was compared.
-  for (const auto& v : d.values)
-    if (!v.match.empty()) EXPECT_TRUE(v.compared) << v.value << ": " << v.note;
+  for (const auto& v : d.values) {
+    if (!v.match.empty()) {
+      EXPECT_TRUE(v.compared) << v.value << ": " << v.note;
+    }
+  }
 }
 
 TEST(Numerics, ModeDiffFindsAPerturbedValue) {
