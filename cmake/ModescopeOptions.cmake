@@ -33,6 +33,13 @@ target_compile_options(modescope_warnings INTERFACE
                        $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wno-unused-parameter>
                        $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${MODESCOPE_WARNINGS_AS_ERRORS}>>:-Werror>)
 
+# libFuzzer builds (clang; the `fuzz` preset): every target gets coverage instrumentation and the
+# fuzz targets (tests/fuzz) link libFuzzer's main.
+option(MODESCOPE_FUZZ "Build tests/fuzz as libFuzzer binaries (clang)" OFF)
+if(MODESCOPE_FUZZ)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 if(MODESCOPE_SANITIZE)
   message(STATUS "Modescope: building with -fsanitize=${MODESCOPE_SANITIZE}")
   add_compile_options(-fsanitize=${MODESCOPE_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=undefined)

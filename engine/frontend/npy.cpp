@@ -121,7 +121,10 @@ Expected<Tensor> load_npy(const std::string& path) {
   if (!in) return io_error(path + ": cannot open file");
   std::ostringstream ss;
   ss << in.rdbuf();
-  const std::string bytes = ss.str();
+  return load_npy_bytes(ss.str(), path);
+}
+
+Expected<Tensor> load_npy_bytes(std::string_view bytes, const std::string& path) {
   if (bytes.size() < kMagicLen + 4 || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0)
     return bad(path, "not an .npy file (bad magic)");
   const auto major = static_cast<uint8_t>(bytes[6]);
@@ -138,7 +141,7 @@ Expected<Tensor> load_npy(const std::string& path) {
     return unsupported(path + ": npy format version " + std::to_string(major) + " is not supported");
   }
   if (header_len > bytes.size() - header_start) return bad(path, "npy header is truncated");
-  const std::string header = bytes.substr(header_start, header_len);
+  const std::string header(bytes.substr(header_start, header_len));
   if (header.find('{') == std::string::npos || header.find('}') == std::string::npos)
     return bad(path, "npy header is not a dict");
 
