@@ -105,6 +105,9 @@ void MainWindow::build_docks() {
   // The run form keeps its natural height; the inspector above takes the rest.
   run_panel_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
   auto* run_dock = dock(tr("Run"), "RunDock", run_panel_, Qt::RightDockWidgetArea);
+  // The inspector and the run form take the whole height; the log and the tables under the graph
+  // take the rest of the width, so neither column's minimum sets the other's height.
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
   splitDockWidget(inspector_dock, run_dock, Qt::Vertical);
   resizeDocks({inspector_dock}, {360}, Qt::Horizontal);
   resizeDocks({inspector_dock, run_dock}, {640, 300}, Qt::Vertical);
@@ -172,6 +175,8 @@ void MainWindow::build_docks() {
   resizeDocks({log_dock}, {130}, Qt::Vertical);
   // What each pass buys: a tab beside the log, raised when a measurement starts.
   tabifyDockWidget(log_dock, build_pass_effect_dock());
+  // Every value's error: a tab beside the log, raised when a comparison of both modes arrives.
+  tabifyDockWidget(log_dock, build_values_dock());
   log_dock->raise();
 }
 

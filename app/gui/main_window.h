@@ -36,6 +36,7 @@ class TimelineView;
 class MemoryView;
 class CompareView;
 class PassDeltaView;
+class ValueDiffView;
 }  // namespace ms::views
 
 namespace ms::app {
@@ -91,11 +92,14 @@ class MainWindow : public QMainWindow {
   TrainPanel* train_panel() const { return train_panel_; }
   // Numerics, each a job on the open model with the run panel's settings (false when no model is
   // open or one is running): Diff captures every value of both modes and compares them (the graph
-  // coloured by error, the inspector showing a node's values); Bisect names the pass and rewrite
-  // that take the outputs past the tolerance; Trap stops each mode at its first NaN or infinity.
+  // coloured by error, the Values dock listing each value's error, the inspector showing a node's
+  // values); Bisect names the pass and rewrite that take the outputs past the tolerance; Trap stops
+  // each mode at its first NaN or infinity.
   bool start_numerics(session::NumericsJob::Kind kind);
   void set_numerics_tolerance(double tol) { numerics_tol_ = tol; }
   const session::DiffResult* numerics() const { return numerics_.get(); }
+  // The Values dock: every value of the last comparison with its error, worst first.
+  views::ValueDiffView* value_diff_view() const { return value_diff_; }
 
  Q_SIGNALS:
   void model_opened(bool ok);
@@ -114,6 +118,7 @@ class MainWindow : public QMainWindow {
   void build_docks();
   void build_status_bar();
   QDockWidget* build_pass_effect_dock();
+  QDockWidget* build_values_dock();
   std::vector<std::string> passes_to_measure() const;
   void update_recent_menu();
   void add_recent(const QString& path);
@@ -185,6 +190,10 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const session::DiffResult> numerics_;  // the last comparison of both modes' values
   void numerics_dropped();
   void take_diff(std::shared_ptr<const session::DiffResult> d);
+  views::ValueDiffView* value_diff_ = nullptr;
+  QDockWidget* values_dock_ = nullptr;
+  // The input graph (row 0 of the passes) with the PyNative node (NodeId value) selected.
+  void show_pynative_node(uint64_t node);
   void take_bisect(const session::BisectResult& b);
   void take_traps(const std::vector<session::CaptureResult>& traps);
   // The inspector's Values section for a node (NodeId value; 0 none).

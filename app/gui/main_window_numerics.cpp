@@ -1,12 +1,14 @@
 // Numerics (the Numerics menu): both modes' values captured and compared, the graph coloured by
-// each value's error and the inspector showing the selected node's values; the pass bisection (the
-// pass stepper opened at the guilty pass, the rewrite's nodes outlined); the NaN/inf trap (the node
-// that made the first non-finite value selected). The work is app/session/numerics.h's, in a job.
+// each value's error, the Values dock listing every value's error (a row selects its node) and the
+// inspector showing the selected node's values; the pass bisection (the pass stepper opened at the
+// guilty pass, the rewrite's nodes outlined); the NaN/inf trap (the node that made the first
+// non-finite value selected). The work is app/session/numerics.h's, in a job.
 #include <QDockWidget>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "views/common/palette.h"
+#include "views/compare/value_diff_view.h"
 #include "views/graph/inspector.h"
 #include "views/models/pass_list_model.h"
 
@@ -16,7 +18,54 @@ namespace {
 
 QString g3(double v) { return QString::number(v, 'g', 3); }
 
+// Expands the groups that hide the node (NodeId value), selects it and centres the view on it;
+// false when the graph shown lacks it.
+bool reveal_value_node(views::GraphView* g, uint64_t node) {
+  const int i = g->model() && node ? g->model()->index_of(ir::NodeId{node}) : -1;
+  if (i < 0) return false;
+  g->reveal_node(i);
+  return true;
+}
+
 }  // namespace
+
+QDockWidget* MainWindow::build_values_dock() {
+  value_diff_ = new views::ValueDiffView(this);
+  auto* d = new QDockWidget(tr("Values"), this);
+  d->setObjectName(QStringLiteral("ValuesDock"));
+  d->setWidget(value_diff_);
+  addDockWidget(Qt::BottomDockWidgetArea, d);
+  values_dock_ = d;
+  connect(value_diff_, &views::ValueDiffView::node_selected, this, [this](uint64_t node) {
+    // A Graph node the shown snapshot lacks (a fused node over the input graph): the PyNative node
+    // it stands for.
+    const auto* m = graph_->model();
+    if (m && m->index_of(ir::NodeId{node}) < 0 && numerics_)
+      for (const auto& v : numerics_->diff.values)
+        if (v.node_id.value == node && m->index_of(v.ref_node_id) >= 0) {
+          node = v.ref_node_id.value;
+          break;
+        }
+    select_node_everywhere(node);
+    reveal_value_node(graph_, node);
+  });
+  connect(value_diff_, &views::ValueDiffView::show_in_pynative, this, &MainWindow::show_pynative_node);
+  return d;
+}
+
+void MainWindow::show_pynative_node(uint64_t node) {
+  if (!node) return;
+  auto select = [this, node] {
+    if (!reveal_value_node(graph_, node)) log(tr("PyNative node #%1 is not in the graph shown").arg(node), true);
+  };
+  // Row 0 of the passes is the input graph; without a Graph-mode compile the view shows it already.
+  if (passes_->rowCount() > 0 && pass_table_->currentIndex().row() != 0) {
+    connect(graph_, &views::GraphView::layout_finished, this, select, Qt::SingleShotConnection);
+    show_pass(0);
+    return;
+  }
+  select();
+}
 
 bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
   if (!doc_ || numerics_job_) return false;
@@ -82,6 +131,10 @@ void MainWindow::take_diff(std::shared_ptr<const session::DiffResult> d) {
     const bool shown = graph_->model() && graph_->model()->index_of(first.node_id) >= 0;
     select_node_everywhere(shown ? first.node_id.value : first.ref_node_id.value);
   }
+  value_diff_->set_diff(std::shared_ptr<const runtime::ModeDiff>(numerics_, &numerics_->diff));
+  values_dock_->raise();
+  resizeDocks({values_dock_}, {std::max(values_dock_->height(), 240)}, Qt::Vertical);
+  value_diff_->select_first_divergence();
   const int node = graph_->selected_node();
   const auto* m = graph_->model();
   show_node_values(m && node >= 0 && m->nodes[static_cast<size_t>(node)].node
@@ -91,6 +144,8 @@ void MainWindow::take_diff(std::shared_ptr<const session::DiffResult> d) {
 
 void MainWindow::show_node_values(uint64_t node) {
   if (!numerics_) {
+    // numerics_ reset (a model opened or closed): the Values dock empties with it.
+    if (value_diff_->model()->diff()) value_diff_->set_diff(nullptr);
     inspector_->show_values({}, {},
                             node ? tr("Numerics › Compare Values of Both Modes captures every activation") : QString());
     return;

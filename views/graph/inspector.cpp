@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -100,8 +101,15 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   values_box_->setObjectName(QStringLiteral("ValuesSection"));
   auto* values_layout = new QVBoxLayout(values_box_);
   values_layout->setContentsMargins(4, 4, 4, 4);
-  values_ = new ValueView(values_box_);
-  values_layout->addWidget(values_);
+  // Scrolled up and down: the histogram, the heat image and the table together are taller than a
+  // short window, and would otherwise set the dock's (and the window's) minimum height.
+  auto* values_scroll = new QScrollArea(values_box_);
+  values_scroll->setWidgetResizable(true);
+  values_scroll->setFrameShape(QFrame::NoFrame);
+  values_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // the dock's width
+  values_ = new ValueView(values_scroll);
+  values_scroll->setWidget(values_);
+  values_layout->addWidget(values_scroll);
   values_box_->hide();
   split->addWidget(props);
   split->addWidget(values_box_);
