@@ -9,7 +9,6 @@ struct EagerExecutor::Impl {
   ir::Graph graph;
   Backend& backend;
   Interpreter interp;
-  TensorMap kept;
   RunStats stats;
 };
 
@@ -35,8 +34,6 @@ Expected<std::vector<Tensor>> EagerExecutor::run(const TensorMap& inputs, const 
     }
     ordered.push_back(it->second);
   }
-  m.kept.clear();
-  m.interp.keep = options.keep_intermediates ? &m.kept : nullptr;
   m.interp.set_options(&options);
   m.interp.kernels_launched = 0;
   m.backend.allocator().reset_peak();
@@ -51,11 +48,9 @@ Expected<std::vector<Tensor>> EagerExecutor::run(const TensorMap& inputs, const 
   m.stats.kernels = m.interp.kernels_launched;
   m.stats.peak_bytes = m.backend.allocator().stats().peak_in_use;
   m.interp.set_options(nullptr);
-  m.interp.keep = nullptr;
   return result;
 }
 
-const TensorMap& EagerExecutor::intermediates() const { return impl_->kept; }
 RunStats EagerExecutor::last_stats() const { return impl_->stats; }
 
 }  // namespace ms::runtime

@@ -2,7 +2,7 @@
 // outputs in order; a RunObserver may watch. They produce the same outputs.
 //   EagerExecutor (PyNative): node by node, as an eager program would dispatch: infer shapes from
 //     the actual inputs, allocate outputs from the caching allocator, look the kernel up, run, free
-//     each value after its last use (or keep intermediates for inspection).
+//     each value after its last use (a value tap, value_tap.h, sees each as it is made).
 //   GraphExecutor (Graph): runs an Executable the compiler made once per input signature (order,
 //     static shapes, kernels, one arena with offsets from liveness); run() only binds and launches.
 #pragma once
@@ -25,7 +25,6 @@ using TensorMap = std::map<std::string, Tensor>;
 
 struct RunOptions {
   RunObserver* observer = nullptr;
-  bool keep_intermediates = false;  // eager: keep every value for inspection
   std::function<bool()> cancelled;  // polled between ops
   ValueTap* tap = nullptr;          // sees every top-level step's values (value_tap.h)
   int iteration = 0;
@@ -41,8 +40,6 @@ class EagerExecutor {
   EagerExecutor(const ir::Graph& graph, Backend& backend);
   ~EagerExecutor();
   Expected<std::vector<Tensor>> run(const TensorMap& inputs, const RunOptions& options = {});
-  // Values kept by the last run with keep_intermediates.
-  const TensorMap& intermediates() const;
   RunStats last_stats() const;
 
  private:

@@ -207,7 +207,6 @@ Expected<std::vector<Tensor>> Interpreter::run(const Program& p, const std::vect
     for (size_t i = 0; i < outs.size(); ++i) {
       const int s = step.outputs[i];
       if (s < 0) continue;
-      if (keep) (*keep)[p.slot_names[static_cast<size_t>(s)]] = outs[i];
       frame.slots[static_cast<size_t>(s)] = std::move(outs[i]);
     }
     if (!parent) MS_RETURN_IF_ERROR(tap_step(options_, frame, step, backend_, mode_));

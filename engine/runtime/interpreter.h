@@ -48,7 +48,6 @@ class Interpreter {
   void set_options(const RunOptions* options) { options_ = options; }
   const RunOptions* options() const { return options_; }
   int64_t kernels_launched = 0;
-  TensorMap* keep = nullptr;  // when set, every value is kept here by name
 
  private:
   Backend& backend_;

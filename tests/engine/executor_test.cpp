@@ -4,6 +4,7 @@
 #include "engine/compiler/compile.h"
 #include "engine/compiler/memory_plan.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/value_capture.h"
 #include "tests/engine/plan_checks.h"
 
 namespace ms::runtime {
@@ -77,14 +78,16 @@ TEST(Executor, BothModesGiveTheSameOutputs) {
   EXPECT_EQ((*c)->last_stats().kernels, 3);
 }
 
-TEST(Executor, EagerKeepsIntermediatesWhenAsked) {
+TEST(Executor, EagerHandsEveryValueToATap) {
   auto be = create_cpu_backend(1);
   EagerExecutor eager(small_net(), *be);
+  ValueCapture capture;
   RunOptions opts;
-  opts.keep_intermediates = true;
+  opts.tap = &capture;
   ASSERT_TRUE(eager.run({{"x", Tensor::zeros(DType::F32, {2, 3})}}, opts));
-  ASSERT_EQ(eager.intermediates().count("t0"), 1u);
-  EXPECT_FLOAT_EQ(eager.intermediates().at("t0").data<float>()[0], -1.0f);
+  const CapturedValue* t0 = capture.find("t0");
+  ASSERT_NE(t0, nullptr);
+  EXPECT_FLOAT_EQ(t0->value.data<float>()[0], -1.0f);
 }
 
 TEST(Executor, ObserverSeesEveryOpAndBalancedMemory) {

@@ -134,6 +134,54 @@ class AmpCast final : public Pass {
     return differs;
   }
 
+  // Reads each float input of `n` in `want` (restore: in its original type; Undefined: in its declared
+  // type where it exists) through Casts appended to `out`. Whether `n` reads float data.
+  bool cast_inputs(ir::Graph& g, ir::Node& n, DType want, bool restore, std::vector<ir::Node>& out) {
+    bool float_data = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      const std::string orig = n.inputs[i];
+      Versions& e = versions(g, orig);
+      const DType now = type_of(g, e.primary);
+      if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) {
+        n.inputs[i] = e.primary;
+        continue;
+      }
+      float_data = true;
+      DType target = want;
+      if (restore) target = original_.count(orig) ? original_[orig] : now;
+      if (target == DType::Undefined) {
+        // Ops that stay as they were read the value in its declared type where it exists (O1: the
+        // Cast back after a white op).
+        auto decl = original_.find(orig);
+        auto v = decl == original_.end() ? e.by_type.end() : e.by_type.find(decl->second);
+        n.inputs[i] = v != e.by_type.end() ? v->second : e.primary;
+      } else {
+        n.inputs[i] = as_type(g, orig, target, out);
+      }
+    }
+    return float_data;
+  }
+
+  // After a node whose outputs were renamed to their low-precision values: Casts back to the
+  // original names, which readers and graph outputs know, in their old types.
+  void cast_outputs_back(ir::Graph& g, const std::vector<std::pair<std::string, std::string>>& back,
+                         std::vector<ir::Node>& out) {
+    for (const auto& [low, orig] : back) {
+      // The original name stays the value readers and graph outputs know, in its old type.
+      ir::Node cast = new_node(g, "Cast", "", {low}, {orig}, {});
+      cast.name = orig + "/amp_cast";
+      cast.attrs["to"] = ir::Attribute(onnx_to(original_[orig]));
+      g.value(orig)->producer = cast.id;
+      Versions& e = versions_[orig];
+      e.primary = low;
+      e.by_type.clear();
+      e.by_type[type_of(g, low)] = low;
+      e.by_type[original_[orig]] = orig;
+      out.push_back(std::move(cast));
+    }
+  }
+
   Status insert_casts(ir::Graph& g) {
     versions_.clear();
     original_.clear();
@@ -154,29 +202,7 @@ class AmpCast final : public Pass {
         want = DType::Undefined;
         restore = true;
       }
-      bool float_data = false;
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (n.inputs[i].empty()) continue;
-        const std::string orig = n.inputs[i];
-        Versions& e = versions(g, orig);
-        const DType now = type_of(g, e.primary);
-        if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) {
-          n.inputs[i] = e.primary;
-          continue;
-        }
-        float_data = true;
-        DType target = want;
-        if (restore) target = original_.count(orig) ? original_[orig] : now;
-        if (target == DType::Undefined) {
-          // Ops that stay as they were read the value in its declared type where it exists (O1: the
-          // Cast back after a white op).
-          auto decl = original_.find(orig);
-          auto v = decl == original_.end() ? e.by_type.end() : e.by_type.find(decl->second);
-          n.inputs[i] = v != e.by_type.end() ? v->second : e.primary;
-        } else {
-          n.inputs[i] = as_type(g, orig, target, out);
-        }
-      }
+      const bool float_data = cast_inputs(g, n, want, restore, out);
       // Outputs: float outputs follow the compute type; at O1 a white op's outputs go back to f32.
       const bool converts = want != DType::Undefined && float_data;
       std::vector<std::pair<std::string, std::string>> back;  // (low name, original name)
@@ -200,19 +226,7 @@ class AmpCast final : public Pass {
         o = low;
       }
       out.push_back(std::move(n));
-      for (const auto& [low, orig] : back) {
-        // The original name stays the value readers and graph outputs know, in its old type.
-        ir::Node cast = new_node(g, "Cast", "", {low}, {orig}, {});
-        cast.name = orig + "/amp_cast";
-        cast.attrs["to"] = ir::Attribute(onnx_to(original_[orig]));
-        g.value(orig)->producer = cast.id;
-        Versions& e = versions_[orig];
-        e.primary = low;
-        e.by_type.clear();
-        e.by_type[type_of(g, low)] = low;
-        e.by_type[original_[orig]] = orig;
-        out.push_back(std::move(cast));
-      }
+      cast_outputs_back(g, back, out);
     }
     g.nodes() = std::move(out);
     return Status::ok();
