@@ -1,0 +1,131 @@
+// Session files (.modescope): everything a session holds - the model, every run with its figures,
+// outputs, trace, pass snapshots and memory plan, comparisons, training curves and the UI state - in
+// one SQLite database, so the CLI writes what the app opens and a session survives the app.
+//
+// Saving builds the database in memory and writes it through the atomic write helper
+// (engine/core/atomic_file.h: a temporary file beside the target, every write checked, fsync,
+// rename), so a failed save (disk full, permission denied, I/O error, a crash or kill -9 in the
+// middle) leaves the previous file exactly as it was; the helper's fault hook reaches session saves
+// too. The file's header marks it WAL, so a connection that later writes to it in place journals in
+// WAL mode.
+//
+// Opening never modifies the file: the header is checked first (SQLite magic, application_id,
+// schema version, the size the header promises), then the database is opened read-only and
+// immutable, `PRAGMA integrity_check` runs and every table's content digest (stored at save) is
+// recomputed. Errors are one line naming the file: "<path>: <what>". A file from an older schema is
+// copied into memory and migrated forward there (kSessionMigrations); one from a newer schema is
+// refused.
+//
+// Traces are stored event by event in a table indexed by (run, track, time), so SessionReader
+// answers a time window of one track without loading the trace (the timeline of a trace larger
+// than memory).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/session/mode_run.h"
+#include "engine/core/status.h"
+#include "profiler/trace/trace.h"
+
+struct sqlite3;
+
+namespace ms::session {
+
+inline constexpr int kSessionSchemaVersion = 1;
+inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
+inline constexpr const char* kSessionExtension = ".modescope";
+
+// The model of a session: a file's bytes when small (kind "embedded"), its path and content hash
+// when large (kind "path"), or a spec the app rebuilds it from ("zoo:NAME?k=v", "generated:N"; kind
+// "spec").
+struct SessionModel {
+  std::string source;  // what the user opened, as given
+  std::string kind;    // embedded | path | spec ("" when the session has no model)
+  std::string bytes;   // kind embedded: the file's bytes
+  std::string hash;    // embedded and path: content hash of the file (16 hex digits, FNV-1a 64)
+  uint64_t size = 0;   // embedded and path: the file's size in bytes
+};
+
+// Describes `source` for a session: a path of at most `embed_limit` bytes is embedded, a larger one
+// kept by path and hash, anything else is a spec. Errors name the file when it cannot be read.
+Expected<SessionModel> describe_model(const std::string& source, uint64_t embed_limit = 32ull << 20);
+std::string content_hash(std::string_view bytes);
+
+// One run of the model: what was asked (the request's test seams are not stored) and what it gave.
+struct SessionRun {
+  std::string label;  // "pynative", "graph", "train:graph", ...
+  ModeRun request;
+  ModeRunOutcome outcome;
+};
+
+// Two runs compared (indices into SessionData::runs) and the comparison's report (JSON text).
+struct SessionComparison {
+  std::string name;
+  int run_a = -1, run_b = -1;
+  std::string report;
+};
+
+// A training run's curves, one value per step, and its report (JSON text).
+struct TrainingCurve {
+  std::string name;
+  std::string mode;
+  std::vector<double> losses, lrs, step_ms;
+  std::string report;
+};
+
+struct SessionData {
+  SessionModel model;
+  std::vector<SessionRun> runs;
+  std::vector<SessionComparison> comparisons;
+  std::vector<TrainingCurve> training;
+  std::map<std::string, std::string> ui_state;     // pass shown, selection, open tab, ...
+  std::map<std::string, std::string> environment;  // producer, version, CPU, threads, ...
+};
+
+// Writes `data` to `path` atomically. Pass snapshots are stored without constant data (the model
+// itself holds the weights).
+Status save_session(const std::string& path, const SessionData& data);
+// Opens, checks and reads a whole session.
+Expected<SessionData> load_session(const std::string& path);
+
+// A forward migration: turns a database of schema `from` into `from + 1`, in memory.
+struct SessionMigration {
+  int from = 0;
+  const char* what = "";
+  Status (*apply)(sqlite3* db) = nullptr;
+};
+// The list of migrations, in order; empty while the schema is at its first version.
+const std::vector<SessionMigration>& session_migrations();
+
+// A session opened for queries: checked as load_session checks it (verify_content false skips the
+// content digests, whose cost grows with the file), read-only, nothing loaded until asked.
+class SessionReader {
+ public:
+  static Expected<SessionReader> open(const std::string& path, bool verify_content = true);
+  SessionReader(SessionReader&&) noexcept;
+  SessionReader& operator=(SessionReader&&) noexcept;
+  ~SessionReader();
+
+  const std::string& path() const { return path_; }
+  int schema_version() const { return version_; }
+  Expected<SessionData> load() const;
+  // Runs in the file (their labels, in order) and a run's trace size.
+  Expected<std::vector<std::string>> run_labels() const;
+  Expected<int64_t> event_count(int run) const;
+  // The events of `run`'s track `track` that overlap [t0_ns, t1_ns), in time order; string fields
+  // are indices into the stored trace's strings (trace_strings()).
+  Expected<std::vector<prof::Event>> events_in_window(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns) const;
+  Expected<std::vector<std::string>> trace_strings(int run) const;
+
+ private:
+  SessionReader() = default;
+  std::string path_;
+  int version_ = 0;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace ms::session

@@ -1,0 +1,190 @@
+// A trace's rows: strings, tracks (with each track's longest event, so a time window needs only the
+// index on (run, track, ts)), nodes, events in the Trace's order, counters, flows and memory blocks.
+#include <algorithm>
+
+#include "app/session/session_store.h"
+#include "app/session/sqlite_db.h"
+
+namespace ms::session::store {
+
+using sql::Stmt;
+
+namespace {
+
+Status write_trace_tables(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+  const int64_t r = run;
+  Stmt info(db, file, "INSERT INTO trace_info VALUES(?, ?, ?, ?)");
+  info.bind(1, r).bind(2, int64_t{t.foreign}).bind(3, static_cast<int64_t>(t.dropped_events));
+  info.bind(4, static_cast<int64_t>(t.events.size())).run();
+  Stmt meta(db, file, "INSERT INTO trace_meta VALUES(?, ?, ?)");
+  for (const auto& [k, v] : t.metadata) meta.bind(1, r).bind(2, k).bind(3, v).run();
+  Stmt str(db, file, "INSERT INTO trace_strings VALUES(?, ?, ?)");
+  for (size_t i = 0; i < t.strings.size(); ++i)
+    str.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, t.strings[i]).run();
+  std::vector<int64_t> max_dur(t.tracks.size(), 0);
+  for (const prof::Event& e : t.events)
+    if (e.track < max_dur.size()) max_dur[e.track] = std::max(max_dur[e.track], e.dur_ns);
+  Stmt tr(db, file, "INSERT INTO trace_tracks VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < t.tracks.size(); ++i) {
+    const prof::Track& k = t.tracks[i];
+    tr.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, std::string_view(prof::track_kind_name(k.kind)));
+    tr.bind(4, k.pid).bind(5, k.tid).bind(6, k.process_name).bind(7, k.name).bind(8, k.sort_index).bind(9, max_dur[i]);
+    tr.run();
+  }
+  Stmt nd(db, file, "INSERT INTO trace_nodes VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const prof::NodeInfo& n = t.nodes[i];
+    const std::string origins = sql::pack_u64(n.origins);
+    nd.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, static_cast<int64_t>(n.id)).bind(4, n.name).bind(5, n.op);
+    nd.bind_blob(6, origins.data(), origins.size()).bind(7, n.shapes).bind(8, n.flops).bind(9, n.bytes).run();
+  }
+  for (const Stmt* s : {&info, &meta, &str, &tr, &nd}) MS_RETURN_IF_ERROR(s->status());
+  return Status::ok();
+}
+
+Status write_trace_rows(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+  const int64_t r = run;
+  Stmt ev(db, file, "INSERT INTO trace_events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const prof::Event& e = t.events[i];
+    ev.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, int64_t{e.track}).bind(4, e.ts_ns).bind(5, e.dur_ns);
+    ev.bind(6, static_cast<int64_t>(e.kind)).bind(7, int64_t{e.node}).bind(8, int64_t{e.iteration});
+    ev.bind(9, int64_t{e.name}).bind(10, int64_t{e.category}).bind(11, int64_t{e.impl}).bind(12, int64_t{e.args});
+    if (!ev.run()) break;
+  }
+  Stmt co(db, file, "INSERT INTO trace_counters VALUES(?, ?, ?, ?, ?)");
+  for (const prof::CounterSample& c : t.counters)
+    co.bind(1, r).bind(2, int64_t{c.track}).bind(3, int64_t{c.name}).bind(4, c.ts_ns).bind(5, c.value).run();
+  Stmt fl(db, file, "INSERT INTO trace_flows VALUES(?, ?, ?, ?)");
+  for (const prof::Flow& f : t.flows)
+    fl.bind(1, r).bind(2, static_cast<int64_t>(f.id)).bind(3, int64_t{f.from}).bind(4, int64_t{f.to}).run();
+  Stmt bl(db, file, "INSERT INTO trace_blocks VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const prof::MemoryBlock& b : t.blocks) {
+    bl.bind(1, r)
+        .bind(2, static_cast<int64_t>(b.address))
+        .bind(3, static_cast<int64_t>(b.bytes))
+        .bind(4, int64_t{b.value});
+    bl.bind(5, static_cast<int64_t>(b.producer)).bind(6, b.alloc_ns).bind(7, b.free_ns).bind(8, int64_t{b.iteration});
+    bl.bind(9, int64_t{b.arena}).run();
+  }
+  for (const Stmt* s : {&ev, &co, &fl, &bl}) MS_RETURN_IF_ERROR(s->status());
+  return Status::ok();
+}
+
+Status damaged(const std::string& file, int run, const std::string& what) {
+  return invalid_model(file + ": the trace of run " + std::to_string(run) + " is damaged (" + what + ")");
+}
+
+Status read_trace_tables(sqlite3* db, const std::string& file, int run, prof::Trace& t) {
+  Stmt meta(db, file, "SELECT key, value FROM trace_meta WHERE run = ? ORDER BY key");
+  meta.bind(1, int64_t{run});
+  while (meta.step()) t.metadata[meta.text(0)] = meta.text(1);
+  Stmt str(db, file, "SELECT id, text FROM trace_strings WHERE run = ? ORDER BY id");
+  str.bind(1, int64_t{run});
+  t.strings.clear();
+  while (str.step()) {
+    if (str.i64(0) != static_cast<int64_t>(t.strings.size())) return damaged(file, run, "string ids");
+    t.strings.push_back(str.text(1));
+  }
+  if (t.strings.empty()) t.strings.emplace_back();
+  Stmt tr(db, file,
+          "SELECT kind, pid, tid, process_name, name, sort_index FROM trace_tracks WHERE run = ? ORDER BY idx");
+  tr.bind(1, int64_t{run});
+  while (tr.step()) {
+    prof::Track k;
+    if (!prof::parse_track_kind(tr.text(0), k.kind)) return damaged(file, run, "track kind '" + tr.text(0) + "'");
+    k.pid = tr.i64(1), k.tid = tr.i64(2), k.process_name = tr.text(3), k.name = tr.text(4), k.sort_index = tr.i64(5);
+    t.tracks.push_back(std::move(k));
+  }
+  Stmt nd(db, file, "SELECT id, name, op, origins, shapes, flops, bytes FROM trace_nodes WHERE run = ? ORDER BY idx");
+  nd.bind(1, int64_t{run});
+  while (nd.step()) {
+    prof::NodeInfo n;
+    n.id = static_cast<uint64_t>(nd.i64(0)), n.name = nd.text(1), n.op = nd.text(2);
+    n.origins = sql::unpack_u64(nd.blob(3));
+    n.shapes = nd.text(4), n.flops = nd.f64(5), n.bytes = nd.f64(6);
+    t.nodes.push_back(std::move(n));
+  }
+  for (const Stmt* s : {&meta, &str, &tr, &nd}) MS_RETURN_IF_ERROR(s->status());
+  return Status::ok();
+}
+
+bool valid_str(const prof::Trace& t, int64_t id) { return id >= 0 && id < static_cast<int64_t>(t.strings.size()); }
+
+Status read_trace_events(sqlite3* db, const std::string& file, int run, prof::Trace& t) {
+  Stmt ev(db, file,
+          "SELECT track, ts, dur, kind, node, iteration, name, category, impl, args FROM trace_events WHERE run = ? "
+          "ORDER BY seq");
+  ev.bind(1, int64_t{run});
+  while (ev.step()) {
+    prof::Event e;
+    const int64_t track = ev.i64(0), kind = ev.i64(3), node = ev.i64(4);
+    if (track < 0 || track >= static_cast<int64_t>(t.tracks.size())) return damaged(file, run, "event track");
+    if (kind < 0 || kind > static_cast<int64_t>(prof::EventKind::Foreign)) return damaged(file, run, "event kind");
+    if (node < -1 || node >= static_cast<int64_t>(t.nodes.size())) return damaged(file, run, "event node");
+    for (int c = 6; c < 10; ++c)
+      if (!valid_str(t, ev.i64(c))) return damaged(file, run, "event string");
+    e.track = static_cast<uint32_t>(track), e.ts_ns = ev.i64(1), e.dur_ns = ev.i64(2);
+    e.kind = static_cast<prof::EventKind>(kind), e.node = static_cast<int32_t>(node), e.iteration = ev.i32(5);
+    e.name = static_cast<prof::StrId>(ev.i64(6)), e.category = static_cast<prof::StrId>(ev.i64(7));
+    e.impl = static_cast<prof::StrId>(ev.i64(8)), e.args = static_cast<prof::StrId>(ev.i64(9));
+    t.events.push_back(e);
+  }
+  return ev.status();
+}
+
+Status read_trace_rows(sqlite3* db, const std::string& file, int run, prof::Trace& t) {
+  Stmt co(db, file, "SELECT track, name, ts, value FROM trace_counters WHERE run = ? ORDER BY rowid");
+  co.bind(1, int64_t{run});
+  while (co.step()) {
+    if (!valid_str(t, co.i64(1)) || co.i64(0) < 0 || co.i64(0) >= static_cast<int64_t>(t.tracks.size()))
+      return damaged(file, run, "counter");
+    t.counters.push_back({static_cast<uint32_t>(co.i64(0)), static_cast<prof::StrId>(co.i64(1)), co.i64(2), co.f64(3)});
+  }
+  Stmt fl(db, file, "SELECT id, from_event, to_event FROM trace_flows WHERE run = ? ORDER BY rowid");
+  fl.bind(1, int64_t{run});
+  const auto n_events = static_cast<int64_t>(t.events.size());
+  while (fl.step()) {
+    if (fl.i64(1) < 0 || fl.i64(1) >= n_events || fl.i64(2) < 0 || fl.i64(2) >= n_events)
+      return damaged(file, run, "flow");
+    t.flows.push_back(
+        {static_cast<uint64_t>(fl.i64(0)), static_cast<uint32_t>(fl.i64(1)), static_cast<uint32_t>(fl.i64(2))});
+  }
+  Stmt bl(db, file, "SELECT * FROM trace_blocks WHERE run = ? ORDER BY rowid");
+  bl.bind(1, int64_t{run});
+  while (bl.step()) {
+    prof::MemoryBlock b;
+    if (!valid_str(t, bl.i64(3))) return damaged(file, run, "memory block value");
+    b.address = static_cast<uint64_t>(bl.i64(1)), b.bytes = static_cast<uint64_t>(bl.i64(2));
+    b.value = static_cast<prof::StrId>(bl.i64(3)), b.producer = static_cast<uint64_t>(bl.i64(4));
+    b.alloc_ns = bl.i64(5), b.free_ns = bl.i64(6), b.iteration = bl.i32(7), b.arena = bl.i64(8) != 0;
+    t.blocks.push_back(b);
+  }
+  for (const Stmt* s : {&co, &fl, &bl}) MS_RETURN_IF_ERROR(s->status());
+  return Status::ok();
+}
+
+}  // namespace
+
+Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Trace& trace) {
+  MS_RETURN_IF_ERROR(write_trace_tables(db, file, run, trace));
+  return write_trace_rows(db, file, run, trace);
+}
+
+Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run) {
+  Stmt info(db, file, "SELECT is_foreign, dropped FROM trace_info WHERE run = ?");
+  info.bind(1, int64_t{run});
+  if (!info.step()) {
+    MS_RETURN_IF_ERROR(info.status());
+    return prof::TracePtr();
+  }
+  auto t = std::make_shared<prof::Trace>();
+  t->foreign = info.i64(0) != 0;
+  t->dropped_events = static_cast<uint64_t>(info.i64(1));
+  MS_RETURN_IF_ERROR(read_trace_tables(db, file, run, *t));
+  MS_RETURN_IF_ERROR(read_trace_events(db, file, run, *t));
+  MS_RETURN_IF_ERROR(read_trace_rows(db, file, run, *t));
+  return prof::TracePtr(std::move(t));
+}
+
+}  // namespace ms::session::store
