@@ -6,6 +6,7 @@
 #include "app/cli/compile_options.h"
 #include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
+#include "app/cli/session_out.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 
@@ -22,6 +23,7 @@ int compare_command(const RunArgs& a) {
   auto jit = compile_options(a.jit_level, a.disabled_passes);
   if (!jit) return fail(jit.status().message());
   cfg.compile = *jit;
+  cfg.profile = !a.session.empty();  // the session's timelines, heatmaps and comparison
   cfg.mode = runtime::ExecMode::PyNative;
   auto eager = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!eager) return fail(a.model + ": pynative: " + eager.status().message());
@@ -64,6 +66,13 @@ int compare_command(const RunArgs& a) {
                    diff.c_str());
       ++mismatches;
     }
+  }
+  if (!a.session.empty()) {
+    session::SessionData data;
+    data.runs.push_back(session_run(a, *eager, prep->backend->description()));
+    data.runs.push_back(session_run(a, *graph, prep->backend->description()));
+    data.comparisons.push_back(session_comparison(data.runs, 0, 1));
+    if (Status ss = write_session(a.session, a.model, "compare", std::move(data)); !ss) return fail(ss.message());
   }
   if (mismatches) return 1;
   std::printf("\noutputs: %zu, equal in both modes (rtol 1e-4, atol 1e-5)\n", eager->outputs.size());

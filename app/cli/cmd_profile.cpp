@@ -11,6 +11,7 @@
 #include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
+#include "app/cli/session_out.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "engine/compiler/options.h"
@@ -76,6 +77,7 @@ int profile_command(const ProfileState& st) {
   summary["jit_level"] = a.jit_level;
   std::map<runtime::ExecMode, prof::TracePtr> traces;
   std::vector<runtime::Fallback> fallbacks;
+  session::SessionData data;
   for (runtime::ExecMode m : modes) {
     session::RunRequest po;
     po.mode = m;
@@ -119,6 +121,7 @@ int profile_command(const ProfileState& st) {
                 session::format_bytes(static_cast<double>(mem.peak_live_bytes)).c_str(),
                 session::format_bytes(static_cast<double>(mem.footprint_bytes)).c_str(), mem.fragmentation * 100);
     traces[m] = run->trace;
+    if (!a.session.empty()) data.runs.push_back(session_run(a, *run, prep->backend->description()));
   }
   if (Status fs = report_fallbacks(fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
   summary["fallbacks"] = fallbacks_json(fallbacks);
@@ -133,6 +136,10 @@ int profile_command(const ProfileState& st) {
   const std::string spath = (std::filesystem::path(st.out) / "summary.json").string();
   if (Status ws = write_file_atomic(spath, summary.dump(2) + '\n'); !ws) return fail(ws.message());
   std::printf("summary: %s\n", spath.c_str());
+  if (!a.session.empty()) {
+    if (data.runs.size() == 2) data.comparisons.push_back(session_comparison(data.runs, 0, 1));
+    if (Status ss = write_session(a.session, a.model, "profile", std::move(data)); !ss) return fail(ss.message());
+  }
   return 0;
 }
 
@@ -144,6 +151,7 @@ const RegisterCommand kProfile{
       cmd.add_option("--mode", st->mode, "pynative, graph or both")
           ->check(CLI::IsMember({"pynative", "graph", "both"}));
       cmd.add_option("--out", st->out, "Folder for <mode>.trace.json and summary.json")->required();
+      cmd.add_option("--session", st->args.session, "Also write the runs as a session file the app opens");
       return [st] { return profile_command(*st); };
     }};
 

@@ -8,6 +8,7 @@
 #include "app/cli/compile_options.h"
 #include "app/cli/fallbacks.h"
 #include "app/cli/prepare.h"
+#include "app/cli/session_out.h"
 #include "app/session/figures.h"
 #include "app/session/model_inputs.h"
 #include "app/session/run_loop.h"
@@ -78,6 +79,7 @@ int run_command(const RunArgs& a) {
   auto jit = compile_options(a.jit_level, a.disabled_passes);
   if (!jit) return fail(jit.status().message());
   cfg.compile = *jit;
+  cfg.profile = !a.session.empty();  // the session's timeline and heatmap
   auto r = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!r) return fail(a.model + ": " + r.status().message());
   if (Status fs = report_fallbacks(r->fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
@@ -120,6 +122,11 @@ int run_command(const RunArgs& a) {
     runtime::merge_fallbacks(fallbacks, r->fallbacks);
     j["fallbacks"] = fallbacks_json(fallbacks);
     if (Status ws = write_file_atomic(a.report, j.dump(2) + '\n'); !ws) return fail(ws.message());
+  }
+  if (!a.session.empty()) {
+    session::SessionData data;
+    data.runs.push_back(session_run(a, *r, prep->backend->description()));
+    if (Status ss = write_session(a.session, a.model, "run", std::move(data)); !ss) return fail(ss.message());
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "app/cli/fallbacks.h"
 #include "app/cli/registry.h"
+#include "app/cli/session_out.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "app/session/train_profile.h"
@@ -48,6 +49,7 @@ struct TrainArgs {
   std::string loss_scale = "none";
   std::string report;
   std::string profile;
+  std::string session;  // write the training (curves, the last step's trace) as a session file
   int log_every = 0;
   bool strict_device = false;                // a fallback is an error
   std::vector<runtime::Fallback> fallbacks;  // what did not run as asked (the report's list)
@@ -188,6 +190,50 @@ void print_summary(const TrainResult& r) {
                 static_cast<long long>(r.test_examples));
 }
 
+// --session: the loss, lr and step-time curves, and the profiled last step as a run (its trace,
+// the compiled step's memory plan and pass reports).
+Status write_training_session(const TrainArgs& a, const session::ProfiledTraining& profiled) {
+  const TrainResult& r = *profiled.result;
+  session::SessionData data;
+  data.training.push_back({a.mode, a.mode, r.losses, r.lrs, r.step_ms, result_json(a, r, a.mode).dump()});
+  if (profiled.trace) {
+    session::SessionRun run;
+    run.label = "train:" + a.mode;
+    run.request.mode = a.mode;
+    run.request.device = a.device;
+    run.request.jit_level = a.jit_level;
+    run.request.threads = a.threads;
+    run.request.iterations = static_cast<int>(a.run.steps);
+    run.request.warmup = 0;
+    run.request.disabled_passes = a.run.disabled_passes;
+    session::ModeRunOutcome& o = run.outcome;
+    o.mode = a.mode;
+    o.backend = nn::backend().description();
+    o.median_ms = r.steady.median;
+    o.min_ms = r.steady.min;
+    o.mean_ms = r.steady.mean;
+    o.compile_ms = r.compile_ms;
+    o.peak_bytes = static_cast<size_t>(r.peak_bytes);
+    o.trace = profiled.trace;
+    o.plan = profiled.plan;
+    o.gpu_note = profiled.gpu_note;
+    for (const compiler::PassReport& p : r.passes) {
+      session::PassOutcome po;
+      po.pass = p.pass;
+      po.ran = p.ran;
+      po.changed = p.changed;
+      po.nodes_after = static_cast<int>(p.nodes_after);
+      po.added = static_cast<int>(p.added);
+      po.removed = static_cast<int>(p.removed);
+      po.fused = static_cast<int>(p.fused);
+      po.ms = p.ms;
+      o.passes.push_back(std::move(po));
+    }
+    data.runs.push_back(std::move(run));
+  }
+  return write_session(a.session, r.model, "train", std::move(data));
+}
+
 int train_command(TrainArgs a) {
   Status st = prepare_args(a);
   if (!st.is_ok()) return fail(st.message());
@@ -210,7 +256,7 @@ int train_command(TrainArgs a) {
   session::ProfiledTraining profiled;
   runtime::FallbackLog fallbacks;
   runtime::FallbackScope noting(fallbacks);  // cases a device kernel hands to the CPU
-  if (a.profile.empty())
+  if (a.profile.empty() && a.session.empty())
     profiled.result = nn::train::run_training(a.run, on_step);
   else
     profiled = session::run_training_profiled(a.run, on_step, {{"amp", a.amp}});
@@ -222,6 +268,9 @@ int train_command(TrainArgs a) {
   if (!a.report.empty()) {
     if (Status ws = write_file_atomic(a.report, result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
       return fail(ws.message());
+  }
+  if (!a.session.empty()) {
+    if (Status ss = write_training_session(a, profiled); !ss) return fail(ss.message());
   }
   if (!a.profile.empty()) {
     Status ps = write_profile(a.profile, a.mode, *r);
@@ -285,6 +334,7 @@ const RegisterCommand kTrain{
                      "Graph mode: leave a pass out of the step's compile (repeatable)");
       cmd.add_option("--report", a->report, "Write a JSON report (losses, step_ms, compile_ms, peak_bytes, accuracy)");
       cmd.add_option("--profile", a->profile, "Folder for <mode>.train.trace.json (Chrome trace) and summary.json");
+      cmd.add_option("--session", a->session, "Write the training (curves, the last step profiled) as a session file");
       cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");
       add_train_options(cmd, *a);
       cmd.add_flag("--strict-device", a->strict_device,

@@ -27,6 +27,7 @@ struct RunArgs {
   std::string baseline;                                    // bench: JSON of an earlier `bench --json` to compare with
   bool pass_effect = false;                                // bench: Graph mode with each pass left out in turn
   bool strict_device = false;  // any fallback (another backend, an op on the CPU) is an error
+  std::string session;         // run, compare, profile: write the runs as a session file (.modescope)
 };
 
 int run_command(const RunArgs& a);

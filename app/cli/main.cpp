@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   ms::cli::add_run_options(run, run_args, true);
   run->add_option("--save-outputs", run_args.save_outputs, "Folder for <output name>.npy");
   run->add_option("--report", run_args.report, "Write a JSON report");
+  run->add_option("--session", run_args.session, "Write the run (profiled) as a session file the app opens");
 
   std::string check_model;
   auto* check = app.add_subcommand("check", "Load, verify and infer shapes; print a summary");
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   ms::cli::RunArgs compare_args;
   auto* compare = app.add_subcommand("compare", "Run both modes side by side and check equal outputs");
   ms::cli::add_run_options(compare, compare_args, false);
+  compare->add_option("--session", compare_args.session, "Write both runs (profiled) as a session file the app opens");
 
   std::string conf_dir, conf_mode = "both", conf_filter, conf_report;
   double rtol = 1e-3, atol = 1e-5;

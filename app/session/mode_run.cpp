@@ -43,6 +43,29 @@ std::vector<PassOutcome> pass_outcomes(const compiler::CompileResult& cr, compil
 
 }  // namespace
 
+ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level) {
+  ModeRunOutcome out;
+  out.mode = runtime::exec_mode_name(r.mode);
+  out.median_ms = r.latency.median;
+  out.min_ms = r.latency.min;
+  out.mean_ms = r.latency.mean;
+  out.compile_ms = r.compile_ms;
+  out.peak_bytes = r.peak_bytes;
+  out.kernels = r.kernels_per_iter;
+  for (size_t k = 0; k < r.outputs.size(); ++k)
+    out.outputs.push_back((k < r.output_names.size() ? r.output_names[k] : "?") + " = " + r.outputs[k].to_string(4));
+  if (r.compiled) {
+    out.passes = pass_outcomes(r.compiled->compile_result(), level);
+    out.plan = std::make_shared<const runtime::MemoryPlan>(r.compiled->memory_plan());
+  }
+  out.trace = r.trace;
+  out.gpu_records = r.gpu_records;
+  out.gpu_note = r.gpu_note;
+  // Ops not run as asked on the device: logged with the run (the CLI's `note: fallbacks:` line).
+  if (!r.fallbacks.empty()) out.note = "fallbacks: " + runtime::describe_fallbacks(r.fallbacks);
+  return out;
+}
+
 Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
   std::map<std::string, int64_t> dims;
   for (const auto& name : g.inputs) {
@@ -84,24 +107,11 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   auto r = run_model(g, setup.inputs, *setup.backend, run, callbacks);
   if (!r) return std::move(r).take_status();
 
-  out.median_ms = r->latency.median;
-  out.min_ms = r->latency.min;
-  out.mean_ms = r->latency.mean;
-  out.compile_ms = r->compile_ms;
-  out.peak_bytes = r->peak_bytes;
-  out.kernels = r->kernels_per_iter;
-  for (size_t k = 0; k < r->outputs.size(); ++k)
-    out.outputs.push_back((k < r->output_names.size() ? r->output_names[k] : "?") + " = " + r->outputs[k].to_string(4));
-  if (r->compiled) {
-    out.passes = pass_outcomes(r->compiled->compile_result(), run.compile.jit_level);
-    out.plan = std::make_shared<const runtime::MemoryPlan>(r->compiled->memory_plan());
-  }
-  out.trace = r->trace;
-  out.gpu_records = r->gpu_records;
-  out.gpu_note = r->gpu_note;
-  // Ops not run as asked on the device: logged with the run (the CLI's `note: fallbacks:` line).
-  if (!r->fallbacks.empty())
-    out.note += (out.note.empty() ? "" : "; ") + ("fallbacks: " + runtime::describe_fallbacks(r->fallbacks));
+  ModeRunOutcome done = mode_outcome(*r, run.compile.jit_level);
+  done.mode = out.mode;
+  done.backend = out.backend;
+  done.note = out.note + (out.note.empty() || done.note.empty() ? "" : "; ") + done.note;
+  out = std::move(done);
   return out;
 }
 

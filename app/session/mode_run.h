@@ -61,6 +61,10 @@ struct ModeRunOutcome {
 
 Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks);
 
+// What a finished run of the loop yields as the app shows it (figures, outputs as text, the Graph
+// mode's passes and memory plan, the trace); mode is set, backend and the backend note are not.
+ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level);
+
 // What a run by names runs on: the backend for the request's device and threads, and the inputs
 // (seed 0, the request's batch for a symbolic leading dim). The backend is declared first so it is
 // destroyed last: inputs may live in its memory.

@@ -202,8 +202,10 @@ Expected<std::pair<DbPtr, int>> open_checked(const std::string& path, bool verif
   const int rc = sqlite3_open_v2(uri_of(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   DbPtr db(raw);
   if (rc != SQLITE_OK) return sql::db_error(db.get(), path, "cannot open the session");
-  MS_RETURN_IF_ERROR(as_damaged(path, integrity(db.get(), path)));
-  if (verify_content) MS_RETURN_IF_ERROR(as_damaged(path, check_digests(db.get(), path)));
+  if (verify_content) {
+    MS_RETURN_IF_ERROR(as_damaged(path, integrity(db.get(), path)));
+    MS_RETURN_IF_ERROR(as_damaged(path, check_digests(db.get(), path)));
+  }
   if (version < kSessionSchemaVersion) {
     MS_ASSIGN_OR_RETURN(db, migrate_in_memory(std::move(db), path, version));
   }
@@ -223,7 +225,7 @@ Expected<DbPtr> memory_db(const std::string& path) {
 }
 
 Status build(sqlite3* db, const std::string& path, const SessionData& data) {
-  MS_RETURN_IF_ERROR(sql::exec(db, path, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; BEGIN"));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, "PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; BEGIN"));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchema));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");

@@ -101,8 +101,10 @@ struct SessionMigration {
 // The list of migrations, in order; empty while the schema is at its first version.
 const std::vector<SessionMigration>& session_migrations();
 
-// A session opened for queries: checked as load_session checks it (verify_content false skips the
-// content digests, whose cost grows with the file), read-only, nothing loaded until asked.
+// A session opened for queries, read-only, nothing loaded until asked. Checked as load_session
+// checks it; verify_content false keeps only the header checks (the integrity check and the
+// digests read the whole file): a damaged page then fails the query that reads it, with an error
+// naming the file.
 class SessionReader {
  public:
   static Expected<SessionReader> open(const std::string& path, bool verify_content = true);

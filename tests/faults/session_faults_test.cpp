@@ -149,7 +149,7 @@ TEST(SessionFaults, TruncatedFiles) {
   const std::string whole = dir.file("whole.modescope");
   ASSERT_TRUE(save_session(whole, test::small_session()).is_ok());
   const std::string b = test::read_bytes(whole);
-  for (size_t keep : {size_t{50}, size_t{100}, size_t{16384}, b.size() / 2, b.size() - 16384, b.size() - 1}) {
+  for (size_t keep : {size_t{50}, size_t{100}, size_t{4096}, b.size() / 2, b.size() - 4096, b.size() - 1}) {
     SCOPED_TRACE(keep);
     const std::string path = dir.file("cut.modescope");
     test::write_bytes(path, b.substr(0, keep));
