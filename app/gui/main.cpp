@@ -4,11 +4,15 @@
 //                                                        memory.png, memory_time.png, compare.png, passes.png;
 //                                                        with --pass-effect pass_delta.png), exit 0
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
+//   modescope FILE.modescope                            open a session (model, runs, views, UI state)
+//   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
+//   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QMessageBox>
 #include <QScreen>
 #include <QTimer>
 #include <functional>
@@ -86,11 +90,29 @@ int main(int argc, char** argv) {
                      "passes (bisect) or find the first NaN or infinity (nan); the inspector shows the selected "
                      "node's values."),
       QStringLiteral("WHAT"));
+  QCommandLineOption save_session_opt(
+      QStringLiteral("save-session"),
+      QStringLiteral("With --screenshot: save the session shown to FILE before exiting."), QStringLiteral("FILE"));
+  QCommandLineOption restore_opt(
+      QStringLiteral("restore-autosave"),
+      QStringLiteral("After an unclean exit, restore the last autosave without asking (tests, screenshots)."));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  numerics_opt});
+                  numerics_opt, save_session_opt, restore_opt});
   cli.process(app);
   const QStringList args = cli.positionalArguments();
-  const QString model = args.isEmpty() ? QString() : args.first();
+  QString model = args.isEmpty() ? QString() : args.first();
+  // The last start did not exit cleanly (its marker is still there) and left an autosave.
+  const QString marker = ms::app::MainWindow::running_marker_path();
+  const bool unclean = QFile::exists(marker) && QFile::exists(ms::app::MainWindow::autosave_path());
+  if (QFile m(marker); m.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    m.write(QByteArray::number(QCoreApplication::applicationPid()));
+  bool offer_restore = false;
+  if (unclean && model.isEmpty()) {
+    if (cli.isSet(restore_opt))
+      model = ms::app::MainWindow::autosave_path();
+    else
+      offer_restore = true;
+  }
   const QString run_modes = cli.value(run_opt);
   if (!run_modes.isEmpty() && run_modes != QLatin1String("pynative") && run_modes != QLatin1String("graph") &&
       run_modes != QLatin1String("both"))
@@ -180,9 +202,10 @@ int main(int argc, char** argv) {
   if (screenshot) {
     const QString dir = cli.value(shot_opt);
     if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
-    auto save = [&window, dir] {
+    const QString save_session_path = cli.value(save_session_opt);
+    auto save = [&window, dir, save_session_path] {
       // Let pending paints and layouts settle, then grab what a user sees.
-      QTimer::singleShot(150, &window, [&window, dir] {
+      QTimer::singleShot(150, &window, [&window, dir, save_session_path] {
         const QString path = dir + QStringLiteral("/graph.png");
         const bool ok = ms::views::save_image(path, window.graph_view()->grab().toImage());
         ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
@@ -190,6 +213,24 @@ int main(int argc, char** argv) {
         ms::views::save_bytes(dir + QStringLiteral("/graph.dot"), window.graph_view()->dot_text().toUtf8());
         // The result views (timeline, memory, compare, passes), each at the graph view's size.
         if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
+        if (!save_session_path.isEmpty()) {
+          ms::session::SessionData data = window.session_snapshot();
+          ms::Status s;
+          if (data.model.kind.empty()) {
+            auto described = ms::session::describe_model(data.model.source);
+            if (described)
+              data.model = std::move(*described);
+            else
+              s = described.status();
+          }
+          if (s.is_ok()) s = ms::session::save_session(save_session_path.toStdString(), data);
+          if (!s.is_ok()) {
+            std::fprintf(stderr, "error: %s\n", s.message().c_str());
+            QApplication::exit(1);
+            return;
+          }
+          std::printf("wrote %s\n", qPrintable(save_session_path));
+        }
         std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
         QApplication::exit(ok ? 0 : 1);
       });
@@ -249,6 +290,20 @@ int main(int argc, char** argv) {
                        with_numerics(show_then_save);
                      });
   }
+  if (!screenshot && !run_modes.isEmpty())
+    QObject::connect(
+        &window, &ms::app::MainWindow::model_opened, &window,
+        [&window](bool ok) {
+          if (ok) window.run();
+        },
+        Qt::SingleShotConnection);
   if (!model.isEmpty()) window.open(model);
+  if (offer_restore && !screenshot)
+    QTimer::singleShot(0, &window, [&window] {
+      const auto answer = QMessageBox::question(
+          &window, QObject::tr("Restore Session"),
+          QObject::tr("Modescope did not exit cleanly last time. Restore the session it autosaved?"));
+      if (answer == QMessageBox::Yes) window.open(ms::app::MainWindow::autosave_path());
+    });
   return app.exec();
 }

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -80,6 +81,7 @@ MainWindow::MainWindow() {
   restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(s.value(QStringLiteral("window/state")).toByteArray());
   run_panel_->load_settings();
+  set_up_autosave();
   update_recent_menu();
   set_title();
   for (QAction* a : needs_model_) a->setEnabled(false);
@@ -205,6 +207,12 @@ void MainWindow::build_actions() {
   auto* open = file->addAction(icon("open"), tr("&Open…"), QKeySequence::Open, this, &MainWindow::open_dialog);
   file->addAction(icon("template"), tr("&New from Template…"), QKeySequence::New, this, &MainWindow::new_from_template);
   recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addSeparator();
+  file->addAction(tr("Open &Session…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                  &MainWindow::open_session_dialog);
+  needs_model_ << file->addAction(tr("&Save Session"), QKeySequence::Save, this, &MainWindow::save_session);
+  needs_model_ << file->addAction(tr("Save Session &As…"), QKeySequence::SaveAs, this, &MainWindow::save_session_as);
+  file->addSeparator();
   file->addSeparator();
   auto* export_menu = file->addMenu(icon("export"), tr("&Export Graph"));
   needs_model_ << export_menu->addAction(tr("As &SVG…"), this, [this] { export_graph(QStringLiteral("svg")); });
@@ -414,6 +422,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   s.setValue(QStringLiteral("window/state"), saveState());
   run_panel_->save_settings();
   jobs_->cancel_all();
+  QFile::remove(running_marker_path());  // a clean exit: the next start offers no restore
   e->accept();
 }
 

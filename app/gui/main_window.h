@@ -12,6 +12,7 @@
 
 #include "app/gui/document.h"
 #include "app/session/numerics.h"
+#include "app/session/session_file.h"
 #include "views/graph/graph_view.h"
 #include "views/jobs/job_tracker.h"
 
@@ -28,6 +29,7 @@ class QTableView;
 class QStackedWidget;
 class QTabWidget;
 class QDockWidget;
+class QTimer;
 
 namespace ms::views {
 class Inspector;
@@ -50,8 +52,17 @@ class MainWindow : public QMainWindow {
   MainWindow();
   ~MainWindow() override;
 
-  // Opens a model in a job; the graph shows when its first layout is done.
+  // Opens a model in a job; the graph shows when its first layout is done. A .modescope file opens
+  // as a session (open_session).
   void open(const QString& source);
+  // Session files (main_window_sessionfile.cpp): opening restores the model, the runs (passes,
+  // timeline, memory, comparison) and the UI state (tab, pass shown, selection); saving snapshots
+  // the session here and writes it in a job.
+  void open_session(const QString& path);
+  void save_session_to(const QString& path, bool autosave);
+  session::SessionData session_snapshot() const;
+  static QString autosave_path();
+  static QString running_marker_path();
   void close_model();
   // Runs the modes chosen in the run panel (or `modes` when given), one job each, in order.
   void run(std::vector<std::string> modes = {});
@@ -187,7 +198,20 @@ class MainWindow : public QMainWindow {
   void on_job_failed(views::JobId id, const QString& title, const QString& message);
   views::JobId numerics_job_ = 0;
   double numerics_tol_ = 1e-4;
-  std::shared_ptr<const session::DiffResult> numerics_;  // the last comparison of both modes' values
+  std::shared_ptr<const session::DiffResult> numerics_;    // the last comparison of both modes' values
+  std::vector<session::SessionRun> runs_;                  // the runs shown, as a session keeps them
+  std::shared_ptr<session::SessionData> pending_session_;  // applied when its model has opened
+  std::optional<session::SessionModel> session_model_;     // the model as the open session has it
+  QString session_path_;                                   // where Save writes ("" : Save As)
+  QTimer* autosave_timer_ = nullptr;
+  views::JobId autosave_job_ = 0;
+  bool dirty_ = false;  // runs changed since the last autosave
+  void save_session();
+  void save_session_as();
+  void open_session_dialog();
+  void apply_session(const session::SessionData& d);
+  void set_up_autosave();
+  void autosave();
   void numerics_dropped();
   void take_diff(std::shared_ptr<const session::DiffResult> d);
   views::ValueDiffView* value_diff_ = nullptr;

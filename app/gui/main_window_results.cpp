@@ -110,6 +110,7 @@ void MainWindow::select_node_everywhere(uint64_t node) {
 }
 
 void MainWindow::clear_results() {
+  runs_.clear();
   eager_trace_.reset();
   graph_trace_.reset();
   plan_.reset();

@@ -18,7 +18,13 @@
 
 namespace ms::app {
 
+bool is_session_file(const QString& path);
+
 void MainWindow::open(const QString& source) {
+  if (is_session_file(source)) {
+    open_session(source);
+    return;
+  }
   if (open_job_) jobs_->cancel(open_job_);
   log(tr("Opening %1").arg(source));
   auto timer = std::make_shared<QElapsedTimer>();
@@ -66,6 +72,13 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
   if (!doc_->view.collapsed.empty())
     log(tr("Large graph: %1 groups start collapsed; double-click a group to open it").arg(doc_->view.collapsed.size()));
   if (!doc_->warning.isEmpty()) log(doc_->warning, true);
+  if (pending_session_) {
+    apply_session(*pending_session_);
+    pending_session_.reset();
+  } else {
+    session_model_.reset();
+    session_path_.clear();
+  }
   Q_EMIT model_opened(true);
 }
 
@@ -112,7 +125,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
   jobs_->start(
       QStringLiteral("run-") + QString::fromStdString(mode), what, this,
       [graph, req](views::JobContext& ctx) { return run_model(*graph, req, ctx); },
-      [this, what, modes, ok_so_far](Expected<RunOutcome> r) mutable {
+      [this, what, modes, ok_so_far, req, mode](Expected<RunOutcome> r) mutable {
         if (!r) {
           fail(r.status(), what);
           run_next(std::move(modes), false);
@@ -125,6 +138,12 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
         if (r->mode == "graph") report_pass_effect(*r);
         run_panel_->show_result(*r);
         take_result(*r);
+        RunRequest kept = req;
+        kept.make_backend = nullptr;
+        kept.gpu_collector = nullptr;
+        kept.observer = nullptr;
+        runs_.push_back({mode, std::move(kept), *r});
+        dirty_ = true;
         QString line = tr("%1 on %2: median %3 ms, min %4 ms")
                            .arg(what, QString::fromStdString(r->backend))
                            .arg(r->median_ms, 0, 'f', 3)

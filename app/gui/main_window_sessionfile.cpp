@@ -1,0 +1,204 @@
+// MainWindow: session files (.modescope, app/session/session_file.h). Open, Save, Save As, recent
+// sessions and drops go through open(); saving takes a snapshot of the session on the UI thread
+// (shared, immutable traces and graphs: cheap) and describes the model and writes the file in a
+// job. Autosave every N seconds (setting autosave/seconds, 0 = off) and after each finished job to
+// an autosave file under the app's data folder; a marker file says the app is running, so the next
+// start knows when the last one did not exit cleanly.
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
+#include "engine/core/atomic_file.h"
+#include "views/models/pass_list_model.h"
+
+namespace ms::app {
+
+namespace {
+
+QString data_folder() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+  QDir().mkpath(dir);
+  return dir;
+}
+
+// Where a model embedded in a session goes when its original file is gone or changed.
+Expected<std::string> materialize(const session::SessionModel& m, const std::string& folder) {
+  if (m.kind != "embedded") return m.source;
+  QFileInfo original(QString::fromStdString(m.source));
+  if (original.isFile() && static_cast<uint64_t>(original.size()) == m.size) {
+    QFile f(original.absoluteFilePath());
+    if (f.open(QIODevice::ReadOnly)) {
+      const QByteArray b = f.readAll();
+      if (session::content_hash(std::string_view(b.constData(), static_cast<size_t>(b.size()))) == m.hash)
+        return m.source;
+    }
+  }
+  const std::string path = folder + "/" + m.hash + ".onnx";
+  MS_RETURN_IF_ERROR(write_file_atomic(path, m.bytes));
+  return path;
+}
+
+}  // namespace
+
+bool is_session_file(const QString& path) { return path.endsWith(QLatin1String(".modescope"), Qt::CaseInsensitive); }
+
+QString MainWindow::autosave_path() { return data_folder() + QStringLiteral("/autosave.modescope"); }
+QString MainWindow::running_marker_path() { return data_folder() + QStringLiteral("/running"); }
+
+void MainWindow::open_session(const QString& path) {
+  log(tr("Opening session %1").arg(path));
+  const std::string folder = data_folder().toStdString();
+  struct Loaded {
+    session::SessionData data;
+    std::string model;  // what to open
+  };
+  jobs_->start(
+      QStringLiteral("open"), tr("Opening session %1").arg(QFileInfo(path).fileName()), this,
+      [path, folder](views::JobContext& ctx) -> Expected<Loaded> {
+        ctx.progress(-1, QObject::tr("Reading the session"));
+        MS_ASSIGN_OR_RETURN(session::SessionData data, session::load_session(path.toStdString()));
+        if (data.model.kind.empty()) return invalid_model(path.toStdString() + ": the session has no model");
+        MS_ASSIGN_OR_RETURN(std::string model, materialize(data.model, folder));
+        return Loaded{std::move(data), std::move(model)};
+      },
+      [this, path](Expected<Loaded> r) {
+        if (!r) {
+          log(QString::fromStdString(r.status().message()), true);
+          Q_EMIT model_opened(false);
+          return;
+        }
+        if (r->data.model.kind == "path" && !QFileInfo::exists(QString::fromStdString(r->model)))
+          log(tr("The session's model %1 is gone").arg(QString::fromStdString(r->model)), true);
+        pending_session_ = std::make_shared<session::SessionData>(std::move(r->data));
+        if (path != autosave_path()) {
+          session_path_ = path;
+          add_recent(path);
+        }
+        open(QString::fromStdString(r->model));
+      });
+}
+
+session::SessionData MainWindow::session_snapshot() const {
+  session::SessionData d;
+  if (doc_) d.model.source = session_model_ ? session_model_->source : doc_->source.toStdString();
+  if (session_model_) d.model = *session_model_;
+  d.runs = runs_;
+  int eager = -1, graph = -1;
+  for (size_t i = 0; i < runs_.size(); ++i) (runs_[i].outcome.mode == "graph" ? graph : eager) = static_cast<int>(i);
+  if (eager >= 0 && graph >= 0) d.comparisons.push_back({"pynative vs graph", eager, graph, {}});
+  if (pass_table_ && pass_table_->currentIndex().isValid())
+    d.ui_state["pass"] = std::to_string(pass_table_->currentIndex().row());
+  const auto* gm = graph_->model();
+  const int sel = graph_->selected_node();
+  if (gm && sel >= 0 && sel < static_cast<int>(gm->nodes.size()) && gm->nodes[static_cast<size_t>(sel)].node)
+    d.ui_state["selection"] = std::to_string(gm->nodes[static_cast<size_t>(sel)].node->id.value);
+  d.ui_state["tab"] = std::to_string(tabs_->currentIndex());
+  d.environment["producer"] = "modescope";
+  return d;
+}
+
+void MainWindow::save_session_to(const QString& path, bool autosave) {
+  if (!doc_) return;
+  auto data = std::make_shared<session::SessionData>(session_snapshot());
+  const bool describe = !session_model_;
+  const QString what = autosave ? tr("Autosaving") : tr("Saving session %1").arg(QFileInfo(path).fileName());
+  const views::JobId id = jobs_->start(
+      autosave ? QStringLiteral("autosave") : QStringLiteral("save-session"), what, this,
+      [path, data, describe](views::JobContext&) -> Expected<bool> {
+        if (describe) {
+          MS_ASSIGN_OR_RETURN(data->model, session::describe_model(data->model.source));
+        }
+        MS_RETURN_IF_ERROR(session::save_session(path.toStdString(), *data));
+        return true;
+      },
+      [this, path, autosave](Expected<bool> r) {
+        if (!r) {
+          log(QString::fromStdString(r.status().message()), true);
+          return;
+        }
+        if (!autosave) {
+          session_path_ = path;
+          add_recent(path);
+          log(tr("Saved the session to %1").arg(path));
+        }
+      });
+  if (autosave) autosave_job_ = id;
+}
+
+void MainWindow::save_session() {
+  if (session_path_.isEmpty())
+    save_session_as();
+  else
+    save_session_to(session_path_, false);
+}
+
+void MainWindow::save_session_as() {
+  if (!doc_) return;
+  QSettings s;
+  const QString base = QFileInfo(doc_->source).completeBaseName();
+  const QString dir = s.value(QStringLiteral("last_dir")).toString();
+  QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), QDir(dir).filePath(base + ".modescope"),
+                                              tr("Modescope sessions (*.modescope)"));
+  if (path.isEmpty()) return;
+  if (!is_session_file(path)) path += QStringLiteral(".modescope");
+  save_session_to(path, false);
+}
+
+void MainWindow::open_session_dialog() {
+  QSettings s;
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open Session"), s.value(QStringLiteral("last_dir")).toString(),
+                                   tr("Modescope sessions (*.modescope);;All files (*)"));
+  if (!path.isEmpty()) open_session(path);
+}
+
+void MainWindow::apply_session(const session::SessionData& d) {
+  session_model_ = d.model;
+  for (const session::SessionRun& r : d.runs) {
+    if (r.outcome.mode == "graph") disabled_ = r.request.disabled_passes;
+    if (!r.outcome.passes.empty()) show_passes(r.outcome.passes);
+    run_panel_->show_result(r.outcome);
+    take_result(r.outcome);
+  }
+  runs_ = d.runs;
+  auto number = [&d](const char* key, int64_t fallback) {
+    auto it = d.ui_state.find(key);
+    return it == d.ui_state.end() ? fallback : std::atoll(it->second.c_str());
+  };
+  const int tab = static_cast<int>(number("tab", 0));
+  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  if (const int64_t pass = number("pass", -1); pass >= 0) show_pass(static_cast<int>(pass));
+  if (const int64_t node = number("selection", 0); node > 0) select_node_everywhere(static_cast<uint64_t>(node));
+  log(tr("Restored %n run(s) from the session", nullptr, static_cast<int>(d.runs.size())));
+}
+
+void MainWindow::set_up_autosave() {
+  autosave_timer_ = new QTimer(this);
+  const int seconds = QSettings().value(QStringLiteral("autosave/seconds"), 60).toInt();
+  connect(autosave_timer_, &QTimer::timeout, this, &MainWindow::autosave);
+  if (seconds > 0) autosave_timer_->start(seconds * 1000);
+  // After every finished job but the autosave itself (and the window's own opens and layouts).
+  connect(jobs_, &views::JobTracker::finished, this, [this](views::JobId id, bool delivered) {
+    if (id == autosave_job_) {
+      autosave_job_ = 0;
+      return;
+    }
+    if (delivered && dirty_ && autosave_timer_->isActive()) QTimer::singleShot(0, this, &MainWindow::autosave);
+  });
+}
+
+void MainWindow::autosave() {
+  if (!doc_ || autosave_job_ || runs_.empty()) return;
+  dirty_ = false;
+  save_session_to(autosave_path(), true);
+}
+
+}  // namespace ms::app

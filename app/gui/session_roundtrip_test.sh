@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# ctest: a session survives the app. The real app opens MODEL, runs both modes, shows pass N and
+# saves the session (--save-session); a second app opens only that session file. The data the
+# views are built from must come back exactly: the comparison table (compare.csv, the compare
+# view's model), the pass list (passes shown and their figures in the log) and the runs' figures.
+# Then a damaged session is refused with one line. And the kill -9 path: an app killed after an
+# autosave leaves its marker, and --restore-autosave restores the autosave. Exits 77 (skipped) when xvfb-run is missing.
+#   session_roundtrip_test.sh MODESCOPE MODEL OUTDIR
+set -euo pipefail
+app="$1"; model="$2"; out="$3"
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  echo "skipped: xvfb-run is not installed (apt-get install xvfb xauth)"
+  exit 77
+fi
+rm -rf "$out"
+mkdir -p "$out/first" "$out/second"
+# Settings and app data of their own: the test must not read or change the user's.
+export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data"
+run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
+run_app "$model" --run both --iterations 2 --show-pass 2 --screenshot "$out/first" \
+  --save-session "$out/s.modescope" 2>&1 | tee "$out/first/log.txt"
+test -s "$out/s.modescope"
+run_app "$out/s.modescope" --screenshot "$out/second" 2>&1 | tee "$out/second/log.txt"
+grep -q "Restored 2 run(s) from the session" "$out/second/log.txt" || { echo "the runs were not restored"; exit 1; }
+cmp "$out/first/compare.csv" "$out/second/compare.csv" || { echo "the comparison differs after the round trip"; exit 1; }
+# kill -9 after an autosave: the next start with --restore-autosave restores it.
+rm -rf "$out/data"
+run_app "$model" --run both --iterations 2 > "$out/killed.txt" 2>&1 &
+wrapper=$!
+autosave=""
+for _ in $(seq 600); do
+  autosave=$(find "$out/data" -name autosave.modescope 2>/dev/null | head -1 || true)
+  [[ -n "$autosave" && -s "$autosave" ]] && break
+  sleep 0.1
+done
+[[ -n "$autosave" ]] || { echo "no autosave was written"; cat "$out/killed.txt"; kill "$wrapper"; exit 1; }
+kill -9 "$(cat "$(dirname "$autosave")/running")"
+wait "$wrapper" || true
+run_app --restore-autosave --screenshot "$out/restored" 2>&1 | tee "$out/restored.txt"
+grep -qE "Restored [12] run\(s\) from the session" "$out/restored.txt" || { echo "the autosave was not restored"; exit 1; }
+# A damaged session: one clean error line naming the file, and the app exits non-zero, file intact.
+head -c 5000 "$out/s.modescope" > "$out/cut.modescope"
+sum=$(md5sum < "$out/cut.modescope")
+if run_app "$out/cut.modescope" --screenshot "$out/cut" > "$out/cut.txt" 2>&1; then
+  echo "a truncated session opened"; exit 1
+fi
+grep -q "error: $out/cut.modescope: truncated" "$out/cut.txt" || { cat "$out/cut.txt"; exit 1; }
+test "$(md5sum < "$out/cut.modescope")" = "$sum"
+echo "session round trip: ok"
