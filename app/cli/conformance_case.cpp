@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/core/strings.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
@@ -147,6 +148,13 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
       const bool both_nan = std::isnan(got.at_double(i)) && std::isnan(want.at_double(i));
       if (a[i] != b[i] && !both_nan && bad++ == 0) first = i;
     }
+  } else if (want.dtype() == DType::String) {
+    for (int64_t i = 0; i < n; ++i)
+      if (string_at(got, i) != string_at(want, i) && bad++ == 0) first = i;
+    if (bad == 0) return "";
+    return std::to_string(bad) + " of " + std::to_string(n) + " strings differ; first at flat index " +
+           std::to_string(first) + ": got \"" + string_at(got, first) + "\", expected \"" + string_at(want, first) +
+           "\"";
   } else if (is_integer(want.dtype())) {
     // Exact, and through the raw bytes so u64 values beyond int64 compare right too.
     const size_t es = dtype_size(want.dtype());
@@ -166,8 +174,31 @@ std::string compare(const Tensor& got, const Tensor& want, double rtol, double a
   return os.str();
 }
 
+// compare() for any value: tensors element by element, sequences element-wise with their lengths,
+// optionals by presence and then their value.
+std::string compare_value(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.kind() != want.kind())
+    return std::string("a ") + value_kind_name(got.kind()) + ", expected a " + value_kind_name(want.kind());
+  if (want.is_tensor()) return compare(got, want, rtol, atol);
+  const auto& g = got.items();
+  const auto& w = want.items();
+  if (want.kind() == ValueKind::Optional && g.size() != w.size())
+    return g.empty() ? "an empty optional, expected one with a value" : "an optional with a value, expected none";
+  if (g.size() != w.size())
+    return "a sequence of " + std::to_string(g.size()) + " tensors, expected " + std::to_string(w.size());
+  for (size_t i = 0; i < w.size(); ++i)
+    if (std::string diff = compare_value(g[i], w[i], rtol, atol); !diff.empty())
+      return (want.kind() == ValueKind::Sequence ? "element " + std::to_string(i) + ": " : "") + diff;
+  return "";
+}
+
 // numpy has no bfloat16, so ONNX stores bf16 test data as uint16 bit patterns. Read them as the
 // bf16 the graph declares (same bits).
+ir::ValueType declared_type(const ir::Graph& graph, const std::string& value_name) {
+  const ir::Value* v = graph.value(value_name);
+  return v ? v->type : ir::ValueType{};
+}
+
 Tensor as_declared(const Tensor& t, const ir::Graph& graph, const std::string& value_name) {
   const ir::Value* v = graph.value(value_name);
   if (v != nullptr && v->type.dtype == DType::BF16 && t.dtype() == DType::U16)
@@ -189,21 +220,18 @@ CaseResult run_data_set(const ir::Graph& graph, runtime::Backend& backend, const
             ""};
   }
   for (size_t i = 0; i < input_files.size(); ++i) {
-    auto t = onnx_io::load_tensor_pb(input_files[i].string());
+    auto t = onnx_io::load_value_pb(input_files[i].string(), declared_type(graph, graph.inputs[i]));
     if (!t) return from_status(t.status(), &graph, where + input_files[i].filename().string() + ": ");
     *t = as_declared(*t, graph, graph.inputs[i]);
-    ir::ValueType vt;
-    vt.dtype = t->dtype();
-    vt.dims = t->shape();
-    vt.dim_params.assign(t->shape().size(), "");
-    signature[graph.inputs[i]] = vt;
+    signature[graph.inputs[i]] = ir::type_of(*t);
     inputs[graph.inputs[i]] = std::move(*t);
   }
   std::vector<Tensor> expected;
   for (const auto& f : numbered_files(set_dir, "output_")) {
-    auto t = onnx_io::load_tensor_pb(f.string());
-    if (!t) return from_status(t.status(), &graph, where + f.filename().string() + ": ");
     const size_t i = expected.size();
+    auto t = onnx_io::load_value_pb(
+        f.string(), i < graph.outputs.size() ? declared_type(graph, graph.outputs[i]) : ir::ValueType{});
+    if (!t) return from_status(t.status(), &graph, where + f.filename().string() + ": ");
     expected.push_back(i < graph.outputs.size() ? as_declared(*t, graph, graph.outputs[i]) : std::move(*t));
   }
 
@@ -227,16 +255,14 @@ CaseResult run_data_set(const ir::Graph& graph, runtime::Backend& backend, const
   }
   for (size_t i = 0; i < expected.size(); ++i) {
     Tensor out = (*got)[i];
-    if (out.defined() && !out.device().is_cpu()) {
+    if (out.defined() && out.is_tensor() && !out.device().is_cpu()) {
       Tensor host = Tensor::empty(out.dtype(), out.shape());
       if (Status st = backend.copy_to_host(out, host); !st) return from_status(st, &graph, where + "copy: ");
       out = host;
     }
     const std::string name = i < graph.outputs.size() ? graph.outputs[i] : std::to_string(i);
     if (!out.defined()) return {CaseStatus::Failed, where + "output '" + name + "' was not produced", ""};
-    if (expected[i].dtype() == DType::String || out.dtype() == DType::String)
-      return {CaseStatus::Skipped, where + "output '" + name + "': string tensors are not compared", ""};
-    if (std::string diff = compare(out, expected[i], opt.rtol, opt.atol); !diff.empty())
+    if (std::string diff = compare_value(out, expected[i], opt.rtol, opt.atol); !diff.empty())
       return {CaseStatus::Failed, where + "output '" + name + "': " + diff, ""};
   }
   return {CaseStatus::Passed, "", ""};

@@ -63,6 +63,63 @@ Status check_input(const ir::Graph& g, const std::string& name, const Tensor& gi
                           std::string(dtype_name(given.dtype())) + " " + shape_text(given.shape()));
 }
 
+namespace {
+
+// A random tensor of a declared tensor type (unknown dims from --dim, else 1).
+Expected<Tensor> random_tensor(const std::string& name, const ir::ValueType& type,
+                               const std::map<std::string, int64_t>& dim_values, std::mt19937_64& rng) {
+  if (!type.dims) return invalid_argument("input '" + name + "' has unknown rank; give it with --input");
+  Shape shape;
+  for (size_t i = 0; i < type.dims->size(); ++i) {
+    int64_t d = (*type.dims)[i];
+    if (d < 0) {
+      const std::string param = i < type.dim_params.size() ? type.dim_params[i] : "";
+      auto it = dim_values.find(param);
+      d = it != dim_values.end() ? it->second : 1;
+    }
+    shape.push_back(d);
+  }
+  const DType dt = type.dtype;
+  Tensor t = Tensor::empty(dt, shape);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 3);
+  const bool ok = visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, bool>)
+        p[i] = small(rng) & 1;
+      else if constexpr (std::is_integral_v<T>)
+        p[i] = static_cast<T>(small(rng));
+      else
+        p[i] = static_cast<T>(static_cast<float>(uni(rng)));
+    }
+  });
+  if (!ok)
+    return unsupported("input '" + name + "' has dtype " + std::string(dtype_name(dt)) + ", which has no random fill");
+  return t;
+}
+
+// A random value of a declared type: a tensor, a sequence of two tensors, or an optional holding one.
+Expected<Tensor> random_value(const std::string& name, const ir::ValueType& type,
+                              const std::map<std::string, int64_t>& dim_values, std::mt19937_64& rng) {
+  if (type.kind == ValueKind::Optional) {
+    MS_ASSIGN_OR_RETURN(Tensor inner, random_value(name, type.element(), dim_values, rng));
+    return Tensor::optional({inner}, type.elem_kind, type.dtype);
+  }
+  if (type.kind == ValueKind::Sequence) {
+    std::vector<Tensor> items;
+    for (int k = 0; k < 2; ++k) {
+      MS_ASSIGN_OR_RETURN(Tensor e, random_tensor(name, type.element(), dim_values, rng));
+      items.push_back(std::move(e));
+    }
+    return Tensor::sequence(std::move(items), type.dtype);
+  }
+  return random_tensor(name, type, dim_values, rng);
+}
+
+}  // namespace
+
 Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std::string, std::string>& files,
                                          const std::map<std::string, int64_t>& dim_values, uint64_t seed) {
   runtime::TensorMap out;
@@ -83,37 +140,7 @@ Expected<runtime::TensorMap> make_inputs(const ir::Graph& g, const std::map<std:
     const ir::Value* v = g.value(name);
     if (!v) return invalid_model("input '" + name + "' has no type");
     if (v->is_initializer()) continue;  // old-style input with a default
-    if (!v->type.dims) return invalid_argument("input '" + name + "' has unknown rank; give it with --input");
-    Shape shape;
-    for (size_t i = 0; i < v->type.dims->size(); ++i) {
-      int64_t d = (*v->type.dims)[i];
-      if (d < 0) {
-        const std::string param = i < v->type.dim_params.size() ? v->type.dim_params[i] : "";
-        auto it = dim_values.find(param);
-        d = it != dim_values.end() ? it->second : 1;
-      }
-      shape.push_back(d);
-    }
-    const DType dt = v->type.dtype;
-    Tensor t = Tensor::empty(dt, shape);
-    std::uniform_real_distribution<double> uni(-1.0, 1.0);
-    std::uniform_int_distribution<int> small(0, 3);
-    const bool ok = visit_dtype(dt, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* p = t.data<T>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        if constexpr (std::is_same_v<T, bool>)
-          p[i] = small(rng) & 1;
-        else if constexpr (std::is_integral_v<T>)
-          p[i] = static_cast<T>(small(rng));
-        else
-          p[i] = static_cast<T>(static_cast<float>(uni(rng)));
-      }
-    });
-    if (!ok)
-      return unsupported("input '" + name + "' has dtype " + std::string(dtype_name(dt)) +
-                         ", which has no random fill");
-    out[name] = std::move(t);
+    MS_ASSIGN_OR_RETURN(out[name], random_value(name, v->type, dim_values, rng));
   }
   return out;
 }

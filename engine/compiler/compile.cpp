@@ -136,7 +136,9 @@ void collect_values(Build& b) {
       const ir::Value* val = x.graph.value(p.slot_names[static_cast<size_t>(v)]);
       const ir::ValueType t = val ? val->type : ir::ValueType{};
       x.out_types[si].push_back(t);
-      if (!t.is_static() || t.dtype == DType::Undefined || dtype_size(t.dtype) == 0) {
+      // Sequences and optionals are never static; string tensors (interned handles, host only) stay
+      // out of the arena too: their steps allocate as the interpreter does.
+      if (!t.is_static() || t.dtype == DType::Undefined || t.dtype == DType::String || dtype_size(t.dtype) == 0) {
         x.is_static_step[si] = 0;
         continue;
       }

@@ -41,6 +41,7 @@ class Inferrer {
           (*sub)->set_parent(&g);
           if (n.op_type == "Loop") seed_loop_body(n, g, **sub);
           if (n.op_type == "Scan") ops::seed_scan_body(n, g.opset(n.domain), g, **sub);
+          if (n.op_type == "SequenceMap") seed_sequence_map_body(n, g, **sub);
           auto inner = known;  // outer constants stay visible to the subgraph
           Status st = infer(**sub, inner);
           if (!st.is_ok()) return st;
@@ -94,8 +95,21 @@ class Inferrer {
       else if (v->type.dtype == DType::Undefined && i < n.inputs.size() && !n.inputs[i].empty()) {
         if (const ir::Value* outer = g.resolve(n.inputs[i])) {
           v->type.dtype = outer->type.dtype;  // shapes of carried values may change per iteration
+          v->type.kind = outer->type.kind;
+          v->type.elem_kind = outer->type.elem_kind;
         }
       }
+    }
+  }
+
+  // SequenceMap body inputs left untyped: a sequence input's element type, else the input's type.
+  static void seed_sequence_map_body(const ir::Node& n, const ir::Graph& g, ir::Graph& body) {
+    for (size_t i = 0; i < body.inputs.size() && i < n.inputs.size(); ++i) {
+      ir::Value* v = body.value(body.inputs[i]);
+      if (!v) v = &body.add_value(ir::Value{body.inputs[i], {}, {}, std::nullopt});
+      const ir::Value* outer = n.inputs[i].empty() ? nullptr : g.resolve(n.inputs[i]);
+      if (v->type.dtype != DType::Undefined || !outer) continue;
+      v->type = outer->type.kind == ValueKind::Sequence ? outer->type.element() : outer->type;
     }
   }
 

@@ -25,7 +25,7 @@ constexpr std::array<DTypeInfo, 25> kInfo{{
     {DType::U32, "u32", 4, 12},
     {DType::U64, "u64", 8, 13},
     {DType::Bool, "bool", 1, 9},
-    {DType::String, "string", 0, 8},
+    {DType::String, "string", 8, 8},  // an interned-string handle (core/strings.h)
     {DType::F8E4M3FN, "f8e4m3fn", 1, 17},
     {DType::F8E4M3FNUZ, "f8e4m3fnuz", 1, 18},
     {DType::F8E5M2, "f8e5m2", 1, 19},

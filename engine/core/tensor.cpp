@@ -6,6 +6,7 @@
 
 #include "engine/core/alloc_error.h"
 #include "engine/core/narrow.h"
+#include "engine/core/strings.h"
 
 namespace ms {
 
@@ -47,16 +48,55 @@ Tensor Tensor::empty(DType dtype, Shape shape) {
     for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     throw AllocationFailed(bytes, "a " + std::string(dtype_name(dtype)) + " [" + dims + "] tensor");
   }
-  return Tensor(std::move(buffer), dtype, std::move(shape));
+  Tensor t(std::move(buffer), dtype, std::move(shape));
+  if (dtype == DType::String) fill_empty_strings(t);
+  return t;
+}
+
+const char* value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::Tensor: return "tensor";
+    case ValueKind::Sequence: return "sequence";
+    case ValueKind::Optional: return "optional";
+  }
+  return "?";
+}
+
+Tensor Tensor::sequence(std::vector<Tensor> items, DType elem_dtype) {
+  auto list = std::make_shared<ValueList>();
+  list->kind = ValueKind::Sequence;
+  list->elem_dtype = elem_dtype;
+  list->items = std::move(items);
+  Tensor t;
+  t.list_ = std::move(list);
+  return t;
+}
+
+Tensor Tensor::optional(std::vector<Tensor> item, ValueKind elem_kind, DType elem_dtype) {
+  auto list = std::make_shared<ValueList>();
+  list->kind = ValueKind::Optional;
+  list->elem_kind = elem_kind;
+  list->elem_dtype = elem_dtype;
+  list->items = std::move(item);
+  Tensor t;
+  t.list_ = std::move(list);
+  return t;
 }
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   Tensor t = empty(dtype, std::move(shape));
-  std::memset(t.raw(), 0, t.nbytes());
+  if (dtype != DType::String) std::memset(t.raw(), 0, t.nbytes());  // strings start as ""
   return t;
 }
 
 Tensor Tensor::clone() const {
+  if (list_) {
+    std::vector<Tensor> items;
+    items.reserve(list_->items.size());
+    for (const Tensor& e : list_->items) items.push_back(e.clone());
+    return list_->kind == ValueKind::Sequence ? sequence(std::move(items), list_->elem_dtype)
+                                              : optional(std::move(items), list_->elem_kind, list_->elem_dtype);
+  }
   Tensor t = empty(dtype_, shape_);
   if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
   return t;
@@ -94,8 +134,21 @@ std::vector<int64_t> Tensor::to_int_vector() const {
 
 std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
+  if (list_) {
+    os << (list_->kind == ValueKind::Sequence ? "Sequence(" : "Optional(");
+    if (list_->items.empty()) os << (list_->kind == ValueKind::Sequence ? dtype_name(list_->elem_dtype) : "empty");
+    for (size_t i = 0; i < list_->items.size(); ++i) os << (i ? ", " : "") << list_->items[i].to_string(max_elements);
+    os << ")";
+    return os.str();
+  }
   os << "Tensor(" << dtype_name(dtype_) << shape_to_string(shape_);
-  if (defined() && device().is_cpu() && dtype_ != DType::String) {
+  if (defined() && device().is_cpu() && dtype_ == DType::String) {
+    os << " {";
+    const int64_t n = std::min(numel(), max_elements);
+    for (int64_t i = 0; i < n; ++i) os << (i ? ", \"" : "\"") << string_at(*this, i) << '"';
+    if (numel() > n) os << ", ...";
+    os << "}";
+  } else if (defined() && device().is_cpu()) {
     os << " {";
     const int64_t n = std::min(numel(), max_elements);
     for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << at_double(i);

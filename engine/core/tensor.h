@@ -1,4 +1,8 @@
 // Tensor: a typed, shaped, row-major contiguous view of a Buffer. Copies share the buffer.
+// The same handle carries the runtime values that are not one tensor (ONNX seq(tensor(T)) and
+// optional(...)): kind() says which; such a value owns no buffer bytes, only a shared, immutable
+// list of element handles, so executors' slots, kernel inputs/outputs and taps keep one value type
+// and the tensor path pays one null pointer.
 #pragma once
 
 #include <cstring>
@@ -6,12 +10,19 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/core/device.h"
 #include "engine/core/dtype.h"
 #include "engine/core/shape.h"
 
 namespace ms {
+
+// What a runtime value (and, in the IR, a value's static type) is.
+enum class ValueKind : uint8_t { Tensor, Sequence, Optional };
+const char* value_kind_name(ValueKind k);  // "tensor", "sequence", "optional"
+
+struct ValueList;
 
 // A block of memory; `release` returns it to whoever made it (allocator, arena, or nothing).
 class Buffer {
@@ -60,7 +71,18 @@ class Tensor {
   }
   template <class T> static Tensor scalar(T v) { return from_vector<T>(std::vector<T>{v}, {}); }
 
-  bool defined() const { return buffer_ != nullptr; }
+  // A sequence of tensors (elem_dtype: their element type, kept for an empty sequence).
+  static Tensor sequence(std::vector<Tensor> items, DType elem_dtype);
+  // An optional: empty (no item) or holding one tensor or one sequence. elem_kind / elem_dtype
+  // describe what it holds (or would hold, when empty).
+  static Tensor optional(std::vector<Tensor> item, ValueKind elem_kind, DType elem_dtype);
+
+  bool defined() const { return buffer_ != nullptr || list_ != nullptr; }
+  ValueKind kind() const;
+  bool is_tensor() const { return list_ == nullptr; }
+  // Elements of a sequence; the held value of an optional (empty when it holds none).
+  const std::vector<Tensor>& items() const;
+  const ValueList* list() const { return list_.get(); }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -77,7 +99,7 @@ class Tensor {
 
   // Same buffer, new shape (numel must match).
   Tensor reshaped(Shape shape) const { return Tensor(buffer_, dtype_, std::move(shape), offset_); }
-  // Deep copy into fresh host memory.
+  // Deep copy into fresh host memory (containers: their elements deep-copied).
   Tensor clone() const;
   // Element i converted to double / int64 (any numeric dtype); for small host tensors (shapes, scalars).
   double at_double(int64_t i) const;
@@ -92,6 +114,21 @@ class Tensor {
   size_t offset_ = 0;
   DType dtype_ = DType::Undefined;
   Shape shape_;
+  std::shared_ptr<const ValueList> list_;  // set only for sequences and optionals
 };
+
+// The payload of a sequence or optional value. Immutable once made: sequence ops build new lists.
+struct ValueList {
+  ValueKind kind = ValueKind::Sequence;
+  ValueKind elem_kind = ValueKind::Tensor;  // what the items are (an optional may hold a sequence)
+  DType elem_dtype = DType::Undefined;      // element type of the tensors inside
+  std::vector<Tensor> items;
+};
+
+inline ValueKind Tensor::kind() const { return list_ ? list_->kind : ValueKind::Tensor; }
+inline const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> kNone;
+  return list_ ? list_->items : kNone;
+}
 
 }  // namespace ms

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "engine/core/strings.h"
 #include "engine/ir/graph.h"
 
 namespace ms::ir {
@@ -143,6 +144,8 @@ uint64_t Graph::fingerprint() const {
     const Value* v = resolve(name);
     if (!v) return word(x, ~uint64_t{0});
     word(x, static_cast<uint64_t>(v->type.dtype));
+    if (!v->type.is_tensor())
+      word(x, 0x5e90000u + static_cast<uint64_t>(v->type.kind) * 4 + static_cast<uint64_t>(v->type.elem_kind));
     if (!v->type.dims) return word(x, ~uint64_t{1});
     word(x, v->type.dims->size());
     for (int64_t d : *v->type.dims) word(x, static_cast<uint64_t>(d));
@@ -160,7 +163,10 @@ uint64_t Graph::fingerprint() const {
     str(x, k);
     type(x, k);
     const Tensor& t = *v.constant;
-    if (t.defined() && t.dtype() != DType::String) bytes(x, t.raw(), std::min<size_t>(t.nbytes(), 4096));
+    if (t.defined() && t.dtype() == DType::String)
+      for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 512); ++i) str(x, string_at(t, i));
+    else if (t.defined())
+      bytes(x, t.raw(), std::min<size_t>(t.nbytes(), 4096));
     x ^= x >> 31;  // spread before the sum
     inits += x * 0x9E3779B97F4A7C15ull;
     ++count;

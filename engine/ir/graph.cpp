@@ -6,25 +6,129 @@
 namespace ms::ir {
 
 bool ValueType::is_static() const {
-  if (!dims) return false;
+  if (kind != ValueKind::Tensor || !dims) return false;
   return std::all_of(dims->begin(), dims->end(), [](int64_t d) { return d >= 0; });
 }
 
-std::string ValueType::to_string() const {
-  std::string s(dtype_name(dtype));
-  if (!dims) return s + "[*]";
+namespace {
+std::string tensor_type_string(const ValueType& t) {
+  std::string s(dtype_name(t.dtype));
+  if (!t.dims) return s + "[*]";
   s += '[';
-  for (size_t i = 0; i < dims->size(); ++i) {
+  for (size_t i = 0; i < t.dims->size(); ++i) {
     if (i) s += ',';
-    const int64_t d = (*dims)[i];
+    const int64_t d = (*t.dims)[i];
     if (d >= 0)
       s += std::to_string(d);
-    else if (i < dim_params.size() && !dim_params[i].empty())
-      s += dim_params[i];
+    else if (i < t.dim_params.size() && !t.dim_params[i].empty())
+      s += t.dim_params[i];
     else
       s += '?';
   }
   return s + ']';
+}
+}  // namespace
+
+std::string ValueType::to_string() const {
+  switch (kind) {
+    case ValueKind::Sequence: return "seq(" + tensor_type_string(*this) + ")";
+    case ValueKind::Optional: return "optional(" + element().to_string() + ")";
+    case ValueKind::Tensor: break;
+  }
+  return tensor_type_string(*this);
+}
+
+ValueType ValueType::element() const {
+  ValueType e = *this;
+  e.kind = kind == ValueKind::Optional ? elem_kind : ValueKind::Tensor;
+  e.elem_kind = ValueKind::Tensor;
+  return e;
+}
+
+ValueType ValueType::sequence_of(const ValueType& elem) {
+  ValueType t = elem;
+  t.kind = ValueKind::Sequence;
+  t.elem_kind = ValueKind::Tensor;
+  return t;
+}
+
+ValueType ValueType::optional_of(const ValueType& elem) {
+  ValueType t = elem;
+  t.kind = ValueKind::Optional;
+  t.elem_kind = elem.kind == ValueKind::Sequence ? ValueKind::Sequence : ValueKind::Tensor;
+  return t;
+}
+
+namespace {
+// Dims every tensor of `items` shares (-1 where they differ); nullopt when the ranks differ or none.
+std::optional<std::vector<int64_t>> common_dims(const std::vector<Tensor>& items) {
+  std::optional<std::vector<int64_t>> dims;
+  for (const Tensor& e : items) {
+    if (!e.is_tensor()) return std::nullopt;
+    if (!dims) {
+      dims = std::vector<int64_t>(e.shape().begin(), e.shape().end());
+      continue;
+    }
+    if (dims->size() != e.shape().size()) return std::nullopt;
+    for (size_t i = 0; i < dims->size(); ++i)
+      if ((*dims)[i] != e.shape()[i]) (*dims)[i] = -1;
+  }
+  return dims;
+}
+}  // namespace
+
+ValueType type_of(const Tensor& t) {
+  ValueType vt;
+  const ValueList* list = t.list();
+  if (!list) {
+    vt.dtype = t.dtype();
+    vt.dims = std::vector<int64_t>(t.shape().begin(), t.shape().end());
+    vt.dim_params.assign(t.shape().size(), "");
+    return vt;
+  }
+  vt.dtype = list->elem_dtype;
+  vt.kind = list->kind;
+  vt.elem_kind = list->elem_kind;
+  if (list->kind == ValueKind::Optional && list->elem_kind == ValueKind::Sequence && !list->items.empty())
+    vt.dims = common_dims(list->items.front().items());
+  else
+    vt.dims = common_dims(list->items);
+  if (vt.dims) vt.dim_params.assign(vt.dims->size(), "");
+  return vt;
+}
+
+std::optional<ValueType> parse_value_type(std::string_view text) {
+  auto wrapped = [&](std::string_view prefix) {
+    return text.size() > prefix.size() + 1 && text.substr(0, prefix.size()) == prefix && text.back() == ')';
+  };
+  if (wrapped("seq(") || wrapped("optional(")) {
+    const bool seq = text[0] == 's';
+    const size_t open = text.find('(');
+    auto inner = parse_value_type(text.substr(open + 1, text.size() - open - 2));
+    if (!inner || (seq && !inner->is_tensor()) || inner->kind == ValueKind::Optional) return std::nullopt;
+    return seq ? ValueType::sequence_of(*inner) : ValueType::optional_of(*inner);
+  }
+  const size_t lb = text.find('[');
+  if (lb == std::string_view::npos || text.back() != ']') return std::nullopt;
+  auto dt = dtype_from_name(text.substr(0, lb));
+  if (!dt) return std::nullopt;
+  ValueType t;
+  t.dtype = *dt;
+  const std::string_view body = text.substr(lb + 1, text.size() - lb - 2);
+  if (body == "*") return t;
+  t.dims.emplace();
+  size_t pos = 0;
+  while (!body.empty() && pos <= body.size()) {
+    size_t comma = body.find(',', pos);
+    if (comma == std::string_view::npos) comma = body.size();
+    const std::string_view d = body.substr(pos, comma - pos);
+    if (d.empty()) return std::nullopt;
+    const bool number = std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    t.dims->push_back(number && d.size() < 18 ? std::stoll(std::string(d)) : -1);
+    t.dim_params.push_back(number || d == "?" ? std::string() : std::string(d));
+    pos = comma + 1;
+  }
+  return t;
 }
 
 const char* Attribute::kind_name(Kind k) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -24,16 +25,34 @@ struct NodeId {
 
 // Static type of a value: dtype plus (maybe partial) shape. dims == nullopt: rank unknown;
 // a dim of -1 is unknown (its symbolic name, if any, in dim_params).
+// A value is a tensor, a sequence of tensors or an optional (of a tensor or of a sequence): `kind`,
+// and for an optional `elem_kind`. For the containers dtype/dims describe the tensors inside (dims:
+// what every element has in common). Only tensors are ever static, so containers stay out of
+// memory plans and their steps run through the interpreter.
 struct ValueType {
   DType dtype = DType::Undefined;
   std::optional<std::vector<int64_t>> dims;
   std::vector<std::string> dim_params;  // same length as dims when present, "" for none
+  ValueKind kind = ValueKind::Tensor;
+  ValueKind elem_kind = ValueKind::Tensor;  // Optional: Tensor or Sequence
 
   bool has_rank() const { return dims.has_value(); }
-  bool is_static() const;         // rank known and every dim >= 0
-  std::string to_string() const;  // "f32[1,3,?,?]" / "f32[*]"
+  bool is_tensor() const { return kind == ValueKind::Tensor; }
+  bool is_static() const;         // a tensor whose rank is known and every dim >= 0
+  std::string to_string() const;  // "f32[1,3,?,?]" / "f32[*]" / "seq(f32[*])" / "optional(seq(i64[2]))"
+  // The type of one element of a sequence, or of the value an optional holds.
+  ValueType element() const;
+  static ValueType sequence_of(const ValueType& elem);
+  static ValueType optional_of(const ValueType& elem);
   bool operator==(const ValueType&) const = default;
 };
+
+// The static type of a runtime value (a tensor's dtype and shape; a container's kind, element type
+// and the dims its elements share).
+ValueType type_of(const Tensor& t);
+// Reads what ValueType::to_string writes ("f32[2,?]", "seq(i64[*])", "optional(seq(f32[*]))"); how a
+// type-valued attribute (ONNX TYPE_PROTO, e.g. Optional's 'type') is kept. nullopt when malformed.
+std::optional<ValueType> parse_value_type(std::string_view text);
 
 struct Value {
   std::string name;

@@ -2,6 +2,7 @@
 // (subgraphs included) and constant data (base64 of the raw little-endian bytes).
 #include <nlohmann/json.hpp>
 
+#include "engine/core/strings.h"
 #include "engine/ir/graph.h"
 
 namespace ms::ir {
@@ -46,6 +47,8 @@ bool base64_decode(const std::string& s, std::vector<unsigned char>& out) {
 
 json type_to_json(const ValueType& t) {
   json j{{"dtype", dtype_name(t.dtype)}};
+  if (!t.is_tensor()) j["kind"] = value_kind_name(t.kind);
+  if (t.kind == ValueKind::Optional) j["elem_kind"] = value_kind_name(t.elem_kind);
   if (t.dims) {
     j["dims"] = *t.dims;
     bool any = false;
@@ -57,7 +60,13 @@ json type_to_json(const ValueType& t) {
 
 json tensor_to_json(const Tensor& t, bool data) {
   json j{{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}};
-  if (data && t.defined()) j["data"] = base64_encode(static_cast<const unsigned char*>(t.raw()), t.nbytes());
+  if (data && t.defined() && t.dtype() == DType::String) {
+    std::vector<std::string> texts;
+    for (int64_t i = 0; i < t.numel(); ++i) texts.push_back(string_at(t, i));
+    j["strings"] = texts;
+  } else if (data && t.defined()) {
+    j["data"] = base64_encode(static_cast<const unsigned char*>(t.raw()), t.nbytes());
+  }
   return j;
 }
 
@@ -133,11 +142,23 @@ struct Reader {
     return false;
   }
 
+  bool read_kind(const json& j, const char* key, ValueKind& k, const std::string& where) {
+    if (!j.contains(key)) return true;
+    const std::string name = j[key].is_string() ? j[key].get<std::string>() : "";
+    for (ValueKind c : {ValueKind::Tensor, ValueKind::Sequence, ValueKind::Optional})
+      if (name == value_kind_name(c)) {
+        k = c;
+        return true;
+      }
+    return fail(where + ": unknown value kind '" + name + "'");
+  }
+
   bool read_type(const json& j, ValueType& t, const std::string& where) {
     if (!j.is_object() || !j.contains("dtype") || !j["dtype"].is_string()) return fail(where + ": type needs a dtype");
     auto dt = dtype_from_name(j["dtype"].get<std::string>());
     if (!dt) return fail(where + ": unknown dtype '" + j["dtype"].get<std::string>() + "'");
     t.dtype = *dt;
+    if (!read_kind(j, "kind", t.kind, where) || !read_kind(j, "elem_kind", t.elem_kind, where)) return false;
     if (j.contains("dims")) {
       if (!j["dims"].is_array()) return fail(where + ": dims must be an array");
       std::vector<int64_t> dims;
@@ -166,7 +187,17 @@ struct Reader {
     }
     if (numel(shape) > (int64_t(1) << 34)) return fail(where + ": tensor too large");
     t = Tensor::zeros(*dt, shape);
-    if (j.contains("data")) {
+    if (*dt == DType::String && j.contains("strings")) {
+      if (!j["strings"].is_array() || static_cast<int64_t>(j["strings"].size()) != t.numel())
+        return fail(where + ": strings must be an array of " + std::to_string(t.numel()) + " texts");
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const auto& e = j["strings"][static_cast<size_t>(i)];
+        if (!e.is_string()) return fail(where + ": strings must be texts");
+        t.data<StringHandle>()[i] = intern_string(e.get<std::string>());
+      }
+    } else if (*dt == DType::String && j.contains("data")) {
+      return fail(where + ": a string tensor carries 'strings', not 'data'");
+    } else if (j.contains("data")) {
       if (!j["data"].is_string()) return fail(where + ": data must be a base64 string");
       std::vector<unsigned char> bytes;
       if (!base64_decode(j["data"].get<std::string>(), bytes)) return fail(where + ": data is not base64");

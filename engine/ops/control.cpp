@@ -21,8 +21,12 @@ Status infer_constant(InferContext& ctx) {
     ctx.set_output(0, DType::I64, {static_cast<int64_t>(n.attr_ints("value_ints").size())});
     return Status::ok();
   }
-  if (n.has_attr("value_string") || n.has_attr("value_strings"))
-    return unsupported(n.label() + ": string constants are not supported").with_node(n.id.value);
+  if (n.has_attr("value_string")) return ctx.set_output(0, DType::String, {}), Status::ok();
+  if (const auto* a =
+          n.attrs.count("value_strings") ? n.attrs.at("value_strings").get_if<std::vector<std::string>>() : nullptr) {
+    ctx.set_output(0, DType::String, {static_cast<int64_t>(a->size())});
+    return Status::ok();
+  }
   if (n.has_attr("sparse_value"))
     return unsupported(n.label() + ": sparse constants are not supported").with_node(n.id.value);
   return ctx.fail("has no value attribute (value, value_float, value_int, value_floats or value_ints)");
@@ -42,7 +46,17 @@ Status merge_branch_types(InferContext& ctx, const ir::Graph& a, const ir::Graph
     const ir::Value* va = a.resolve(a.outputs[i]);
     const ir::Value* vb = b.resolve(b.outputs[i]);
     if (!va || !vb) return ctx.fail("branch output " + std::to_string(i) + " is not defined");
+    auto untyped = [](const ir::ValueType& v) { return v.is_tensor() && v.dtype == DType::Undefined; };
+    if (untyped(va->type) != untyped(vb->type)) {  // one branch's type is unknown: take the other's
+      ctx.outputs[i] = untyped(va->type) ? vb->type : va->type;
+      ctx.outputs[i].dims.reset();  // the unknown branch may give any shape
+      ctx.outputs[i].dim_params.clear();
+      continue;
+    }
     ir::ValueType t = va->type;
+    if (va->type.kind != vb->type.kind || va->type.elem_kind != vb->type.elem_kind)
+      return ctx.fail("branches give output " + std::to_string(i) + " different kinds: " + va->type.to_string() +
+                      " and " + vb->type.to_string());
     if (vb->type.dtype != DType::Undefined && t.dtype != DType::Undefined && vb->type.dtype != t.dtype)
       return ctx.fail("branches give output " + std::to_string(i) + " different dtypes: " +
                       std::string(dtype_name(t.dtype)) + " and " + std::string(dtype_name(vb->type.dtype)));

@@ -67,7 +67,7 @@ const BinaryDef kBinary[] = {
     {"Sub", 7, TypeSet::Numeric, DType::Undefined},
     {"Mul", 7, TypeSet::Numeric, DType::Undefined},
     {"Div", 7, TypeSet::Numeric, DType::Undefined},
-    {"Equal", 7, TypeSet::Any, DType::Bool},
+    {"Equal", 7, TypeSet::Comparable, DType::Bool},
     {"Less", 7, TypeSet::Numeric, DType::Bool},
     {"Greater", 7, TypeSet::Numeric, DType::Bool},
     {"LessOrEqual", 12, TypeSet::Numeric, DType::Bool},

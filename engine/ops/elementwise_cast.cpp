@@ -5,8 +5,14 @@
 namespace ms::ops::elementwise {
 namespace {
 
-Status unsupported_string(const InferContext& ctx) {
-  return unsupported(ctx.node.label() + ": casts from or to string are not supported").with_node(ctx.node.id.value);
+// Strings cast to and from the numeric types (not bool or the narrow types).
+Status check_string_cast(const InferContext& ctx, DType from, DType to) {
+  if (from != DType::String && to != DType::String) return Status::ok();
+  const DType other = from == DType::String ? to : from;
+  if (other == DType::String || is_numeric(other)) return Status::ok();
+  return unsupported(ctx.node.label() + ": casts between string and " + std::string(dtype_name(other)) +
+                     " are not supported")
+      .with_node(ctx.node.id.value);
 }
 
 // round_mode (opset 24+) only matters for float8e8m0 targets, but a bad value is always an error.
@@ -19,9 +25,8 @@ Status check_round_mode(const InferContext& ctx) {
 
 Status check_castable_input(const InferContext& ctx) {
   const DType in = ctx.in(0).dtype;
-  if (in == DType::String) return unsupported_string(ctx);
-  if (!in_type_set(in, TypeSet::Any) && !is_narrow(in))
-    return ctx.fail("input must be a numeric or bool type, got " + std::string(dtype_name(in)));
+  if (!in_type_set(in, TypeSet::Comparable) && !is_narrow(in))
+    return ctx.fail("input must be a numeric, bool or string type, got " + std::string(dtype_name(in)));
   return check_round_mode(ctx);
 }
 
@@ -34,7 +39,7 @@ Status infer_cast(InferContext& ctx) {
     return unsupported(ctx.node.label() + ": cannot cast to ONNX element type " + std::to_string(to))
         .with_node(ctx.node.id.value);
   }
-  if (*t == DType::String) return unsupported_string(ctx);
+  MS_RETURN_IF_ERROR(check_string_cast(ctx, ctx.in(0).dtype, *t));
   set_same_shape_output(ctx, 0, 0, *t);
   return Status::ok();
 }
@@ -42,9 +47,9 @@ Status infer_cast(InferContext& ctx) {
 Status infer_cast_like(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_castable_input(ctx));
   const DType to = ctx.in(1).dtype;
-  if (to == DType::String) return unsupported_string(ctx);
-  if (!in_type_set(to, TypeSet::Any) && !is_narrow(to))
+  if (!in_type_set(to, TypeSet::Comparable) && !is_narrow(to))
     return ctx.fail("target_type must be a numeric or bool type, got " + std::string(dtype_name(to)));
+  MS_RETURN_IF_ERROR(check_string_cast(ctx, ctx.in(0).dtype, to));
   set_same_shape_output(ctx, 0, 0, to);
   return Status::ok();
 }

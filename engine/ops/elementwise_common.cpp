@@ -14,6 +14,7 @@ bool in_type_set(DType t, TypeSet set) {
     case TypeSet::Unsigned: return is_unsigned_int(t);
     case TypeSet::Bool: return t == DType::Bool;
     case TypeSet::Any: return is_numeric(t) || t == DType::Bool;
+    case TypeSet::Comparable: return is_numeric(t) || t == DType::Bool || t == DType::String;
   }
   return false;
 }
@@ -27,6 +28,7 @@ const char* type_set_name(TypeSet set) {
     case TypeSet::Unsigned: return "an unsigned integer type";
     case TypeSet::Bool: return "bool";
     case TypeSet::Any: return "a numeric or bool type";
+    case TypeSet::Comparable: return "a numeric, bool or string type";
   }
   return "?";
 }

@@ -23,7 +23,8 @@ enum class TypeSet : uint8_t {
   Integer,        // all ints
   Unsigned,       // unsigned ints
   Bool,
-  Any,  // numeric + bool
+  Any,         // numeric + bool
+  Comparable,  // numeric + bool + string (Equal)
 };
 bool in_type_set(DType t, TypeSet set);
 const char* type_set_name(TypeSet set);

@@ -22,5 +22,9 @@ void register_vision_ops(Registry& r);   // ops/vision.cpp: GridSample, AffineGr
 void register_signal_ops(Registry& r);   // ops/signal.cpp: DFT, STFT, window functions, MelWeightMatrix
 void register_text_ops(Registry& r);     // ops/text.cpp: TfIdfVectorizer
 void register_preview_ops(Registry& r);  // ops/preview.cpp: ai.onnx.preview.training optimizers, numeric ai.onnx.ml
-void register_bitwise_ops(Registry& r);  // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
+void register_sequence_ops(Registry& r);  // ops/sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence,
+                                          // Optional, OptionalHasElement, OptionalGetElement
+void register_string_ops(Registry& r);    // ops/string.cpp: StringConcat, StringSplit, StringNormalizer,
+                                          // RegexFullMatch
+void register_bitwise_ops(Registry& r);   // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 }  // namespace ms::ops

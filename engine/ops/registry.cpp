@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "engine/ops/families.h"
 #include "engine/ops/schema.h"
@@ -53,6 +55,25 @@ int64_t static_numel(const ir::ValueType& t) {
   return n;
 }
 
+namespace {
+// The ops that take sequence or optional inputs; every other op takes tensors only.
+bool takes_containers(const ir::Node& n) {
+  static constexpr std::string_view kOps[] = {"Identity",
+                                              "If",
+                                              "Loop",
+                                              "SequenceInsert",
+                                              "SequenceErase",
+                                              "SequenceAt",
+                                              "SequenceLength",
+                                              "ConcatFromSequence",
+                                              "SequenceMap",
+                                              "Optional",
+                                              "OptionalHasElement",
+                                              "OptionalGetElement"};
+  return n.domain.empty() && std::find(std::begin(kOps), std::end(kOps), n.op_type) != std::end(kOps);
+}
+}  // namespace
+
 Status infer_node(InferContext& ctx) {
   const ir::Node& n = ctx.node;
   const OpSchema* s = Registry::instance().find(n.op_type, n.domain);
@@ -70,6 +91,10 @@ Status infer_node(InferContext& ctx) {
   if (nout < s->min_outputs || (s->max_outputs >= 0 && nout > s->max_outputs))
     return ctx.fail("has " + std::to_string(nout) + " outputs, the op allows " + std::to_string(s->min_outputs) + ".." +
                     (s->max_outputs < 0 ? std::string("n") : std::to_string(s->max_outputs)));
+  for (size_t i = 0; i < ctx.types.size(); ++i)
+    if (!ctx.types[i].is_tensor() && !takes_containers(n))
+      return ctx.fail("input " + std::to_string(i) + " is a " + value_kind_name(ctx.types[i].kind) + " (" +
+                      ctx.types[i].to_string() + "); " + n.op_type + " takes tensors only");
   ctx.outputs.assign(n.outputs.size(), ir::ValueType{});
   return s->infer(ctx);
 }

@@ -29,9 +29,9 @@ enum class OpCategory : uint8_t {
 };
 const char* category_name(OpCategory c);
 
-// Inputs to inference. `types[i]` is the static type of input i (dtype Undefined when the optional
-// input is left out); `values[i]` is its value when known (initializer, Constant, folded shape
-// computation, or every input in eager mode), else nullptr.
+// Inputs to inference. `types[i]` is the static type of input i (a tensor of dtype Undefined when the
+// optional input is left out; sequences and optionals have their kind); `values[i]` is its value when known
+// (initializer, Constant, folded shape computation, or every input in eager mode), else nullptr.
 struct InferContext {
   const ir::Node& node;
   int64_t opset;
@@ -40,7 +40,9 @@ struct InferContext {
   std::vector<ir::ValueType> outputs;  // filled by infer (sized to node.outputs)
 
   size_t num_inputs() const { return types.size(); }
-  bool has_input(size_t i) const { return i < types.size() && types[i].dtype != DType::Undefined; }
+  bool has_input(size_t i) const {
+    return i < types.size() && (types[i].dtype != DType::Undefined || !types[i].is_tensor());
+  }
   const ir::ValueType& in(size_t i) const { return types[i]; }
   const Tensor* value(size_t i) const { return i < values.size() ? values[i] : nullptr; }
   // Static dims of input i or nullptr when the rank is unknown.

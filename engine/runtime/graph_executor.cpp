@@ -376,8 +376,15 @@ Status GraphExecutor::Impl::bind_inputs(Frame& frame, const TensorMap& inputs) c
       return invalid_argument("missing input '" + name + "'");
     }
     auto sig = x->signature.find(name);
-    if (sig != x->signature.end() && sig->second.dims &&
-        (t.dtype() != sig->second.dtype || t.shape() != *sig->second.dims))
+    if (sig != x->signature.end() && (!sig->second.is_tensor() || !t.is_tensor())) {
+      // A sequence or optional: kind, element type and the element dims compiled for.
+      const ir::ValueType got = ir::type_of(t);
+      if (got.kind != sig->second.kind || (sig->second.dims && got.dims != sig->second.dims) ||
+          (sig->second.dtype != DType::Undefined && got.dtype != sig->second.dtype))
+        return invalid_argument("input '" + name + "' is " + got.to_string() + " but the graph was compiled for " +
+                                sig->second.to_string() + "; compile again for this signature");
+    } else if (sig != x->signature.end() && sig->second.dims &&
+               (t.dtype() != sig->second.dtype || t.shape() != *sig->second.dims))
       return invalid_argument("input '" + name + "' is " + std::string(dtype_name(t.dtype())) +
                               shape_to_string(t.shape()) + " but the graph was compiled for " +
                               sig->second.to_string() + "; compile again for this signature");
@@ -432,7 +439,8 @@ Status GraphExecutor::Impl::copy_inputs_to_device(Frame& frame) {
   const Program& p = *program;
   for (size_t i = 0; i < graph->inputs.size(); ++i) {
     Tensor& t = frame.slots[static_cast<size_t>(p.input_slots[i])];
-    if (!t.defined() || t.device().type == backend->device().type) continue;
+    // Sequences and optionals stay on the host: their kernels run there (through the CPU fallback).
+    if (!t.defined() || !t.is_tensor() || t.device().type == backend->device().type) continue;
     Allocator& a = backend->allocator_for(t.dtype());
     if (a.device().type != backend->device().type) continue;  // integer inputs stay on the host
     auto buf = a.make_buffer(std::max<size_t>(t.nbytes(), 1));

@@ -121,6 +121,10 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
     ictx.values.resize(nin);
     for (size_t i = 0; i < nin; ++i) {
       if (!ins[i]) continue;
+      if (!ins[i]->is_tensor()) {  // a sequence or optional: its kind, element type and common dims
+        ictx.types[i] = ir::type_of(*ins[i]);
+        continue;
+      }
       ictx.types[i].dtype = ins[i]->dtype();
       ictx.types[i].dims = ins[i]->shape();
       // Values in device memory are not readable here; inference then treats them as unknown.

@@ -210,7 +210,9 @@ Status ValueCapture::on_step(const TappedStep& step) {
   const ir::Node& node = *step.node;
   for (size_t o = 0; o < step.outputs.size(); ++o) {
     const Tensor* t = step.outputs[o];
-    if (!t || o >= node.outputs.size() || node.outputs[o].empty()) continue;
+    // Sequences, optionals and strings have no statistics to take: not captured.
+    if (!t || !t->is_tensor() || t->dtype() == DType::String || o >= node.outputs.size() || node.outputs[o].empty())
+      continue;
     const std::string& name = node.outputs[o];
     const bool chosen = selected(node, name);
     if (!chosen && !options_.trap_nonfinite) continue;

@@ -3,45 +3,52 @@
 #include <cstring>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/output_value.h"
+#include "engine/core/strings.h"
 
 namespace ms::cpu {
-namespace {
 
-// Puts `src` into output i: copies into a preallocated slot, or hands the tensor over.
-Status emit(runtime::KernelContext& ctx, size_t i, const Tensor& src) {
+Status put_output_value(runtime::KernelContext& ctx, size_t i, const Tensor& v) {
   Tensor& out = ctx.output(i);
-  if (!out.defined()) {
-    ctx.set_output(i, src);
+  if (!out.defined() || !v.is_tensor()) {
+    ctx.set_output(i, v);
     return Status::ok();
   }
-  if (out.dtype() != src.dtype() || out.numel() != src.numel())
-    return ctx.fail("output " + std::to_string(i) + " is " + std::string(dtype_name(src.dtype())) +
-                    shape_to_string(src.shape()) + ", planned " + std::string(dtype_name(out.dtype())) +
+  if (out.dtype() != v.dtype() || out.numel() != v.numel())
+    return ctx.fail("output " + std::to_string(i) + " is " + std::string(dtype_name(v.dtype())) +
+                    shape_to_string(v.shape()) + ", planned " + std::string(dtype_name(out.dtype())) +
                     shape_to_string(out.shape()));
-  if (out.raw() != src.raw() && src.nbytes()) std::memcpy(out.raw(), src.raw(), src.nbytes());
+  if (out.raw() != v.raw() && v.nbytes()) std::memcpy(out.raw(), v.raw(), v.nbytes());
   return Status::ok();
 }
+
+namespace {
 
 Status constant_kernel(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   ctx.set_impl("host:constant");
-  if (const Tensor* t = n.attr_tensor("value")) return emit(ctx, 0, *t);
-  if (n.has_attr("value_float")) return emit(ctx, 0, Tensor::scalar<float>(n.attr_float("value_float", 0)));
-  if (n.has_attr("value_int")) return emit(ctx, 0, Tensor::scalar<int64_t>(n.attr_int("value_int", 0)));
+  if (const Tensor* t = n.attr_tensor("value")) return put_output_value(ctx, 0, *t);
+  if (n.has_attr("value_float")) return put_output_value(ctx, 0, Tensor::scalar<float>(n.attr_float("value_float", 0)));
+  if (n.has_attr("value_int")) return put_output_value(ctx, 0, Tensor::scalar<int64_t>(n.attr_int("value_int", 0)));
   if (n.has_attr("value_floats")) {
     auto v = n.attr_floats("value_floats");
-    return emit(ctx, 0, Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())}));
+    return put_output_value(ctx, 0, Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())}));
   }
   if (n.has_attr("value_ints")) {
     auto v = n.attr_ints("value_ints");
-    return emit(ctx, 0, Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
+    return put_output_value(ctx, 0, Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
   }
+  if (n.has_attr("value_string"))
+    return put_output_value(ctx, 0, string_tensor({n.attr_string("value_string", "")}, {}));
+  if (const auto* a =
+          n.attrs.count("value_strings") ? n.attrs.at("value_strings").get_if<std::vector<std::string>>() : nullptr)
+    return put_output_value(ctx, 0, string_tensor(*a, {static_cast<int64_t>(a->size())}));
   return ctx.unsupported_case("constant without a supported value attribute");
 }
 
 Status identity_kernel(runtime::KernelContext& ctx) {
   ctx.set_impl("host:identity");
-  return emit(ctx, 0, ctx.input(0));
+  return put_output_value(ctx, 0, ctx.input(0));
 }
 
 Status if_kernel(runtime::KernelContext& ctx) {
@@ -62,7 +69,7 @@ Status if_kernel(runtime::KernelContext& ctx) {
       auto slot = ctx.allocate_output(i, (*outs)[i].dtype(), (*outs)[i].shape());
       if (!slot) return std::move(slot).take_status();
     }
-    MS_RETURN_IF_ERROR(emit(ctx, i, (*outs)[i]));
+    MS_RETURN_IF_ERROR(put_output_value(ctx, i, (*outs)[i]));
   }
   return Status::ok();
 }
@@ -100,7 +107,7 @@ Status loop_kernel(runtime::KernelContext& ctx) {
       auto slot = ctx.allocate_output(i, state[i].dtype(), state[i].shape());
       if (!slot) return std::move(slot).take_status();
     }
-    MS_RETURN_IF_ERROR(emit(ctx, i, state[i]));
+    MS_RETURN_IF_ERROR(put_output_value(ctx, i, state[i]));
   }
   for (size_t s = 0; s < scans; ++s) {
     const auto& parts = scan_parts[s];

@@ -52,12 +52,14 @@ void register_recurrent_kernels(runtime::KernelRegistry& r);  // recurrent.cpp: 
 void register_quant_kernels(
     runtime::KernelRegistry& r);  // quant.cpp: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
                                   // QLinearMatMul, MatMulInteger, ConvInteger
-void register_vision_kernels(runtime::KernelRegistry& r);   // vision.cpp: GridSample, AffineGrid, NonMaxSuppression,
-                                                            // RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv
-void register_signal_kernels(runtime::KernelRegistry& r);   // signal.cpp: DFT, STFT, window functions, MelWeightMatrix
-void register_text_kernels(runtime::KernelRegistry& r);     // text.cpp: TfIdfVectorizer
-void register_preview_kernels(runtime::KernelRegistry& r);  // preview*.cpp: training optimizers, numeric ai.onnx.ml
-void register_bitwise_kernels(runtime::KernelRegistry& r);  // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
+void register_vision_kernels(runtime::KernelRegistry& r);    // vision.cpp: GridSample, AffineGrid, NonMaxSuppression,
+                                                             // RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv
+void register_signal_kernels(runtime::KernelRegistry& r);    // signal.cpp: DFT, STFT, window functions, MelWeightMatrix
+void register_text_kernels(runtime::KernelRegistry& r);      // text.cpp: TfIdfVectorizer
+void register_preview_kernels(runtime::KernelRegistry& r);   // preview*.cpp: training optimizers, numeric ai.onnx.ml
+void register_sequence_kernels(runtime::KernelRegistry& r);  // sequence.cpp: Sequence*, Optional*
+void register_string_kernels(runtime::KernelRegistry& r);    // string.cpp: StringConcat, StringSplit, ...
+void register_bitwise_kernels(runtime::KernelRegistry& r);   // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 
 // The CPU backend a kernel runs on (kernels registered here only ever run on it).
 inline CpuBackend& cpu_backend(runtime::KernelContext& ctx) { return static_cast<CpuBackend&>(ctx.backend()); }

@@ -10,6 +10,11 @@
 #include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/narrow_io.h"
 
+namespace ms::cpu {
+// Casts between string tensors and numbers (string.cpp).
+Status cast_string(runtime::KernelContext& ctx, const Tensor& x, Tensor& y);
+}  // namespace ms::cpu
+
 namespace ms::cpu::elementwise {
 namespace {
 
@@ -120,6 +125,7 @@ Status cast_to(runtime::KernelContext& ctx, DType to) {
     return Status::ok();
   }
   if (is_narrow(x.dtype()) || is_narrow(to)) return cast_narrow(ctx, x, *y, to);
+  if (x.dtype() == DType::String || to == DType::String) return cast_string(ctx, x, *y);
   bool ran = false, par = false;
   visit_dtype(x.dtype(), [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;

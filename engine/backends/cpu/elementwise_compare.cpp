@@ -2,6 +2,10 @@
 // And Or Xor. f16/bf16 compare in float; NaN compares false (unequal) as in numpy.
 #include "engine/backends/cpu/elementwise_binary.h"
 
+namespace ms::cpu {
+Status string_equal_kernel(runtime::KernelContext& ctx);  // string.cpp
+}
+
 namespace ms::cpu::elementwise {
 namespace {
 
@@ -45,10 +49,15 @@ struct XorOp : CompareBase<Types::Bool> {
   bool operator()(bool a, bool b) const { return a != b; }
 };
 
+Status equal_kernel(runtime::KernelContext& ctx) {
+  if (ctx.input(0).dtype() == DType::String) return string_equal_kernel(ctx);
+  return binary_kernel<EqualOp>(ctx);
+}
+
 }  // namespace
 
 void register_compare_kernels(runtime::KernelRegistry& r) {
-  r.add("Equal", binary_kernel<EqualOp>);
+  r.add("Equal", equal_kernel);
   r.add("Less", binary_kernel<LessOp>);
   r.add("Greater", binary_kernel<GreaterOp>);
   r.add("LessOrEqual", binary_kernel<LessOrEqualOp>);

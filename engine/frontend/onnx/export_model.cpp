@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/core/atomic_file.h"
+#include "engine/core/strings.h"
 #include "engine/frontend/onnx/import_internal.h"
 #include "engine/frontend/onnx/onnx_io.h"
 
@@ -12,11 +13,17 @@ namespace detail {
 
 Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto& out) {
   if (!t.defined()) return invalid_argument("tensor '" + name + "' has no data");
-  if (t.dtype() == DType::String || t.dtype() == DType::Undefined)
+  if (!t.is_tensor())
+    return unsupported("tensor '" + name + "': a " + value_kind_name(t.kind()) + " value cannot be saved as a tensor");
+  if (t.dtype() == DType::Undefined)
     return unsupported("tensor '" + name + "': dtype " + std::string(dtype_name(t.dtype())) + " cannot be saved");
   out.set_name(name);
   out.set_data_type(dtype_to_onnx(t.dtype()));
   for (int64_t d : t.shape()) out.add_dims(d);
+  if (t.dtype() == DType::String) {
+    for (int64_t i = 0; i < t.numel(); ++i) out.add_string_data(string_at(t, i));
+    return Status::ok();
+  }
   const int bits = dtype_packed_bits(t.dtype());
   if (bits < 8) {
     // Sub-byte types: one code per byte here, packed from the least significant bits in the file.
@@ -43,6 +50,10 @@ namespace {
 Status graph_to_proto(const ir::Graph& g, onnx::GraphProto& gp);
 
 void type_to_proto(const ir::ValueType& vt, onnx::TypeProto& tp) {
+  if (vt.kind == ValueKind::Sequence)
+    return type_to_proto(vt.element(), *tp.mutable_sequence_type()->mutable_elem_type());
+  if (vt.kind == ValueKind::Optional)
+    return type_to_proto(vt.element(), *tp.mutable_optional_type()->mutable_elem_type());
   auto* tt = tp.mutable_tensor_type();
   tt->set_elem_type(dtype_to_onnx(vt.dtype));
   if (!vt.dims) return;
@@ -63,6 +74,9 @@ void value_info(const ir::Graph& g, const std::string& name, onnx::ValueInfoProt
   if (v && v->type.dtype != DType::Undefined) type_to_proto(v->type, *vi.mutable_type());
 }
 
+// The one type-valued attribute of the standard set (Optional's).
+constexpr const char* kTypeAttr = "type";
+
 Status attr_to_proto(const std::string& key, const ir::Attribute& a, onnx::AttributeProto& ap) {
   using AP = onnx::AttributeProto;
   ap.set_name(key);
@@ -77,6 +91,14 @@ Status attr_to_proto(const std::string& key, const ir::Attribute& a, onnx::Attri
       ap.set_f(std::get<float>(s));
       break;
     case ir::Attribute::Kind::String:
+      // Optional's 'type' is a TYPE_PROTO kept as its text (ir::parse_value_type).
+      if (key == kTypeAttr) {
+        if (auto vt = ir::parse_value_type(std::get<std::string>(s))) {
+          ap.set_type(AP::TYPE_PROTO);
+          type_to_proto(*vt, *ap.mutable_tp());
+          break;
+        }
+      }
       ap.set_type(AP::STRING);
       ap.set_s(std::get<std::string>(s));
       break;

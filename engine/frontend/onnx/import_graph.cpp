@@ -10,23 +10,11 @@ namespace {
 
 using AP = onnx::AttributeProto;
 
-// The type a ValueInfoProto declares. `required`: a missing tensor type is an error (main inputs).
-Expected<ir::ValueType> value_type_from_proto(const onnx::ValueInfoProto& vi, const ImportContext& ctx,
-                                              const std::string& what, bool required) {
-  ir::ValueType vt;
-  if (!vi.has_type()) {
-    if (required) return ctx.invalid(what + ": has no type");
-    return vt;
-  }
-  const auto& tp = vi.type();
-  if (!tp.has_tensor_type()) {
-    if (!required && tp.value_case() == onnx::TypeProto::VALUE_NOT_SET) return vt;
-    return ctx.error(ErrorCode::Unsupported, what + ": only tensor types are supported (sequence/map/optional/sparse)");
-  }
-  const auto& tt = tp.tensor_type();
-  if (tt.elem_type() == 0 && !required) return vt;
+// A TypeProto's tensor type (dtype and dims).
+Status tensor_type_from_proto(const onnx::TypeProto::Tensor& tt, ir::ValueType& vt, const ImportContext& ctx,
+                              const std::string& what) {
   MS_ASSIGN_OR_RETURN(vt.dtype, dtype_from_proto(tt.elem_type(), ctx, what));
-  if (!tt.has_shape()) return vt;
+  if (!tt.has_shape()) return Status::ok();
   std::vector<int64_t> dims;
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
@@ -48,6 +36,60 @@ Expected<ir::ValueType> value_type_from_proto(const onnx::ValueInfoProto& vi, co
     if (d >= 0) known.push_back(d);
   MS_RETURN_IF_ERROR(checked_numel(known, ctx, what).status());
   vt.dims = std::move(dims);
+  return Status::ok();
+}
+
+// tensor(T), seq(tensor(T)), optional(tensor(T)) and optional(seq(tensor(T))); anything else (maps,
+// sparse tensors, nested sequences) is refused as unsupported. An element type left at 0 in an
+// optional type (not required) leaves the type unknown.
+Status type_from_proto(const onnx::TypeProto& tp, ir::ValueType& vt, const ImportContext& ctx, const std::string& what,
+                       bool required, int depth) {
+  using TP = onnx::TypeProto;
+  auto unsupported_kind = [&] {
+    return ctx.error(ErrorCode::Unsupported, what +
+                                                 ": only tensor, sequence of tensors and optional types are "
+                                                 "supported (map, sparse and nested sequences are not)");
+  };
+  switch (tp.value_case()) {
+    case TP::kTensorType:
+      if (tp.tensor_type().elem_type() == 0 && !required) return Status::ok();
+      return tensor_type_from_proto(tp.tensor_type(), vt, ctx, what);
+    case TP::kSequenceType: {
+      if (depth > 0 && vt.kind == ValueKind::Sequence) return unsupported_kind();
+      if (!tp.sequence_type().has_elem_type()) return ctx.invalid(what + ": sequence type has no element type");
+      const auto& et = tp.sequence_type().elem_type();
+      if (et.value_case() != TP::kTensorType) return unsupported_kind();
+      vt.kind = ValueKind::Sequence;
+      return type_from_proto(et, vt, ctx, what, required, depth + 1);
+    }
+    case TP::kOptionalType: {
+      if (depth > 0) return unsupported_kind();
+      if (!tp.optional_type().has_elem_type()) return ctx.invalid(what + ": optional type has no element type");
+      const auto& et = tp.optional_type().elem_type();
+      vt.kind = ValueKind::Optional;
+      if (et.value_case() == TP::kTensorType) return type_from_proto(et, vt, ctx, what, required, depth + 1);
+      if (et.value_case() != TP::kSequenceType) return unsupported_kind();
+      ir::ValueType seq;
+      MS_RETURN_IF_ERROR(type_from_proto(et, seq, ctx, what, required, depth + 1));
+      vt = ir::ValueType::optional_of(seq);
+      return Status::ok();
+    }
+    case TP::VALUE_NOT_SET:
+      if (required) return ctx.invalid(what + ": has no type");
+      return Status::ok();
+    default: return unsupported_kind();
+  }
+}
+
+// The type a ValueInfoProto declares. `required`: a missing tensor type is an error (main inputs).
+Expected<ir::ValueType> value_type_from_proto(const onnx::ValueInfoProto& vi, const ImportContext& ctx,
+                                              const std::string& what, bool required) {
+  ir::ValueType vt;
+  if (!vi.has_type()) {
+    if (required) return ctx.invalid(what + ": has no type");
+    return vt;
+  }
+  MS_RETURN_IF_ERROR(type_from_proto(vi.type(), vt, ctx, what, required, 0));
   return vt;
 }
 
@@ -93,6 +135,11 @@ Expected<ir::Attribute> attribute_from_proto(const AP& a, const std::shared_ptr<
         gs.push_back(std::make_shared<ir::Graph>(std::move(g)));
       }
       return ir::Attribute(std::move(gs));
+    }
+    case AP::TYPE_PROTO: {  // kept as the type's text (ir::parse_value_type reads it back)
+      ir::ValueType vt;
+      MS_RETURN_IF_ERROR(type_from_proto(a.tp(), vt, ctx, what, true, 0));
+      return ir::Attribute(vt.to_string());
     }
     case AP::UNDEFINED: return ctx.invalid(what + ": has no type and no value");
     default:

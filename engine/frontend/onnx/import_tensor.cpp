@@ -4,6 +4,9 @@
 #include <limits>
 #include <sstream>
 
+#include <onnx/onnx-data_pb.h>
+
+#include "engine/core/strings.h"
 #include "engine/frontend/onnx/import_internal.h"
 #include "engine/frontend/onnx/onnx_io.h"
 
@@ -17,7 +20,6 @@ Status ImportContext::error(ErrorCode code, const std::string& what) const {
 Expected<DType> dtype_from_proto(int elem_type, const ImportContext& ctx, const std::string& what) {
   using TP = onnx::TensorProto;
   if (elem_type == TP::UNDEFINED) return ctx.invalid(what + ": element type is undefined (0)");
-  if (elem_type == TP::STRING) return ctx.error(ErrorCode::Unsupported, what + ": string tensors are not supported");
   if (elem_type == TP::COMPLEX64 || elem_type == TP::COMPLEX128)
     return ctx.error(ErrorCode::Unsupported, what + ": complex tensors are not supported");
   auto dt = dtype_from_onnx(elem_type);
@@ -152,6 +154,14 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
   MS_ASSIGN_OR_RETURN(DType dt, dtype_from_proto(t.data_type(), ctx, what));
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   MS_ASSIGN_OR_RETURN(int64_t n, checked_numel(dims, ctx, what));
+  if (dt == DType::String) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_raw_data())
+      return ctx.error(ErrorCode::Unsupported, what + ": a string tensor must carry string_data");
+    if (t.string_data_size() != n)
+      return ctx.invalid(what + ": string_data has " + std::to_string(t.string_data_size()) + " values, shape " +
+                         shape_to_string(dims) + " needs " + std::to_string(n));
+    return string_tensor(std::vector<std::string>(t.string_data().begin(), t.string_data().end()), dims);
+  }
   const bool sub_byte = dtype_packed_bits(dt) < 8;
   const size_t need = sub_byte ? packed_size(dt, n) : static_cast<size_t>(n) * dtype_size(dt);
   auto from_bytes = [&](const std::string& bytes) {
@@ -201,24 +211,88 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
 
 }  // namespace detail
 
-Expected<Tensor> load_tensor_pb(const std::string& path) {
-  detail::ImportContext ctx;
-  ctx.origin = path;
+namespace {
+
+Expected<std::string> read_pb_bytes(const std::string& path, const detail::ImportContext& ctx) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error(path + ": cannot open file");
   std::ostringstream ss;
   ss << in.rdbuf();
-  const std::string bytes = ss.str();
+  std::string bytes = ss.str();
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return ctx.invalid("file is larger than 2 GiB");
-  onnx::TensorProto t;
-  if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return ctx.invalid("not a valid TensorProto (parse failed)");
+  return bytes;
+}
+
+Expected<Tensor> tensor_value(const onnx::TensorProto& t, const detail::ImportContext& ctx) {
   // Test data tensors never point at external files.
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     return ctx.error(ErrorCode::Unsupported, "external data in a tensor file");
-  const std::string what = "tensor '" + t.name() + "'";
-  return detail::tensor_from_proto(t, ctx, what);
+  return detail::tensor_from_proto(t, ctx, "tensor '" + t.name() + "'");
+}
+
+Expected<Tensor> sequence_value(const onnx::SequenceProto& sp, const ir::ValueType& type,
+                                const detail::ImportContext& ctx) {
+  const std::string what = "sequence '" + sp.name() + "'";
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 &&
+      sp.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return ctx.error(ErrorCode::Unsupported, what + ": only sequences of tensors are supported");
+  std::vector<Tensor> items;
+  DType dt = type.dtype;
+  for (const auto& t : sp.tensor_values()) {
+    MS_ASSIGN_OR_RETURN(Tensor e, tensor_value(t, ctx));
+    if (dt == DType::Undefined) dt = e.dtype();
+    if (e.dtype() != dt)
+      return ctx.invalid(what + ": element of type " + std::string(dtype_name(e.dtype())) + " in a sequence of " +
+                         std::string(dtype_name(dt)));
+    items.push_back(std::move(e));
+  }
+  return Tensor::sequence(std::move(items), dt);
+}
+
+Expected<Tensor> optional_value(const onnx::OptionalProto& op, const ir::ValueType& type,
+                                const detail::ImportContext& ctx) {
+  const ir::ValueType elem = type.element();
+  std::vector<Tensor> item;
+  // An empty optional carries its elem_type but no value.
+  if (op.has_tensor_value()) {
+    MS_ASSIGN_OR_RETURN(Tensor t, tensor_value(op.tensor_value(), ctx));
+    item.push_back(std::move(t));
+  } else if (op.has_sequence_value()) {
+    MS_ASSIGN_OR_RETURN(Tensor t, sequence_value(op.sequence_value(), elem, ctx));
+    item.push_back(std::move(t));
+  } else if (op.has_map_value() || op.has_optional_value() || op.has_sparse_tensor_value()) {
+    return ctx.error(ErrorCode::Unsupported, "optional '" + op.name() + "': only optional tensors and sequences");
+  }
+  const ValueKind kind = item.empty() ? type.elem_kind : item.front().kind();
+  return Tensor::optional(std::move(item), kind, type.dtype);
+}
+
+}  // namespace
+
+Expected<Tensor> load_tensor_pb(const std::string& path) { return load_value_pb(path, ir::ValueType{}); }
+
+Expected<Tensor> load_value_pb(const std::string& path, const ir::ValueType& type) {
+  detail::ImportContext ctx;
+  ctx.origin = path;
+  MS_ASSIGN_OR_RETURN(std::string bytes, read_pb_bytes(path, ctx));
+  const int size = static_cast<int>(bytes.size());
+  switch (type.kind) {
+    case ValueKind::Sequence: {
+      onnx::SequenceProto sp;
+      if (!sp.ParseFromArray(bytes.data(), size)) return ctx.invalid("not a valid SequenceProto (parse failed)");
+      return sequence_value(sp, type, ctx);
+    }
+    case ValueKind::Optional: {
+      onnx::OptionalProto op;
+      if (!op.ParseFromArray(bytes.data(), size)) return ctx.invalid("not a valid OptionalProto (parse failed)");
+      return optional_value(op, type, ctx);
+    }
+    case ValueKind::Tensor: break;
+  }
+  onnx::TensorProto t;
+  if (!t.ParseFromArray(bytes.data(), size)) return ctx.invalid("not a valid TensorProto (parse failed)");
+  return tensor_value(t, ctx);
 }
 
 }  // namespace ms::onnx_io

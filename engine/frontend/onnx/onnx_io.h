@@ -32,6 +32,9 @@ Expected<ir::Graph> load_model_from_bytes(std::string_view bytes, const std::str
                                           const std::string& origin, const LoadOptions& options);
 // A serialized TensorProto file (ONNX test data input_0.pb / output_0.pb).
 Expected<Tensor> load_tensor_pb(const std::string& path);
+// A serialized test-data value of the type a model declares for it: a TensorProto, or a SequenceProto
+// (a sequence value) or OptionalProto (an optional value, maybe empty) when `type` says so.
+Expected<Tensor> load_value_pb(const std::string& path, const ir::ValueType& type);
 // Writes a model (opset and ids kept: node ids go to metadata so a round trip keeps identity).
 Status save_model(const ir::Graph& g, const std::string& path);
 

@@ -197,7 +197,7 @@ def make_bad():
     x.name = "x"
     write("input_no_type.onnx", model([relu("x", "y")], inputs=[x]), "input 'x': has no type")
     seq = helper.make_value_info("x", helper.make_sequence_type_proto(helper.make_tensor_type_proto(1, [2])))
-    write("sequence_input.onnx", model([relu("x", "y")], inputs=[seq]), "only tensor types")
+    write("sequence_input.onnx", model([relu("x", "y")], inputs=[seq]), "Relu takes tensors only")
 
     # --- initializers ---
     with_init(raw_tensor("w", TensorProto.FLOAT, [-2, 3], b""), "init_negative_dim.onnx", "negative")
@@ -215,7 +215,7 @@ def make_bad():
     with_init(raw_tensor("w", TensorProto.UNDEFINED, [2, 3], b"\0" * 24), "init_dtype_undefined.onnx",
               "initializer 'w': element type is undefined")
     with_init(raw_tensor("w", 99, [2, 3], b"\0" * 24), "init_dtype_unknown.onnx", "unknown element type 99")
-    with_init(helper.make_tensor("w", TensorProto.STRING, [1], [b"hi"]), "init_string.onnx", "string tensors")
+    with_init(helper.make_tensor("w", TensorProto.STRING, [1], [b"hi"]), "init_string.onnx", "string")
     with_init(raw_tensor("w", TensorProto.COMPLEX64, [1], b"\0" * 8), "init_complex.onnx", "complex tensors")
     m = model([relu("x", "y")])
     sp = m.graph.sparse_initializer.add()
