@@ -9,6 +9,7 @@
 
 #include "app/cli/cmd_profile.h"
 #include "app/cli/fallbacks.h"
+#include "app/cli/plugin_option.h"
 #include "app/cli/prepare.h"
 #include "app/cli/registry.h"
 #include "app/cli/session_out.h"
@@ -72,6 +73,7 @@ int profile_command(const ProfileState& st) {
   nlohmann::json summary;
   summary["model"] = a.model;
   summary["device"] = prep->backend->description();
+  summary["plugins"] = plugins_json();
   summary["iterations"] = a.iters;
   summary["warmup"] = a.warmup;
   summary["jit_level"] = a.jit_level;

@@ -7,6 +7,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/compile_options.h"
 #include "app/cli/fallbacks.h"
+#include "app/cli/plugin_option.h"
 #include "app/cli/prepare.h"
 #include "app/cli/session_out.h"
 #include "app/session/figures.h"
@@ -111,6 +112,7 @@ int run_command(const RunArgs& a) {
     j["mode"] = a.mode;
     j["device"] = prep->backend->name();
     j["threads"] = prep->backend->threads();
+    j["plugins"] = plugins_json();
     j["iters"] = a.iters;
     j["latency_ms"] = {
         {"min", r->latency.min}, {"median", r->latency.median}, {"p90", r->latency.p90}, {"mean", r->latency.mean}};

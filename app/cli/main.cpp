@@ -7,6 +7,7 @@
 
 #include "app/cli/cmd_conformance.h"
 #include "app/cli/commands.h"
+#include "app/cli/plugin_option.h"
 #include "app/cli/registry.h"
 
 namespace ms::cli {
@@ -116,6 +117,8 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(info.name, info.description);
     registered.emplace_back(sub, info.setup(*sub));
   }
+  std::vector<std::string> plugins;
+  ms::cli::add_plugin_option(app, plugins);
 
   try {
     app.parse(argc, argv);
@@ -124,6 +127,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   try {
+    if (int rc = ms::cli::load_plugin_paths(plugins)) return rc;
     if (*run) return ms::cli::run_command(run_args);
     if (*check) return ms::cli::check_command(check_model);
     if (*compare) return ms::cli::compare_command(compare_args);

@@ -64,6 +64,15 @@ struct NodeGroup {
 };
 void replace_node_groups(ir::Graph& g, std::vector<NodeGroup> groups);
 
+// The group of a pattern fusion: `n` in place of the last of `nodes`.
+inline NodeGroup fused_group(const std::vector<const ir::Node*>& nodes, ir::Node n) {
+  NodeGroup grp;
+  for (const ir::Node* m : nodes) grp.ids.insert(m->id.value);
+  grp.node = std::move(n);
+  grp.place = Place::Last;
+  return grp;
+}
+
 // Removes a node whose output `out` equals input `in` (Identity-like): readers of `out` read `in`.
 // When `out` is a graph output and `in` is made by a node read nowhere else, that node is renamed to
 // produce `out` instead. Returns false (nothing changed) when neither works.

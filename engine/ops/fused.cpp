@@ -1,6 +1,7 @@
 // Schemas of the compiler's fused ops (see fused.h). Inference defers to the anchor op's schema for
 // the first inputs and checks the residual has the output's type.
 #include "engine/ops/fused.h"
+#include "engine/ops/fused_attention.h"
 
 #include "engine/ops/families.h"
 
@@ -220,6 +221,7 @@ void register_fused_ops(Registry& r) {
   fe.max_outputs = 2;  // with `reduce`: the chain's result and its reduction
   r.add(std::move(fe));
   r.add(fused_schema("FusedPool", 1, 1, OpCategory::Pool, infer_fused_pool));
+  register_fused_attention_op(r);
 }
 
 }  // namespace ms::ops

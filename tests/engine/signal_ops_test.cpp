@@ -30,7 +30,7 @@ std::vector<Tensor> run_all(const ir::Node& n, const std::vector<Tensor>& in, in
 
 Tensor run1(const ir::Node& n, const std::vector<Tensor>& in, int64_t opset = 17) { return run_all(n, in, opset)[0]; }
 
-std::string error_of(const ir::Node& n, const std::vector<Tensor>& in, int64_t opset = 17) {
+std::string signal_error_of(const ir::Node& n, const std::vector<Tensor>& in, int64_t opset = 17) {
   auto r = run_kernel(n, in, opset);
   return r.has_value() ? std::string("<no error>") : r.status().message();
 }
@@ -117,20 +117,22 @@ TEST(SignalOps, DftLongLengthsMatchPlainSum) {
 
 TEST(SignalOps, DftErrorsNameTheProblem) {
   const Tensor x = f32({1, 2, 3, 4}, {1, 4, 1});
-  EXPECT_NE(error_of(make_node("DFT", 1, 1, Attrs{{"axis", int64_t{-1}}}), {x}).find("axis -1 is out of range"),
+  EXPECT_NE(signal_error_of(make_node("DFT", 1, 1, Attrs{{"axis", int64_t{-1}}}), {x}).find("axis -1 is out of range"),
             std::string::npos);
-  EXPECT_NE(error_of(make_node("DFT", 1, 1, Attrs{{"axis", int64_t{2}}}), {x}).find("axis 2"), std::string::npos);
-  EXPECT_NE(error_of(make_node("DFT", 1), {f32({1, 2, 3}, {1, 3})}).find("last dim"), std::string::npos);
-  EXPECT_NE(error_of(make_node("DFT", 1), {f32({1, 2}, {2})}).find("rank >= 2"), std::string::npos);
-  EXPECT_NE(error_of(make_node("DFT", 2), {x, i64(0)}).find("dft_length"), std::string::npos);
-  EXPECT_NE(error_of(make_node("DFT", 1, 1, Attrs{{"onesided", int64_t{2}}}), {x}).find("'onesided'"),
+  EXPECT_NE(signal_error_of(make_node("DFT", 1, 1, Attrs{{"axis", int64_t{2}}}), {x}).find("axis 2"),
+            std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("DFT", 1), {f32({1, 2, 3}, {1, 3})}).find("last dim"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("DFT", 1), {f32({1, 2}, {2})}).find("rank >= 2"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("DFT", 2), {x, i64(0)}).find("dft_length"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("DFT", 1, 1, Attrs{{"onesided", int64_t{2}}}), {x}).find("'onesided'"),
             std::string::npos);
   // Opset 20 takes the axis as an input; its value is checked at run time too.
-  EXPECT_NE(error_of(make_node("DFT", 3, 1, {}, {1}), {x, Tensor(), i64(5)}, 20).find("axis 5"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("DFT", 3, 1, {}, {1}), {x, Tensor(), i64(5)}, 20).find("axis 5"),
+            std::string::npos);
   // irfft of one bin has an empty default length.
   const ir::Node irfft =
       make_node("DFT", 1, 1, Attrs{{"axis", int64_t{1}}, {"inverse", int64_t{1}}, {"onesided", int64_t{1}}});
-  EXPECT_NE(error_of(irfft, {f32({1, 0}, {1, 1, 2})}).find("dft_length"), std::string::npos);
+  EXPECT_NE(signal_error_of(irfft, {f32({1, 0}, {1, 1, 2})}).find("dft_length"), std::string::npos);
 }
 
 TEST(SignalOps, DftInferenceWithUnknownValues) {
@@ -167,11 +169,13 @@ TEST(SignalOps, StftMatchesNumpyRfftOfFrames) {
 TEST(SignalOps, StftErrorsNameTheProblem) {
   const Tensor sig = f32({0, 1, 2, 3, 4, 5, 6, 7}, {1, 8, 1});
   const Tensor w3 = f32({1, 1, 1}, {3});
-  EXPECT_NE(error_of(make_node("STFT", 4), {sig, i64(2), w3, i64(4)}).find("window has 3 values"), std::string::npos);
-  EXPECT_NE(error_of(make_node("STFT", 4, 1, {}, {2}), {sig, i64(2), Tensor(), i64(9)}).find("longer than the signal"),
+  EXPECT_NE(signal_error_of(make_node("STFT", 4), {sig, i64(2), w3, i64(4)}).find("window has 3 values"),
             std::string::npos);
-  EXPECT_NE(error_of(make_node("STFT", 3), {sig, i64(0), w3}).find("frame_step"), std::string::npos);
-  EXPECT_NE(error_of(make_node("STFT", 2), {f32({1, 2}, {2, 1}), i64(1)}).find("rank 3"), std::string::npos);
+  EXPECT_NE(
+      signal_error_of(make_node("STFT", 4, 1, {}, {2}), {sig, i64(2), Tensor(), i64(9)}).find("longer than the signal"),
+      std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("STFT", 3), {sig, i64(0), w3}).find("frame_step"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("STFT", 2), {f32({1, 2}, {2, 1}), i64(1)}).find("rank 3"), std::string::npos);
 }
 
 // ---- Windows, MelWeightMatrix ----
@@ -184,11 +188,11 @@ TEST(SignalOps, WindowFunctionsMatchReference) {
   EXPECT_EQ(b.dtype(), DType::F64);
   expect_near(b, {0, 0.34, 1, 0.34}, 1e-12);
   EXPECT_EQ(run1(make_node("HannWindow", 1), {i64(0)}).numel(), 0);
-  EXPECT_NE(
-      error_of(make_node("HannWindow", 1, 1, Attrs{{"output_datatype", int64_t{8}}}), {i64(4)}).find("output_datatype"),
-      std::string::npos);
-  EXPECT_NE(error_of(make_node("HannWindow", 1), {i64(-3)}).find("size"), std::string::npos);
-  EXPECT_NE(error_of(make_node("HannWindow", 1), {f32({4}, {})}).find("i32 or i64"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("HannWindow", 1, 1, Attrs{{"output_datatype", int64_t{8}}}), {i64(4)})
+                .find("output_datatype"),
+            std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("HannWindow", 1), {i64(-3)}).find("size"), std::string::npos);
+  EXPECT_NE(signal_error_of(make_node("HannWindow", 1), {f32({4}, {})}).find("i32 or i64"), std::string::npos);
 }
 
 TEST(SignalOps, MelWeightMatrixMatchesReference) {
@@ -202,10 +206,10 @@ TEST(SignalOps, MelWeightMatrixMatchesReference) {
   for (size_t r = 0; r < 9; ++r)
     for (size_t c = 0; c < 3; ++c) want[(r + 2) * 3 + c] = rows[r][c];
   expect_near(y, want);
-  EXPECT_NE(error_of(n, {i64(3), i64(32), i64(1000), Tensor::scalar<float>(50), Tensor::scalar<float>(900)})
+  EXPECT_NE(signal_error_of(n, {i64(3), i64(32), i64(1000), Tensor::scalar<float>(50), Tensor::scalar<float>(900)})
                 .find("upper_edge_hertz"),
             std::string::npos);
-  EXPECT_NE(error_of(n, {i64(0), i64(32), i64(1000), Tensor::scalar<float>(50), Tensor::scalar<float>(450)})
+  EXPECT_NE(signal_error_of(n, {i64(0), i64(32), i64(1000), Tensor::scalar<float>(50), Tensor::scalar<float>(450)})
                 .find("num_mel_bins"),
             std::string::npos);
 }
@@ -251,14 +255,14 @@ TEST(TrainingOps, ErrorsNameTheProblem) {
   const Tensor r = Tensor::scalar<float>(0.5f), x = f32({1, -2}, {2});
   // Six tensors after R, T do not split into X, G, H runs for 2 outputs each.
   const ir::Node bad = in_domain(make_node("Adagrad", 6, 2), kTraining);
-  EXPECT_NE(error_of(bad, {r, i64(0), x, x, x, x}).find("runs of tensors"), std::string::npos);
+  EXPECT_NE(signal_error_of(bad, {r, i64(0), x, x, x, x}).find("runs of tensors"), std::string::npos);
   const ir::Node shape = in_domain(make_node("Adagrad", 5, 2), kTraining);
-  EXPECT_NE(error_of(shape, {r, i64(0), x, f32({1}, {1}), x}).find("input 3"), std::string::npos);
+  EXPECT_NE(signal_error_of(shape, {r, i64(0), x, f32({1}, {1}), x}).find("input 3"), std::string::npos);
   Attrs m{{"alpha", 0.8f}, {"beta", 0.9f}, {"mode", std::string("heavy")}, {"norm_coefficient", 0.f}};
-  EXPECT_NE(error_of(in_domain(make_node("Momentum", 5, 2, m), kTraining), {r, i64(0), x, x, x}).find("'mode'"),
+  EXPECT_NE(signal_error_of(in_domain(make_node("Momentum", 5, 2, m), kTraining), {r, i64(0), x, x, x}).find("'mode'"),
             std::string::npos);
   m.erase("alpha");
-  EXPECT_NE(error_of(in_domain(make_node("Momentum", 5, 2, m), kTraining), {r, i64(0), x, x, x}).find("'alpha'"),
+  EXPECT_NE(signal_error_of(in_domain(make_node("Momentum", 5, 2, m), kTraining), {r, i64(0), x, x, x}).find("'alpha'"),
             std::string::npos);
 }
 
@@ -273,13 +277,13 @@ TEST(MlOps, ArrayFeatureExtractorAndBinarizer) {
   const Tensor y1 = run1(afe, {f32({5, 6, 7}, {3}), T<int64_t>({2}, {1})});
   EXPECT_EQ(y1.shape(), (Shape{1, 1}));
   expect_near(y1, {7});
-  EXPECT_NE(error_of(afe, {x, T<int64_t>({4}, {1})}).find("out of range"), std::string::npos);
-  EXPECT_NE(error_of(afe, {x, T<int64_t>({-1}, {1})}).find("out of range"), std::string::npos);
+  EXPECT_NE(signal_error_of(afe, {x, T<int64_t>({4}, {1})}).find("out of range"), std::string::npos);
+  EXPECT_NE(signal_error_of(afe, {x, T<int64_t>({-1}, {1})}).find("out of range"), std::string::npos);
 
   const ir::Node bin = in_domain(make_node("Binarizer", 1, 1, Attrs{{"threshold", 1.5f}}), kMl);
   expect_near(run1(bin, {T<int64_t>({0, 1, 2, 3}, {4})}), {0, 0, 1, 1});
   expect_near(run1(bin, {f32({1.5f, 1.6f, -3, NAN}, {4})}), {0, 1, 0, 0});
-  EXPECT_NE(error_of(bin, {T<uint8_t>({1}, {1})}).find("input 0 (X)"), std::string::npos);
+  EXPECT_NE(signal_error_of(bin, {T<uint8_t>({1}, {1})}).find("input 0 (X)"), std::string::npos);
 }
 
 Attrs tree_attrs() {
@@ -317,22 +321,23 @@ TEST(MlOps, TreeEnsembleErrorsNameTheProblem) {
   const Tensor x = f32({0.2f, 5}, {1, 2});
   Attrs a = tree_attrs();
   a["leaf_targetids"] = std::vector<int64_t>{0, 1, 2, 0};
-  EXPECT_NE(error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("leaf target id 2"),
+  EXPECT_NE(signal_error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("leaf target id 2"),
             std::string::npos);
   a = tree_attrs();
   a["nodes_featureids"] = std::vector<int64_t>{0, 4, 0};
-  EXPECT_NE(error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("feature 4"), std::string::npos);
+  EXPECT_NE(signal_error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("feature 4"),
+            std::string::npos);
   a = tree_attrs();
   a["nodes_falsenodeids"] = std::vector<int64_t>{7, 3, 2};
-  EXPECT_NE(error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("node 7"), std::string::npos);
+  EXPECT_NE(signal_error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("node 7"), std::string::npos);
   a = tree_attrs();
   a["nodes_truenodeids"] = std::vector<int64_t>{0, 1};
-  EXPECT_NE(error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("nodes_truenodeids"),
+  EXPECT_NE(signal_error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {x}).find("nodes_truenodeids"),
             std::string::npos);
   // A cycle: node 0's false branch is node 0 itself.
   a = tree_attrs();
   a["nodes_falsenodeids"] = std::vector<int64_t>{0, 3, 2};
-  EXPECT_NE(error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {f32({0.9f, 5}, {1, 2})}).find("cycle"),
+  EXPECT_NE(signal_error_of(in_domain(make_node("TreeEnsemble", 1, 1, a), kMl), {f32({0.9f, 5}, {1, 2})}).find("cycle"),
             std::string::npos);
 }
 

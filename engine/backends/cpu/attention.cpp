@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/backends/cpu/attention_fast.h"
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/ops/attention_shapes.h"
@@ -313,6 +314,7 @@ void attention_rows(const Plan& p, const double* qs, const double* ks, const dou
 }
 
 Status attention_kernel(runtime::KernelContext& ctx) {
+  if (std::optional<Status> fast = attention_onnx_fast(ctx)) return *fast;
   Plan p;
   MS_RETURN_IF_ERROR(make_plan(ctx, p));
   const ops::AttentionGeometry& g = p.g;

@@ -7,6 +7,7 @@
 
 #include "engine/backends/cpu/onednn.h"
 #include "engine/ops/grad_ops.h"
+#include "engine/runtime/custom_kernels.h"
 
 namespace ms::cpu {
 
@@ -61,7 +62,8 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
 }
 
 runtime::KernelFn CpuBackend::find_kernel(const ir::Node& node) const {
-  return kernels().find(node.op_type, node.domain);
+  if (runtime::KernelFn k = kernels().find(node.op_type, node.domain)) return k;
+  return runtime::find_custom_kernel(node.op_type, node.domain, DeviceType::CPU);  // plugins, F::custom
 }
 
 Status CpuBackend::copy_to_host(const Tensor& src, Tensor& dst) {

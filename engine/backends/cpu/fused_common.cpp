@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/backends/cpu/attention_fast.h"
 #include "engine/backends/cpu/elementwise_table_loop.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
@@ -184,5 +185,6 @@ void register_fused_kernels(runtime::KernelRegistry& r) {
   fused::register_fused_matmul_kernels(r);
   fused::register_fused_elementwise_kernels(r);
   fused::register_fused_pool_kernels(r);
+  register_fused_attention_kernel(r);
 }
 }  // namespace ms::cpu

@@ -94,44 +94,6 @@ template <class F> bool visit_matmul_type(DType t, F&& f) {
   }
 }
 
-struct MatmulPrimitive {
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul prim;
-};
-
-// f32 dnnl::matmul over rank-equal views with explicit strides; `sum` adds into the output.
-Status matmul_onednn(runtime::KernelContext& ctx, const Tensor& a, const memory::desc& a_md, const Tensor& b,
-                     const memory::desc& b_md, Tensor& y, const memory::desc& y_md, float alpha, bool sum,
-                     const std::string& key) {
-  OneDnnContext& dnn = cpu_backend(ctx).onednn();
-  return guard_onednn(ctx, "matmul", [&]() -> Status {
-    auto mp = dnn.cached<MatmulPrimitive>(key, [&] {
-      dnnl::primitive_attr attr = user_scratchpad_attr();
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (sum) {
-        dnnl::post_ops po;
-        po.append_sum(1.0f);
-        attr.set_post_ops(po);
-      }
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr, dnn.engine());
-      return std::make_shared<MatmulPrimitive>(MatmulPrimitive{pd, dnnl::matmul(pd)});
-    });
-    Tensor holder;
-    MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));
-    mp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, memory(a_md, dnn.engine(), a.raw())},
-                                    {DNNL_ARG_WEIGHTS, memory(b_md, dnn.engine(), b.raw())},
-                                    {DNNL_ARG_DST, memory(y_md, dnn.engine(), y.raw())},
-                                    {DNNL_ARG_SCRATCHPAD, scratch}});
-    dnn.stream().wait();
-    ctx.set_impl(impl_name(mp->pd));
-    return Status::ok();
-  });
-}
-
-memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t) {
-  return memory::desc(memory::dims(dims.begin(), dims.end()), to_dnnl(t), memory::dims(strides.begin(), strides.end()));
-}
-
 // Types dnnl::matmul takes here: both operands and the output f32, or all bf16.
 bool onednn_matmul_types(const Tensor& a, const Tensor& b, const Tensor& y) {
   return (a.dtype() == DType::F32 || a.dtype() == DType::BF16) && b.dtype() == a.dtype() && y.dtype() == a.dtype();
@@ -153,8 +115,9 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
   if (onednn_matmul_types(a, b, y) && p.k > 0 && p.y_dims.size() <= 12) {
     const DType t = a.dtype();
     const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
-    Status s = matmul_onednn(ctx, a, strided_desc(p.a_dims, p.a_strides, t), b, strided_desc(p.b_dims, p.b_strides, t),
-                             y, plain_desc(p.y_dims, to_dnnl(t)), 1.0f, false, key);
+    Status s = matmul_onednn(ctx, a.raw(), strided_desc(p.a_dims, p.a_strides, t), b.raw(),
+                             strided_desc(p.b_dims, p.b_strides, t), y.raw(), plain_desc(p.y_dims, to_dnnl(t)), 1.0f,
+                             false, key);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
   const bool ok = visit_matmul_type(a.dtype(), [&](auto tag) {
@@ -209,8 +172,9 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
     const std::string key = "gemm|" + std::string(dtype_name(t)) + "|" + std::to_string(m) + "x" + std::to_string(n) +
                             "x" + std::to_string(k) + "|" + std::to_string(ta) + std::to_string(tb) + "|" +
                             std::to_string(alpha) + "|" + std::to_string(with_c);
-    Status s = matmul_onednn(ctx, a, strided_desc({m, k}, {a_rs, a_cs}, t), b, strided_desc({k, n}, {b_rs, b_cs}, t), y,
-                             plain_desc({m, n}, to_dnnl(t)), static_cast<float>(alpha), true, key);
+    Status s = matmul_onednn(ctx, a.raw(), strided_desc({m, k}, {a_rs, a_cs}, t), b.raw(),
+                             strided_desc({k, n}, {b_rs, b_cs}, t), y.raw(), plain_desc({m, n}, to_dnnl(t)),
+                             static_cast<float>(alpha), true, key);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
   MatmulPlan p;
@@ -229,6 +193,45 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
 }
 
 }  // namespace
+
+memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t) {
+  return memory::desc(memory::dims(dims.begin(), dims.end()), to_dnnl(t), memory::dims(strides.begin(), strides.end()));
+}
+
+namespace {
+struct StridedMatmulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+}  // namespace
+
+Status matmul_onednn(runtime::KernelContext& ctx, const void* a, const memory::desc& a_md, const void* b,
+                     const memory::desc& b_md, void* y, const memory::desc& y_md, float alpha, bool sum,
+                     const std::string& key) {
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return guard_onednn(ctx, "matmul", [&]() -> Status {
+    auto mp = dnn.cached<StridedMatmulPrimitive>(key, [&] {
+      dnnl::primitive_attr attr = user_scratchpad_attr();
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (sum) {
+        dnnl::post_ops po;
+        po.append_sum(1.0f);
+        attr.set_post_ops(po);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, y_md), attr, dnn.engine());
+      return std::make_shared<StridedMatmulPrimitive>(StridedMatmulPrimitive{pd, dnnl::matmul(pd)});
+    });
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));
+    mp->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, memory(a_md, dnn.engine(), const_cast<void*>(a))},
+                                    {DNNL_ARG_WEIGHTS, memory(b_md, dnn.engine(), const_cast<void*>(b))},
+                                    {DNNL_ARG_DST, memory(y_md, dnn.engine(), y)},
+                                    {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    ctx.set_impl(impl_name(mp->pd));
+    return Status::ok();
+  });
+}
 
 void register_matmul_kernels(runtime::KernelRegistry& r) {
   r.add("MatMul", matmul_kernel);

@@ -44,4 +44,13 @@ Expected<dnnl::memory> make_scratchpad(runtime::KernelContext& ctx, const dnnl::
 Expected<dnnl::memory> prepared_weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& w,
                                         const dnnl::memory::desc& have, const dnnl::memory::desc& want);
 
+// f32 (or all-bf16) dnnl::matmul y = alpha · a b over rank-equal views with explicit strides (batch
+// dims may broadcast as 1s); `sum` adds into y. The primitive is cached by `key`, which must encode
+// every dim and stride of the three views.
+Status matmul_onednn(runtime::KernelContext& ctx, const void* a, const dnnl::memory::desc& a_md, const void* b,
+                     const dnnl::memory::desc& b_md, void* y, const dnnl::memory::desc& y_md, float alpha, bool sum,
+                     const std::string& key);
+// A memory descriptor of dims with element strides.
+dnnl::memory::desc strided_desc(const Shape& dims, const Shape& strides, DType t);
+
 }  // namespace ms::cpu::nn

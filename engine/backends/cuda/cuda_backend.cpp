@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_common.h"
+#include "engine/runtime/custom_kernels.h"
 
 namespace ms::cuda {
 
@@ -123,7 +124,11 @@ const runtime::KernelRegistry& CudaBackend::kernels() {
 
 runtime::KernelFn CudaBackend::find_kernel(const ir::Node& node) const {
   if (runtime::KernelFn k = kernels().find(node.op_type, node.domain)) return k;
-  return cpu::CpuBackend::kernels().find(node.op_type, node.domain) ? &cpu_fallback : nullptr;
+  // Ops added at run time (plugins): their CUDA kernel, else their CPU one on host copies.
+  if (runtime::KernelFn k = runtime::find_custom_kernel(node.op_type, node.domain, DeviceType::CUDA)) return k;
+  const bool on_cpu = cpu::CpuBackend::kernels().find(node.op_type, node.domain) ||
+                      runtime::find_custom_kernel(node.op_type, node.domain, DeviceType::CPU);
+  return on_cpu ? &cpu_fallback : nullptr;
 }
 
 bool CudaBackend::is_fallback(runtime::KernelFn fn) const { return fn == &cpu_fallback; }

@@ -8,6 +8,7 @@
 
 #include "engine/backends/cuda/cuda_backend.h"
 #include "engine/backends/cuda/cuda_common.h"
+#include "engine/runtime/custom_kernels.h"
 #include "engine/runtime/fallback.h"
 
 namespace ms::cuda {
@@ -39,6 +40,7 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   CudaBackend& be = cuda_backend(ctx);
   const ir::Node& node = ctx.node();
   runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
+  if (!kernel) kernel = runtime::find_custom_kernel(node.op_type, node.domain, DeviceType::CPU);
   if (!kernel) return ctx.unsupported_case("no CUDA or CPU kernel for op '" + node.op_type + "'");
   runtime::note_fallback(node, fallback_reason(ctx, be));
   size_t to_host = 0, to_device = 0;

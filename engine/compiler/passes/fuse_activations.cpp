@@ -194,11 +194,7 @@ class FuseActivations final : public Pass {
   static NodeGroup fused(ir::Graph& g, const ActivationMatch& m) {
     ir::Node gelu = new_node(g, m.swish ? "Swish" : "Gelu", "", {m.x}, {m.out}, m.nodes);
     if (m.tanh) gelu.attrs["approximate"] = ir::Attribute(std::string("tanh"));
-    NodeGroup grp;
-    for (const ir::Node* n : m.nodes) grp.ids.insert(n->id.value);
-    grp.node = std::move(gelu);
-    grp.place = Place::Last;
-    return grp;
+    return fused_group(m.nodes, std::move(gelu));
   }
 };
 

@@ -16,7 +16,6 @@ namespace ms::compiler {
 namespace {
 
 struct LayerNormMatch {
-  std::set<uint64_t> ids;
   std::vector<const ir::Node*> nodes;
   std::string x, out, gamma, beta;
   int64_t axis = -1;
@@ -128,7 +127,6 @@ class FuseLayerNorm final : public Pass {
     m.out = root.outputs[0];
     affine_tail(v, m);
     if (m.gamma.empty() && xv->type.dtype != DType::F32) return std::nullopt;  // ones are made in f32
-    for (const ir::Node* n : m.nodes) m.ids.insert(n->id.value);
     return m;
   }
 
@@ -177,11 +175,7 @@ class FuseLayerNorm final : public Pass {
     ir::Node ln = new_node(g, "LayerNormalization", "", std::move(inputs), {m.out}, m.nodes);
     ln.attrs["axis"] = ir::Attribute(m.axis);
     ln.attrs["epsilon"] = ir::Attribute(m.epsilon);
-    NodeGroup grp;
-    grp.ids = m.ids;
-    grp.node = std::move(ln);
-    grp.place = Place::Last;
-    return grp;
+    return fused_group(m.nodes, std::move(ln));
   }
 };
 

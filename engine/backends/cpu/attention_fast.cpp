@@ -1,0 +1,243 @@
+// attention_f32 (see attention_fast.h), the FusedAttention kernel, and the ONNX Attention op's fast
+// case. Scores and probabilities are f32 (the reference kernel in attention.cpp accumulates in
+// double and rounds as the ONNX reference does, for the cases it alone takes).
+#include "engine/backends/cpu/attention_fast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/simd_clones.h"
+#include "engine/backends/cpu/simd_math.h"
+#include "engine/ops/attention_shapes.h"
+#include "engine/ops/fused.h"
+#include "engine/ops/fused_attention.h"
+
+namespace ms::cpu {
+namespace {
+
+// One row of scores in place: + mask, keys from `limit` on masked, softmax; all masked: zeros.
+MS_SIMD_CLONES void softmax_scores_row(float* x, const float* mask, int64_t limit, int64_t n) {
+  if (mask) {
+#pragma omp simd
+    for (int64_t j = 0; j < limit; ++j) x[j] += mask[j];
+  }
+  float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 0; j < limit; ++j) mx = std::max(mx, x[j]);
+  if (limit == 0 || mx == -std::numeric_limits<float>::infinity()) {
+    std::fill(x, x + n, 0.f);
+    return;
+  }
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < limit; ++j) {
+    const float e = expf(x[j] - mx);
+    x[j] = e;
+    sum += e;
+  }
+  const float inv = 1.f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < limit; ++j) x[j] *= inv;
+  std::fill(x + limit, x + n, 0.f);
+}
+
+// Softmax over the rows of a [B, H, n, Sk] block of scores for queries r0 .. r0 + n.
+void softmax_scores(const AttentionProblem& p, float* s, int64_t r0, int64_t n) {
+  const int64_t rows = p.batch * p.heads * n, sk = p.kv_len;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = r0 + r % n, h = (r / n) % p.heads, b = r / (n * p.heads);
+    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + i * p.mi : nullptr;
+    const int64_t limit = p.causal ? std::min(sk, i + 1) : sk;
+    softmax_scores_row(s + r * sk, m, limit, sk);
+  }
+}
+
+std::string key_part(const Shape& dims, const Shape& strides) { return nn::key_of(dims) + "/" + nn::key_of(strides); }
+
+// Y rows of queries r0 .. r0 + n through the score block s.
+Status attention_block(runtime::KernelContext& ctx, const AttentionProblem& p, float* s, int64_t r0, int64_t n) {
+  const int64_t B = p.batch, H = p.heads, Sk = p.kv_len, D = p.head_size, Dv = p.v_head_size;
+  const Shape s_dims{B, H, n, Sk}, s_str{H * n * Sk, n * Sk, Sk, 1};
+  const dnnl::memory::desc s_md = nn::strided_desc(s_dims, s_str, DType::F32);
+  if (D > 0) {
+    const Shape q_dims{B, H, n, D}, q_str{p.q.sb, p.q.sh, p.q.ss, p.q.sd};
+    const Shape k_dims{B, H, D, Sk}, k_str{p.k.sb, p.k.sh, p.k.sd, p.k.ss};
+    const std::string key =
+        "attn-qk|" + key_part(q_dims, q_str) + "|" + key_part(k_dims, k_str) + "|" + std::to_string(p.scale);
+    MS_RETURN_IF_ERROR(nn::matmul_onednn(ctx, p.q.data + r0 * p.q.ss, nn::strided_desc(q_dims, q_str, DType::F32),
+                                         p.k.data, nn::strided_desc(k_dims, k_str, DType::F32), s, s_md, p.scale, false,
+                                         key));
+  } else {
+    std::fill(s, s + B * H * n * Sk, 0.f);
+  }
+  softmax_scores(p, s, r0, n);
+  const Shape v_dims{B, H, Sk, Dv}, v_str{p.v.sb, p.v.sh, p.v.ss, p.v.sd};
+  const Shape y_dims{B, H, n, Dv}, y_str{p.yb, p.yh, p.ys, p.yd};
+  const std::string key =
+      "attn-pv|" + key_part(s_dims, s_str) + "|" + key_part(v_dims, v_str) + "|" + key_part(y_dims, y_str);
+  return nn::matmul_onednn(ctx, s, s_md, p.v.data, nn::strided_desc(v_dims, v_str, DType::F32), p.y + r0 * p.ys,
+                           nn::strided_desc(y_dims, y_str, DType::F32), 1.f, false, key);
+}
+
+// Y zero (no keys at all: every row is masked).
+void zero_output(const AttentionProblem& p) {
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.heads; ++h)
+      for (int64_t i = 0; i < p.q_len; ++i)
+        for (int64_t e = 0; e < p.v_head_size; ++e) p.y[b * p.yb + h * p.yh + i * p.ys + e * p.yd] = 0.f;
+}
+
+}  // namespace
+
+Status attention_f32(runtime::KernelContext& ctx, const AttentionProblem& p) {
+  if (p.batch * p.heads * p.q_len * p.v_head_size == 0) return Status::ok();
+  if (p.kv_len == 0) {
+    zero_output(p);
+    ctx.set_impl("attention:empty");
+    return Status::ok();
+  }
+  const int64_t row_bytes = p.batch * p.heads * p.kv_len * static_cast<int64_t>(sizeof(float));
+  const int64_t block = std::clamp<int64_t>(kScoreBlockBytes / row_bytes, 1, p.q_len);
+  MS_ASSIGN_OR_RETURN(Tensor scores, ctx.scratch(DType::F32, {p.batch, p.heads, block, p.kv_len}));
+  for (int64_t r0 = 0; r0 < p.q_len; r0 += block)
+    MS_RETURN_IF_ERROR(attention_block(ctx, p, scores.data<float>(), r0, std::min(block, p.q_len - r0)));
+  ctx.set_impl("attention+" + ctx.impl());
+  return Status::ok();
+}
+
+namespace {
+
+// Element strides of a contiguous tensor's dims.
+Shape strides_of(const Shape& dims) {
+  Shape s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// An operand read through its layout: strides of b, h, s, d (an absent b gets the whole size).
+AttentionOperand operand(const Tensor& t, const ops::AttentionAxes& ax) {
+  const Shape st = strides_of(t.shape());
+  auto at = [&](int pos) { return pos < 0 ? std::max<int64_t>(t.numel(), 1) : st[static_cast<size_t>(pos)]; };
+  return AttentionOperand{t.data<float>(), at(ax.b), at(ax.h), at(ax.s), at(ax.d)};
+}
+
+// The mask's strides over (b, h, i) broadcast to [B, H, Sq, Sk] by numpy's rules; false when its last
+// dim is not Sk or it does not broadcast.
+bool mask_strides(const Shape& m, int64_t heads, int64_t q_len, int64_t kv_len, int64_t batch, AttentionProblem& p) {
+  if (m.empty() || m.size() > 4 || m.back() != kv_len) return false;
+  int64_t md[4] = {1, 1, 1, 1};
+  for (size_t j = 0; j < m.size(); ++j) md[4 - m.size() + j] = m[j];
+  const int64_t want[3] = {batch, heads, q_len};
+  for (int j = 0; j < 3; ++j)
+    if (md[j] != 1 && md[j] != want[j]) return false;
+  p.mi = md[2] == 1 ? 0 : md[3];
+  p.mh = md[1] == 1 ? 0 : md[2] * md[3];
+  p.mb = md[0] == 1 ? 0 : md[1] * md[2] * md[3];
+  return true;
+}
+
+Status fused_attention_kernel(runtime::KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  ops::AttentionAxes qa, ka, va, ya;
+  const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+  const std::string yl = n.attr_string("y_layout", "");
+  if (!ops::parse_attention_layout(n.attr_string("q_layout", ""), q.shape().size(), qa) ||
+      !ops::parse_attention_layout(n.attr_string("k_layout", ""), k.shape().size(), ka) ||
+      !ops::parse_attention_layout(n.attr_string("v_layout", ""), v.shape().size(), va) ||
+      !ops::parse_attention_layout(yl, yl.size(), ya))
+    return ctx.fail("operand layouts do not match the operands' ranks");
+  if (q.dtype() != DType::F32 || k.dtype() != DType::F32 || v.dtype() != DType::F32)
+    return ctx.fail("Q, K and V must be f32");
+  AttentionProblem p;
+  p.batch = qa.dim('b', q.shape());
+  p.heads = qa.dim('h', q.shape());
+  p.q_len = qa.dim('s', q.shape());
+  p.head_size = qa.dim('d', q.shape());
+  p.kv_len = ka.dim('s', k.shape());
+  p.v_head_size = va.dim('d', v.shape());
+  if (ka.dim('b', k.shape()) != p.batch || va.dim('b', v.shape()) != p.batch || ka.dim('h', k.shape()) != p.heads ||
+      va.dim('h', v.shape()) != p.heads || ka.dim('d', k.shape()) != p.head_size || va.dim('s', v.shape()) != p.kv_len)
+    return ctx.fail("Q " + shape_to_string(q.shape()) + ", K " + shape_to_string(k.shape()) + " and V " +
+                    shape_to_string(v.shape()) + " disagree");
+  Shape y_dims(yl.size());
+  for (size_t i = 0; i < yl.size(); ++i)
+    y_dims[i] = yl[i] == 'b' ? p.batch : yl[i] == 'h' ? p.heads : yl[i] == 's' ? p.q_len : p.v_head_size;
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, y_dims));
+  p.q = operand(q, qa);
+  p.k = operand(k, ka);
+  p.v = operand(v, va);
+  const AttentionOperand yo = operand(*y, ya);
+  p.y = y->data<float>();
+  p.yb = yo.sb, p.yh = yo.sh, p.ys = yo.ss, p.yd = yo.sd;
+  p.scale = n.attr_float("scale", 1.f);
+  p.causal = n.attr_int("is_causal", 0) != 0;
+  if (ctx.has_input(3)) {
+    const Tensor& m = ctx.input(3);
+    if (m.dtype() != DType::F32 || !mask_strides(m.shape(), p.heads, p.q_len, p.kv_len, p.batch, p))
+      return ctx.fail("the mask " + shape_to_string(m.shape()) + " must be f32 and broadcast to [B, H, Sq, Sk]");
+    p.mask = m.data<float>();
+  }
+  return attention_f32(ctx, p);
+}
+
+}  // namespace
+
+std::optional<Status> attention_onnx_fast(runtime::KernelContext& ctx) {
+  for (size_t i = 4; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) return std::nullopt;  // past key/value, nonpad lengths
+  for (size_t i = 1; i < ctx.num_outputs() && i < ctx.node().outputs.size(); ++i)
+    if (!ctx.node().outputs[i].empty()) return std::nullopt;  // present key/value, qk output
+  for (size_t i = 0; i < 3; ++i)
+    if (!ctx.has_input(i) || ctx.input(i).dtype() != DType::F32) return std::nullopt;
+  ops::AttentionAttrs a;
+  if (!ops::attention_attrs(ctx.node(), ctx.opset(), a).empty() || a.softcap != 0 || a.left_window >= 0 ||
+      a.right_window >= 0 || (a.softmax_precision != 0 && a.softmax_precision != 1))
+    return std::nullopt;
+  ops::AttentionInputDims in;
+  in.q = &ctx.input(0).shape();
+  in.k = &ctx.input(1).shape();
+  in.v = &ctx.input(2).shape();
+  in.has_mask = ctx.has_input(3);
+  if (in.has_mask) in.mask = &ctx.input(3).shape();
+  ops::AttentionGeometry g;
+  if (!ops::attention_geometry(ctx.node(), ctx.opset(), in, g).empty() || g.q_heads != g.kv_heads || g.past_len != 0)
+    return std::nullopt;
+  AttentionProblem p;
+  p.batch = g.batch, p.heads = g.q_heads, p.q_len = g.q_len, p.kv_len = g.kv_len;
+  p.head_size = g.head_size, p.v_head_size = g.v_head_size;
+  if (in.has_mask && (ctx.input(3).dtype() != DType::F32 ||
+                      !mask_strides(ctx.input(3).shape(), p.heads, p.q_len, p.kv_len, p.batch, p)))
+    return std::nullopt;
+  const char* layout = g.three_d ? "bshd" : "bhsd";
+  ops::AttentionAxes ax;
+  ops::parse_attention_layout(layout, 4, ax);
+  // 3-D operands are [B, S, H·D]: the same bytes as [B, S, H, D].
+  auto view = [&](const Tensor& t, int64_t heads, int64_t head) {
+    return g.three_d ? t.reshaped({t.dim(0), t.dim(1), heads, head}) : t;
+  };
+  const Tensor q = view(ctx.input(0), p.heads, p.head_size), k = view(ctx.input(1), p.heads, p.head_size);
+  const Tensor v = view(ctx.input(2), p.heads, p.v_head_size);
+  p.q = operand(q, ax);
+  p.k = operand(k, ax);
+  p.v = operand(v, ax);
+  auto y = ctx.allocate_output(0, DType::F32, ops::attention_y_dims(g));
+  if (!y) return y.status();
+  const Tensor yv = view(**y, p.heads, p.v_head_size);
+  const AttentionOperand yo = operand(yv, ax);
+  p.y = (*y)->data<float>();
+  p.yb = yo.sb, p.yh = yo.sh, p.ys = yo.ss, p.yd = yo.sd;
+  p.scale = a.has_scale ? a.scale : 1.f / std::sqrt(static_cast<float>(p.head_size));
+  p.causal = a.is_causal != 0;
+  if (in.has_mask) p.mask = ctx.input(3).data<float>();
+  return attention_f32(ctx, p);
+}
+
+void register_fused_attention_kernel(runtime::KernelRegistry& r) {
+  r.add("FusedAttention", fused_attention_kernel, ops::kFusedDomain);
+}
+
+}  // namespace ms::cpu

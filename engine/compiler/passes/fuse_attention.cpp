@@ -1,0 +1,219 @@
+// Attention as exported by PyTorch (nn.MultiheadAttention, F.scaled_dot_product_attention before
+// opset 23) and as hand-written models spell it:
+//   [Q = Mul|Div(Q, c)] ; S = MatMul(Q, Kt) ; [S = Mul|Div(S, c)] ; [S = Add(S, mask)] ;
+//   P = Softmax(S, last axis) ; O = MatMul(P, V) ; [O = Transpose(O)]
+// over rank-3 [H, S, D] or rank-4 [B, H, S, D] operands, every intermediate read by the pattern
+// alone, f32. The chain becomes one FusedAttention (ops/fused_attention.h) whose kernel never
+// writes the scores for more than a block of query rows. A Transpose that makes Q, Kᵀ or V (the
+// head split: [S, H, D] -> [H, S, D]) or that follows O (the head merge) is read through strides
+// instead of copied: the operand's layout says where its axes lie.
+#include <optional>
+
+#include "engine/compiler/passes/passes.h"
+#include "engine/compiler/passes/pattern.h"
+#include "engine/compiler/work.h"
+#include "engine/ops/fused.h"
+
+namespace ms::compiler {
+namespace {
+
+struct AttentionMatch {
+  std::vector<const ir::Node*> nodes;
+  std::string q, k, v, mask, out;
+  std::string q_layout, k_layout, v_layout, y_layout;
+  double scale = 1;
+};
+
+// A value made by Mul(x, c) / Mul(c, x) / Div(x, c) with c a scalar constant, read once.
+struct Scaled {
+  const ir::Node* node;
+  std::string x;
+  double factor;  // c, or 1/c for Div
+};
+
+std::optional<Scaled> scaled(const PatternView& v, const std::string& value) {
+  if (!v.read_only_by(value, 1)) return std::nullopt;
+  if (const ir::Node* d = v.def(value, "Div"); d && d->inputs.size() == 2) {
+    const auto c = v.scalar(d->inputs[1]);
+    if (c && *c != 0) return Scaled{d, d->inputs[0], 1.0 / *c};
+  }
+  if (const ir::Node* m = v.def(value, "Mul"); m && m->inputs.size() == 2)
+    for (int k = 0; k < 2; ++k)
+      if (const auto c = v.scalar(m->inputs[1 - k])) return Scaled{m, m->inputs[k], *c};
+  return std::nullopt;
+}
+
+// The layout of the value a Transpose with `perm` reads, when its output is in order `canonical`
+// (out axis i is in axis perm[i]); "" when perm does not fit.
+std::string read_through(const std::vector<int64_t>& perm, const std::string& canonical) {
+  if (perm.size() != canonical.size()) return "";
+  std::string in(canonical.size(), '?');
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(in.size()) || in[static_cast<size_t>(perm[i])] != '?') return "";
+    in[static_cast<size_t>(perm[i])] = canonical[i];
+  }
+  return in;
+}
+
+class FuseAttention final : public Pass {
+ public:
+  std::string name() const override { return "FuseAttention"; }
+  std::string argument() const override { return "fuse-attention"; }
+  std::string description() const override {
+    return "MatMul(Q,Kt) -> scale -> (+mask) -> Softmax -> MatMul(.,V) into one FusedAttention, head transposes "
+           "read in place";
+  }
+  bool runs_on_subgraphs() const override { return true; }
+
+  Status run(ir::Graph& g) override {
+    const PatternView v(g);
+    std::vector<NodeGroup> groups;
+    work().nodes_visited += g.nodes().size();
+    for (const ir::Node& n : g.nodes()) {
+      if (!n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2) continue;
+      ++work().patterns_tried;
+      if (auto m = match(v, n)) {
+        if (!take_rewrite()) break;
+        groups.push_back(fused(g, *m));
+      }
+    }
+    if (!groups.empty() && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    replace_node_groups(g, std::move(groups));
+    return Status::ok();
+  }
+
+ private:
+  static bool is_f32(const PatternView& v, const std::string& name) {
+    const ir::Value* val = v.graph().value(name);
+    return val && val->type.dtype == DType::F32 && val->type.is_static();
+  }
+
+  // Whether Softmax n normalizes over the last of `rank` axes.
+  static bool last_axis_softmax(const PatternView& v, const ir::Node& n, size_t rank) {
+    const bool legacy = v.graph().opset() < 13;
+    int64_t axis = n.attr_int("axis", legacy ? 1 : -1);
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    return axis == static_cast<int64_t>(rank) - 1;
+  }
+
+  // Softmax input: the scores, with an additive mask split off.
+  static const ir::Node* scores_and_mask(const PatternView& v, const std::string& x, AttentionMatch& m,
+                                         std::string& scores) {
+    scores = x;
+    const ir::Node* add = v.def(x, "Add");
+    if (!add || add->inputs.size() != 2 || !v.read_only_by(x, 1)) return nullptr;
+    for (int k = 0; k < 2; ++k) {
+      const std::string& s = add->inputs[k];
+      if (v.def(s, "MatMul") || scaled(v, s)) {
+        scores = s;
+        m.mask = add->inputs[1 - k];
+        return add;
+      }
+    }
+    return nullptr;
+  }
+
+  // The operand `value` read through the Transpose that makes it, or as it is in `canonical` order.
+  static std::string operand(const PatternView& v, const std::string& value, const std::string& canonical,
+                             std::string& layout) {
+    layout = canonical;
+    const ir::Node* t = v.def(value, "Transpose");
+    if (!t || !v.static_dims(t->inputs[0])) return value;
+    const std::string in = read_through(t->attr_ints("perm"), canonical);
+    // oneDNN reads rows with the head dim (or, for Kᵀ, either of the last two axes) innermost.
+    const char inner = in.empty() ? '?' : in.back();
+    if (inner != 'd' && !(canonical.back() == 's' && inner == 's')) return value;
+    layout = in;
+    return t->inputs[0];
+  }
+
+  static std::optional<AttentionMatch> match(const PatternView& v, const ir::Node& root) {
+    AttentionMatch m;
+    const ir::Node* softmax = v.def(root.inputs[0], "Softmax");
+    const std::vector<int64_t>* pd = v.static_dims(root.inputs[0]);
+    if (!softmax || !pd || (pd->size() != 3 && pd->size() != 4) || !v.read_only_by(root.inputs[0], 1) ||
+        !last_axis_softmax(v, *softmax, pd->size()))
+      return std::nullopt;
+    const size_t rank = pd->size();
+    std::string s;
+    const ir::Node* add = scores_and_mask(v, softmax->inputs[0], m, s);
+    m.nodes = {softmax, &root};
+    if (add) m.nodes.push_back(add);
+    if (auto sc = scaled(v, s)) {
+      m.scale *= sc->factor;
+      m.nodes.push_back(sc->node);
+      s = sc->x;
+    }
+    const ir::Node* mm = v.def(s, "MatMul");
+    if (!mm || mm->inputs.size() != 2 || !v.read_only_by(s, 1)) return std::nullopt;
+    m.nodes.push_back(mm);
+    std::string q = mm->inputs[0];
+    if (auto sc = scaled(v, q)) {
+      m.scale *= sc->factor;
+      m.nodes.push_back(sc->node);
+      q = sc->x;
+    }
+    if (!shapes_fit(v, q, mm->inputs[1], root.inputs[1], root.outputs[0], m.mask, rank)) return std::nullopt;
+    const std::string lead = rank == 4 ? "bh" : "h";
+    m.q = operand(v, q, lead + "sd", m.q_layout);
+    m.k = operand(v, mm->inputs[1], lead + "ds", m.k_layout);
+    m.v = operand(v, root.inputs[1], lead + "sd", m.v_layout);
+    m.out = root.outputs[0];
+    m.y_layout = lead + "sd";
+    if (const ir::Node* t = v.sole_reader(m.out, "Transpose")) {
+      // The head merge after O: write Y in the Transpose's order.
+      const std::vector<int64_t> perm = t->attr_ints("perm");
+      std::string y(perm.size(), '?');
+      for (size_t i = 0; i < perm.size() && perm.size() == rank; ++i)
+        if (perm[i] >= 0 && perm[i] < static_cast<int64_t>(rank)) y[i] = m.y_layout[static_cast<size_t>(perm[i])];
+      if (perm.size() == rank && y.back() == 'd' && y.find('?') == std::string::npos) {
+        m.y_layout = y;
+        m.out = t->outputs[0];
+        m.nodes.push_back(t);
+      }
+    }
+    return m;
+  }
+
+  // Q [.., Sq, D], Kᵀ [.., D, Sk], V [.., Sk, Dv] with equal leading dims, all f32; a mask f32 with
+  // last dim Sk broadcasting to the scores.
+  static bool shapes_fit(const PatternView& v, const std::string& q, const std::string& kt, const std::string& val,
+                         const std::string& out, const std::string& mask, size_t rank) {
+    for (const std::string* name : {&q, &kt, &val, &out})
+      if (!is_f32(v, *name)) return false;
+    const auto &qd = *v.static_dims(q), &kd = *v.static_dims(kt), &vd = *v.static_dims(val);
+    if (qd.size() != rank || kd.size() != rank || vd.size() != rank) return false;
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (qd[i] != kd[i] || qd[i] != vd[i]) return false;
+    const int64_t sk = kd[rank - 1];
+    if (qd[rank - 1] != kd[rank - 2] || vd[rank - 2] != sk) return false;
+    if (mask.empty()) return true;
+    if (!is_f32(v, mask)) return false;
+    const auto& md = *v.static_dims(mask);
+    if (md.empty() || md.size() > rank || md.back() != sk) return false;
+    for (size_t j = 0; j + 1 < md.size(); ++j) {
+      const size_t axis = rank - md.size() + j;
+      const int64_t want = axis == rank - 2 ? qd[rank - 2] : qd[axis];
+      if (md[j] != 1 && md[j] != want) return false;
+    }
+    return true;
+  }
+
+  static NodeGroup fused(ir::Graph& g, const AttentionMatch& m) {
+    std::vector<std::string> inputs = {m.q, m.k, m.v};
+    if (!m.mask.empty()) inputs.push_back(m.mask);
+    ir::Node n = new_node(g, "FusedAttention", ops::kFusedDomain, std::move(inputs), {m.out}, m.nodes);
+    n.attrs["q_layout"] = ir::Attribute(m.q_layout);
+    n.attrs["k_layout"] = ir::Attribute(m.k_layout);
+    n.attrs["v_layout"] = ir::Attribute(m.v_layout);
+    n.attrs["y_layout"] = ir::Attribute(m.y_layout);
+    n.attrs["scale"] = ir::Attribute(static_cast<float>(m.scale));
+    return fused_group(m.nodes, std::move(n));
+  }
+};
+
+}  // namespace
+
+PassPtr make_fuse_attention_pass() { return std::make_unique<FuseAttention>(); }
+
+}  // namespace ms::compiler
