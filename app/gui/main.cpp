@@ -7,6 +7,7 @@
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
+//   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -14,9 +15,11 @@
 #include <QFile>
 #include <QMessageBox>
 #include <QScreen>
+#include <QSettings>
 #include <QTimer>
 #include <functional>
 #include <optional>
+#include <string_view>
 
 #include <cstdio>
 
@@ -24,6 +27,7 @@
 #include "app/gui/run_panel.h"
 #include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
+#include "engine/plugin/loader.h"
 #include "views/common/save_file.h"
 
 namespace {
@@ -38,9 +42,29 @@ int fail(const QString& message) {
   return 1;
 }
 
+// Qt takes "-plugin"/"--plugin" for its own generic plugins, so operator plugins (--plugin PATH or
+// --plugin=PATH) leave argv before QApplication sees it.
+QStringList take_plugin_args(int& argc, char** argv) {
+  QStringList paths;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if ((a == "--plugin" || a == "-plugin") && i + 1 < argc)
+      paths << QString::fromLocal8Bit(argv[++i]);
+    else if (a.starts_with("--plugin="))
+      paths << QString::fromLocal8Bit(argv[i] + 9);
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return paths;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const QStringList plugin_paths = take_plugin_args(argc, argv);
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("Modescope"));
   QApplication::setOrganizationName(QStringLiteral("Modescope"));
@@ -96,9 +120,17 @@ int main(int argc, char** argv) {
   QCommandLineOption restore_opt(
       QStringLiteral("restore-autosave"),
       QStringLiteral("After an unclean exit, restore the last autosave without asking (tests, screenshots)."));
+  QCommandLineOption plugin_opt(
+      QStringLiteral("plugin"),
+      QStringLiteral("Load an operator plugin (a shared library; repeatable). The setting 'plugins' lists more."),
+      QStringLiteral("PATH"));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  numerics_opt, save_session_opt, restore_opt});
+                  numerics_opt, save_session_opt, restore_opt, plugin_opt});
   cli.process(app);
+  // Operator plugins (the setting's list, then --plugin) before any model is opened.
+  for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
+    if (auto r = ms::plugin::load_plugin(p.toStdString()); !r)
+      return fail(QString::fromStdString(r.status().message()));
   const QStringList args = cli.positionalArguments();
   QString model = args.isEmpty() ? QString() : args.first();
   // The last start did not exit cleanly (its marker is still there) and left an autosave.
