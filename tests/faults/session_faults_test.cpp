@@ -201,7 +201,7 @@ TEST(SessionFaults, KillNineDuringAutosave) {
       SessionData d = heavy;
       d.ui_state["mark"] = std::to_string(i);
       if (!save_session(path, d).is_ok()) ::_exit(3);
-      test::write_bytes(done, std::to_string(i));
+      if (!write_file_atomic(done, std::to_string(i)).is_ok()) ::_exit(4);  // whole, even when killed
     }
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -214,8 +214,9 @@ TEST(SessionFaults, KillNineDuringAutosave) {
   int status = 0;
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the autosave loop ended by itself: " << status;
-  const int committed = std::atoi(test::read_bytes(done).c_str());
-  ASSERT_GE(committed, 1);
+  const std::string marker = test::read_bytes(done);
+  const int committed = std::atoi(marker.c_str());
+  ASSERT_GE(committed, 1) << "marker '" << marker << "', " << files_in(dir.path) << " files";
   auto back = load_session(path);
   ASSERT_TRUE(back.has_value()) << back.status().message();
   // The marker is written after the save returns: the file holds that save or the next one.
