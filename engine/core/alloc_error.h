@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -23,5 +24,15 @@ class AllocationFailed : public std::bad_alloc {
 
 // "3.73 GiB" (B, KiB, MiB, GiB, TiB).
 std::string format_alloc_bytes(double bytes);
+
+// Allocation fault injection, for the fault tests: the nth host allocation from now (1: the next)
+// fails as though memory ran out, then allocations succeed again; 0 disarms. Counted where the
+// engine allocates: Buffer::host (tensors), the runtime's host allocator (Graph-mode arenas) and
+// every value a run allocates. Costs one relaxed atomic load per allocation when disarmed.
+void arm_allocation_fault(int64_t nth);
+// Whether the armed fault has fired since arm_allocation_fault.
+bool allocation_fault_fired();
+// For the allocators: true when this allocation must fail.
+bool take_allocation_fault();
 
 }  // namespace ms

@@ -29,7 +29,7 @@ std::string format_alloc_bytes(double bytes) {
 
 std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
   const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = take_allocation_fault() ? nullptr : std::aligned_alloc(64, rounded);
   if (!p) throw AllocationFailed(bytes, "a host buffer");
   return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { std::free(d); });
 }

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "engine/core/alloc_error.h"
+
 namespace ms::runtime {
 
 std::shared_ptr<Buffer> Allocator::make_buffer(size_t bytes) {
@@ -11,6 +13,7 @@ std::shared_ptr<Buffer> Allocator::make_buffer(size_t bytes) {
 }
 
 void* HostAllocator::allocate(size_t bytes) {
+  if (take_allocation_fault()) return nullptr;
   const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
   return std::aligned_alloc(64, rounded);
 }

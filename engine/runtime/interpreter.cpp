@@ -1,12 +1,14 @@
 #include "engine/runtime/interpreter.h"
 
+#include "engine/core/alloc_error.h"
+
 namespace ms::runtime {
 
 Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const std::string& value, ir::NodeId producer,
                                 DType dtype, const Shape& shape) {
   const size_t bytes = static_cast<size_t>(numel(shape)) * dtype_size(dtype);
   Allocator& alloc = backend.allocator_for(dtype);
-  void* p = alloc.allocate(bytes);
+  void* p = take_allocation_fault() ? nullptr : alloc.allocate(bytes);
   if (!p && bytes) {
     const AllocatorStats st = alloc.stats();
     return Status::error(ErrorCode::OutOfMemory, "out of memory allocating " + std::to_string(bytes) + " bytes for '" +
