@@ -27,7 +27,7 @@ class CliPlugin : public ::testing::Test {
 TEST_F(CliPlugin, RunsInBothModesWithThePlugin) {
   int rc = 0;
   const std::string plug = " --plugin " + testing::sample_plugin();
-  const auto report = std::filesystem::temp_directory_path() / "modescope_cli_plugin_report.json";
+  const auto report = testing::temp_path("modescope_cli_plugin_report.json");
   std::string out =
       cli("run " + model_ + " --mode graph --iters 1 --warmup 0 --threads 1 --report " + report.string() + plug, &rc);
   ASSERT_EQ(rc, 0) << out;
@@ -45,7 +45,7 @@ TEST_F(CliPlugin, RunsInBothModesWithThePlugin) {
 }
 
 TEST_F(CliPlugin, ProfileShowsTheOpInBothTraces) {
-  const auto dir = std::filesystem::temp_directory_path() / "modescope_cli_plugin_profile";
+  const auto dir = testing::temp_path("modescope_cli_plugin_profile");
   std::filesystem::remove_all(dir);
   int rc = 0;
   const std::string out = cli("profile " + model_ + " --iters 1 --warmup 0 --threads 1 --out " + dir.string() +

@@ -2,6 +2,7 @@
 // com.example.ScaledTanh (x * 3 -> ScaledTanh{alpha=2, beta=0.5} -> Relu) written as ONNX.
 #pragma once
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -54,9 +55,14 @@ inline ir::Graph scaled_tanh_graph() {
   return g;
 }
 
+// A path in the temporary folder of this test process only (ctest runs tests in parallel).
+inline std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+}
+
 // The model above as a file in the test's temporary folder.
 inline std::string write_scaled_tanh_model(const std::string& file_name) {
-  const auto path = std::filesystem::temp_directory_path() / file_name;
+  const auto path = temp_path(file_name);
   const Status st = onnx_io::save_model(scaled_tanh_graph(), path.string());
   return st.is_ok() ? path.string() : std::string();
 }
