@@ -302,7 +302,8 @@ int bench_model(const RunArgs& a) {
       << ", \"nodes_compiled\": " << gx.graph().nodes().size() << ", \"branch_threads\": " << branch_threads
       << ", \"device\": \"" << json_escape(prep->backend->description())
       << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
-      << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump();
+      << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump()
+      << ", \"environment\": " << environment_json(prep->backend.get()).dump();
     if (a.pass_effect) {
       f << ", \"pass_effect\": [";
       for (size_t i = 0; i < effects.size(); ++i)

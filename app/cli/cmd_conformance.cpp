@@ -439,6 +439,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                              {"atol", atol},
                              {"floor", floor},
                              {"fallbacks", fallbacks_json(fallbacks)},
+                             {"environment", environment_json(nullptr)},
                              {"cases", cases}};
     const Status ws =
         write_file_atomic(report_path, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -74,6 +74,7 @@ int profile_command(const ProfileState& st) {
   summary["model"] = a.model;
   summary["device"] = prep->backend->description();
   summary["plugins"] = plugins_json();
+  summary["environment"] = environment_json(prep->backend.get());
   summary["iterations"] = a.iters;
   summary["warmup"] = a.warmup;
   summary["jit_level"] = a.jit_level;

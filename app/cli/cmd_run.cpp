@@ -113,6 +113,7 @@ int run_command(const RunArgs& a) {
     j["device"] = prep->backend->name();
     j["threads"] = prep->backend->threads();
     j["plugins"] = plugins_json();
+    j["environment"] = environment_json(prep->backend.get());
     j["iters"] = a.iters;
     j["latency_ms"] = {
         {"min", r->latency.min}, {"median", r->latency.median}, {"p90", r->latency.p90}, {"mean", r->latency.mean}};

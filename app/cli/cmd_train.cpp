@@ -96,6 +96,7 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
                    {"skipped_steps", r.skipped_steps}};
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
   j["fallbacks"] = fallbacks_json(a.fallbacks);
+  j["environment"] = environment_json(nullptr);
   nlohmann::json passes = nlohmann::json::array();
   for (const auto& p : r.passes)
     passes.push_back({{"pass", p.pass},

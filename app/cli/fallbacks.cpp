@@ -1,5 +1,7 @@
 #include "app/cli/fallbacks.h"
 
+#include "app/session/environment.h"
+
 #include <cstdio>
 
 namespace ms::cli {
@@ -21,6 +23,12 @@ nlohmann::json fallbacks_json(const std::vector<runtime::Fallback>& fallbacks) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : fallbacks) out.push_back({{"op", f.op}, {"count", f.count}, {"reason", f.reason}});
   return out;
+}
+
+nlohmann::json environment_json(const runtime::Backend* backend) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : session::environment_record(backend)) j[k] = v;
+  return j;
 }
 
 }  // namespace ms::cli

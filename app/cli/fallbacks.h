@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/runtime/backend.h"
 #include "engine/runtime/fallback.h"
 
 namespace ms::cli {
@@ -21,5 +22,8 @@ Status report_fallbacks(const std::vector<runtime::Fallback>& fallbacks, bool st
 
 // [{"op": "Where", "count": 2, "reason": "..."}, ...]
 nlohmann::json fallbacks_json(const std::vector<runtime::Fallback>& fallbacks);
+
+// The report's "environment" object (session/environment.h): CPU, libraries, threads, build.
+nlohmann::json environment_json(const runtime::Backend* backend);
 
 }  // namespace ms::cli

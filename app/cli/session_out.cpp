@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/session/environment.h"
 #include "app/session/mode_run.h"
 #include "profiler/analysis/compare.h"
 #include "profiler/analysis/report.h"
@@ -47,9 +48,9 @@ Status write_session(const std::string& path, const std::string& model, const st
   auto described = session::describe_model(model);
   if (!described) return std::move(described).take_status();
   data.model = std::move(*described);
+  data.environment = session::environment_record();
   data.environment["producer"] = "modescope-cli";
   data.environment["command"] = command;
-  data.environment["hardware_threads"] = std::to_string(std::thread::hardware_concurrency());
   MS_RETURN_IF_ERROR(session::save_session(path, data));
   std::printf("session: %s\n", path.c_str());
   return Status::ok();

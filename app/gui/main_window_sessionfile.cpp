@@ -16,6 +16,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/session/environment.h"
 #include "engine/core/atomic_file.h"
 #include "views/models/pass_list_model.h"
 
@@ -101,7 +102,9 @@ session::SessionData MainWindow::session_snapshot() const {
   if (gm && sel >= 0 && sel < static_cast<int>(gm->nodes.size()) && gm->nodes[static_cast<size_t>(sel)].node)
     d.ui_state["selection"] = std::to_string(gm->nodes[static_cast<size_t>(sel)].node->id.value);
   d.ui_state["tab"] = std::to_string(tabs_->currentIndex());
+  d.environment = session::environment_record();
   d.environment["producer"] = "modescope";
+  d.environment["qt"] = qVersion();
   return d;
 }
 

@@ -94,6 +94,11 @@ TEST(CliFallbacks, ReportsCarryAFallbacksListAndStrictDeviceRefusesThem) {
   EXPECT_TRUE(j["fallbacks"].is_array());
   EXPECT_TRUE(j["fallbacks"].empty()) << j.dump();  // the CPU runs every op itself
   EXPECT_EQ(out.find("note: fallbacks"), std::string::npos) << out;
+  // The environment it ran in: CPU, backend with its library versions, threads, build.
+  ASSERT_TRUE(j.contains("environment")) << j.dump();
+  for (const char* key : {"cpu", "cpu_flags", "backend", "threads", "build_type", "revision", "onnx_opset", "compiler"})
+    EXPECT_TRUE(j["environment"].contains(key)) << key << " missing from " << j["environment"].dump();
+  EXPECT_NE(j["environment"]["backend"].get<std::string>().find("oneDNN"), std::string::npos) << j.dump();
   // Without a CUDA device, asking for it falls back to the CPU: a note, or an error when strict.
   out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --device cuda --report " + report, &rc);
   ASSERT_EQ(rc, 0) << out;
