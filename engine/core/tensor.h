@@ -38,6 +38,11 @@ class Buffer {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  // Frozen: the contents never change again (a compiled graph's constants, frozen by its executor
+  // before any run), so kernels may cache what they derive from them (oneDNN's reordered weights)
+  // without checking the bytes at every run. Writing into a frozen buffer is a bug.
+  void freeze() { frozen_ = true; }
+  bool frozen() const { return frozen_; }
 
   // Host memory owned by the buffer (64-byte aligned).
   static std::shared_ptr<Buffer> host(size_t bytes);
@@ -49,6 +54,7 @@ class Buffer {
   size_t bytes_;
   Device device_;
   std::function<void(void*, size_t)> release_;
+  bool frozen_ = false;
 };
 
 class Tensor {

@@ -354,6 +354,11 @@ GraphExecutor::GraphExecutor(std::shared_ptr<const Executable> executable, Backe
   }
   m.replay_note = m.x->replay_note;
   if (m.x->replay) m.capture = dynamic_cast<GraphCapture*>(&backend);
+  // The compiled graph's constants never change: kernels may keep what they derive from them.
+  for (int s : m.program->constant_slots) {
+    const ir::Value* v = m.graph->value(m.program->slot_names[static_cast<size_t>(s)]);
+    if (v && v->constant && v->constant->is_tensor() && v->constant->buffer()) v->constant->buffer()->freeze();
+  }
 }
 
 GraphExecutor::~GraphExecutor() = default;

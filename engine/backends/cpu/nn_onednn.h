@@ -39,8 +39,9 @@ Expected<dnnl::memory> make_scratchpad(runtime::KernelContext& ctx, const dnnl::
 // Weights in the layout `want` for tensor `w` (plain layout `have`). When `want` equals `have` the
 // tensor is wrapped. Otherwise the reorder is cached by the buffer, offset and both layouts: weights
 // are usually initializers that never change. A cached entry is reused only while the source buffer
-// is still alive and a fingerprint of its contents (every element of small tensors, a strided sample
-// of large ones) is unchanged, so a recycled buffer is reordered again.
+// is still alive and, unless the buffer is frozen (a compiled graph's constant), a fingerprint of its
+// contents (every element of small tensors, a strided sample of large ones) is unchanged, so a
+// recycled or updated buffer is reordered again.
 Expected<dnnl::memory> prepared_weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& w,
                                         const dnnl::memory::desc& have, const dnnl::memory::desc& want);
 
