@@ -39,14 +39,17 @@ std::shared_ptr<Buffer> Buffer::borrowed(void* data, size_t bytes, Device device
 }
 
 Tensor Tensor::empty(DType dtype, Shape shape) {
-  const size_t bytes = static_cast<size_t>(ms::numel(shape)) * dtype_size(dtype);
+  size_t bytes = 0;
+  const bool fits = byte_size(shape, dtype_size(dtype), bytes);
   std::shared_ptr<Buffer> buffer;
   try {
+    if (!fits) throw AllocationFailed(SIZE_MAX, "");
     buffer = Buffer::host(bytes);
   } catch (const AllocationFailed&) {
     std::string dims;
     for (int64_t d : shape) dims += (dims.empty() ? "" : ",") + std::to_string(d);
-    throw AllocationFailed(bytes, "a " + std::string(dtype_name(dtype)) + " [" + dims + "] tensor");
+    const std::string what = "a " + std::string(dtype_name(dtype)) + " [" + dims + "] tensor";
+    throw AllocationFailed(fits ? bytes : SIZE_MAX, fits ? what : what + " (more bytes than an address space holds)");
   }
   Tensor t(std::move(buffer), dtype, std::move(shape));
   if (dtype == DType::String) fill_empty_strings(t);

@@ -68,7 +68,9 @@ class ArenaScratch final : public OutputAllocator {
     return internal_error(node_.label() + ": scratch allocator asked for an output");
   }
   Expected<Tensor> scratch(DType dtype, const Shape& shape) override {
-    const uint64_t n = align_up(static_cast<uint64_t>(numel(shape)) * dtype_size(dtype), 64);
+    size_t bytes = 0;
+    if (!byte_size(shape, dtype_size(dtype), bytes)) return allocate_value(be_, obs_, "", node_.id, dtype, shape);
+    const uint64_t n = align_up(static_cast<uint64_t>(bytes), 64);
     requested_ += n;
     if (arena_ && used_ + n <= bytes_) {
       Tensor t(arena_, dtype, shape, offset_ + used_);

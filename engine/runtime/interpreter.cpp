@@ -6,7 +6,10 @@ namespace ms::runtime {
 
 Expected<Tensor> allocate_value(Backend& backend, RunObserver* observer, const std::string& value, ir::NodeId producer,
                                 DType dtype, const Shape& shape) {
-  const size_t bytes = static_cast<size_t>(numel(shape)) * dtype_size(dtype);
+  size_t bytes = 0;
+  if (!byte_size(shape, dtype_size(dtype), bytes))
+    return Status::error(ErrorCode::OutOfMemory, "out of memory: '" + value + "' " + shape_to_string(shape) +
+                                                     " has more bytes than an address space holds");
   Allocator& alloc = backend.allocator_for(dtype);
   void* p = take_allocation_fault() ? nullptr : alloc.allocate(bytes);
   if (!p && bytes) {

@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "app/session/mode_run.h"
 #include "app/session/model_inputs.h"
 #include "engine/core/alloc_error.h"
+#include "engine/frontend/nn/context.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/train/run.h"
 #include "tests/app/session_test_util.h"
@@ -205,3 +207,60 @@ TEST(EngineFaults, NoGpuFallsBackWithANote) {
 
 }  // namespace
 }  // namespace ms::session
+
+namespace ms::nn {
+namespace {
+
+// Jobs read and set the builder API's context on their own threads: a backend replaced by another
+// thread's set_context stays alive for whoever still holds it, and reads never tear.
+TEST(EngineFaults, ContextSetWhileAnotherThreadUsesTheBackend) {
+  const Context saved = get_context();
+  std::atomic<bool> stop{false};
+  std::thread setter([&] {
+    for (int i = 0; i < 200 && !stop; ++i) set_context(Context{i % 2 ? Mode::Graph : Mode::PyNative, "cpu", 1 + i % 2});
+  });
+  for (int i = 0; i < 200; ++i) {
+    runtime::Backend& be = backend();
+    std::this_thread::yield();
+    EXPECT_EQ(be.name(), "cpu");
+    void* p = be.allocator().allocate(256);
+    ASSERT_NE(p, nullptr);
+    be.allocator().deallocate(p, 256);
+    const Context c = get_context();
+    EXPECT_EQ(c.device, "cpu");
+    EXPECT_TRUE(c.threads == 1 || c.threads == 2 || c.threads == saved.threads) << c.threads;
+  }
+  stop = true;
+  setter.join();
+  set_context(saved);
+}
+
+}  // namespace
+}  // namespace ms::nn
+
+namespace ms {
+namespace {
+
+// Element counts past int64 saturate and byte counts past size_t are refused: a huge declared shape
+// asks for more memory than exists (a clear error), never for a wrapped-around small buffer.
+TEST(EngineFaults, ShapesWhoseSizeOverflowsAreRefusedNotWrapped) {
+  const Shape huge{int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(numel(huge), INT64_MAX);
+  EXPECT_EQ(numel(Shape{-1, int64_t{1} << 62, 8}), -1);
+  EXPECT_EQ(numel(Shape{2, 3, 4}), 24);
+  size_t bytes = 0;
+  EXPECT_FALSE(byte_size(huge, 4, bytes));
+  EXPECT_FALSE(byte_size(Shape{int64_t{1} << 62, 1}, 8, bytes));
+  EXPECT_TRUE(byte_size(Shape{1024, 1024}, 4, bytes));
+  EXPECT_EQ(bytes, size_t{4} << 20);
+  try {
+    (void)Tensor::empty(DType::F32, huge);
+    ADD_FAILURE() << "a tensor of 2^80 elements was allocated";
+  } catch (const AllocationFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[1099511627776,1099511627776]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ms

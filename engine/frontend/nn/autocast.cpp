@@ -27,7 +27,7 @@ bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowTyp
 }  // namespace
 
 compiler::AmpLevel autocast_level() {
-  return t_override == kNoOverride ? get_context().amp : static_cast<compiler::AmpLevel>(t_override);
+  return t_override == kNoOverride ? get_amp() : static_cast<compiler::AmpLevel>(t_override);
 }
 
 AutocastGuard::AutocastGuard(compiler::AmpLevel level) : saved_(t_override) { t_override = static_cast<int>(level); }

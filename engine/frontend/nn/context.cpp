@@ -8,19 +8,17 @@
 namespace ms::nn {
 namespace {
 
-Context& ctx() {
-  static Context c;
-  return c;
-}
+// The context and the backends, under one lock.
+struct State {
+  std::mutex mu;
+  Context ctx;
+  std::unique_ptr<runtime::Backend> backend;
+  std::vector<std::unique_ptr<runtime::Backend>> retired;  // replaced backends, alive until exit
+};
 
-std::mutex& backend_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::unique_ptr<runtime::Backend>& backend_slot() {
-  static std::unique_ptr<runtime::Backend> b;
-  return b;
+State& state() {
+  static State s;
+  return s;
 }
 
 thread_local std::vector<const std::string*> t_scope;
@@ -28,32 +26,49 @@ thread_local std::vector<bool> t_leaf;
 
 }  // namespace
 
-void set_context(Mode mode) { ctx().mode = mode; }
-
-void set_context(const Context& c) {
-  std::lock_guard<std::mutex> lock(backend_mutex());
-  const bool same_backend = c.device == ctx().device && c.threads == ctx().threads;
-  ctx() = c;
-  if (!same_backend) backend_slot().reset();
+void set_context(Mode mode) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().ctx.mode = mode;
 }
 
-const Context& get_context() { return ctx(); }
-Mode get_mode() { return ctx().mode; }
+void set_context(const Context& c) {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const bool same_backend = c.device == st.ctx.device && c.threads == st.ctx.threads;
+  st.ctx = c;
+  if (!same_backend && st.backend) st.retired.push_back(std::move(st.backend));
+}
+
+Context get_context() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().ctx;
+}
+
+Mode get_mode() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().ctx.mode;
+}
+
+compiler::AmpLevel get_amp() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().ctx.amp;
+}
+
 const char* mode_name(Mode m) { return m == Mode::PyNative ? "PyNative" : "Graph"; }
 
 runtime::Backend& backend() {
-  std::lock_guard<std::mutex> lock(backend_mutex());
-  auto& slot = backend_slot();
-  if (!slot) {
-    auto choice = backends::create_backend(ctx().device, ctx().threads);
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (!st.backend) {
+    auto choice = backends::create_backend(st.ctx.device, st.ctx.threads);
     if (choice && choice->backend) {
       if (!choice->note.empty()) std::fprintf(stderr, "note: %s\n", choice->note.c_str());
-      slot = std::move(choice->backend);
+      st.backend = std::move(choice->backend);
     } else {
-      slot = backends::create_cpu_backend(ctx().threads);
+      st.backend = backends::create_cpu_backend(st.ctx.threads);
     }
   }
-  return *slot;
+  return *st.backend;
 }
 
 ScopeGuard::ScopeGuard(const std::string& name, bool leaf) : pushed_(!name.empty()) {

@@ -24,14 +24,19 @@ struct Context {
 };
 
 // set_context(Mode::Graph) switches every later top-level module call to traced+compiled runs.
+// The context may be read and set from any thread (jobs run on worker threads): get_context()
+// returns a copy.
 void set_context(Mode mode);
 void set_context(const Context& ctx);
-const Context& get_context();
+Context get_context();
 Mode get_mode();
+compiler::AmpLevel get_amp();
 const char* mode_name(Mode m);
 
 // The backend eager ops and compiled graphs run on (created on first use, CPU by default; a
-// "cuda" request without a device falls back to the CPU).
+// "cuda" request without a device falls back to the CPU). A set_context that changes the device or
+// threads makes a new one; the old one is kept until exit, so a reference another thread still
+// uses stays valid.
 runtime::Backend& backend();
 
 // Module-path scope (thread local): Module::operator() pushes its name while its forward runs.
