@@ -118,89 +118,105 @@ std::string dump_text(const Graph& g) {
   return os.str();
 }
 
-uint64_t Graph::fingerprint() const {
-  // FNV-1a over what the text dump shows (inputs, initializers, nodes with ids, attributes, names,
-  // origins and output types, outputs), fed straight into the hash instead of through the text, plus
-  // a digest of constant data. Initializers combine in any order (no sort): a fingerprint is taken
-  // after every pass, on graphs with tens of thousands of nodes and initializers.
+namespace {
+
+// FNV-1a, fed words, bytes and strings.
+struct Fnv {
+  static constexpr uint64_t kPrime = 1099511628211ull;
   uint64_t h = 1469598103934665603ull;
-  constexpr uint64_t kPrime = 1099511628211ull;
-  auto bytes = [](uint64_t& x, const void* p, size_t n) {
+  void bytes(const void* p, size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
       uint64_t w;
       std::memcpy(&w, b + i, 8);
-      x = (x ^ w) * kPrime;
+      h = (h ^ w) * kPrime;
     }
-    for (; i < n; ++i) x = (x ^ b[i]) * kPrime;
-  };
-  auto word = [](uint64_t& x, uint64_t w) { x = (x ^ w) * kPrime; };
-  auto str = [&](uint64_t& x, const std::string& s) {
-    word(x, s.size());
-    bytes(x, s.data(), s.size());
-  };
-  auto type = [&](uint64_t& x, const std::string& name) {
-    const Value* v = resolve(name);
-    if (!v) return word(x, ~uint64_t{0});
-    word(x, static_cast<uint64_t>(v->type.dtype));
+    for (; i < n; ++i) h = (h ^ b[i]) * kPrime;
+  }
+  void word(uint64_t w) { h = (h ^ w) * kPrime; }
+  void str(const std::string& s) {
+    word(s.size());
+    bytes(s.data(), s.size());
+  }
+  // A value's type as the dump shows it (kind, dtype, dims, dim names).
+  void type(const Graph& g, const std::string& name) {
+    const Value* v = g.resolve(name);
+    if (!v) return word(~uint64_t{0});
+    word(static_cast<uint64_t>(v->type.dtype));
     if (!v->type.is_tensor())
-      word(x, 0x5e90000u + static_cast<uint64_t>(v->type.kind) * 4 + static_cast<uint64_t>(v->type.elem_kind));
-    if (!v->type.dims) return word(x, ~uint64_t{1});
-    word(x, v->type.dims->size());
-    for (int64_t d : *v->type.dims) word(x, static_cast<uint64_t>(d));
-    for (const auto& p : v->type.dim_params) str(x, p);
-  };
-  str(h, name);
+      word(0x5e90000u + static_cast<uint64_t>(v->type.kind) * 4 + static_cast<uint64_t>(v->type.elem_kind));
+    if (!v->type.dims) return word(~uint64_t{1});
+    word(v->type.dims->size());
+    for (int64_t d : *v->type.dims) word(static_cast<uint64_t>(d));
+    for (const auto& p : v->type.dim_params) str(p);
+  }
+};
+
+// One initializer: name, type and (a prefix of) its data.
+uint64_t initializer_hash(const Graph& g, const std::string& name, const Tensor& t) {
+  Fnv x;
+  x.str(name);
+  x.type(g, name);
+  if (t.defined() && t.dtype() == DType::String)
+    for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 512); ++i) x.str(string_at(t, i));
+  else if (t.defined())
+    x.bytes(t.raw(), std::min<size_t>(t.nbytes(), 4096));
+  x.h ^= x.h >> 31;  // spread before the sum
+  return x.h;
+}
+
+void hash_node(Fnv& f, const Graph& g, const Node& n, std::ostringstream& attrs) {
+  f.word(n.id.value);
+  f.str(n.domain);
+  f.str(n.op_type);
+  f.word(n.inputs.size());
+  for (const auto& in : n.inputs) f.str(in);
+  f.word(n.outputs.size());
+  for (const auto& out : n.outputs) {
+    f.str(out);
+    if (!out.empty()) f.type(g, out);
+  }
+  f.word(n.attrs.size());
+  if (!n.attrs.empty()) {
+    attrs.str("");
+    for (const auto& [k, a] : n.attrs) {
+      attrs << k << '=';
+      dump_attr(a, attrs, 0);
+      attrs << ';';
+    }
+    f.str(attrs.str());
+  }
+  f.str(n.name);
+  f.word(n.origins.size());
+  for (const auto& o : n.origins) f.word(o.value);
+}
+
+}  // namespace
+
+uint64_t Graph::fingerprint() const {
+  // FNV-1a over what the text dump shows (inputs, initializers, nodes with ids, attributes, names,
+  // origins and output types, outputs), fed straight into the hash instead of through the text, plus
+  // a digest of constant data. Initializers combine in any order (no sort): a fingerprint is taken
+  // after every pass, on graphs with tens of thousands of nodes and initializers.
+  Fnv f;
+  f.str(name);
   for (const auto& in : inputs) {
-    str(h, in);
-    type(h, in);
+    f.str(in);
+    f.type(*this, in);
   }
   uint64_t inits = 0, count = 0;
   for (const auto& [k, v] : values_) {
     if (!v.is_initializer()) continue;
-    uint64_t x = 1469598103934665603ull;
-    str(x, k);
-    type(x, k);
-    const Tensor& t = *v.constant;
-    if (t.defined() && t.dtype() == DType::String)
-      for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 512); ++i) str(x, string_at(t, i));
-    else if (t.defined())
-      bytes(x, t.raw(), std::min<size_t>(t.nbytes(), 4096));
-    x ^= x >> 31;  // spread before the sum
-    inits += x * 0x9E3779B97F4A7C15ull;
+    inits += initializer_hash(*this, k, *v.constant) * 0x9E3779B97F4A7C15ull;
     ++count;
   }
-  word(h, inits);
-  word(h, count);
+  f.word(inits);
+  f.word(count);
   std::ostringstream attrs;
-  for (const auto& n : nodes_) {
-    word(h, n.id.value);
-    str(h, n.domain);
-    str(h, n.op_type);
-    word(h, n.inputs.size());
-    for (const auto& in : n.inputs) str(h, in);
-    word(h, n.outputs.size());
-    for (const auto& out : n.outputs) {
-      str(h, out);
-      if (!out.empty()) type(h, out);
-    }
-    word(h, n.attrs.size());
-    if (!n.attrs.empty()) {
-      attrs.str("");
-      for (const auto& [k, a] : n.attrs) {
-        attrs << k << '=';
-        dump_attr(a, attrs, 0);
-        attrs << ';';
-      }
-      str(h, attrs.str());
-    }
-    str(h, n.name);
-    word(h, n.origins.size());
-    for (const auto& o : n.origins) word(h, o.value);
-  }
-  for (const auto& out : outputs) str(h, out);
-  return h;
+  for (const auto& n : nodes_) hash_node(f, *this, n, attrs);
+  for (const auto& out : outputs) f.str(out);
+  return f.h;
 }
 
 }  // namespace ms::ir

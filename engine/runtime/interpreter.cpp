@@ -91,6 +91,45 @@ Expected<const Program*> Interpreter::program_for(const ir::Graph& g) {
   return raw;
 }
 
+namespace {
+
+// The step's output types inferred from the run's inputs, and the outputs allocated where the types
+// are static (a view op's outputs are left to the kernel in eager mode).
+Status infer_outputs(Backend& backend, RunObserver* obs, const Frame& frame, const Step& step, const Tensor* const* ins,
+                     ExecMode mode, std::vector<Tensor>& outputs) {
+  const ir::Node& node = *step.node;
+  const size_t nin = step.inputs.size();
+  ops::InferContext ictx{node, step.opset, {}, {}, {}};
+  ictx.types.resize(nin);
+  ictx.values.resize(nin);
+  for (size_t i = 0; i < nin; ++i) {
+    if (!ins[i]) continue;
+    if (!ins[i]->is_tensor()) {  // a sequence or optional: its kind, element type and common dims
+      ictx.types[i] = ir::type_of(*ins[i]);
+      continue;
+    }
+    ictx.types[i].dtype = ins[i]->dtype();
+    ictx.types[i].dims = ins[i]->shape();
+    // Values in device memory are not readable here; inference then treats them as unknown.
+    ictx.values[i] = ins[i]->device().is_cpu() ? ins[i] : nullptr;
+  }
+  MS_RETURN_IF_ERROR(ops::infer_node(ictx));
+  // Views are safe in eager mode (buffers are reference counted) but not in graph mode, where a
+  // view of an arena slot would outlive the slot's planned lifetime.
+  if (step.view_op && mode != ExecMode::Graph) return Status::ok();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& t = ictx.outputs[i];
+    if (step.outputs[i] < 0 || outputs[i].defined() || !t.is_static() || t.dtype == DType::Undefined) continue;
+    auto alloc = allocate_value(backend, obs, frame.prog.slot_names[static_cast<size_t>(step.outputs[i])], node.id,
+                                t.dtype, *t.dims);
+    if (!alloc) return std::move(alloc).take_status();
+    outputs[i] = std::move(*alloc);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
                              OutputAllocator* scratch) {
   const ir::Node& node = *step.node;
@@ -120,36 +159,7 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
                             "' has no value at run time");
   }
   outputs.resize(step.outputs.size());
-  if (infer_shapes) {
-    ops::InferContext ictx{node, step.opset, {}, {}, {}};
-    ictx.types.resize(nin);
-    ictx.values.resize(nin);
-    for (size_t i = 0; i < nin; ++i) {
-      if (!ins[i]) continue;
-      if (!ins[i]->is_tensor()) {  // a sequence or optional: its kind, element type and common dims
-        ictx.types[i] = ir::type_of(*ins[i]);
-        continue;
-      }
-      ictx.types[i].dtype = ins[i]->dtype();
-      ictx.types[i].dims = ins[i]->shape();
-      // Values in device memory are not readable here; inference then treats them as unknown.
-      ictx.values[i] = ins[i]->device().is_cpu() ? ins[i] : nullptr;
-    }
-    Status st = ops::infer_node(ictx);
-    if (!st.is_ok()) return st;
-    // Views are safe in eager mode (buffers are reference counted) but not in graph mode, where a
-    // view of an arena slot would outlive the slot's planned lifetime.
-    if (!step.view_op || mode_ == ExecMode::Graph) {
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        const auto& t = ictx.outputs[i];
-        if (step.outputs[i] < 0 || outputs[i].defined() || !t.is_static() || t.dtype == DType::Undefined) continue;
-        auto alloc = allocate_value(backend_, obs, frame.prog.slot_names[static_cast<size_t>(step.outputs[i])], node.id,
-                                    t.dtype, *t.dims);
-        if (!alloc) return std::move(alloc).take_status();
-        outputs[i] = std::move(*alloc);
-      }
-    }
-  }
+  if (infer_shapes) MS_RETURN_IF_ERROR(infer_outputs(backend_, obs, frame, step, ins, mode_, outputs));
   KernelFn kernel = step.kernel ? step.kernel : backend_.find_kernel(node);
   if (!kernel)
     return unsupported(node.label() + ": no " + backend_.name() + " kernel for op '" + node.op_type + "'")
