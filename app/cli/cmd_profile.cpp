@@ -30,7 +30,7 @@ compiler::CompileOptions profile_compile_options(const RunArgs& a) {
   return o;
 }
 
-Expected<std::string> profiled_comparison_text(Prepared& prep, const RunArgs& a) {
+Expected<prof::Comparison> profiled_comparison(Prepared& prep, const RunArgs& a) {
   const compiler::CompileOptions copts = profile_compile_options(a);
   prof::TracePtr traces[2];
   for (int i = 0; i < 2; ++i) {
@@ -44,7 +44,10 @@ Expected<std::string> profiled_comparison_text(Prepared& prep, const RunArgs& a)
     if (!run) return std::move(run).take_status();
     traces[i] = run->trace;
   }
-  const prof::Comparison c = prof::compare_runs(*traces[0], *traces[1]);
+  return prof::compare_runs(*traces[0], *traces[1]);
+}
+
+std::string comparison_text(const prof::Comparison& c) {
   return prof::format_compare_table(c, 20) + "\n" + c.verdict.text + "\n";
 }
 

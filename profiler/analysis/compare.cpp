@@ -225,6 +225,18 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
   return c;
 }
 
+double whole_iterations(double break_even_iterations) { return std::max(1.0, std::ceil(break_even_iterations - 1e-9)); }
+
+void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms) {
+  CompareSummary& s = c.summary;
+  s.eager_iter_ms = eager_iter_ms;
+  s.graph_iter_ms = graph_iter_ms;
+  s.compile_ms = compile_ms;
+  s.saving_ms = eager_iter_ms - graph_iter_ms;
+  s.break_even_iterations = s.saving_ms > 0 ? compile_ms / s.saving_ms : std::numeric_limits<double>::infinity();
+  c.verdict = advise(c);
+}
+
 Verdict advise(const Comparison& c) {
   const CompareSummary& s = c.summary;
   Verdict v;
@@ -269,7 +281,7 @@ Verdict advise(const Comparison& c) {
       v.main_source = k;
     }
   v.graph_pays_off = true;
-  const double n = std::max(1.0, std::ceil(s.break_even_iterations - 1e-9));  // 10.000000001 is 10
+  const double n = whole_iterations(s.break_even_iterations);
   v.text = "Graph mode pays off after " + fmt("%.0f", n) + (n == 1 ? " iteration" : " iterations") + " (compile " +
            fmt("%.1f", s.compile_ms) + " ms, saves " + fmt("%.3f", s.saving_ms) + " ms per iteration)";
   if (!v.main_source.empty())

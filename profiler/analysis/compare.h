@@ -56,4 +56,13 @@ struct Comparison {
 Comparison compare_runs(const Trace& eager, const Trace& graph);
 Verdict advise(const Comparison& c);
 
+// The break-even as the whole number of iterations a user runs: compile / saving rounded up, at
+// least 1 (10.000000001 is 10); what the verdict says and what a table beside it prints.
+double whole_iterations(double break_even_iterations);
+
+// Takes the per-iteration times and the compile time from other runs of the same model (unprofiled,
+// so without the recorder's cost), recomputes the saving and the break-even and advises again: the
+// verdict and a table printed from those runs then come from one computation.
+void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms);
+
 }  // namespace ms::prof
