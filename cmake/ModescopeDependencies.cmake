@@ -40,6 +40,24 @@ if(NOT MODESCOPE_WITH_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "Modescope: CUDA backend ${MODESCOPE_HAVE_CUDA}")
 
+# Data parallel across processes (engine/dist): Open MPI where installed (libopenmpi-dev); NCCL
+# where CUDA is, from the toolkit.
+find_package(MPI QUIET COMPONENTS C)
+set(MODESCOPE_HAVE_MPI ${MPI_C_FOUND})
+if(NOT MODESCOPE_HAVE_MPI)
+  set(MODESCOPE_HAVE_MPI OFF)
+endif()
+message(STATUS "Modescope: MPI communicator ${MODESCOPE_HAVE_MPI}")
+set(MODESCOPE_HAVE_NCCL OFF)
+if(MODESCOPE_HAVE_CUDA)
+  find_path(MODESCOPE_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+  find_library(MODESCOPE_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+  if(MODESCOPE_NCCL_INCLUDE AND MODESCOPE_NCCL_LIBRARY)
+    set(MODESCOPE_HAVE_NCCL ON)
+  endif()
+endif()
+message(STATUS "Modescope: NCCL communicator ${MODESCOPE_HAVE_NCCL}")
+
 # The desktop app: Qt 6 Widgets/Svg and Graphviz's libgvc/libcgraph.
 set(MODESCOPE_HAVE_GUI OFF)
 if(NOT MODESCOPE_WITH_GUI STREQUAL "OFF")

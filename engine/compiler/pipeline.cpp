@@ -57,9 +57,18 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   return pm;
 }
 
-std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp) {
+void add_data_parallel_passes(PassManager& pm, const DataParallelPasses& dp) {
+  size_t at = 0;
+  for (size_t i = 0; i < pm.passes().size(); ++i)
+    if (pm.passes()[i]->argument() == "infer-types") at = i + 1;
+  pm.insert(at, make_insert_allreduce_pass(dp.mean));
+  pm.insert(at + 1, make_fuse_allreduce_pass(AllReduceFusion{dp.split, dp.size_mb}));
+}
+
+std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp, bool data_parallel) {
   std::vector<PipelineEntry> out;
   PassManager pm = build_pipeline(level, nullptr, amp);
+  if (data_parallel) add_data_parallel_passes(pm, {});
   for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
   out.push_back(
       {"plan-memory", "PlanMemory", "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
@@ -72,7 +81,7 @@ std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp) {
 Status check_pass_names(const std::vector<std::string>& names) {
   if (names.empty()) return Status::ok();
   // O2 without a backend lists every pass (the CPU-only ones included); AMP adds amp-cast.
-  const std::vector<PipelineEntry> all = describe_pipeline(JitLevel::O2, AmpLevel::O2);
+  const std::vector<PipelineEntry> all = describe_pipeline(JitLevel::O2, AmpLevel::O2, /*data_parallel=*/true);
   for (const auto& name : names) {
     bool known = false;
     for (const auto& e : all) known = known || e.argument == name || e.name == name;

@@ -41,8 +41,19 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
 struct PipelineEntry {
   std::string argument, name, description;
 };
-// Passes of a level plus the closing stages (memory planning, scheduling), for --list.
-std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp = AmpLevel::O0);
+// Passes of a level plus the closing stages (memory planning, scheduling), for --list; with
+// `data_parallel` the data-parallel passes too.
+std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp = AmpLevel::O0, bool data_parallel = false);
+
+// A data-parallel training step's passes (insert-allreduce, then fuse-allreduce with `fusion`),
+// right after type inference, before any fusion can merge a gradient's producer with the update
+// rule. Given to the compile as CompileOptions::customize_pipeline.
+struct DataParallelPasses {
+  bool mean = true;            // gradients_mean
+  std::vector<int64_t> split;  // all_reduce_fusion as split indices
+  double size_mb = 0;          // or as a size in MiB (neither: one fused collective)
+};
+void add_data_parallel_passes(PassManager& pm, const DataParallelPasses& dp);
 
 // Every name --disable accepts: the argument and the name of each pass of any level (amp-cast
 // included) and of the closing stages (plan-memory, branch-schedule). Error: the first unknown name

@@ -9,6 +9,7 @@ void register_all_ops(Registry& r) {
   register_reduce_ops(r);
   register_control_ops(r);
   register_modescope_ops(r);
+  register_collective_ops(r);
   register_fused_ops(r);
   register_attention_ops(r);
   register_llm_ops(r);

@@ -10,6 +10,7 @@ void register_tensor_ops(Registry& r);       // ops/tensor.cpp: Reshape, Transpo
 void register_reduce_ops(Registry& r);       // ops/reduce.cpp: Reduce*, ArgMax/ArgMin, CumSum, ...
 void register_control_ops(Registry& r);      // ops/control.cpp: If, Loop, Constant, Identity
 void register_modescope_ops(Registry& r);    // ops/print.cpp: Print (domain ai.modescope)
+void register_collective_ops(Registry& r);   // ops/collective.cpp: AllReduce (domain ai.modescope)
 void register_fused_ops(Registry& r);        // ops/fused.cpp: the graph compiler's fused ops (ai.modescope)
 void register_attention_ops(Registry& r);    // ops/attention.cpp: Attention (opset 23+), ai.onnx.preview FlexAttention
 void register_llm_ops(Registry& r);          // ops/llm.cpp: RMSNormalization, RotaryEmbedding, SwiGLU, TensorScatter,

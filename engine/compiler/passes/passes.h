@@ -1,6 +1,9 @@
 // Factories of the passes (one pass per file in passes/).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "engine/compiler/amp.h"
 #include "engine/compiler/pass.h"
 
@@ -26,5 +29,13 @@ PassPtr make_fuse_reduce_pass();                                                
 PassPtr make_conv_layout_pass();                                                  // conv_layout.cpp (O2)
 PassPtr make_conv_algorithm_pass();                                               // conv_algorithm.cpp (O2)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
+
+// Data parallel (only in a data-parallel step's pipeline, pipeline.h add_data_parallel_passes).
+struct AllReduceFusion {
+  std::vector<int64_t> split;  // gradient indices where a new fused AllReduce starts
+  double size_mb = 0;          // else: group neighbours up to this many MiB (0 and no split: one group)
+};
+PassPtr make_insert_allreduce_pass(bool mean);             // insert_allreduce.cpp
+PassPtr make_fuse_allreduce_pass(AllReduceFusion fusion);  // fuse_allreduce.cpp
 
 }  // namespace ms::compiler

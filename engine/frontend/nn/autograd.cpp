@@ -37,7 +37,65 @@ struct ScopeRestore {
   ~ScopeRestore() { swap_scope(std::move(saved)); }
 };
 
-Expected<Vars> backward(const autodiff::Tape& tape, const Var& loss, const Vars& wrt) {
+// Runs entry e's gradient rule on the output gradients found in `grads`, accumulating the input
+// gradients there (only inputs in `req`, the values a gradient can reach wrt through).
+Status apply_grad_rule(const autodiff::TapeEntry& e, const Keys& key, const std::unordered_set<std::string>& req,
+                       std::unordered_map<std::string, Var>& grads) {
+  Vars gouts;
+  bool any = false;
+  for (const Var& o : e.outputs) {
+    auto it = grads.find(key(o));
+    gouts.push_back(it == grads.end() ? Var() : it->second);
+    any = any || it != grads.end();
+  }
+  if (!any) return Status::ok();
+  const autodiff::GradFn* rule = autodiff::GradRegistry::instance().find(e.node.op_type, e.node.domain);
+  const std::string where = e.node.name.empty() ? "" : " (in '" + e.node.name + "')";
+  if (!rule)
+    return unsupported("no gradient rule for op " + e.node.op_type + where +
+                       "; it is on the path from the loss to a differentiated tensor");
+  ScopeGuard op_scope(e.node.name);
+  autodiff::GradContext ctx{e.node, e.inputs, e.outputs, gouts};
+  auto gins = (*rule)(ctx);
+  if (!gins) return gins.status();
+  if (gins->size() > e.inputs.size())
+    return internal_error("gradient of " + e.node.op_type + where + " returned too many gradients");
+  for (size_t j = 0; j < gins->size(); ++j) {
+    const Var& x = e.inputs[j];
+    const Var& gx = (*gins)[j];
+    if (!x.defined() || !gx.defined() || !req.count(key(x))) continue;
+    if (!gx.ok()) return Status(gx.status()).prepend("gradient of " + e.node.op_type + where + ": ");
+    if (gx.shape() != x.shape() || gx.dtype() != x.dtype())
+      return internal_error("gradient of " + e.node.op_type + where + " for input " + std::to_string(j) + " is " +
+                            std::string(dtype_name(gx.dtype())) + shape_to_string(gx.shape()) + ", the input is " +
+                            std::string(dtype_name(x.dtype())) + shape_to_string(x.shape()));
+    auto [it, fresh] = grads.try_emplace(key(x), gx);
+    if (!fresh) it->second = F::add(it->second, gx);
+  }
+  return Status::ok();
+}
+
+// For each tape entry, the wrt indices whose gradient is final once the backward has processed it
+// (the first entry reading them: entries are processed last to first).
+std::vector<std::vector<size_t>> final_after(const std::vector<autodiff::TapeEntry>& entries,
+                                             const std::vector<bool>& needed, const Keys& key, const Vars& wrt) {
+  std::unordered_map<std::string, std::vector<size_t>> by_key;
+  for (size_t w = 0; w < wrt.size(); ++w) by_key[key(wrt[w])].push_back(w);
+  std::vector<std::vector<size_t>> out(entries.size());
+  for (size_t i = 0; i < entries.size() && !by_key.empty(); ++i) {
+    if (!needed[i]) continue;
+    for (const Var& in : entries[i].inputs) {
+      if (!in.defined() || !in.ok()) continue;
+      auto it = by_key.find(key(in));
+      if (it == by_key.end()) continue;
+      out[i].insert(out[i].end(), it->second.begin(), it->second.end());
+      by_key.erase(it);
+    }
+  }
+  return out;
+}
+
+Expected<Vars> backward(const autodiff::Tape& tape, const Var& loss, const Vars& wrt, const GradReadyFn* on_ready) {
   const auto& entries = tape.entries();
   Keys key;
   for (const auto& e : entries)
@@ -55,6 +113,9 @@ Expected<Vars> backward(const autodiff::Tape& tape, const Var& loss, const Vars&
     for (const Var& o : entries[i].outputs)
       if (is_float(o.dtype())) req.insert(key(o));
   }
+  const std::vector<std::vector<size_t>> ready =
+      on_ready ? final_after(entries, needed, key, wrt) : std::vector<std::vector<size_t>>{};
+  std::vector<bool> reported(wrt.size(), false);
 
   std::unordered_map<std::string, Var> grads;
   if (req.count(key(loss))) grads[key(loss)] = autodiff::full(1.0, loss.dtype(), loss.shape());
@@ -66,52 +127,23 @@ Expected<Vars> backward(const autodiff::Tape& tape, const Var& loss, const Vars&
     ScopeGuard in_grad(grad_scope);
     for (size_t i = entries.size(); i-- > 0;) {
       if (!needed[i]) continue;
-      const auto& e = entries[i];
-      Vars gouts;
-      bool any = false;
-      for (const Var& o : e.outputs) {
-        auto it = grads.find(key(o));
-        gouts.push_back(it == grads.end() ? Var() : it->second);
-        any = any || it != grads.end();
+      MS_RETURN_IF_ERROR(apply_grad_rule(entries[i], key, req, grads));
+      if (!on_ready) continue;
+      for (size_t w : ready[i]) {
+        auto it = grads.find(key(wrt[w]));
+        if (it == grads.end() || !it->second.ok()) continue;
+        (*on_ready)(w, it->second);
+        reported[w] = true;
       }
-      if (!any) continue;
-      const autodiff::GradFn* rule = autodiff::GradRegistry::instance().find(e.node.op_type, e.node.domain);
-      const std::string where = e.node.name.empty() ? "" : " (in '" + e.node.name + "')";
-      if (!rule)
-        return unsupported("no gradient rule for op " + e.node.op_type + where +
-                           "; it is on the path from the loss to a differentiated tensor");
-      ScopeGuard op_scope(e.node.name);
-      autodiff::GradContext ctx{e.node, e.inputs, e.outputs, gouts};
-      auto gins = (*rule)(ctx);
-      Status st = gins ? Status::ok() : gins.status();
-      if (st.is_ok() && gins->size() > e.inputs.size())
-        st = internal_error("gradient of " + e.node.op_type + where + " returned too many gradients");
-      for (size_t j = 0; st.is_ok() && j < gins->size(); ++j) {
-        const Var& x = e.inputs[j];
-        const Var& gx = (*gins)[j];
-        if (!x.defined() || !gx.defined() || !req.count(key(x))) continue;
-        if (!gx.ok()) {
-          st = Status(gx.status()).prepend("gradient of " + e.node.op_type + where + ": ");
-          break;
-        }
-        if (gx.shape() != x.shape() || gx.dtype() != x.dtype()) {
-          st = internal_error("gradient of " + e.node.op_type + where + " for input " + std::to_string(j) + " is " +
-                              std::string(dtype_name(gx.dtype())) + shape_to_string(gx.shape()) + ", the input is " +
-                              std::string(dtype_name(x.dtype())) + shape_to_string(x.shape()));
-          break;
-        }
-        auto [it, fresh] = grads.try_emplace(key(x), gx);
-        if (!fresh) it->second = F::add(it->second, gx);
-      }
-      if (!st.is_ok()) return st;
     }
   }
 
   Vars out;
-  for (const Var& w : wrt) {
-    auto it = grads.find(key(w));
-    out.push_back(it != grads.end() ? it->second : autodiff::zeros(w.dtype(), w.shape()));
+  for (size_t w = 0; w < wrt.size(); ++w) {
+    auto it = grads.find(key(wrt[w]));
+    out.push_back(it != grads.end() ? it->second : autodiff::zeros(wrt[w].dtype(), wrt[w].shape()));
     if (!out.back().ok()) return out.back().status();
+    if (on_ready && !reported[w]) (*on_ready)(w, out.back());
   }
   return out;
 }
@@ -124,6 +156,11 @@ bool is_backward_node_name(const std::string& n) {
 }
 
 Expected<ValueAndGrad> value_and_grad(const std::function<Var()>& loss_fn, const Vars& wrt) {
+  return value_and_grad(loss_fn, wrt, GradReadyFn{});
+}
+
+Expected<ValueAndGrad> value_and_grad(const std::function<Var()>& loss_fn, const Vars& wrt,
+                                      const GradReadyFn& on_ready) {
   MS_RETURN_IF_ERROR(first_error(wrt));
   TraceState* trace = active_trace();
   for (const Var& w : wrt)
@@ -141,7 +178,7 @@ Expected<ValueAndGrad> value_and_grad(const std::function<Var()>& loss_fn, const
   if (!is_float(loss.dtype()) || numel(loss.shape()) != 1)
     return invalid_argument(std::string("value_and_grad: the loss must be a float scalar, got ") +
                             std::string(dtype_name(loss.dtype())) + shape_to_string(loss.shape()));
-  MS_ASSIGN_OR_RETURN(Vars grads, backward(tape, loss, wrt));
+  MS_ASSIGN_OR_RETURN(Vars grads, backward(tape, loss, wrt, on_ready ? &on_ready : nullptr));
   if (trace && !trace->error().is_ok()) return trace->error();
   return ValueAndGrad{loss, std::move(grads)};
 }

@@ -28,6 +28,12 @@ struct ValueAndGrad {
 // Gradient of the scalar returned by loss_fn w.r.t. each of `wrt`. Concrete wrt Vars are matched
 // by their tensor (so trainable_parameters(m) match the tensors the module's forward uses).
 Expected<ValueAndGrad> value_and_grad(const std::function<Var()>& loss_fn, const Vars& wrt);
+// Same, calling on_ready(i, grad) as soon as wrt[i]'s gradient is final during the backward (in
+// PyNative a data-parallel step starts reducing a bucket of gradients while the backward goes on);
+// every wrt index is reported exactly once, those the loss does not reach (zeros) at the end.
+using GradReadyFn = std::function<void(size_t wrt_index, const Var& grad)>;
+Expected<ValueAndGrad> value_and_grad(const std::function<Var()>& loss_fn, const Vars& wrt,
+                                      const GradReadyFn& on_ready);
 // Only the grads.
 Expected<Vars> grad(const std::function<Var()>& loss_fn, const Vars& wrt);
 

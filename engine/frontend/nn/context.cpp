@@ -12,6 +12,7 @@ namespace {
 struct State {
   std::mutex mu;
   Context ctx;
+  AutoParallelContext parallel;
   std::unique_ptr<runtime::Backend> backend;
   std::vector<std::unique_ptr<runtime::Backend>> retired;  // replaced backends, alive until exit
 };
@@ -53,6 +54,18 @@ compiler::AmpLevel get_amp() {
   std::lock_guard<std::mutex> lock(state().mu);
   return state().ctx.amp;
 }
+
+void set_auto_parallel_context(const AutoParallelContext& c) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().parallel = c;
+}
+
+AutoParallelContext get_auto_parallel_context() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().parallel;
+}
+
+void reset_auto_parallel_context() { set_auto_parallel_context(AutoParallelContext{}); }
 
 const char* mode_name(Mode m) { return m == Mode::PyNative ? "PyNative" : "Graph"; }
 

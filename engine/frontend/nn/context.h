@@ -3,6 +3,7 @@
 // re-run), the backend eager ops run on, and the module-path scope used to name traced nodes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,26 @@ Context get_context();
 Mode get_mode();
 compiler::AmpLevel get_amp();
 const char* mode_name(Mode m);
+
+// Parallel training, as MindSpore's set_auto_parallel_context: DataParallel makes every training
+// run (train/run.h) data parallel over the world communicator (dist::init, engine/dist/world.h),
+// each rank on its slice of the global batch.
+enum class ParallelMode { StandAlone, DataParallel };
+struct AutoParallelContext {
+  ParallelMode parallel_mode = ParallelMode::StandAlone;
+  int device_num = 0;          // 0: the communicator's size; else it must match it
+  bool gradients_mean = true;  // average the gradients (else sum)
+  // Graph mode: how AllReduce nodes are fused (fuse-allreduce): split indices in parameter order,
+  // or a size in MiB (neither: one fused collective).
+  std::vector<int64_t> all_reduce_fusion;
+  double all_reduce_fusion_mb = 0;
+  // PyNative: gradient buckets (MiB), the first and the rest.
+  double first_bucket_mb = 1;
+  double bucket_mb = 25;
+};
+void set_auto_parallel_context(const AutoParallelContext& ctx);
+AutoParallelContext get_auto_parallel_context();
+void reset_auto_parallel_context();
 
 // The backend eager ops and compiled graphs run on (created on first use, CPU by default; a
 // "cuda" request without a device falls back to the CPU). A set_context that changes the device or

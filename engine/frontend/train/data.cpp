@@ -191,6 +191,9 @@ DataLoader::DataLoader(Dataset ds, int64_t batch_size, bool shuffle, uint64_t se
 Status DataLoader::check() const {
   if (batch_ < 1) return invalid_argument("batch size " + std::to_string(batch_) + " must be >= 1");
   if (ds_.size() == 0) return invalid_argument(ds_.name + ": no examples");
+  if (ranks_ > 1 && (batch_ % ranks_ != 0 || !drop_last_))
+    return invalid_argument("the global batch of " + std::to_string(batch_) + " does not split over " +
+                            std::to_string(ranks_) + " ranks (make it a multiple of the rank count)");
   if (drop_last_ && ds_.size() < batch_)
     return invalid_argument(ds_.name + ": " + std::to_string(ds_.size()) + " examples, fewer than one batch of " +
                             std::to_string(batch_));
@@ -219,6 +222,10 @@ Batch DataLoader::next() {
   const int64_t end = std::min(pos_ + batch_, n);
   std::vector<int64_t> rows(order_.begin() + pos_, order_.begin() + end);
   pos_ = end;
+  if (ranks_ > 1) {
+    const auto per = static_cast<int64_t>(rows.size()) / ranks_;
+    rows = std::vector<int64_t>(rows.begin() + rank_ * per, rows.begin() + (rank_ + 1) * per);
+  }
   return gather_rows(ds_, rows);
 }
 

@@ -96,6 +96,12 @@ class DataLoader {
   int64_t batches_per_epoch() const;
   int64_t epoch() const { return epoch_; }  // epochs started so far (1 after the first next())
   const Dataset& dataset() const { return ds_; }
+  // Data parallel: next() returns rank's slice of each global batch (rank r of n takes rows
+  // [r*B/n, (r+1)*B/n) of the batch of B); check() then asks B to split evenly.
+  void shard(int rank, int ranks) {
+    rank_ = rank;
+    ranks_ = ranks;
+  }
   Batch next();
 
  private:
@@ -107,6 +113,7 @@ class DataLoader {
   std::vector<int64_t> order_;
   int64_t pos_ = 0;
   int64_t epoch_ = 0;
+  int rank_ = 0, ranks_ = 1;
 };
 
 // Examples `rows` of ds, copied into fresh contiguous tensors (rows must be in range).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/dist/world.h"
 #include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/train/data.h"
@@ -233,6 +234,10 @@ Status run_steps(const RunOptions& o, TrainStep& step, DataLoader& loader, const
     r.compile_ms += stats->compile_ms;
     r.peak_bytes = std::max(r.peak_bytes, stats->peak_bytes);
     r.loss_scale = stats->loss_scale;
+    if (step.data_parallel()) {
+      r.allreduce_ms.push_back(stats->allreduce_ms);
+      r.overlap.push_back(stats->overlap);
+    }
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }
   return Status::ok();
@@ -247,6 +252,40 @@ void collect_step_results(const TrainStep& step, RunResult& r) {
   if (const runtime::MemoryPlan* plan = step.observed_plan()) r.observed_plan = *plan;
   r.steady =
       summarize_steps(r.step_ms.size() > 1 ? std::vector<double>(r.step_ms.begin() + 1, r.step_ms.end()) : r.step_ms);
+}
+
+// Data parallel: the configuration (the options', else the auto parallel context's), the rank and
+// rank count, and the template's batch turned into this rank's slice of the global batch.
+struct DpSetup {
+  std::optional<DataParallelConfig> cfg;
+  int rank = 0, ranks = 1;
+  std::string communicator;
+};
+
+Expected<DpSetup> data_parallel_setup(const RunOptions& o, zoo::Uri& uri) {
+  DpSetup s;
+  s.cfg = o.data_parallel;
+  const AutoParallelContext pc = get_auto_parallel_context();
+  if (!s.cfg && pc.parallel_mode == ParallelMode::DataParallel)
+    s.cfg = DataParallelConfig{pc.gradients_mean, pc.first_bucket_mb, pc.bucket_mb, pc.all_reduce_fusion,
+                               pc.all_reduce_fusion_mb};
+  if (!s.cfg) return s;
+  const std::shared_ptr<dist::Communicator> comm = dist::world();
+  if (!comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
+  if (!o.data_parallel && pc.device_num > 0 && pc.device_num != comm->size())
+    return invalid_argument("device_num is " + std::to_string(pc.device_num) + " but the communicator has " +
+                            std::to_string(comm->size()) + " ranks");
+  s.rank = comm->rank();
+  s.ranks = comm->size();
+  s.communicator = comm->name();
+  auto it = uri.params.find("batch");
+  if (it == uri.params.end())
+    return unsupported("zoo:" + uri.name + " has no batch parameter: data parallel training splits the batch");
+  if (it->second % s.ranks != 0)
+    return invalid_argument("the global batch of " + std::to_string(it->second) + " does not split over " +
+                            std::to_string(s.ranks) + " ranks (make --batch a multiple of the rank count)");
+  it->second /= s.ranks;
+  return s;
 }
 
 // Test accuracy of the trained module, in the run's mode and autocast setting.
@@ -278,19 +317,24 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   const std::string& uri_text = adapted.model;
   const std::string& data = adapted.data;
   MS_ASSIGN_OR_RETURN(zoo::Uri uri, zoo::parse_uri(uri_text));
+  MS_ASSIGN_OR_RETURN(DpSetup dp, data_parallel_setup(o, uri));
   MS_ASSIGN_OR_RETURN(zoo::Model model, build_trainable_model(uri, uri_text, data));
 
   RunResult r;
   r.model = uri_text;
   r.data = data;
-  const int64_t batch = model.inputs[0].dims->at(0);
+  r.world_size = dp.ranks;
+  r.rank = dp.rank;
+  r.communicator = dp.communicator;
+  const int64_t batch = model.inputs[0].dims->at(0);  // this rank's slice of the global batch
   if (batch < 1) return unsupported(uri_text + ": the input has no static batch dimension");
   MS_ASSIGN_OR_RETURN(Dataset all, load_examples(o, data, uri, uri_text, model.inputs[0]));
   const int64_t test_size = data == "digits" ? o.test_size : std::max<int64_t>(1, all.size() / 5);
   MS_ASSIGN_OR_RETURN(Split parts, split(all, test_size, o.seed));
   r.train_examples = parts.train.size();
   r.test_examples = parts.test.size();
-  DataLoader loader(parts.train, batch, /*shuffle=*/true, o.seed);
+  DataLoader loader(parts.train, batch * dp.ranks, /*shuffle=*/true, o.seed);
+  loader.shard(dp.rank, dp.ranks);
   MS_RETURN_IF_ERROR(loader.check());
 
   Module& m = *model.module;
@@ -305,8 +349,12 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   TrainStep step(m, loss_fn, make_update_rule(opt.cfg, opt.hyper), o.mode, o.jit_level);
   step.set_amp(AmpOptions{o.amp, o.loss_scale});
   step.set_disabled_passes(o.disabled_passes);
+  if (dp.cfg) step.set_data_parallel(*dp.cfg);
   MS_RETURN_IF_ERROR(run_steps(o, step, loader, sched, on_step, r));
   collect_step_results(step, r);
+  if (o.keep_parameters)
+    for (const auto& slot : m.parameter_slots())
+      if (!slot.buffer) r.final_parameters.emplace_back(slot.name, slot.tensor->clone());
   if (o.evaluate) MS_RETURN_IF_ERROR(evaluate_trained(o, m, parts.test, batch, r));
   return r;
 }

@@ -8,12 +8,15 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/compiler/amp.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/core/status.h"
+#include "engine/core/tensor.h"
 #include "engine/frontend/nn/context.h"
+#include "engine/frontend/train/data_parallel.h"
 #include "engine/frontend/train/loss_scale.h"
 #include "engine/runtime/executor.h"
 
@@ -45,6 +48,10 @@ struct RunOptions {
   // Profiling: the last step reports to this observer (TrainStep::observe_next_step); the result
   // keeps the graph it ran and, in Graph mode, its memory plan, for building the trace.
   runtime::RunObserver* observe_last_step = nullptr;
+  // Data parallel over the world communicator (dist::init first): `batch` is the global batch and
+  // each rank trains on its slice. Unset: the auto parallel context decides (nn/context.h).
+  std::optional<DataParallelConfig> data_parallel;
+  bool keep_parameters = false;  // RunResult::final_parameters (tests compare the trained weights)
   // Polled before every step (and between the step's compile passes): true stops the run with a
   // Cancelled error. Empty: never cancelled.
   std::function<bool()> cancelled;
@@ -73,6 +80,13 @@ struct RunResult {
   int64_t correct = 0;
   double loss_scale = 0;      // final scale (0 without loss scaling)
   int64_t skipped_steps = 0;  // steps loss scaling skipped (inf/NaN gradients)
+  // Data parallel: this rank among world_size; per step, the gradient collectives' ms and the share
+  // of them that overlapped the backward (PyNative buckets; 0 in Graph mode, where they run in order).
+  int world_size = 1, rank = 0;
+  std::vector<double> allreduce_ms, overlap;
+  std::string communicator;  // "local", "mpi", "nccl" ("" when not data parallel)
+  // With keep_parameters: the trained parameters (copies), by name in parameter order.
+  std::vector<std::pair<std::string, Tensor>> final_parameters;
   // With observe_last_step: what that step ran (PyNative: its eager ops, one node each).
   std::optional<ir::Graph> observed_graph;
   std::optional<runtime::MemoryPlan> observed_plan;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "engine/dist/world.h"
 #include "engine/frontend/nn/autocast.h"
 #include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/nn/eager_observe.h"
@@ -164,7 +165,8 @@ Vars step_outputs(const Var& raw_loss, const std::pair<Vars, Vars>& upd, const V
 // The traced step graph, verified, compiled for the backend with its inputs typed as traced.
 Expected<std::unique_ptr<compiler::CompiledExecutor>> compile_step_graph(ir::Graph& graph, compiler::AmpLevel amp,
                                                                          compiler::JitLevel level,
-                                                                         const std::vector<std::string>& disabled) {
+                                                                         const std::vector<std::string>& disabled,
+                                                                         const DataParallelConfig* dp) {
   // The autocast Casts are in the graph already: the amp-cast pass only cleans them up.
   if (amp != compiler::AmpLevel::O0) graph.metadata["amp"] = compiler::amp_level_name(amp);
   runtime::link_subgraph_parents(graph);
@@ -177,6 +179,12 @@ Expected<std::unique_ptr<compiler::CompiledExecutor>> compile_step_graph(ir::Gra
   opts.jit_level = level;
   opts.amp = amp;
   opts.disabled_passes = disabled;
+  if (dp) {
+    const compiler::DataParallelPasses passes{dp->gradients_mean, dp->fusion_split, dp->fusion_mb};
+    opts.customize_pipeline = [passes](compiler::PassManager& pm) { compiler::add_data_parallel_passes(pm, passes); };
+    // Collectives run in the program's order on every rank: no concurrent branches.
+    opts.parallel_branches = false;
+  }
   auto ex = compiler::compile_executor(graph, backend(), sig, opts);
   if (!ex) return Status(ex.status()).prepend("training step: compile: ");
   return std::move(*ex);
@@ -197,6 +205,13 @@ UpdateRule sgd_rule() {
   };
   return r;
 }
+
+struct TrainStep::DataParallel {
+  DataParallelConfig cfg;
+  std::shared_ptr<dist::Communicator> comm;
+  std::unique_ptr<GradReducer> reducer;
+  bool synced = false;
+};
 
 struct TrainStep::Compiled {
   ir::Graph graph;
@@ -222,6 +237,52 @@ void TrainStep::set_amp(const AmpOptions& amp) {
   good_steps_ = 0;
   compiled_.clear();
   last_ = nullptr;
+}
+
+void TrainStep::set_data_parallel(const DataParallelConfig& cfg) {
+  dp_ = std::make_unique<DataParallel>();
+  dp_->cfg = cfg;
+  compiled_.clear();
+  last_ = nullptr;
+}
+
+std::vector<GradBucket> TrainStep::grad_buckets() const {
+  return dp_ && dp_->reducer ? dp_->reducer->buckets() : std::vector<GradBucket>{};
+}
+
+Status TrainStep::start_data_parallel() {
+  if (!dp_ || dp_->synced) return Status::ok();
+  dp_->comm = dist::world();
+  if (!dp_->comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
+  if (mode_ == Mode::Graph && loss_scaled())
+    return unsupported("data parallel Graph-mode training does not take loss scaling (PyNative does)");
+  MS_RETURN_IF_ERROR(sync_model_from_rank0(*dp_->comm, model_));
+  dp_->synced = true;
+  return Status::ok();
+}
+
+// The gradients of a PyNative step; data parallel: each bucket reduced as soon as its gradients
+// are final, all awaited here.
+Expected<ValueAndGrad> TrainStep::pynative_grads(const std::function<Var()>& loss, const Vars& params, StepStats& st) {
+  if (!dp_) return value_and_grad(loss, params);
+  if (!dp_->reducer) dp_->reducer = std::make_unique<GradReducer>(*dp_->comm, params, dp_->cfg);
+  GradReducer& red = *dp_->reducer;
+  red.begin();
+  Status hook;
+  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(loss, params, [&](size_t i, const Var& g) {
+                        auto t = g.tensor();
+                        if (t)
+                          red.grad_ready(i, *t);
+                        else if (hook.is_ok())
+                          hook = t.status();
+                      }));
+  MS_RETURN_IF_ERROR(hook);
+  ReduceStats rs;
+  MS_ASSIGN_OR_RETURN(std::vector<Tensor> reduced, red.finish(&rs));
+  for (size_t i = 0; i < reduced.size(); ++i) vg.grads[i] = Var(reduced[i]);
+  st.allreduce_ms = rs.allreduce_ms;
+  st.overlap = rs.overlap;
+  return vg;
 }
 
 void TrainStep::record_loss_scale(double scale, double good, bool overflow, StepStats& st) {
@@ -252,6 +313,7 @@ Expected<StepStats> TrainStep::step(const Vars& inputs, double lr) {
   for (const Var& x : inputs)
     if (!x.is_concrete()) return invalid_argument("TrainStep::step: the batch must be concrete tensors");
   MS_RETURN_IF_ERROR(init_state());
+  MS_RETURN_IF_ERROR(start_data_parallel());
   if (!observer_) return mode_ == Mode::PyNative ? step_pynative(inputs, lr) : step_graph(inputs, lr);
   // An observed step: the observer sees one run (begin/end even when the step fails).
   runtime::RunObserver* obs = std::exchange(observer_, nullptr);
@@ -294,12 +356,13 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
       if (s.buffer) saved_buffers.emplace_back(s.tensor, s.tensor->clone());
   Var raw_loss;
   const Var scale = scalar_f32(scale_);
-  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, value_and_grad(
+  StepStats st;
+  MS_ASSIGN_OR_RETURN(ValueAndGrad vg, pynative_grads(
                                            [&] {
                                              raw_loss = loss_(model_, inputs);
                                              return loss_scaled() ? F::mul(raw_loss, scale) : raw_loss;
                                            },
-                                           params));
+                                           params, st));
   Vars grads = vg.grads;
   LossScaleStep ls;
   if (loss_scaled()) {
@@ -310,7 +373,6 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
   for (const Tensor& t : state_) state.emplace_back(t);
   auto upd = rule_.update(params, grads, state, scalar_f32(lr), scalar_f32(static_cast<double>(step_ + 1)));
   MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
-  StepStats st;
   if (loss_scaled()) {
     upd.first = keep_on_overflow(ls.overflow, upd.first, params);
     upd.second = keep_on_overflow(ls.overflow, upd.second, state);
@@ -382,7 +444,8 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
     if (!root.error().is_ok()) return root.error();
   }
   c->graph = std::move(root.graph);
-  MS_ASSIGN_OR_RETURN(c->exec, compile_step_graph(c->graph, amp_.level, level_, disabled_passes_));
+  MS_ASSIGN_OR_RETURN(c->exec,
+                      compile_step_graph(c->graph, amp_.level, level_, disabled_passes_, dp_ ? &dp_->cfg : nullptr));
   c->compile_ms = ms_since(t0);
   return c;
 }
@@ -424,8 +487,10 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime
   runtime::RunOptions run_options;
   run_options.observer = observer;
   run_options.iteration = static_cast<int>(step_);
+  (void)dist::take_graph_collective_totals();
   auto run = c.exec->run(feed, run_options);
   if (!run) return Status(run.status()).prepend("training step: ");
+  if (dp_) st.allreduce_ms = dist::take_graph_collective_totals().ms;
   std::vector<Tensor> outs = std::move(*run);
   const size_t expected = 1 + c.params + c.state + c.buffer_targets.size() + (c.loss_scaled ? 3 : 0);
   if (outs.size() != expected) return internal_error("training step: unexpected number of outputs");

@@ -18,8 +18,10 @@
 
 #include "engine/compiler/amp.h"
 #include "engine/compiler/compile.h"
+#include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/nn/module.h"
+#include "engine/frontend/train/data_parallel.h"
 #include "engine/frontend/train/loss_scale.h"
 #include "engine/runtime/executor.h"
 
@@ -44,6 +46,9 @@ struct StepStats {
   int64_t peak_bytes = 0;
   bool skipped = false;   // loss scaling found an inf/NaN gradient: nothing was updated
   double loss_scale = 0;  // the scale after this step (0 without loss scaling)
+  // Data parallel: the gradient collectives' time and the share of it inside the backward.
+  double allreduce_ms = 0;
+  double overlap = 0;
 };
 
 // Mixed precision of a training step: the network runs under autocast at `level` (the same Casts
@@ -76,6 +81,14 @@ class TrainStep {
   void set_amp(const AmpOptions& amp);
   // Graph mode: passes (arguments) left out of the step's compile pipeline.
   void set_disabled_passes(std::vector<std::string> passes) { disabled_passes_ = std::move(passes); }
+  // Data parallel over the world communicator (dist::init() first; before the first step): the
+  // first step checks that every rank built the same model and copies rank 0's weights; every step
+  // averages (or sums) the gradients over the ranks (data_parallel.h). PyNative with loss scaling
+  // reduces the scaled gradients; Graph mode refuses loss scaling.
+  void set_data_parallel(const DataParallelConfig& cfg);
+  bool data_parallel() const { return dp_ != nullptr; }
+  // PyNative: the gradient buckets (empty before the first data-parallel step).
+  std::vector<GradBucket> grad_buckets() const;
   const AmpOptions& amp() const { return amp_; }
   double loss_scale() const { return scale_; }  // current scale (0 without loss scaling)
   int64_t skipped_steps() const { return skipped_; }
@@ -93,6 +106,8 @@ class TrainStep {
   Expected<StepStats> step_graph(const Vars& inputs, double lr, runtime::RunObserver* observer = nullptr);
   Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs);
   Status init_state();
+  Status start_data_parallel();
+  Expected<ValueAndGrad> pynative_grads(const std::function<Var()>& loss, const Vars& params, StepStats& st);
   bool loss_scaled() const { return amp_.loss_scale.enabled(); }
   // The step's bookkeeping of loss scaling from its outputs (new scale, good steps, overflow flag).
   void record_loss_scale(double scale, double good, bool overflow, StepStats& st);
@@ -114,6 +129,8 @@ class TrainStep {
   runtime::RunObserver* observer_ = nullptr;  // for the next step only
   bool observed_ = false;
   ir::Graph eager_ops_;  // PyNative: the ops of the last observed step
+  struct DataParallel;
+  std::unique_ptr<DataParallel> dp_;
 };
 
 }  // namespace ms::nn::train

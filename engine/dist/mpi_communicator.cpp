@@ -1,0 +1,305 @@
+#include "engine/dist/mpi_communicator.h"
+
+#if MODESCOPE_HAVE_MPI
+
+// The C API only: Open MPI's deprecated C++ bindings need a library we do not link.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+namespace ms::dist {
+namespace {
+
+enum class MpiKind { AllReduce, Broadcast, AllGather, ReduceScatter, Barrier };
+
+const char* mpi_kind_name(MpiKind k) {
+  switch (k) {
+    case MpiKind::AllReduce: return "all-reduce";
+    case MpiKind::Broadcast: return "broadcast";
+    case MpiKind::AllGather: return "all-gather";
+    case MpiKind::ReduceScatter: return "reduce-scatter";
+    case MpiKind::Barrier: return "barrier";
+  }
+  return "?";
+}
+
+MPI_Datatype mpi_type_of(DType d) {
+  switch (d) {
+    case DType::F32: return MPI_FLOAT;
+    case DType::F64: return MPI_DOUBLE;
+    case DType::I32: return MPI_INT32_T;
+    case DType::I64: return MPI_INT64_T;
+    default: return MPI_BYTE;
+  }
+}
+
+// Element count and type of a tensor in MPI's terms (bytes for the dtypes MPI has no type for).
+int mpi_count_of(const Tensor& t) {
+  const bool bytes = mpi_type_of(t.dtype()) == MPI_BYTE;
+  return static_cast<int>(bytes ? static_cast<int64_t>(t.nbytes()) : t.numel());
+}
+
+Status mpi_status(int code, const char* what) {
+  if (code == MPI_SUCCESS) return Status::ok();
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return internal_error(std::string("MPI ") + what + ": " + std::string(text, static_cast<size_t>(len)));
+}
+
+struct MpiItem {
+  MpiKind kind;
+  Tensor in, out;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+  std::shared_ptr<Work> work;
+};
+
+// The fault the tests plant (MODESCOPE_DIST_FAULT).
+struct PlannedFault {
+  int rank = -1;
+  int64_t collective = -1;
+  bool hang = false;
+};
+
+PlannedFault read_planned_fault() {
+  PlannedFault f;
+  const char* env = std::getenv("MODESCOPE_DIST_FAULT");
+  if (!env) return f;
+  const std::string s = env;
+  auto field = [&](const std::string& key) -> std::string {
+    const size_t p = s.find(key + "=");
+    if (p == std::string::npos) return "";
+    const size_t b = p + key.size() + 1;
+    return s.substr(b, s.find(',', b) == std::string::npos ? std::string::npos : s.find(',', b) - b);
+  };
+  if (!field("rank").empty()) f.rank = std::atoi(field("rank").c_str());
+  if (!field("collective").empty()) f.collective = std::atoll(field("collective").c_str());
+  f.hang = field("action") == "hang";
+  return f;
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(const MpiOptions& o, bool owns_mpi) : options_(o), owns_mpi_(owns_mpi), fault_(read_planned_fault()) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    comm_thread_ = std::thread([this] { comm_loop(); });
+    watchdog_ = std::thread([this] { watchdog_loop(); });
+  }
+  ~MpiCommunicator() override {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    queue_cv_.notify_all();
+    watch_cv_.notify_all();
+    comm_thread_.join();
+    watchdog_.join();
+    if (owns_mpi_) MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+
+  std::shared_ptr<Work> all_reduce_async(Tensor t, ReduceOp op) override {
+    Status st = check_collective_tensor(t, "all-reduce", true, op);
+    if (!st.is_ok()) return Work::completed(st);
+    return enqueue(MpiItem{MpiKind::AllReduce, t, t, op, 0, nullptr});
+  }
+  Status broadcast(Tensor& t, int root) override {
+    MS_RETURN_IF_ERROR(check_collective_tensor(t, "broadcast", false));
+    if (root < 0 || root >= size_) return invalid_argument("broadcast: root " + std::to_string(root));
+    return enqueue(MpiItem{MpiKind::Broadcast, t, t, ReduceOp::Sum, root, nullptr})->wait();
+  }
+  Expected<Tensor> all_gather(const Tensor& t) override {
+    MS_RETURN_IF_ERROR(check_collective_tensor(t, "all-gather", false));
+    Tensor out = Tensor::empty(t.dtype(), {t.numel() * size_});
+    MS_RETURN_IF_ERROR(enqueue(MpiItem{MpiKind::AllGather, t, out, ReduceOp::Sum, 0, nullptr})->wait());
+    return out;
+  }
+  Expected<Tensor> reduce_scatter(const Tensor& t, ReduceOp op) override {
+    MS_RETURN_IF_ERROR(check_collective_tensor(t, "reduce-scatter", true, op));
+    if (t.numel() % size_ != 0)
+      return invalid_argument("reduce-scatter: " + std::to_string(t.numel()) + " elements do not split over " +
+                              std::to_string(size_) + " ranks");
+    Tensor out = Tensor::empty(t.dtype(), {t.numel() / size_});
+    MS_RETURN_IF_ERROR(enqueue(MpiItem{MpiKind::ReduceScatter, t, out, op, 0, nullptr})->wait());
+    return out;
+  }
+  Status barrier() override { return enqueue(MpiItem{MpiKind::Barrier, {}, {}, ReduceOp::Sum, 0, nullptr})->wait(); }
+
+ private:
+  std::shared_ptr<Work> enqueue(MpiItem item) {
+    item.work = std::make_shared<Work>();
+    std::shared_ptr<Work> w = item.work;
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(item));
+    }
+    queue_cv_.notify_one();
+    return w;
+  }
+  void comm_loop();
+  Status run_item(MpiItem& item);
+  void watchdog_loop();
+  void maybe_fail(int64_t seq) const;
+  [[noreturn]] void abort_timed_out(int64_t seq, MpiKind kind, size_t bytes, double waited_s) const;
+
+  MpiOptions options_;
+  bool owns_mpi_;
+  PlannedFault fault_;
+  int rank_ = 0, size_ = 1;
+  std::mutex mu_;
+  std::condition_variable queue_cv_, watch_cv_;
+  std::deque<MpiItem> queue_;
+  bool stopping_ = false;
+  // The collective in flight (guarded by mu_): its sequence number (0: none), kind, size, start.
+  int64_t in_flight_ = 0, issued_ = 0;
+  MpiKind in_flight_kind_ = MpiKind::Barrier;
+  size_t in_flight_bytes_ = 0;
+  Work::Clock::time_point in_flight_start_{};
+  std::thread comm_thread_, watchdog_;
+};
+
+void MpiCommunicator::maybe_fail(int64_t seq) const {
+  if (fault_.rank != rank_ || fault_.collective != seq) return;
+  std::fprintf(stderr, "rank %d: planned fault (MODESCOPE_DIST_FAULT) at collective #%lld: %s\n", rank_,
+               static_cast<long long>(seq), fault_.hang ? "hanging" : "exiting");
+  std::fflush(stderr);
+  if (!fault_.hang) std::_Exit(3);
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void MpiCommunicator::comm_loop() {
+  for (;;) {
+    MpiItem item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      in_flight_ = ++issued_;
+      in_flight_kind_ = item.kind;
+      in_flight_bytes_ = item.in.defined() ? item.in.nbytes() : 0;
+      in_flight_start_ = Work::Clock::now();
+    }
+    watch_cv_.notify_all();
+    item.work->mark_started();
+    maybe_fail(in_flight_);
+    Status st = run_item(item);
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      in_flight_ = 0;
+    }
+    item.work->finish(std::move(st));
+  }
+}
+
+Status MpiCommunicator::run_item(MpiItem& item) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  switch (item.kind) {
+    case MpiKind::AllReduce: {
+      const int code =
+          MPI_Allreduce(MPI_IN_PLACE, item.in.raw(), mpi_count_of(item.in), mpi_type_of(item.in.dtype()), MPI_SUM, w);
+      MS_RETURN_IF_ERROR(mpi_status(code, "all-reduce"));
+      if (item.op == ReduceOp::Mean) divide_in_place(item.in, size_);
+      return Status::ok();
+    }
+    case MpiKind::Broadcast:
+      return mpi_status(MPI_Bcast(item.in.raw(), mpi_count_of(item.in), mpi_type_of(item.in.dtype()), item.root, w),
+                        "broadcast");
+    case MpiKind::AllGather: {
+      const int n = mpi_count_of(item.in);
+      const MPI_Datatype ty = mpi_type_of(item.in.dtype());
+      return mpi_status(MPI_Allgather(item.in.raw(), n, ty, item.out.raw(), n, ty, w), "all-gather");
+    }
+    case MpiKind::ReduceScatter: {
+      const int code = MPI_Reduce_scatter_block(item.in.raw(), item.out.raw(), static_cast<int>(item.out.numel()),
+                                                mpi_type_of(item.in.dtype()), MPI_SUM, w);
+      MS_RETURN_IF_ERROR(mpi_status(code, "reduce-scatter"));
+      if (item.op == ReduceOp::Mean) divide_in_place(item.out, size_);
+      return Status::ok();
+    }
+    case MpiKind::Barrier: return mpi_status(MPI_Barrier(w), "barrier");
+  }
+  return internal_error("unknown collective");
+}
+
+void MpiCommunicator::abort_timed_out(int64_t seq, MpiKind kind, size_t bytes, double waited_s) const {
+  std::string others;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) others += (others.empty() ? "" : ",") + std::to_string(r);
+  std::fprintf(stderr,
+               "rank %d: collective #%lld (%s, %zu bytes) timed out after %.0f s waiting for ranks %s (a rank died or "
+               "hangs); aborting the job\n",
+               rank_, static_cast<long long>(seq), mpi_kind_name(kind), bytes, waited_s, others.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 4);
+  std::_Exit(4);
+}
+
+void MpiCommunicator::watchdog_loop() {
+  const auto timeout = std::chrono::duration<double>(options_.timeout_s);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (in_flight_ == 0) {
+      watch_cv_.wait(lock, [&] { return stopping_ || in_flight_ != 0; });
+      continue;
+    }
+    const int64_t seq = in_flight_;
+    const auto deadline = in_flight_start_ + std::chrono::duration_cast<Work::Clock::duration>(timeout);
+    watch_cv_.wait_until(lock, deadline, [&] { return stopping_ || in_flight_ != seq; });
+    if (stopping_ || in_flight_ != seq || Work::Clock::now() < deadline) continue;
+    const double waited = std::chrono::duration<double>(Work::Clock::now() - in_flight_start_).count();
+    abort_timed_out(seq, in_flight_kind_, in_flight_bytes_, waited);
+  }
+}
+
+}  // namespace
+
+bool mpi_built() { return true; }
+
+Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& options) {
+  if (!(options.timeout_s > 0)) return invalid_argument("communication timeout must be > 0 s");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  bool owns = false;
+  if (!initialized) {
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+      return internal_error("MPI_Init_thread failed");
+    if (provided < MPI_THREAD_SERIALIZED) {
+      MPI_Finalize();
+      return unsupported("this MPI does not provide MPI_THREAD_SERIALIZED");
+    }
+    owns = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return std::unique_ptr<Communicator>(std::make_unique<MpiCommunicator>(options, owns));
+}
+
+}  // namespace ms::dist
+
+#else
+
+namespace ms::dist {
+
+bool mpi_built() { return false; }
+
+Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& /*options*/) {
+  return unsupported("this build has no MPI (install libopenmpi-dev and configure again)");
+}
+
+}  // namespace ms::dist
+
+#endif

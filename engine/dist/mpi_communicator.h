@@ -1,0 +1,35 @@
+// Open MPI communicator (built where CMake finds MPI: MODESCOPE_HAVE_MPI).
+//
+// Like PyTorch's MPI process group: MPI is initialized with MPI_THREAD_SERIALIZED and ONE
+// communication thread makes every MPI call, taking collectives from a queue in the order they
+// were started; the caller gets a Work handle and keeps computing (the training step's gradient
+// buckets overlap the rest of the backward this way). Nothing polls in our code: the thread and
+// every waiter sleep on condition variables, and OMPI_MCA_mpi_yield_when_idle=1 (set before
+// MPI_Init unless the environment says otherwise) makes Open MPI's own progress loop yield.
+//
+// A watchdog thread watches the collective in flight: when it has not finished after
+// `timeout_s` (a rank died or hangs), it prints
+//   rank R: collective #N (all-reduce, B bytes) timed out after T s waiting for ranks ...
+// and calls MPI_Abort, so every rank exits instead of hanging.
+//
+// MODESCOPE_DIST_FAULT="rank=R,collective=N,action=exit|hang" makes rank R exit (code 3) or hang
+// just before its collective #N: how the tests check the watchdog.
+#pragma once
+
+#include <memory>
+
+#include "engine/dist/communicator.h"
+
+namespace ms::dist {
+
+struct MpiOptions {
+  double timeout_s = 60;  // a collective not finished after this long aborts the job
+};
+
+// True when this build has MPI.
+bool mpi_built();
+// Initializes MPI (unless it already is) and starts the communication and watchdog threads. The
+// communicator finalizes MPI when destroyed, if it initialized it.
+Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& options);
+
+}  // namespace ms::dist
