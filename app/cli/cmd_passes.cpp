@@ -19,10 +19,10 @@
 namespace ms::cli {
 namespace {
 
-int list_pipelines() {
+int list_pipelines(bool data_parallel) {
   for (auto level : {compiler::JitLevel::O0, compiler::JitLevel::O1, compiler::JitLevel::O2}) {
     std::printf("%s:\n", compiler::jit_level_name(level));
-    for (const auto& e : compiler::describe_pipeline(level))
+    for (const auto& e : compiler::describe_pipeline(level, compiler::AmpLevel::O0, data_parallel))
       std::printf("  %-18s %-30s %s\n", e.argument.c_str(), e.name.c_str(), e.description.c_str());
   }
   // Mixed precision (train --amp): the amp-cast pass runs first at any JIT level.
@@ -70,8 +70,8 @@ Status write_file(const std::filesystem::path& p, const std::string& text) {
   return write_file_atomic(p.string(), text);
 }
 
-int passes_command(const RunArgs& a, const std::string& dump, bool list) {
-  if (list) return list_pipelines();
+int passes_command(const RunArgs& a, const std::string& dump, bool list, bool data_parallel) {
+  if (list) return list_pipelines(data_parallel);
   if (a.model.empty()) return fail("passes: MODEL is required (or --list)");
   auto opts = compile_options(a.jit_level, a.disabled_passes);
   if (!opts) return fail(opts.status().message());
@@ -126,6 +126,7 @@ struct PassesState {
   RunArgs args;
   std::string dump;
   bool list = false;
+  bool data_parallel = false;  // --list with the data-parallel passes
 };
 
 const RegisterCommand kPasses{
@@ -143,7 +144,9 @@ const RegisterCommand kPasses{
       cmd.add_option("--disable", a.disabled_passes, "Leave a pass out (repeatable)");
       cmd.add_option("--dump", st->dump, "Folder for NN_<pass>.txt/.json and passes.json");
       cmd.add_flag("--list", st->list, "Print each level's pipeline");
-      return [st] { return passes_command(st->args, st->dump, st->list); };
+      cmd.add_flag("--data-parallel", st->data_parallel,
+                   "--list: the pipelines of a data-parallel training step (insert-allreduce, fuse-allreduce)");
+      return [st] { return passes_command(st->args, st->dump, st->list, st->data_parallel); };
     }};
 
 }  // namespace

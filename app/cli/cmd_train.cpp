@@ -19,6 +19,7 @@
 #include "app/cli/fallbacks.h"
 #include "app/cli/registry.h"
 #include "app/cli/session_out.h"
+#include "app/cli/train_parallel.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "app/session/train_profile.h"
@@ -53,6 +54,7 @@ struct TrainArgs {
   int log_every = 0;
   bool strict_device = false;                // a fallback is an error
   std::vector<runtime::Fallback> fallbacks;  // what did not run as asked (the report's list)
+  ParallelArgs parallel;                     // data parallel across ranks (train_parallel.h)
 };
 
 Status apply_context(const std::string& device, int threads, nn::Mode mode) {
@@ -97,6 +99,7 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
   j["accuracy"] = r.accuracy >= 0 ? nlohmann::json(r.accuracy) : nlohmann::json(nullptr);
   j["fallbacks"] = fallbacks_json(a.fallbacks);
   j["environment"] = environment_json(nullptr);
+  add_parallel_json(j, r);
   nlohmann::json passes = nlohmann::json::array();
   for (const auto& p : r.passes)
     passes.push_back({{"pass", p.pass},
@@ -235,18 +238,40 @@ Status write_training_session(const TrainArgs& a, const session::ProfiledTrainin
   return write_session(a.session, r.model, "train", std::move(data));
 }
 
+// Ends the communicator whichever way train_command returns.
+struct ParallelScope {
+  ~ParallelScope() { stop_parallel(); }
+};
+
+void print_parallel_summary(const TrainResult& r) {
+  if (r.communicator.empty()) return;
+  std::vector<double> ms(r.allreduce_ms.begin() + (r.allreduce_ms.size() > 1 ? 1 : 0), r.allreduce_ms.end());
+  double overlap = 0;
+  for (double o : r.overlap) overlap += o;
+  overlap = r.overlap.empty() ? 0 : overlap / static_cast<double>(r.overlap.size());
+  std::printf("data parallel: %d ranks (%s), all-reduce median %.3f ms/step, overlap with the backward %.0f%%\n",
+              r.world_size, r.communicator.c_str(), nn::train::summarize_steps(ms).median, 100 * overlap);
+}
+
 int train_command(TrainArgs a) {
   Status st = prepare_args(a);
   if (!st.is_ok()) return fail(st.message());
+  const ParallelScope parallel_scope;
+  auto rank = start_parallel(a.parallel);
+  if (!rank) return fail(rank.status().message());
+  const bool quiet = *rank != 0;  // only rank 0 prints
   auto uri = nn::train::adapt_model(a.run);
   if (!uri) return fail(uri.status().message());
   const int64_t every = a.log_every > 0 ? a.log_every : std::max<int64_t>(1, a.run.steps / 10);
-  std::printf("train %s on %s data, %s mode, %s, %s lr %g, %lld steps\n", uri->model.c_str(), uri->data.c_str(),
-              a.mode.c_str(), nn::backend().description().c_str(), a.run.optimizer.c_str(),
-              a.run.lr > 0 ? a.run.lr : (a.run.optimizer == "sgd" ? 0.05 : 0.001), static_cast<long long>(a.run.steps));
+  if (!quiet)
+    std::printf("train %s on %s data, %s mode, %s, %s lr %g, %lld steps\n", uri->model.c_str(), uri->data.c_str(),
+                a.mode.c_str(), nn::backend().description().c_str(), a.run.optimizer.c_str(),
+                a.run.lr > 0 ? a.run.lr : (a.run.optimizer == "sgd" ? 0.05 : 0.001),
+                static_cast<long long>(a.run.steps));
   std::fflush(stdout);  // before any error line on stderr
   const int64_t last = a.run.steps;
-  auto on_step = [every, last](int64_t s, double loss, double ms) {
+  auto on_step = [every, last, quiet](int64_t s, double loss, double ms) {
+    if (quiet) return;
     if (s == 1 || s % every == 0 || s == last) {
       std::printf("step %5lld  loss %.5f  %8.3f ms\n", static_cast<long long>(s), loss, ms);
       std::fflush(stdout);
@@ -265,11 +290,16 @@ int train_command(TrainArgs a) {
   if (!r) return fail(a.run.model + ": " + r.status().message());
   if (Status fs = report_fallbacks(fallbacks.list(), a.strict_device); !fs.is_ok()) return fail(fs.message());
   runtime::merge_fallbacks(a.fallbacks, fallbacks.list());
-  print_summary(*r);
-  if (!a.report.empty()) {
-    if (Status ws = write_file_atomic(a.report, result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
+  if (!quiet) {
+    print_summary(*r);
+    print_parallel_summary(*r);
+  }
+  // Rank 0 writes the report, every rank when the path has {rank}.
+  if (!a.report.empty() && (!quiet || a.report.find("{rank}") != std::string::npos)) {
+    if (Status ws = write_file_atomic(rank_path(a.report, *rank), result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
       return fail(ws.message());
   }
+  if (quiet) return 0;
   if (!a.session.empty()) {
     if (Status ss = write_training_session(a, profiled); !ss) return fail(ss.message());
   }
@@ -338,6 +368,7 @@ const RegisterCommand kTrain{
       cmd.add_option("--session", a->session, "Write the training (curves, the last step profiled) as a session file");
       cmd.add_option("--log-every", a->log_every, "Print the loss every N steps (default: ~10 lines)");
       add_train_options(cmd, *a);
+      add_parallel_options(cmd, a->parallel);
       cmd.add_flag("--strict-device", a->strict_device,
                    "Fail when anything does not run as asked on the device (an op on the CPU, another precision)");
       // compare MODEL --train: the same options on the compare subcommand (main.cpp adds it first).

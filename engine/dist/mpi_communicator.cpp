@@ -150,7 +150,7 @@ class MpiCommunicator final : public Communicator {
   void comm_loop();
   Status run_item(MpiItem& item);
   void watchdog_loop();
-  void maybe_fail(int64_t seq) const;
+  void maybe_fail(int64_t seq);
   [[noreturn]] void abort_timed_out(int64_t seq, MpiKind kind, size_t bytes, double waited_s) const;
 
   MpiOptions options_;
@@ -169,12 +169,17 @@ class MpiCommunicator final : public Communicator {
   std::thread comm_thread_, watchdog_;
 };
 
-void MpiCommunicator::maybe_fail(int64_t seq) const {
+void MpiCommunicator::maybe_fail(int64_t seq) {
   if (fault_.rank != rank_ || fault_.collective != seq) return;
   std::fprintf(stderr, "rank %d: planned fault (MODESCOPE_DIST_FAULT) at collective #%lld: %s\n", rank_,
                static_cast<long long>(seq), fault_.hang ? "hanging" : "exiting");
   std::fflush(stderr);
   if (!fault_.hang) std::_Exit(3);
+  {
+    // The hanging rank is the fault, not a victim: its own watchdog stays quiet.
+    const std::lock_guard<std::mutex> lock(mu_);
+    in_flight_ = 0;
+  }
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 

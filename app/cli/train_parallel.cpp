@@ -1,0 +1,96 @@
+#include "app/cli/train_parallel.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "engine/dist/world.h"
+#include "engine/frontend/nn/context.h"
+
+namespace ms::cli {
+namespace {
+
+Expected<std::vector<int64_t>> parse_fusion_split(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      return invalid_argument("--all-reduce-fusion: '" + item + "' is not a parameter index (e.g. 2,5)");
+    }
+  }
+  return out;
+}
+
+bool g_parallel_started = false;
+
+}  // namespace
+
+void add_parallel_options(CLI::App& cmd, ParallelArgs& a) {
+  cmd.add_flag("--data-parallel", a.data_parallel,
+               "Data parallel (automatic under mpirun: N ranks, each on its slice of the batch)");
+  cmd.add_option("--communicator", a.communicator, "auto (MPI under mpirun), local, mpi or nccl")
+      ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
+  cmd.add_option("--all-reduce-fusion", a.fusion,
+                 "Graph mode: parameter indices where a new fused AllReduce starts (e.g. 2,5)");
+  cmd.add_option("--all-reduce-fusion-mb", a.fusion_mb, "Graph mode: fuse AllReduce nodes up to this many MiB")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--bucket-mb", a.bucket_mb, "PyNative: gradient bucket size in MiB (the first one: --first-bucket-mb)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--first-bucket-mb", a.first_bucket_mb, "PyNative: the first gradient bucket in MiB")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--comm-timeout", a.timeout_s,
+                 "Seconds a collective may wait for the other ranks before the job aborts")
+      ->check(CLI::PositiveNumber);
+  cmd.add_flag("--gradients-sum", a.sum, "Sum the gradients over the ranks instead of averaging them");
+}
+
+Expected<int> start_parallel(const ParallelArgs& a) {
+  const int launched = dist::launched_world_size();
+  if (launched <= 1 && !a.data_parallel) return 0;
+  std::vector<std::string> notes;
+  auto world = dist::init({a.communicator, a.timeout_s}, &notes);
+  if (!world) return world.status();
+  g_parallel_started = true;
+  for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+  if ((*world)->size() == 1)
+    std::fprintf(stderr, "note: not launched by mpirun: data parallel over one rank (scripts/mpirun-local -np N)\n");
+  nn::AutoParallelContext pc;
+  pc.parallel_mode = nn::ParallelMode::DataParallel;
+  pc.gradients_mean = !a.sum;
+  MS_ASSIGN_OR_RETURN(pc.all_reduce_fusion, parse_fusion_split(a.fusion));
+  pc.all_reduce_fusion_mb = a.fusion_mb;
+  pc.bucket_mb = a.bucket_mb;
+  pc.first_bucket_mb = a.first_bucket_mb;
+  nn::set_auto_parallel_context(pc);
+  return (*world)->rank();
+}
+
+void stop_parallel() {
+  if (!g_parallel_started) return;
+  nn::reset_auto_parallel_context();
+  dist::finalize();
+  g_parallel_started = false;
+}
+
+void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r) {
+  j["world_size"] = r.world_size;
+  j["rank"] = r.rank;
+  j["communicator"] = r.communicator.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.communicator);
+  j["allreduce_ms"] = r.allreduce_ms;
+  j["overlap"] = r.overlap;
+}
+
+std::string rank_path(const std::string& path, int rank) {
+  std::string out = path;
+  const std::string key = "{rank}";
+  for (size_t p = out.find(key); p != std::string::npos; p = out.find(key, p))
+    out.replace(p, key.size(), std::to_string(rank));
+  return out;
+}
+
+}  // namespace ms::cli

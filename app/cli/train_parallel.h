@@ -1,0 +1,39 @@
+// `train` across ranks: under `scripts/mpirun-local -np N modescope-cli train ...` every rank
+// trains on its slice of each global batch (data parallel, engine/dist); without mpirun it is
+// one rank, and --data-parallel says so in a note.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/core/status.h"
+#include "engine/frontend/train/run.h"
+
+namespace ms::cli {
+
+struct ParallelArgs {
+  bool data_parallel = false;         // ask for it without mpirun (one rank)
+  std::string communicator = "auto";  // auto | local | mpi | nccl
+  std::string fusion;                 // --all-reduce-fusion 2,5
+  double fusion_mb = 0;               // --all-reduce-fusion-mb
+  double bucket_mb = 25, first_bucket_mb = 1;
+  double timeout_s = 60;
+  bool sum = false;  // --gradients-sum: no mean
+};
+
+void add_parallel_options(CLI::App& cmd, ParallelArgs& a);
+
+// The communicator for this process when launched by mpirun (or asked by --data-parallel), and the
+// run's data-parallel settings through the auto parallel context. Returns the rank (0 when not
+// data parallel).
+Expected<int> start_parallel(const ParallelArgs& a);
+// Ends the communicator (MPI_Finalize) when start_parallel made one.
+void stop_parallel();
+
+// The report's data-parallel fields: world_size, rank, communicator, per-step allreduce_ms and overlap.
+void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r);
+// `path` with {rank} replaced by the rank.
+std::string rank_path(const std::string& path, int rank);
+
+}  // namespace ms::cli

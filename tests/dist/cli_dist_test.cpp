@@ -1,0 +1,127 @@
+// modescope-cli train across ranks (scripts/mpirun-local -np 2): per-rank reports with the
+// data-parallel fields, both modes, a hung rank aborting the job with the watchdog's line naming
+// the collective and the ranks, a dead rank ending the job, and one rank without mpirun.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/app/cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ms::testing::run_capture;
+
+const char* kDistModel = " 'zoo:mnist_mlp?hidden=64' --data-dir " MODESCOPE_SOURCE_DIR "/samples/data --threads 1";
+
+class DistCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cli_ = ms::testing::cli_path();
+    if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "modescope-cli is not built";
+    dir_ = fs::temp_directory_path() / ("modescope_dist_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  // Skips (saying why) where two ranks cannot be launched.
+  bool can_launch_ranks() {
+#ifndef MODESCOPE_HAVE_MPI
+    return false;
+#else
+    int rc = -1;
+    run_capture("command -v mpirun", &rc);
+    return rc == 0;
+#endif
+  }
+  std::string mpirun() const { return std::string(MODESCOPE_SOURCE_DIR) + "/scripts/mpirun-local -np 2 "; }
+  nlohmann::json read_json(const fs::path& p) {
+    std::ifstream f(p);
+    return nlohmann::json::parse(f, nullptr, false);
+  }
+  std::string cli_;
+  fs::path dir_;
+};
+
+TEST_F(DistCli, TwoRanksWriteOneReportEachWithCollectiveTimes) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  for (const char* mode : {"pynative", "graph"}) {
+    int rc = -1;
+    const std::string out =
+        run_capture(mpirun() + cli_ + " train" + kDistModel + " --steps 6 --batch 32 --mode " + mode +
+                        " --all-reduce-fusion 2,4 --report " + (dir_ / "r{rank}.json").string(),
+                    &rc);
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("data parallel: 2 ranks (mpi)"), std::string::npos) << out;
+    for (int rank : {0, 1}) {
+      const auto j = read_json(dir_ / ("r" + std::to_string(rank) + ".json"));
+      ASSERT_TRUE(j.is_object()) << mode << " rank " << rank;
+      EXPECT_EQ(j["world_size"], 2);
+      EXPECT_EQ(j["rank"], rank);
+      EXPECT_EQ(j["communicator"], "mpi");
+      ASSERT_EQ(j["allreduce_ms"].size(), 6u);
+      EXPECT_GT(j["allreduce_ms"][1].get<double>(), 0.0);
+      ASSERT_EQ(j["overlap"].size(), 6u);
+    }
+    if (std::string(mode) == "graph") {
+      bool inserted = false;
+      const auto r0 = read_json(dir_ / "r0.json");
+      for (const auto& p : r0["passes"]) inserted = inserted || p["pass"] == "fuse-allreduce";
+      EXPECT_TRUE(inserted);
+    }
+  }
+}
+
+// Two ranks training with rank 1 failing at collective #10 (an all-reduce of the gradients: one
+// fingerprint all-gather and 6 weight broadcasts come first); the job must end within 20 s, non-zero.
+std::string train_with_fault(const std::string& action, const std::string& cmd) {
+  int rc = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string out = run_capture("MODESCOPE_DIST_FAULT=rank=1,collective=10,action=" + action + " " + cmd, &rc);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_LT(s, 20.0) << "the job took " << s << " s";
+  return out;
+}
+
+TEST_F(DistCli, AHungRankAbortsTheJobNamingTheCollectiveAndTheRanks) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  const std::string out =
+      train_with_fault("hang", mpirun() + cli_ + " train" + kDistModel + " --steps 20 --comm-timeout 2");
+  EXPECT_NE(out.find("rank 0: collective #10 (all-reduce, "), std::string::npos) << out;
+  EXPECT_NE(out.find("timed out after 2 s waiting for ranks 1"), std::string::npos) << out;
+}
+
+TEST_F(DistCli, ADeadRankEndsTheJob) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  const std::string out =
+      train_with_fault("exit", mpirun() + cli_ + " train" + kDistModel + " --steps 20 --comm-timeout 2");
+  EXPECT_NE(out.find("rank 1: planned fault (MODESCOPE_DIST_FAULT) at collective #10: exiting"), std::string::npos)
+      << out;
+}
+
+TEST_F(DistCli, WithoutMpirunOneRankAndPlainTrainingUnchanged) {
+  int rc = -1;
+  std::string out = run_capture(
+      cli_ + " train" + kDistModel + " --steps 3 --data-parallel --report " + (dir_ / "one.json").string(), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("not launched by mpirun: data parallel over one rank"), std::string::npos) << out;
+  auto j = read_json(dir_ / "one.json");
+  EXPECT_EQ(j["world_size"], 1);
+  EXPECT_EQ(j["allreduce_ms"].size(), 3u);
+  out = run_capture(cli_ + " train" + kDistModel + " --steps 3 --report " + (dir_ / "plain.json").string(), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("data parallel"), std::string::npos) << out;
+  j = read_json(dir_ / "plain.json");
+  EXPECT_EQ(j["world_size"], 1);
+  EXPECT_TRUE(j["communicator"].is_null());
+  EXPECT_TRUE(j["allreduce_ms"].empty());
+}
+
+}  // namespace
