@@ -8,6 +8,8 @@
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 //   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
+//   modescope --scenario DIR MODEL                      walk through the window as a user (scenario.h),
+//                                                        state and screenshots of each step in DIR; exit 0/1
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -25,6 +27,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/scenario.h"
 #include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
 #include "engine/plugin/loader.h"
@@ -124,8 +127,13 @@ int main(int argc, char** argv) {
       QStringLiteral("plugin"),
       QStringLiteral("Load an operator plugin (a shared library; repeatable). The setting 'plugins' lists more."),
       QStringLiteral("PATH"));
+  QCommandLineOption scenario_opt(
+      QStringLiteral("scenario"),
+      QStringLiteral("Walk through the window as a user would (open MODEL, run both modes, click a pass, select "
+                     "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
+      QStringLiteral("DIR"));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  numerics_opt, save_session_opt, restore_opt, plugin_opt});
+                  numerics_opt, save_session_opt, restore_opt, plugin_opt, scenario_opt});
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -173,6 +181,17 @@ int main(int argc, char** argv) {
   if (cli.isSet(jit_opt) && !window.run_panel()->set_jit_level(cli.value(jit_opt)))
     return fail(QStringLiteral("--jit-level: '%1' is not O0, O1 or O2").arg(cli.value(jit_opt)));
   window.show();
+
+  if (cli.isSet(scenario_opt)) {
+    if (model.isEmpty()) return fail(QStringLiteral("--scenario needs a MODEL"));
+    int code = 1;
+    QTimer::singleShot(0, &window, [&] {
+      code = ms::app::run_scenario(window, model, cli.value(scenario_opt));
+      QApplication::exit(code);
+    });
+    app.exec();
+    return code;
+  }
 
   int exit_code = 0;
   if (bench) {

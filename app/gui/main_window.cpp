@@ -16,6 +16,8 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSlider>
@@ -38,6 +40,17 @@ namespace ms::app {
 
 namespace {
 constexpr int kMaxRecent = 10;
+// The Passes dock's narrowest: the placeholder reads as sentences, a pass name as a word or two.
+constexpr int kPassesMinWidth = 200;
+// A dock's content in a vertical scroll area that takes the dock's width.
+QScrollArea* scrolled(QWidget* content) {
+  auto* area = new QScrollArea;
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  area->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  area->setWidget(content);
+  return area;
+}
 QIcon icon(const char* name) { return QIcon(QStringLiteral(":/icons/%1.svg").arg(QLatin1String(name))); }
 }  // namespace
 
@@ -78,8 +91,11 @@ MainWindow::MainWindow() {
   connect(graph_, &views::GraphView::layout_failed, this,
           [this](const QString& m) { log(tr("Layout failed: %1").arg(m), true); });
   QSettings s;
-  restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+  // The first start opens at 1600x1000; a saved size comes back. Either is fitted to the screen
+  // when the window shows (fit_to_screen).
+  if (!restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray())) resize(1600, 1000);
+  // Without a saved state the docks get their first sizes when the window shows (fit_to_screen).
+  dock_sizes_pending_ = !restoreState(s.value(QStringLiteral("window/state")).toByteArray());
   run_panel_->load_settings();
   set_up_autosave();
   update_recent_menu();
@@ -102,17 +118,18 @@ void MainWindow::build_docks() {
     graph_->focus_linked();
     if (before_ && before_->isVisible()) before_->focus_linked();
   });
-  auto* inspector_dock = dock(tr("Inspector"), "InspectorDock", inspector_, Qt::RightDockWidgetArea);
+  // Both scroll when their content is taller than the dock: what a node or a run shows never sets
+  // the window's minimum size (a short screen keeps the window on it).
+  auto* inspector_dock = dock(tr("Inspector"), "InspectorDock", scrolled(inspector_), Qt::RightDockWidgetArea);
   run_panel_ = new RunPanel(this);
   // The run form keeps its natural height; the inspector above takes the rest.
-  run_panel_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
-  auto* run_dock = dock(tr("Run"), "RunDock", run_panel_, Qt::RightDockWidgetArea);
+  auto* run_scroll = scrolled(run_panel_);
+  run_scroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  auto* run_dock = dock(tr("Run"), "RunDock", run_scroll, Qt::RightDockWidgetArea);
   // The inspector and the run form take the whole height; the log and the tables under the graph
   // take the rest of the width, so neither column's minimum sets the other's height.
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
   splitDockWidget(inspector_dock, run_dock, Qt::Vertical);
-  resizeDocks({inspector_dock}, {360}, Qt::Horizontal);
-  resizeDocks({inspector_dock, run_dock}, {640, 300}, Qt::Vertical);
 
   passes_ = new views::PassListModel(this);
   connect(passes_, &views::PassListModel::enabled_changed, this, [this] {
@@ -132,6 +149,9 @@ void MainWindow::build_docks() {
   table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
   table->verticalHeader()->hide();
   table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);  // a stepper: the current pass is the selected one
+  table->setObjectName(QStringLiteral("PassTable"));
+  table->setTextElideMode(Qt::ElideMiddle);  // only when the dock is narrower than the longest name
   auto* empty = new QLabel(tr("Compiler passes appear here after a Graph-mode compile: each pass, what it "
                               "changed, and the graph after it."),
                            this);
@@ -155,6 +175,7 @@ void MainWindow::build_docks() {
   pass_stack_->addWidget(stepper);
   connect(passes_, &QAbstractItemModel::modelReset, this, [this, slider] {
     pass_stack_->setCurrentIndex(passes_->rowCount() ? 1 : 0);
+    if (passes_->rowCount()) size_passes_dock();
     const QSignalBlocker block(slider);
     slider->setRange(0, std::max(0, passes_->rowCount() - 1));
     slider->setValue(0);
@@ -166,15 +187,14 @@ void MainWindow::build_docks() {
             slider->setValue(current.row());
             show_snapshot(current.row());
           });
-  auto* pass_dock = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
-  resizeDocks({pass_dock}, {300}, Qt::Horizontal);
+  pass_stack_->setMinimumWidth(kPassesMinWidth);
+  passes_dock_ = dock(tr("Passes"), "PassesDock", pass_stack_, Qt::LeftDockWidgetArea);
 
   log_ = new QPlainTextEdit(this);
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
   log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   auto* log_dock = dock(tr("Log"), "LogDock", log_, Qt::BottomDockWidgetArea);
-  resizeDocks({log_dock}, {130}, Qt::Vertical);
   // What each pass buys: a tab beside the log, raised when a measurement starts.
   tabifyDockWidget(log_dock, build_pass_effect_dock());
   // Every value's error: a tab beside the log, raised when a comparison of both modes arrives.

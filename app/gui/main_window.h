@@ -97,6 +97,9 @@ class MainWindow : public QMainWindow {
   views::PassDeltaView* pass_delta_view() const { return pass_delta_; }
   // Writes timeline.png, memory.png, compare.png (and compare.csv) into dir; false if one failed.
   bool export_result_views(const QString& dir);
+  // Writes each run's trace as Chrome JSON to BASE-pynative.json and BASE-graph.json (BASE without
+  // its .json); false when there is none or one failed (logged).
+  bool export_traces_to(const QString& base);
   // Trains the open zoo template in the Training tab's modes (one job, runs in order), the loss
   // curves growing live; false (with a message) when the open model is not a zoo template.
   bool train();
@@ -121,6 +124,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
 
@@ -131,6 +135,13 @@ class MainWindow : public QMainWindow {
   QDockWidget* build_pass_effect_dock();
   QDockWidget* build_values_dock();
   std::vector<std::string> passes_to_measure() const;
+  // Layout (main_window_layout.cpp): the window within its screen's available area; the Passes dock
+  // as wide as its columns' contents (up to a third of the window) when passes first show.
+  void fit_to_screen();
+  void size_passes_dock();
+  QDockWidget* passes_dock_ = nullptr;
+  bool passes_dock_sized_ = false;
+  bool dock_sizes_pending_ = true;
   void update_recent_menu();
   void add_recent(const QString& path);
   void open_dialog();

@@ -252,7 +252,11 @@ void MainWindow::export_traces() {
   }
   const QString base = QFileDialog::getSaveFileName(this, tr("Export Traces (one file per mode)"),
                                                     QStringLiteral("trace.json"), tr("Chrome traces (*.json)"));
-  if (base.isEmpty()) return;
+  if (!base.isEmpty()) export_traces_to(base);
+}
+
+bool MainWindow::export_traces_to(const QString& base) {
+  bool ok = eager_trace_ || graph_trace_;
   QString stem = base;
   if (stem.endsWith(QStringLiteral(".json"))) stem.chop(5);
   for (const auto& [trace, mode] :
@@ -264,7 +268,9 @@ void MainWindow::export_traces() {
       log(human_error(st, tr("Writing %1").arg(path)), true);
     else
       log(tr("Wrote %1 (open it in chrome://tracing or Perfetto)").arg(path));
+    ok = ok && st.is_ok();
   }
+  return ok;
 }
 
 void MainWindow::open_trace(const QString& path) {

@@ -26,6 +26,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   device_->addItem(tr("CUDA GPU"), QStringLiteral("cuda"));
   device_->setToolTip(tr("Without a GPU the CPU is used and the log says why"));
   jit_ = new QComboBox(this);
+  jit_->setObjectName(QStringLiteral("JitLevel"));
   jit_->addItem(QStringLiteral("O0 — execution only"), QStringLiteral("O0"));
   jit_->addItem(QStringLiteral("O1 — graph optimizations"), QStringLiteral("O1"));
   jit_->addItem(QStringLiteral("O2 — layout and scheduling"), QStringLiteral("O2"));

@@ -16,7 +16,9 @@ namespace ms::app {
 
 TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
+  // Two rows of settings, so the tab (and the window) stays narrow enough for a 1366 px screen.
   auto* row = new QHBoxLayout;
+  auto* row2 = new QHBoxLayout;
   mode_ = new QComboBox(this);
   mode_->addItem(tr("PyNative and Graph"), QStringLiteral("both"));
   mode_->addItem(tr("PyNative"), QStringLiteral("pynative"));
@@ -52,13 +54,16 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
                                                                              {tr("Steps"), steps_},
                                                                              {tr("Data"), data_},
                                                                              {tr("JIT"), jit_}}) {
-    row->addWidget(new QLabel(label, this));
-    row->addWidget(w);
+    QHBoxLayout* into = w == data_ || w == jit_ ? row2 : row;
+    into->addWidget(new QLabel(label, this));
+    into->addWidget(w);
   }
-  row->addWidget(log_scale);
   row->addStretch(1);
-  row->addWidget(train_);
+  row2->addWidget(log_scale);
+  row2->addStretch(1);
+  row2->addWidget(train_);
   outer->addLayout(row);
+  outer->addLayout(row2);
   curve_ = new views::LossCurveView(this);
   outer->addWidget(curve_, 1);
   text_ = new QLabel(tr("Training runs the open zoo template (File → New from template) on the data above; "

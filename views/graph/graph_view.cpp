@@ -162,6 +162,7 @@ void GraphView::reset_scene() {
   ghosts_ = nullptr;
   delete heat_label_;
   heat_label_ = nullptr;
+  place_legends();
   diff_.clear();
   removed_.clear();
   diff_pass_.clear();
@@ -419,6 +420,7 @@ void GraphView::set_heat(std::unordered_map<uint64_t, QColor> fills, QString leg
 void GraphView::apply_heat() {
   delete heat_label_;
   heat_label_ = nullptr;
+  place_legends();
   if (!model_ || !view_ || heat_.empty()) return;
   for (const auto& it : view_->visible.items) {
     if (it.kind != VisibleItem::Kind::Node || it.index < 0 || static_cast<size_t>(it.index) >= model_->nodes.size() ||
@@ -430,7 +432,7 @@ void GraphView::apply_heat() {
     b->set_fill(h == heat_.end() ? not_compared_color() : h->second);
   }
   if (heat_legend_.isEmpty()) return;
-  auto* label = new QLabel(canvas_->viewport());
+  auto* label = new QLabel(canvas_);
   label->setObjectName(QStringLiteral("HeatLegend"));
   label->setTextFormat(Qt::RichText);
   label->setText(heat_legend_);
@@ -438,13 +440,19 @@ void GraphView::apply_heat() {
       "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
   label->adjustSize();
   heat_label_ = label;
-  place_heat_legend();
+  place_legends();
   label->show();
 }
 
-void GraphView::place_heat_legend() {
-  // Bottom-left: the diff legend holds the top-left corner and the minimap the bottom-right.
-  if (heat_label_) heat_label_->move(8, std::max(8, canvas_->viewport()->height() - heat_label_->height() - 8));
+void GraphView::place_legends() {
+  // The legends sit in bands the viewport leaves free (the diff legend above, the heat legend
+  // below), so they never cover a node: the scene shows only between them.
+  const QRect area = canvas_->contentsRect();
+  const int top = ghosts_ ? ghosts_->height() + 8 : 0;
+  const int bottom = heat_label_ ? heat_label_->height() + 8 : 0;
+  canvas_->reserve_bands(top, bottom);
+  if (ghosts_) ghosts_->move(area.left() + 8, area.top() + 4);
+  if (heat_label_) heat_label_->move(area.left() + 8, area.bottom() + 1 - bottom + 4);
 }
 
 void GraphView::focus_linked() {
@@ -470,6 +478,7 @@ int GraphView::ghost_count() const {
 void GraphView::apply_diff() {
   delete ghosts_;
   ghosts_ = nullptr;
+  place_legends();
   if (!model_ || !view_ || (diff_.empty() && removed_.isEmpty())) return;
   std::set<std::string> ghost_keys;
   int ghosts = 0;
@@ -526,19 +535,20 @@ void GraphView::apply_diff() {
   }
   if (std::any_of(diff_.begin(), diff_.end(), [](const auto& kv) { return kv.second == DiffMark::Fused; }))
     html += tr("<br><span style='color:#8e44d0'>▢ select a fused node to outline its origins</span>");
-  // An overlay in the view's corner (not a scene item): it stays in sight while panning.
-  auto* label = new QLabel(canvas_->viewport());
+  // In a band above the viewport (not a scene item): it stays in sight while panning.
+  auto* label = new QLabel(canvas_);
+  label->setObjectName(QStringLiteral("DiffLegend"));
   label->setTextFormat(Qt::RichText);
   label->setWordWrap(!removed_.isEmpty());
   label->setText(html);
   label->setStyleSheet(QStringLiteral(
       "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
   label->setMinimumWidth(330);
-  label->setMaximumWidth(std::max(340, canvas_->viewport()->width() / 2));
+  label->setMaximumWidth(std::max(340, canvas_->contentsRect().width() - 16));
   label->adjustSize();
-  label->move(8, 8);
   label->show();
   ghosts_ = label;
+  place_legends();
 }
 
 void GraphView::set_linked(std::vector<uint64_t> nodes) {
@@ -568,7 +578,7 @@ void GraphView::place_overlays() {
   if (aspect > 0 && w / aspect < h) h = std::max(40, static_cast<int>(w / aspect));
   minimap_->setGeometry(vp.right() - w - 12, vp.bottom() - h - 12, w, h);
   minimap_->refit();
-  place_heat_legend();
+  place_legends();
 }
 
 void GraphView::update_minimap() {
@@ -593,6 +603,31 @@ bool GraphView::eventFilter(QObject* obj, QEvent* e) {
   if (obj == canvas_->viewport() && e->type() == QEvent::Resize)
     QTimer::singleShot(0, this, [this] { place_overlays(); });
   return QWidget::eventFilter(obj, e);
+}
+
+QList<QRect> GraphView::visible_node_rects() const {
+  QList<QRect> out;
+  const QRect vp = canvas_->viewport()->rect();
+  for (const BoxItem* b : boxes_) {
+    const QRect r = canvas_->mapFromScene(b->sceneBoundingRect()).boundingRect().intersected(vp);
+    if (!r.isEmpty()) out << QRect(canvas_->viewport()->mapTo(this, r.topLeft()), r.size());
+  }
+  return out;
+}
+
+QRect GraphView::node_rect(int node) const {
+  if (!model_ || !view_ || node < 0 || node >= static_cast<int>(model_->nodes.size())) return {};
+  const BoxItem* b = boxes_.value(QString::fromStdString(visible_key(*model_, view_->collapsed, node)));
+  if (!b) return {};
+  const QRect r = canvas_->mapFromScene(b->sceneBoundingRect()).boundingRect();
+  return QRect(canvas_->viewport()->mapTo(this, r.topLeft()), r.size());
+}
+
+QList<QRect> GraphView::legend_rects() const {
+  QList<QRect> out;
+  for (const QWidget* w : {ghosts_, heat_label_})
+    if (w && w->isVisible()) out << QRect(w->parentWidget()->mapTo(this, w->pos()), w->size());
+  return out;
 }
 
 QString GraphView::dot_text() const { return view_ ? QString::fromStdString(view_->dot) : QString(); }

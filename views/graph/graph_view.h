@@ -26,6 +26,8 @@ class GraphCanvas : public QGraphicsView {
  public:
   explicit GraphCanvas(QWidget* parent = nullptr);
   void zoom_by(double factor);
+  // Keeps bands of `top` and `bottom` pixels outside the viewport (for the legends).
+  void reserve_bands(int top, int bottom) { setViewportMargins(0, top, 0, bottom); }
 
  Q_SIGNALS:
   void item_double_clicked(QGraphicsItem* item, QPointF scene_pos);
@@ -107,6 +109,12 @@ class GraphView : public QWidget {
   bool export_png(const QString& path, double max_pixels = 12000.0) const;
   QString dot_text() const;
   bool layout_busy() const { return layout_job_ != 0; }
+  // For layout checks, in this widget's coordinates: each drawn node's box where the viewport shows
+  // it (clipped to the viewport; boxes out of sight left out), and the legends shown.
+  QList<QRect> visible_node_rects() const;
+  QList<QRect> legend_rects() const;
+  // Where node `node` (model index) is drawn, in this widget's coordinates; empty when not drawn.
+  QRect node_rect(int node) const;
   GraphCanvas* canvas() const { return canvas_; }
   Minimap* minimap() const { return minimap_; }
   SearchBar* search_bar() const { return search_; }
@@ -149,12 +157,12 @@ class GraphView : public QWidget {
   QString diff_pass_;
   std::vector<uint64_t> linked_;
   void apply_linked();
-  QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, over the view
+  QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, in a band above the viewport
   void apply_heat();
-  void place_heat_legend();
+  void place_legends();
   std::unordered_map<uint64_t, QColor> heat_;
   QString heat_legend_;
-  QWidget* heat_label_ = nullptr;  // the heat legend, over the view
+  QWidget* heat_label_ = nullptr;  // the heat legend, in a band below the viewport
   JobId layout_job_ = 0;
   int selected_ = -1;
   bool awaiting_first_paint_ = false;

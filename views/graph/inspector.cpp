@@ -68,8 +68,14 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   tree_->setModel(info_);
   tree_->setUniformRowHeights(true);
   tree_->setAlternatingRowColors(true);
-  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->setObjectName(QStringLiteral("InspectorTree"));
+  // The names' column is as wide as its longest name up to about half the width (longer names
+  // elide in the middle, whole in the tooltip), so the values always have the rest.
+  tree_->header()->setSectionResizeMode(0, QHeaderView::Interactive);
   tree_->header()->setStretchLastSection(true);
+  tree_->setTextElideMode(Qt::ElideMiddle);
+  tree_->setMinimumHeight(tree_->fontMetrics().height() * 8);
+  tree_->viewport()->installEventFilter(this);
   weight_pick_ = new QComboBox(this);
   histogram_ = new Histogram(this);
   box->addWidget(title_);
@@ -113,7 +119,7 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   values_box_->hide();
   split->addWidget(props);
   split->addWidget(values_box_);
-  split->setStretchFactor(0, 1);
+  split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   box->addWidget(split, 1);
   weight_pick_->hide();
@@ -140,6 +146,7 @@ void Inspector::show_node(const GraphModel* m, int node) {
   } else {
     title_->setText(tr("Select a node to see its details"));
   }
+  fit_columns();
   weight_pick_->blockSignals(true);
   weight_pick_->clear();
   for (const auto& w : info_->weights()) weight_pick_->addItem(w.name);
@@ -148,6 +155,18 @@ void Inspector::show_node(const GraphModel* m, int node) {
   weight_pick_->setVisible(any);
   histogram_->setVisible(any);
   show_weight(any ? 0 : -1);
+}
+
+void Inspector::fit_columns() {
+  tree_->resizeColumnToContents(0);
+  const int names = tree_->columnWidth(0);
+  const int room = tree_->viewport()->width() * 11 / 20;
+  if (names > room) tree_->setColumnWidth(0, std::max(60, room));
+}
+
+bool Inspector::eventFilter(QObject* obj, QEvent* e) {
+  if (obj == tree_->viewport() && e->type() == QEvent::Resize) fit_columns();
+  return QWidget::eventFilter(obj, e);
 }
 
 void Inspector::show_fused_origins(const QStringList& origins) {

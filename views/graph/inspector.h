@@ -52,12 +52,17 @@ class Inspector : public QWidget {
   // caller shows the values after the node.
   void show_values(std::vector<ShownValue> values, const QString& comparison, const QString& hint);
   ValueView* values_view() const { return values_; }
+  QTreeView* tree() const { return tree_; }
 
  Q_SIGNALS:
   void origins_requested();
 
+ protected:
+  bool eventFilter(QObject* obj, QEvent* e) override;
+
  private:
   void show_weight(int i);
+  void fit_columns();
   NodeInfoModel* info_;
   QTreeView* tree_;
   QLabel* title_;

@@ -36,7 +36,11 @@ QVariant PassListModel::data(const QModelIndex& index, int role) const {
       case kTime: return QString::number(r.ms, 'f', 2);
     }
   }
-  if (role == Qt::ToolTipRole) return r.description;
+  // The name's cell tells the whole name (it elides in a narrow dock) above what the pass does.
+  if (role == Qt::ToolTipRole)
+    return index.column() == kName && !r.description.isEmpty() ? r.name + QLatin1Char('\n') + r.description
+           : index.column() == kName                           ? r.name
+                                                               : r.description;
   if (role == Qt::CheckStateRole && index.column() == kName && !r.pass.empty())
     return r.enabled ? Qt::Checked : Qt::Unchecked;
   // Passes that changed nothing are dimmed.

@@ -66,6 +66,24 @@ void TimelineView::set_selected_node(uint64_t node) {
   canvas_->update();
 }
 
+bool TimelineCanvas::highlights(const prof::Trace& t, const prof::Event& e) const {
+  if (!selected_node) return false;
+  const prof::NodeInfo* n = t.node_of(e);
+  return n &&
+         (n->id == selected_node || std::find(n->origins.begin(), n->origins.end(), selected_node) != n->origins.end());
+}
+
+int TimelineCanvas::highlighted_items() const {
+  int n = 0;
+  if (!selected_node) return 0;
+  for (const DrawItem& it : draw_list().items) {
+    const TimelineRow& row = model_.rows()[static_cast<size_t>(it.row)];
+    const prof::Trace& t = *model_.runs()[static_cast<size_t>(row.run)].trace;
+    n += highlights(t, t.events[it.event]);
+  }
+  return n;
+}
+
 void TimelineView::select_range(int64_t t0, int64_t t1) {
   canvas_->sel0 = std::min(t0, t1);
   canvas_->sel1 = std::max(t0, t1);
@@ -227,13 +245,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
                  p.fontMetrics().elidedText(text, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }
-    if (selected_node) {
-      const prof::NodeInfo* n = t.node_of(e);
-      if (n && (n->id == selected_node ||
-                std::find(n->origins.begin(), n->origins.end(), selected_node) != n->origins.end())) {
-        p.setPen(QPen(Qt::black, 2));
-        p.drawRect(r.adjusted(-1, -1, 1, 1));
-      }
+    if (highlights(t, e)) {
+      p.setPen(QPen(palette().color(QPalette::WindowText), 2));
+      p.drawRect(r.adjusted(-1, -1, 1, 1));
     }
   }
   // Flow arrows (op -> its kernels) once zoomed in far enough for single events to show.

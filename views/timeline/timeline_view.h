@@ -53,6 +53,10 @@ class TimelineCanvas : public QWidget {
   DrawList draw_list() const { return model_.build(t0_, t1_, time_width()); }
   double time_width() const { return std::max(1, width() - kLabel); }
   int row_at(double y) const;
+  // Whether an event belongs to the selected node (its own, or a fused node's that covers it), and
+  // how many items of the current frame are drawn outlined for that.
+  bool highlights(const prof::Trace& t, const prof::Event& e) const;
+  int highlighted_items() const;
   uint64_t selected_node = 0;
   int64_t sel0 = 0, sel1 = 0;  // selected range, ns
   static constexpr int kLabel = 170, kAxis = 26, kLegend = 22;

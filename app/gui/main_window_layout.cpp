@@ -1,0 +1,76 @@
+// Window and dock sizes: the window stays on its screen, the Passes dock shows whole names.
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QScreen>
+#include <QScrollBar>
+#include <QShowEvent>
+#include <QStyle>
+#include <QTableView>
+#include <QTimer>
+
+#include "app/gui/main_window.h"
+#include "views/models/pass_list_model.h"
+
+namespace ms::app {
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (!e->spontaneous()) QTimer::singleShot(0, this, &MainWindow::fit_to_screen);
+}
+
+void MainWindow::fit_to_screen() {
+  const QScreen* s = screen();
+  if (!s || isMaximized() || isFullScreen()) return;
+  const QRect avail = s->availableGeometry();
+  // The frame a window manager adds (nothing without one).
+  const QSize frame = frameGeometry().size() - geometry().size();
+  const QSize room = avail.size() - frame;
+  const QSize fitted = size().boundedTo(room).expandedTo(minimumSizeHint().boundedTo(room));
+  if (fitted != size()) resize(fitted);
+  if (dock_sizes_pending_) {
+    // The first sizes: the inspector a quarter of the width (280 to 380 px), the passes' placeholder
+    // 220 px, the run form its natural height under the inspector, the log about eight lines.
+    dock_sizes_pending_ = false;
+    auto* inspector = findChild<QDockWidget*>(QStringLiteral("InspectorDock"));
+    auto* run = findChild<QDockWidget*>(QStringLiteral("RunDock"));
+    auto* log = findChild<QDockWidget*>(QStringLiteral("LogDock"));
+    resizeDocks({inspector, passes_dock_}, {std::clamp(width() / 4, 280, 380), 220}, Qt::Horizontal);
+    const int run_h = std::min(run->widget()->sizeHint().height() + 30, height() / 2);
+    resizeDocks({inspector, run}, {height() - run_h, run_h}, Qt::Vertical);
+    resizeDocks({log}, {130}, Qt::Vertical);
+  }
+  QRect g = frameGeometry();
+  if (!avail.contains(g)) {
+    g.moveLeft(std::clamp(g.left(), avail.left(), std::max(avail.left(), avail.right() + 1 - g.width())));
+    g.moveTop(std::clamp(g.top(), avail.top(), std::max(avail.top(), avail.bottom() + 1 - g.height())));
+    move(g.topLeft());
+  }
+}
+
+void MainWindow::size_passes_dock() {
+  if (passes_dock_sized_ || !pass_table_ || !passes_dock_) return;
+  passes_dock_sized_ = true;
+  // Every column as wide as its widest cell or header, the name column included, plus the frame
+  // and a vertical scroll bar; the graph keeps at least two thirds of the window.
+  QHeaderView* header = pass_table_->horizontalHeader();
+  const QFontMetrics fm(pass_table_->font());
+  const int pad = 2 * (pass_table_->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, pass_table_) + 1) + 6;
+  const int check = pass_table_->style()->pixelMetric(QStyle::PM_IndicatorWidth, nullptr, pass_table_) + 6;
+  int want = 2 * pass_table_->frameWidth() + pass_table_->verticalScrollBar()->sizeHint().width() + 4;
+  for (int c = 0; c < passes_->columnCount(); ++c) {
+    if (c != views::PassListModel::kName) {  // sized to their contents already
+      want += header->sectionSize(c);
+      continue;
+    }
+    int cells = header->sectionSizeHint(c);
+    for (int r = 0; r < passes_->rowCount(); ++r) {
+      const QModelIndex i = passes_->index(r, c);
+      const int text = fm.horizontalAdvance(i.data().toString()) + pad;
+      cells = std::max(cells, text + (i.data(Qt::CheckStateRole).isValid() ? check : 0));
+    }
+    want += cells;
+  }
+  resizeDocks({passes_dock_}, {std::min(want, width() / 3)}, Qt::Horizontal);
+}
+
+}  // namespace ms::app
