@@ -249,7 +249,7 @@ void print_parallel_summary(const TrainResult& r) {
   double overlap = 0;
   for (double o : r.overlap) overlap += o;
   overlap = r.overlap.empty() ? 0 : overlap / static_cast<double>(r.overlap.size());
-  std::printf("data parallel: %d ranks (%s), all-reduce median %.3f ms/step, overlap with the backward %.0f%%\n",
+  std::printf("data parallel: %d rank(s) (%s), all-reduce median %.3f ms/step, overlap with the backward %.0f%%\n",
               r.world_size, r.communicator.c_str(), nn::train::summarize_steps(ms).median, 100 * overlap);
 }
 

@@ -17,7 +17,7 @@
 namespace ms::dist {
 namespace {
 
-enum class MpiKind { AllReduce, Broadcast, AllGather, ReduceScatter, Barrier };
+enum class MpiKind { AllReduce, Broadcast, AllGather, ReduceScatter, Barrier, Baseline };
 
 const char* mpi_kind_name(MpiKind k) {
   switch (k) {
@@ -26,6 +26,7 @@ const char* mpi_kind_name(MpiKind k) {
     case MpiKind::AllGather: return "all-gather";
     case MpiKind::ReduceScatter: return "reduce-scatter";
     case MpiKind::Barrier: return "barrier";
+    case MpiKind::Baseline: return "all-reduce baseline";
   }
   return "?";
 }
@@ -135,6 +136,10 @@ class MpiCommunicator final : public Communicator {
     return out;
   }
   Status barrier() override { return enqueue(MpiItem{MpiKind::Barrier, {}, {}, ReduceOp::Sum, 0, nullptr})->wait(); }
+  // `iters` plain all-reduces of t in one queue item (the benchmark's baseline).
+  std::shared_ptr<Work> baseline(Tensor t, int iters) {
+    return enqueue(MpiItem{MpiKind::Baseline, t, t, ReduceOp::Sum, iters, nullptr});
+  }
 
  private:
   std::shared_ptr<Work> enqueue(MpiItem item) {
@@ -235,6 +240,12 @@ Status MpiCommunicator::run_item(MpiItem& item) {
       return Status::ok();
     }
     case MpiKind::Barrier: return mpi_status(MPI_Barrier(w), "barrier");
+    case MpiKind::Baseline:
+      for (int i = 0; i < item.root; ++i)
+        MS_RETURN_IF_ERROR(mpi_status(
+            MPI_Allreduce(MPI_IN_PLACE, item.in.raw(), mpi_count_of(item.in), mpi_type_of(item.in.dtype()), MPI_SUM, w),
+            "all-reduce"));
+      return Status::ok();
   }
   return internal_error("unknown collective");
 }
@@ -273,6 +284,15 @@ void MpiCommunicator::watchdog_loop() {
 
 bool mpi_built() { return true; }
 
+Expected<double> mpi_baseline_all_reduce_ms(Communicator& comm, Tensor& t, int iters) {
+  auto* mpi = dynamic_cast<MpiCommunicator*>(&comm);
+  if (!mpi) return invalid_argument("the all-reduce baseline needs the MPI communicator, not '" + comm.name() + "'");
+  MS_RETURN_IF_ERROR(check_collective_tensor(t, "all-reduce", true));
+  std::shared_ptr<Work> w = mpi->baseline(t, iters);
+  MS_RETURN_IF_ERROR(w->wait());
+  return std::chrono::duration<double, std::milli>(w->end_time() - w->start_time()).count();
+}
+
 Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& options) {
   if (!(options.timeout_s > 0)) return invalid_argument("communication timeout must be > 0 s");
   int initialized = 0;
@@ -303,6 +323,10 @@ bool mpi_built() { return false; }
 
 Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& /*options*/) {
   return unsupported("this build has no MPI (install libopenmpi-dev and configure again)");
+}
+
+Expected<double> mpi_baseline_all_reduce_ms(Communicator& /*comm*/, Tensor& /*t*/, int /*iters*/) {
+  return unsupported("this build has no MPI");
 }
 
 }  // namespace ms::dist

@@ -32,4 +32,9 @@ bool mpi_built();
 // communicator finalizes MPI when destroyed, if it initialized it.
 Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& options);
 
+// The baseline of the all-reduce benchmark: `iters` plain MPI_Allreduce calls in place on `t`, on
+// the communication thread with nothing else queued; their total milliseconds. `comm` must be an
+// MPI communicator.
+Expected<double> mpi_baseline_all_reduce_ms(Communicator& comm, Tensor& t, int iters);
+
 }  // namespace ms::dist

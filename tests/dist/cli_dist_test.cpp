@@ -58,7 +58,7 @@ TEST_F(DistCli, TwoRanksWriteOneReportEachWithCollectiveTimes) {
                         " --all-reduce-fusion 2,4 --report " + (dir_ / "r{rank}.json").string(),
                     &rc);
     ASSERT_EQ(rc, 0) << out;
-    EXPECT_NE(out.find("data parallel: 2 ranks (mpi)"), std::string::npos) << out;
+    EXPECT_NE(out.find("data parallel: 2 rank(s) (mpi)"), std::string::npos) << out;
     for (int rank : {0, 1}) {
       const auto j = read_json(dir_ / ("r" + std::to_string(rank) + ".json"));
       ASSERT_TRUE(j.is_object()) << mode << " rank " << rank;

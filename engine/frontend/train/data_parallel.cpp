@@ -135,7 +135,7 @@ Expected<std::vector<Tensor>> GradReducer::finish(ReduceStats* stats) {
   }
   if (stats) {
     stats->allreduce_ms = total;
-    stats->overlap = total > 0 ? inside / total : 0;
+    stats->overlap = total > 0 && comm_.size() > 1 ? inside / total : 0;  // one rank: nothing to overlap
     stats->buckets = static_cast<int64_t>(buckets_.size());
     stats->bytes = 0;
     for (const auto& b : buckets_) stats->bytes += b.bytes;
