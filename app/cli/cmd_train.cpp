@@ -115,17 +115,37 @@ nlohmann::json result_json(const TrainArgs& a, const TrainResult& r, const std::
 // A Chrome trace (Perfetto UI) of the run's steps: the Graph-mode trace + compile, then one slice per
 // step with the loss and lr as arguments, and a loss counter. The last step's op-level trace is
 // written beside it (<mode>.step.trace.json).
+// Data parallel: step i's collectives on a "collectives" track of the rank's process (pid).
+void add_collective_events(nlohmann::json& events, const TrainResult& r, size_t step, double step_us, int pid) {
+  if (step >= r.collectives.size()) return;
+  for (const auto& c : r.collectives[step])
+    events.push_back({{"ph", "X"},
+                      {"pid", pid},
+                      {"tid", 2},
+                      {"ts", step_us + c.start_ms * 1000.0},
+                      {"dur", (c.end_ms - c.start_ms) * 1000.0},
+                      {"name", "all-reduce #" + std::to_string(c.sequence)},
+                      {"args", {{"sequence", c.sequence}, {"bytes", c.bytes}, {"step", step + 1}}}});
+}
+
 Status write_profile(const std::string& dir, const std::string& mode, const TrainResult& r) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return io_error(dir + ": cannot create folder: " + ec.message());
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"ph", "M"}, {"pid", 1}, {"name", "process_name"}, {"args", {{"name", "train " + mode}}}});
-  events.push_back({{"ph", "M"}, {"pid", 1}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "steps"}}}});
+  // One process per rank, so merge-traces can put the ranks side by side.
+  const int pid = r.rank + 1;
+  const std::string who =
+      r.communicator.empty() ? "" : " rank " + std::to_string(r.rank) + " of " + std::to_string(r.world_size);
+  events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", "train " + mode + who}}}});
+  events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "steps"}}}});
+  if (!r.communicator.empty())
+    events.push_back(
+        {{"ph", "M"}, {"pid", pid}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "collectives"}}}});
   double t_us = 0;
   if (r.compile_ms > 0) {
     events.push_back({{"ph", "X"},
-                      {"pid", 1},
+                      {"pid", pid},
                       {"tid", 1},
                       {"ts", 0.0},
                       {"dur", r.compile_ms * 1000.0},
@@ -135,17 +155,21 @@ Status write_profile(const std::string& dir, const std::string& mode, const Trai
   for (size_t i = 0; i < r.step_ms.size(); ++i) {
     const double dur = r.step_ms[i] * 1000.0;
     events.push_back({{"ph", "X"},
-                      {"pid", 1},
+                      {"pid", pid},
                       {"tid", 1},
                       {"ts", t_us},
                       {"dur", dur},
                       {"name", "step " + std::to_string(i + 1)},
                       {"args", {{"loss", r.losses[i]}, {"lr", r.lrs[i]}}}});
-    events.push_back({{"ph", "C"}, {"pid", 1}, {"ts", t_us}, {"name", "loss"}, {"args", {{"loss", r.losses[i]}}}});
+    events.push_back({{"ph", "C"}, {"pid", pid}, {"ts", t_us}, {"name", "loss"}, {"args", {{"loss", r.losses[i]}}}});
+    add_collective_events(events, r, i, t_us, pid);
     t_us += dur;
   }
   const std::string path = (std::filesystem::path(dir) / (mode + ".train.trace.json")).string();
-  return write_file_atomic(path, nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n");
+  const nlohmann::json trace{{"traceEvents", events},
+                             {"displayTimeUnit", "ms"},
+                             {"otherData", {{"rank", r.rank}, {"world_size", r.world_size}}}};
+  return write_file_atomic(path, trace.dump() + "\n");
 }
 
 Expected<nn::Mode> parse_mode(const std::string& m) {
@@ -299,7 +323,14 @@ int train_command(TrainArgs a) {
     if (Status ws = write_file_atomic(rank_path(a.report, *rank), result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
       return fail(ws.message());
   }
-  if (quiet) return 0;
+  // --profile DIR: rank 0's, every rank's when DIR has {rank} (the others write the steps' trace).
+  const bool profile_per_rank = a.profile.find("{rank}") != std::string::npos;
+  a.profile = rank_path(a.profile, *rank);
+  if (quiet) {
+    if (!profile_per_rank) return 0;
+    const Status ps = write_profile(a.profile, a.mode, *r);
+    return ps.is_ok() ? 0 : fail(ps.message());
+  }
   if (!a.session.empty()) {
     if (Status ss = write_training_session(a, profiled); !ss) return fail(ss.message());
   }

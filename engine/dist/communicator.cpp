@@ -41,6 +41,16 @@ Work::Clock::time_point Work::end_time() const {
   return end_;
 }
 
+int64_t Work::sequence() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return seq_;
+}
+
+void Work::set_sequence(int64_t seq) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  seq_ = seq;
+}
+
 std::shared_ptr<Work> Work::completed(Status status) {
   auto w = std::make_shared<Work>();
   w->finish(std::move(status));

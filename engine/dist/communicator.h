@@ -37,6 +37,9 @@ class Work {
   void finish(Status status);
   Clock::time_point start_time() const;
   Clock::time_point end_time() const;
+  // The collective's sequence number on its communicator (1-based; 0 where none is kept).
+  int64_t sequence() const;
+  void set_sequence(int64_t seq);
   // An already finished work item (collectives that complete at once, e.g. on one rank).
   static std::shared_ptr<Work> completed(Status status = Status::ok());
 
@@ -46,6 +49,7 @@ class Work {
   bool done_ = false;
   Status status_;
   Clock::time_point start_{}, end_{};
+  int64_t seq_ = 0;
 };
 
 class Communicator {

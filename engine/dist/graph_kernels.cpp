@@ -2,9 +2,10 @@
 // one buffer, one all-reduce on the world communicator, unpacked into the outputs. It is
 // registered among the run-time kernels (runtime/custom_kernels.h) by init(), so the op table and
 // the backends never depend on this layer.
-#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "engine/dist/world.h"
 #include "engine/runtime/custom_kernels.h"
@@ -12,7 +13,16 @@
 namespace ms::dist {
 namespace {
 
-std::atomic<int64_t> g_collective_ns{0}, g_collective_calls{0}, g_collective_bytes{0};
+std::mutex g_collective_mu;
+CollectiveTotals g_collective_totals;  // since the last take_graph_collective_totals
+
+void record_graph_collective(const Work& w, int64_t bytes) {
+  const std::lock_guard<std::mutex> lock(g_collective_mu);
+  g_collective_totals.ms += std::chrono::duration<double, std::milli>(w.end_time() - w.start_time()).count();
+  ++g_collective_totals.calls;
+  g_collective_totals.bytes += bytes;
+  g_collective_totals.events.push_back({w.sequence(), bytes, w.start_time(), w.end_time()});
+}
 
 Status all_reduce_kernel(runtime::KernelContext& ctx) {
   std::shared_ptr<Communicator> comm = world();
@@ -33,14 +43,11 @@ Status all_reduce_kernel(runtime::KernelContext& ctx) {
     if (in.nbytes()) std::memcpy(static_cast<char*>(packed.raw()) + off, in.raw(), in.nbytes());
     off += in.nbytes();
   }
-  const auto t0 = std::chrono::steady_clock::now();
   const ReduceOp op = ctx.node().attr_int("mean", 0) != 0 ? ReduceOp::Mean : ReduceOp::Sum;
-  Status st = comm->all_reduce(packed, op);
+  const std::shared_ptr<Work> work = comm->all_reduce_async(packed, op);
+  Status st = work->wait();
   if (!st.is_ok()) return st.prepend(ctx.node().label() + ": ");
-  g_collective_ns +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  ++g_collective_calls;
-  g_collective_bytes += static_cast<int64_t>(packed.nbytes());
+  record_graph_collective(*work, static_cast<int64_t>(packed.nbytes()));
   off = 0;
   for (size_t i = 0; i < n; ++i) {
     const Tensor& in = ctx.input(i);
@@ -60,11 +67,8 @@ void register_graph_collective_kernels() {
 }
 
 CollectiveTotals take_graph_collective_totals() {
-  CollectiveTotals t;
-  t.ms = static_cast<double>(g_collective_ns.exchange(0)) / 1e6;
-  t.calls = g_collective_calls.exchange(0);
-  t.bytes = g_collective_bytes.exchange(0);
-  return t;
+  const std::lock_guard<std::mutex> lock(g_collective_mu);
+  return std::exchange(g_collective_totals, CollectiveTotals{});
 }
 
 }  // namespace ms::dist

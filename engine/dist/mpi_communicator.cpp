@@ -203,6 +203,7 @@ void MpiCommunicator::comm_loop() {
       in_flight_start_ = Work::Clock::now();
     }
     watch_cv_.notify_all();
+    item.work->set_sequence(in_flight_);
     item.work->mark_started();
     maybe_fail(in_flight_);
     Status st = run_item(item);

@@ -9,6 +9,7 @@
 // MPI); without a device it falls back to MPI or local with a note.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,10 +35,15 @@ void finalize();
 
 // Totals of the collectives the compiled step's AllReduce nodes ran (graph_kernels.cpp), for the
 // per-step report: milliseconds and calls since the last reset.
+struct GraphCollective {
+  int64_t sequence = 0, bytes = 0;
+  std::chrono::steady_clock::time_point start, end;
+};
 struct CollectiveTotals {
   double ms = 0;
   int64_t calls = 0;
   int64_t bytes = 0;
+  std::vector<GraphCollective> events;
 };
 CollectiveTotals take_graph_collective_totals();
 

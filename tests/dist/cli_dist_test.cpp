@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/app/cli_test_util.h"
 
@@ -76,6 +77,33 @@ TEST_F(DistCli, TwoRanksWriteOneReportEachWithCollectiveTimes) {
       EXPECT_TRUE(inserted);
     }
   }
+}
+
+TEST_F(DistCli, EachRanksProfileRecordsItsCollectivesAndTheTracesMerge) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  int rc = -1;
+  std::string out = run_capture(mpirun() + cli_ + " train" + kDistModel +
+                                    " --steps 3 --first-bucket-mb 0.01 --profile " + (dir_ / "p{rank}").string(),
+                                &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const std::string merged = (dir_ / "merged.json").string();
+  out = run_capture(cli_ + " merge-traces " + merged + " " + (dir_ / "p0" / "pynative.train.trace.json").string() +
+                        " " + (dir_ / "p1" / "pynative.train.trace.json").string(),
+                    &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = read_json(merged);
+  std::set<int> pids;
+  int collectives = 0;
+  for (const auto& e : j["traceEvents"]) {
+    pids.insert(e["pid"].get<int>());
+    if (e["name"].get<std::string>().rfind("all-reduce #", 0) == 0) {
+      ++collectives;
+      EXPECT_GT(e["args"]["bytes"].get<int64_t>(), 0);
+      EXPECT_GT(e["args"]["sequence"].get<int64_t>(), 7);  // after the model check and the 6 broadcasts
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int>{1, 2}));  // rank r is process r + 1
+  EXPECT_GE(collectives, 2 * 3 * 2) << "two buckets per step, 3 steps, 2 ranks";
 }
 
 // Two ranks training with rank 1 failing at collective #10 (an all-reduce of the gradients: one

@@ -132,6 +132,9 @@ Expected<std::vector<Tensor>> GradReducer::finish(ReduceStats* stats) {
     const auto s = work_[b]->start_time(), e = work_[b]->end_time();
     total += interval_ms(s, e);
     inside += interval_ms(std::max(s, backward_start_), std::min(e, backward_end));
+    if (stats)
+      stats->collectives.push_back(
+          {work_[b]->sequence(), buckets_[b].bytes, interval_ms(backward_start_, s), interval_ms(backward_start_, e)});
   }
   if (stats) {
     stats->allreduce_ms = total;

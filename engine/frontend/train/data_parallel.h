@@ -52,8 +52,17 @@ uint64_t model_fingerprint(Module& m);
 // from rank 0), then copies rank 0's parameters and buffers to every rank.
 Status sync_model_from_rank0(dist::Communicator& comm, Module& m);
 
+// One collective of a step, for the rank's trace: its sequence number on the communicator (0 where
+// none is kept), bytes, and start and end in ms after the step's backward began.
+struct CollectiveEvent {
+  int64_t sequence = 0;
+  int64_t bytes = 0;
+  double start_ms = 0, end_ms = 0;
+};
+
 // One step's reduction of the gradients (PyNative).
 struct ReduceStats {
+  std::vector<CollectiveEvent> collectives;
   double allreduce_ms = 0;  // the collectives' time on the communication thread
   double overlap = 0;       // share of that time inside the backward (0..1)
   int64_t buckets = 0, bytes = 0;

@@ -237,6 +237,7 @@ Status run_steps(const RunOptions& o, TrainStep& step, DataLoader& loader, const
     if (step.data_parallel()) {
       r.allreduce_ms.push_back(stats->allreduce_ms);
       r.overlap.push_back(stats->overlap);
+      r.collectives.push_back(stats->collectives);
     }
     if (on_step) on_step(s, stats->loss, stats->step_ms);
   }

@@ -84,7 +84,8 @@ struct RunResult {
   // of them that overlapped the backward (PyNative buckets; 0 in Graph mode, where they run in order).
   int world_size = 1, rank = 0;
   std::vector<double> allreduce_ms, overlap;
-  std::string communicator;  // "local", "mpi", "nccl" ("" when not data parallel)
+  std::vector<std::vector<CollectiveEvent>> collectives;  // per step (the trace's collective events)
+  std::string communicator;                               // "local", "mpi", "nccl" ("" when not data parallel)
   // With keep_parameters: the trained parameters (copies), by name in parameter order.
   std::vector<std::pair<std::string, Tensor>> final_parameters;
   // With observe_last_step: what that step ran (PyNative: its eager ops, one node each).

@@ -282,6 +282,7 @@ Expected<ValueAndGrad> TrainStep::pynative_grads(const std::function<Var()>& los
   for (size_t i = 0; i < reduced.size(); ++i) vg.grads[i] = Var(reduced[i]);
   st.allreduce_ms = rs.allreduce_ms;
   st.overlap = rs.overlap;
+  st.collectives = std::move(rs.collectives);
   return vg;
 }
 
@@ -490,7 +491,13 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime
   (void)dist::take_graph_collective_totals();
   auto run = c.exec->run(feed, run_options);
   if (!run) return Status(run.status()).prepend("training step: ");
-  if (dp_) st.allreduce_ms = dist::take_graph_collective_totals().ms;
+  if (dp_) {
+    const dist::CollectiveTotals totals = dist::take_graph_collective_totals();
+    st.allreduce_ms = totals.ms;
+    for (const dist::GraphCollective& e : totals.events)
+      st.collectives.push_back({e.sequence, e.bytes, std::chrono::duration<double, std::milli>(e.start - t0).count(),
+                                std::chrono::duration<double, std::milli>(e.end - t0).count()});
+  }
   std::vector<Tensor> outs = std::move(*run);
   const size_t expected = 1 + c.params + c.state + c.buffer_targets.size() + (c.loss_scaled ? 3 : 0);
   if (outs.size() != expected) return internal_error("training step: unexpected number of outputs");

@@ -49,6 +49,7 @@ struct StepStats {
   // Data parallel: the gradient collectives' time and the share of it inside the backward.
   double allreduce_ms = 0;
   double overlap = 0;
+  std::vector<CollectiveEvent> collectives;  // PyNative: each bucket's all-reduce
 };
 
 // Mixed precision of a training step: the network runs under autocast at `level` (the same Casts
