@@ -45,6 +45,7 @@ namespace ms::app {
 
 class RunPanel;
 class TrainPanel;
+class StartPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -88,6 +89,9 @@ class MainWindow : public QMainWindow {
   views::CompareView* compare_view() const { return compare_; }
   QWidget* pass_list_widget() const;
   QTabWidget* tabs() const { return tabs_; }
+  // The start page (an empty window's centre) or the tabs.
+  void show_start_page(bool on);
+  StartPage* start_page() const { return start_page_; }
   // Linked selection: selects the node (NodeId value, 0 for none) in every view.
   void select_node_everywhere(uint64_t node);
   // "What did this pass buy me": re-compiles and re-runs without each unchecked pass (every pass
@@ -195,6 +199,8 @@ class MainWindow : public QMainWindow {
   views::JobId open_job_ = 0;
   bool echo_log_ = false;
   QTabWidget* tabs_ = nullptr;
+  QStackedWidget* centre_ = nullptr;
+  StartPage* start_page_ = nullptr;
   views::TimelineView* timeline_ = nullptr;
   views::MemoryView* memory_ = nullptr;
   views::CompareView* compare_ = nullptr;

@@ -35,7 +35,7 @@ void MainWindow::fit_to_screen() {
     auto* run = findChild<QDockWidget*>(QStringLiteral("RunDock"));
     auto* log = findChild<QDockWidget*>(QStringLiteral("LogDock"));
     resizeDocks({inspector, passes_dock_}, {std::clamp(width() / 4, 280, 380), 220}, Qt::Horizontal);
-    const int run_h = std::min(run->widget()->sizeHint().height() + 30, height() / 2);
+    const int run_h = std::min(run->widget()->sizeHint().height() + 44, height() / 2);
     resizeDocks({inspector, run}, {height() - run_h, run_h}, Qt::Vertical);
     resizeDocks({log}, {130}, Qt::Vertical);
   }

@@ -5,12 +5,14 @@
 #include <QLabel>
 #include <QPainter>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 
 #include <QTableView>
 #include "app/gui/train_panel.h"
 
 #include "app/gui/main_window.h"
+#include "app/gui/start_page.h"
 #include "engine/compiler/diff.h"
 #include "profiler/analysis/compare.h"
 #include "profiler/io/chrome_trace.h"
@@ -45,10 +47,23 @@ void MainWindow::build_result_views() {
   train_panel_ = new TrainPanel(tabs_);
   tabs_->addTab(train_panel_, tr("Training"));
   connect(train_panel_, &TrainPanel::train_requested, this, [this] { train(); });
-  setCentralWidget(tabs_);
+  // The centre: the start page until a model, a session or a trace opens, then the tabs.
+  start_page_ = new StartPage(this);
+  centre_ = new QStackedWidget(this);
+  centre_->addWidget(start_page_);
+  centre_->addWidget(tabs_);
+  setCentralWidget(centre_);
+  connect(start_page_, &StartPage::open_requested, this, &MainWindow::open);
+  connect(start_page_, &StartPage::open_dialog_requested, this, &MainWindow::open_dialog);
+  connect(start_page_, &StartPage::template_requested, this, &MainWindow::new_from_template);
   connect(timeline_, &views::TimelineView::node_selected, this, &MainWindow::select_node_everywhere);
   connect(memory_, &views::MemoryView::node_selected, this, &MainWindow::select_node_everywhere);
   connect(compare_, &views::CompareView::node_selected, this, &MainWindow::select_node_everywhere);
+}
+
+void MainWindow::show_start_page(bool on) {
+  if (on) start_page_->refresh();
+  centre_->setCurrentWidget(on ? static_cast<QWidget*>(start_page_) : tabs_);
 }
 
 void MainWindow::set_side_by_side(bool on) { side_by_side_->setChecked(on); }
@@ -274,6 +289,7 @@ bool MainWindow::export_traces_to(const QString& base) {
 }
 
 void MainWindow::open_trace(const QString& path) {
+  show_start_page(false);
   log(tr("Opening trace %1").arg(path));
   jobs_->start(
       QStringLiteral("open-trace"), tr("Opening trace %1").arg(QFileInfo(path).fileName()), this,

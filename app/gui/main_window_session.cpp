@@ -21,6 +21,7 @@ namespace ms::app {
 bool is_session_file(const QString& path);
 
 void MainWindow::open(const QString& source) {
+  show_start_page(false);
   if (is_session_file(source)) {
     open_session(source);
     return;
@@ -84,6 +85,7 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
 
 void MainWindow::close_model() {
   cancel_jobs();
+  show_start_page(true);
   doc_.reset();
   shown_diff_.reset();
   shown_before_.reset();

@@ -55,6 +55,7 @@ QString MainWindow::autosave_path() { return data_folder() + QStringLiteral("/au
 QString MainWindow::running_marker_path() { return data_folder() + QStringLiteral("/running"); }
 
 void MainWindow::open_session(const QString& path) {
+  show_start_page(false);
   log(tr("Opening session %1").arg(path));
   const std::string folder = data_folder().toStdString();
   struct Loaded {

@@ -92,6 +92,10 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
   QDir().mkpath(dir);
   Walk walk(w, dir);
   QJsonObject st = walk.step(QStringLiteral("start"));
+  const QJsonObject start = st[QStringLiteral("start_page")].toObject();
+  walk.check(QStringLiteral("start"),
+             start[QStringLiteral("visible")].toBool() && start[QStringLiteral("samples")].toInt() > 0,
+             QStringLiteral("an empty window shows no start page with the bundled samples"));
   walk.check(QStringLiteral("start"), st[QStringLiteral("jit_level")].toString() == QLatin1String("O2"),
              QStringLiteral("the run panel opens at %1, not O2").arg(st[QStringLiteral("jit_level")].toString()));
 

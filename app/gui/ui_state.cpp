@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QListWidget>
 #include <QScreen>
 #include <QSortFilterProxyModel>
 #include <QStyle>
@@ -14,6 +15,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/start_page.h"
 #include "views/compare/compare_model.h"
 #include "views/compare/compare_view.h"
 #include "views/layout/graph_model.h"
@@ -149,6 +151,11 @@ QJsonObject ui_state(const MainWindow& w) {
           ? w.run_panel()->findChild<QComboBox*>(QStringLiteral("JitLevel"))->currentData().toString()
           : QString();
   o[QStringLiteral("busy")] = w.busy();
+  QJsonObject start;
+  start[QStringLiteral("visible")] = w.start_page()->isVisible();
+  start[QStringLiteral("samples")] = w.start_page()->samples()->count();
+  start[QStringLiteral("recent")] = w.start_page()->recent()->count();
+  o[QStringLiteral("start_page")] = start;
   return o;
 }
 
