@@ -28,6 +28,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/scenario.h"
+#include "app/gui/theme.h"
 #include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
 #include "engine/plugin/loader.h"
@@ -75,6 +76,7 @@ int main(int argc, char** argv) {
   QApplication::setWindowIcon(QIcon(QStringLiteral(":/modescope.svg")));
   QApplication::setDesktopFileName(QStringLiteral("modescope"));
   load_style(app);
+  ms::app::apply_saved_theme();
 
   QCommandLineParser cli;
   cli.setApplicationDescription(QStringLiteral("Modescope: a model in PyNative and Graph mode, side by side"));

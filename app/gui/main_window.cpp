@@ -306,6 +306,8 @@ void MainWindow::build_actions() {
   });
   needs_model_ << expand << collapse;
   view->addSeparator();
+  build_theme_menu(view->addMenu(tr("&Theme")));
+  view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
 
   auto* runm = menuBar()->addMenu(tr("&Run"));

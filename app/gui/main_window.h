@@ -142,6 +142,8 @@ class MainWindow : public QMainWindow {
   // Layout (main_window_layout.cpp): the window within its screen's available area; the Passes dock
   // as wide as its columns' contents (up to a third of the window) when passes first show.
   void fit_to_screen();
+  // View > Theme: System, Light, Dark (theme.h); a change repaints every view in the new palette.
+  void build_theme_menu(QMenu* menu);
   void size_passes_dock();
   QDockWidget* passes_dock_ = nullptr;
   bool passes_dock_sized_ = false;

@@ -1,6 +1,8 @@
 // Window and dock sizes: the window stays on its screen, the Passes dock shows whole names.
+#include <QActionGroup>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QMenu>
 #include <QScreen>
 #include <QScrollBar>
 #include <QShowEvent>
@@ -9,6 +11,7 @@
 #include <QTimer>
 
 #include "app/gui/main_window.h"
+#include "app/gui/theme.h"
 #include "views/models/pass_list_model.h"
 
 namespace ms::app {
@@ -44,6 +47,26 @@ void MainWindow::fit_to_screen() {
     g.moveLeft(std::clamp(g.left(), avail.left(), std::max(avail.left(), avail.right() + 1 - g.width())));
     g.moveTop(std::clamp(g.top(), avail.top(), std::max(avail.top(), avail.bottom() + 1 - g.height())));
     move(g.topLeft());
+  }
+}
+
+void MainWindow::build_theme_menu(QMenu* menu) {
+  auto* group = new QActionGroup(this);
+  const views::Theme now = saved_theme();
+  for (auto [theme, text] :
+       {std::pair{views::Theme::System, tr("&System")}, std::pair{views::Theme::Light, tr("&Light")},
+        std::pair{views::Theme::Dark, tr("&Dark")}}) {
+    QAction* a = menu->addAction(text);
+    a->setCheckable(true);
+    a->setChecked(theme == now);
+    a->setObjectName(QStringLiteral("Theme%1").arg(static_cast<int>(theme)));
+    group->addAction(a);
+    connect(a, &QAction::triggered, this, [this, theme] {
+      set_theme(theme);
+      graph_->refresh_theme();
+      if (before_) before_->refresh_theme();
+      for (QWidget* w : findChildren<QWidget*>()) w->update();
+    });
   }
 }
 

@@ -1,5 +1,6 @@
 #include "app/gui/scenario.h"
 
+#include <QAction>
 #include <QDir>
 #include <QFile>
 #include <QHeaderView>
@@ -178,6 +179,18 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
              QStringLiteral("the comparison is not sorted by saving, smallest (largest loss) first"));
   walk.check(QStringLiteral("compare-by-loss"), savings.size() >= 2 && savings[0].toDouble() <= savings[1].toDouble(),
              QStringLiteral("the first rows are not in loss order"));
+
+  // View > Theme > Dark, then back to Light: the window and the graph take each palette.
+  for (const auto& [name, dark] :
+       {std::pair{QStringLiteral("Theme2"), true}, std::pair{QStringLiteral("Theme1"), false}}) {
+    if (auto* a = w.findChild<QAction*>(name)) a->trigger();
+    click_tab(w, QStringLiteral("Graph"));
+    st = walk.step(dark ? QStringLiteral("theme-dark") : QStringLiteral("theme-light"));
+    const bool window_dark = st[QStringLiteral("window_lightness")].toInt() < 128;
+    const bool graph_dark = st[QStringLiteral("graph_background_lightness")].toInt() < 128;
+    walk.check(QStringLiteral("theme"), window_dark == dark && graph_dark == dark,
+               QStringLiteral("the %1 theme did not reach the window and the graph").arg(dark ? "dark" : "light"));
+  }
 
   const QString base = dir + QStringLiteral("/trace");
   const bool exported = w.export_traces_to(base);

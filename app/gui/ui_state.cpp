@@ -151,6 +151,8 @@ QJsonObject ui_state(const MainWindow& w) {
           ? w.run_panel()->findChild<QComboBox*>(QStringLiteral("JitLevel"))->currentData().toString()
           : QString();
   o[QStringLiteral("busy")] = w.busy();
+  o[QStringLiteral("window_lightness")] = w.palette().color(QPalette::Window).lightness();
+  o[QStringLiteral("graph_background_lightness")] = w.graph_view()->canvas()->backgroundBrush().color().lightness();
   QJsonObject start;
   start[QStringLiteral("visible")] = w.start_page()->isVisible();
   start[QStringLiteral("samples")] = w.start_page()->samples()->count();

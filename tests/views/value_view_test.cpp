@@ -222,7 +222,8 @@ std::shared_ptr<const GraphModel> show_scoped_graph(GraphView& view) {
 }
 
 QLabel* heat_legend_label(const GraphView& view) {
-  return view.canvas()->viewport()->findChild<QLabel*>(QStringLiteral("HeatLegend"));
+  // In the band below the viewport: a child of the canvas, outside the viewport.
+  return view.canvas()->findChild<QLabel*>(QStringLiteral("HeatLegend"));
 }
 
 TEST(NumericsHeat, ColoursExactlyTheGivenNodesAndClears) {

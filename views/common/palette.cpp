@@ -86,4 +86,54 @@ QString error_legend_html(double tol) {
              .join(QStringLiteral(" &nbsp;"));
 }
 
+namespace {
+QColor chart_mix(const QColor& a, const QColor& b, double t) {
+  return QColor::fromRgbF(static_cast<float>(a.redF() + (b.redF() - a.redF()) * t),
+                          static_cast<float>(a.greenF() + (b.greenF() - a.greenF()) * t),
+                          static_cast<float>(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+}  // namespace
+
+ChartColors ChartColors::of(const QPalette& pal) {
+  ChartColors c;
+  c.base = pal.color(QPalette::Base);
+  c.text = pal.color(QPalette::Text);
+  c.panel = chart_mix(c.base, c.text, 0.03);
+  c.grid = chart_mix(c.base, c.text, 0.10);
+  c.muted = chart_mix(c.base, c.text, 0.62);
+  c.band = chart_mix(c.base, pal.color(QPalette::Highlight), 0.14);
+  return c;
+}
+
+QPalette theme_palette(Theme theme, const QPalette& system) {
+  if (theme == Theme::System) return system;
+  QPalette p;
+  const bool dark = theme == Theme::Dark;
+  const QColor window = dark ? QColor(0x2b, 0x2d, 0x31) : QColor(0xef, 0xef, 0xef);
+  const QColor base = dark ? QColor(0x1f, 0x21, 0x25) : QColor(0xff, 0xff, 0xff);
+  const QColor text = dark ? QColor(0xec, 0xee, 0xf1) : QColor(0x1d, 0x21, 0x27);
+  const QColor button = dark ? QColor(0x35, 0x38, 0x3d) : QColor(0xf4, 0xf4, 0xf4);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, dark ? QColor(0x26, 0x28, 0x2d) : QColor(0xf6, 0xf6, 0xf8));
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, button);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::ToolTipBase, base);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::PlaceholderText, dark ? QColor(0x8a, 0x90, 0x9a) : QColor(0x80, 0x80, 0x80));
+  p.setColor(QPalette::Highlight, dark ? QColor(0x3d, 0x7e, 0xd6) : QColor(0x30, 0x8c, 0xc6));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Link, dark ? QColor(0x6c, 0xb0, 0xff) : QColor(0x1a, 0x5f, 0xb4));
+  p.setColor(QPalette::Light, dark ? QColor(0x45, 0x48, 0x4e) : Qt::white);
+  p.setColor(QPalette::Midlight, dark ? QColor(0x3a, 0x3d, 0x42) : QColor(0xe3, 0xe3, 0xe3));
+  p.setColor(QPalette::Mid, dark ? QColor(0x50, 0x54, 0x5a) : QColor(0xb8, 0xb8, 0xb8));
+  p.setColor(QPalette::Dark, dark ? QColor(0x18, 0x19, 0x1c) : QColor(0x9f, 0x9f, 0x9f));
+  p.setColor(QPalette::Shadow, Qt::black);
+  for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+    p.setColor(QPalette::Disabled, role, dark ? QColor(0x6e, 0x73, 0x7b) : QColor(0x9a, 0x9a, 0x9a));
+  return p;
+}
+
 }  // namespace ms::views

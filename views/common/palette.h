@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QColor>
+#include <QPalette>
 #include <QString>
 #include <string>
 
@@ -25,5 +26,17 @@ QColor error_color(double rel, double tol);
 QColor not_compared_color();
 // One line of rich text naming error_color's steps for `tol`.
 QString error_legend_html(double tol);
+
+// A chart's colours taken from a widget's palette, so the timeline, memory and compare views read in
+// a light and a dark theme alike: the background, a panel a shade off it, grid lines, text, muted
+// text, and a band tinted with the highlight colour.
+struct ChartColors {
+  QColor base, panel, grid, text, muted, band;
+  static ChartColors of(const QPalette& pal);
+};
+
+// The application's themes (View > Theme): the platform's palette, or a light or a dark one.
+enum class Theme { System, Light, Dark };
+QPalette theme_palette(Theme theme, const QPalette& system);
 
 }  // namespace ms::views

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "views/common/axis.h"
+#include "views/common/palette.h"
 #include "views/common/save_file.h"
 #include "views/compare/compare_model.h"
 
@@ -41,7 +42,8 @@ void GainsChart::set_rows(const std::vector<prof::CompareRow>& rows, int per_sid
 
 void GainsChart::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), Qt::white);
+  const ChartColors cc = ChartColors::of(palette());
+  p.fillRect(rect(), cc.base);
   QFont bold = font();
   bold.setBold(true);
   p.setFont(bold);
@@ -49,7 +51,7 @@ void GainsChart::paintEvent(QPaintEvent*) {
              tr("Biggest gains and losses of Graph mode (per iteration)"));
   p.setFont(font());
   if (bars_.empty()) {
-    p.setPen(Qt::darkGray);
+    p.setPen(cc.muted);
     p.drawText(rect(), Qt::AlignCenter, tr("Run both modes to compare them."));
     return;
   }
@@ -69,14 +71,14 @@ void GainsChart::paintEvent(QPaintEvent*) {
   for (size_t i = 0; i < bars_.size(); ++i) {
     const Bar& b = bars_[i];
     const double y = top + static_cast<double>(i) * bh;
-    p.setPen(QColor(40, 40, 40));
+    p.setPen(cc.text);
     p.drawText(QRectF(4, y, label_w, bh), Qt::AlignRight | Qt::AlignVCenter,
                p.fontMetrics().elidedText(b.label, Qt::ElideMiddle, static_cast<int>(label_w)));
     const double w = b.saving_ms / m * half;
     QRectF r = w >= 0 ? QRectF(x_zero, y + 2, w, bh - 4) : QRectF(x_zero + w, y + 2, -w, bh - 4);
     p.fillRect(r, b.saving_ms >= 0 ? QColor(60, 160, 80) : QColor(210, 70, 60));
     const QString v = QStringLiteral("%1%2 ms").arg(b.saving_ms >= 0 ? "+" : "").arg(b.saving_ms, 0, 'f', 3);
-    p.setPen(QColor(30, 30, 30));
+    p.setPen(cc.text);
     if (w >= 0)
       p.drawText(QRectF(x_zero + w + 3, y, 90, bh), Qt::AlignLeft | Qt::AlignVCenter, v);
     else

@@ -623,6 +623,17 @@ QRect GraphView::node_rect(int node) const {
   return QRect(canvas_->viewport()->mapTo(this, r.topLeft()), r.size());
 }
 
+void GraphView::refresh_theme() {
+  theme_ = GraphTheme::from_palette();
+  canvas_->setBackgroundBrush(theme_.background);
+  minimap_->setBackgroundBrush(theme_.background);
+  if (model_ && view_ && !layout_job_) {
+    PreparedView v = *view_;
+    apply(std::move(v), selected_);
+  }
+  canvas_->viewport()->update();
+}
+
 QList<QRect> GraphView::legend_rects() const {
   QList<QRect> out;
   for (const QWidget* w : {ghosts_, heat_label_})

@@ -115,6 +115,8 @@ class GraphView : public QWidget {
   QList<QRect> legend_rects() const;
   // Where node `node` (model index) is drawn, in this widget's coordinates; empty when not drawn.
   QRect node_rect(int node) const;
+  // Takes the application palette's colours (after a theme change) and draws the scene again.
+  void refresh_theme();
   GraphCanvas* canvas() const { return canvas_; }
   Minimap* minimap() const { return minimap_; }
   SearchBar* search_bar() const { return search_; }

@@ -44,9 +44,7 @@ MemoryView::MemoryView(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setMinimumSize(480, 320);
   setAutoFillBackground(true);
-  QPalette pal = palette();
-  pal.setColor(QPalette::Window, Qt::white);
-  setPalette(pal);
+  setBackgroundRole(QPalette::Base);  // follows the theme
   // The two pickers sit at the right end of the legend row.
   x_pick_ = new QComboBox(this);
   x_pick_->setObjectName(QStringLiteral("MemoryXAxis"));
@@ -147,13 +145,14 @@ QColor MemoryView::block_color(const MemBlock& b) const {
 
 void MemoryView::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), Qt::white);
+  const ChartColors cc = ChartColors::of(palette());
+  p.fillRect(rect(), cc.base);
   p.setRenderHint(QPainter::Antialiasing, false);
   QFont small = font();
   small.setPointSizeF(std::max(7.0, font().pointSizeF() - 1));
   legend_.clear();
   if (panels_.empty()) {
-    p.setPen(Qt::darkGray);
+    p.setPen(cc.muted);
     p.drawText(rect(), Qt::AlignCenter, tr("Run the model (PyNative, Graph or both) to see its memory."));
     return;
   }
@@ -170,10 +169,10 @@ void MemoryView::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    p.setPen(Qt::black);
+    p.setPen(cc.text);
     p.drawText(QRectF(g.heat.left(), 2, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, qs(mp.title));
     p.setFont(small);
-    p.setPen(QColor(80, 80, 80));
+    p.setPen(cc.muted);
     QString figures = tr("%1 blocks · reuse %2× · frag %3%")
                           .arg(mp.blocks.size())
                           .arg(mp.mean_reuse, 0, 'f', 1)
@@ -183,12 +182,12 @@ void MemoryView::paintEvent(QPaintEvent*) {
     figures = QFontMetricsF(small).elidedText(figures, Qt::ElideRight, g.heat.width() + kRight);
     p.drawText(QRectF(g.heat.left(), 20, g.heat.width() + kRight, 20), Qt::AlignLeft | Qt::AlignVCenter, figures);
     // Heatmap frame and byte axis (the shared scale).
-    p.fillRect(g.heat, QColor(248, 248, 250));
+    p.fillRect(g.heat, cc.panel);
     for (double v = 0; v <= static_cast<double>(y_max_) + 1; v += ystep) {
       const double y = g.heat.bottom() - v * sy;
-      p.setPen(QColor(225, 225, 230));
+      p.setPen(cc.grid);
       p.drawLine(QPointF(g.heat.left(), y), QPointF(g.heat.right(), y));
-      p.setPen(QColor(70, 70, 70));
+      p.setPen(cc.text);
       p.drawText(QRectF(g.heat.left() - kLeft, y - 8, kLeft - 6, 16), Qt::AlignRight | Qt::AlignVCenter,
                  bytes_label(v));
     }
@@ -214,15 +213,15 @@ void MemoryView::paintEvent(QPaintEvent*) {
     if (selected_)
       for (const MemBlock& b : mp.blocks)
         if (b.node == selected_ || std::find(b.origins.begin(), b.origins.end(), selected_) != b.origins.end()) {
-          p.setPen(QPen(Qt::black, 2));
+          p.setPen(QPen(cc.text, 2));
           p.setBrush(Qt::NoBrush);
           p.drawRect(block_rect(b, 2.0).adjusted(-1, -1, 1, 1));
         }
     // Size line on the heatmap.
-    p.setPen(QPen(QColor(60, 60, 60), 1, Qt::DashLine));
+    p.setPen(QPen(cc.muted, 1, Qt::DashLine));
     const double ys = g.heat.bottom() - static_cast<double>(mp.size_bytes) * sy;
     p.drawLine(QPointF(g.heat.left(), ys), QPointF(g.heat.right(), ys));
-    p.setPen(QColor(50, 50, 50));
+    p.setPen(cc.text);
     p.setBrush(Qt::NoBrush);
     p.drawRect(g.heat);
     // x axis: op order or µs, ticks under the heatmap and the curve.
@@ -250,7 +249,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
     }
     // Live-bytes curve with peak, lower bound and size lines.
     const QRectF& c = g.curve;
-    p.fillRect(c, QColor(250, 250, 252));
+    p.fillRect(c, cc.panel);
     const double cmax = static_cast<double>(y_max_) * 1.05;
     auto cy = [&](double v) { return c.bottom() - v / cmax * c.height(); };
     QPolygonF poly;
@@ -274,7 +273,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
       p.setPen(col.darker(120));
       p.drawText(QRectF(c.left() + 4, above ? y - 14 : y + 1, c.width() - 8, 13), Qt::AlignRight, label);
     };
-    hline(static_cast<double>(mp.size_bytes), QColor(60, 60, 60), Qt::DashLine,
+    hline(static_cast<double>(mp.size_bytes), cc.muted, Qt::DashLine,
           (mp.arena ? tr("arena %1") : tr("pool %1")).arg(bytes_label(static_cast<double>(mp.size_bytes))), true);
     hline(static_cast<double>(mp.peak_bytes), QColor(200, 40, 40), Qt::SolidLine,
           (mp.lower_bound == mp.peak_bytes ? tr("peak live = lower bound %1") : tr("peak live %1"))
@@ -284,7 +283,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
       hline(static_cast<double>(mp.lower_bound), QColor(20, 140, 60), Qt::DotLine,
             tr("lower bound %1").arg(bytes_label(static_cast<double>(mp.lower_bound))), false);
     p.setRenderHint(QPainter::Antialiasing, false);
-    p.setPen(QColor(50, 50, 50));
+    p.setPen(cc.text);
     p.drawRect(c);
     p.drawText(QRectF(c.left() - kLeft, c.top(), kLeft - 6, 14), Qt::AlignRight, bytes_label(cmax));
     p.drawText(QRectF(c.left() - kLeft, c.bottom() - 14, kLeft - 6, 14), Qt::AlignRight, QStringLiteral("0 B"));
@@ -297,7 +296,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
   double x = kLeft;
   const double y = height() - legend_height() + (legend_height() - 12) / 2.0;
   p.setFont(small);
-  p.setPen(Qt::black);
+  p.setPen(cc.text);
   const QString title = color_by_ == ColorBy::Reuse  ? tr("reuse count of the region:")
                         : color_by_ == ColorBy::Node ? tr("producing node (most bytes):")
                                                      : tr("producer's op type:");
@@ -312,7 +311,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
       const double w = p.fontMetrics().horizontalAdvance(name) + 30;
       if (x + w > right) break;
       p.fillRect(QRectF(x, y, 14, 12), block_color(b));
-      p.setPen(Qt::black);
+      p.setPen(cc.text);
       p.drawText(QPointF(x + 18, y + 11), name);
       legend_ << name;
       x += w;
@@ -327,7 +326,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
     const double w = p.fontMetrics().horizontalAdvance(name) + 30;
     if (x + w > right) break;
     p.fillRect(QRectF(x, y, 14, 12), block_color(*key_block[keys[i].second]));
-    p.setPen(Qt::black);
+    p.setPen(cc.text);
     p.drawText(QPointF(x + 18, y + 11), name);
     legend_ << qs(keys[i].second);
     x += w;

@@ -155,9 +155,10 @@ int TimelineCanvas::row_at(double y) const {
 
 void TimelineCanvas::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), Qt::white);
+  const ChartColors cc = ChartColors::of(palette());
+  p.fillRect(rect(), cc.base);
   if (model_.rows().empty()) {
-    p.setPen(Qt::darkGray);
+    p.setPen(cc.muted);
     p.drawText(rect(), Qt::AlignCenter, tr("Run the model, or open a trace, to see its timeline."));
     return;
   }
@@ -171,9 +172,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   const double step = nice_step(t1_ - t0_, std::max(2, static_cast<int>(time_width() / 110)));
   for (double t = std::ceil(t0_ / step) * step; t <= t1_; t += step) {
     const double x = x_of(t);
-    p.setPen(QColor(232, 232, 236));
+    p.setPen(cc.grid);
     p.drawLine(QPointF(x, kAxis), QPointF(x, height()));
-    p.setPen(QColor(60, 60, 60));
+    p.setPen(cc.text);
     p.drawLine(QPointF(x, kAxis - 5), QPointF(x, kAxis));
     p.drawText(QRectF(x - 50, 4, 100, kAxis - 9), Qt::AlignCenter, time_label(t));
   }
@@ -189,11 +190,11 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       }
     if (first < 0) continue;
     const double y = row_top(first) - 18;
-    p.fillRect(QRectF(0, y, width(), 18), QColor(236, 240, 248));
+    p.fillRect(QRectF(0, y, width(), 18), cc.band);
     QFont bold = small;
     bold.setBold(true);
     p.setFont(bold);
-    p.setPen(QColor(30, 40, 80));
+    p.setPen(cc.text);
     const auto& r = model_.runs()[static_cast<size_t>(run)];
     p.drawText(QRectF(4, y, width() - 8, 18), Qt::AlignLeft | Qt::AlignVCenter,
                QStringLiteral("%1 — %2 events over %3")
@@ -205,7 +206,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   for (int r = 0; r < static_cast<int>(model_.rows().size()); ++r) {
     const TimelineRow& row = model_.rows()[static_cast<size_t>(r)];
     if (!row.label.empty() && rh >= 9) {
-      p.setPen(QColor(60, 60, 60));
+      p.setPen(cc.text);
       p.drawText(QRectF(8, row_top(r), kLabel - 12, rh), Qt::AlignLeft | Qt::AlignVCenter,
                  p.fontMetrics().elidedText(qs(row.label), Qt::ElideMiddle, kLabel - 12));
     }
@@ -253,7 +254,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   // Flow arrows (op -> its kernels) once zoomed in far enough for single events to show.
   if (list.items.size() < 4000) {
     p.setRenderHint(QPainter::Antialiasing, true);
-    p.setPen(QPen(QColor(40, 40, 40, 150), 1));
+    QColor flow = cc.text;
+    flow.setAlpha(150);
+    p.setPen(QPen(flow, 1));
     for (size_t run = 0; run < model_.runs().size(); ++run) {
       const auto& r = model_.runs()[run];
       if (r.trace->flows.size() > 200000) continue;
@@ -283,13 +286,13 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     p.drawLine(QPointF(b, kAxis), QPointF(b, height()));
   }
   p.restore();
-  p.setPen(QColor(200, 200, 205));
+  p.setPen(cc.grid);
   p.drawLine(QPointF(kLabel, kAxis), QPointF(kLabel, height() - kLegend));
   // Legend: colours of the op types taking most time (kernels are drawn a shade lighter).
-  p.fillRect(QRectF(0, height() - kLegend, width(), kLegend), QColor(248, 248, 250));
+  p.fillRect(QRectF(0, height() - kLegend, width(), kLegend), cc.panel);
   double x = 8;
   const double y = height() - kLegend + 5;
-  p.setPen(Qt::black);
+  p.setPen(cc.text);
   p.drawText(QPointF(x, y + 10), tr("op types:"));
   x = kLabel;
   for (const auto& name : model_.top_names()) {
@@ -297,7 +300,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     const double w = p.fontMetrics().horizontalAdvance(n) + 28;
     if (x + w > width() - 4) break;
     p.fillRect(QRectF(x, y, 14, 12), op_type_color(n));
-    p.setPen(Qt::black);
+    p.setPen(cc.text);
     p.drawText(QPointF(x + 18, y + 10), n);
     x += w;
   }
