@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/compiler/pipeline.h"
+#include "engine/dist/nccl_communicator.h"
 #include "engine/dist/world.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/data.h"
@@ -56,6 +57,24 @@ TEST(LocalCommunicator, CollectivesAreTheIdentityOnOneRank) {
   Status mean_of_ints = c.all_reduce(ints, dist::ReduceOp::Mean);
   ASSERT_FALSE(mean_of_ints.is_ok());
   EXPECT_NE(mean_of_ints.message().find("floats only"), std::string::npos) << mean_of_ints.message();
+}
+
+TEST(NcclCommunicator, OneRankNeedsNoMpiAndWithoutADeviceSaysWhy) {
+  auto nccl = dist::create_nccl_communicator(nullptr);
+  if (!nccl) {
+    const std::string m = nccl.status().message();
+    EXPECT_TRUE(m.find("NCCL needs a CUDA device") != std::string::npos || m.find("no NCCL") != std::string::npos) << m;
+    EXPECT_EQ(dist::nccl_built(), m.find("no NCCL") == std::string::npos);
+    return;
+  }
+  // A device: one rank, collectives through the device staging buffer.
+  EXPECT_EQ((*nccl)->size(), 1);
+  Tensor t = Tensor::from_vector<float>({1, 2, 3}, {3});
+  ASSERT_TRUE((*nccl)->all_reduce(t, dist::ReduceOp::Sum).is_ok());
+  EXPECT_FLOAT_EQ(t.data<float>()[2], 3.0f);
+  auto g = (*nccl)->all_gather(t);
+  ASSERT_TRUE(g);
+  EXPECT_FLOAT_EQ(g->data<float>()[1], 2.0f);
 }
 
 TEST(DataLoaderShards, EachRankTakesItsSliceOfTheGlobalBatch) {
@@ -154,6 +173,10 @@ TEST(DataParallelPasses, InsertOnePerGradientThenFuseBySplitIndicesOrSize) {
   bool listed = false;
   for (const auto& p : all->passes) listed = listed || p.pass == "fuse-allreduce";
   EXPECT_TRUE(listed);
+  auto refused = graph_run(cfg, {"insert-allreduce"});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("needs the insert-allreduce pass"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(DataParallelOneRank, SameWeightsAsPlainTrainingInBothModes) {

@@ -256,6 +256,11 @@ Status TrainStep::start_data_parallel() {
   if (!dp_->comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
   if (mode_ == Mode::Graph && loss_scaled())
     return unsupported("data parallel Graph-mode training does not take loss scaling (PyNative does)");
+  for (const std::string& p : disabled_passes_)
+    if (mode_ == Mode::Graph && (p == "insert-allreduce" || p == "InsertAllReduce"))
+      return invalid_argument(
+          "data parallel Graph-mode training needs the insert-allreduce pass (without it the "
+          "ranks would not share their gradients)");
   MS_RETURN_IF_ERROR(sync_model_from_rank0(*dp_->comm, model_));
   dp_->synced = true;
   return Status::ok();
