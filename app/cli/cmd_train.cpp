@@ -262,11 +262,6 @@ Status write_training_session(const TrainArgs& a, const session::ProfiledTrainin
   return write_session(a.session, r.model, "train", std::move(data));
 }
 
-// Ends the communicator whichever way train_command returns.
-struct ParallelScope {
-  ~ParallelScope() { stop_parallel(); }
-};
-
 void print_parallel_summary(const TrainResult& r) {
   if (r.communicator.empty()) return;
   std::vector<double> ms(r.allreduce_ms.begin() + (r.allreduce_ms.size() > 1 ? 1 : 0), r.allreduce_ms.end());
@@ -280,7 +275,6 @@ void print_parallel_summary(const TrainResult& r) {
 int train_command(TrainArgs a) {
   Status st = prepare_args(a);
   if (!st.is_ok()) return fail(st.message());
-  const ParallelScope parallel_scope;
   auto rank = start_parallel(a.parallel);
   if (!rank) return fail(rank.status().message());
   const bool quiet = *rank != 0;  // only rank 0 prints
@@ -420,7 +414,11 @@ const RegisterCommand kTrain{
           // No compare subcommand: `train` works on its own.
         }
       }
-      return [a] { return train_command(*a); };
+      return [a] {
+        const int rc = train_command(*a);
+        stop_parallel(/*failed=*/rc != 0);  // ends the communicator (aborts the job when this rank failed)
+        return rc;
+      };
     }};
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "engine/dist/mpi_communicator.h"
 #include "engine/dist/world.h"
 #include "engine/frontend/nn/context.h"
 
@@ -70,8 +71,16 @@ Expected<int> start_parallel(const ParallelArgs& a) {
   return (*world)->rank();
 }
 
-void stop_parallel() {
+void stop_parallel(bool failed) {
   if (!g_parallel_started) return;
+  if (failed) {
+    const std::shared_ptr<dist::Communicator> w = dist::world();
+    if (w && w->size() > 1) {
+      std::fprintf(stderr, "rank %d failed: aborting the other ranks\n", w->rank());
+      std::fflush(stderr);
+      dist::mpi_abort_job(1);
+    }
+  }
   nn::reset_auto_parallel_context();
   dist::finalize();
   g_parallel_started = false;

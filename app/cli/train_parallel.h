@@ -28,8 +28,9 @@ void add_parallel_options(CLI::App& cmd, ParallelArgs& a);
 // run's data-parallel settings through the auto parallel context. Returns the rank (0 when not
 // data parallel).
 Expected<int> start_parallel(const ParallelArgs& a);
-// Ends the communicator (MPI_Finalize) when start_parallel made one.
-void stop_parallel();
+// Ends the communicator (MPI_Finalize) when start_parallel made one. `failed`: this rank stops on
+// an error, so with several ranks the whole job is aborted at once (the others would wait for it).
+void stop_parallel(bool failed = false);
 
 // The report's data-parallel fields: world_size, rank, communicator, per-step allreduce_ms and overlap.
 void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r);

@@ -285,6 +285,13 @@ void MpiCommunicator::watchdog_loop() {
 
 bool mpi_built() { return true; }
 
+void mpi_abort_job(int code) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 Expected<double> mpi_baseline_all_reduce_ms(Communicator& comm, Tensor& t, int iters) {
   auto* mpi = dynamic_cast<MpiCommunicator*>(&comm);
   if (!mpi) return invalid_argument("the all-reduce baseline needs the MPI communicator, not '" + comm.name() + "'");
@@ -325,6 +332,8 @@ bool mpi_built() { return false; }
 Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& /*options*/) {
   return unsupported("this build has no MPI (install libopenmpi-dev and configure again)");
 }
+
+void mpi_abort_job(int /*code*/) {}
 
 Expected<double> mpi_baseline_all_reduce_ms(Communicator& /*comm*/, Tensor& /*t*/, int /*iters*/) {
   return unsupported("this build has no MPI");

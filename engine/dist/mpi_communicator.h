@@ -32,6 +32,10 @@ bool mpi_built();
 // communicator finalizes MPI when destroyed, if it initialized it.
 Expected<std::unique_ptr<Communicator>> create_mpi_communicator(const MpiOptions& options);
 
+// Ends every rank of the job at once (MPI_Abort) when MPI is initialized; returns otherwise. For a
+// rank that failed on its own: the others would wait for it until their watchdog fires.
+void mpi_abort_job(int code);
+
 // The baseline of the all-reduce benchmark: `iters` plain MPI_Allreduce calls in place on `t`, on
 // the communication thread with nothing else queued; their total milliseconds. `comm` must be an
 // MPI communicator.

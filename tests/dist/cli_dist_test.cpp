@@ -134,6 +134,20 @@ TEST_F(DistCli, ADeadRankEndsTheJob) {
       << out;
 }
 
+TEST_F(DistCli, ARankThatFailsOnItsOwnAbortsTheOthers) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  fs::create_directories(dir_ / "r0");  // rank 1's report folder is missing: only rank 1 fails
+  int rc = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string out = run_capture(
+      mpirun() + cli_ + " train" + kDistModel + " --steps 2 --report " + (dir_ / "r{rank}" / "r.json").string(), &rc);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_LT(s, 20.0) << "the job took " << s << " s";
+  EXPECT_NE(out.find("rank 1 failed: aborting the other ranks"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "r0" / "r.json"));
+}
+
 TEST_F(DistCli, WithoutMpirunOneRankAndPlainTrainingUnchanged) {
   int rc = -1;
   std::string out = run_capture(

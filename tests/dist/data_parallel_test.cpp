@@ -199,5 +199,26 @@ TEST(DataParallelOneRank, SameWeightsAsPlainTrainingInBothModes) {
   nn::set_context(nn::Mode::PyNative);
 }
 
+TEST(AutoParallelContext, DataParallelModeMakesRunsDataParallelAndDeviceNumMustMatch) {
+  ASSERT_TRUE(dist::init({"local", 10}));
+  nn::set_context(nn::Mode::PyNative);
+  nn::AutoParallelContext pc;
+  pc.parallel_mode = nn::ParallelMode::DataParallel;
+  pc.device_num = 2;  // the world has one rank
+  nn::set_auto_parallel_context(pc);
+  auto wrong = nn::train::run_training(one_rank_options(nn::Mode::PyNative));
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.status().message().find("device_num is 2 but the communicator has 1 ranks"), std::string::npos)
+      << wrong.status().message();
+  pc.device_num = 0;
+  nn::set_auto_parallel_context(pc);
+  auto r = nn::train::run_training(one_rank_options(nn::Mode::PyNative));
+  nn::reset_auto_parallel_context();
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->communicator, "local");
+  EXPECT_EQ(r->allreduce_ms.size(), 2u);
+  EXPECT_EQ(nn::get_auto_parallel_context().parallel_mode, nn::ParallelMode::StandAlone);
+}
+
 }  // namespace
 }  // namespace ms
