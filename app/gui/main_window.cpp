@@ -33,6 +33,7 @@
 #include "app/gui/run_panel.h"
 #include "app/gui/template_dialog.h"
 #include "views/common/save_file.h"
+#include "views/compare/compare_view.h"
 #include "views/graph/inspector.h"
 #include "views/models/pass_list_model.h"
 
@@ -259,8 +260,15 @@ void MainWindow::build_actions() {
     const QModelIndex cur = pass_table_ ? pass_table_->currentIndex() : QModelIndex();
     if (on && cur.isValid()) show_snapshot(cur.row());
   });
-  auto* find =
-      view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, graph_, &views::GraphView::show_search);
+  // Find searches what the centre shows: the comparison's rows on the Compare tab, else the graph.
+  auto* find = view->addAction(icon("search"), tr("&Find…"), QKeySequence::Find, this, [this] {
+    if (tabs_->currentWidget() == static_cast<QWidget*>(compare_)) {
+      compare_->focus_filter();
+      return;
+    }
+    tabs_->setCurrentIndex(0);
+    graph_->show_search();
+  });
   auto* fit = view->addAction(icon("fit"), tr("&Fit to Window"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_,
                               &views::GraphView::fit);
   auto* zin = view->addAction(icon("zoom-in"), tr("Zoom &In"), graph_, &views::GraphView::zoom_in);
@@ -305,6 +313,8 @@ void MainWindow::build_actions() {
     if (graph_->model()) graph_->set_collapsed(views::default_collapsed(*graph_->model(), 60));
   });
   needs_model_ << expand << collapse;
+  view->addSeparator();
+  build_keyboard_actions(view);
   view->addSeparator();
   build_theme_menu(view->addMenu(tr("&Theme")));
   view->addSeparator();

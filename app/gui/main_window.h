@@ -144,6 +144,9 @@ class MainWindow : public QMainWindow {
   void fit_to_screen();
   // View > Theme: System, Light, Dark (theme.h); a change repaints every view in the new palette.
   void build_theme_menu(QMenu* menu);
+  // Keyboard: Ctrl+1..5 show the centre's tabs, Alt+1/2/3 put the focus in the Passes list, the
+  // inspector and the run form.
+  void build_keyboard_actions(QMenu* view);
   void size_passes_dock();
   QDockWidget* passes_dock_ = nullptr;
   bool passes_dock_sized_ = false;

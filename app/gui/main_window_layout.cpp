@@ -9,9 +9,12 @@
 #include <QStyle>
 #include <QTableView>
 #include <QTimer>
+#include <QTreeView>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_panel.h"
 #include "app/gui/theme.h"
+#include "views/graph/inspector.h"
 #include "views/models/pass_list_model.h"
 
 namespace ms::app {
@@ -68,6 +71,29 @@ void MainWindow::build_theme_menu(QMenu* menu) {
       for (QWidget* w : findChildren<QWidget*>()) w->update();
     });
   }
+}
+
+void MainWindow::build_keyboard_actions(QMenu* view) {
+  QMenu* go = view->addMenu(tr("&Go To"));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QAction* a = go->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+    a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  }
+  go->addSeparator();
+  auto focus = [this](QWidget* w) {
+    for (QWidget* p = w; p; p = p->parentWidget())
+      if (auto* d = qobject_cast<QDockWidget*>(p)) {
+        d->show();
+        d->raise();
+        break;
+      }
+    if (w) w->setFocus(Qt::ShortcutFocusReason);
+  };
+  go->addAction(tr("&Passes"), QKeySequence(Qt::ALT | Qt::Key_1), this, [this, focus] { focus(pass_table_); });
+  go->addAction(tr("&Inspector"), QKeySequence(Qt::ALT | Qt::Key_2), this,
+                [this, focus] { focus(static_cast<QWidget*>(inspector_->tree())); });
+  go->addAction(tr("&Run Settings"), QKeySequence(Qt::ALT | Qt::Key_3), this,
+                [this, focus] { focus(run_panel_->findChild<QWidget*>(QStringLiteral("RunMode"))); });
 }
 
 void MainWindow::size_passes_dock() {

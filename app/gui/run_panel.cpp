@@ -18,6 +18,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   mode_ = new QComboBox(this);
+  mode_->setObjectName(QStringLiteral("RunMode"));
   mode_->addItem(tr("PyNative and Graph"), QStringLiteral("both"));
   mode_->addItem(tr("PyNative (eager)"), QStringLiteral("pynative"));
   mode_->addItem(tr("Graph (compiled)"), QStringLiteral("graph"));

@@ -1,6 +1,7 @@
 #include "app/gui/scenario.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QHeaderView>
@@ -92,6 +93,9 @@ int click_some_node(MainWindow& w) {
 int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
   QDir().mkpath(dir);
   Walk walk(w, dir);
+  // Shortcuts reach the active window only.
+  w.activateWindow();
+  const bool active = QTest::qWaitForWindowActive(&w, 5000);
   QJsonObject st = walk.step(QStringLiteral("start"));
   const QJsonObject start = st[QStringLiteral("start_page")].toObject();
   walk.check(QStringLiteral("start"),
@@ -179,6 +183,22 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
              QStringLiteral("the comparison is not sorted by saving, smallest (largest loss) first"));
   walk.check(QStringLiteral("compare-by-loss"), savings.size() >= 2 && savings[0].toDouble() <= savings[1].toDouble(),
              QStringLiteral("the first rows are not in loss order"));
+
+  // Keyboard: Ctrl+F on the Compare tab puts the keyboard in its filter; Ctrl+1 shows the graph,
+  // Alt+1 focuses the pass list.
+  walk.check(QStringLiteral("keyboard"), active, QStringLiteral("the window never became active"));
+  auto focused = [&w]() -> QWidget* { return QApplication::focusWidget() ? QApplication::focusWidget() : &w; };
+  QTest::keyClick(focused(), Qt::Key_F, Qt::ControlModifier);
+  walk.check(QStringLiteral("keyboard"),
+             QApplication::focusWidget() && QApplication::focusWidget()->objectName() == QLatin1String("CompareFilter"),
+             QStringLiteral("Ctrl+F on the Compare tab did not focus its filter"));
+  QTest::keyClick(focused(), Qt::Key_1, Qt::ControlModifier);
+  QTest::keyClick(focused(), Qt::Key_1, Qt::AltModifier);
+  st = walk.step(QStringLiteral("keyboard"));
+  walk.check(QStringLiteral("keyboard"), st[QStringLiteral("tab")].toString() == QLatin1String("Graph"),
+             QStringLiteral("Ctrl+1 did not show the graph"));
+  walk.check(QStringLiteral("keyboard"), QApplication::focusWidget() == table,
+             QStringLiteral("Alt+1 did not put the focus in the pass list"));
 
   // View > Theme > Dark, then back to Light: the window and the graph take each palette.
   for (const auto& [name, dark] :

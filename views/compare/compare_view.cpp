@@ -107,6 +107,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(summary_);
   filter_ = new QLineEdit(this);
+  filter_->setObjectName(QStringLiteral("CompareFilter"));
   filter_->setPlaceholderText(tr("Filter rows (op, node name, kernel)…"));
   filter_->setClearButtonEnabled(true);
   layout->addWidget(filter_);
@@ -183,6 +184,11 @@ void CompareView::set_comparison(const prof::Comparison& c, double) {
 }
 
 QString CompareView::summary_text() const { return summary_->text(); }
+
+void CompareView::focus_filter() {
+  filter_->setFocus(Qt::ShortcutFocusReason);
+  filter_->selectAll();
+}
 
 void CompareView::set_filter(const QString& text) {
   if (filter_->text() != text) filter_->setText(text);

@@ -47,6 +47,8 @@ class CompareView : public QWidget {
   GainsChart* chart() const { return chart_; }
   QString summary_text() const;
   void set_filter(const QString& text);
+  // Ctrl+F on this tab: the filter field takes the keyboard, its text selected.
+  void focus_filter();
   void set_selected_node(uint64_t node);
   bool export_png(const QString& path);
   bool export_csv(const QString& path) const;
