@@ -273,6 +273,7 @@ void print_parallel_summary(const TrainResult& r) {
 }
 
 int train_command(TrainArgs a) {
+  if (a.threads == 0) a.threads = threads_per_local_rank();  // ranks on one machine share its cores
   Status st = prepare_args(a);
   if (!st.is_ok()) return fail(st.message());
   auto rank = start_parallel(a.parallel);

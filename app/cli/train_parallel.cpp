@@ -1,7 +1,10 @@
 #include "app/cli/train_parallel.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "engine/dist/mpi_communicator.h"
 #include "engine/dist/world.h"
@@ -48,6 +51,14 @@ void add_parallel_options(CLI::App& cmd, ParallelArgs& a) {
                  "Seconds a collective may wait for the other ranks before the job aborts")
       ->check(CLI::PositiveNumber);
   cmd.add_flag("--gradients-sum", a.sum, "Sum the gradients over the ranks instead of averaging them");
+}
+
+int threads_per_local_rank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = local ? std::atoi(local) : 0;
+  if (ranks <= 1) return 0;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / ranks);
 }
 
 Expected<int> start_parallel(const ParallelArgs& a) {

@@ -24,6 +24,10 @@ struct ParallelArgs {
 
 void add_parallel_options(CLI::App& cmd, ParallelArgs& a);
 
+// Under mpirun without --threads: the machine's cores shared among the ranks on it
+// (OMPI_COMM_WORLD_LOCAL_SIZE), at least 1; 0 (the backend's default) otherwise.
+int threads_per_local_rank();
+
 // The communicator for this process when launched by mpirun (or asked by --data-parallel), and the
 // run's data-parallel settings through the auto parallel context. Returns the rank (0 when not
 // data parallel).
