@@ -44,7 +44,9 @@ struct Build {
   CompiledGraph out;
   std::vector<int> plan_index;            // program slot -> planned value (-1 none)
   std::vector<std::vector<int>> readers;  // program slot -> steps reading it
-  bool subgraphs = false;                 // some step runs an If/Loop body
+  // A shape bucket (options.dim_bounds): each value's type with the symbolic dims at their bounds.
+  std::map<std::string, ir::ValueType> bound_types;
+  bool subgraphs = false;  // some step runs an If/Loop body
 };
 
 // Stage "passes": a copy of the graph with the signature's types, through the pass pipeline.
@@ -109,12 +111,40 @@ int inplace_source(const Build& b, const Step& s, size_t si, const ir::ValueType
     if (in >= s.inputs.size() || s.inputs[in] < 0) continue;
     const int iv = s.inputs[in];
     const int pi = b.plan_index[static_cast<size_t>(iv)];
-    if (pi < 0 || p.last_use[static_cast<size_t>(iv)] != static_cast<int>(si)) continue;
+    if (pi < 0 || !t.is_static() || p.last_use[static_cast<size_t>(iv)] != static_cast<int>(si)) continue;
     const ir::Value* ival = b.x->graph.value(p.slot_names[static_cast<size_t>(iv)]);
     if (!ival || ival->type.dtype != t.dtype || !t.dims || !ival->type.dims || *ival->type.dims != *t.dims) continue;
     return pi;
   }
   return -1;
+}
+
+// Stage "bounds" (a shape bucket): every value's type with the symbolic input dims at their bounds,
+// inferred on a copy of the final graph whose shape computations then fold to the bound's sizes.
+Status infer_bounds(Build& b) {
+  const auto& bounds = b.options.dim_bounds;
+  if (bounds.empty()) return Status::ok();
+  ir::Graph g = b.x->graph.deep_copy();
+  runtime::link_subgraph_parents(g);
+  for (const auto& name : g.inputs) {
+    ir::Value* v = g.value(name);
+    if (!v || !v->type.dims) continue;
+    auto& dims = *v->type.dims;
+    for (size_t i = 0; i < dims.size() && i < v->type.dim_params.size(); ++i) {
+      auto it = bounds.find(v->type.dim_params[i]);
+      if (dims[i] < 0 && it != bounds.end()) dims[i] = it->second;
+    }
+  }
+  // A bound the graph cannot be typed at leaves the bucket's values unplanned (allocated per run).
+  if (!infer_graph_types(g, &b.backend).is_ok()) return Status::ok();
+  for (const auto& [name, v] : g.values()) b.bound_types[name] = v.type;
+  return Status::ok();
+}
+
+const ir::ValueType& bound_type(const Build& b, const std::string& value) {
+  static const ir::ValueType none;
+  auto it = b.bound_types.find(value);
+  return it == b.bound_types.end() ? none : it->second;
 }
 
 // Stage "values": the static outputs' types, and a planned value for each statically shaped
@@ -137,8 +167,12 @@ void collect_values(Build& b) {
       const ir::ValueType t = val ? val->type : ir::ValueType{};
       x.out_types[si].push_back(t);
       // Sequences and optionals are never static; string tensors (interned handles, host only) stay
-      // out of the arena too: their steps allocate as the interpreter does.
-      if (!t.is_static() || t.dtype == DType::Undefined || t.dtype == DType::String || dtype_size(t.dtype) == 0) {
+      // out of the arena too: their steps allocate as the interpreter does. A shape bucket's value
+      // is inferred at run time and planned at its bound.
+      if (!t.is_static()) x.is_static_step[si] = 0;
+      const ir::ValueType& sized = t.is_static() ? t : bound_type(b, p.slot_names[static_cast<size_t>(v)]);
+      if (!sized.is_static() || sized.dtype == DType::Undefined || sized.dtype == DType::String ||
+          dtype_size(sized.dtype) == 0) {
         x.is_static_step[si] = 0;
         continue;
       }
@@ -146,7 +180,7 @@ void collect_values(Build& b) {
       MemorySlot ms;
       ms.value = p.slot_names[static_cast<size_t>(v)];
       ms.producer = s.node->id;
-      ms.bytes = static_cast<uint64_t>(ops::static_numel(t)) * dtype_size(t.dtype);
+      ms.bytes = static_cast<uint64_t>(ops::static_numel(sized)) * dtype_size(sized.dtype);
       ms.first_step = static_cast<int>(si);
       ms.last_step = std::max(static_cast<int>(si), p.last_use[static_cast<size_t>(v)]);
       b.plan_index[static_cast<size_t>(v)] = static_cast<int>(x.value_slots.size());
@@ -415,9 +449,16 @@ Status run_stages(Build& b, const ir::Graph& graph, const Signature& signature) 
     b.out.stages.push_back({name, ms_since(t)});
     return st;
   };
+  std::map<std::string, DimRange> ranges;
+  for (const auto& [dim, bound] : b.options.dim_bounds) {
+    ranges[dim] = DimRange{bound / 2 + 1, bound};
+    b.x->dim_ranges[dim] = {bound / 2 + 1, bound};
+  }
+  const SymbolicRangesScope typing_across(std::move(ranges));
   MS_RETURN_IF_ERROR(stage("passes", [&] { return run_passes(b, graph, signature); }));
   // Types of the final graph, whatever passes ran (cheap; also validates what the passes made).
   MS_RETURN_IF_ERROR(stage("types", [&] { return infer_graph_types(b.x->graph, &b.backend); }));
+  if (!b.options.dim_bounds.empty()) MS_RETURN_IF_ERROR(stage("bounds", [&] { return infer_bounds(b); }));
   MS_RETURN_IF_ERROR(stage("kernels", [&] { return resolve_kernels(b); }));
   MS_RETURN_IF_ERROR(stage("values", [&] {
     collect_values(b);
@@ -446,7 +487,7 @@ Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backen
   std::vector<std::string> env_notes;
   MS_RETURN_IF_ERROR(check_pass_names(asked.disabled_passes));
   const CompileOptions options = closing_stages_off(with_environment(asked, &env_notes));
-  Build b{options, backend, std::make_shared<Executable>(), {}, {}, {}, false};
+  Build b{options, backend, std::make_shared<Executable>(), {}, {}, {}, {}, false};
   b.out.notes = std::move(env_notes);
   MS_RETURN_IF_ERROR(run_stages(b, graph, signature));
   b.out.executable = std::move(b.x);

@@ -164,12 +164,141 @@ class Inferrer {
   Backend* backend_;
 };
 
-}  // namespace
+thread_local const std::map<std::string, DimRange>* t_ranges = nullptr;
 
-Status infer_graph_types(ir::Graph& g, Backend* fold_backend) {
+Status plain_infer(ir::Graph& g, Backend* fold_backend) {
   std::unordered_map<std::string, Tensor> known;
   Inferrer inf(fold_backend && fold_backend->device().is_cpu() ? fold_backend : nullptr);
   return inf.infer(g, known);
+}
+
+// One probe: each symbolic dim at a size; `varied` the dim this probe moved off its bound ("" for
+// the base probe, every dim at its bound).
+struct Probe {
+  std::map<std::string, int64_t> at;
+  std::string varied;
+};
+
+// The symbolic dims of g's inputs that have a range, and the probes: the base, then per dim its low
+// end and its middle (where they differ from the bound).
+std::vector<Probe> plan_probes(const ir::Graph& g, const std::map<std::string, DimRange>& ranges) {
+  std::map<std::string, DimRange> used;
+  for (const auto& name : g.inputs) {
+    const ir::Value* v = g.value(name);
+    if (!v || !v->type.dims) continue;
+    for (size_t i = 0; i < v->type.dims->size() && i < v->type.dim_params.size(); ++i)
+      if (auto it = ranges.find(v->type.dim_params[i]); (*v->type.dims)[i] < 0 && it != ranges.end()) used.insert(*it);
+  }
+  if (used.empty()) return {};
+  std::vector<Probe> probes(1);
+  for (const auto& [dim, r] : used) probes[0].at[dim] = r.hi;
+  for (const auto& [dim, r] : used)
+    for (int64_t size : {r.lo, (r.lo + r.hi) / 2})
+      if (size < r.hi && (probes.back().varied != dim || probes.back().at[dim] != size)) {
+        probes.push_back(probes[0]);
+        probes.back().at[dim] = size;
+        probes.back().varied = dim;
+      }
+  return probes;
+}
+
+// Every top-level value's type with the symbolic dims at the probe's sizes; empty when it fails.
+std::unordered_map<std::string, ir::ValueType> probe_types(const ir::Graph& g, Backend* be, const Probe& p) {
+  ir::Graph c = g.deep_copy();
+  for (const auto& name : c.inputs) {
+    ir::Value* v = c.value(name);
+    if (!v || !v->type.dims) continue;
+    for (size_t i = 0; i < v->type.dims->size() && i < v->type.dim_params.size(); ++i)
+      if (auto it = p.at.find(v->type.dim_params[i]); (*v->type.dims)[i] < 0 && it != p.at.end())
+        (*v->type.dims)[i] = it->second;
+  }
+  std::unordered_map<std::string, ir::ValueType> out;
+  if (!plain_infer(c, be).is_ok()) return out;
+  for (const auto& [name, v] : c.values()) out.emplace(name, v.type);
+  return out;
+}
+
+// Dim `i` of a value across the probes: static, an affine function of one symbolic dim (named), or
+// unknown.
+void merge_dim(const std::vector<Probe>& probes, const std::vector<const ir::ValueType*>& at, size_t i, int64_t& dim,
+               std::string& param) {
+  const int64_t base = (*at[0]->dims)[i];
+  std::string by;
+  for (size_t k = 1; k < probes.size(); ++k) {
+    const int64_t d = (*at[k]->dims)[i];
+    if (d == base) continue;
+    if (!by.empty() && by != probes[k].varied) by = "*";
+    if (by.empty()) by = probes[k].varied;
+  }
+  dim = -1;
+  param.clear();
+  if (base < 0) return;
+  if (by.empty()) {
+    dim = base;
+    return;
+  }
+  if (by == "*") return;
+  // d = a * n + b through every probe that moved `by` (and the base, at its bound).
+  const int64_t hi = probes[0].at.at(by);
+  int64_t a = 0;
+  bool have_a = false;
+  for (size_t k = 1; k < probes.size(); ++k) {
+    if (probes[k].varied != by) continue;
+    const int64_t n = probes[k].at.at(by), d = (*at[k]->dims)[i];
+    if (d < 0 || (base - d) % (hi - n) != 0) return;
+    const int64_t slope = (base - d) / (hi - n);
+    if (have_a && slope != a) return;
+    a = slope;
+    have_a = true;
+  }
+  const int64_t b = base - a * hi;
+  if (a <= 0) return;
+  param = by;
+  if (a != 1) param += "*" + std::to_string(a);
+  if (b != 0) param += (b > 0 ? "+" : "") + std::to_string(b);
+}
+
+// The probes' types merged into g's values (those every probe typed as a tensor of one rank).
+void refine_with_probes(ir::Graph& g, Backend* be, const std::map<std::string, DimRange>& ranges) {
+  const std::vector<Probe> probes = plan_probes(g, ranges);
+  if (probes.empty()) return;
+  std::vector<std::unordered_map<std::string, ir::ValueType>> typed;
+  for (const auto& p : probes) {
+    typed.push_back(probe_types(g, be, p));
+    if (typed.back().empty()) return;
+  }
+  for (auto& [name, v] : g.values()) {
+    if (v.constant || !v.type.is_tensor()) continue;
+    auto first = typed[0].find(name);
+    if (first == typed[0].end() || !first->second.dims) continue;
+    std::vector<const ir::ValueType*> at;
+    for (const auto& t : typed) {
+      auto it = t.find(name);
+      if (it == t.end() || !it->second.dims || it->second.dtype != first->second.dtype ||
+          it->second.dims->size() != first->second.dims->size())
+        break;
+      at.push_back(&it->second);
+    }
+    if (at.size() != probes.size() || (v.type.dims && v.type.dims->size() != at[0]->dims->size())) continue;
+    ir::ValueType t = *at[0];
+    t.dim_params.assign(t.dims->size(), "");
+    for (size_t i = 0; i < t.dims->size(); ++i) merge_dim(probes, at, i, (*t.dims)[i], t.dim_params[i]);
+    v.type = std::move(t);
+  }
+}
+
+}  // namespace
+
+SymbolicRangesScope::SymbolicRangesScope(std::map<std::string, DimRange> ranges)
+    : ranges_(std::move(ranges)), prev_(t_ranges) {
+  t_ranges = &ranges_;
+}
+SymbolicRangesScope::~SymbolicRangesScope() { t_ranges = prev_; }
+
+Status infer_graph_types(ir::Graph& g, Backend* fold_backend) {
+  MS_RETURN_IF_ERROR(plain_infer(g, fold_backend));
+  if (t_ranges && !t_ranges->empty()) refine_with_probes(g, fold_backend, *t_ranges);
+  return Status::ok();
 }
 
 }  // namespace ms::compiler

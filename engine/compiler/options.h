@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,12 @@ struct CompileOptions {
   bool inplace = true;            // let elementwise outputs take over a dying input's block
   bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
   AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
+  // A shape bucket: the signature's symbolic dims (-1, named by the type's dim_params) with the
+  // largest size each takes in the bucket; the bucket holds the sizes in (bound / 2, bound]. Types
+  // are inferred across that range (compiler/infer.h, SymbolicRangesScope), values whose shape
+  // depends on the dims are inferred again at run time and get arena blocks planned for the bounds,
+  // and a run at a size outside the range is refused (compiler/buckets.h).
+  std::map<std::string, int64_t> dim_bounds;
 
   // Concurrent branches on the CPU (O2).
   // Each branch must keep at least two threads: on 2 cores, splitting them one per branch made the

@@ -65,8 +65,10 @@ struct Executable {
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
-  ir::Graph graph;                                    // the final graph, every value typed
-  std::map<std::string, ir::ValueType> signature;     // input types it was compiled for
+  ir::Graph graph;                                 // the final graph, every value typed
+  std::map<std::string, ir::ValueType> signature;  // input types it was compiled for
+  // A shape bucket's symbolic dims (the signature's -1 dims, by name): the sizes each may take.
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
   Program program;                                    // steps with their kernels resolved
   std::vector<std::vector<ir::ValueType>> out_types;  // per step, per output
   std::vector<char> is_static_step;                   // all outputs static: no inference at run time

@@ -21,6 +21,9 @@ struct GraphExecutor::Impl {
   MemoryPlan plan;  // the executable's plan, planned again when kernel scratch outgrows it
   std::shared_ptr<Buffer> arena;
   std::vector<std::vector<Tensor>> planned;  // per step: arena views for static outputs (undefined otherwise)
+  // Per step: arena blocks for outputs whose shape is known only at run time (a shape bucket's
+  // symbolic dims), sized for the bucket's upper bound.
+  std::vector<PlacedOutputs> placed;
   RunStats stats;
   // Concurrent x->branches on CPU threads: one interpreter per extra thread.
   std::vector<std::unique_ptr<Interpreter>> worker_interp;
@@ -90,6 +93,33 @@ class ArenaScratch final : public OutputAllocator {
   uint64_t offset_, bytes_, budget_, used_ = 0, requested_ = 0;
 };
 
+// The run's dims against the compiled type: equal, where a symbolic dim (-1, a shape bucket's) takes
+// the sizes of its range (any size when it has none).
+bool fits_dims(const Shape& got, const ir::ValueType& compiled,
+               const std::map<std::string, std::pair<int64_t, int64_t>>& ranges) {
+  const auto& dims = *compiled.dims;
+  if (got.size() != dims.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (dims[i] >= 0) {
+      if (got[i] != dims[i]) return false;
+      continue;
+    }
+    auto r = i < compiled.dim_params.size() ? ranges.find(compiled.dim_params[i]) : ranges.end();
+    if (r != ranges.end() && (got[i] < r->second.first || got[i] > r->second.second)) return false;
+  }
+  return true;
+}
+
+// " (seq in 5..8)" for the symbolic dims of `t` that have a range.
+std::string ranges_text(const ir::ValueType& t, const std::map<std::string, std::pair<int64_t, int64_t>>& ranges) {
+  std::string text;
+  for (const auto& param : t.dim_params)
+    if (auto r = ranges.find(param); r != ranges.end() && text.find(" " + param + " in") == std::string::npos)
+      text += (text.empty() ? " (" : ", ") + param + " in " + std::to_string(r->second.first) + ".." +
+              std::to_string(r->second.second);
+  return text.empty() ? text : text + ")";
+}
+
 }  // namespace
 
 Status GraphExecutor::Impl::apply_plan() {
@@ -131,17 +161,24 @@ Status GraphExecutor::Impl::apply_plan() {
                            "out of memory allocating the " + std::to_string(plan.arena_bytes) + "-byte arena");
   }
   planned.assign(p.steps.size(), {});
+  placed.assign(p.steps.size(), {});
   for (size_t si = 0; si < p.steps.size(); ++si) planned[si].resize(p.steps[si].outputs.size());
   for (size_t k = 0; k < x->value_slots.size(); ++k) {
     const MemorySlot& ms = plan.slots[k];
     const int v = x->slot_value[k];
     const size_t si = static_cast<size_t>(p.producer_step[static_cast<size_t>(v)]);
     const Step& s = p.steps[si];
-    for (size_t o = 0; o < s.outputs.size(); ++o)
-      if (s.outputs[o] == v) {
-        const auto& t = x->out_types[si][o];
+    for (size_t o = 0; o < s.outputs.size(); ++o) {
+      if (s.outputs[o] != v) continue;
+      const auto& t = x->out_types[si][o];
+      if (t.is_static()) {
         planned[si][o] = Tensor(arena, t.dtype, *t.dims, ms.offset);
+        continue;
       }
+      placed[si].arena = arena;
+      placed[si].blocks.resize(s.outputs.size());
+      placed[si].blocks[o] = {ms.offset, ms.bytes};
+    }
   }
   scratch_offset.assign(p.steps.size(), 0);
   scratch_bytes.assign(p.steps.size(), 0);
@@ -172,7 +209,8 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
   if (x->plan_scratch) {
     ArenaScratch scratch(*backend, obs, *step.node, arena, scratch_offset[si], scratch_bytes[si],
                          x->scratch_budget[si]);
-    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static, &scratch));
+    MS_RETURN_IF_ERROR(
+        in.dispatch(frame, step, outs, !is_static, &scratch, placed[si].blocks.empty() ? nullptr : &placed[si]));
     if (scratch.requested() > scratch_need[si]) {
       scratch_need[si] = scratch.requested();
       scratch_grew[si] = 1;
@@ -391,10 +429,11 @@ Status GraphExecutor::Impl::bind_inputs(Frame& frame, const TensorMap& inputs) c
         return invalid_argument("input '" + name + "' is " + got.to_string() + " but the graph was compiled for " +
                                 sig->second.to_string() + "; compile again for this signature");
     } else if (sig != x->signature.end() && sig->second.dims &&
-               (t.dtype() != sig->second.dtype || t.shape() != *sig->second.dims))
+               (t.dtype() != sig->second.dtype || !fits_dims(t.shape(), sig->second, x->dim_ranges)))
       return invalid_argument("input '" + name + "' is " + std::string(dtype_name(t.dtype())) +
                               shape_to_string(t.shape()) + " but the graph was compiled for " +
-                              sig->second.to_string() + "; compile again for this signature");
+                              sig->second.to_string() + ranges_text(sig->second, x->dim_ranges) +
+                              "; compile again for this signature");
     frame.slots[static_cast<size_t>(p.input_slots[i])] = std::move(t);
   }
   for (int s : p.constant_slots)

@@ -96,7 +96,7 @@ namespace {
 // The step's output types inferred from the run's inputs, and the outputs allocated where the types
 // are static (a view op's outputs are left to the kernel in eager mode).
 Status infer_outputs(Backend& backend, RunObserver* obs, const Frame& frame, const Step& step, const Tensor* const* ins,
-                     ExecMode mode, std::vector<Tensor>& outputs) {
+                     ExecMode mode, std::vector<Tensor>& outputs, const PlacedOutputs* placed) {
   const ir::Node& node = *step.node;
   const size_t nin = step.inputs.size();
   ops::InferContext ictx{node, step.opset, {}, {}, {}};
@@ -120,6 +120,12 @@ Status infer_outputs(Backend& backend, RunObserver* obs, const Frame& frame, con
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& t = ictx.outputs[i];
     if (step.outputs[i] < 0 || outputs[i].defined() || !t.is_static() || t.dtype == DType::Undefined) continue;
+    size_t bytes = 0;
+    if (placed && i < placed->blocks.size() && placed->blocks[i].bytes > 0 &&
+        byte_size(*t.dims, dtype_size(t.dtype), bytes) && bytes <= placed->blocks[i].bytes) {
+      outputs[i] = Tensor(placed->arena, t.dtype, *t.dims, placed->blocks[i].offset);
+      continue;
+    }
     auto alloc = allocate_value(backend, obs, frame.prog.slot_names[static_cast<size_t>(step.outputs[i])], node.id,
                                 t.dtype, *t.dims);
     if (!alloc) return std::move(alloc).take_status();
@@ -131,7 +137,7 @@ Status infer_outputs(Backend& backend, RunObserver* obs, const Frame& frame, con
 }  // namespace
 
 Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
-                             OutputAllocator* scratch) {
+                             OutputAllocator* scratch, const PlacedOutputs* placed) {
   const ir::Node& node = *step.node;
   RunObserver* obs = options_ ? options_->observer : nullptr;
   // The op spans the whole dispatch, error returns included.
@@ -159,7 +165,7 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
                             "' has no value at run time");
   }
   outputs.resize(step.outputs.size());
-  if (infer_shapes) MS_RETURN_IF_ERROR(infer_outputs(backend_, obs, frame, step, ins, mode_, outputs));
+  if (infer_shapes) MS_RETURN_IF_ERROR(infer_outputs(backend_, obs, frame, step, ins, mode_, outputs, placed));
   KernelFn kernel = step.kernel ? step.kernel : backend_.find_kernel(node);
   if (!kernel)
     return unsupported(node.label() + ": no " + backend_.name() + " kernel for op '" + node.op_type + "'")

@@ -14,6 +14,18 @@ namespace ms::runtime {
 
 class Interpreter;
 
+// Arena blocks for a Graph-mode step's outputs whose shape is only known at run time (a symbolic dim
+// compiled for a shape bucket): each planned for the bucket's upper bound. An output that fits its
+// block is a view of the arena there; one that does not (bytes 0: no block) is allocated apart.
+struct PlacedOutputs {
+  struct Block {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+  };
+  std::shared_ptr<Buffer> arena;
+  std::vector<Block> blocks;  // per output of the step
+};
+
 // One activation of a Program: its slot values and the enclosing frame for outer-scope names.
 class Frame final : public SubgraphRunner {
  public:
@@ -41,9 +53,10 @@ class Interpreter {
 
   // Dispatches one step in `frame`: preallocated outputs (when `outputs` entries are defined) are used
   // as given; others are inferred and allocated here. Kernel scratch comes from `scratch` when given
-  // (the graph executor's arena), else from the backend's allocator.
+  // (the graph executor's arena), else from the backend's allocator. Inferred outputs go into
+  // `placed`'s blocks where they fit.
   Status dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
-                  OutputAllocator* scratch = nullptr);
+                  OutputAllocator* scratch = nullptr, const PlacedOutputs* placed = nullptr);
 
   void set_options(const RunOptions* options) { options_ = options; }
   const RunOptions* options() const { return options_; }

@@ -1,7 +1,10 @@
 // Constant folding: a node whose inputs are all constants runs once on the CPU backend at compile
 // time and its outputs become initializers. Shape/Size of a statically shaped value fold from the
-// type alone, so whole Shape subgraphs collapse on static shapes.
+// type alone, so whole Shape subgraphs collapse on static shapes; of a value with symbolic dims, the
+// entries that are known fold where a Gather or Slice picks them.
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
@@ -41,6 +44,118 @@ std::optional<Tensor> shape_of(const ir::Node& n, const ir::ValueType& in, int64
   return Tensor::from_vector<int64_t>(v, {len});
 }
 
+// A partly known shape: the entries of a Shape output (-1 where the dim is symbolic). A Gather or a
+// Slice that picks only known entries folds, so a shape bucket's graph keeps only the computations
+// that really depend on its symbolic dims (GPT's `b, s, d = x.shape`: b and d fold, s stays).
+struct PartialShape {
+  std::vector<int64_t> dims;        // -1 where symbolic
+  std::vector<std::string> params;  // the symbolic dims' names ("" unnamed)
+};
+using PartialShapes = std::unordered_map<std::string, PartialShape>;
+
+void note_partial_shape(const ir::Node& n, const ir::ValueType& in, int64_t opset, PartialShapes& partial) {
+  if (n.op_type != "Shape" || !in.has_rank() || n.outputs.empty() || n.outputs[0].empty()) return;
+  const auto& dims = *in.dims;
+  const auto rank = static_cast<int64_t>(dims.size());
+  auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+  const int64_t start = opset >= 15 ? clamp_axis(n.attr_int("start", 0)) : 0;
+  const int64_t end = opset >= 15 ? clamp_axis(n.attr_int("end", rank)) : rank;
+  PartialShape p;
+  for (int64_t i = start; i < end; ++i) {
+    const auto k = static_cast<size_t>(i);
+    p.dims.push_back(dims[k] >= 0 ? dims[k] : -1);
+    p.params.push_back(dims[k] < 0 && k < in.dim_params.size() ? in.dim_params[k] : "");
+  }
+  partial[n.outputs[0]] = std::move(p);
+}
+
+// A Gather that picks one named symbolic dim from a partial shape: the first such value of each name
+// (and rank) stands for all later ones, which are rewired to it. Every layer of a GPT export takes
+// the sequence length from its own input's Shape; after this, one value holds it and CSE merges
+// what each layer computed from it (the causal mask's slices). True when node i was rewired.
+bool share_symbolic_pick(ir::Graph& g, const ir::Node& n, const PartialShapes& partial, const Uses& uses,
+                         std::unordered_map<std::string, std::string>& first_pick) {
+  if (n.op_type != "Gather" || n.inputs.size() != 2 || n.outputs.size() != 1 || n.attr_int("axis", 0) != 0)
+    return false;
+  auto it = partial.find(n.inputs[0]);
+  const Tensor* idx = constant_of(g, n.inputs[1]);
+  if (it == partial.end() || !idx || idx->numel() != 1 || idx->rank() > 1 || idx->dtype() != DType::I64) return false;
+  const auto len = static_cast<int64_t>(it->second.dims.size());
+  int64_t i = idx->data<int64_t>()[0];
+  if (i < 0) i += len;
+  if (i < 0 || i >= len || it->second.params[static_cast<size_t>(i)].empty()) return false;
+  const std::string key = it->second.params[static_cast<size_t>(i)] + (idx->rank() == 0 ? "" : "[1]");
+  auto [at, fresh] = first_pick.emplace(key, n.outputs[0]);
+  if (fresh || uses.graph_outputs.count(n.outputs[0]) || !take_rewrite()) return false;
+  replace_uses(g, n.outputs[0], at->second);
+  return true;
+}
+
+// The known entries `n` picks from a partial shape (Gather on axis 0 with constant indices, Slice
+// with constant starts/ends/axes/steps on axis 0), or nothing when one of them is unknown.
+std::optional<Tensor> fold_partial_pick(const ir::Graph& g, const ir::Node& n, const PartialShapes& partial) {
+  if (n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;
+  auto it = partial.find(n.inputs[0]);
+  if (it == partial.end()) return std::nullopt;
+  const std::vector<int64_t>& v = it->second.dims;
+  const auto len = static_cast<int64_t>(v.size());
+  std::vector<int64_t> picked;
+  Shape out_shape;
+  if (n.op_type == "Gather" && n.inputs.size() == 2 && n.attr_int("axis", 0) == 0) {
+    const Tensor* idx = constant_of(g, n.inputs[1]);
+    if (!idx || idx->rank() > 1 || (idx->dtype() != DType::I64 && idx->dtype() != DType::I32)) return std::nullopt;
+    for (int64_t k = 0; k < idx->numel(); ++k) {
+      int64_t i = idx->dtype() == DType::I64 ? idx->data<int64_t>()[k] : idx->data<int32_t>()[k];
+      if (i < 0) i += len;
+      if (i < 0 || i >= len || v[static_cast<size_t>(i)] < 0) return std::nullopt;
+      picked.push_back(v[static_cast<size_t>(i)]);
+    }
+    out_shape = idx->shape();
+  } else if (n.op_type == "Slice" && n.inputs.size() >= 3) {
+    auto one = [&](size_t k, int64_t dflt) -> std::optional<int64_t> {
+      if (k >= n.inputs.size() || n.inputs[k].empty()) return dflt;
+      const Tensor* t = constant_of(g, n.inputs[k]);
+      if (!t || t->numel() != 1 || (t->dtype() != DType::I64 && t->dtype() != DType::I32)) return std::nullopt;
+      return t->dtype() == DType::I64 ? t->data<int64_t>()[0] : t->data<int32_t>()[0];
+    };
+    const auto start = one(1, 0), end = one(2, len), axis = one(3, 0), step = one(4, 1);
+    if (!start || !end || !axis || !step || (*axis != 0 && *axis != -1) || *step != 1) return std::nullopt;
+    const int64_t b = std::clamp<int64_t>(*start < 0 ? *start + len : *start, 0, len);
+    const int64_t e = std::clamp<int64_t>(*end < 0 ? *end + len : *end, 0, len);
+    for (int64_t i = b; i < e; ++i) {
+      if (v[static_cast<size_t>(i)] < 0) return std::nullopt;
+      picked.push_back(v[static_cast<size_t>(i)]);
+    }
+    out_shape = {static_cast<int64_t>(picked.size())};
+  } else {
+    return std::nullopt;
+  }
+  return Tensor::from_vector<int64_t>(picked, out_shape);
+}
+
+// A Reshape whose target is computed at run time (from a Shape of a value with a symbolic dim) but
+// whose result type is known but for one dim: the target becomes a constant with -1 there, and the
+// shape computation is left to dead-code elimination. True when node i was rewired.
+bool constant_reshape_target(ir::Graph& g, size_t i) {
+  ir::Node& n = g.nodes()[i];
+  if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  if (constant_of(g, n.inputs[1]) || n.attr_int("allowzero", 0) != 0) return false;
+  const ir::Value* out = g.value(n.outputs[0]);
+  if (!out || !out->type.is_tensor() || !out->type.dims || out->type.dims->empty()) return false;
+  std::vector<int64_t> target = *out->type.dims;
+  int unknown = 0;
+  for (int64_t d : target) {
+    if (d == 0) return false;
+    unknown += d < 0 ? 1 : 0;
+  }
+  if (unknown != 1 || !take_rewrite()) return false;
+  const std::string name = fresh_name(g, n.outputs[0] + "_target");
+  const auto len = static_cast<int64_t>(target.size());
+  g.add_initializer(name, Tensor::from_vector<int64_t>(target, {len}));
+  g.nodes()[i].inputs[1] = name;
+  return true;
+}
+
 class ConstantFolding final : public Pass {
  public:
   explicit ConstantFolding(runtime::Backend* backend) : backend_(backend) {}
@@ -53,6 +168,8 @@ class ConstantFolding final : public Pass {
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     std::set<uint64_t> folded;
+    PartialShapes partial;
+    std::unordered_map<std::string, std::string> first_pick;
     work().nodes_visited += g.nodes().size();
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& n = g.nodes()[i];
@@ -67,11 +184,18 @@ class ConstantFolding final : public Pass {
         if (!in) continue;
         auto t = shape_of(n, in->type, g.opset());
         if (!t) {
+          note_partial_shape(n, in->type, g.opset(), partial);
           if (!fold(g, n, outs)) continue;
         } else {
           outs.push_back(std::move(*t));
         }
+      } else if (auto picked = fold_partial_pick(g, n, partial)) {
+        outs.push_back(std::move(*picked));
+      } else if (share_symbolic_pick(g, n, partial, uses, first_pick)) {
+        folded.insert(n.id.value);
+        continue;
       } else if (!fold(g, n, outs)) {
+        constant_reshape_target(g, i);
         continue;
       }
       if (!take_rewrite()) break;

@@ -1,5 +1,8 @@
 // Common-subexpression elimination: two nodes with the same op, attributes and inputs compute the
-// same values; readers of the second read the first. Random ops and nodes with subgraphs are left.
+// same values; readers of the second read the first. Inputs that are small constants of equal
+// contents count as the same input. Random ops and nodes with subgraphs are left.
+#include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "engine/compiler/passes/passes.h"
@@ -16,10 +19,35 @@ bool nondeterministic(const ir::Node& n) {
 
 // op, domain, inputs and attributes; a one-node dump covers every attribute kind. A node without
 // attributes (most of them) gets a plain key, which no dump starts with.
-std::string key_of(const ir::Node& n) {
+// Small constants by content: each name -> the first initializer with the same dtype, shape and
+// bytes, so nodes reading equal constants under different names (an exporter's per-layer copies of
+// the same axes or bounds) count as the same.
+std::unordered_map<std::string, std::string> equal_constants(const ir::Graph& g) {
+  std::unordered_map<std::string, std::string> canon, first;
+  std::set<std::string> inputs(g.inputs.begin(), g.inputs.end());
+  std::vector<std::string> names;
+  for (const auto& [name, v] : g.values())
+    if (v.constant && v.constant->is_tensor() && v.constant->defined() && v.constant->numel() <= 64 &&
+        v.constant->dtype() != DType::String && !inputs.count(name))
+      names.push_back(name);
+  std::sort(names.begin(), names.end());  // the same canonical names whatever the map's order
+  for (const auto& name : names) {
+    const Tensor& t = *g.value(name)->constant;
+    std::string key = std::string(dtype_name(t.dtype())) + shape_to_string(t.shape());
+    key.append(static_cast<const char*>(t.raw()), t.nbytes());
+    canon[name] = first.emplace(key, name).first->second;
+  }
+  return canon;
+}
+
+std::string key_of(const ir::Node& n, const std::unordered_map<std::string, std::string>& canon) {
+  auto input = [&](const std::string& in) -> const std::string& {
+    auto it = canon.find(in);
+    return it == canon.end() ? in : it->second;
+  };
   if (n.attrs.empty()) {
     std::string key = "\x01" + n.domain + "\x02" + n.op_type;
-    for (const auto& in : n.inputs) key.append("\x02").append(in);
+    for (const auto& in : n.inputs) key.append("\x02").append(input(in));
     key += "\x03";
     for (const auto& o : n.outputs) key += o.empty() ? '0' : '1';
     return key;
@@ -29,6 +57,7 @@ std::string key_of(const ir::Node& n) {
   copy.id = ir::NodeId{1};
   copy.origins = {copy.id};
   copy.name.clear();
+  for (auto& in : copy.inputs) in = input(in);
   for (size_t i = 0; i < copy.outputs.size(); ++i) copy.outputs[i] = copy.outputs[i].empty() ? "" : std::to_string(i);
   g.add_node(copy);
   std::string key = ir::dump_text(g);
@@ -50,6 +79,7 @@ class CSE final : public Pass {
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     std::unordered_map<std::string, size_t> seen;
+    const auto canon = equal_constants(g);
     // Outputs of merged nodes -> the first node's: each node's inputs are renamed when the scan reaches
     // it (readers come after their producer), so one scan does what renaming every use at once did.
     std::unordered_map<std::string, std::string> alias;
@@ -66,7 +96,7 @@ class CSE final : public Pass {
       for (const auto& o : n.outputs)
         if (!o.empty() && !uses.only_plain(o)) renamable = false;
       ++work().patterns_tried;
-      const std::string key = key_of(n);
+      const std::string key = key_of(n, canon);
       auto [it, inserted] = seen.emplace(key, i);
       if (inserted || !renamable) continue;
       const ir::Node& first = g.nodes()[it->second];

@@ -1,8 +1,8 @@
 // Operator fusion around compute anchors: Conv / Gemm / MatMul, then (MatMul only) a bias Add over
 // the last axis, activations, and at most one residual Add of a same-shaped value, into one
 // FusedConv / FusedGemm / FusedMatMul node (ai.modescope) whose kernel applies the tail as oneDNN
-// post-ops or in one loop. Only f32 results with static shapes are fused; every intermediate must be
-// read by the next node of the chain alone.
+// post-ops or in one loop. Only f32 results of known rank are fused (symbolic dims allowed); every
+// intermediate must be read by the next node of the chain alone.
 
 #include <optional>
 
@@ -14,9 +14,25 @@
 namespace ms::compiler {
 namespace {
 
-const ir::ValueType* static_f32(const ir::Graph& g, const std::string& name) {
+// An f32 value of known rank. Symbolic dims (a shape bucket's, -1) are allowed: a chain's links
+// keep the anchor's shape whatever size they take (activations; a bias over the last axis, which
+// must be static), and a residual must be of the same shape for sure (fused_residual_type).
+const ir::ValueType* ranked_f32(const ir::Graph& g, const std::string& name) {
   const ir::Value* v = g.value(name);
-  return v && v->type.dtype == DType::F32 && v->type.is_static() ? &v->type : nullptr;
+  return v && v->type.dtype == DType::F32 && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
+}
+
+// A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
+// the anchor's (unnamed symbolic dims may differ at run time, so they do not count as equal).
+bool same_shape_for_sure(const ir::ValueType& a, const ir::ValueType& b) {
+  if (*a.dims != *b.dims) return false;
+  for (size_t i = 0; i < a.dims->size(); ++i) {
+    if ((*a.dims)[i] >= 0) continue;
+    const std::string pa = i < a.dim_params.size() ? a.dim_params[i] : "",
+                      pb = i < b.dim_params.size() ? b.dim_params[i] : "";
+    if (pa.empty() || pa != pb) return false;
+  }
+  return true;
 }
 
 // Activation node -> post-op (Clip needs constant bounds).
@@ -67,7 +83,7 @@ std::optional<size_t> next_link(const ir::Graph& g, const std::string& cur, cons
   const ir::Node& n = g.nodes()[r->second];
   ++work().nodes_visited;
   if (n.outputs.size() != 1 || n.outputs[0].empty() || !n.domain.empty()) return std::nullopt;
-  const ir::ValueType* nt = static_f32(g, n.outputs[0]);
+  const ir::ValueType* nt = ranked_f32(g, n.outputs[0]);
   if (!nt || *nt->dims != *out_type.dims) return std::nullopt;
   return r->second;
 }
@@ -80,14 +96,15 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
     const std::string other = n.inputs[0] == c.out ? n.inputs[1] : n.inputs[0];
     if (other == c.out) return false;
     const Tensor* t = constant_of(g, other);
-    if (matmul && c.post.empty() && c.bias.empty() && t && t->dtype() == DType::F32 &&
-        t->numel() == out_type.dims->back() && t->rank() >= 1 && t->dim(-1) == t->numel()) {
+    if (matmul && c.post.empty() && c.bias.empty() && t && t->dtype() == DType::F32 && !out_type.dims->empty() &&
+        out_type.dims->back() >= 0 && t->numel() == out_type.dims->back() && t->rank() >= 1 &&
+        t->dim(-1) == t->numel()) {
       c.bias = other;
     } else if (!c.have_add && (matmul || c.post.empty() || c.post.back().kind == ops::PostOp::Kind::Add)) {
       // A conv's residual Add comes before its activations: oneDNN's convs have no eltwise-then-sum
       // (only the reference conv), so an Add after an activation ends a conv's chain.
-      const ir::ValueType* ot = static_f32(g, other);
-      if (!ot || *ot->dims != *out_type.dims) return false;
+      const ir::ValueType* ot = ranked_f32(g, other);
+      if (!ot || !same_shape_for_sure(*ot, out_type)) return false;
       c.residual = other;
       c.have_add = true;
       c.post.push_back(ops::PostOp{ops::PostOp::Kind::Add, 0, 0});
@@ -111,7 +128,7 @@ FusionChain collect_chain(const ir::Graph& g, size_t anchor, const Uses& uses,
   c.nodes = {&a};
   c.at = {anchor};
   c.out = a.outputs[0];
-  const ir::ValueType out_type = *static_f32(g, c.out);
+  const ir::ValueType out_type = *ranked_f32(g, c.out);
   for (;;) {
     const std::optional<size_t> r = next_link(g, c.out, out_type, uses, readers, taken);
     if (!r) break;
@@ -190,7 +207,7 @@ class FuseOps final : public Pass {
     for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& a = g.nodes()[i];
       if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
-      if (a.outputs.size() != 1 || !static_f32(g, a.outputs[0])) continue;
+      if (a.outputs.size() != 1 || !ranked_f32(g, a.outputs[0])) continue;
       ++work().patterns_tried;
       if (auto grp = fuse_from(g, i, uses, readers, taken, refused)) groups.push_back(std::move(*grp));
     }

@@ -34,5 +34,26 @@ TEST(CsePass, MergesEqualNodesButNotDifferentConstants) {
 )");
 }
 
+TEST(CsePass, NodesReadingEqualConstantsUnderOtherNamesMerge) {
+  // An exporter's per-layer copies of the same bias: equal bytes, other names. A different value
+  // keeps its node.
+  const std::string got = run_passes(R"(
+    input x: f32[4]
+    init b0: f32[4] = 0.5
+    init b1: f32[4] = 0.5
+    init b2: f32[4] = 0.25
+    a = Add(x, b0)
+    b = Add(x, b1)
+    c = Add(x, b2)
+    s = Sum(a, b, c)
+    output s
+  )",
+                                     list(make_cse_pass()));
+  EXPECT_NE(got.find("%a = Add(%x, %b0)"), std::string::npos) << got;
+  EXPECT_EQ(got.find("%b = Add"), std::string::npos) << got;
+  EXPECT_NE(got.find("%c = Add(%x, %b2)"), std::string::npos) << got;
+  EXPECT_NE(got.find("Sum(%a, %a, %c)"), std::string::npos) << got;
+}
+
 }  // namespace
 }  // namespace ms::compiler
