@@ -121,6 +121,11 @@ int run_command(const RunArgs& a) {
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;
+    // Graph mode compiles once for the run's exact shapes; every later iteration reuses it
+    // (`bench-shapes` sweeps sizes through the shape-bucket cache).
+    const bool graph = cfg.mode == runtime::ExecMode::Graph;
+    j["compiles"] = graph ? 1 : 0;
+    j["cache_hits"] = graph ? a.warmup + a.iters - 1 : 0;
     auto fallbacks = device_fallback(prep->note);
     runtime::merge_fallbacks(fallbacks, r->fallbacks);
     j["fallbacks"] = fallbacks_json(fallbacks);
