@@ -18,6 +18,7 @@
 #include <QMessageBox>
 #include <QScreen>
 #include <QSettings>
+#include <QTabWidget>
 #include <QTimer>
 #include <functional>
 #include <optional>
@@ -63,6 +64,21 @@ QStringList take_plugin_args(int& argc, char** argv) {
   argc = kept;
   argv[argc] = nullptr;
   return paths;
+}
+
+// The whole window with each result tab shown in turn: window-timeline.png, window-memory.png, ...
+// (the graph's tab is window.png), then the graph's tab again.
+void save_window_tabs(ms::app::MainWindow& window, const QString& dir) {
+  QTabWidget* tabs = window.tabs();
+  const int was = tabs->currentIndex();
+  for (int i = 1; i < tabs->count(); ++i) {
+    tabs->setCurrentIndex(i);
+    QCoreApplication::processEvents();
+    const QString name = tabs->tabText(i).toLower().remove(QLatin1Char('&'));
+    ms::views::save_image(dir + QStringLiteral("/window-%1.png").arg(name), window.grab().toImage());
+  }
+  tabs->setCurrentIndex(was);
+  QCoreApplication::processEvents();
 }
 
 }  // namespace
@@ -266,6 +282,7 @@ int main(int argc, char** argv) {
         ms::views::save_bytes(dir + QStringLiteral("/graph.dot"), window.graph_view()->dot_text().toUtf8());
         // The result views (timeline, memory, compare, passes), each at the graph view's size.
         if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
+        save_window_tabs(window, dir);
         if (!save_session_path.isEmpty()) {
           ms::session::SessionData data = window.session_snapshot();
           ms::Status s;

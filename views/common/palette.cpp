@@ -1,6 +1,7 @@
 #include "views/common/palette.h"
 
 #include <QHash>
+#include <cstdint>
 
 #include <algorithm>
 #include <cmath>
@@ -27,8 +28,10 @@ QColor category_color(int category) {
 }
 
 QColor op_type_color(const QString& op_type) {
-  // Stable hue per op type: the same op gets the same colour in every graph.
-  const uint h = qHash(op_type, 17u);
+  // Stable hue per op type: the same op gets the same colour in every graph and every run of the
+  // app (FNV-1a of the name; qHash may be seeded per process).
+  uint32_t h = 2166136261u;
+  for (const QChar c : op_type) h = (h ^ c.unicode()) * 16777619u;
   return QColor::fromHsl(static_cast<int>(h % 360), 110 + static_cast<int>((h >> 9) % 60), 120);
 }
 

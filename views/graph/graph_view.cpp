@@ -539,12 +539,13 @@ void GraphView::apply_diff() {
   auto* label = new QLabel(canvas_);
   label->setObjectName(QStringLiteral("DiffLegend"));
   label->setTextFormat(Qt::RichText);
-  label->setWordWrap(!removed_.isEmpty());
+  label->setWordWrap(true);  // a narrow pane (side by side) wraps it rather than cutting it off
   label->setText(html);
   label->setStyleSheet(QStringLiteral(
       "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
-  label->setMinimumWidth(330);
-  label->setMaximumWidth(std::max(340, canvas_->contentsRect().width() - 16));
+  const int room = std::max(120, canvas_->contentsRect().width() - 16);
+  label->setMinimumWidth(std::min(330, room));
+  label->setMaximumWidth(room);
   label->adjustSize();
   label->show();
   ghosts_ = label;

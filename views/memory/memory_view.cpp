@@ -170,7 +170,10 @@ void MemoryView::paintEvent(QPaintEvent*) {
     bold.setBold(true);
     p.setFont(bold);
     p.setPen(cc.text);
-    p.drawText(QRectF(g.heat.left(), 2, g.heat.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, qs(mp.title));
+    // Up to the next panel's axis labels; elided (whole in the tooltip's figures) when narrower.
+    const double title_w = g.heat.width() + kRight + kLeft / 2;
+    p.drawText(QRectF(g.heat.left(), 2, title_w, 20), Qt::AlignLeft | Qt::AlignVCenter,
+               p.fontMetrics().elidedText(qs(mp.title), Qt::ElideRight, static_cast<int>(title_w)));
     p.setFont(small);
     p.setPen(cc.muted);
     QString figures = tr("%1 blocks · reuse %2× · frag %3%")
@@ -238,7 +241,8 @@ void MemoryView::paintEvent(QPaintEvent*) {
       }
     };
     ticks(g.heat);
-    p.drawText(QRectF(g.heat.left(), g.heat.bottom() + 15, g.heat.width(), 14), Qt::AlignHCenter, x_axis_title(i));
+    p.drawText(QRectF(g.heat.left(), g.heat.bottom() + 15, g.heat.width(), 14), Qt::AlignHCenter,
+               p.fontMetrics().elidedText(x_axis_title(i), Qt::ElideRight, static_cast<int>(g.heat.width())));
     if (i == 0) {
       p.save();
       p.translate(12, g.heat.center().y());
