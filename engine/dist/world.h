@@ -34,13 +34,14 @@ std::shared_ptr<Communicator> world();
 void finalize();
 
 // Totals of the collectives the compiled step's AllReduce nodes ran (graph_kernels.cpp), for the
-// per-step report: milliseconds and calls since the last reset.
+// per-step report: milliseconds, overlapped milliseconds and calls since the last reset.
 struct GraphCollective {
   int64_t sequence = 0, bytes = 0;
   std::chrono::steady_clock::time_point start, end;
 };
 struct CollectiveTotals {
   double ms = 0;
+  double overlapped_ms = 0;  // of ms, before the step waited for them (AllReduceStart ... Wait)
   int64_t calls = 0;
   int64_t bytes = 0;
   std::vector<GraphCollective> events;

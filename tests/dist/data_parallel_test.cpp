@@ -123,12 +123,13 @@ nn::train::RunOptions one_rank_options(nn::Mode mode) {
   return o;
 }
 
-// The AllReduce nodes of the last compiled training step of a one-rank data-parallel run.
-std::vector<ir::Node> allreduce_nodes(const nn::train::RunResult& r) {
+// The nodes of this op (AllReduce, AllReduceStart, AllReduceWait) in the last compiled training
+// step of a one-rank data-parallel run.
+std::vector<ir::Node> allreduce_nodes(const nn::train::RunResult& r, const std::string& op = "AllReduce") {
   std::vector<ir::Node> out;
   if (!r.observed_graph) return out;
   for (const ir::Node& n : r.observed_graph->nodes())
-    if (n.op_type == "AllReduce" && n.domain == "ai.modescope") out.push_back(n);
+    if (n.op_type == op && n.domain == "ai.modescope") out.push_back(n);
   return out;
 }
 
@@ -160,16 +161,29 @@ TEST(DataParallelPasses, InsertOnePerGradientThenFuseBySplitIndicesOrSize) {
   cfg.fusion_split = {2, 5};
   auto split = graph_run(cfg);
   ASSERT_TRUE(split) << split.status().message();
-  const auto f = allreduce_nodes(*split);
+  EXPECT_TRUE(allreduce_nodes(*split).empty());
+  const auto f = allreduce_nodes(*split, "AllReduceStart");
   ASSERT_EQ(f.size(), 3u);
   EXPECT_EQ(f[0].inputs.size(), 2u);
   EXPECT_EQ(f[1].inputs.size(), 3u);
   EXPECT_EQ(f[2].inputs.size(), 1u);
+  const auto waits = allreduce_nodes(*split, "AllReduceWait");
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_EQ(waits[0].outputs.size() + waits[1].outputs.size() + waits[2].outputs.size(), 6u);
+  // Every Start runs before any Wait: the collectives overlap the rest of the backward.
+  size_t last_start = 0, first_wait = SIZE_MAX;
+  const auto& nodes = split->observed_graph->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].op_type == "AllReduceStart") last_start = i;
+    if (nodes[i].op_type == "AllReduceWait") first_wait = std::min(first_wait, i);
+  }
+  EXPECT_LT(last_start, first_wait);
+  EXPECT_FALSE(f[0].origins.empty());
   cfg.fusion_split.clear();
   auto all = graph_run(cfg);
   ASSERT_TRUE(all) << all.status().message();
-  ASSERT_EQ(allreduce_nodes(*all).size(), 1u);
-  EXPECT_EQ(allreduce_nodes(*all)[0].inputs.size(), 6u);
+  ASSERT_EQ(allreduce_nodes(*all, "AllReduceStart").size(), 1u);
+  EXPECT_EQ(allreduce_nodes(*all, "AllReduceStart")[0].inputs.size(), 6u);
   bool listed = false;
   for (const auto& p : all->passes) listed = listed || p.pass == "fuse-allreduce";
   EXPECT_TRUE(listed);

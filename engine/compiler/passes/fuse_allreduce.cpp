@@ -1,12 +1,15 @@
 // fuse-allreduce (data parallel only): the single AllReduce nodes insert-allreduce placed, taken in
-// graph order (the parameter order), grouped into fused AllReduce nodes that reduce all their
-// inputs in ONE collective over a packed buffer (MindSpore's all_reduce_fusion_config):
+// graph order (the parameter order), grouped (MindSpore's all_reduce_fusion_config):
 //   split indices [i1, i2, ...]: a new group starts at gradient i1, i2, ... ;
 //   or a size in MiB: neighbours join a group until it would exceed the size;
 //   neither: one group of every gradient.
-// A fused node stands where the last of its group stood (every input is ready there), its origins
-// are the group's.
+// Each group becomes ONE collective over a packed buffer, split in two nodes so that it overlaps
+// the rest of the backward: AllReduceStart where the last of its group stood (every input is
+// ready there) queues it on the communication thread, AllReduceWait right before the first node
+// that reads a result (the update rule) waits for it. Both have the group's origins.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
@@ -45,23 +48,46 @@ std::vector<std::vector<size_t>> allreduce_groups(const ir::Graph& g, const std:
   return groups;
 }
 
+// Puts each Wait right before the first node that reads one of its outputs (the update rule).
+void place_waits(ir::Graph& g, std::vector<ir::Node> waits, const std::map<std::string, ir::ValueType>& types) {
+  std::vector<std::pair<size_t, ir::Node>> at;
+  for (ir::Node& w : waits) {
+    for (const std::string& o : w.outputs)
+      if (!g.has_value(o)) {
+        ir::Value v;
+        v.name = o;
+        v.type = types.at(o);
+        g.add_value(std::move(v));
+      }
+    const std::set<std::string> outs(w.outputs.begin(), w.outputs.end());
+    size_t pos = g.nodes().size();
+    for (size_t i = 0; i < g.nodes().size() && pos == g.nodes().size(); ++i)
+      for (const std::string& in : g.nodes()[i].inputs)
+        if (outs.count(in)) pos = i;
+    at.emplace_back(pos, std::move(w));
+  }
+  std::stable_sort(at.begin(), at.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (auto& [pos, w] : at) insert_node(g, pos, std::move(w));
+}
+
 class FuseAllReduce final : public Pass {
  public:
   explicit FuseAllReduce(AllReduceFusion f) : fusion_(std::move(f)) {}
   std::string name() const override { return "FuseAllReduce"; }
   std::string argument() const override { return "fuse-allreduce"; }
   std::string description() const override {
-    return "data parallel: neighbouring AllReduce nodes grouped (split indices or MiB) into one collective each";
+    return "data parallel: neighbouring AllReduce nodes grouped (split indices or MiB), each group one collective "
+           "started after its last gradient and awaited before the update rule reads it";
   }
   Status run(ir::Graph& g) override {
     std::vector<const ir::Node*> singles;
     for (const ir::Node& n : g.nodes())
       if (n.op_type == "AllReduce" && n.domain == "ai.modescope" && n.inputs.size() == 1) singles.push_back(&n);
     work().nodes_visited += g.nodes().size();
-    std::vector<NodeGroup> fused;
-    int k = 0;
+    std::vector<NodeGroup> starts;
+    std::vector<ir::Node> waits;
+    std::map<std::string, ir::ValueType> types;
     for (const auto& grp : allreduce_groups(g, singles, fusion_)) {
-      if (grp.size() < 2) continue;
       if (!take_rewrite()) break;
       std::vector<const ir::Node*> members;
       std::vector<std::string> ins, outs;
@@ -69,13 +95,28 @@ class FuseAllReduce final : public Pass {
         members.push_back(singles[i]);
         ins.push_back(singles[i]->inputs[0]);
         outs.push_back(singles[i]->outputs[0]);
+        if (const ir::Value* v = g.value(outs.back())) types[outs.back()] = v->type;
       }
-      ir::Node n = new_node(g, "AllReduce", "ai.modescope", ins, outs, members);
-      n.name = "grad.allreduce_fused_" + std::to_string(k++);
-      n.attrs["mean"] = int64_t{members.front()->attr_int("mean", 1)};
-      fused.push_back(fused_group(members, std::move(n)));
+      const std::string base = "grad.allreduce_" + std::to_string(waits.size());
+      const int64_t mean = members.front()->attr_int("mean", 1);
+      ir::Node start = new_node(g, "AllReduceStart", "ai.modescope", ins, {base + ".token"}, members);
+      start.name = base + ".start";
+      start.attrs["mean"] = mean;
+      ir::Value token;
+      token.name = base + ".token";
+      token.type.dtype = DType::I64;
+      token.type.dims = std::vector<int64_t>{};
+      g.add_value(std::move(token));
+      std::vector<std::string> wait_ins{base + ".token"};
+      wait_ins.insert(wait_ins.end(), ins.begin(), ins.end());
+      ir::Node wait = new_node(g, "AllReduceWait", "ai.modescope", wait_ins, outs, members);
+      wait.name = base + ".wait";
+      wait.attrs["mean"] = mean;
+      waits.push_back(std::move(wait));
+      starts.push_back(fused_group(members, std::move(start)));
     }
-    replace_node_groups(g, std::move(fused));
+    replace_node_groups(g, std::move(starts));
+    place_waits(g, std::move(waits), types);
     return Status::ok();
   }
 

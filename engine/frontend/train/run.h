@@ -81,7 +81,7 @@ struct RunResult {
   double loss_scale = 0;      // final scale (0 without loss scaling)
   int64_t skipped_steps = 0;  // steps loss scaling skipped (inf/NaN gradients)
   // Data parallel: this rank among world_size; per step, the gradient collectives' ms and the share
-  // of them that overlapped the backward (PyNative buckets; 0 in Graph mode, where they run in order).
+  // of them that overlapped the backward (PyNative buckets; Graph: AllReduceStart ... Wait).
   int world_size = 1, rank = 0;
   std::vector<double> allreduce_ms, overlap;
   std::vector<std::vector<CollectiveEvent>> collectives;  // per step (the trace's collective events)

@@ -499,6 +499,7 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime
   if (dp_) {
     const dist::CollectiveTotals totals = dist::take_graph_collective_totals();
     st.allreduce_ms = totals.ms;
+    st.overlap = totals.ms > 0 && dp_->comm->size() > 1 ? totals.overlapped_ms / totals.ms : 0;
     for (const dist::GraphCollective& e : totals.events)
       st.collectives.push_back({e.sequence, e.bytes, std::chrono::duration<double, std::milli>(e.start - t0).count(),
                                 std::chrono::duration<double, std::milli>(e.end - t0).count()});
