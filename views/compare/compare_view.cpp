@@ -48,7 +48,8 @@ void GainsChart::paintEvent(QPaintEvent*) {
   bold.setBold(true);
   p.setFont(bold);
   p.drawText(QRectF(8, 4, width() - 16, 18), Qt::AlignLeft,
-             tr("Biggest gains and losses of Graph mode (per iteration)"));
+             p.fontMetrics().elidedText(tr("Biggest gains and losses of Graph mode (per iteration)"), Qt::ElideRight,
+                                        width() - 16));
   p.setFont(font());
   if (bars_.empty()) {
     p.setPen(cc.muted);

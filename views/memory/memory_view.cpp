@@ -274,7 +274,7 @@ void MemoryView::paintEvent(QPaintEvent*) {
       const double y = cy(v);
       p.setPen(QPen(col, 1.3, st));
       p.drawLine(QPointF(c.left(), y), QPointF(c.right(), y));
-      p.setPen(col.darker(120));
+      p.setPen(cc.base.lightness() < 128 ? col.lighter(140) : col.darker(120));  // readable in either theme
       p.drawText(QRectF(c.left() + 4, above ? y - 14 : y + 1, c.width() - 8, 13), Qt::AlignRight, label);
     };
     hline(static_cast<double>(mp.size_bytes), cc.muted, Qt::DashLine,
