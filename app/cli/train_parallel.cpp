@@ -41,7 +41,8 @@ void add_parallel_options(CLI::App& cmd, ParallelArgs& a) {
       ->check(CLI::IsMember({"auto", "local", "mpi", "nccl"}));
   cmd.add_option("--all-reduce-fusion", a.fusion,
                  "Graph mode: parameter indices where a new fused AllReduce starts (e.g. 2,5)");
-  cmd.add_option("--all-reduce-fusion-mb", a.fusion_mb, "Graph mode: fuse AllReduce nodes up to this many MiB")
+  cmd.add_option("--all-reduce-fusion-mb", a.fusion_mb,
+                 "Graph mode: fuse AllReduce nodes up to this many MiB (default 25; 0: one group)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--bucket-mb", a.bucket_mb, "PyNative: gradient bucket size in MiB (the first one: --first-bucket-mb)")
       ->check(CLI::PositiveNumber);

@@ -16,7 +16,7 @@ struct ParallelArgs {
   bool data_parallel = false;         // ask for it without mpirun (one rank)
   std::string communicator = "auto";  // auto | local | mpi | nccl
   std::string fusion;                 // --all-reduce-fusion 2,5
-  double fusion_mb = 0;               // --all-reduce-fusion-mb
+  double fusion_mb = 25;              // --all-reduce-fusion-mb
   double bucket_mb = 25, first_bucket_mb = 1;
   double timeout_s = 60;
   bool sum = false;  // --gradients-sum: no mean

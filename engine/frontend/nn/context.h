@@ -43,9 +43,9 @@ struct AutoParallelContext {
   int device_num = 0;          // 0: the communicator's size; else it must match it
   bool gradients_mean = true;  // average the gradients (else sum)
   // Graph mode: how AllReduce nodes are fused (fuse-allreduce): split indices in parameter order,
-  // or a size in MiB (neither: one fused collective).
+  // or a size in MiB (25 by default; 0 and no indices: one collective).
   std::vector<int64_t> all_reduce_fusion;
-  double all_reduce_fusion_mb = 0;
+  double all_reduce_fusion_mb = 25;
   // PyNative: gradient buckets (MiB), the first and the rest.
   double first_bucket_mb = 1;
   double bucket_mb = 25;

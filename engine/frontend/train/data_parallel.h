@@ -30,7 +30,7 @@ struct DataParallelConfig {
   double bucket_mb = 25;
   // Graph: all_reduce_fusion as split indices (parameter order) or a size in MiB.
   std::vector<int64_t> fusion_split;
-  double fusion_mb = 0;
+  double fusion_mb = 25;  // like the buckets: the last parameters' group starts while the backward goes on
 };
 
 // One bucket: parameter indices (in the order their gradients are packed) and its size.
