@@ -12,6 +12,7 @@
 #include <QNativeGestureEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QTextDocument>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QWheelEvent>
@@ -111,6 +112,18 @@ void GraphCanvas::resizeEvent(QResizeEvent* e) {
 }
 
 void GraphCanvas::drawBackground(QPainter* p, const QRectF& rect) { p->fillRect(rect, backgroundBrush()); }
+
+namespace {
+// The legends' box in the graph's theme (light or dark), a little see-through.
+QString graph_legend_style(const GraphTheme& t) {
+  QColor bg = t.background;
+  return QStringLiteral("QLabel { background: rgba(%1,%2,%3,230); border: 1px solid %4; padding: 4px; color: %5; }")
+      .arg(bg.red())
+      .arg(bg.green())
+      .arg(bg.blue())
+      .arg(t.frame.name(), t.text.name());
+}
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 GraphView::GraphView(JobTracker* jobs, QWidget* parent)
@@ -436,9 +449,9 @@ void GraphView::apply_heat() {
   label->setObjectName(QStringLiteral("HeatLegend"));
   label->setTextFormat(Qt::RichText);
   label->setText(heat_legend_);
-  label->setStyleSheet(QStringLiteral(
-      "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
-  label->adjustSize();
+  label->setStyleSheet(graph_legend_style(theme_));
+  label->setProperty("natural_width", label->sizeHint().width());
+  label->setWordWrap(true);
   heat_label_ = label;
   place_legends();
   label->show();
@@ -448,6 +461,19 @@ void GraphView::place_legends() {
   // The legends sit in bands the viewport leaves free (the diff legend above, the heat legend
   // below), so they never cover a node: the scene shows only between them.
   const QRect area = canvas_->contentsRect();
+  // Each as wide as its text up to the view's width, wrapped below that, as tall as that needs.
+  const int room = std::max(120, area.width() - 16);
+  for (QWidget* w : {ghosts_, heat_label_})
+    if (auto* label = qobject_cast<QLabel*>(w)) {
+      // The text's height at that width (the box adds 4 px of padding and a 1 px border a side).
+      const int width = std::min(room, label->property("natural_width").toInt());
+      QTextDocument doc;
+      doc.setDefaultFont(label->font());
+      doc.setDocumentMargin(0);
+      doc.setHtml(label->text());
+      doc.setTextWidth(width - 10);
+      label->setFixedSize(width, static_cast<int>(std::ceil(doc.size().height())) + 10);
+    }
   const int top = ghosts_ ? ghosts_->height() + 8 : 0;
   const int bottom = heat_label_ ? heat_label_->height() + 8 : 0;
   canvas_->reserve_bands(top, bottom);
@@ -539,14 +565,11 @@ void GraphView::apply_diff() {
   auto* label = new QLabel(canvas_);
   label->setObjectName(QStringLiteral("DiffLegend"));
   label->setTextFormat(Qt::RichText);
-  label->setWordWrap(true);  // a narrow pane (side by side) wraps it rather than cutting it off
   label->setText(html);
-  label->setStyleSheet(QStringLiteral(
-      "QLabel { background: rgba(255,255,255,225); border: 1px solid #bbb; padding: 4px; color: #222; }"));
-  const int room = std::max(120, canvas_->contentsRect().width() - 16);
-  label->setMinimumWidth(std::min(330, room));
-  label->setMaximumWidth(room);
-  label->adjustSize();
+  label->setStyleSheet(graph_legend_style(theme_));
+  // Its width on one line per <br>; place_legends wraps it to a narrower pane (side by side).
+  label->setProperty("natural_width", label->sizeHint().width());
+  label->setWordWrap(true);
   label->show();
   ghosts_ = label;
   place_legends();

@@ -172,7 +172,9 @@ void LossCurveView::paintEvent(QPaintEvent*) {
     if (!s.summary.isEmpty()) text += QStringLiteral(" · ") + s.summary;
     const int w = fm.horizontalAdvance(text) + 30;
     const QRect box(plot.right() - w - 8, ly, w, fm.height() + 6);
-    p.fillRect(box, QColor(255, 255, 255, 220));
+    QColor behind = palette().base().color();  // the legend's box in the theme's background
+    behind.setAlpha(220);
+    p.fillRect(box, behind);
     p.setPen(QPen(s.color, 3));
     p.drawLine(box.left() + 6, box.center().y(), box.left() + 20, box.center().y());
     p.setPen(palette().text().color());
