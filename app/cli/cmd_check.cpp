@@ -1,4 +1,5 @@
 // `check MODEL`: load, verify, infer shapes; summary of inputs, outputs, ops, parameters, FLOPs.
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -7,12 +8,15 @@
 #include "app/session/model_inputs.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/infer.h"
+#include "engine/core/mapped_file.h"
 #include "engine/ops/schema.h"
 #include "engine/runtime/backend.h"
 
 namespace ms::cli {
 
 int check_command(const std::string& model) {
+  const ProcessMemory before = process_memory();
+  const auto t0 = std::chrono::steady_clock::now();
   auto g = session::load_model_arg(model);
   if (!g) return fail(g.status().message());
   Status v = ir::verify(*g);
@@ -20,6 +24,8 @@ int check_command(const std::string& model) {
   auto cpu = backends::create_cpu_backend(1);
   Status inf = compiler::infer_graph_types(*g, cpu.get());
   if (!inf.is_ok()) return fail(model + ": " + inf.message());
+  const double open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const ProcessMemory after = process_memory();
 
   std::printf("%s: ok\n", model.c_str());
   std::printf("  opset     %lld\n", static_cast<long long>(g->opset()));
@@ -37,6 +43,11 @@ int check_command(const std::string& model) {
     param_bytes += static_cast<double>(t.nbytes());
   }
   std::printf("  params    %lld (%s)\n", static_cast<long long>(params), session::format_bytes(param_bytes).c_str());
+  // External weights are mapped, not read: opening a model costs what its graph costs.
+  if (after.resident_bytes >= 0 && after.read_bytes >= 0 && before.read_bytes >= 0)
+    std::printf("  opened    %.0f ms, resident %s, read %s from storage\n", open_ms,
+                session::format_bytes(static_cast<double>(after.resident_bytes)).c_str(),
+                session::format_bytes(static_cast<double>(after.read_bytes - before.read_bytes)).c_str());
   std::map<std::string, int> hist;
   double flops = 0;
   bool flops_partial = false;

@@ -1,5 +1,6 @@
 // External tensor data: the path must stay inside the model's folder (a model file is untrusted
 // input; letting it name /etc/shadow or ../../secret would turn the loader into a file reader).
+// Aligned tensors are views into the mapped file, read from disk only where a run touches them.
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -29,8 +30,8 @@ bool is_within(const fs::path& outer, const fs::path& inner) {
 
 }  // namespace
 
-Expected<std::string> read_external_data(const onnx::TensorProto& t, size_t expected_bytes, const ImportContext& ctx,
-                                         const std::string& what) {
+Expected<ExternalRange> resolve_external_data(const onnx::TensorProto& t, size_t expected_bytes,
+                                              const ImportContext& ctx, const std::string& what) {
   std::string location, offset_s, length_s;
   bool has_offset = false, has_length = false;
   for (const auto& kv : t.external_data()) {
@@ -80,13 +81,33 @@ Expected<std::string> read_external_data(const onnx::TensorProto& t, size_t expe
     return ctx.invalid(what + ": external data length " + std::to_string(length) + " does not match the " +
                        std::to_string(expected_bytes) + " bytes its dims need");
 
-  std::ifstream in(full, std::ios::binary);
-  if (!in) return ctx.error(ErrorCode::Io, what + ": cannot open external data file '" + location + "'");
-  std::string bytes(static_cast<size_t>(length), '\0');
-  in.seekg(static_cast<std::streamoff>(offset));
-  if (length && !in.read(bytes.data(), static_cast<std::streamsize>(length)))
-    return ctx.error(ErrorCode::Io, what + ": short read from external data file '" + location + "'");
+  return ExternalRange{full.string(), location, offset, length};
+}
+
+Expected<std::string> read_external_data(const ExternalRange& r, const ImportContext& ctx, const std::string& what) {
+  std::ifstream in(r.path, std::ios::binary);
+  if (!in) return ctx.error(ErrorCode::Io, what + ": cannot open external data file '" + r.location + "'");
+  std::string bytes(static_cast<size_t>(r.length), '\0');
+  in.seekg(static_cast<std::streamoff>(r.offset));
+  if (r.length && !in.read(bytes.data(), static_cast<std::streamsize>(r.length)))
+    return ctx.error(ErrorCode::Io, what + ": short read from external data file '" + r.location + "'");
   return bytes;
+}
+
+Expected<std::shared_ptr<Buffer>> map_external_data(const ExternalRange& r, const ImportContext& ctx,
+                                                    const std::string& what) {
+  if (r.offset % 64 != 0 || r.length == 0) return std::shared_ptr<Buffer>();
+  auto it = ctx.mapped.find(r.path);
+  if (it == ctx.mapped.end()) {
+    auto file = MappedFile::open(r.path);
+    if (!file)
+      return ctx.error(ErrorCode::Io, what + ": external data file '" + r.location + "': " + file.status().message());
+    it = ctx.mapped.emplace(r.path, std::move(*file)).first;
+  }
+  // The file may have changed since its size was checked: the range must still lie inside it.
+  if (r.offset + r.length > it->second->size())
+    return ctx.invalid(what + ": external data range runs past the end of '" + r.location + "'");
+  return it->second->view(r.offset, r.length);
 }
 
 }  // namespace ms::onnx_io::detail

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/mapped_file.h"
 #include "engine/core/status.h"
 #include "engine/core/tensor.h"
 #include "engine/ir/graph.h"
@@ -25,6 +26,8 @@ struct ImportContext {
   std::string origin;                     // names the source in every error ("path/model.onnx")
   std::string base_dir;                   // folder for external data; "" = external data refused
   std::map<std::string, int64_t> opsets;  // model-level opset_import ("" = ai.onnx)
+  // External data files mapped so far, by canonical path: tensors are views into them.
+  mutable std::map<std::string, std::shared_ptr<MappedFile>> mapped;
 
   // "<origin>: <what>"
   Status error(ErrorCode code, const std::string& what) const;
@@ -41,9 +44,20 @@ Expected<int64_t> checked_numel(const std::vector<int64_t>& dims, const ImportCo
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportContext& ctx, const std::string& what);
 
 // --- external data (import_external.cpp) ---
-// Reads the bytes an EXTERNAL tensor points to, after the path and range checks.
-Expected<std::string> read_external_data(const onnx::TensorProto& t, size_t expected_bytes, const ImportContext& ctx,
-                                         const std::string& what);
+// Where an EXTERNAL tensor's bytes are, after the path and range checks.
+struct ExternalRange {
+  std::string path;      // canonical
+  std::string location;  // as the model names it
+  uint64_t offset = 0, length = 0;
+};
+Expected<ExternalRange> resolve_external_data(const onnx::TensorProto& t, size_t expected_bytes,
+                                              const ImportContext& ctx, const std::string& what);
+// Reads those bytes.
+Expected<std::string> read_external_data(const ExternalRange& r, const ImportContext& ctx, const std::string& what);
+// A host buffer over those bytes in the mapped file (read from disk only when touched); null when
+// the range is not 64-byte aligned in the file (then the bytes are read).
+Expected<std::shared_ptr<Buffer>> map_external_data(const ExternalRange& r, const ImportContext& ctx,
+                                                    const std::string& what);
 
 // --- graphs (import_graph.cpp) ---
 // GraphProto -> Graph. Subgraphs share `ids`. `is_main` makes graph-input types mandatory.

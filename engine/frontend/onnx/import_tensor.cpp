@@ -174,7 +174,12 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& t, const ImportConte
   };
 
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    MS_ASSIGN_OR_RETURN(std::string bytes, read_external_data(t, need, ctx, what));
+    MS_ASSIGN_OR_RETURN(ExternalRange range, resolve_external_data(t, need, ctx, what));
+    if (!sub_byte) {
+      MS_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> mapped, map_external_data(range, ctx, what));
+      if (mapped) return Tensor(std::move(mapped), dt, dims);
+    }
+    MS_ASSIGN_OR_RETURN(std::string bytes, read_external_data(range, ctx, what));
     return from_bytes(bytes);
   }
   if (t.data_location() != onnx::TensorProto::DEFAULT)
