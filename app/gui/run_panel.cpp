@@ -120,7 +120,12 @@ void RunPanel::save_settings() const {
   s.beginGroup(QStringLiteral("run"));
   s.setValue(QStringLiteral("mode"), mode_->currentData());
   s.setValue(QStringLiteral("device"), device_->currentData());
-  s.setValue(QStringLiteral("jit"), jit_->currentData());
+  // The level is kept only when chosen (not the default), so the default can change under it.
+  if (jit_->currentData().toString() == QLatin1String(compiler::kDefaultJitLevelName))
+    s.remove(QStringLiteral("jit"));
+  else
+    s.setValue(QStringLiteral("jit"), jit_->currentData());
+  s.setValue(QStringLiteral("jit_kept_when_chosen"), true);
   s.setValue(QStringLiteral("threads"), threads_->value());
   s.setValue(QStringLiteral("iterations"), iterations_->value());
   s.setValue(QStringLiteral("batch"), batch_->value());
@@ -136,7 +141,9 @@ void RunPanel::load_settings() {
   };
   pick(mode_, "mode");
   pick(device_, "device");
-  pick(jit_, "jit");
+  // Settings from before jit_kept_when_chosen saved the default of their day (O1) at every exit:
+  // not a choice, so the current default stands.
+  if (s.value(QStringLiteral("jit_kept_when_chosen")).toBool()) pick(jit_, "jit");
   threads_->setValue(s.value(QStringLiteral("threads"), 0).toInt());
   iterations_->setValue(s.value(QStringLiteral("iterations"), 10).toInt());
   batch_->setValue(s.value(QStringLiteral("batch"), 1).toInt());

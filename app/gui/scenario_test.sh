@@ -15,8 +15,11 @@ if ! xvfb-run -a -s "-screen 0 ${screen}x24" true >/dev/null 2>&1; then
 fi
 rm -rf "$out"
 mkdir -p "$out"
-# A settings folder of its own: a fresh user's first start, nothing read from or written to the user's.
+# A settings folder of its own: nothing read from or written to the user's.
 export XDG_CONFIG_HOME="$out/config"
+# As an older version left them: the level of its day saved at exit, which is no choice of the user's.
+mkdir -p "$out/config/Modescope"
+printf '[run]\njit=O1\n' > "$out/config/Modescope/Modescope.conf"
 xvfb-run -a -s "-screen 0 ${screen}x24" "$app" --scenario "$out" "$model" > "$out/log.txt" 2>&1
 rc=$?
 grep -E "^scenario:" "$out/log.txt"
