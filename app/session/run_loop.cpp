@@ -1,6 +1,7 @@
 #include "app/session/run_loop.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/infer.h"
+#include "engine/core/mapped_file.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,6 +52,8 @@ class ModelRun {
       profiling_ = std::make_unique<prof::ProfilingSession>(backend_, std::move(po));
     }
     if (req_.mode == runtime::ExecMode::PyNative) {
+      out_.weight_bytes = weight_bytes(g_);
+      MS_RETURN_IF_ERROR(check_memory());
       eager_ = std::make_unique<runtime::EagerExecutor>(g_, backend_);
       runtime::find_fallbacks(g_, backend_, fallbacks_);
       return Status::ok();
@@ -65,7 +68,28 @@ class ModelRun {
     out_.compiled = std::move(*c);
     runtime::find_fallbacks(out_.compiled->graph(), backend_, fallbacks_);
     out_.compile_ms = out_.compiled->compile_ms();
-    return Status::ok();
+    out_.arena_bytes = out_.compiled->memory_plan().arena_bytes;
+    out_.weight_bytes = weight_bytes(out_.compiled->graph());
+    return check_memory();
+  }
+
+  static uint64_t weight_bytes(const ir::Graph& g) {
+    uint64_t total = 0;
+    for (const auto& [name, v] : g.values())
+      if (v.constant && v.constant->is_tensor() && v.constant->defined()) total += v.constant->nbytes();
+    return total;
+  }
+
+  // Refuses a run that cannot fit before it starts (what it needs against what is available).
+  Status check_memory() const {
+    const int64_t available = available_memory();
+    const uint64_t need = out_.weight_bytes + out_.arena_bytes;
+    if (available < 0 || need <= static_cast<uint64_t>(available)) return Status::ok();
+    return Status::error(ErrorCode::OutOfMemory,
+                         "the run needs " + format_bytes(static_cast<double>(need)) + " (weights " +
+                             format_bytes(static_cast<double>(out_.weight_bytes)) + ", activations " +
+                             format_bytes(static_cast<double>(out_.arena_bytes)) + ") but only " +
+                             format_bytes(static_cast<double>(available)) + " is available");
   }
 
   // Iteration i of total(): warm-up while i < warmup, then timed (and observed).

@@ -56,6 +56,10 @@ struct RunResult {
   size_t peak_bytes = 0;  // of the last iteration
   int64_t kernels_per_iter = 0;
   size_t nodes = 0;  // of the graph as given
+  // What the run needs, known before it starts: the weights (mapped external ones count: the run
+  // reads them) and, in Graph mode, the planned arena. A run needing more than the machine has
+  // available is refused before its first iteration.
+  uint64_t weight_bytes = 0, arena_bytes = 0;
   // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
   // backend, which must outlive it.
   std::unique_ptr<compiler::CompiledExecutor> compiled;

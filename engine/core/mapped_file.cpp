@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -63,6 +65,23 @@ ProcessMemory process_memory() {
       if (in >> b) m.read_bytes = b;
     }
   return m;
+}
+
+int64_t available_memory() {
+  int64_t available = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream in(line.substr(13));
+      int64_t kib = 0;
+      if (in >> kib) available = kib * 1024;
+    }
+  if (const char* limit = std::getenv("MODESCOPE_MEMORY_LIMIT"); limit && *limit) {
+    char* end = nullptr;
+    const long long v = std::strtoll(limit, &end, 10);
+    if (end && *end == '\0' && v >= 0) available = available < 0 ? v : std::min<int64_t>(available, v);
+  }
+  return available;
 }
 
 }  // namespace ms

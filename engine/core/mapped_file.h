@@ -43,4 +43,8 @@ struct ProcessMemory {
 };
 ProcessMemory process_memory();
 
+// Memory the system can give without swapping (/proc/meminfo MemAvailable), capped by the
+// environment's MODESCOPE_MEMORY_LIMIT (bytes) when set; -1 where neither says.
+int64_t available_memory();
+
 }  // namespace ms

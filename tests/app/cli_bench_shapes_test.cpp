@@ -99,5 +99,23 @@ TEST(CliBenchShapes, RunReportCountsItsCompile) {
   fs::remove(report);
 }
 
+TEST(CliRunMemory, ARunThatCannotFitIsRefusedBeforeItStarts) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  int rc = -1;
+  for (const char* mode : {"graph", "pynative"}) {
+    std::string out = run_capture("MODESCOPE_MEMORY_LIMIT=1000 " + cli + " run " + model + " --mode " + mode +
+                                      " --threads 1 --iters 1 --warmup 0",
+                                  &rc);
+    EXPECT_NE(rc, 0) << out;
+    EXPECT_NE(out.find("the run needs"), std::string::npos) << out;
+    EXPECT_NE(out.find("but only 1000 B is available"), std::string::npos) << out;
+    out = run_capture(cli + " run " + model + " --mode " + mode + " --threads 1 --iters 1 --warmup 0", &rc);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("memory    weights"), std::string::npos) << out;
+  }
+}
+
 }  // namespace
 }  // namespace ms::cli
