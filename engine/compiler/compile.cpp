@@ -322,6 +322,24 @@ void split_threads(Build& b) {
     }
 }
 
+// A shape bucket's steps of run-time shape have no static cost: they keep the team of threads when
+// their cost at the bucket's smallest size (about half the bound's) is worth it.
+void share_bounded_steps(Build& b) {
+  Executable& x = *b.x;
+  if (b.bound_types.empty()) return;
+  auto types = [&](const std::vector<std::string>& names) {
+    std::vector<ir::ValueType> t;
+    for (const auto& n : names) t.push_back(n.empty() ? ir::ValueType{} : bound_type(b, n));
+    return t;
+  };
+  for (size_t si = 0; si < x.program.steps.size(); ++si) {
+    if (!x.single[si] || x.is_static_step[si]) continue;
+    const ir::Node& n = *x.program.steps[si].node;
+    const ops::Cost c = ops::node_cost(n, types(n.inputs), types(n.outputs));
+    if (0.5 * (c.flops + c.bytes) >= b.options.parallel_step_min_cost) x.single[si] = 0;
+  }
+}
+
 void schedule(Build& b) {
   Executable& x = *b.x;
   const Program& p = x.program;
@@ -335,8 +353,10 @@ void schedule(Build& b) {
   x.branches = plan_branches(p, assign_threads(b));
   x.gpu_streams = !b.backend.device().is_cpu() && x.branches.threads_used > 1;
   x.single.assign(p.steps.size(), 0);
-  if (b.options.jit_level == JitLevel::O2)
+  if (b.options.jit_level == JitLevel::O2) {
     x.single = single_threaded_steps(p, x.graph, b.options.parallel_step_min_cost);
+    share_bounded_steps(b);
+  }
   choose_concurrency(b);
   x.gpu_streams = x.gpu_streams && x.branches.threads_used > 1;
   x.step_threads = x.branches.thread;
