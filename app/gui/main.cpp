@@ -32,6 +32,7 @@
 #include "app/gui/theme.h"
 #include "app/gui/train_panel.h"
 #include "app/gui/ui_probe.h"
+#include "engine/core/mapped_file.h"
 #include "engine/plugin/loader.h"
 #include "views/common/save_file.h"
 
@@ -213,6 +214,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   if (bench) {
+    int64_t read_before = -1;
     auto* probe = new ms::app::UiLatencyProbe(&window);
     auto* clock = new QElapsedTimer;
     QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&](bool ok) {
@@ -225,18 +227,25 @@ int main(int argc, char** argv) {
       const double paint_ms = static_cast<double>(clock->nsecsElapsed()) / 1e6;
       probe->stop();
       const auto* doc = window.document();
+      // Resident memory after first paint and the bytes read from storage since the open began
+      // (external weights are mapped: opening must not read them).
+      const ms::ProcessMemory mem = ms::process_memory();
       std::printf(
           "{\"model\": \"%s\", \"nodes\": %d, \"visible_items\": %zu, \"collapsed_groups\": %zu, "
           "\"load_ms\": %.1f, \"infer_ms\": %.1f, \"group_ms\": %.1f, \"layout_ms\": %.1f, "
-          "\"first_paint_ms\": %.1f, \"max_ui_block_ms\": %.1f, \"ui_ticks\": %d}\n",
+          "\"first_paint_ms\": %.1f, \"max_ui_block_ms\": %.1f, \"ui_ticks\": %d, \"resident_bytes\": %lld, "
+          "\"read_bytes\": %lld}\n",
           qPrintable(model), doc ? doc->model->drawn_nodes : 0, doc ? doc->view.visible.items.size() : 0,
           doc ? doc->view.collapsed.size() : 0, doc ? doc->load_ms : 0, doc ? doc->infer_ms : 0,
-          doc ? doc->model_ms : 0, doc ? doc->layout_ms : 0, paint_ms, probe->worst_block_ms(), probe->ticks());
+          doc ? doc->model_ms : 0, doc ? doc->layout_ms : 0, paint_ms, probe->worst_block_ms(), probe->ticks(),
+          static_cast<long long>(mem.resident_bytes),
+          static_cast<long long>(mem.read_bytes >= 0 && read_before >= 0 ? mem.read_bytes - read_before : -1));
       std::fflush(stdout);
       QApplication::exit(0);
     });
     // Start once the window is up, as a user would open a file into a running app.
     QTimer::singleShot(0, &window, [&, probe, clock] {
+      read_before = ms::process_memory().read_bytes;
       probe->start();
       clock->start();
       window.open(model);
