@@ -91,8 +91,9 @@ int run_command(const RunArgs& a) {
   std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n",
               session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(), r->nodes,
               static_cast<long long>(r->kernels_per_iter));
-  std::printf("  memory    weights %s, activations %s planned\n",
+  std::printf("  memory    weights %s, packed copies %s, activations %s planned\n",
               session::format_bytes(static_cast<double>(r->weight_bytes)).c_str(),
+              session::format_bytes(static_cast<double>(r->packed_bytes)).c_str(),
               cfg.mode == runtime::ExecMode::Graph ? session::format_bytes(static_cast<double>(r->arena_bytes)).c_str()
                                                    : "not");
   for (size_t i = 0; i < r->outputs.size(); ++i)
@@ -124,6 +125,7 @@ int run_command(const RunArgs& a) {
     j["compile_ms"] = r->compile_ms;
     j["weight_bytes"] = r->weight_bytes;
     j["arena_bytes"] = r->arena_bytes;
+    j["packed_bytes"] = r->packed_bytes;
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 namespace ms::session {
 
@@ -70,7 +71,22 @@ class ModelRun {
     out_.compile_ms = out_.compiled->compile_ms();
     out_.arena_bytes = out_.compiled->memory_plan().arena_bytes;
     out_.weight_bytes = weight_bytes(out_.compiled->graph());
+    out_.packed_bytes = packed_bytes(out_.compiled->graph());
     return check_memory();
+  }
+
+  // The weights (input 1, a constant) of the ops whose kernels keep a packed copy of them.
+  static uint64_t packed_bytes(const ir::Graph& g) {
+    static const std::set<std::string> packing = {"Conv",      "ConvTranspose", "MatMul",   "Gemm",
+                                                  "FusedConv", "FusedMatMul",   "FusedGemm"};
+    std::set<std::string> seen;
+    uint64_t total = 0;
+    for (const auto& n : g.nodes()) {
+      if (n.inputs.size() < 2 || !packing.count(n.op_type) || !seen.insert(n.inputs[1]).second) continue;
+      const ir::Value* w = g.value(n.inputs[1]);
+      if (w && w->constant && w->constant->is_tensor() && w->constant->defined()) total += w->constant->nbytes();
+    }
+    return total;
   }
 
   static uint64_t weight_bytes(const ir::Graph& g) {
@@ -83,11 +99,12 @@ class ModelRun {
   // Refuses a run that cannot fit before it starts (what it needs against what is available).
   Status check_memory() const {
     const int64_t available = available_memory();
-    const uint64_t need = out_.weight_bytes + out_.arena_bytes;
+    const uint64_t need = out_.weight_bytes + out_.packed_bytes + out_.arena_bytes;
     if (available < 0 || need <= static_cast<uint64_t>(available)) return Status::ok();
     return Status::error(ErrorCode::OutOfMemory,
                          "the run needs " + format_bytes(static_cast<double>(need)) + " (weights " +
-                             format_bytes(static_cast<double>(out_.weight_bytes)) + ", activations " +
+                             format_bytes(static_cast<double>(out_.weight_bytes)) + ", packed weights " +
+                             format_bytes(static_cast<double>(out_.packed_bytes)) + ", activations " +
                              format_bytes(static_cast<double>(out_.arena_bytes)) + ") but only " +
                              format_bytes(static_cast<double>(available)) + " is available");
   }

@@ -59,7 +59,9 @@ struct RunResult {
   // What the run needs, known before it starts: the weights (mapped external ones count: the run
   // reads them) and, in Graph mode, the planned arena. A run needing more than the machine has
   // available is refused before its first iteration.
-  uint64_t weight_bytes = 0, arena_bytes = 0;
+  // Graph mode also counts the packed copies oneDNN makes of the weights its convs and matmuls read
+  // (about their size); a mapped weight no op packs stays on disk until it is read.
+  uint64_t weight_bytes = 0, arena_bytes = 0, packed_bytes = 0;
   // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
   // backend, which must outlive it.
   std::unique_ptr<compiler::CompiledExecutor> compiled;

@@ -96,6 +96,9 @@ TEST(CliBenchShapes, RunReportCountsItsCompile) {
   const auto j = nlohmann::json::parse(f);
   EXPECT_EQ(j.at("compiles").get<int>(), 1);
   EXPECT_EQ(j.at("cache_hits").get<int>(), 3);
+  // The MLP's matmul weights are packed: their copies count, and never more than all the weights.
+  EXPECT_GT(j.at("packed_bytes").get<int64_t>(), 0);
+  EXPECT_LE(j.at("packed_bytes").get<int64_t>(), j.at("weight_bytes").get<int64_t>());
   fs::remove(report);
 }
 
