@@ -1,6 +1,6 @@
 // Small textual graphs for compiler tests (MLIR-style golden tests: text in, pipeline, dump out).
 //   input x: f32[2,3]
-//   init w: f32[3] = 1 2 3          (values; a single value fills the tensor)
+//   init w: f32[3] = 1 2 3          (values, inf and nan too; a single value fills the tensor)
 //   t, m = Dropout(x) {ratio=0.5, perm=[1,0], mode="constant"}
 //   output t
 // Node outputs before '=', then Op(inputs) with "_" for a left-out input; "ai.modescope.Op" sets the
@@ -104,8 +104,8 @@ inline ir::Graph parse_graph(const std::string& text) {
       }
       std::vector<double> vals;
       std::istringstream vs(rest.substr(eq + 1));
-      double d;
-      while (vs >> d) vals.push_back(d);
+      // std::stod reads "inf", "-inf" and "nan" too (operator>> does not).
+      for (std::string tok; vs >> tok;) vals.push_back(std::stod(tok));
       Tensor tensor = Tensor::zeros(t.dtype, *t.dims);
       for (int64_t i = 0; i < tensor.numel(); ++i) {
         const double v = vals.empty() ? 0 : vals[vals.size() == 1 ? 0 : static_cast<size_t>(i) % vals.size()];

@@ -1,12 +1,15 @@
 // Attention as exported by PyTorch (nn.MultiheadAttention, F.scaled_dot_product_attention before
 // opset 23) and as hand-written models spell it:
-//   [Q = Mul|Div(Q, c)] ; S = MatMul(Q, Kt) ; [S = Mul|Div(S, c)] ; [S = Add(S, mask)] ;
+//   [Q = Mul|Div(Q, c)] ; S = MatMul(Q, Kt) ; [S = Mul|Div(S, c)] ;
+//   [S = Add(S, mask) | Where(constant bool mask, -inf, S) (GPT-2's masked_fill)] ;
 //   P = Softmax(S, last axis) ; O = MatMul(P, V) ; [O = Transpose(O)]
 // over rank-3 [H, S, D] or rank-4 [B, H, S, D] operands, every intermediate read by the pattern
 // alone, f32. The chain becomes one FusedAttention (ops/fused_attention.h) whose kernel never
 // writes the scores for more than a block of query rows. A Transpose that makes Q, Kᵀ or V (the
 // head split: [S, H, D] -> [H, S, D]) or that follows O (the head merge) is read through strides
 // instead of copied: the operand's layout says where its axes lie.
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "engine/compiler/passes/passes.h"
@@ -22,6 +25,9 @@ struct AttentionMatch {
   std::string q, k, v, mask, out;
   std::string q_layout, k_layout, v_layout, y_layout;
   double scale = 1;
+  // A boolean mask filled with -inf by Where (GPT-2's masked_fill): the scores are masked where the
+  // constant `mask` is true (+1) or false (-1); it becomes an additive f32 mask. 0: additive already.
+  int where_mask = 0;
 };
 
 // A value made by Mul(x, c) / Mul(c, x) / Div(x, c) with c a scalar constant, read once.
@@ -96,10 +102,34 @@ class FuseAttention final : public Pass {
     return axis == static_cast<int64_t>(rank) - 1;
   }
 
+  // Softmax input Where(cond, -inf, S) or Where(cond, S, -inf) with a constant boolean cond: the
+  // scores, and cond as the mask.
+  static const ir::Node* scores_and_where_mask(const PatternView& v, const std::string& x, AttentionMatch& m,
+                                               std::string& scores) {
+    const ir::Node* w = v.def(x, "Where");
+    if (!w || w->inputs.size() != 3 || !v.read_only_by(x, 1)) return nullptr;
+    const Tensor* cond = constant_of(v.graph(), w->inputs[0]);
+    if (!cond || cond->dtype() != DType::Bool) return nullptr;
+    auto minus_inf = [&](const std::string& c) {
+      const auto s = v.scalar(c);
+      return s && std::isinf(*s) && *s < 0;
+    };
+    for (int k = 1; k <= 2; ++k) {
+      const std::string& s = w->inputs[static_cast<size_t>(3 - k)];
+      if (!minus_inf(w->inputs[static_cast<size_t>(k)]) || !(v.def(s, "MatMul") || scaled(v, s))) continue;
+      scores = s;
+      m.mask = w->inputs[0];
+      m.where_mask = k == 1 ? 1 : -1;
+      return w;
+    }
+    return nullptr;
+  }
+
   // Softmax input: the scores, with an additive mask split off.
   static const ir::Node* scores_and_mask(const PatternView& v, const std::string& x, AttentionMatch& m,
                                          std::string& scores) {
     scores = x;
+    if (const ir::Node* w = scores_and_where_mask(v, x, m, scores)) return w;
     const ir::Node* add = v.def(x, "Add");
     if (!add || add->inputs.size() != 2 || !v.read_only_by(x, 1)) return nullptr;
     for (int k = 0; k < 2; ++k) {
@@ -153,7 +183,8 @@ class FuseAttention final : public Pass {
       m.nodes.push_back(sc->node);
       q = sc->x;
     }
-    if (!shapes_fit(v, q, mm->inputs[1], root.inputs[1], root.outputs[0], m.mask, rank)) return std::nullopt;
+    if (!shapes_fit(v, q, mm->inputs[1], root.inputs[1], root.outputs[0], m.mask, m.where_mask != 0, rank))
+      return std::nullopt;
     const std::string lead = rank == 4 ? "bh" : "h";
     m.q = operand(v, q, lead + "sd", m.q_layout);
     m.k = operand(v, mm->inputs[1], lead + "ds", m.k_layout);
@@ -178,7 +209,7 @@ class FuseAttention final : public Pass {
   // Q [.., Sq, D], Kᵀ [.., D, Sk], V [.., Sk, Dv] with equal leading dims, all f32; a mask f32 with
   // last dim Sk broadcasting to the scores.
   static bool shapes_fit(const PatternView& v, const std::string& q, const std::string& kt, const std::string& val,
-                         const std::string& out, const std::string& mask, size_t rank) {
+                         const std::string& out, const std::string& mask, bool bool_mask, size_t rank) {
     for (const std::string* name : {&q, &kt, &val, &out})
       if (!is_f32(v, *name)) return false;
     const auto &qd = *v.static_dims(q), &kd = *v.static_dims(kt), &vd = *v.static_dims(val);
@@ -188,7 +219,7 @@ class FuseAttention final : public Pass {
     const int64_t sk = kd[rank - 1];
     if (qd[rank - 1] != kd[rank - 2] || vd[rank - 2] != sk) return false;
     if (mask.empty()) return true;
-    if (!is_f32(v, mask)) return false;
+    if (bool_mask ? !v.static_dims(mask) : !is_f32(v, mask)) return false;
     const auto& md = *v.static_dims(mask);
     if (md.empty() || md.size() > rank || md.back() != sk) return false;
     for (size_t j = 0; j + 1 < md.size(); ++j) {
@@ -199,9 +230,21 @@ class FuseAttention final : public Pass {
     return true;
   }
 
+  // The boolean mask as an additive one: -inf where the scores are masked, 0 elsewhere.
+  static std::string additive_mask(ir::Graph& g, const AttentionMatch& m) {
+    const Tensor& cond = *constant_of(g, m.mask);
+    Tensor add = Tensor::empty(DType::F32, cond.shape());
+    const bool masked_when = m.where_mask > 0;
+    for (int64_t i = 0; i < cond.numel(); ++i)
+      add.data<float>()[i] = cond.data<bool>()[i] == masked_when ? -std::numeric_limits<float>::infinity() : 0.f;
+    const std::string name = fresh_name(g, m.mask + "_additive");
+    g.add_initializer(name, add);
+    return name;
+  }
+
   static NodeGroup fused(ir::Graph& g, const AttentionMatch& m) {
     std::vector<std::string> inputs = {m.q, m.k, m.v};
-    if (!m.mask.empty()) inputs.push_back(m.mask);
+    if (!m.mask.empty()) inputs.push_back(m.where_mask ? additive_mask(g, m) : m.mask);
     ir::Node n = new_node(g, "FusedAttention", ops::kFusedDomain, std::move(inputs), {m.out}, m.nodes);
     n.attrs["q_layout"] = ir::Attribute(m.q_layout);
     n.attrs["k_layout"] = ir::Attribute(m.k_layout);

@@ -69,6 +69,38 @@ const char* kMaskedAttention = R"(
   output y
 )";
 
+// GPT-2's causal masked_fill: Where(constant bool, -inf, scores); the masked places are the
+// upper triangle. Also the other spelling, Where(keep, scores, -inf).
+const char* kWhereMaskedAttention = R"(
+  input q: f32[1,2,3,4]
+  input q2: f32[1,2,3,4]
+  input kt: f32[1,2,4,3]
+  input v: f32[1,2,3,4]
+  init masked: bool[1,1,3,3] = 0 1 1 0 0 1 0 0 0
+  init keep: bool[1,1,3,3] = 1 0 0 1 1 0 1 1 1
+  init ninf: f32[] = -inf
+  init c: f32[] = 0.5
+  s = MatMul(q, kt)
+  ss = Mul(s, c)
+  w = Where(masked, ninf, ss)
+  p = Softmax(w) {axis=-1}
+  y = MatMul(p, v)
+  s2 = MatMul(q2, kt)
+  w2 = Where(keep, s2, ninf)
+  p2 = Softmax(w2) {axis=-1}
+  y2 = MatMul(p2, v)
+  output y, y2
+)";
+
+TEST(FuseAttention, WhereMaskedFillBecomesAnAdditiveMask) {
+  const std::string dump = pass_test::run_passes(kWhereMaskedAttention, pass_test::list(make_fuse_attention_pass()));
+  EXPECT_EQ(count_of(dump, "FusedAttention(%q, %kt, %v, %masked_additive)"), 1u) << dump;
+  EXPECT_EQ(count_of(dump, "FusedAttention(%q2, %kt, %v, %keep_additive)"), 1u) << dump;
+  EXPECT_EQ(count_of(dump, "Where"), 0u) << dump;
+  Compiled c = compile_and_compare(kWhereMaskedAttention, JitLevel::O2, 1e-5);
+  EXPECT_EQ(count_of(c.dump, "FusedAttention"), 2u) << c.dump;
+}
+
 TEST(FuseAttention, MaskScaleAndTransposedKeys) {
   const std::string dump = pass_test::run_passes(kMaskedAttention, pass_test::list(make_fuse_attention_pass()));
   EXPECT_EQ(count_of(dump, "FusedAttention(%q, %kt, %v, %mask)"), 1u) << dump;
