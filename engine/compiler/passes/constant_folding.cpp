@@ -26,6 +26,13 @@ bool foldable(const ir::Node& n) {
   return true;
 }
 
+// The axes [start, end) a Shape node reports of a rank-`rank` input (opset 15's start/end, clamped).
+std::pair<int64_t, int64_t> shape_range(const ir::Node& n, int64_t rank, int64_t opset) {
+  auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+  if (opset < 15) return {0, rank};
+  return {clamp_axis(n.attr_int("start", 0)), clamp_axis(n.attr_int("end", rank))};
+}
+
 std::optional<Tensor> shape_of(const ir::Node& n, const ir::ValueType& in, int64_t opset) {
   if (!in.is_static()) return std::nullopt;
   const auto& dims = *in.dims;
@@ -34,10 +41,7 @@ std::optional<Tensor> shape_of(const ir::Node& n, const ir::ValueType& in, int64
     for (int64_t d : dims) total *= d;
     return Tensor::scalar<int64_t>(total);
   }
-  const auto rank = static_cast<int64_t>(dims.size());
-  auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
-  const int64_t start = opset >= 15 ? clamp_axis(n.attr_int("start", 0)) : 0;
-  const int64_t end = opset >= 15 ? clamp_axis(n.attr_int("end", rank)) : rank;
+  const auto [start, end] = shape_range(n, static_cast<int64_t>(dims.size()), opset);
   std::vector<int64_t> v;
   for (int64_t i = start; i < end; ++i) v.push_back(dims[static_cast<size_t>(i)]);
   const auto len = static_cast<int64_t>(v.size());
@@ -56,10 +60,7 @@ using PartialShapes = std::unordered_map<std::string, PartialShape>;
 void note_partial_shape(const ir::Node& n, const ir::ValueType& in, int64_t opset, PartialShapes& partial) {
   if (n.op_type != "Shape" || !in.has_rank() || n.outputs.empty() || n.outputs[0].empty()) return;
   const auto& dims = *in.dims;
-  const auto rank = static_cast<int64_t>(dims.size());
-  auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
-  const int64_t start = opset >= 15 ? clamp_axis(n.attr_int("start", 0)) : 0;
-  const int64_t end = opset >= 15 ? clamp_axis(n.attr_int("end", rank)) : rank;
+  const auto [start, end] = shape_range(n, static_cast<int64_t>(dims.size()), opset);
   PartialShape p;
   for (int64_t i = start; i < end; ++i) {
     const auto k = static_cast<size_t>(i);
