@@ -131,6 +131,27 @@ void Module::register_buffer(std::string name, Tensor t) {
   register_parameter(std::move(name), std::move(t));
 }
 
+void Module::set_module(const std::string& name, std::shared_ptr<Module> m) {
+  for (auto& [n, c] : children_)
+    if (n == name) {
+      m->name_ = name;
+      c = std::move(m);
+      return;
+    }
+  register_module(name, std::move(m));
+}
+
+void Module::set_parameter(const std::string& name, Tensor t, bool buffer) {
+  std::erase(buffers_, name);
+  if (buffer) buffers_.push_back(name);
+  for (auto& [n, p] : params_)
+    if (n == name) {
+      p = std::move(t);
+      return;
+    }
+  register_parameter(name, std::move(t));
+}
+
 void Module::update_buffer(const std::string& name, const Var& value) {
   Tensor* t = param_tensor(name);
   if (!t || !value.ok()) return;

@@ -75,6 +75,10 @@ class Module {
   void register_parameter(std::string name, Tensor t) { params_.emplace_back(std::move(name), std::move(t)); }
   // A named tensor that is state, not a trainable parameter (listed by named_parameters too).
   void register_buffer(std::string name, Tensor t);
+  // Registers under `name`, or replaces what is registered there, in place (a Python cell whose
+  // attribute is assigned again).
+  void set_module(const std::string& name, std::shared_ptr<Module> m);
+  void set_parameter(const std::string& name, Tensor t, bool buffer);
   // Sets a buffer to a new value computed in forward (training statistics): written in place when
   // concrete, or handed to the active BufferSink (a traced training step makes it a graph output).
   void update_buffer(const std::string& name, const Var& value);

@@ -1,0 +1,50 @@
+"""nn.WithLossCell and nn.TrainOneStepCell: a training step the engine runs whole (forward, loss,
+backward, update); in GRAPH_MODE the step is one compiled graph, traced at the first call."""
+from .. import _C
+from .cell import Cell
+
+
+class WithLossCell(Cell):
+    def __init__(self, backbone, loss_fn):
+        super().__init__()
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self):
+        return self._backbone
+
+
+class TrainOneStepCell(Cell):
+    """TrainOneStepCell(network, optimizer): network(*inputs) returns the loss; a call runs one step
+    and returns the loss. The mode is the context's at the first call."""
+
+    def __init__(self, network, optimizer, sens=None, amp_level=0, loss_scale="none", init_scale=65536.0,
+                 scale_factor=2.0, scale_window=1000, jit_level=1):
+        super().__init__()
+        self.network = network
+        self.optimizer = optimizer
+        self._step_args = dict(amp_level=amp_level, loss_scale=loss_scale, init_scale=init_scale, factor=scale_factor,
+                               window=scale_window, jit_level=jit_level)
+        self._step = None
+
+    def __call__(self, *inputs):
+        mode_graph = _C._get_context()["mode"] == 0
+        if self._step is None or self._step.graph_mode != mode_graph:
+            self._step = _C.TrainStep(self.network, self.optimizer, **self._step_args)
+        self._step.learning_rate = self.optimizer.learning_rate
+        return self._step(*inputs)
+
+    def construct(self, *inputs):
+        return self(*inputs)
+
+    @property
+    def loss_scale(self):
+        return self._step.loss_scale if self._step else self._step_args["init_scale"]
+
+    @property
+    def skipped_steps(self):
+        return self._step.skipped_steps if self._step else 0
