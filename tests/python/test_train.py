@@ -161,3 +161,21 @@ def test_training_errors_are_clear():
         opt(tuple(p for p in net.trainable_params()[:3]))
     with pytest.raises(ValueError, match="grad_position"):
         ms.value_and_grad(lambda x: x, grad_position=2)(ms.Tensor([1.0]))
+
+
+def test_graph_mode_sees_weights_an_optimizer_changed():
+    ms.set_seed(1)
+    net = nn.SequentialCell(nn.Dense(16, 16), nn.ReLU(), nn.Dense(16, 4))
+    x = ms.Tensor(np.random.default_rng(0).random((4, 16), dtype=np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    before = net(x).asnumpy()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.5)
+    _, grads = ms.value_and_grad(lambda a: net(a).sum(), None, opt.parameters)(x)
+    opt(grads)
+    eager_after = net(x).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    graph_after = net(x).asnumpy()  # compiled again: the old graph held the old weights
+    assert np.abs(eager_after - before).max() > 1e-3
+    np.testing.assert_allclose(graph_after, eager_after, rtol=1e-5, atol=1e-6)
+    assert net.compile_count == 2
