@@ -166,3 +166,35 @@ def test_layer_shape_errors_name_the_layer():
     d = nn.Dense(3, 2)
     with pytest.raises(ValueError, match="Dense 3->2"):
         d(ms.Tensor(np.ones((1, 4), np.float32)))
+
+
+def test_more_layers_match_numpy():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    ln = nn.LayerNorm((4,), epsilon=1e-5)
+    ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln(ms.Tensor(x)).asnumpy(), ref, rtol=1e-4, atol=1e-5)
+    from math import erf
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / np.sqrt(2))))(x)
+    np.testing.assert_allclose(nn.GELU()(ms.Tensor(x)).asnumpy(), gelu, rtol=1e-4, atol=1e-5)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(nn.Softmax(axis=1)(ms.Tensor(x)).asnumpy(), e / e.sum(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(nn.Dropout(keep_prob=0.5)(ms.Tensor(x)).asnumpy(), x)  # inference: identity
+    img = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(nn.AdaptiveAvgPool2d(1)(ms.Tensor(img)).asnumpy(), img.mean((2, 3), keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    emb = nn.Embedding(10, 3)
+    table = emb.trainable_params()[0].asnumpy()
+    ids = np.array([[1, 7], [0, 9]], np.int64)
+    np.testing.assert_array_equal(emb(ms.Tensor(ids)).asnumpy(), table[ids])
+
+
+def test_gpu_target_runs_everywhere():
+    ms.set_context(device_target="GPU")  # the CPU, with the engine's note, where there is no device
+    try:
+        t = ms.Tensor(np.arange(4, dtype=np.float32))
+        np.testing.assert_allclose((t * 2.0).asnumpy(), np.arange(4) * 2.0)
+        assert ms.get_context("device_target") in ("GPU", "CPU")
+    finally:
+        ms.set_context(device_target="CPU")
+    assert ms.get_context("device_target") == "CPU"
