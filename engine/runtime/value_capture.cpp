@@ -37,9 +37,10 @@ Expected<Tensor> host_copy(const Tensor& t, Backend* backend) {
   return h;
 }
 
-// nChw16c (the blocked layout Graph mode's convs leave between them) back to nchw, from `b` wherever
-// it is on the host: each channel's plane is read with a stride of 16 elements.
-Tensor unblock_nchw16c(const Tensor& b) {
+// nChw<block>c (the blocked layout Graph mode's convs leave between them: the node's layout_block,
+// 8 or 16) back to nchw, from `b` wherever it is on the host: each channel's plane is read with a
+// stride of `block` elements.
+Tensor unblock_nchw(const Tensor& b, int64_t block) {
   Tensor out = Tensor::empty(b.dtype(), b.shape());
   const int64_t n = b.dim(0), c = b.dim(1), hw = b.dim(2) * b.dim(3);
   const size_t es = dtype_size(b.dtype());
@@ -48,22 +49,25 @@ Tensor unblock_nchw16c(const Tensor& b) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch) {
-      const int64_t base = (i * (c / 16) + ch / 16) * hw * 16 + ch % 16;
+      const int64_t base = (i * (c / block) + ch / block) * hw * block + ch % block;
       char* to = dst + static_cast<size_t>((i * c + ch) * hw) * es;
       if (es == 4) {
         const auto* f = reinterpret_cast<const uint32_t*>(src) + base;
         auto* t = reinterpret_cast<uint32_t*>(to);
-        for (int64_t p = 0; p < hw; ++p) t[p] = f[p * 16];
+        for (int64_t p = 0; p < hw; ++p) t[p] = f[p * block];
       } else {
         for (int64_t p = 0; p < hw; ++p)
-          std::memcpy(to + static_cast<size_t>(p) * es, src + static_cast<size_t>(base + p * 16) * es, es);
+          std::memcpy(to + static_cast<size_t>(p) * es, src + static_cast<size_t>(base + p * block) * es, es);
       }
     }
   return out;
 }
 
+int64_t capture_channel_block(const ir::Node& node) { return node.attr_int("layout_block", 16); }
+
 bool blocked_output(const ir::Node& node, size_t output, const Tensor& t) {
-  return output == 0 && node.attr_int("dst_blocked", 0) != 0 && t.rank() == 4 && t.dim(1) % 16 == 0;
+  return output == 0 && node.attr_int("dst_blocked", 0) != 0 && t.rank() == 4 &&
+         t.dim(1) % capture_channel_block(node) == 0;
 }
 
 std::string fmt(double v) {
@@ -236,10 +240,10 @@ Status ValueCapture::on_step(const TappedStep& step) {
     const bool blocked = blocked_output(node, o, *t);
     if (keep) {
       if (blocked && t->device().is_cpu()) {
-        v.value = unblock_nchw16c(*t);
+        v.value = unblock_nchw(*t, capture_channel_block(node));
       } else {
         MS_ASSIGN_OR_RETURN(v.value, host_copy(*t, step.backend));
-        if (blocked) v.value = unblock_nchw16c(v.value);
+        if (blocked) v.value = unblock_nchw(v.value, capture_channel_block(node));
       }
       v.reordered = blocked;
       v.stats = value_stats(v.value);

@@ -29,7 +29,8 @@ ConvLayout plain_op_layout(const runtime::KernelContext& ctx, const Tensor& x, c
 // FusedConv. 2-D convs run oneDNN's direct conv on the blocked layout with post-ops: over plain
 // nchw oneDNN falls back to its gemm-based conv, slower than the direct one even with the reorders
 // at the op's boundary. At O2 the layout pass removes those reorders between convs (src_blocked,
-// dst_blocked, residual_blocked: nChw16c in memory). "plain": the layout pass found the reorders
+// dst_blocked, residual_blocked: nChw8c or nChw16c in memory, as layout_block says). "plain": the
+// layout pass found the reorders
 // cost more than the direct conv gains (a lone 1x1). Without the pass's choice, a conv (not
 // grouped) of less than 5 MFLOPs is left plain as the pass would (conv_layout.cpp: the gemm-based
 // conv is faster there), still one oneDNN conv with the post-ops fused into it.
@@ -42,6 +43,7 @@ ConvLayout fused_layout(const runtime::KernelContext& ctx, const Tensor& x, cons
   l.src_blocked = l.preferred && n.attr_int("src_blocked", 0) != 0;
   l.dst_blocked = l.preferred && n.attr_int("dst_blocked", 0) != 0;
   l.residual_blocked = l.preferred && n.attr_int("residual_blocked", 0) != 0;
+  l.block = n.attr_int("layout_block", 16);
   return l;
 }
 

@@ -46,7 +46,7 @@ struct WinogradChoice {
 struct ConvPlan {
   ConvProblem problem;        // descriptors the primitive is built from
   memory::desc user_weights;  // the weights tensor as it is in memory
-  memory::desc x_mem, y_mem;  // the activations as they are in memory (plain or nChw16c)
+  memory::desc x_mem, y_mem;  // the activations as they are in memory (plain or blocked)
   memory::desc bias_mem;
   Shape y_dnn;  // oneDNN's output: y, or its leading corner when cropped
   bool crop = false;
@@ -55,8 +55,8 @@ struct ConvPlan {
 
 memory::dims dnnl_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-memory::desc blocked_desc(const Shape& s, memory::data_type dt) {
-  return memory::desc(dnnl_dims(s), dt, memory::format_tag::nChw16c);
+memory::desc blocked_desc(const Shape& s, memory::data_type dt, int64_t block) {
+  return memory::desc(dnnl_dims(s), dt, block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c);
 }
 
 // Plain desc of the ONNX weights in oneDNN's (g,) O, I, spatial order.
@@ -150,13 +150,13 @@ Status set_extent(runtime::KernelContext& ctx, const ConvArgs& a, ConvPlan& plan
 // The cache key: everything the primitive is built from.
 std::string plan_key(const ConvArgs& a, const ConvPlan& plan) {
   const ConvLayout& l = a.layout;
-  std::string key = std::string(a.transpose ? "deconv|" : "conv|") + std::string(dtype_name(a.x.dtype())) +
-                    (a.b ? std::string(dtype_name(a.b->dtype())) : "") + "|" + key_of(a.x.shape()) + "|" +
-                    key_of(a.w.shape()) + "|" + (a.b ? "b" : "") + "|" + key_of(a.g.strides) + "|" +
-                    key_of(a.g.dilations) + "|" + key_of(a.g.pads_begin) + "|" +
-                    key_of(std::vector<int64_t>(plan.problem.pad_r.begin(), plan.problem.pad_r.end())) + "|" +
-                    std::to_string(a.group) + "|" + key_of(plan.y_dnn) + (l.preferred ? "|any" : "") +
-                    (l.src_blocked ? "|sb" : "") + (l.dst_blocked ? "|db" : "");
+  std::string key =
+      std::string(a.transpose ? "deconv|" : "conv|") + std::string(dtype_name(a.x.dtype())) +
+      (a.b ? std::string(dtype_name(a.b->dtype())) : "") + "|" + key_of(a.x.shape()) + "|" + key_of(a.w.shape()) + "|" +
+      (a.b ? "b" : "") + "|" + key_of(a.g.strides) + "|" + key_of(a.g.dilations) + "|" + key_of(a.g.pads_begin) + "|" +
+      key_of(std::vector<int64_t>(plan.problem.pad_r.begin(), plan.problem.pad_r.end())) + "|" +
+      std::to_string(a.group) + "|" + key_of(plan.y_dnn) + (l.preferred ? "|any" : "") + (l.src_blocked ? "|sb" : "") +
+      (l.dst_blocked ? "|db" : "") + (l.src_blocked || l.dst_blocked ? "|b" + std::to_string(l.block) : "");
   if (a.post) key += fused::post_ops_key(*a.post);
   return key;
 }
@@ -168,8 +168,8 @@ Expected<ConvPlan> make_plan(runtime::KernelContext& ctx, const ConvArgs& a) {
   const memory::data_type dt = to_dnnl(a.x.dtype());
   const ConvLayout& l = a.layout;
   plan.user_weights = user_weights_desc(a.w, a.group, a.transpose, m, dt);
-  plan.x_mem = l.src_blocked ? blocked_desc(a.x.shape(), dt) : plain_desc(a.x.shape(), dt);
-  plan.y_mem = l.dst_blocked ? blocked_desc(plan.y_dnn, dt) : plain_desc(plan.y_dnn, dt);
+  plan.x_mem = l.src_blocked ? blocked_desc(a.x.shape(), dt, l.block) : plain_desc(a.x.shape(), dt);
+  plan.y_mem = l.dst_blocked ? blocked_desc(plan.y_dnn, dt, l.block) : plain_desc(plan.y_dnn, dt);
   if (a.b) plan.bias_mem = plain_desc({m}, to_dnnl(a.b->dtype()));
   ConvProblem& p = plan.problem;
   p.src =
@@ -279,7 +279,7 @@ bool is_ref(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_in
 // an activation its depthwise convs have no injector for (swish, gelu in 2.6). Then a tail of the
 // post-ops is left out of the primitive and runs in our loop over the result (f32): first the
 // activations after the last Add, else all of them, the residual included, where the layouts are
-// plain. Activations are elementwise, so a blocked result (16 | C, as conv-layout keeps it) is fine
+// plain. Activations are elementwise, so a blocked result (block | C, as conv-layout keeps it) is fine
 // as it is.
 std::shared_ptr<ConvPrimitive> direct_primitive(OneDnnContext& dnn, const ConvPlan& plan, const ConvArgs& a,
                                                 const dnnl::primitive_attr& attr) {
@@ -324,8 +324,9 @@ std::shared_ptr<ConvPrimitive> conv_primitive(runtime::KernelContext& ctx, OneDn
 // memory plan put the output over it already (in place).
 void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan, memory& dst_mem) {
   const Tensor* r = a.residual;
-  const memory::desc r_desc = a.layout.residual_blocked ? blocked_desc(r->shape(), plan.x_mem.data_type())
-                                                        : plain_desc(r->shape(), plan.x_mem.data_type());
+  const memory::desc r_desc = a.layout.residual_blocked
+                                  ? blocked_desc(r->shape(), plan.x_mem.data_type(), a.layout.block)
+                                  : plain_desc(r->shape(), plan.x_mem.data_type());
   Tensor copy;
   if (r->raw() == dst_mem.get_data_handle() && r_desc != dst_mem.get_desc()) {
     copy = r->clone();  // in place but in another layout: reorder from a copy

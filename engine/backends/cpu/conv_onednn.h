@@ -14,13 +14,14 @@ namespace ms::cpu::nn {
 
 // Where the activations live and how they meet the primitive.
 struct ConvLayout {
-  // src and dst in the layout the primitive prefers (blocked nChw16c for the jit direct convs),
+  // src and dst in the layout the primitive prefers (blocked nChw8c/16c for the jit direct convs),
   // reordered at the op's boundary where they are plain in memory; false: plain nchw throughout
   // (oneDNN's gemm-based conv).
   bool preferred = false;
-  // Values the layout pass keeps blocked between convs: nChw16c in memory (plain size). Only with
-  // `preferred`.
+  // Values the layout pass keeps blocked between convs: nChw<block>c in memory (plain size). Only
+  // with `preferred`.
   bool src_blocked = false, dst_blocked = false, residual_blocked = false;
+  int64_t block = 16;  // the layout pass's layout_block: 8 (nChw8c, AVX2) or 16 (nChw16c, AVX-512)
 };
 
 struct ConvArgs {

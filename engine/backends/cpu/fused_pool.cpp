@@ -1,8 +1,8 @@
 // FusedPool: MaxPool / GlobalAveragePool / GlobalMaxPool as one oneDNN pooling over activations the
-// O2 layout pass keeps blocked (nChw16c) on either side, so the conv region around a pool needs no
-// reorder (and no reorder scratch: the stem conv of a ResNet writes its 3 MiB output blocked
-// straight into the arena and the pool reads it there). Without blocked operands it is the plain
-// pooling kernel of the op named by `pool`.
+// O2 layout pass keeps blocked (nChw8c or nChw16c, its layout_block) on either side, so the conv
+// region around a pool needs no reorder (and no reorder scratch: the stem conv of a ResNet writes its 3 MiB output
+// blocked straight into the arena and the pool reads it there). Without blocked operands it is the plain pooling kernel
+// of the op named by `pool`.
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/nn_onednn.h"
 
@@ -18,16 +18,17 @@ struct FusedPoolPrimitive {
 
 memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-// nChw16c, or plain nchw. A [N, C, 1, 1] tensor has the same bytes in both when 16 | C, so such a
-// plain output is described blocked too (oneDNN's fast pooling wants src and dst alike).
-memory::desc layout_desc(const Shape& s, bool blocked) {
-  const bool unit_plane = s.size() == 4 && s[2] == 1 && s[3] == 1 && s[1] % 16 == 0;
-  if (blocked || unit_plane) return memory::desc(dims_of(s), memory::data_type::f32, memory::format_tag::nChw16c);
+// nChw<block>c, or plain nchw. A [N, C, 1, 1] tensor has the same bytes in both when block | C, so
+// such a plain output is described blocked too (oneDNN's fast pooling wants src and dst alike).
+memory::desc layout_desc(const Shape& s, bool blocked, int64_t block) {
+  const bool unit_plane = s.size() == 4 && s[2] == 1 && s[3] == 1 && s[1] % block == 0;
+  const auto tag = block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c;
+  if (blocked || unit_plane) return memory::desc(dims_of(s), memory::data_type::f32, tag);
   return plain_desc(s);
 }
 
 Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const Tensor& x, Tensor& y, bool src_blk,
-                    bool dst_blk) {
+                    bool dst_blk, int64_t block) {
   const Shape in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel, strides, dil, pad_l, pad_r;
   if (pool == "MaxPool") {
@@ -52,7 +53,7 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   }
   const auto alg =
       pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding : dnnl::algorithm::pooling_max;
-  const memory::desc x_md = layout_desc(x.shape(), src_blk), y_md = layout_desc(y.shape(), dst_blk);
+  const memory::desc x_md = layout_desc(x.shape(), src_blk, block), y_md = layout_desc(y.shape(), dst_blk, block);
   // oneDNN's jit pooling takes src and dst in one layout (otherwise its reference loops, ~10x
   // slower): at a region's edge the pool writes the input's layout into scratch and the (smaller)
   // output is reordered.
@@ -61,12 +62,12 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   // (A plain input needs a truly plain output: a unit-plane output described blocked would send a
   // plain input to the reference loops, as EfficientNet's squeeze-excite pools were.)
   const memory::desc pool_md = x_blocked == y_blocked ? y_md
-                               : x_blocked            ? layout_desc(y.shape(), true)
+                               : x_blocked            ? layout_desc(y.shape(), true, block)
                                                       : plain_desc(y.shape());
   const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
                           nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
                           nn::key_of(dil) + "|" + nn::key_of(pad_l) + "|" + nn::key_of(pad_r) + (src_blk ? "|sb" : "") +
-                          (dst_blk ? "|db" : "");
+                          (dst_blk ? "|db" : "") + "|b" + std::to_string(block);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused pooling", [&]() -> Status {
     auto pp = dnn.cached<FusedPoolPrimitive>(key, [&] {
@@ -101,7 +102,7 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
   const bool src_blk = ctx.node().attr_int("src_blocked", 0) != 0;
   const bool dst_blk = ctx.node().attr_int("dst_blocked", 0) != 0;
   if (x.dtype() == DType::F32 && x.rank() == 4 && x.numel() > 0) {
-    Status s = pool_blocked(ctx, pool, x, y, src_blk, dst_blk);
+    Status s = pool_blocked(ctx, pool, x, y, src_blk, dst_blk, ctx.node().attr_int("layout_block", 16));
     // Blocked operands have no plain fallback.
     if (s.code() != ErrorCode::Unsupported || src_blk || dst_blk) return s;
   } else if (src_blk || dst_blk) {

@@ -2,9 +2,12 @@
 // primitive prefers (blocked nChw8c/16c for the jit direct convolutions instead of the gemm-based
 // convolution over plain nchw). Plain Convs become FusedConv (no post-ops) so one kernel carries the
 // choice. Then the layout propagates: a value made by such a conv and read only by such convs (as
-// the activation or the residual) stays blocked (nChw16c) in the arena, so the reorders happen only
-// at the region's boundaries (eager mode must reorder around every conv). Such values need 16 | C,
-// so the blocked buffer has the plain size; they are never graph outputs nor read by subgraphs.
+// the activation or the residual) stays blocked in the arena, so the reorders happen only at the
+// region's boundaries (eager mode must reorder around every conv). The block is the one oneDNN's jit
+// convs take on this CPU (layout_block: 16 with AVX-512, nChw16c; 8 with AVX2 or less, nChw8c; a
+// fixed nChw16c sent every AVX2 conv of a region to oneDNN's reference conv, MobileNetV2 at 19 s a
+// run). Blocked values need block | C, so the blocked buffer has the plain size; they are never
+// graph outputs nor read by subgraphs.
 // Pools between convs (a ResNet stem's MaxPool, the GlobalAveragePool after the last block) become
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
 // FusedPool left with no blocked operand goes back to the plain op.
@@ -13,10 +16,35 @@
 #include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
+#include <cctype>
+#include <cstdlib>
+#include <string>
 #include <unordered_map>
 
 namespace ms::compiler {
 namespace {
+
+// The channel block of oneDNN's jit convs on this CPU: 16 where it runs its AVX-512 kernels
+// (avx512_core: F, BW, VL, DQ), 8 on AVX2 and below, or where ONEDNN_MAX_CPU_ISA (DNNL_MAX_CPU_ISA)
+// caps it below AVX-512.
+int64_t onednn_channel_block() {
+#if defined(__x86_64__) || defined(__i386__)
+  const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (!avx512_core) return 8;
+  for (const char* var : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    std::string isa(v);
+    for (char& ch : isa) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const bool wide = isa == "ALL" || isa.rfind("AVX512", 0) == 0 || isa.rfind("AMX", 0) == 0;
+    return wide ? 16 : 8;
+  }
+  return 16;
+#else
+  return 16;
+#endif
+}
 
 class ConvLayout final : public Pass {
  public:
@@ -67,8 +95,9 @@ class ConvLayout final : public Pass {
     }
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     // The region marks follow from the convs and pools chosen above (not rewrites of their own).
-    if (any) propagate(g);
-    if (any && unblock_small_lone(g, spent)) propagate(g);
+    const int64_t block = onednn_channel_block();
+    if (any) propagate(g, block);
+    if (any && unblock_small_lone(g, spent)) propagate(g, block);
     if (any) unblock_lone_pointwise(g, from_plain, spent);
     any = block_transposed(g, spent) || any;
     return Status::ok();
@@ -149,7 +178,7 @@ class ConvLayout final : public Pass {
     }
     for (size_t s : flip) {
       nodes[s].attrs["activation_layout"] = ir::Attribute(std::string("plain"));
-      for (const char* a : {"src_blocked", "dst_blocked", "residual_blocked"}) nodes[s].attrs.erase(a);
+      for (const char* a : {"src_blocked", "dst_blocked", "residual_blocked", "layout_block"}) nodes[s].attrs.erase(a);
     }
     return !flip.empty();
   }
@@ -210,7 +239,7 @@ class ConvLayout final : public Pass {
     }
   }
 
-  static void propagate(ir::Graph& g) {
+  static void propagate(ir::Graph& g, int64_t block) {
     const Uses uses = compute_uses(g);
     // For each value: can it stay blocked as far as its readers go?
     std::unordered_map<std::string, bool> readers_ok;
@@ -229,7 +258,7 @@ class ConvLayout final : public Pass {
       const std::string& v = n.outputs[0];
       const ir::Value* val = g.value(v);
       auto it = readers_ok.find(v);
-      if (!val || !val->type.is_static() || val->type.dims->size() != 4 || (*val->type.dims)[1] % 16 != 0 ||
+      if (!val || !val->type.is_static() || val->type.dims->size() != 4 || (*val->type.dims)[1] % block != 0 ||
           it == readers_ok.end() || !it->second || !uses.only_plain(v))
         continue;
       blocked.insert(v);
@@ -247,6 +276,12 @@ class ConvLayout final : public Pass {
       mark("src_blocked", !n.inputs.empty() && blocked.count(n.inputs[0]));
       if (!pool) mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
       mark("dst_blocked", blocked.count(n.outputs[0]) > 0);
+      const bool any_blocked =
+          n.attrs.count("src_blocked") || n.attrs.count("dst_blocked") || n.attrs.count("residual_blocked");
+      if (any_blocked)
+        n.attrs["layout_block"] = ir::Attribute(block);
+      else
+        n.attrs.erase("layout_block");
       if (pool && !n.attrs.count("src_blocked") && !n.attrs.count("dst_blocked")) {
         // Nothing blocked around it: the plain op (same id, so the pass did not change it).
         n.op_type = n.attr_string("pool", "");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -13,6 +14,7 @@
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/observer.h"
 #include "tests/engine/compiler/pass_test_util.h"
 #include "tests/engine/compiler_test_util.h"
 #include "tests/engine/plan_checks.h"
@@ -192,6 +194,78 @@ TEST(ConvLayoutPass, DepthwiseConvsKeepBothSidesInOneLayout) {
   EXPECT_EQ(by_out["b"]->attr_int("dst_blocked", 0), 1) << c.dump;
   EXPECT_EQ(by_out["d"]->attr_int("src_blocked", 0), 0) << c.dump;
   EXPECT_EQ(by_out["d"]->attr_int("dst_blocked", 0), 0) << c.dump;
+}
+
+// conv-layout's channel block: values kept blocked between convs use the block oneDNN's jit convs
+// take on this CPU (nChw8c with AVX2, nChw16c with AVX-512), so no conv of a blocked region falls to
+// oneDNN's reference conv (a fixed nChw16c did on AVX2), and the values equal eager execution.
+int64_t expected_layout_block() {
+  const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return avx512_core ? 16 : 8;
+}
+
+// An inverted residual block of MobileNetV2 at 24 channels (a multiple of 8, not of 16): 1x1
+// expand, depthwise 3x3, 1x1 project, the residual sum, then a second block on its result.
+const char* kBlockInvertedResiduals = R"(
+    input x: f32[1,24,14,14]
+    init we: f32[144,24,1,1] = 0.1 -0.2 0.05 0.15 -0.05
+    init be: f32[144] = 0.01 -0.02
+    init wd: f32[144,1,3,3] = 0.2 -0.1 0.3 0.05
+    init wp: f32[24,144,1,1] = -0.1 0.2 0.1 -0.05
+    init w0: f32[24,24,3,3] = 0.05 -0.1 0.02
+    s = Conv(x, w0) {pads=[1,1,1,1]}
+    e = Conv(s, we, be)
+    r = Relu(e)
+    d = Conv(r, wd) {group=144, pads=[1,1,1,1]}
+    dr = Relu(d)
+    p = Conv(dr, wp)
+    a = Add(p, s)
+    e2 = Conv(a, we, be)
+    r2 = Relu(e2)
+    d2 = Conv(r2, wd) {group=144, pads=[1,1,1,1]}
+    dr2 = Relu(d2)
+    p2 = Conv(dr2, wp)
+    output p2
+  )";
+
+TEST(ConvLayoutPass, BlockedValuesUseTheChannelBlockOfThisCpu) {
+  Compiled c = compile_and_compare(kBlockInvertedResiduals, JitLevel::O2, 1e-3);
+  ASSERT_TRUE(c.exe);
+  int blocked = 0;
+  for (const auto& n : c.exe->graph().nodes()) {
+    const bool any = n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0);
+    if (!any) {
+      EXPECT_FALSE(n.attrs.count("layout_block")) << c.dump;
+      continue;
+    }
+    ++blocked;
+    EXPECT_EQ(n.attr_int("layout_block", 0), expected_layout_block()) << c.dump;
+  }
+  // With 8-channel blocks the 24-channel values stay blocked as well: the whole chain is one region.
+  EXPECT_GE(blocked, expected_layout_block() == 8 ? 7 : 4) << c.dump;
+}
+
+TEST(ConvLayoutPass, NoConvOfABlockedRegionRunsTheReferenceConv) {
+  struct Impls final : runtime::RunObserver {
+    std::map<std::string, std::string> of;
+    void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
+  };
+  Compiled c = compile_and_compare(kBlockInvertedResiduals, JitLevel::O2, 1e-3);
+  ASSERT_TRUE(c.exe);
+  Impls seen;
+  runtime::RunOptions ro;
+  ro.observer = &seen;
+  ASSERT_TRUE(c.exe->run(testing::inputs_of(testing::parse_graph(kBlockInvertedResiduals)), ro));
+  int convs = 0;
+  for (const auto& n : c.exe->graph().nodes()) {
+    if (n.op_type != "FusedConv") continue;
+    ++convs;
+    const std::string& impl = seen.of[n.outputs[0]];
+    EXPECT_EQ(impl.rfind("fused:onednn:", 0), 0u) << n.outputs[0] << ": " << impl;
+    EXPECT_EQ(impl.find(":ref"), std::string::npos) << n.outputs[0] << ": " << impl;
+  }
+  EXPECT_EQ(convs, 7);
 }
 
 }  // namespace
