@@ -6,6 +6,7 @@
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
+//   modescope ... --screenshot DIR --dump-models FILE   also write the views' item models as text
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 //   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
 //   modescope --scenario DIR MODEL                      walk through the window as a user (scenario.h),
@@ -82,6 +83,33 @@ void save_window_tabs(ms::app::MainWindow& window, const QString& dir) {
   QCoreApplication::processEvents();
 }
 
+// --save-session FILE and --dump-models FILE after a screenshot: the session shown, the item models
+// behind the views as text (main_window_models.cpp). False (with an error line) when one failed.
+bool save_session_and_models(ms::app::MainWindow& window, const QString& session_path, const QString& models_path) {
+  if (!session_path.isEmpty()) {
+    ms::session::SessionData data = window.session_snapshot();
+    ms::Status s;
+    if (data.model.kind.empty()) {
+      auto described = ms::session::describe_model(data.model.source);
+      if (described)
+        data.model = std::move(*described);
+      else
+        s = described.status();
+    }
+    if (s.is_ok()) s = ms::session::save_session(session_path.toStdString(), data);
+    if (!s.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", s.message().c_str());
+      return false;
+    }
+    std::printf("wrote %s\n", qPrintable(session_path));
+  }
+  if (!models_path.isEmpty() && !ms::views::save_bytes(models_path, window.models_text().toUtf8())) {
+    std::fprintf(stderr, "error: could not write %s\n", qPrintable(models_path));
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +167,11 @@ int main(int argc, char** argv) {
   QCommandLineOption save_session_opt(
       QStringLiteral("save-session"),
       QStringLiteral("With --screenshot: save the session shown to FILE before exiting."), QStringLiteral("FILE"));
+  QCommandLineOption models_opt(
+      QStringLiteral("dump-models"),
+      QStringLiteral("With --screenshot: write the item models behind the views (comparison, passes, values, "
+                     "training curves) as text to FILE before exiting."),
+      QStringLiteral("FILE"));
   QCommandLineOption restore_opt(
       QStringLiteral("restore-autosave"),
       QStringLiteral("After an unclean exit, restore the last autosave without asking (tests, screenshots)."));
@@ -152,7 +185,7 @@ int main(int argc, char** argv) {
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  numerics_opt, save_session_opt, restore_opt, plugin_opt, scenario_opt});
+                  numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt});
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -262,17 +295,21 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&window](bool ok) {
       if (!ok || !window.train()) QApplication::exit(1);
     });
-    QObject::connect(&window, &ms::app::MainWindow::training_finished, &window, [&window, dir](bool ok) {
-      QTimer::singleShot(150, &window, [&window, dir, ok] {
-        const QString path = dir + QStringLiteral("/train.png");
-        const bool saved = ms::views::save_image(path, window.tabs()->currentWidget()->grab().toImage());
-        ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
-        // The last training step's profiles: timeline, memory and comparison views.
-        if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
-        std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
-        QApplication::exit(ok && saved ? 0 : 1);
-      });
-    });
+    const QString session_out = cli.value(save_session_opt), models_out = cli.value(models_opt);
+    QObject::connect(
+        &window, &ms::app::MainWindow::training_finished, &window, [&window, dir, session_out, models_out](bool ok) {
+          QTimer::singleShot(150, &window, [&window, dir, ok, session_out, models_out] {
+            const QString path = dir + QStringLiteral("/train.png");
+            const bool saved = ms::views::save_image(path, window.tabs()->currentWidget()->grab().toImage());
+            ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
+            // The last training step's profiles: timeline, memory and comparison views.
+            if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
+            std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n",
+                         qPrintable(path));
+            const bool extras = save_session_and_models(window, session_out, models_out);
+            QApplication::exit(ok && saved && extras ? 0 : 1);
+          });
+        });
     window.open(model);
     return app.exec();
   }
@@ -280,10 +317,10 @@ int main(int argc, char** argv) {
   if (screenshot) {
     const QString dir = cli.value(shot_opt);
     if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
-    const QString save_session_path = cli.value(save_session_opt);
-    auto save = [&window, dir, save_session_path] {
+    const QString save_session_path = cli.value(save_session_opt), models_path = cli.value(models_opt);
+    auto save = [&window, dir, save_session_path, models_path] {
       // Let pending paints and layouts settle, then grab what a user sees.
-      QTimer::singleShot(150, &window, [&window, dir, save_session_path] {
+      QTimer::singleShot(150, &window, [&window, dir, save_session_path, models_path] {
         const QString path = dir + QStringLiteral("/graph.png");
         const bool ok = ms::views::save_image(path, window.graph_view()->grab().toImage());
         ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage());
@@ -292,23 +329,9 @@ int main(int argc, char** argv) {
         // The result views (timeline, memory, compare, passes), each at the graph view's size.
         if (!window.export_result_views(dir)) std::fprintf(stderr, "error: could not write the result views\n");
         save_window_tabs(window, dir);
-        if (!save_session_path.isEmpty()) {
-          ms::session::SessionData data = window.session_snapshot();
-          ms::Status s;
-          if (data.model.kind.empty()) {
-            auto described = ms::session::describe_model(data.model.source);
-            if (described)
-              data.model = std::move(*described);
-            else
-              s = described.status();
-          }
-          if (s.is_ok()) s = ms::session::save_session(save_session_path.toStdString(), data);
-          if (!s.is_ok()) {
-            std::fprintf(stderr, "error: %s\n", s.message().c_str());
-            QApplication::exit(1);
-            return;
-          }
-          std::printf("wrote %s\n", qPrintable(save_session_path));
+        if (!save_session_and_models(window, save_session_path, models_path)) {
+          QApplication::exit(1);
+          return;
         }
         std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "error: could not write %s\n", qPrintable(path));
         QApplication::exit(ok ? 0 : 1);

@@ -72,6 +72,11 @@ MainWindow::MainWindow() {
   connect(jobs_, &views::JobTracker::failed, this, &MainWindow::on_job_failed);
   connect(graph_, &views::GraphView::node_selected, this, [this](int node) {
     inspector_->show_node(graph_->model(), node);
+    if (node >= 0) {
+      const QString why = graph_->fallback_reason(node);
+      inspector_->show_fallback(
+          !why.isEmpty() || whole_run_fallback_.isEmpty() ? why : tr("the whole run (%1)").arg(whole_run_fallback_));
+    }
     const auto* gm = graph_->model();
     show_node_values(gm && node >= 0 && node < static_cast<int>(gm->nodes.size()) &&
                              gm->nodes[static_cast<size_t>(node)].node

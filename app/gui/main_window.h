@@ -39,6 +39,7 @@ class MemoryView;
 class CompareView;
 class PassDeltaView;
 class ValueDiffView;
+class TimelineWindowSource;
 }  // namespace ms::views
 
 namespace ms::app {
@@ -118,6 +119,10 @@ class MainWindow : public QMainWindow {
   const session::DiffResult* numerics() const { return numerics_.get(); }
   // The Values dock: every value of the last comparison with its error, worst first.
   views::ValueDiffView* value_diff_view() const { return value_diff_; }
+  // The item models behind the views as text, one row a line (main_window_models.cpp): the
+  // comparison table, the pass list, the Values dock and the training curves' points. The session
+  // round trip compares the saving app's with the reopening app's.
+  QString models_text() const;
 
  Q_SIGNALS:
   void model_opened(bool ok);
@@ -232,6 +237,20 @@ class MainWindow : public QMainWindow {
   void save_session_as();
   void open_session_dialog();
   void apply_session(const session::SessionData& d);
+  // The runs' fallbacks (main_window_results.cpp): nodes of those op types badged in the graph,
+  // their events marked in the timeline; a whole run on another backend said in the inspector.
+  void update_fallback_marks();
+  QString whole_run_fallback_;
+  // Training curves and the values' comparison of a restored session (main_window_train.cpp,
+  // main_window_numerics.cpp).
+  void restore_training(const std::vector<session::TrainingCurve>& curves);
+  void restore_numerics(const session::SessionNumerics& n);
+  // Traces the open session keeps in its file (too big to load whole): the timeline reads them
+  // window by window through the reader.
+  std::shared_ptr<const session::SessionReader> session_reader_, pending_reader_;
+  std::shared_ptr<views::TimelineWindowSource> eager_source_, graph_source_;
+  std::vector<session::TrainingCurve> training_;  // the last training, as the session keeps it
+  std::string bisect_summary_;                    // the last bisection's line
   void set_up_autosave();
   void autosave();
   void numerics_dropped();

@@ -176,7 +176,22 @@ void MainWindow::show_node_values(uint64_t node) {
                           node ? tr("This node made no value in either run (folded away, or not reached)") : QString());
 }
 
+void MainWindow::restore_numerics(const session::SessionNumerics& n) {
+  if (!n.bisect.empty()) {
+    bisect_summary_ = n.bisect;
+    log(tr("Bisection: %1").arg(QString::fromStdString(n.bisect)));
+  }
+  if (n.diff.values.empty()) return;
+  // The comparison without the captured tensors: the Values dock, the error colours and the errors
+  // in the inspector come back; the values' statistics need the comparison run again.
+  auto d = std::make_shared<session::DiffResult>();
+  d->diff = n.diff;
+  d->diff_ms = n.diff_ms;
+  take_diff(std::move(d));
+}
+
 void MainWindow::take_bisect(const session::BisectResult& b) {
+  bisect_summary_ = b.summary();
   log(tr("Bisection: %1").arg(QString::fromStdString(b.summary())), !b.clean);
   if (b.pass_index < 0) return;
   if (!show_pass(b.pass_index + 1)) {

@@ -124,10 +124,32 @@ void MainWindow::select_node_everywhere(uint64_t node) {
   linking_ = false;
 }
 
+void MainWindow::update_fallback_marks() {
+  std::map<std::string, QString> graph_marks;
+  std::map<std::string, std::string> timeline_marks;
+  whole_run_fallback_.clear();
+  for (const session::SessionRun& r : runs_)
+    for (const runtime::Fallback& f : r.outcome.fallbacks) {
+      const QString why = QString::fromStdString(f.reason) + tr(" (%1 run)").arg(QString::fromStdString(r.label));
+      if (f.op == "*") {
+        whole_run_fallback_ = why;
+        continue;
+      }
+      QString& g = graph_marks[f.op];
+      g += (g.isEmpty() ? QString() : QStringLiteral("; ")) + why;
+      timeline_marks[f.op] = g.toStdString();
+    }
+  graph_->set_fallbacks(std::move(graph_marks));
+  timeline_->set_fallbacks(std::move(timeline_marks));
+}
+
 void MainWindow::clear_results() {
   runs_.clear();
+  update_fallback_marks();
   eager_trace_.reset();
   graph_trace_.reset();
+  eager_source_.reset();
+  graph_source_.reset();
   plan_.reset();
   update_result_views();
 }
@@ -135,9 +157,11 @@ void MainWindow::clear_results() {
 void MainWindow::take_result(const RunOutcome& r) {
   if (r.mode == "graph") {
     graph_trace_ = r.trace;
+    graph_source_.reset();
     plan_ = r.plan;
   } else {
     eager_trace_ = r.trace;
+    eager_source_.reset();
   }
   update_result_views();
 }
@@ -147,6 +171,9 @@ void MainWindow::update_result_views() {
   if (eager_trace_) runs.emplace_back("PyNative", eager_trace_);
   if (graph_trace_) runs.emplace_back("Graph", graph_trace_);
   timeline_->set_runs(runs);
+  // Traces kept in the session file: read window by window.
+  if (!eager_trace_ && eager_source_) timeline_->add_windowed_run("PyNative", eager_source_);
+  if (!graph_trace_ && graph_source_) timeline_->add_windowed_run("Graph", graph_source_);
   std::vector<views::MemPanel> panels;
   if (eager_trace_) panels.push_back(views::memory_panel_from_trace(*eager_trace_, "PyNative · recorded (pool)"));
   if (graph_trace_) panels.push_back(views::memory_panel_from_trace(*graph_trace_, "Graph · recorded (arena)"));

@@ -73,6 +73,9 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
   if (!doc_->view.collapsed.empty())
     log(tr("Large graph: %1 groups start collapsed; double-click a group to open it").arg(doc_->view.collapsed.size()));
   if (!doc_->warning.isEmpty()) log(doc_->warning, true);
+  training_.clear();
+  bisect_summary_.clear();
+  session_reader_.reset();
   if (pending_session_) {
     apply_session(*pending_session_);
     pending_session_.reset();
@@ -145,6 +148,11 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
         kept.gpu_collector = nullptr;
         kept.observer = nullptr;
         runs_.push_back({mode, std::move(kept), *r});
+        update_fallback_marks();
+        if (!r->fallbacks.empty())
+          log(tr("Ran on a fallback: %1 (marked in the graph and the timeline)")
+                  .arg(QString::fromStdString(runtime::describe_fallbacks(r->fallbacks))),
+              true);
         dirty_ = true;
         QString line = tr("%1 on %2: median %3 ms, min %4 ms")
                            .arg(what, QString::fromStdString(r->backend))

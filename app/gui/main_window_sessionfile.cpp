@@ -14,8 +14,11 @@
 #include <QTableView>
 #include <QTimer>
 
+#include <algorithm>
+
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
+#include "app/gui/session_trace_source.h"
 #include "app/session/environment.h"
 #include "engine/core/atomic_file.h"
 #include "views/models/pass_list_model.h"
@@ -60,16 +63,28 @@ void MainWindow::open_session(const QString& path) {
   const std::string folder = data_folder().toStdString();
   struct Loaded {
     session::SessionData data;
-    std::string model;  // what to open
+    std::string model;                                     // what to open
+    std::shared_ptr<const session::SessionReader> reader;  // when a trace stays in the file
   };
+  // A trace of more events than this stays in the file; the timeline queries its windows. A big
+  // file's trace events are not read to check them either: a damaged page fails the query reading it.
+  const int64_t max_events = QSettings().value(QStringLiteral("session/max_loaded_trace_events"), 1000000).toLongLong();
+  const bool big = QFileInfo(path).size() > (int64_t{64} << 20);
   jobs_->start(
       QStringLiteral("open"), tr("Opening session %1").arg(QFileInfo(path).fileName()), this,
-      [path, folder](views::JobContext& ctx) -> Expected<Loaded> {
+      [path, folder, max_events, big](views::JobContext& ctx) -> Expected<Loaded> {
         ctx.progress(-1, QObject::tr("Reading the session"));
-        MS_ASSIGN_OR_RETURN(session::SessionData data, session::load_session(path.toStdString()));
+        MS_ASSIGN_OR_RETURN(session::SessionReader reader,
+                            session::SessionReader::open(path.toStdString(),
+                                                         big ? session::Verify::AllButEvents : session::Verify::All));
+        MS_ASSIGN_OR_RETURN(session::SessionData data, reader.load(max_events));
         if (data.model.kind.empty()) return invalid_model(path.toStdString() + ": the session has no model");
         MS_ASSIGN_OR_RETURN(std::string model, materialize(data.model, folder));
-        return Loaded{std::move(data), std::move(model)};
+        const bool kept = std::any_of(data.runs.begin(), data.runs.end(),
+                                      [](const session::SessionRun& r) { return !r.trace_file.empty(); });
+        Loaded out{std::move(data), std::move(model), nullptr};
+        if (kept) out.reader = std::make_shared<const session::SessionReader>(std::move(reader));
+        return out;
       },
       [this, path](Expected<Loaded> r) {
         if (!r) {
@@ -80,6 +95,7 @@ void MainWindow::open_session(const QString& path) {
         if (r->data.model.kind == "path" && !QFileInfo::exists(QString::fromStdString(r->model)))
           log(tr("The session's model %1 is gone").arg(QString::fromStdString(r->model)), true);
         pending_session_ = std::make_shared<session::SessionData>(std::move(r->data));
+        pending_reader_ = std::move(r->reader);
         if (path != autosave_path()) {
           session_path_ = path;
           add_recent(path);
@@ -103,6 +119,11 @@ session::SessionData MainWindow::session_snapshot() const {
   if (gm && sel >= 0 && sel < static_cast<int>(gm->nodes.size()) && gm->nodes[static_cast<size_t>(sel)].node)
     d.ui_state["selection"] = std::to_string(gm->nodes[static_cast<size_t>(sel)].node->id.value);
   d.ui_state["tab"] = std::to_string(tabs_->currentIndex());
+  d.training = training_;
+  if (numerics_)
+    d.numerics = session::SessionNumerics{numerics_->diff, numerics_->diff_ms, bisect_summary_};
+  else if (!bisect_summary_.empty())
+    d.numerics = session::SessionNumerics{{}, 0, bisect_summary_};
   d.environment = session::environment_record();
   d.environment["producer"] = "modescope";
   d.environment["qt"] = qVersion();
@@ -128,6 +149,12 @@ void MainWindow::save_session_to(const QString& path, bool autosave) {
           log(QString::fromStdString(r.status().message()), true);
           return;
         }
+        // Traces kept in a session file are now in this one too, under the runs' indices here.
+        for (size_t i = 0; i < runs_.size(); ++i)
+          if (!runs_[i].outcome.trace && !runs_[i].trace_file.empty()) {
+            runs_[i].trace_file = path.toStdString();
+            runs_[i].trace_run = static_cast<int>(i);
+          }
         if (!autosave) {
           session_path_ = path;
           add_recent(path);
@@ -166,13 +193,29 @@ void MainWindow::open_session_dialog() {
 
 void MainWindow::apply_session(const session::SessionData& d) {
   session_model_ = d.model;
+  session_reader_ = std::move(pending_reader_);
   for (const session::SessionRun& r : d.runs) {
     if (r.outcome.mode == "graph") disabled_ = r.request.disabled_passes;
     if (!r.outcome.passes.empty()) show_passes(r.outcome.passes);
     run_panel_->show_result(r.outcome);
     take_result(r.outcome);
+    if (r.outcome.trace || r.trace_file.empty() || !session_reader_) continue;
+    // A trace left in the file: the timeline reads the windows it shows.
+    auto source = SessionTraceSource::make(session_reader_, r.trace_run);
+    if (!source) {
+      log(QString::fromStdString(source.status().message()), true);
+      continue;
+    }
+    (r.outcome.mode == "graph" ? graph_source_ : eager_source_) = *source;
+    log(tr("The %1 trace (%2 events) stays in the session file; the timeline reads the windows it shows")
+            .arg(QString::fromStdString(r.label))
+            .arg((*source)->event_count()));
+    update_result_views();
   }
   runs_ = d.runs;
+  update_fallback_marks();
+  if (!d.training.empty()) restore_training(d.training);
+  if (d.numerics) restore_numerics(*d.numerics);
   auto number = [&d](const char* key, int64_t fallback) {
     auto it = d.ui_state.find(key);
     return it == d.ui_state.end() ? fallback : std::atoll(it->second.c_str());

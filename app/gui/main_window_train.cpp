@@ -1,6 +1,8 @@
 // The Training tab's job: run_training for each chosen mode, one after the other, on a worker; each
 // step's loss is queued to the loss curve as it happens, and the last step of each mode is
 // observed op by op so its profile opens in the timeline, memory and comparison views.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMetaObject>
 #include <QPointer>
 
@@ -109,6 +111,22 @@ bool MainWindow::train() {
           log(lines.back());
         }
         train_panel_->set_text(lines.join(QLatin1Char('\n')));
+        // The curves as a session keeps them: the series' points, summary and log line.
+        training_.clear();
+        for (int i = 0; i < static_cast<int>(outs.size()); ++i) {
+          const TrainOutcome& o = outs[static_cast<size_t>(i)];
+          if (!o.result) continue;
+          session::TrainingCurve c;
+          c.name = o.name.toStdString();
+          c.mode = o.mode == nn::Mode::Graph ? "graph" : "pynative";
+          c.losses = o.result->losses, c.lrs = o.result->lrs, c.step_ms = o.result->step_ms;
+          c.report = QJsonDocument(QJsonObject{{QStringLiteral("summary"), train_panel_->curve()->summary(o.name)},
+                                               {QStringLiteral("text"), train_panel_->text()}})
+                         .toJson(QJsonDocument::Compact)
+                         .toStdString();
+          training_.push_back(std::move(c));
+        }
+        dirty_ = dirty_ || !training_.empty();
         // The last step's profiles replace the result views' runs.
         bool profiled = false;
         for (auto& o : outs) {
@@ -133,6 +151,24 @@ bool MainWindow::train() {
         Q_EMIT training_finished(ok);
       });
   return true;
+}
+
+void MainWindow::restore_training(const std::vector<session::TrainingCurve>& curves) {
+  views::LossCurveView* curve = train_panel_->curve();
+  curve->clear();
+  QString text;
+  for (const session::TrainingCurve& c : curves) {
+    const QString name = QString::fromStdString(c.name);
+    curve->begin_series(name);
+    // Step s's loss is losses[s - 1] (run_training numbers steps from 1).
+    for (size_t i = 0; i < c.losses.size(); ++i) curve->add_point(name, static_cast<int>(i + 1), c.losses[i]);
+    const QJsonObject report = QJsonDocument::fromJson(QByteArray::fromStdString(c.report)).object();
+    curve->set_summary(name, report.value(QStringLiteral("summary")).toString());
+    text = report.value(QStringLiteral("text")).toString();
+  }
+  train_panel_->set_text(text);
+  training_ = curves;
+  log(tr("Restored %n training curve(s) from the session", nullptr, static_cast<int>(curves.size())));
 }
 
 void MainWindow::training_dropped() {

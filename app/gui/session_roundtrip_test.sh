@@ -2,7 +2,9 @@
 # ctest: a session survives the app. The real app opens MODEL, runs both modes, shows pass N and
 # saves the session (--save-session); a second app opens only that session file. The data the
 # views are built from must come back exactly: the comparison table (compare.csv, the compare
-# view's model), the pass list (passes shown and their figures in the log) and the runs' figures.
+# view's model), and the item models behind the views (--dump-models: comparison, pass list, the
+# values of both modes, training curves). A trace left in the file is read window by window and
+# copied whole by the next save.
 # Then a damaged session is refused with one line. And the kill -9 path: an app killed after an
 # autosave leaves its marker, and --restore-autosave restores the autosave. Exits 77 (skipped) when xvfb-run is missing.
 #   session_roundtrip_test.sh MODESCOPE MODEL OUTDIR
@@ -16,13 +18,39 @@ rm -rf "$out"
 mkdir -p "$out/first" "$out/second"
 # Settings and app data of their own: the test must not read or change the user's.
 export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data"
+# The digits the training leg learns sit beside the sample models (samples/data).
+export MODESCOPE_DATA_DIR="${MODESCOPE_DATA_DIR:-$(cd "$(dirname "$model")/../data" && pwd)}"
 run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
-run_app "$model" --run both --iterations 2 --show-pass 2 --screenshot "$out/first" \
-  --save-session "$out/s.modescope" 2>&1 | tee "$out/first/log.txt"
+run_app "$model" --run both --iterations 2 --show-pass 2 --numerics diff --screenshot "$out/first" \
+  --save-session "$out/s.modescope" --dump-models "$out/first/models.txt" 2>&1 | tee "$out/first/log.txt"
 test -s "$out/s.modescope"
-run_app "$out/s.modescope" --screenshot "$out/second" 2>&1 | tee "$out/second/log.txt"
+run_app "$out/s.modescope" --screenshot "$out/second" --dump-models "$out/second/models.txt" 2>&1 |
+  tee "$out/second/log.txt"
 grep -q "Restored 2 run(s) from the session" "$out/second/log.txt" || { echo "the runs were not restored"; exit 1; }
 cmp "$out/first/compare.csv" "$out/second/compare.csv" || { echo "the comparison differs after the round trip"; exit 1; }
+# The item models behind the views (comparison, pass list, values of both modes, training curves),
+# row by row, in the app that saved and the app that reopened.
+grep -q "^## values ([1-9]" "$out/first/models.txt" || { echo "no values compared before saving"; exit 1; }
+diff "$out/first/models.txt" "$out/second/models.txt" || { echo "the views' models differ after the round trip"; exit 1; }
+# Training curves: trained, saved, reopened; the curves' points and summaries come back.
+mkdir -p "$out/train1" "$out/train2"
+run_app "zoo:mnist_mlp?batch=16&size=8&hidden=16" --train 6 --screenshot "$out/train1" \
+  --save-session "$out/t.modescope" --dump-models "$out/train1/models.txt" > "$out/train1/log.txt" 2>&1
+run_app "$out/t.modescope" --screenshot "$out/train2" --dump-models "$out/train2/models.txt" > "$out/train2/log.txt" 2>&1
+grep -q "^## training (2 series)" "$out/train1/models.txt" || { cat "$out/train1/models.txt"; exit 1; }
+grep -q "Restored 2 training curve(s)" "$out/train2/log.txt" || { echo "the curves were not restored"; exit 1; }
+diff <(sed -n '/^## training/,$p' "$out/train1/models.txt") <(sed -n '/^## training/,$p' "$out/train2/models.txt") ||
+  { echo "the training curves differ after the round trip"; exit 1; }
+# Traces left in the file (a setting of 0 events loaded): the timeline reads them window by window,
+# and saving again copies them whole into the new file.
+mkdir -p "$out/config/Modescope" "$out/windowed"
+printf '[session]\nmax_loaded_trace_events=0\n' > "$out/config/Modescope/Modescope.conf"
+run_app "$out/s.modescope" --screenshot "$out/windowed" --save-session "$out/w.modescope" 2>&1 | tee "$out/windowed/log.txt"
+rm "$out/config/Modescope/Modescope.conf"
+grep -q "trace (.* events) stays in the session file" "$out/windowed/log.txt" || { echo "the trace was loaded"; exit 1; }
+mkdir -p "$out/rewritten"
+run_app "$out/w.modescope" --screenshot "$out/rewritten" 2>&1 | tee "$out/rewritten/log.txt"
+cmp "$out/first/compare.csv" "$out/rewritten/compare.csv" || { echo "the traces were not copied whole"; exit 1; }
 # kill -9 after an autosave: the next start with --restore-autosave restores it.
 rm -rf "$out/data"
 run_app "$model" --run both --iterations 2 > "$out/killed.txt" 2>&1 &

@@ -101,5 +101,6 @@ void TrainPanel::set_busy(bool busy) {
 }
 
 void TrainPanel::set_text(const QString& text) { text_->setText(text); }
+QString TrainPanel::text() const { return text_->text(); }
 
 }  // namespace ms::app

@@ -32,6 +32,7 @@ class TrainPanel : public QWidget {
   void set_steps(int steps);
   void set_busy(bool busy);
   void set_text(const QString& text);
+  QString text() const;
   views::LossCurveView* curve() const { return curve_; }
 
  Q_SIGNALS:

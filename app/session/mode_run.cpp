@@ -1,9 +1,11 @@
 #include "app/session/mode_run.h"
 
+#include <algorithm>
 #include <map>
 
 #include "app/session/model_inputs.h"
 #include "engine/backends/select.h"
+#include "engine/compiler/buckets.h"
 #include "engine/compiler/pipeline.h"
 
 namespace ms::session {
@@ -63,6 +65,7 @@ ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level) {
   out.gpu_note = r.gpu_note;
   // Ops not run as asked on the device: logged with the run (the CLI's `note: fallbacks:` line).
   if (!r.fallbacks.empty()) out.note = "fallbacks: " + runtime::describe_fallbacks(r.fallbacks);
+  out.fallbacks = r.fallbacks;
   return out;
 }
 
@@ -111,6 +114,15 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   done.mode = out.mode;
   done.backend = out.backend;
   done.note = out.note + (out.note.empty() || done.note.empty() ? "" : "; ") + done.note;
+  if (!out.note.empty()) done.fallbacks.insert(done.fallbacks.begin(), runtime::Fallback{"*", 1, out.note});
+  if (r->compiled) {
+    // One compile for the inputs' shapes; every other iteration (warm-up included) found it.
+    done.compiles = 1;
+    done.cache_hits = std::max(0, req.warmup) + req.iterations - 1;
+    auto key = compiler::bucket_of(g, setup.inputs, /*exact=*/true);  // the run loop compiles exact shapes
+    if (key) done.bucket = key->text;
+    done.buckets = {done.bucket};
+  }
   out = std::move(done);
   return out;
 }

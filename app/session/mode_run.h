@@ -14,6 +14,7 @@
 #include "engine/backends/select.h"
 #include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/fallback.h"
 
 namespace ms::session {
 
@@ -57,6 +58,15 @@ struct ModeRunOutcome {
   std::shared_ptr<const runtime::MemoryPlan> plan;
   uint64_t gpu_records = 0;
   std::string gpu_note;  // why a CUDA run's trace has no GPU kernels
+  // What did not run as asked (runtime/fallback.h): per op and reason; op "*" is the whole run on
+  // another backend than the one asked for (the reason is the backend's note).
+  std::vector<runtime::Fallback> fallbacks;
+  // Graph mode's compiled graphs (compiler/buckets.h): compiles made and runs that found theirs
+  // compiled, the bucket of this run's inputs ("batch<=4", or the exact shapes) and the buckets
+  // compiled so far, most recently used first.
+  int64_t compiles = 0, cache_hits = 0;
+  std::string bucket;
+  std::vector<std::string> buckets;
 };
 
 Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks);

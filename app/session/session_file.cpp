@@ -135,12 +135,14 @@ Status write_digests(sqlite3* db, const std::string& file) {
   return ins.status();
 }
 
-Status check_digests(sqlite3* db, const std::string& file) {
+// `events` false leaves out the trace events' table (the biggest by far).
+Status check_digests(sqlite3* db, const std::string& file, int version, bool events) {
   Stmt st(db, file, "SELECT tbl, rows, hash FROM digests");
   std::map<std::string, std::pair<int64_t, std::string>> stored;
   while (st.step()) stored[st.text(0)] = {st.i64(1), st.text(2)};
   MS_RETURN_IF_ERROR(st.status());
-  for (const std::string& t : store::content_tables()) {
+  for (const std::string& t : store::content_tables(version)) {
+    if (!events && t == "trace_events") continue;
     auto it = stored.find(t);
     if (it == stored.end()) return bad_file(file, "damaged session (no digest of table " + t + ")");
     int64_t rows = 0;
@@ -196,16 +198,15 @@ Expected<DbPtr> migrate_in_memory(DbPtr file_db, const std::string& path, int ve
 }
 
 // Opens `path` read-only after every check; returns the connection and the schema version.
-Expected<std::pair<DbPtr, int>> open_checked(const std::string& path, bool verify_content) {
+Expected<std::pair<DbPtr, int>> open_checked(const std::string& path, Verify verify) {
   MS_ASSIGN_OR_RETURN(const int version, check_header(path));
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(uri_of(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   DbPtr db(raw);
   if (rc != SQLITE_OK) return sql::db_error(db.get(), path, "cannot open the session");
-  if (verify_content) {
-    MS_RETURN_IF_ERROR(as_damaged(path, integrity(db.get(), path)));
-    MS_RETURN_IF_ERROR(as_damaged(path, check_digests(db.get(), path)));
-  }
+  if (verify == Verify::All) MS_RETURN_IF_ERROR(as_damaged(path, integrity(db.get(), path)));
+  if (verify != Verify::Header)
+    MS_RETURN_IF_ERROR(as_damaged(path, check_digests(db.get(), path, version, verify == Verify::All)));
   if (version < kSessionSchemaVersion) {
     MS_ASSIGN_OR_RETURN(db, migrate_in_memory(std::move(db), path, version));
   }
@@ -215,7 +216,10 @@ Expected<std::pair<DbPtr, int>> open_checked(const std::string& path, bool verif
 // A database in memory (SQLite's memdb), written to the file in one piece afterwards.
 Expected<DbPtr> memory_db(const std::string& path) {
   sqlite3* raw = nullptr;
-  if (sqlite3_open(":memory:", &raw) != SQLITE_OK) return sql::db_error(raw, path, "cannot build the session");
+  // URI file names: traces left in other session files are attached read-only and immutable.
+  const int flags_open = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI;
+  if (sqlite3_open_v2(":memory:", &raw, flags_open, nullptr) != SQLITE_OK)
+    return sql::db_error(raw, path, "cannot build the session");
   DbPtr db(raw);
   auto* buf = static_cast<unsigned char*>(sqlite3_malloc64(4096));
   const unsigned flags = SQLITE_DESERIALIZE_RESIZEABLE | SQLITE_DESERIALIZE_FREEONCLOSE;
@@ -224,25 +228,53 @@ Expected<DbPtr> memory_db(const std::string& path) {
   return db;
 }
 
+// Attaches every file a run's trace was left in (SessionRun::trace_file) as src0, src1, ...
+Expected<std::map<std::string, std::string>> attach_trace_files(sqlite3* db, const std::string& path,
+                                                                const SessionData& data) {
+  std::map<std::string, std::string> attached;
+  for (const SessionRun& r : data.runs) {
+    if (r.outcome.trace || r.trace_file.empty() || attached.count(r.trace_file)) continue;
+    const std::string schema = "src" + std::to_string(attached.size());
+    MS_RETURN_IF_ERROR(check_header(r.trace_file).status());
+    Stmt at(db, path, "ATTACH DATABASE ? AS ?");
+    at.bind(1, uri_of(r.trace_file)).bind(2, schema).run();
+    if (!at.status().is_ok())
+      return io_error(path + ": cannot copy the trace kept in " + r.trace_file + " (" + at.status().message() + ")");
+    attached[r.trace_file] = schema;
+  }
+  return attached;
+}
+
 Status build(sqlite3* db, const std::string& path, const SessionData& data) {
+  MS_ASSIGN_OR_RETURN(auto attached, attach_trace_files(db, path, data));
   MS_RETURN_IF_ERROR(sql::exec(db, path, "PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; BEGIN"));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchema));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV2));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
     MS_RETURN_IF_ERROR(v.status());
   }
-  MS_RETURN_IF_ERROR(store::write_data(db, path, data));
+  MS_RETURN_IF_ERROR(store::write_data(db, path, data, attached));
   MS_RETURN_IF_ERROR(write_digests(db, path));
   const std::string pragmas = "PRAGMA user_version = " + std::to_string(kSessionSchemaVersion) +
                               "; PRAGMA application_id = " + std::to_string(kSessionApplicationId) + "; COMMIT";
-  return sql::exec(db, path, pragmas.c_str());
+  MS_RETURN_IF_ERROR(sql::exec(db, path, pragmas.c_str()));
+  for (const auto& [file, schema] : attached)
+    MS_RETURN_IF_ERROR(sql::exec(db, path, ("DETACH DATABASE " + schema).c_str()));
+  return Status::ok();
+}
+
+Status migrate_1_to_2(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV2));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 2");
 }
 
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
-  static const std::vector<SessionMigration> kMigrations;
+  static const std::vector<SessionMigration> kMigrations = {
+      {1, "each run's fallbacks and compiled graphs, the numerics", &migrate_1_to_2}};
   return kMigrations;
 }
 
@@ -300,7 +332,11 @@ Expected<SessionData> load_session(const std::string& path) {
 }
 
 Expected<SessionReader> SessionReader::open(const std::string& path, bool verify_content) {
-  MS_ASSIGN_OR_RETURN(auto opened, open_checked(path, verify_content));
+  return open(path, verify_content ? Verify::All : Verify::Header);
+}
+
+Expected<SessionReader> SessionReader::open(const std::string& path, Verify verify) {
+  MS_ASSIGN_OR_RETURN(auto opened, open_checked(path, verify));
   SessionReader r;
   r.path_ = path;
   r.version_ = opened.second;
@@ -323,9 +359,11 @@ SessionReader& SessionReader::operator=(SessionReader&& o) noexcept {
 
 SessionReader::~SessionReader() { sqlite3_close(db_); }
 
-Expected<SessionData> SessionReader::load() const {
+Expected<SessionData> SessionReader::load() const { return load(-1); }
+
+Expected<SessionData> SessionReader::load(int64_t max_trace_events) const {
   SessionData d;
-  MS_RETURN_IF_ERROR(as_damaged(path_, store::read_data(db_, path_, d)));
+  MS_RETURN_IF_ERROR(as_damaged(path_, store::read_data(db_, path_, d, max_trace_events)));
   return d;
 }
 

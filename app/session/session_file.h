@@ -24,18 +24,22 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/session/mode_run.h"
 #include "engine/core/status.h"
+#include "engine/runtime/mode_diff.h"
 #include "profiler/trace/trace.h"
 
 struct sqlite3;
 
 namespace ms::session {
 
-inline constexpr int kSessionSchemaVersion = 1;
+// Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison; a
+// schema-1 file is migrated in memory on open.
+inline constexpr int kSessionSchemaVersion = 2;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
 inline constexpr const char* kSessionExtension = ".modescope";
 
@@ -60,6 +64,10 @@ struct SessionRun {
   std::string label;  // "pynative", "graph", "train:graph", ...
   ModeRun request;
   ModeRunOutcome outcome;
+  // A trace left in a session file (outcome.trace null): run `trace_run` of `trace_file`. Saving
+  // copies its rows from there, so a session opened without loading its big trace saves it whole.
+  std::string trace_file;
+  int trace_run = -1;
 };
 
 // Two runs compared (indices into SessionData::runs) and the comparison's report (JSON text).
@@ -77,11 +85,20 @@ struct TrainingCurve {
   std::string report;
 };
 
+// The comparison of both modes' values (numerics.h's DiffResult without the captured tensors: what
+// the Values dock and the graph's error colours show) and the last bisection's summary line.
+struct SessionNumerics {
+  runtime::ModeDiff diff;
+  double diff_ms = 0;
+  std::string bisect;
+};
+
 struct SessionData {
   SessionModel model;
   std::vector<SessionRun> runs;
   std::vector<SessionComparison> comparisons;
   std::vector<TrainingCurve> training;
+  std::optional<SessionNumerics> numerics;
   std::map<std::string, std::string> ui_state;     // pass shown, selection, open tab, ...
   std::map<std::string, std::string> environment;  // producer, version, CPU, threads, ...
 };
@@ -98,16 +115,30 @@ struct SessionMigration {
   const char* what = "";
   Status (*apply)(sqlite3* db) = nullptr;
 };
-// The list of migrations, in order; empty while the schema is at its first version.
+// The list of migrations, in order.
 const std::vector<SessionMigration>& session_migrations();
 
 // A session opened for queries, read-only, nothing loaded until asked. Checked as load_session
 // checks it; verify_content false keeps only the header checks (the integrity check and the
 // digests read the whole file): a damaged page then fails the query that reads it, with an error
 // naming the file.
+// One stored track's events in [t0, t1) summarized in equal time buckets (the timeline zoomed out):
+// per bucket the number of events starting in it and the first of them (ts_ns < 0: none).
+struct WindowBucket {
+  int64_t t0 = 0, t1 = 0;
+  int64_t count = 0;
+  prof::Event first;
+};
+
+// How much of a file open checks: everything (integrity check and every table's digest), everything
+// but the trace events (their table's digest and the page-by-page integrity check read the whole
+// file: a big trace's damaged page then fails the query that reads it), or only the header.
+enum class Verify { All, AllButEvents, Header };
+
 class SessionReader {
  public:
   static Expected<SessionReader> open(const std::string& path, bool verify_content = true);
+  static Expected<SessionReader> open(const std::string& path, Verify verify);
   SessionReader(SessionReader&&) noexcept;
   SessionReader& operator=(SessionReader&&) noexcept;
   ~SessionReader();
@@ -115,6 +146,9 @@ class SessionReader {
   const std::string& path() const { return path_; }
   int schema_version() const { return version_; }
   Expected<SessionData> load() const;
+  // The same, but a trace of more than `max_trace_events` events stays in the file: its run gets
+  // trace_file / trace_run instead (windows of it are queried).
+  Expected<SessionData> load(int64_t max_trace_events) const;
   // Runs in the file (their labels, in order) and a run's trace size.
   Expected<std::vector<std::string>> run_labels() const;
   Expected<int64_t> event_count(int run) const;
@@ -122,6 +156,17 @@ class SessionReader {
   // are indices into the stored trace's strings (trace_strings()).
   Expected<std::vector<prof::Event>> events_in_window(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns) const;
   Expected<std::vector<std::string>> trace_strings(int run) const;
+  // A run's trace without its events and flows (strings, tracks, nodes, counters, memory blocks,
+  // metadata), or null when the run has none; and the time its events span, [first start, last end].
+  Expected<prof::TracePtr> trace_skeleton(int run) const;
+  Expected<std::pair<int64_t, int64_t>> trace_span(int run) const;
+  // Events of a track starting in [t0_ns, t1_ns), counted from the index (two look-ups: the events
+  // of a track are stored in time order, numbered).
+  Expected<int64_t> count_in_window(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns) const;
+  // [t0_ns, t1_ns) in `buckets` equal buckets, each counted and with its first event (buckets + 1
+  // look-ups, however many events the window holds).
+  Expected<std::vector<WindowBucket>> window_summary(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns,
+                                                     int buckets) const;
 
  private:
   SessionReader() = default;

@@ -48,34 +48,21 @@ CREATE TABLE trace_blocks(run INTEGER, address INTEGER, bytes INTEGER, value INT
 CREATE TABLE digests(tbl TEXT PRIMARY KEY, rows INTEGER NOT NULL, hash TEXT NOT NULL);
 )sql";
 
-const std::vector<std::string>& content_tables() {
-  static const std::vector<std::string> kTables = {
+const std::vector<std::string>& content_tables(int version) {
+  static const std::vector<std::string> kTables1 = {
       "schema_version", "environment", "ui_state",      "model",        "runs",        "run_outputs",
       "snapshots",      "passes",      "memory_plans",  "memory_slots", "comparisons", "training",
       "trace_info",     "trace_meta",  "trace_strings", "trace_tracks", "trace_nodes", "trace_events",
       "trace_counters", "trace_flows", "trace_blocks"};
-  return kTables;
+  static const std::vector<std::string> kTables2 = [] {
+    std::vector<std::string> t = kTables1;
+    t.insert(t.end(), {"run_details", "run_fallbacks", "numerics", "numerics_values"});
+    return t;
+  }();
+  return version <= 1 ? kTables1 : kTables2;
 }
 
 namespace {
-
-std::string join_lines(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& e : v) s += e + "\n";
-  return s;
-}
-
-std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < s.size()) {
-    const size_t nl = s.find('\n', at);
-    const size_t end = nl == std::string::npos ? s.size() : nl;
-    out.push_back(s.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
 
 Status write_key_values(sqlite3* db, const std::string& file, const char* table,
                         const std::map<std::string, std::string>& kv) {
@@ -119,7 +106,7 @@ Status write_run_row(sqlite3* db, const std::string& file, int id, const Session
   const ModeRunOutcome& o = r.outcome;
   st.bind(1, int64_t{id}).bind(2, r.label).bind(3, q.mode).bind(4, q.device).bind(5, q.jit_level);
   st.bind(6, int64_t{q.threads}).bind(7, int64_t{q.iterations}).bind(8, int64_t{q.warmup}).bind(9, int64_t{q.batch});
-  st.bind(10, join_lines(q.disabled_passes)).bind(11, o.mode).bind(12, o.backend).bind(13, o.note);
+  st.bind(10, sql::join_lines(q.disabled_passes)).bind(11, o.mode).bind(12, o.backend).bind(13, o.note);
   st.bind(14, o.median_ms).bind(15, o.min_ms).bind(16, o.mean_ms).bind(17, o.compile_ms);
   st.bind(18, static_cast<int64_t>(o.peak_bytes)).bind(19, o.kernels).bind(20, static_cast<int64_t>(o.gpu_records));
   st.bind(21, o.gpu_note).run();
@@ -200,7 +187,7 @@ Status read_runs(sqlite3* db, const std::string& file, std::vector<SessionRun>& 
     ModeRun& q = r.request;
     q.mode = st.text(2), q.device = st.text(3), q.jit_level = st.text(4);
     q.threads = st.i32(5), q.iterations = st.i32(6), q.warmup = st.i32(7), q.batch = st.i32(8);
-    q.disabled_passes = split_lines(st.text(9));
+    q.disabled_passes = sql::split_lines(st.text(9));
     ModeRunOutcome& o = r.outcome;
     o.mode = st.text(10), o.backend = st.text(11), o.note = st.text(12);
     o.median_ms = st.f64(13), o.min_ms = st.f64(14), o.mean_ms = st.f64(15), o.compile_ms = st.f64(16);
@@ -305,7 +292,8 @@ Status read_extras(sqlite3* db, const std::string& file, SessionData& d) {
 
 }  // namespace
 
-Status write_data(sqlite3* db, const std::string& file, const SessionData& d) {
+Status write_data(sqlite3* db, const std::string& file, const SessionData& d,
+                  const std::map<std::string, std::string>& attached) {
   MS_RETURN_IF_ERROR(write_key_values(db, file, "environment", d.environment));
   MS_RETURN_IF_ERROR(write_key_values(db, file, "ui_state", d.ui_state));
   MS_RETURN_IF_ERROR(write_model(db, file, d.model));
@@ -316,21 +304,39 @@ Status write_data(sqlite3* db, const std::string& file, const SessionData& d) {
     MS_RETURN_IF_ERROR(write_run_row(db, file, run, d.runs[i]));
     MS_RETURN_IF_ERROR(write_passes(db, file, run, o.passes, next_snapshot));
     if (o.plan) MS_RETURN_IF_ERROR(write_plan(db, file, run, *o.plan));
-    if (o.trace) MS_RETURN_IF_ERROR(write_trace(db, file, run, *o.trace));
+    MS_RETURN_IF_ERROR(write_run_details(db, file, run, o));
+    if (o.trace) {
+      MS_RETURN_IF_ERROR(write_trace(db, file, run, *o.trace));
+    } else if (auto it = attached.find(d.runs[i].trace_file); it != attached.end() && d.runs[i].trace_run >= 0) {
+      MS_RETURN_IF_ERROR(copy_trace(db, file, it->second, d.runs[i].trace_run, run));
+    }
   }
+  if (d.numerics) MS_RETURN_IF_ERROR(write_numerics(db, file, *d.numerics));
   return write_extras(db, file, d);
 }
 
-Status read_data(sqlite3* db, const std::string& file, SessionData& d) {
+Status read_data(sqlite3* db, const std::string& file, SessionData& d, int64_t max_trace_events) {
   MS_RETURN_IF_ERROR(read_key_values(db, file, "environment", d.environment));
   MS_RETURN_IF_ERROR(read_key_values(db, file, "ui_state", d.ui_state));
   MS_RETURN_IF_ERROR(read_model(db, file, d.model));
   MS_RETURN_IF_ERROR(read_runs(db, file, d.runs));
   MS_RETURN_IF_ERROR(read_passes(db, file, d.runs));
   MS_RETURN_IF_ERROR(read_plans(db, file, d.runs));
+  MS_RETURN_IF_ERROR(read_run_details(db, file, d.runs));
+  Stmt sizes(db, file, "SELECT events FROM trace_info WHERE run = ?");
   for (size_t i = 0; i < d.runs.size(); ++i) {
+    sizes.bind(1, static_cast<int64_t>(i));
+    const int64_t events = sizes.step() ? sizes.i64(0) : 0;
+    sizes.reset();
+    MS_RETURN_IF_ERROR(sizes.status());
+    if (max_trace_events >= 0 && events > max_trace_events) {
+      d.runs[i].trace_file = file;
+      d.runs[i].trace_run = static_cast<int>(i);
+      continue;
+    }
     MS_ASSIGN_OR_RETURN(d.runs[i].outcome.trace, read_trace(db, file, static_cast<int>(i)));
   }
+  MS_RETURN_IF_ERROR(read_numerics(db, file, d.numerics));
   return read_extras(db, file, d);
 }
 

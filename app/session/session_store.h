@@ -1,4 +1,4 @@
-// The session file's tables (schema version 1) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 2) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -10,6 +10,9 @@
 //   passes(run, idx, pass, ..., snapshot)        the pass reports; snapshot -> snapshots.id
 //   memory_plans(run, ...), memory_slots(run, idx, ...)
 //   comparisons(idx, name, run_a, run_b, report), training(idx, name, mode, curves..., report)
+//   run_details(run, compiles, cache_hits, bucket, buckets)   schema 2
+//   run_fallbacks(run, idx, op, count, reason)                 schema 2
+//   numerics(...), numerics_values(idx, ...)                   schema 2: the values of both modes compared
 //   trace_meta, trace_strings, trace_tracks (with each track's longest event), trace_nodes,
 //   trace_events (index on run, track, ts), trace_counters, trace_flows, trace_blocks
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
@@ -17,6 +20,8 @@
 
 #include <sqlite3.h>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,15 +29,28 @@
 
 namespace ms::session::store {
 
-extern const char* const kSchema;
-// Every table a digest covers, in the order they are checked.
-const std::vector<std::string>& content_tables();
+extern const char* const kSchema;    // the tables of schema 1
+extern const char* const kSchemaV2;  // the tables schema 2 added (its migration creates them)
+// Every table a digest covers in a file of schema `version`, in the order they are checked.
+const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
-Status write_data(sqlite3* db, const std::string& file, const SessionData& data);
-Status read_data(sqlite3* db, const std::string& file, SessionData& data);
+// `attached`: for each SessionRun::trace_file, the schema name it is attached under (copy_trace).
+Status write_data(sqlite3* db, const std::string& file, const SessionData& data,
+                  const std::map<std::string, std::string>& attached = {});
+// A trace of more than `max_trace_events` events (-1: no limit) is not read: its run names the file.
+Status read_data(sqlite3* db, const std::string& file, SessionData& data, int64_t max_trace_events = -1);
+
+// Schema 2's tables (session_store_extras.cpp).
+Status write_run_details(sqlite3* db, const std::string& file, int run, const ModeRunOutcome& o);
+Status read_run_details(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs);
+Status write_numerics(sqlite3* db, const std::string& file, const SessionNumerics& n);
+Status read_numerics(sqlite3* db, const std::string& file, std::optional<SessionNumerics>& out);
+
+// Copies run `from_run`'s trace rows of the database attached as `schema` in as run `run`.
+Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run);
 
 Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Trace& trace);
-// The run's trace, or null when it has none.
-Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run);
+// The run's trace, or null when it has none; `events` false leaves its events and flows out.
+Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run, bool events = true);
 
 }  // namespace ms::session::store

@@ -133,7 +133,8 @@ Status read_trace_events(sqlite3* db, const std::string& file, int run, prof::Tr
   return ev.status();
 }
 
-Status read_trace_rows(sqlite3* db, const std::string& file, int run, prof::Trace& t) {
+// `flows` false: no flows (a trace whose events stay in the file; flows name events by index).
+Status read_trace_rows(sqlite3* db, const std::string& file, int run, prof::Trace& t, bool flows = true) {
   Stmt co(db, file, "SELECT track, name, ts, value FROM trace_counters WHERE run = ? ORDER BY rowid");
   co.bind(1, int64_t{run});
   while (co.step()) {
@@ -142,7 +143,7 @@ Status read_trace_rows(sqlite3* db, const std::string& file, int run, prof::Trac
     t.counters.push_back({static_cast<uint32_t>(co.i64(0)), static_cast<prof::StrId>(co.i64(1)), co.i64(2), co.f64(3)});
   }
   Stmt fl(db, file, "SELECT id, from_event, to_event FROM trace_flows WHERE run = ? ORDER BY rowid");
-  fl.bind(1, int64_t{run});
+  fl.bind(1, int64_t{flows ? run : -1});
   const auto n_events = static_cast<int64_t>(t.events.size());
   while (fl.step()) {
     if (fl.i64(1) < 0 || fl.i64(1) >= n_events || fl.i64(2) < 0 || fl.i64(2) >= n_events)
@@ -171,7 +172,7 @@ Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Tr
   return write_trace_rows(db, file, run, trace);
 }
 
-Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run) {
+Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run, bool events) {
   Stmt info(db, file, "SELECT is_foreign, dropped FROM trace_info WHERE run = ?");
   info.bind(1, int64_t{run});
   if (!info.step()) {
@@ -182,9 +183,33 @@ Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int ru
   t->foreign = info.i64(0) != 0;
   t->dropped_events = static_cast<uint64_t>(info.i64(1));
   MS_RETURN_IF_ERROR(read_trace_tables(db, file, run, *t));
-  MS_RETURN_IF_ERROR(read_trace_events(db, file, run, *t));
-  MS_RETURN_IF_ERROR(read_trace_rows(db, file, run, *t));
+  if (events) MS_RETURN_IF_ERROR(read_trace_events(db, file, run, *t));
+  MS_RETURN_IF_ERROR(read_trace_rows(db, file, run, *t, events));
   return prof::TracePtr(std::move(t));
+}
+
+}  // namespace ms::session::store
+
+namespace ms::session::store {
+
+Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run) {
+  static const char* const kTraceTables[] = {"trace_info",     "trace_meta",  "trace_strings",
+                                             "trace_tracks",   "trace_nodes", "trace_events",
+                                             "trace_counters", "trace_flows", "trace_blocks"};
+  for (const char* table : kTraceTables) {
+    const std::string info = std::string("PRAGMA main.table_info(") + table + ")";
+    Stmt cols(db, file, info.c_str());
+    std::string list;
+    while (cols.step())
+      if (cols.text(1) != "run") list += ", " + cols.text(1);
+    MS_RETURN_IF_ERROR(cols.status());
+    const std::string q = std::string("INSERT INTO main.") + table + "(run" + list + ") SELECT ?1" + list + " FROM " +
+                          schema + "." + table + " WHERE run = ?2 ORDER BY rowid";
+    Stmt copy(db, file, q.c_str());
+    copy.bind(1, int64_t{run}).bind(2, int64_t{from_run}).run();
+    MS_RETURN_IF_ERROR(copy.status());
+  }
+  return Status::ok();
 }
 
 }  // namespace ms::session::store

@@ -111,4 +111,22 @@ std::vector<double> unpack_doubles(const std::string& b) { return unpack<double>
 std::string pack_u64(const std::vector<uint64_t>& v) { return pack(v); }
 std::vector<uint64_t> unpack_u64(const std::string& b) { return unpack<uint64_t>(b); }
 
+std::string join_lines(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& e : v) s += e + "\n";
+  return s;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t nl = s.find('\n', at);
+    const size_t end = nl == std::string::npos ? s.size() : nl;
+    out.push_back(s.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 }  // namespace ms::session::sql

@@ -63,5 +63,8 @@ std::string pack_doubles(const std::vector<double>& v);
 std::vector<double> unpack_doubles(const std::string& b);
 std::string pack_u64(const std::vector<uint64_t>& v);
 std::vector<uint64_t> unpack_u64(const std::string& b);
+// Lines of text in one TEXT column, each ended by '\n' (pass lists, bucket keys).
+std::string join_lines(const std::vector<std::string>& v);
+std::vector<std::string> split_lines(const std::string& s);
 
 }  // namespace ms::session::sql

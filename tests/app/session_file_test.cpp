@@ -136,7 +136,7 @@ TEST(SessionFile, WindowQueryMatchesTheTrace) {
   }
 }
 
-TEST(SessionFile, NoMigrationsAtTheFirstSchema) {
+TEST(SessionFile, MigrationsStartBelowTheSchema) {
   for (const SessionMigration& m : session_migrations()) EXPECT_LT(m.from, kSessionSchemaVersion);
 }
 

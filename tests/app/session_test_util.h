@@ -77,6 +77,20 @@ inline const SessionData& small_session() {
     d.comparisons.push_back({"pynative vs graph", 0, 1, R"({"speedup": 1.5})"});
     d.training.push_back({"graph", "graph", {2.3, 1.9, 1.2}, {0.1, 0.1, 0.05}, {5.0, 1.0, 1.1}, R"({"steps": 3})"});
     d.ui_state = {{"pass", "3"}, {"selection", "12"}, {"tab", "Timeline"}};
+    d.runs[1].outcome.fallbacks = {{"Where", 2, "no cuda kernel: runs on the CPU"}, {"*", 1, "no CUDA device"}};
+    SessionNumerics n;
+    n.diff.tol = 1e-4;
+    n.diff.values.push_back({"y", "fc1", "Gemm", ir::NodeId{7}, "y", "fc1", ir::NodeId{7}, "same node", "", true,
+                             2.5e-7, 1e-7, 0, false, 0});
+    n.diff.values.push_back({"z", "fused", "FusedGemm", ir::NodeId{40}, "z0", "relu", ir::NodeId{8}, "last origin", "",
+                             true, 0.5, 0.01, 1, true, 1});
+    n.diff.first_divergence = 1;
+    n.diff.compared = 2;
+    n.diff.diverged = 1;
+    n.diff.max_rel = 0.01;
+    n.diff_ms = 1.25;
+    n.bisect = "pass 'fuse-elementwise' (#4) leaves the tolerance";
+    d.numerics = n;
     d.environment = {{"producer", "modescope tests"}, {"threads", "1"}};
     return d;
   }();
@@ -168,6 +182,15 @@ inline void expect_same_run(const SessionRun& a, const SessionRun& b) {
   EXPECT_EQ(x.outputs, y.outputs);
   EXPECT_EQ(x.gpu_records, y.gpu_records);
   EXPECT_EQ(x.gpu_note, y.gpu_note);
+  ASSERT_EQ(x.fallbacks.size(), y.fallbacks.size());
+  for (size_t i = 0; i < x.fallbacks.size(); ++i)
+    EXPECT_TRUE(x.fallbacks[i].op == y.fallbacks[i].op && x.fallbacks[i].count == y.fallbacks[i].count &&
+                x.fallbacks[i].reason == y.fallbacks[i].reason)
+        << "fallback " << i;
+  EXPECT_EQ(x.compiles, y.compiles);
+  EXPECT_EQ(x.cache_hits, y.cache_hits);
+  EXPECT_EQ(x.bucket, y.bucket);
+  EXPECT_EQ(x.buckets, y.buckets);
   ASSERT_EQ(x.passes.size(), y.passes.size());
   for (size_t i = 0; i < x.passes.size(); ++i) {
     const PassOutcome &p = x.passes[i], &q = y.passes[i];
@@ -209,6 +232,27 @@ inline void expect_same_session(const SessionData& a, const SessionData& b) {
     EXPECT_EQ(a.training[i].lrs, b.training[i].lrs);
     EXPECT_EQ(a.training[i].step_ms, b.training[i].step_ms);
     EXPECT_EQ(a.training[i].report, b.training[i].report);
+  }
+  ASSERT_EQ(a.numerics.has_value(), b.numerics.has_value());
+  if (a.numerics) {
+    const runtime::ModeDiff &x = a.numerics->diff, &y = b.numerics->diff;
+    EXPECT_EQ(x.tol, y.tol);
+    EXPECT_EQ(x.first_divergence, y.first_divergence);
+    EXPECT_EQ(x.compared, y.compared);
+    EXPECT_EQ(x.diverged, y.diverged);
+    EXPECT_EQ(x.max_rel, y.max_rel);
+    EXPECT_EQ(a.numerics->diff_ms, b.numerics->diff_ms);
+    EXPECT_EQ(a.numerics->bisect, b.numerics->bisect);
+    ASSERT_EQ(x.values.size(), y.values.size());
+    for (size_t i = 0; i < x.values.size(); ++i) {
+      const runtime::ValueDiff &p = x.values[i], &q = y.values[i];
+      EXPECT_TRUE(p.value == q.value && p.node == q.node && p.op == q.op && p.node_id == q.node_id &&
+                  p.ref_value == q.ref_value && p.ref_node == q.ref_node && p.ref_node_id == q.ref_node_id &&
+                  p.match == q.match && p.note == q.note && p.compared == q.compared && p.max_abs == q.max_abs &&
+                  p.max_rel == q.max_rel && p.nonfinite_mismatches == q.nonfinite_mismatches &&
+                  p.diverged == q.diverged && p.order == q.order)
+          << "value " << i;
+    }
   }
   EXPECT_EQ(a.ui_state, b.ui_state);
   EXPECT_EQ(a.environment, b.environment);

@@ -85,6 +85,13 @@ void BoxItem::set_ghost(bool on) {
   update();
 }
 
+void BoxItem::set_badge(const QString& reason) {
+  if (reason == badge_) return;
+  badge_ = reason;
+  setToolTip(lines_.join('\n') + (reason.isEmpty() ? QString() : QObject::tr("\nRan on a fallback: %1").arg(reason)));
+  update();
+}
+
 void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) {
   const GraphTheme& t = *theme_;
   const double lod = option->levelOfDetailFromTransform(p->worldTransform());
@@ -124,6 +131,18 @@ void BoxItem::paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget
         r.addRect(QRectF(rect_.left(), rect_.top(), 5, rect_.height()));
         return r;
       }()));
+    }
+  }
+  if (!badge_.isEmpty() && !ghost_ && lod > 0.15) {
+    // Inside the bounding rect's margin: over the top-right corner.
+    const QRectF b(rect_.right() - 46, rect_.top() - 6, 50, 13);
+    p->setPen(Qt::NoPen);
+    p->setBrush(badge_color());
+    p->drawRoundedRect(b, 6, 6);
+    if (lod >= 0.25) {
+      p->setFont(node_font(true, 8));
+      p->setPen(Qt::white);
+      p->drawText(b, Qt::AlignCenter, QObject::tr("fallback"));
     }
   }
   if (lod < 0.25) return;  // text is unreadable this far out; skip the cost

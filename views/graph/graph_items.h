@@ -47,6 +47,11 @@ class BoxItem : public QGraphicsItem {
     link_ = c;
     update();
   }
+  // The node ran on a fallback (runtime/fallback.h): a "fallback" badge in the top-right corner and
+  // the reason in the tooltip; empty removes it.
+  void set_badge(const QString& reason);
+  QString badge() const { return badge_; }
+  static QColor badge_color() { return QColor(0xe6, 0x7e, 0x22); }
 
  private:
   VisibleItem::Kind kind_;
@@ -57,6 +62,7 @@ class BoxItem : public QGraphicsItem {
   bool highlight_ = false;
   bool ghost_ = false;
   QColor link_;
+  QString badge_;
 };
 
 class ClusterItem : public QGraphicsItem {

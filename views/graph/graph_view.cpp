@@ -244,6 +244,7 @@ void GraphView::apply(PreparedView view, int then_select) {
   boxes_ = build_scene(*scene_, *model_, *view_, theme_, color_mode_);
   apply_diff();
   apply_heat();
+  apply_fallbacks();
   apply_linked();
   minimap_->refit();
   update_minimap();

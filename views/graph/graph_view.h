@@ -97,6 +97,14 @@ class GraphView : public QWidget {
   QString heat_legend() const { return heat_legend_; }
   // Outlines the nodes (NodeId values) in the link colour; empty clears. Kept across relayouts.
   void set_linked(std::vector<uint64_t> nodes);
+  // Ops that ran on a fallback (op type -> reason, runtime/fallback.h: a CPU detour from the device,
+  // another precision): every node of those types gets a badge and the reason in its tooltip, in
+  // this snapshot and every later one (graph_fallbacks.cpp). Empty clears.
+  void set_fallbacks(std::map<std::string, QString> by_op);
+  const std::map<std::string, QString>& fallbacks() const { return fallbacks_; }
+  // The reason node `node` (index into the model) ran on a fallback; empty when it did not.
+  QString fallback_reason(int node) const;
+  int badged_nodes() const;
   const std::vector<uint64_t>& linked() const { return linked_; }
   // Centres the view on the linked nodes.
   void focus_linked();
@@ -161,6 +169,8 @@ class GraphView : public QWidget {
   void apply_linked();
   QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, in a band above the viewport
   void apply_heat();
+  void apply_fallbacks();
+  std::map<std::string, QString> fallbacks_;
   void place_legends();
   std::unordered_map<uint64_t, QColor> heat_;
   QString heat_legend_;

@@ -94,6 +94,12 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   fused_layout->addWidget(go, 0, Qt::AlignLeft);
   fused_box_->hide();
   box->addWidget(fused_box_);
+  fallback_label_ = new QLabel(this);
+  fallback_label_->setObjectName(QStringLiteral("FallbackNote"));
+  fallback_label_->setWordWrap(true);
+  fallback_label_->setTextFormat(Qt::RichText);
+  fallback_label_->hide();
+  box->addWidget(fallback_label_);
   // The properties and the captured values share the height; the splitter lets either have more.
   auto* split = new QSplitter(Qt::Vertical, this);
   split->setChildrenCollapsible(false);
@@ -129,6 +135,7 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
 
 void Inspector::show_node(const GraphModel* m, int node) {
   show_fused_origins({});
+  show_fallback({});
   show_values({}, {}, {});
   info_->set_node(m, node);
   tree_->expandToDepth(0);
@@ -168,6 +175,16 @@ bool Inspector::eventFilter(QObject* obj, QEvent* e) {
   if (obj == tree_->viewport() && e->type() == QEvent::Resize) fit_columns();
   return QWidget::eventFilter(obj, e);
 }
+
+void Inspector::show_fallback(const QString& reason) {
+  fallback_label_->setVisible(!reason.isEmpty());
+  fallback_label_->setText(
+      reason.isEmpty()
+          ? QString()
+          : tr("<span style='color:#e67e22'>■</span> <b>Ran on a fallback:</b> %1").arg(reason.toHtmlEscaped()));
+}
+
+QString Inspector::fallback_text() const { return fallback_label_->text(); }
 
 void Inspector::show_fused_origins(const QStringList& origins) {
   fused_box_->setVisible(!origins.isEmpty());

@@ -47,6 +47,10 @@ class Inspector : public QWidget {
   // title in the link colour with a button that brings them into view. Empty hides the section.
   void show_fused_origins(const QStringList& origins);
   QString fused_origins_text() const;
+  // The node ran on a fallback: the reason, under the title in the fallback colour. Empty hides it;
+  // show_node hides it too.
+  void show_fallback(const QString& reason);
+  QString fallback_text() const;
   // The node's captured values (see ValueView::set_values), in a "Values" section under the
   // properties; empty `values` with an empty `hint` hides the section. show_node hides it too, so a
   // caller shows the values after the node.
@@ -70,6 +74,7 @@ class Inspector : public QWidget {
   Histogram* histogram_;
   QWidget* fused_box_;
   QLabel* fused_label_;
+  QLabel* fallback_label_;
   QGroupBox* values_box_;
   ValueView* values_;
 };

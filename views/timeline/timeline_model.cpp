@@ -10,6 +10,7 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
   runs_.clear();
   rows_.clear();
   top_names_.clear();
+  legend_pending_ = false;
   span_ = 1;
   std::map<std::string, int64_t> time_by_name;
   for (auto& [label, trace] : runs) {
@@ -78,7 +79,7 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
 
 size_t TimelineModel::event_count() const {
   size_t n = 0;
-  for (const auto& r : runs_) n += r.trace->events.size();
+  for (int r = 0; r < static_cast<int>(runs_.size()); ++r) n += static_cast<size_t>(run_event_count(r));
   return n;
 }
 
@@ -90,6 +91,7 @@ DrawList TimelineModel::build(double t0, double t1, double width) const {
     const TimelineRow& row = rows_[static_cast<size_t>(ri)];
     if (row.counter || row.events.empty()) continue;
     const auto& evs = runs_[static_cast<size_t>(row.run)].trace->events;
+    const auto& folds = runs_[static_cast<size_t>(row.run)].folded;
     const int64_t origin = runs_[static_cast<size_t>(row.run)].origin_ns;
     // Cull: nothing starting before t0 - max_dur can reach into the window.
     size_t k = static_cast<size_t>(
@@ -106,18 +108,19 @@ DrawList TimelineModel::build(double t0, double t1, double width) const {
       if (f < t0) continue;
       const float x0 = static_cast<float>((std::max(s, t0) - t0) * scale);
       const float x1 = static_cast<float>((std::min(f, t1) - t0) * scale);
+      const uint32_t n = folds.empty() ? 1 : folds[row.events[k]];
       if (x1 - x0 >= 1.0f) {
         if (pending) out.items.push_back(fold), pending = false;
-        out.items.push_back({x0, x1, ri, row.events[k], 1});
+        out.items.push_back({x0, x1, ri, row.events[k], n});
         continue;
       }
       // Sub-pixel: fold into the pending item while it stays within about a pixel.
       if (pending && x0 <= fold.x1 + 1.0f) {
         fold.x1 = std::max(fold.x1, std::max(x1, x0 + 1.0f));
-        ++fold.count;
+        fold.count += n;
       } else {
         if (pending) out.items.push_back(fold);
-        fold = {x0, std::max(x1, x0 + 1.0f), ri, row.events[k], 1};
+        fold = {x0, std::max(x1, x0 + 1.0f), ri, row.events[k], n};
         pending = true;
       }
     }
@@ -140,13 +143,14 @@ RangeStats TimelineModel::stats(int64_t t0, int64_t t1) const {
       }
     std::unordered_map<prof::StrId, OpShare> by_name;
     int64_t total = 0;
-    for (const auto& e : t.events) {
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const prof::Event& e = t.events[i];
       if (has_ops ? e.kind != prof::EventKind::Op : e.kind == prof::EventKind::Run) continue;
       const int64_t s = std::max(e.ts_ns - r.origin_ns, out.t0), f = std::min(e.end_ns() - r.origin_ns, out.t1);
       if (f <= s && !(e.dur_ns == 0 && s >= out.t0 && s < out.t1)) continue;
       OpShare& o = by_name[e.name];
       o.name = std::string(t.str(e.name));
-      ++o.count;
+      o.count += r.folded.empty() ? 1 : r.folded[i];
       o.ns += std::max<int64_t>(0, f - s);
       total += std::max<int64_t>(0, f - s);
     }

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "profiler/trace/trace.h"
+#include "views/timeline/timeline_source.h"
 
 namespace ms::views {
 
@@ -49,6 +51,13 @@ struct RangeStats {
   std::vector<std::vector<OpShare>> per_run;  // largest time first
 };
 
+// What one load of a window fetched from the windowed runs' sources.
+struct WindowLoad {
+  size_t events = 0;   // events fetched
+  size_t buckets = 0;  // summary buckets fetched (tracks with too many events in the window)
+  size_t tracks_summarized = 0;
+};
+
 class TimelineModel {
  public:
   struct Run {
@@ -56,8 +65,25 @@ class TimelineModel {
     prof::TracePtr trace;
     int64_t origin_ns = 0;              // subtracted from its times
     std::vector<int32_t> row_of_event;  // row index of each event (flow arrows)
+    // A windowed run: `trace` is the source's skeleton with the loaded window's events; `folded`
+    // says how many stored events each of them stands for (1: itself; more: a summary bucket).
+    std::shared_ptr<TimelineWindowSource> source;
+    prof::TracePtr skeleton;
+    std::vector<uint32_t> folded;
   };
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
+  // Adds a run read window by window (timeline_window.cpp): one row per track and counter; nothing
+  // of its events is held but the last loaded window.
+  void add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source);
+  bool windowed() const;
+  // Loads the windowed runs' events of [t0, t1) (relative ns) for `width` pixels: a track with at
+  // most a few events per pixel in the window gets them, one with more a summary of about one
+  // bucket per 3 pixels.
+  WindowLoad load_window(double t0, double t1, double width);
+  // Events of the run (a windowed run's stored total).
+  int64_t run_event_count(int run) const;
+  // How many stored events the event of `row` stands for (1 but in a windowed run's summary).
+  uint32_t folded(int row, uint32_t index) const;
   const std::vector<Run>& runs() const { return runs_; }
   const std::vector<TimelineRow>& rows() const { return rows_; }
   int64_t span_ns() const { return span_; }
@@ -73,12 +99,17 @@ class TimelineModel {
   const prof::Event& event(int row, uint32_t index) const {
     return runs_[static_cast<size_t>(rows_[static_cast<size_t>(row)].run)].trace->events[index];
   }
+  static constexpr int kEventsPerPixel = 4;  // more in a track's window: a summary
+  static constexpr int kPixelsPerBucket = 3;
 
  private:
+  void fill_window_rows(int run, const std::vector<std::vector<prof::Event>>& per_track,
+                        const std::vector<std::vector<uint32_t>>& folds);
   std::vector<Run> runs_;
   std::vector<TimelineRow> rows_;
   int64_t span_ = 1;
   std::vector<std::string> top_names_;
+  bool legend_pending_ = false;  // a windowed run was added: the next load recounts the legend
 };
 
 }  // namespace ms::views

@@ -3,6 +3,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -59,6 +60,39 @@ void TimelineView::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> 
   canvas_->sel0 = canvas_->sel1 = 0;
   canvas_->reset_view();
   if (model_.runs().empty()) stats_->clear();
+}
+
+void TimelineView::add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source) {
+  model_.add_windowed_run(std::move(label), std::move(source));
+  canvas_->reset_view();
+}
+
+void TimelineView::load_window() {
+  if (!model_.windowed()) return;
+  last_load_ = model_.load_window(canvas_->t0(), canvas_->t1(), canvas_->time_width());
+  ++window_loads_;
+}
+
+void TimelineView::set_fallbacks(std::map<std::string, std::string> by_op) {
+  canvas_->fallbacks = std::move(by_op);
+  canvas_->update();
+}
+
+const std::string* TimelineCanvas::fallback_of(const prof::Trace& t, const prof::Event& e) const {
+  if (fallbacks.empty() || (e.kind != prof::EventKind::Op && e.kind != prof::EventKind::Kernel)) return nullptr;
+  const prof::NodeInfo* n = t.node_of(e);
+  auto it = fallbacks.find(n ? n->op : std::string(t.str(e.name)));
+  return it == fallbacks.end() ? nullptr : &it->second;
+}
+
+int TimelineCanvas::fallback_items() const {
+  int n = 0;
+  for (const DrawItem& it : draw_list().items) {
+    const TimelineRow& row = model_.rows()[static_cast<size_t>(it.row)];
+    const prof::Trace& t = *model_.runs()[static_cast<size_t>(row.run)].trace;
+    n += fallback_of(t, t.events[it.event]) != nullptr;
+  }
+  return n;
 }
 
 void TimelineView::set_selected_node(uint64_t node) {
@@ -128,7 +162,13 @@ void TimelineCanvas::set_window(double t0, double t1) {
   if (t1 - t0 < 10) t1 = t0 + 10;  // 10 ns is as far as zoom goes
   t0_ = t0;
   t1_ = t1;
+  owner_->load_window();  // a windowed run fetches what this window needs
   update();
+}
+
+void TimelineCanvas::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  owner_->load_window();
 }
 
 void TimelineCanvas::zoom_at(double x_px, double factor) {
@@ -199,8 +239,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(4, y, width() - 8, 18), Qt::AlignLeft | Qt::AlignVCenter,
                QStringLiteral("%1 — %2 events over %3")
                    .arg(qs(r.label))
-                   .arg(r.trace->events.size())
-                   .arg(time_label(static_cast<double>(r.trace->end_ns() - r.origin_ns))));
+                   .arg(model_.run_event_count(run))
+                   .arg(time_label(static_cast<double>(r.source ? r.source->span().second - r.origin_ns
+                                                                : r.trace->end_ns() - r.origin_ns))));
     p.setFont(small);
   }
   for (int r = 0; r < static_cast<int>(model_.rows().size()); ++r) {
@@ -245,6 +286,14 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       const QString text = it.count > 1 ? QStringLiteral("%1 events").arg(it.count) : qs(t.str(e.name));
       p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
                  p.fontMetrics().elidedText(text, Qt::ElideRight, static_cast<int>(r.width()) - 5));
+    }
+    if (fallback_of(t, e)) {
+      // A fallback: an orange corner over the item's top left.
+      const double k = std::min(7.0, std::min(r.width(), r.height()));
+      p.setPen(Qt::NoPen);
+      p.setBrush(QColor(0xe6, 0x7e, 0x22));
+      p.drawPolygon(QPolygonF({r.topLeft(), r.topLeft() + QPointF(k, 0), r.topLeft() + QPointF(0, k)}));
+      p.setBrush(Qt::NoBrush);
     }
     if (highlights(t, e)) {
       p.setPen(QPen(palette().color(QPalette::WindowText), 2));
@@ -348,6 +397,8 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
   QString tip = QStringLiteral("<b>%1</b> (%2)<br>%3")
                     .arg(qs(t.str(ee.name)).toHtmlEscaped(), prof::event_kind_name(ee.kind),
                          time_label(static_cast<double>(ee.dur_ns)));
+  if (const uint32_t n = model_.folded(r, static_cast<uint32_t>(ev)); n > 1)
+    tip = tr("<b>%1 events</b> from %2 on (zoom in for each)").arg(n).arg(qs(t.str(ee.name)).toHtmlEscaped());
   if (const prof::NodeInfo* n = t.node_of(ee)) {
     tip += QStringLiteral("<br>node %1").arg(qs(n->name).toHtmlEscaped());
     if (!n->shapes.empty()) tip += QStringLiteral("<br>%1").arg(qs(n->shapes).toHtmlEscaped());
@@ -359,6 +410,8 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
     if (n->origins.size() > 1) tip += QStringLiteral("<br>fuses %1 nodes").arg(n->origins.size());
   }
   if (ee.impl) tip += QStringLiteral("<br>kernel %1").arg(qs(t.str(ee.impl)).toHtmlEscaped());
+  if (const std::string* why = fallback_of(t, ee))
+    tip += tr("<br><span style='color:#e67e22'>ran on a fallback: %1</span>").arg(qs(*why).toHtmlEscaped());
   QToolTip::showText(e->globalPosition().toPoint(), tip, this);
 }
 

@@ -7,6 +7,9 @@
 
 #include <QWidget>
 
+#include <map>
+#include <string>
+
 #include "views/timeline/timeline_model.h"
 
 class QLabel;
@@ -20,9 +23,17 @@ class TimelineView : public QWidget {
  public:
   explicit TimelineView(QWidget* parent = nullptr);
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
+  // After set_runs: a run read window by window from `source` (each change of the visible window
+  // loads that window's events, or their summary when zoomed out).
+  void add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source);
+  const WindowLoad& last_load() const { return last_load_; }
+  int window_loads() const { return window_loads_; }
   const TimelineModel& model() const { return model_; }
   TimelineCanvas* canvas() const { return canvas_; }
   void set_selected_node(uint64_t node);
+  // Op types that ran on a fallback (op type -> reason): their events get an orange corner mark and
+  // the reason in their tooltip. Empty clears.
+  void set_fallbacks(std::map<std::string, std::string> by_op);
   // Selects [t0, t1) ns (relative to the runs' starts) and shows its statistics.
   void select_range(int64_t t0, int64_t t1);
   QString stats_text() const;
@@ -34,7 +45,10 @@ class TimelineView : public QWidget {
  private:
   friend class TimelineCanvas;
   void show_stats();
+  void load_window();
   TimelineModel model_;
+  WindowLoad last_load_;
+  int window_loads_ = 0;
   TimelineCanvas* canvas_;
   QLabel* stats_;
 };
@@ -57,6 +71,10 @@ class TimelineCanvas : public QWidget {
   // how many items of the current frame are drawn outlined for that.
   bool highlights(const prof::Trace& t, const prof::Event& e) const;
   int highlighted_items() const;
+  // The fallback reason of an event's op (nullptr: none), and the current frame's marked items.
+  const std::string* fallback_of(const prof::Trace& t, const prof::Event& e) const;
+  int fallback_items() const;
+  std::map<std::string, std::string> fallbacks;
   uint64_t selected_node = 0;
   int64_t sel0 = 0, sel1 = 0;  // selected range, ns
   static constexpr int kLabel = 170, kAxis = 26, kLegend = 22;
@@ -68,6 +86,7 @@ class TimelineCanvas : public QWidget {
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void mouseDoubleClickEvent(QMouseEvent*) override { reset_view(); }
+  void resizeEvent(QResizeEvent* e) override;
 
  private:
   double row_height() const;

@@ -72,6 +72,24 @@ int LossCurveView::point_count(const QString& name) const {
   return 0;
 }
 
+QStringList LossCurveView::names() const {
+  QStringList out;
+  for (const auto& s : series_) out << s.name;
+  return out;
+}
+
+std::vector<std::pair<int, double>> LossCurveView::points(const QString& name) const {
+  for (const auto& s : series_)
+    if (s.name == name) return s.points;
+  return {};
+}
+
+QString LossCurveView::summary(const QString& name) const {
+  for (const auto& s : series_)
+    if (s.name == name) return s.summary;
+  return {};
+}
+
 void LossCurveView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);

@@ -5,6 +5,7 @@
 
 #include <QColor>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 #include <vector>
 
@@ -24,6 +25,10 @@ class LossCurveView : public QWidget {
   bool log_scale() const { return log_; }
   int series_count() const { return static_cast<int>(series_.size()); }
   int point_count(const QString& name) const;
+  // The series' names in order, a series' (step, loss) points and its summary line.
+  QStringList names() const;
+  std::vector<std::pair<int, double>> points(const QString& name) const;
+  QString summary(const QString& name) const;
   QSize sizeHint() const override { return {900, 420}; }
 
  protected:

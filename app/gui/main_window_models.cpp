@@ -1,0 +1,59 @@
+// MainWindow::models_text: the item models behind the views, one row a line, every column's display
+// text and sort value (so a figure rounded for display still has to match in full). A session's
+// round trip compares the text of the app that saved it with the text of the app that reopened it.
+#include <QAbstractItemModel>
+#include <QTextStream>
+
+#include "app/gui/main_window.h"
+#include "app/gui/train_panel.h"
+#include "views/compare/compare_model.h"
+#include "views/compare/compare_view.h"
+#include "views/compare/value_diff_view.h"
+#include "views/models/pass_list_model.h"
+#include "views/models/value_diff_model.h"
+#include "views/train/loss_curve.h"
+
+namespace ms::app {
+
+namespace {
+
+QString cell_text(const QVariant& v) {
+  if (v.typeId() == QMetaType::Double) return QString::number(v.toDouble(), 'g', 17);
+  return v.toString();
+}
+
+void dump_model(QTextStream& out, const QString& title, const QAbstractItemModel& m) {
+  out << "## " << title << " (" << m.rowCount() << " rows)\n";
+  for (int c = 0; c < m.columnCount(); ++c) out << (c ? "\t" : "") << m.headerData(c, Qt::Horizontal).toString();
+  out << "\n";
+  for (int r = 0; r < m.rowCount(); ++r) {
+    for (int c = 0; c < m.columnCount(); ++c) {
+      const QModelIndex i = m.index(r, c);
+      out << (c ? "\t" : "") << cell_text(m.data(i, Qt::DisplayRole));
+      const QVariant raw = m.data(i, Qt::UserRole);
+      if (raw.isValid()) out << " [" << cell_text(raw) << "]";
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+QString MainWindow::models_text() const {
+  QString text;
+  QTextStream out(&text);
+  dump_model(out, QStringLiteral("compare"), *compare_->model());
+  dump_model(out, QStringLiteral("passes"), *passes_);
+  dump_model(out, QStringLiteral("values"), *value_diff_->model());
+  const views::LossCurveView* curve = train_panel_->curve();
+  const QStringList names = curve->names();
+  out << "## training (" << names.size() << " series)\n";
+  for (const QString& name : names) {
+    out << name << ": " << curve->summary(name) << "\n";
+    for (const auto& [step, loss] : curve->points(name))
+      out << "  " << step << "\t" << QString::number(loss, 'g', 17) << "\n";
+  }
+  return text;
+}
+
+}  // namespace ms::app

@@ -1,0 +1,49 @@
+#include "app/gui/session_trace_source.h"
+
+namespace ms::app {
+
+Expected<std::shared_ptr<SessionTraceSource>> SessionTraceSource::make(
+    std::shared_ptr<const session::SessionReader> reader, int run) {
+  auto s = std::shared_ptr<SessionTraceSource>(new SessionTraceSource);
+  MS_ASSIGN_OR_RETURN(s->skeleton_, reader->trace_skeleton(run));
+  if (!s->skeleton_)
+    return invalid_model(reader->path() + ": run " + std::to_string(run) + " has no trace in the session");
+  MS_ASSIGN_OR_RETURN(s->span_, reader->trace_span(run));
+  MS_ASSIGN_OR_RETURN(s->events_, reader->event_count(run));
+  s->reader_ = std::move(reader);
+  s->run_ = run;
+  return s;
+}
+
+int64_t SessionTraceSource::count(uint32_t track, int64_t t0, int64_t t1) const {
+  auto n = reader_->count_in_window(run_, track, t0, t1);
+  if (!n) {
+    error_ = n.status().message();
+    return 0;
+  }
+  return *n;
+}
+
+std::vector<prof::Event> SessionTraceSource::events(uint32_t track, int64_t t0, int64_t t1) const {
+  auto e = reader_->events_in_window(run_, track, t0, t1);
+  if (!e) {
+    error_ = e.status().message();
+    return {};
+  }
+  return std::move(*e);
+}
+
+std::vector<views::WindowSummaryBucket> SessionTraceSource::summary(uint32_t track, int64_t t0, int64_t t1,
+                                                                    int buckets) const {
+  auto b = reader_->window_summary(run_, track, t0, t1, buckets);
+  if (!b) {
+    error_ = b.status().message();
+    return {};
+  }
+  std::vector<views::WindowSummaryBucket> out;
+  out.reserve(b->size());
+  for (const session::WindowBucket& k : *b) out.push_back({k.t0, k.t1, k.count, k.first});
+  return out;
+}
+
+}  // namespace ms::app

@@ -1,0 +1,36 @@
+// A trace kept in a session file, read by the timeline window by window (views/timeline/
+// timeline_source.h over SessionReader's queries): opening a session with a trace of millions of
+// events reads none of them; each visible window costs a few index look-ups per track.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "app/session/session_file.h"
+#include "views/timeline/timeline_source.h"
+
+namespace ms::app {
+
+class SessionTraceSource : public views::TimelineWindowSource {
+ public:
+  // The reader is shared by the sources of one file's runs. Errors name the file.
+  static Expected<std::shared_ptr<SessionTraceSource>> make(std::shared_ptr<const session::SessionReader> reader,
+                                                            int run);
+  prof::TracePtr skeleton() const override { return skeleton_; }
+  std::pair<int64_t, int64_t> span() const override { return span_; }
+  int64_t event_count() const override { return events_; }
+  int64_t count(uint32_t track, int64_t t0, int64_t t1) const override;
+  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1) const override;
+  std::vector<views::WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const override;
+  std::string error() const override { return error_; }
+
+ private:
+  std::shared_ptr<const session::SessionReader> reader_;
+  int run_ = 0;
+  prof::TracePtr skeleton_;
+  std::pair<int64_t, int64_t> span_{0, 0};
+  int64_t events_ = 0;
+  mutable std::string error_;
+};
+
+}  // namespace ms::app

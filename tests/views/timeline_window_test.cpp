@@ -1,0 +1,121 @@
+// The timeline over a trace read window by window (views/timeline/timeline_source.h): a source over
+// an in-memory trace answers as a session file does, counting each query. Zoomed out, each track's
+// window comes as a summary whose buckets count every event; zoomed in, the events themselves, drawn
+// exactly as the whole trace draws them; the view loads a window on every change of it.
+#include <gtest/gtest.h>
+
+#include <QImage>
+
+#include <algorithm>
+
+#include "tests/views/result_traces.h"
+#include "tests/views/test_graphs.h"
+#include "views/timeline/timeline_view.h"
+
+namespace ms::views {
+namespace {
+
+class MemoryWindowSource : public TimelineWindowSource {
+ public:
+  explicit MemoryWindowSource(prof::TracePtr t) : t_(std::move(t)) {
+    auto sk = std::make_shared<prof::Trace>(*t_);
+    sk->events.clear();
+    sk->flows.clear();
+    skeleton_ = sk;
+  }
+  prof::TracePtr skeleton() const override { return skeleton_; }
+  std::pair<int64_t, int64_t> span() const override { return {t_->begin_ns(), t_->end_ns()}; }
+  int64_t event_count() const override { return static_cast<int64_t>(t_->events.size()); }
+  int64_t count(uint32_t track, int64_t t0, int64_t t1) const override {
+    ++queries;
+    return std::count_if(t_->events.begin(), t_->events.end(),
+                         [&](const prof::Event& e) { return e.track == track && e.ts_ns >= t0 && e.ts_ns < t1; });
+  }
+  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1) const override {
+    ++queries;
+    std::vector<prof::Event> out;
+    for (const prof::Event& e : t_->events)
+      if (e.track == track && e.ts_ns < t1 && e.end_ns() > t0) out.push_back(e);
+    fetched += out.size();
+    return out;
+  }
+  std::vector<WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const override {
+    ++queries;
+    std::vector<WindowSummaryBucket> out(static_cast<size_t>(buckets));
+    const double step = static_cast<double>(t1 - t0) / buckets;
+    for (int k = 0; k < buckets; ++k) {
+      out[k].t0 = t0 + static_cast<int64_t>(step * k);
+      out[k].t1 = k + 1 == buckets ? t1 : t0 + static_cast<int64_t>(step * (k + 1));
+    }
+    for (const prof::Event& e : t_->events) {
+      if (e.track != track || e.ts_ns < t0 || e.ts_ns >= t1) continue;
+      auto k = std::min<size_t>(static_cast<size_t>(static_cast<double>(e.ts_ns - t0) / step), out.size() - 1);
+      while (k > 0 && e.ts_ns < out[k].t0) --k;
+      while (k + 1 < out.size() && e.ts_ns >= out[k].t1) ++k;
+      if (out[k].count++ == 0) out[k].first = e;
+    }
+    return out;
+  }
+  mutable int queries = 0;
+  mutable size_t fetched = 0;
+
+ private:
+  prof::TracePtr t_, skeleton_;
+};
+
+TEST(TimelineWindow, ZoomedOutSummarizesEveryEventZoomedInDrawsThemAsTheWholeTrace) {
+  auto trace = test::large_trace(200000);
+  auto source = std::make_shared<MemoryWindowSource>(trace);
+  TimelineModel whole, windowed;
+  whole.set_runs({{"big", trace}});
+  windowed.set_runs({});
+  windowed.add_windowed_run("big", source);
+  ASSERT_TRUE(windowed.windowed());
+  EXPECT_EQ(windowed.span_ns(), whole.span_ns());
+  EXPECT_EQ(windowed.event_count(), 200000u);
+  // The whole span on 1000 px: summaries, about a bucket per 3 px, counting every event.
+  const WindowLoad out = windowed.load_window(0, static_cast<double>(windowed.span_ns()), 1000);
+  EXPECT_EQ(out.events, 0u);
+  EXPECT_GT(out.tracks_summarized, 0u);
+  EXPECT_LT(source->fetched, 1u);
+  uint64_t counted = 0;
+  for (const DrawItem& it : windowed.build(0, static_cast<double>(windowed.span_ns()), 1000).items) counted += it.count;
+  EXPECT_EQ(counted, 200000u);
+  // 10 µs: the events themselves, the same items as the whole trace's.
+  const WindowLoad in = windowed.load_window(50'000'000, 50'010'000, 1000);
+  EXPECT_GT(in.events, 0u);
+  EXPECT_EQ(in.tracks_summarized, 0u);
+  EXPECT_LT(in.events, 200u);
+  const DrawList a = whole.build(50'000'000, 50'010'000, 1000), b = windowed.build(50'000'000, 50'010'000, 1000);
+  ASSERT_EQ(a.items.size(), b.items.size());
+  for (size_t i = 0; i < a.items.size(); ++i) {
+    EXPECT_FLOAT_EQ(a.items[i].x0, b.items[i].x0) << i;
+    EXPECT_FLOAT_EQ(a.items[i].x1, b.items[i].x1) << i;
+    EXPECT_EQ(a.items[i].count, b.items[i].count) << i;
+    EXPECT_EQ(whole.event(a.items[i].row, a.items[i].event).ts_ns,
+              windowed.event(b.items[i].row, b.items[i].event).ts_ns);
+  }
+}
+
+TEST(TimelineWindow, TheViewLoadsTheWindowItShows) {
+  test::qt_app();
+  auto source = std::make_shared<MemoryWindowSource>(test::generated_trace(true, 4));
+  TimelineView v;
+  v.resize(1200, 500);
+  v.set_runs({});
+  v.add_windowed_run("Graph", source);
+  const int loads = v.window_loads();
+  EXPECT_GT(loads, 0);
+  const QImage img = v.grab().toImage();
+  EXPECT_FALSE(img.isNull());
+  TimelineCanvas* c = v.canvas();
+  c->zoom_at(TimelineCanvas::kLabel + c->time_width() / 2, 0.25);
+  EXPECT_GT(v.window_loads(), loads);
+  EXPECT_GT(v.last_load().events, 0u);
+  EXPECT_FALSE(c->draw_list().items.empty());
+  v.select_range(0, v.model().span_ns());
+  EXPECT_TRUE(v.stats_text().contains(QStringLiteral("Graph")));
+}
+
+}  // namespace
+}  // namespace ms::views

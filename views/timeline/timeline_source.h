@@ -1,0 +1,39 @@
+// A trace the timeline reads window by window instead of holding it whole (a session file's trace
+// of millions of events): the trace without its events, the time they span, and per track the
+// events of a window, their number, or a summary of it in equal time buckets (zoomed out: a count
+// and the first event per bucket). Qt-free; the app implements it over a session file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/trace/trace.h"
+
+namespace ms::views {
+
+struct WindowSummaryBucket {
+  int64_t t0 = 0, t1 = 0;  // absolute ns
+  int64_t count = 0;       // events starting in [t0, t1)
+  prof::Event first;       // the first of them (when count > 0)
+};
+
+class TimelineWindowSource {
+ public:
+  virtual ~TimelineWindowSource() = default;
+  // Strings, tracks, nodes and counters; no events.
+  virtual prof::TracePtr skeleton() const = 0;
+  // [first start, last end] of the events, absolute ns.
+  virtual std::pair<int64_t, int64_t> span() const = 0;
+  virtual int64_t event_count() const = 0;
+  // Events of `track` starting in [t0, t1).
+  virtual int64_t count(uint32_t track, int64_t t0, int64_t t1) const = 0;
+  // Events of `track` overlapping [t0, t1), by start.
+  virtual std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1) const = 0;
+  virtual std::vector<WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const = 0;
+  // The last query's error ("" when none): a damaged file fails the query that reads it.
+  virtual std::string error() const { return {}; }
+};
+
+}  // namespace ms::views

@@ -1,0 +1,153 @@
+// TimelineModel's windowed runs: a trace read window by window from a TimelineWindowSource. Its rows
+// (one per track, one per counter) are made once; each load_window replaces the events they hold
+// with the visible window's (or, where a track has more than a few events per pixel there, with
+// one summary event per bucket of a few pixels that counts the events it stands for).
+#include <algorithm>
+#include <map>
+
+#include "views/timeline/timeline_model.h"
+
+namespace ms::views {
+
+void TimelineModel::add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source) {
+  if (!source) return;
+  prof::TracePtr skeleton = source->skeleton();
+  if (!skeleton) return;
+  const auto [begin, end] = source->span();
+  const int run = static_cast<int>(runs_.size());
+  Run r;
+  r.label = std::move(label);
+  r.trace = skeleton;
+  r.skeleton = skeleton;
+  r.origin_ns = begin;
+  r.source = std::move(source);
+  runs_.push_back(r);
+  span_ = std::max(span_, end - begin);
+  legend_pending_ = true;
+  for (uint32_t track = 0; track < skeleton->tracks.size(); ++track) {
+    if (r.source->count(track, begin, end + 1) == 0) continue;  // a track of counters only
+    TimelineRow row;
+    row.run = run;
+    row.track = track;
+    const prof::Track& tr = skeleton->tracks[track];
+    row.label = tr.name.empty() ? prof::track_kind_name(tr.kind) : tr.name;
+    rows_.push_back(std::move(row));
+  }
+  std::map<std::pair<uint32_t, prof::StrId>, size_t> counter_rows;
+  for (const auto& c : skeleton->counters) {
+    auto [it, fresh] = counter_rows.emplace(std::make_pair(c.track, c.name), rows_.size());
+    if (fresh) {
+      TimelineRow row;
+      row.run = run;
+      row.track = c.track;
+      row.counter = true;
+      row.label = std::string(skeleton->str(c.name));
+      rows_.push_back(std::move(row));
+    }
+    TimelineRow& row = rows_[it->second];
+    row.samples.emplace_back(c.ts_ns - begin, c.value);
+    row.max_value = std::max(row.max_value, c.value);
+  }
+}
+
+bool TimelineModel::windowed() const {
+  return std::any_of(runs_.begin(), runs_.end(), [](const Run& r) { return r.source != nullptr; });
+}
+
+int64_t TimelineModel::run_event_count(int run) const {
+  const Run& r = runs_[static_cast<size_t>(run)];
+  return r.source ? r.source->event_count() : static_cast<int64_t>(r.trace->events.size());
+}
+
+uint32_t TimelineModel::folded(int row, uint32_t index) const {
+  const Run& r = runs_[static_cast<size_t>(rows_[static_cast<size_t>(row)].run)];
+  return index < r.folded.size() ? r.folded[index] : 1;
+}
+
+WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
+  WindowLoad load;
+  if (t1 <= t0 || width <= 0) return load;
+  const auto max_events = static_cast<int64_t>(width * kEventsPerPixel);
+  const int buckets = std::max(1, static_cast<int>(width / kPixelsPerBucket));
+  for (int run = 0; run < static_cast<int>(runs_.size()); ++run) {
+    const Run& r = runs_[static_cast<size_t>(run)];
+    if (!r.source) continue;
+    const int64_t a = r.origin_ns + static_cast<int64_t>(t0), b = r.origin_ns + static_cast<int64_t>(t1) + 1;
+    const size_t tracks = r.trace->tracks.size();
+    std::vector<std::vector<prof::Event>> per_track(tracks);
+    std::vector<std::vector<uint32_t>> folds(tracks);
+    for (uint32_t track = 0; track < tracks; ++track) {
+      if (r.source->count(track, a, b) <= max_events) {
+        per_track[track] = r.source->events(track, a, b);
+        folds[track].assign(per_track[track].size(), 1);
+        load.events += per_track[track].size();
+        continue;
+      }
+      ++load.tracks_summarized;
+      for (const WindowSummaryBucket& k : r.source->summary(track, a, b, buckets)) {
+        ++load.buckets;
+        if (k.count <= 0) continue;
+        prof::Event e = k.first;
+        // A bucket of one event is that event; of more, one item from its first start to its end.
+        if (k.count > 1) e.dur_ns = std::max(e.dur_ns, k.t1 - e.ts_ns);
+        per_track[track].push_back(e);
+        folds[track].push_back(static_cast<uint32_t>(std::min<int64_t>(k.count, UINT32_MAX)));
+      }
+    }
+    fill_window_rows(run, per_track, folds);
+  }
+  if (legend_pending_) {
+    // The legend with a windowed run: op types by time in the first window loaded (the whole span).
+    legend_pending_ = false;
+    top_names_.clear();
+    std::map<std::string, int64_t> time_by_name;
+    for (const Run& r : runs_)
+      for (const prof::Event& e : r.trace->events)
+        if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
+          time_by_name[std::string(r.trace->str(e.name))] += e.dur_ns;
+    std::vector<std::pair<int64_t, std::string>> names;
+    for (auto& [n, ns] : time_by_name) names.emplace_back(ns, n);
+    std::sort(names.rbegin(), names.rend());
+    for (size_t i = 0; i < names.size() && i < 16; ++i) top_names_.push_back(names[i].second);
+  }
+  return load;
+}
+
+void TimelineModel::fill_window_rows(int run, const std::vector<std::vector<prof::Event>>& per_track,
+                                     const std::vector<std::vector<uint32_t>>& folds) {
+  Run& r = runs_[static_cast<size_t>(run)];
+  // The skeleton's names and nodes with the window's events (its counters are in their rows).
+  const prof::Trace& sk = *r.skeleton;
+  auto window = std::make_shared<prof::Trace>();
+  window->metadata = sk.metadata;
+  window->strings = sk.strings;
+  window->tracks = sk.tracks;
+  window->nodes = sk.nodes;
+  window->foreign = sk.foreign;
+  r.folded.clear();
+  std::vector<size_t> first_of_track(per_track.size() + 1, 0);
+  for (size_t track = 0; track < per_track.size(); ++track) {
+    first_of_track[track] = window->events.size();
+    window->events.insert(window->events.end(), per_track[track].begin(), per_track[track].end());
+    r.folded.insert(r.folded.end(), folds[track].begin(), folds[track].end());
+  }
+  first_of_track[per_track.size()] = window->events.size();
+  r.row_of_event.assign(window->events.size(), -1);
+  for (int ri = 0; ri < static_cast<int>(rows_.size()); ++ri) {
+    TimelineRow& row = rows_[static_cast<size_t>(ri)];
+    if (row.run != run || row.counter || row.track >= per_track.size()) continue;
+    row.events.clear();
+    row.starts.clear();
+    row.max_dur = 0;
+    for (size_t i = first_of_track[row.track]; i < first_of_track[row.track + 1]; ++i) {
+      const prof::Event& e = window->events[i];
+      row.events.push_back(static_cast<uint32_t>(i));
+      row.starts.push_back(e.ts_ns - r.origin_ns);
+      row.max_dur = std::max(row.max_dur, e.dur_ns);
+      r.row_of_event[i] = ri;
+    }
+  }
+  r.trace = std::move(window);
+}
+
+}  // namespace ms::views
