@@ -1,7 +1,16 @@
 // Schemas of the integer matmul/conv ops: MatMulInteger and ConvInteger (int32 outputs), QLinearMatMul
-// and QLinearConv (requantized outputs of y_zero_point's type).
+// and QLinearConv (requantized outputs of y_zero_point's type), and the two quantized matmuls the
+// fold-qdq pass makes (domain ai.modescope):
+//   FusedQLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point[, bias])
+//     QLinearMatMul with an int32 bias [N] added to the accumulators before the requantization (a
+//     QDQ Gemm's C, as QLinearConv's B).
+//   FusedDynamicQuantMatMul(x, b, b_scale, b_zero_point[, bias]) -> float32
+//     DynamicQuantizeLinear(x) into MatMulInteger with b, then Cast to float32, times
+//     x_scale * b_scale (one or one per column) and plus a float32 bias [N]: what ONNX Runtime's
+//     quantize_dynamic writes, in its order of float32 operations.
 #include <string>
 
+#include "engine/ops/fused.h"
 #include "engine/ops/nn_geometry.h"
 #include "engine/ops/quant_internal.h"
 
@@ -121,6 +130,33 @@ Status infer_qlinear_matmul(InferContext& ctx) {
   return nn::matmul_output(ctx, 0, 3, ctx.in(7).dtype);
 }
 
+Status infer_fused_qlinear_matmul(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(infer_qlinear_matmul(ctx));
+  if (!ctx.has_input(8)) return Status::ok();
+  if (ctx.in(8).dtype != DType::I32) return ctx.fail("input 8 (bias) must be int32, got " + type_name(ctx.in(8).dtype));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, nn::require_rank(ctx, 8, "bias", 1, 1));
+  if (bd && nn::dims_conflict((*bd)[0], cols_of(ctx, 3)))
+    return ctx.fail("input 8 (bias) has " + to_string((*bd)[0]) + " values, expected one per column of b (" +
+                    to_string(cols_of(ctx, 3)) + ")");
+  return Status::ok();
+}
+
+Status infer_fused_dynamic_quant_matmul(InferContext& ctx) {
+  if (ctx.in(0).dtype != DType::F32) return ctx.fail("input 0 (x) must be float32, got " + type_name(ctx.in(0).dtype));
+  MS_RETURN_IF_ERROR(require_int8(ctx, 1, "b"));
+  MS_RETURN_IF_ERROR(require_float_scale(ctx, 2, "b_scale", DType::F32));
+  MS_ASSIGN_OR_RETURN(const std::vector<int64_t>* bd, nn::require_rank(ctx, 1, "b", 2, 2));
+  const int64_t n = bd ? (*bd)[1] : -1;
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "b_scale", 2, n));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 3, "b_zero_point", 1, n));
+  if (ctx.has_input(4)) {
+    if (ctx.in(4).dtype != DType::F32)
+      return ctx.fail("input 4 (bias) must be float32, got " + type_name(ctx.in(4).dtype));
+    MS_RETURN_IF_ERROR(check_zero_point(ctx, 4, "bias", 4, n));
+  }
+  return nn::matmul_output(ctx, 0, 1, DType::F32);
+}
+
 Status infer_qlinear_conv(InferContext& ctx) {
   MS_RETURN_IF_ERROR(require_int8(ctx, 0, "x"));
   MS_RETURN_IF_ERROR(require_int8(ctx, 3, "w"));
@@ -166,6 +202,15 @@ void register_quant_int_ops(Registry& r) {
                         [](const CostContext& c) { return matmul_cost(c, 0); }));
   r.add(nn::make_schema("QLinearMatMul", 10, 8, 8, 1, 1, OpCategory::MatMul, infer_qlinear_matmul,
                         [](const CostContext& c) { return matmul_cost(c, 0); }));
+  OpSchema fused = nn::make_schema("FusedQLinearMatMul", 1, 8, 9, 1, 1, OpCategory::MatMul, infer_fused_qlinear_matmul,
+                                   [](const CostContext& c) { return matmul_cost(c, 0); });
+  fused.domain = kFusedDomain;
+  r.add(fused);
+  OpSchema dynamic =
+      nn::make_schema("FusedDynamicQuantMatMul", 1, 4, 5, 1, 1, OpCategory::MatMul, infer_fused_dynamic_quant_matmul,
+                      [](const CostContext& c) { return matmul_cost(c, 0); });
+  dynamic.domain = kFusedDomain;
+  r.add(dynamic);
   r.add(nn::make_schema("ConvInteger", 10, 2, 4, 1, 1, OpCategory::Conv, infer_conv_integer,
                         [](const CostContext& c) { return conv_cost(c, 1); }));
   r.add(nn::make_schema("QLinearConv", 10, 8, 9, 1, 1, OpCategory::Conv, infer_qlinear_conv,

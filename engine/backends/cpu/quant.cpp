@@ -337,10 +337,9 @@ Status dequantize_linear(runtime::KernelContext& ctx) {
 
 // ---- DynamicQuantizeLinear (uint8, float32 arithmetic as the reference) ----
 
-Status dynamic_quantize_linear(runtime::KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const float* xp = x.data<float>();
-  const int64_t n = x.numel();
+}  // namespace
+
+DynamicQuant dynamic_quantize_u8(const float* xp, int64_t n, uint8_t* yp) {
   float maxx = 0.f, minx = 0.f;
   for (int64_t i = 0; i < n; ++i) {
     maxx = std::max(maxx, xp[i]);
@@ -349,16 +348,23 @@ Status dynamic_quantize_linear(runtime::KernelContext& ctx) {
   const float scale = (maxx == minx ? 1.0f : maxx - minx) / 255.0f;
   const float initial_zp = 0.0f - minx / scale;
   const float zp = std::nearbyint(std::clamp(initial_zp, 0.0f, 255.0f));
-  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::U8, x.shape()));
-  MS_ASSIGN_OR_RETURN(Tensor * ys, ctx.allocate_output(1, DType::F32, {}));
-  MS_ASSIGN_OR_RETURN(Tensor * yz, ctx.allocate_output(2, DType::U8, {}));
-  uint8_t* yp = y->data<uint8_t>();
   for (int64_t i = 0; i < n; ++i) {
     const float q = std::nearbyint(xp[i] / scale) + zp;
     yp[i] = std::isnan(q) ? uint8_t{0} : static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
   }
-  *ys->data<float>() = scale;
-  *yz->data<uint8_t>() = static_cast<uint8_t>(zp);
+  return {scale, static_cast<uint8_t>(zp)};
+}
+
+namespace {
+
+Status dynamic_quantize_linear(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::U8, x.shape()));
+  MS_ASSIGN_OR_RETURN(Tensor * ys, ctx.allocate_output(1, DType::F32, {}));
+  MS_ASSIGN_OR_RETURN(Tensor * yz, ctx.allocate_output(2, DType::U8, {}));
+  const DynamicQuant q = dynamic_quantize_u8(x.data<float>(), x.numel(), y->data<uint8_t>());
+  *ys->data<float>() = q.scale;
+  *yz->data<uint8_t>() = q.zero_point;
   ctx.set_impl("loop");
   return Status::ok();
 }

@@ -8,7 +8,9 @@
 
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/qconv_onednn.h"
+#include "engine/backends/cpu/qmatmul_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
+#include "engine/ops/fused.h"
 
 namespace ms::cpu::quant {
 namespace {
@@ -53,13 +55,6 @@ inline int32_t requantize(int32_t acc, double multiplier, int32_t zp, int32_t lo
   const double r = std::nearbyint(static_cast<double>(acc) * multiplier + static_cast<double>(zp));
   if (std::isnan(r)) return lo;
   return static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
-}
-
-void store_int8(Tensor& y, int64_t i, int32_t v) {
-  if (y.dtype() == DType::I8)
-    y.data<int8_t>()[i] = static_cast<int8_t>(v);
-  else
-    y.data<uint8_t>()[i] = static_cast<uint8_t>(v);
 }
 
 // ---- batched matmul (numpy broadcasting) ----
@@ -134,6 +129,18 @@ void matmul_int32(const Tensor& a, const Tensor& b, const MatmulPlan& p, const s
   }
 }
 
+// acc = (A - za) x (B - zb): oneDNN's int8 matmul where B is a 2-D matrix (weights), else the loops.
+Status matmul_accumulate(runtime::KernelContext& ctx, const Tensor& a, const Tensor& b, const MatmulPlan& p,
+                         const std::vector<int32_t>& za, const std::vector<int32_t>& zb, int32_t* acc) {
+  if (b.rank() == 2 && p.k > 0) {
+    const Status s = int8_matmul_acc(ctx, a, a.numel() / p.k, b, za, zb, acc);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
+  matmul_int32(a, b, p, za, zb, acc);
+  ctx.set_impl("loop");
+  return Status::ok();
+}
+
 Status matmul_integer(runtime::KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -141,11 +148,29 @@ Status matmul_integer(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(const auto za, expand_zero_point(ctx, 2, p.m, "a_zero_point", "row of A"));
   MS_ASSIGN_OR_RETURN(const auto zb, expand_zero_point(ctx, 3, p.n, "b_zero_point", "column of B"));
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::I32, p.out));
-  matmul_int32(a, b, p, za, zb, y->data<int32_t>());
-  ctx.set_impl("loop");
-  return Status::ok();
+  return matmul_accumulate(ctx, a, b, p, za, zb, y->data<int32_t>());
 }
 
+// y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
+// mult[r % m][j]; bias may be null.
+template <class T>
+void requantize_rows(const std::vector<int32_t>& acc, const MatmulPlan& p, const std::vector<double>& mult,
+                     const int32_t* bias, int32_t zy, T* y) {
+  constexpr int32_t lo = std::is_same_v<T, int8_t> ? -128 : 0, hi = std::is_same_v<T, int8_t> ? 127 : 255;
+  const int64_t n = p.n, rows = n > 0 ? static_cast<int64_t>(acc.size()) / n : 0;
+  const bool per_row = static_cast<int64_t>(mult.size()) != n;
+#pragma omp parallel for schedule(static) if (rows * n > (1 << 16))
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* mr = mult.data() + (per_row ? (r % p.m) * n : 0);
+    const int32_t* ar = acc.data() + r * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const auto sum = static_cast<uint32_t>(ar[j]) + static_cast<uint32_t>(bias ? bias[j] : 0);  // wraps
+      y[r * n + j] = static_cast<T>(requantize(static_cast<int32_t>(sum), mr[j], zy, lo, hi));
+    }
+  }
+}
+
+// QLinearMatMul, and FusedQLinearMatMul: the same with an int32 bias (input 8) over the columns.
 Status qlinear_matmul(runtime::KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);
@@ -159,21 +184,60 @@ Status qlinear_matmul(runtime::KernelContext& ctx) {
   const double ys = load_reals(ctx.input(6))[0];
   const int32_t yz = load_ints(ctx.input(7))[0];
   const DType st = ctx.input(1).dtype();
-  std::vector<double> mult(static_cast<size_t>(p.m * p.n));
-  for (int64_t i = 0; i < p.m; ++i)
+  const int64_t mult_rows = ctx.input(1).numel() == 1 ? 1 : p.m;  // per-tensor a_scale: one row serves all
+  std::vector<double> mult(static_cast<size_t>(mult_rows * p.n));
+  for (int64_t i = 0; i < mult_rows; ++i)
     for (int64_t j = 0; j < p.n; ++j)
       mult[static_cast<size_t>(i * p.n + j)] =
           round_to_dtype(st, round_to_dtype(st, sa[static_cast<size_t>(i)] * sb[static_cast<size_t>(j)]) / ys);
+  const int32_t* bias = nullptr;
+  if (ctx.has_input(8)) {
+    if (ctx.input(8).dtype() != DType::I32 || ctx.input(8).numel() != p.n)
+      return ctx.fail("bias must be int32 with one value per column of b (" + to_string(p.n) + ")");
+    bias = ctx.input(8).data<int32_t>();
+  }
   std::vector<int32_t> acc(static_cast<size_t>(numel(p.out)));
-  matmul_int32(a, b, p, za, zb, acc.data());
+  MS_RETURN_IF_ERROR(matmul_accumulate(ctx, a, b, p, za, zb, acc.data()));
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ctx.input(7).dtype(), p.out));
-  const bool s8 = y->dtype() == DType::I8;
-  const int64_t mn = p.m * p.n;
-  for (int64_t e = 0; e < static_cast<int64_t>(acc.size()); ++e)
-    store_int8(
-        *y, e,
-        requantize(acc[static_cast<size_t>(e)], mult[static_cast<size_t>(e % mn)], yz, s8 ? -128 : 0, s8 ? 127 : 255));
-  ctx.set_impl("loop");
+  if (y->dtype() == DType::I8)
+    requantize_rows(acc, p, mult, bias, yz, y->data<int8_t>());
+  else
+    requantize_rows(acc, p, mult, bias, yz, y->data<uint8_t>());
+  return Status::ok();
+}
+
+// FusedDynamicQuantMatMul(x, b, b_scale, b_zero_point[, bias]): x quantized as DynamicQuantizeLinear
+// does, the integer matmul, then float32(acc) * float32(x_scale * b_scale[j]) (+ bias[j]): each step in
+// float32 as the Cast, Mul and Add it replaces, so the result is theirs bit for bit.
+Status dynamic_quant_matmul(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  MS_ASSIGN_OR_RETURN(const MatmulPlan p, plan_matmul(ctx, x.shape(), b.shape()));
+  MS_ASSIGN_OR_RETURN(const auto zb, expand_zero_point(ctx, 3, p.n, "b_zero_point", "column of b"));
+  MS_ASSIGN_OR_RETURN(const auto sb, expand_scale(ctx, 2, p.n, "b_scale", "column of b"));
+  const bool has_bias = ctx.has_input(4);
+  if (has_bias && ctx.input(4).numel() != 1 && ctx.input(4).numel() != p.n)
+    return ctx.fail("bias must hold 1 or " + to_string(p.n) + " values (one per column of b)");
+  auto xq = ctx.scratch(DType::U8, x.shape());
+  if (!xq) return xq.status();
+  const DynamicQuant dq = dynamic_quantize_u8(x.data<float>(), x.numel(), xq->data<uint8_t>());
+  std::vector<float> scale(static_cast<size_t>(p.n));
+  for (size_t j = 0; j < scale.size(); ++j) scale[j] = dq.scale * static_cast<float>(sb[j]);
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, p.out));
+  auto* acc = reinterpret_cast<int32_t*>(y->data<float>());  // the int32 sums, then floats in place
+  const std::vector<int32_t> zx(static_cast<size_t>(p.m), dq.zero_point);
+  MS_RETURN_IF_ERROR(matmul_accumulate(ctx, *xq, b, p, zx, zb, acc));
+  const float* bias = has_bias ? ctx.input(4).data<float>() : nullptr;
+  const bool bias_per_col = has_bias && ctx.input(4).numel() == p.n;
+  float* yp = y->data<float>();
+  const int64_t n = p.n, rows = n > 0 ? y->numel() / n : 0;
+#pragma omp parallel for schedule(static) if (rows * n > (1 << 16))
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      float v = static_cast<float>(acc[r * n + j]) * scale[static_cast<size_t>(j)];
+      if (bias) v += bias[bias_per_col ? j : 0];
+      yp[r * n + j] = v;
+    }
   return Status::ok();
 }
 
@@ -358,6 +422,8 @@ Status qlinear_conv(runtime::KernelContext& ctx) {
 void register_quant_int_kernels(runtime::KernelRegistry& r) {
   r.add("MatMulInteger", matmul_integer);
   r.add("QLinearMatMul", qlinear_matmul);
+  r.add("FusedQLinearMatMul", qlinear_matmul, ops::kFusedDomain);
+  r.add("FusedDynamicQuantMatMul", dynamic_quant_matmul, ops::kFusedDomain);
   r.add("ConvInteger", conv_integer);
   r.add("QLinearConv", qlinear_conv);
 }

@@ -16,7 +16,16 @@ namespace ms::cpu::quant {
 Expected<bool> quantize_linear_fast(runtime::KernelContext& ctx);
 Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx);
 
-// quant_int.cpp: MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
+// quant.cpp: DynamicQuantizeLinear's arithmetic (float32, as the reference): y = saturate(rint(x /
+// scale) + zero_point) with scale = (max(x, 0) - min(x, 0)) / 255.
+struct DynamicQuant {
+  float scale;
+  uint8_t zero_point;
+};
+DynamicQuant dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+
+// quant_int.cpp: MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, and the fused
+// FusedQLinearMatMul and FusedDynamicQuantMatMul.
 void register_quant_int_kernels(runtime::KernelRegistry& r);
 
 // Values of a small parameter tensor (scale or zero point) as double / int32.

@@ -9,12 +9,17 @@
 // Conditions (else the Conv stays float): 8-bit activations and weights, scalar activation scales
 // and zero points, weights quantized per tensor or per output channel (axis 0) with zero points of 0,
 // a bias quantized to int32 with scale sx * sw and zero point 0 (or no bias), no blocked quantization.
+// Likewise QuantizeLinear(MatMul(DequantizeLinear(xq), DequantizeLinear(wq))) (or a Gemm without C,
+// alpha 1, no transA; transB gets a transposed copy of the weights) becomes one QLinearMatMul, which
+// runs oneDNN's int8 matmul: constant 2-D 8-bit weights, per tensor or per column, any zero points.
+// A matmul of two activations (attention's) stays float: the int8 kernel wants constant weights.
 #include <cmath>
 #include <optional>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
 #include "engine/compiler/work.h"
+#include "engine/ops/fused.h"
 
 namespace ms::compiler {
 namespace {
@@ -142,12 +147,193 @@ NodeGroup qlinear_conv(ir::Graph& g, const QConvMatch& m) {
   return grp;
 }
 
+// ---- MatMul / Gemm ----
+
+// Matmul weights: a constant 8-bit [K, N] matrix ([N, K] for a Gemm with transB), with constant f32
+// scales (one, or one per column N) and constant zero points of its type matching the scales' count
+// (any values: the int8 matmul takes per-column zero points).
+bool matmul_weights_ok(const PatternView& v, const Dq& w, bool trans) {
+  const Tensor* data = constant_of(v.graph(), w.data);
+  const Tensor* scale = constant_of(v.graph(), w.scale);
+  if (!data || !scale || !is_8bit(data->dtype()) || data->rank() != 2 || scale->dtype() != DType::F32) return false;
+  const int64_t n = data->dim(trans ? 0 : 1), axis = w.axis < 0 ? w.axis + 2 : w.axis;
+  if (scale->numel() != 1 && !(scale->rank() == 1 && scale->numel() == n && axis == (trans ? 0 : 1))) return false;
+  if (w.zero.empty()) return true;
+  const Tensor* zero = constant_of(v.graph(), w.zero);
+  return zero && zero->dtype() == data->dtype() && zero->numel() == scale->numel();
+}
+
+struct QMatMulMatch {
+  const ir::Node* mm = nullptr;
+  const ir::Node* q = nullptr;
+  Dq x, w;
+  std::optional<Dq> b;   // Gemm's C: an int32 bias at scale sx * sw
+  bool trans_w = false;  // Gemm's transB: the weights are stored [N, K]
+};
+
+// Q(MatMul(DQ(x), DQ(W))) or Q(Gemm(DQ(x), DQ(W)[, DQ(bias)])) with Gemm's alpha and beta 1 and no
+// transA.
+std::optional<QMatMulMatch> match_qmatmul(const PatternView& v, const ir::Node& q) {
+  if (q.inputs.size() < 3 || q.attr_int("block_size", 0) != 0 || q.attr_int("output_dtype", 0) != 0)
+    return std::nullopt;
+  QMatMulMatch m;
+  m.q = &q;
+  m.mm = v.def(q.inputs[0], "MatMul");
+  if (!m.mm) {
+    m.mm = v.def(q.inputs[0], "Gemm");
+    if (!m.mm || m.mm->attr_int("transA", 0) != 0 || m.mm->attr_float("alpha", 1.f) != 1.f ||
+        m.mm->attr_float("beta", 1.f) != 1.f)
+      return std::nullopt;
+    m.trans_w = m.mm->attr_int("transB", 0) != 0;
+  }
+  if (m.mm->inputs.size() < 2 || !v.read_only_by(q.inputs[0], 1)) return std::nullopt;
+  auto x = dq_of(v, m.mm->inputs[0]);
+  auto w = dq_of(v, m.mm->inputs[1]);
+  if (!x || !w || !is_8bit(type_of(v, x->data)) || !is_8bit(type_of(v, q.inputs[2]))) return std::nullopt;
+  if (type_of(v, x->scale) != DType::F32 || type_of(v, q.inputs[1]) != DType::F32) return std::nullopt;
+  if (!is_scalar_value(v, x->scale) || !is_scalar_value(v, x->zero) || !is_scalar_value(v, q.inputs[1]) ||
+      !is_scalar_value(v, q.inputs[2]) || !matmul_weights_ok(v, *w, m.trans_w))
+    return std::nullopt;
+  m.x = *x;
+  m.w = *w;
+  if (m.mm->inputs.size() > 2 && !m.mm->inputs[2].empty()) {
+    m.b = dq_of(v, m.mm->inputs[2]);
+    const Tensor* w_data = constant_of(v.graph(), m.w.data);
+    if (!m.b || !constant_of(v.graph(), m.x.scale) || !bias_ok(v, *m.b, m.x, m.w)) return std::nullopt;
+    if (constant_of(v.graph(), m.b->data)->numel() != w_data->dim(m.trans_w ? 0 : 1)) return std::nullopt;
+  }
+  return m;
+}
+
+// A zero point of type `t` and shape `shape` as a new initializer.
+std::string zero_point_init(ir::Graph& g, const std::string& base, DType t, const Shape& shape) {
+  const std::string name = fresh_name(g, base + "_zero_point");
+  g.add_initializer(name, Tensor::zeros(t, shape));
+  return name;
+}
+
+// The weights as [K, N]: the model's, or (transB) a transposed copy.
+std::string weights_kn(ir::Graph& g, const QMatMulMatch& m) {
+  if (!m.trans_w) return m.w.data;
+  const Tensor* w = constant_of(g, m.w.data);
+  const int64_t n = w->dim(0), k = w->dim(1);
+  Tensor t = Tensor::empty(w->dtype(), {k, n});
+  const auto* src = static_cast<const uint8_t*>(w->raw());
+  auto* dst = static_cast<uint8_t*>(t.raw());
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) dst[c * n + r] = src[r * k + c];
+  const std::string name = fresh_name(g, m.w.data + "_kn");
+  g.add_initializer(name, std::move(t));
+  return name;
+}
+
+NodeGroup qlinear_matmul(ir::Graph& g, const QMatMulMatch& m) {
+  const DType xt = g.value(m.x.data)->type.dtype;
+  const Tensor* ws = constant_of(g, m.w.scale);
+  const DType wt = constant_of(g, m.w.data)->dtype();
+  std::vector<std::string> in = {
+      m.x.data,         m.x.scale,     m.x.zero.empty() ? zero_point_init(g, m.x.data, xt, {}) : m.x.zero,
+      weights_kn(g, m), m.w.scale,     m.w.zero.empty() ? zero_point_init(g, m.w.data, wt, ws->shape()) : m.w.zero,
+      m.q->inputs[1],   m.q->inputs[2]};
+  // With a bias, the fused form of QLinearMatMul that adds it to the accumulators.
+  if (m.b) in.push_back(m.b->data);
+  ir::Node n = new_node(g, m.b ? "FusedQLinearMatMul" : "QLinearMatMul", m.b ? ops::kFusedDomain : "", std::move(in),
+                        {m.q->outputs[0]}, {m.mm, m.q});
+  NodeGroup grp;
+  grp.ids = {m.mm->id.value, m.q->id.value};
+  grp.node = std::move(n);
+  grp.place = Place::Last;
+  return grp;
+}
+
+// ---- dynamic quantization (ONNX Runtime's quantize_dynamic) ----
+//
+//   x ─ DynamicQuantizeLinear ─┬ xq ───────────── MatMulInteger(xq, wq, xz, wz) ─ Cast(float) ─┐
+//                              ├ xs ─ Mul(·, ws) ────────────────────────────────────────────── Mul ─ [Add(bias)]
+//                              └ xz ─────────────┘
+// becomes FusedDynamicQuantMatMul(x, wq, ws, wz[, bias]): constant 2-D 8-bit wq, its constant f32
+// scale (one or one per column), constant zero point, constant f32 bias over the columns. The
+// DynamicQuantizeLinear stays for its other readers (the q, k and v projections share it) until
+// dead-code elimination; the fused step quantizes x itself, the same way.
+struct DynMatch {
+  const ir::Node* dql = nullptr;
+  const ir::Node* mmi = nullptr;
+  const ir::Node* cast = nullptr;
+  const ir::Node* mul = nullptr;
+  const ir::Node* scale_mul = nullptr;  // Mul(xs, ws), folded when this match reads it alone
+  const ir::Node* add = nullptr;
+  std::string ws, bias;
+};
+
+bool dyn_weights_ok(const PatternView& v, const ir::Node& mmi) {
+  const Tensor* w = constant_of(v.graph(), mmi.inputs[1]);
+  if (!w || w->rank() != 2 || !is_8bit(w->dtype())) return false;
+  if (mmi.inputs.size() < 4 || mmi.inputs[3].empty()) return true;
+  const Tensor* z = constant_of(v.graph(), mmi.inputs[3]);
+  return z && z->dtype() == w->dtype() && z->rank() <= 1 && (z->numel() == 1 || z->numel() == w->dim(1));
+}
+
+// A constant f32 with one value or (1-D) one per column.
+bool per_column_f32(const PatternView& v, const std::string& name, int64_t n) {
+  const Tensor* t = constant_of(v.graph(), name);
+  return t && t->dtype() == DType::F32 && t->rank() <= 1 && (t->numel() == 1 || t->numel() == n);
+}
+
+std::optional<DynMatch> match_dynamic(const PatternView& v, const ir::Node& mul) {
+  if (mul.inputs.size() != 2) return std::nullopt;
+  DynMatch m;
+  m.mul = &mul;
+  std::string scales;
+  for (size_t side = 0; side < 2 && !m.cast; ++side)
+    if (const ir::Node* c = v.def(mul.inputs[side], "Cast"); c && c->attr_int("to", 0) == 1) {
+      m.cast = c;
+      scales = mul.inputs[1 - side];
+    }
+  if (!m.cast || !v.read_only_by(m.cast->outputs[0], 1)) return std::nullopt;
+  m.mmi = v.def(m.cast->inputs[0], "MatMulInteger");
+  if (!m.mmi || m.mmi->inputs.size() < 3 || !v.read_only_by(m.cast->inputs[0], 1) || !dyn_weights_ok(v, *m.mmi))
+    return std::nullopt;
+  m.dql = v.def(m.mmi->inputs[0], "DynamicQuantizeLinear");
+  if (!m.dql || m.dql->outputs.size() < 3 || m.mmi->inputs[2] != m.dql->outputs[2]) return std::nullopt;
+  const int64_t n = constant_of(v.graph(), m.mmi->inputs[1])->dim(1);
+  m.scale_mul = v.def(scales, "Mul");
+  if (!m.scale_mul || m.scale_mul->inputs.size() != 2) return std::nullopt;
+  const std::string* ws = PatternView::other_input(*m.scale_mul, m.dql->outputs[1]);
+  if (!ws || *ws == m.dql->outputs[1] || !per_column_f32(v, *ws, n)) return std::nullopt;
+  m.ws = *ws;
+  if (!v.read_only_by(scales, 1)) m.scale_mul = nullptr;  // shared: it stays
+  if (const ir::Node* add = v.sole_reader(mul.outputs[0], "Add")) {
+    const std::string* bias = PatternView::other_input(*add, mul.outputs[0]);
+    const Tensor* bt = bias ? constant_of(v.graph(), *bias) : nullptr;
+    if (bt && bt->rank() == 1 && bt->numel() == n && bt->dtype() == DType::F32) {
+      m.add = add;
+      m.bias = *bias;
+    }
+  }
+  return m;
+}
+
+NodeGroup dynamic_quant_matmul(ir::Graph& g, const DynMatch& m) {
+  const Tensor* w = constant_of(g, m.mmi->inputs[1]);
+  const bool has_wz = m.mmi->inputs.size() > 3 && !m.mmi->inputs[3].empty();
+  std::vector<std::string> in = {m.dql->inputs[0], m.mmi->inputs[1], m.ws,
+                                 has_wz ? m.mmi->inputs[3] : zero_point_init(g, m.mmi->inputs[1], w->dtype(), {})};
+  if (m.add) in.push_back(m.bias);
+  std::vector<const ir::Node*> parts = {m.mmi, m.cast, m.mul};
+  if (m.scale_mul) parts.push_back(m.scale_mul);
+  if (m.add) parts.push_back(m.add);
+  const ir::Node* last = m.add ? m.add : m.mul;
+  return fused_group(
+      parts, new_node(g, "FusedDynamicQuantMatMul", ops::kFusedDomain, std::move(in), {last->outputs[0]}, parts));
+}
+
 class FoldQdq final : public Pass {
  public:
   std::string name() const override { return "FoldQdq"; }
   std::string argument() const override { return "fold-qdq"; }
   std::string description() const override {
-    return "QuantizeLinear(Conv(DequantizeLinear...)) of a QDQ-quantized model into one 8-bit QLinearConv";
+    return "QuantizeLinear(Conv/MatMul/Gemm(DequantizeLinear...)) of a QDQ-quantized model into one 8-bit "
+           "QLinearConv or QLinearMatMul; DynamicQuantizeLinear-MatMulInteger-Cast-Mul into one int8 matmul step";
   }
   bool runs_on_subgraphs() const override { return true; }
 
@@ -158,11 +344,19 @@ class FoldQdq final : public Pass {
     std::vector<NodeGroup> groups;
     work().nodes_visited += g.nodes().size();
     for (const ir::Node& n : g.nodes()) {
-      if (!n.domain.empty() || n.op_type != "QuantizeLinear") continue;
+      if (!n.domain.empty() || (n.op_type != "QuantizeLinear" && n.op_type != "Mul")) continue;
       ++work().patterns_tried;
-      if (auto m = match_qconv(v, n)) {
+      if (n.op_type == "Mul") {
+        if (auto d = match_dynamic(v, n)) {
+          if (!take_rewrite()) break;
+          groups.push_back(dynamic_quant_matmul(g, *d));
+        }
+      } else if (auto m = match_qconv(v, n)) {
         if (!take_rewrite()) break;
         groups.push_back(qlinear_conv(g, *m));
+      } else if (auto mm = match_qmatmul(v, n)) {
+        if (!take_rewrite()) break;
+        groups.push_back(qlinear_matmul(g, *mm));
       }
     }
     replace_node_groups(g, std::move(groups));

@@ -1,0 +1,197 @@
+#include "engine/backends/cpu/qmatmul_onednn.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "engine/backends/cpu/nn_onednn.h"
+
+namespace ms::cpu::quant {
+namespace {
+
+using dnnl::memory;
+
+// One weight moved out of the part oneDNN runs: B[k, j] = safe[k, j] + value.
+struct ExcessEntry {
+  int32_t k, j, value;
+};
+
+// 2-D 8-bit weights B [K, N] as int8 (uint8 ones stored minus 128, their zero points shifted alike),
+// split for the exact int8 matmul, with the column sums the zero-point terms need.
+struct SplitInt8Weights {
+  std::mutex mu;
+  std::weak_ptr<Buffer> source;
+  uint64_t stamp = 0;
+  bool ready = false;
+  int64_t k = 0, n = 0;
+  int32_t shift = 0;                // 128 for uint8 weights, else 0
+  Tensor safe;                      // int8 [K, N]: each pair of rows (2p, 2p+1) has |b0| + |b1| <= 128
+  std::vector<int32_t> col_sum;     // per column: the sum over k of the int8 weights (whole, not split)
+  std::vector<ExcessEntry> excess;  // what `safe` leaves out, ordered by k
+  memory::desc packed_desc;         // the layout `packed` holds (none yet: zero desc)
+  memory packed;
+};
+
+// Weights whose buffer is frozen (a compiled graph's constants) never change; others are checked by
+// a sample of their bytes, as the f32 weights' reorder cache does.
+uint64_t int8_weights_stamp(const Tensor& w) {
+  if (w.buffer() && w.buffer()->frozen()) return 0;
+  const auto* bytes = static_cast<const uint8_t*>(w.raw());
+  const auto count = static_cast<size_t>(w.numel());
+  const size_t stride = std::max<size_t>(1, count / 8192);
+  uint64_t h = 0x9e3779b97f4a7c15ull + count;
+  for (size_t i = 0; i < count; i += stride) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
+void split_weights(const Tensor& b, SplitInt8Weights& s) {
+  s.k = b.dim(0);
+  s.n = b.dim(1);
+  s.shift = b.dtype() == DType::U8 ? 128 : 0;
+  s.safe = Tensor::empty(DType::I8, {s.k, s.n});
+  s.col_sum.assign(static_cast<size_t>(s.n), 0);
+  s.excess.clear();
+  const auto* u = b.data<uint8_t>();
+  const auto* i8 = b.data<int8_t>();
+  const int32_t shift = s.shift;
+  auto at = [&](int64_t i) { return shift ? static_cast<int32_t>(u[i]) - 128 : static_cast<int32_t>(i8[i]); };
+  int8_t* out = s.safe.data<int8_t>();
+  for (int64_t k0 = 0; k0 < s.k; k0 += 2) {
+    const bool pair = k0 + 1 < s.k;
+    for (int64_t j = 0; j < s.n; ++j) {
+      int32_t v0 = at(k0 * s.n + j), v1 = pair ? at((k0 + 1) * s.n + j) : 0;
+      s.col_sum[static_cast<size_t>(j)] += v0 + v1;
+      if (std::abs(v0) + std::abs(v1) > 128) {  // shrink the larger one so the pair fits
+        const bool first = std::abs(v0) >= std::abs(v1);
+        int32_t& big = first ? v0 : v1;
+        const int32_t room = 128 - std::abs(first ? v1 : v0);
+        const int32_t kept = big < 0 ? -room : room;
+        s.excess.push_back({static_cast<int32_t>(first ? k0 : k0 + 1), static_cast<int32_t>(j), big - kept});
+        big = kept;
+      }
+      out[k0 * s.n + j] = static_cast<int8_t>(v0);
+      if (pair) out[(k0 + 1) * s.n + j] = static_cast<int8_t>(v1);
+    }
+  }
+}
+
+std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b) {
+  const std::string key = "int8-split|" + std::to_string(reinterpret_cast<uintptr_t>(b.buffer().get())) + "|" +
+                          std::to_string(b.byte_offset()) + "|" + nn::key_of(b.shape()) + "|" +
+                          std::string(dtype_name(b.dtype()));
+  auto s = dnn.cached<SplitInt8Weights>(key, [] { return std::make_shared<SplitInt8Weights>(); });
+  std::lock_guard<std::mutex> lock(s->mu);
+  const uint64_t stamp = int8_weights_stamp(b);
+  if (!s->ready || s->source.lock() != b.buffer() || s->stamp != stamp) {
+    split_weights(b, *s);
+    s->source = b.buffer();
+    s->stamp = stamp;
+    s->packed_desc = memory::desc();
+    s->ready = true;
+  }
+  return s;
+}
+
+struct Int8MatmulPrimitive {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  bool reference = false;
+};
+
+std::shared_ptr<Int8MatmulPrimitive> make_int8_matmul(OneDnnContext& dnn, memory::data_type src_t, int64_t rows,
+                                                      int64_t k, int64_t n) {
+  const memory::desc a_md({rows, k}, src_t, memory::format_tag::ab);
+  const memory::desc w_md({k, n}, memory::data_type::s8, memory::format_tag::any);
+  const memory::desc y_md({rows, n}, memory::data_type::s32, memory::format_tag::ab);
+  auto p = std::make_shared<Int8MatmulPrimitive>();
+  p->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, w_md, y_md), nn::user_scratchpad_attr(), dnn.engine());
+  p->prim = dnnl::matmul(p->pd);
+  p->reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
+  return p;
+}
+
+// The split weights in the primitive's layout: reordered once per layout, or the plain bytes.
+memory weights_memory(OneDnnContext& dnn, SplitInt8Weights& s, const memory::desc& want) {
+  const memory::desc plain({s.k, s.n}, memory::data_type::s8, memory::format_tag::ab);
+  if (want == plain) return memory(plain, dnn.engine(), s.safe.raw());
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.packed_desc != want) {
+    memory src(plain, dnn.engine(), s.safe.raw());
+    s.packed = memory(want, dnn.engine());
+    dnnl::reorder(src, s.packed).execute(dnn.stream(), src, s.packed);
+    dnn.stream().wait();
+    s.packed_desc = want;
+  }
+  return s.packed;
+}
+
+// Adds the excess weights' products and the zero-point terms to oneDNN's sums, row by row, in
+// wrapping 32-bit arithmetic.
+template <class A>
+void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const std::vector<int32_t>& za,
+                 const std::vector<uint32_t>& zb, bool any_zb, int32_t* acc) {
+  const int64_t k = s.k, n = s.n;
+  const auto m = static_cast<int64_t>(za.size());
+  const auto work = static_cast<int64_t>(s.excess.size() + static_cast<size_t>(n + k));
+#pragma omp parallel for schedule(static) if (rows * work > (1 << 15))
+  for (int64_t i = 0; i < rows; ++i) {
+    const A* ar = a + i * k;
+    auto* c = reinterpret_cast<uint32_t*>(acc + i * n);
+    for (const ExcessEntry& e : s.excess) c[e.j] += static_cast<uint32_t>(static_cast<int32_t>(ar[e.k]) * e.value);
+    const auto zai = static_cast<uint32_t>(za[static_cast<size_t>(i % m)]);
+    if (zai == 0 && !any_zb) continue;
+    uint32_t row_sum = 0;
+    if (any_zb)
+      for (int64_t kk = 0; kk < k; ++kk) row_sum += static_cast<uint32_t>(static_cast<int32_t>(ar[kk]));
+    const uint32_t kz = static_cast<uint32_t>(k) * zai;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint32_t zbj = zb[static_cast<size_t>(j)];
+      c[j] += kz * zbj - zai * static_cast<uint32_t>(s.col_sum[static_cast<size_t>(j)]) - zbj * row_sum;
+    }
+  }
+}
+
+}  // namespace
+
+Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t rows, const Tensor& b,
+                       const std::vector<int32_t>& za, const std::vector<int32_t>& zb, int32_t* acc) {
+  const bool a8 = a.dtype() == DType::U8 || a.dtype() == DType::I8;
+  if (!a8 || b.rank() != 2 || (b.dtype() != DType::U8 && b.dtype() != DType::I8))
+    return ctx.unsupported_case("oneDNN int8 matmul takes 8-bit A and 2-D 8-bit B");
+  const int64_t k = b.dim(0), n = b.dim(1);
+  if (rows <= 0 || k <= 0 || n <= 0 || za.empty() || (zb.size() != 1 && static_cast<int64_t>(zb.size()) != n))
+    return ctx.unsupported_case("empty int8 matmul");
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  return nn::guard_onednn(ctx, "int8 matmul", [&]() -> Status {
+    const memory::data_type src_t = a.dtype() == DType::U8 ? memory::data_type::u8 : memory::data_type::s8;
+    const std::string key = "int8-matmul|" + std::string(dtype_name(a.dtype())) + "|" + std::to_string(rows) + "x" +
+                            std::to_string(k) + "x" + std::to_string(n);
+    auto p = dnn.cached<Int8MatmulPrimitive>(key, [&] { return make_int8_matmul(dnn, src_t, rows, k, n); });
+    if (p->reference) return ctx.unsupported_case("oneDNN has only its reference int8 matmul here");
+    auto s = split_of(dnn, b);
+    memory wmem = weights_memory(dnn, *s, p->pd.weights_desc());
+    Tensor holder;
+    MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, p->pd.scratchpad_desc(), holder));
+    p->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, memory(p->pd.src_desc(), dnn.engine(), a.raw())},
+                                   {DNNL_ARG_WEIGHTS, wmem},
+                                   {DNNL_ARG_DST, memory(p->pd.dst_desc(), dnn.engine(), acc)},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    std::vector<uint32_t> zb_shifted(static_cast<size_t>(n));
+    bool any_zb = false;
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t z = zb[zb.size() == 1 ? 0 : static_cast<size_t>(j)] - s->shift;
+      zb_shifted[static_cast<size_t>(j)] = static_cast<uint32_t>(z);
+      any_zb = any_zb || z != 0;
+    }
+    if (a.dtype() == DType::U8)
+      finish_rows(a.data<uint8_t>(), rows, *s, za, zb_shifted, any_zb, acc);
+    else
+      finish_rows(a.data<int8_t>(), rows, *s, za, zb_shifted, any_zb, acc);
+    ctx.set_impl("onednn:" + impl_name(p->pd) + ":int8-split");
+    return Status::ok();
+  });
+}
+
+}  // namespace ms::cpu::quant
