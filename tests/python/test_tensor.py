@@ -109,3 +109,16 @@ def test_errors_are_one_line_python_exceptions():
         ms.Tensor([1.0], dtype="no-such-type")
     with pytest.raises(ValueError, match="one element"):
         float(a)
+
+
+def test_indexing_matches_numpy():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = ms.Tensor(a)
+    for key in (0, -1, (1, 2), (slice(None), 1), (slice(None), slice(1, 3), slice(None, None, 2)),
+                (slice(None, None, -1),), (0, slice(None), -1)):
+        np.testing.assert_array_equal(t[key].asnumpy(), a[key])
+    np.testing.assert_array_equal(t[ms.Tensor(np.array([1, 0]))].asnumpy(), a[[1, 0]])
+    with pytest.raises(IndexError, match="out of range"):
+        t[2]
+    with pytest.raises(TypeError, match="Tensor index"):
+        t["x"]

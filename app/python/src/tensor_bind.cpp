@@ -46,6 +46,50 @@ std::vector<int64_t> axes_arg(pyb::handle axis) {
   return axis.cast<std::vector<int64_t>>();
 }
 
+// x[key] with ints and slices per axis (an int drops its axis), or a Tensor of indices (Gather on
+// axis 0): one Slice (and a Reshape for the dropped axes), in both modes.
+nn::Var index_tensor(const nn::Var& x, pyb::handle key) {
+  if (is_tensor(key)) return checked(nn::F::gather(x, key.cast<const nn::Var&>(), 0));
+  pyb::tuple keys = pyb::isinstance<pyb::tuple>(key) ? pyb::reinterpret_borrow<pyb::tuple>(key) : pyb::make_tuple(key);
+  const Shape shape = x.shape();
+  if (keys.size() > shape.size())
+    throw pyb::index_error("too many indices (" + std::to_string(keys.size()) + ") for a Tensor of rank " +
+                           std::to_string(shape.size()));
+  std::vector<int64_t> starts, ends, axes, steps;
+  Shape out;
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    const int64_t n = shape[axis];
+    if (axis >= keys.size()) {
+      out.push_back(n);
+      continue;
+    }
+    pyb::handle k = keys[axis];
+    if (PyLong_Check(k.ptr())) {
+      int64_t i = k.cast<int64_t>();
+      if (i < -n || i >= n)
+        throw pyb::index_error("index " + std::to_string(i) + " out of range for axis " + std::to_string(axis) +
+                               " of size " + std::to_string(n));
+      i = i < 0 ? i + n : i;
+      starts.push_back(i), ends.push_back(i + 1), axes.push_back(static_cast<int64_t>(axis)), steps.push_back(1);
+    } else if (PySlice_Check(k.ptr())) {
+      Py_ssize_t start = 0, stop = 0, step = 1;
+      if (PySlice_Unpack(k.ptr(), &start, &stop, &step) < 0) throw pyb::error_already_set();
+      const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(n), &start, &stop, step);
+      starts.push_back(start), ends.push_back(stop < 0 ? INT64_MIN : stop);
+      axes.push_back(static_cast<int64_t>(axis)), steps.push_back(step);
+      out.push_back(len);
+    } else {
+      throw pyb::type_error("Tensor index: ints, slices or a Tensor of indices, got " +
+                            std::string(pyb::str(k.get_type().attr("__name__"))));
+    }
+  }
+  if (starts.empty()) return x;
+  nn::Var y =
+      checked(nn::F::op("Slice", {x, nn::F::ints(starts), nn::F::ints(ends), nn::F::ints(axes), nn::F::ints(steps)}));
+  if (out.size() != shape.size()) y = checked(nn::F::reshape(y, out));
+  return y;
+}
+
 }  // namespace
 
 // ReduceSum takes its axes as an input (opset 13+), the others as an attribute (opset 17).
@@ -160,6 +204,7 @@ void bind_tensor(pyb::module_& m) {
     if (v.rank() == 0) throw pyb::type_error("len() of a 0-d Tensor");
     return v.dim(0);
   });
+  t.def("__getitem__", &index_tensor);
   t.def("__repr__", &tensor_repr);
   t.def("__str__", [](const nn::Var& v) {
     if (v.is_symbolic()) return tensor_repr(v);
