@@ -179,3 +179,25 @@ def test_graph_mode_sees_weights_an_optimizer_changed():
     assert np.abs(eager_after - before).max() > 1e-3
     np.testing.assert_allclose(graph_after, eager_after, rtol=1e-5, atol=1e-6)
     assert net.compile_count == 2
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_dynamic_loss_scale_skips_overflowing_steps_and_halves(mode):
+    ms.set_context(mode=mode)
+    ms.set_seed(11)
+    net = nn.SequentialCell(nn.Dense(8, 16), nn.ReLU(), nn.Dense(16, 4))
+    manager = amp.DynamicLossScaleManager(init_loss_scale=2.0 ** 127, scale_window=1000)
+    train = amp.build_train_network(net, nn.SGD(net.trainable_params(), learning_rate=0.1), nn.CrossEntropyLoss(),
+                                    level="O2", loss_scale_manager=manager)
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32) * 1000)
+    y = ms.Tensor(np.arange(16, dtype=np.int32) % 4)
+    w0 = net.trainable_params()[0].asnumpy().copy()
+    for _ in range(3):
+        train(x, y)  # loss * scale overflows float32: the step is skipped and the scale halves
+    assert train.skipped_steps == 3 and train.loss_scale == 2.0 ** 124
+    np.testing.assert_array_equal(net.trainable_params()[0].asnumpy(), w0)
+    fixed = amp.build_train_network(net, nn.SGD(net.trainable_params(), learning_rate=0.01), nn.CrossEntropyLoss(),
+                                    level="O1", loss_scale_manager=amp.FixedLossScaleManager(128.0))
+    fixed(x / 1000, y)
+    assert fixed.loss_scale == 128.0 and fixed.skipped_steps == 0
+    assert np.abs(net.trainable_params()[0].asnumpy() - w0).max() > 0
