@@ -17,6 +17,7 @@ from .common.context import (GRAPH_MODE, PYNATIVE_MODE, set_context, get_context
 from .common.jit import jit, JitConfig
 from .common.grad import value_and_grad, grad
 from . import nn, ops, amp
+from ._profile import profile, show, ProfileResult
 
 __version__ = "0.1.0"
 
@@ -24,5 +25,5 @@ __all__ = [
     "Tensor", "Parameter", "GraphModeError", "cond", "set_seed", "compile_count", "dtype", "float16", "float32",
     "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit", "JitConfig", "value_and_grad", "grad", "nn",
-    "ops", "amp",
+    "ops", "amp", "profile", "show", "ProfileResult",
 ]

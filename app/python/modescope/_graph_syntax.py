@@ -125,8 +125,9 @@ _MAX_BRANCHES = 64
 
 
 class _Rewriter:
-    def __init__(self, filename: str):
+    def __init__(self, filename: str, first_arg: str | None):
         self.filename = filename
+        self.first_arg = first_arg
         self.count = 0
         self.lines: list[int] = []
 
@@ -151,6 +152,9 @@ class _Rewriter:
         # Names bound before the `if` and read on either side travel as default arguments, so each
         # side starts from the values they had at the `if` and may rebind them freely.
         live = sorted(bound & (_read_names(true_body) | _read_names(false_body) | _bound_names(true_body + false_body)))
+        # The function's first parameter goes first: zero-argument super() reads it.
+        if self.first_arg in bound:
+            live = [self.first_arg] + [n for n in live if n != self.first_arg]
         defs = []
         for side, body in (("true", true_body), ("false", false_body)):
             inner = self.block(body or [ast.Pass()], bound)
@@ -208,8 +212,9 @@ def _rewrite_code(fn_code: types.CodeType, source: str, filename: str, first: in
     fdef = tree.body[0] if tree.body else None
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _has_head_if(fdef.body):
         return None
-    rw = _Rewriter(filename)
     a = fdef.args
+    positional = [*a.posonlyargs, *a.args]
+    rw = _Rewriter(filename, positional[0].arg if positional else None)
     params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
     params |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
     fdef.body = rw.block(fdef.body, params)

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   ms::py::bind_layers(m);
   ms::py::bind_jit(m);
   ms::py::bind_train(m);
+  ms::py::bind_export(m);
 }

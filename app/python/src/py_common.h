@@ -53,6 +53,10 @@ std::string python_location();
 uint64_t weights_version();
 void bump_weights_version();
 
+// Raised while tracing by what only runs op by op (value_and_grad): ms.jit then runs the function
+// in PyNative, saying so once.
+PyObject* eager_fallback_error();
+
 // Graphs traced and compiled by this process's jit calls and Graph-mode cell calls.
 int64_t compile_count();
 void add_compiles(int64_t n);
@@ -64,5 +68,6 @@ void bind_cells(pyb::module_& m);
 void bind_layers(pyb::module_& m);
 void bind_jit(pyb::module_& m);
 void bind_train(pyb::module_& m);
+void bind_export(pyb::module_& m);
 
 }  // namespace ms::py

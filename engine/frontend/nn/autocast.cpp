@@ -1,6 +1,7 @@
 #include "engine/frontend/nn/autocast.h"
 
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "engine/frontend/nn/context.h"
@@ -18,8 +19,16 @@ thread_local int t_black_depth = 0;  // of which normalization modules
 // source Var too, so its address cannot be reused while the entry exists.
 thread_local std::map<std::pair<const void*, DType>, std::pair<Var, Var>> t_casts;
 
+bool ends_with_text(const std::string& s, std::string_view tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Modules whose ops stay in f32 below O3: normalization, and losses written as modules (MSELoss,
+// SoftmaxCrossEntropyWithLogits, ...), so a loss cell inside the trained module computes in f32 as
+// a loss function outside it does (MindSpore's O2 casts the network's output to f32 for the loss).
 bool is_black_module(const std::string& type) {
-  return type == "BatchNorm2d" || type == "BatchNorm1d" || type == "LayerNorm" || type == "GroupNorm";
+  return type == "BatchNorm2d" || type == "BatchNorm1d" || type == "LayerNorm" || type == "GroupNorm" ||
+         ends_with_text(type, "Loss") || ends_with_text(type, "WithLogits");
 }
 
 bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowType; }

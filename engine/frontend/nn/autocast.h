@@ -2,7 +2,8 @@
 // AutocastGuard, the F:: ops that run inside a module call cast their float inputs the way the
 // graph compiler's amp-cast pass would (compiler/amp.h): O1 casts the white list's inputs to bf16
 // and its outputs back to f32; O2 runs every op in bf16 except the black list and the ops of
-// normalization modules (BatchNorm2d, LayerNorm), which run in f32; O3 runs everything in bf16.
+// normalization modules (BatchNorm2d, LayerNorm) and loss modules (type names ending in Loss or
+// WithLogits), which run in f32; O3 runs everything in bf16.
 // The outermost module's float outputs go back to f32, so a loss computed outside the network
 // stays in f32 (MindSpore's network output cast). The Casts are ordinary ops: the tape records
 // them and the Cast gradient brings each gradient back to the f32 parameter it belongs to.

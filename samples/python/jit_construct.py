@@ -1,0 +1,28 @@
+"""`@ms.jit` on `construct` (article 2, section 3.1, third example): calls of the network run
+compiled, the rest of the program eagerly. As written in the article, import changed."""
+import numpy as np
+import modescope as ms
+from modescope import nn, Tensor
+
+class Network(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten = nn.Flatten()
+        self.dense_relu_sequential = nn.SequentialCell(
+            nn.Dense(28*28, 512),
+            nn.ReLU(),
+            nn.Dense(512, 512),
+            nn.ReLU(),
+            nn.Dense(512, 10)
+        )
+
+    @ms.jit  # 使用ms.jit装饰器，使被装饰的函数以静态图模式运行
+    def construct(self, x):
+        x = self.flatten(x)
+        logits = self.dense_relu_sequential(x)
+        return logits
+
+input = Tensor(np.ones([64, 1, 28, 28]).astype(np.float32))
+model = Network()
+output = model(input)
+print(output)
