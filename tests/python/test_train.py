@@ -201,3 +201,24 @@ def test_dynamic_loss_scale_skips_overflowing_steps_and_halves(mode):
     fixed(x / 1000, y)
     assert fixed.loss_scale == 128.0 and fixed.skipped_steps == 0
     assert np.abs(net.trainable_params()[0].asnumpy() - w0).max() > 0
+
+
+def test_jitted_train_step_with_value_and_grad_runs_op_by_op(capfd):
+    ms.set_seed(11)
+    net = Classifier()
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    grad_fn = ms.value_and_grad(lambda d, l: loss_fn(net(d), l), None, optimizer.parameters)
+
+    @ms.jit
+    def train_step(data, label):
+        loss, grads = grad_fn(data, label)
+        optimizer(grads)
+        return loss
+
+    x, y = make_data()
+    losses = [float(train_step(x, y)) for _ in range(20)]
+    assert losses[-1] < 0.8 * losses[0]
+    assert train_step._compiled.runs_eagerly and train_step.compile_count == 0
+    err = capfd.readouterr().err
+    assert err.count("runs op by op") == 1 and "TrainOneStepCell" in err

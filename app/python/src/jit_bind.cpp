@@ -24,6 +24,20 @@ class PyJit {
 
   pyb::object call(pyb::args args, pyb::kwargs kwargs) {
     if (!kwargs.empty()) throw pyb::type_error("ms.jit function '" + name_ + "': pass arguments by position");
+    if (eager_) return fn_(*args);
+    try {
+      return call_compiled(args);
+    } catch (pyb::error_already_set& e) {
+      if (!e.matches(eager_fallback_error())) throw;
+      eager_ = true;
+      caches_.clear();
+      pyb::module_::import("sys").attr("stderr").attr("write")("note: ms.jit '" + name_ +
+                                                               "': " + std::string(pyb::str(e.value())) + "\n");
+      return fn_(*args);
+    }
+  }
+
+  pyb::object call_compiled(pyb::args args) {
     Vars tensors;
     std::string constants;
     for (pyb::handle a : args) {
@@ -67,6 +81,7 @@ class PyJit {
   }
 
   int64_t compiles() const { return compiles_; }
+  bool eager() const { return eager_; }
   double last_compile_ms() const {
     double ms = 0;
     for (const auto& [k, c] : caches_) ms = std::max(ms, c->last_compile_ms());
@@ -110,6 +125,7 @@ class PyJit {
   nn::JitConfig config_;
   std::map<std::string, std::unique_ptr<nn::GraphCache>> caches_;
   bool as_tuple_ = false;
+  bool eager_ = false;  // runs op by op (it takes gradients)
   int64_t compiles_ = 0;
   uint64_t seen_version_ = 0;
 };
@@ -123,6 +139,7 @@ void bind_jit(pyb::module_& m) {
       .def_property_readonly("compile_count", &PyJit::compiles,
                              "signatures traced and compiled so far (a cached call adds none)")
       .def_property_readonly("cached_signatures", &PyJit::cached_signatures)
+      .def_property_readonly("runs_eagerly", [](const PyJit& j) { return j.eager(); })
       .def_property_readonly("last_compile_ms", &PyJit::last_compile_ms)
       .def_property_readonly("graph_nodes", [](const PyJit& j) -> int64_t {
         const ir::Graph* g = j.last_graph();

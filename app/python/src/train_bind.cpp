@@ -20,10 +20,14 @@ using nn::Vars;
 // fn(*args) under the tape; the gradients of its (first) output w.r.t. `wrt`. Returns (value, grads)
 // where value is what fn returned (a tuple with has_aux).
 pyb::tuple value_and_grad_call(pyb::function fn, pyb::tuple args, const Vars& wrt) {
-  if (nn::active_trace())
-    throw pyb::value_error(python_location() +
-                           ": value_and_grad inside ms.jit / GRAPH_MODE: train with nn.TrainOneStepCell (or "
-                           "amp.build_train_network), which compiles the whole step");
+  if (nn::active_trace()) {
+    // A traced function (ms.jit) that takes gradients runs op by op instead (jit_bind.cpp).
+    const std::string msg = python_location() +
+                            ": value_and_grad inside a traced function: it runs op by op (PyNative); "
+                            "nn.TrainOneStepCell (or amp.build_train_network) compiles the whole training step";
+    PyErr_SetString(eager_fallback_error(), msg.c_str());
+    throw pyb::error_already_set();
+  }
   pyb::object result;
   auto loss_fn = [&]() -> Var {
     pyb::gil_scoped_acquire gil;
@@ -185,7 +189,15 @@ Var loss_checked(Var v) {
 
 }  // namespace
 
+PyObject* eager_fallback_error() {
+  static PyObject* type =
+      PyErr_NewExceptionWithDoc("modescope._C.EagerFallback", "A traced function needs PyNative execution (gradients).",
+                                PyExc_RuntimeError, nullptr);
+  return type;
+}
+
 void bind_train(pyb::module_& m) {
+  m.add_object("EagerFallback", pyb::handle(eager_fallback_error()));
   m.def("_value_and_grad", &value_and_grad_call, "fn"_a, "args"_a, "wrt"_a);
 
   pyb::class_<PyOptimizer>(m, "Optimizer")
