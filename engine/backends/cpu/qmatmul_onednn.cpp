@@ -17,6 +17,18 @@ struct ExcessEntry {
   int32_t k, j, value;
 };
 
+// Int8 weights in the layout a primitive wants (reordered once per layout), or none yet.
+struct PackedInt8 {
+  memory::desc desc;
+  memory mem;
+};
+
+// Above this share of excess entries (weights spread evenly over [-127, 127] leave half the row pairs
+// too large; trained weights, bell-shaped, a fraction of a percent) a second int8 matmul over the
+// excess as a dense matrix is cheaper than the per-row loop: one entry costs that loop about as much
+// as 50 multiply-adds cost the matmul.
+constexpr int64_t kDenseExcessDivisor = 64;
+
 // 2-D 8-bit weights B [K, N] as int8 (uint8 ones stored minus 128, their zero points shifted alike),
 // split for the exact int8 matmul, with the column sums the zero-point terms need.
 struct SplitInt8Weights {
@@ -28,9 +40,9 @@ struct SplitInt8Weights {
   int32_t shift = 0;                // 128 for uint8 weights, else 0
   Tensor safe;                      // int8 [K, N]: each pair of rows (2p, 2p+1) has |b0| + |b1| <= 128
   std::vector<int32_t> col_sum;     // per column: the sum over k of the int8 weights (whole, not split)
-  std::vector<ExcessEntry> excess;  // what `safe` leaves out, ordered by k
-  memory::desc packed_desc;         // the layout `packed` holds (none yet: zero desc)
-  memory packed;
+  std::vector<ExcessEntry> excess;  // what `safe` leaves out, ordered by k (empty when dense)
+  Tensor dense_excess;              // the same as an int8 [K, N] matrix (its row pairs fit too), or none
+  PackedInt8 packed, packed_excess;
 };
 
 // Weights whose buffer is frozen (a compiled graph's constants) never change; others are checked by
@@ -74,6 +86,12 @@ void split_weights(const Tensor& b, SplitInt8Weights& s) {
       if (pair) out[(k0 + 1) * s.n + j] = static_cast<int8_t>(v1);
     }
   }
+  s.dense_excess = Tensor();
+  if (static_cast<int64_t>(s.excess.size()) * kDenseExcessDivisor <= s.k * s.n) return;
+  // Only one weight of a pair is shrunk, by at most 127: the excess matrix cannot saturate either.
+  s.dense_excess = Tensor::zeros(DType::I8, {s.k, s.n});
+  for (const ExcessEntry& e : s.excess) s.dense_excess.data<int8_t>()[e.k * s.n + e.j] = static_cast<int8_t>(e.value);
+  s.excess = {};
 }
 
 std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b) {
@@ -87,7 +105,8 @@ std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b) 
     split_weights(b, *s);
     s->source = b.buffer();
     s->stamp = stamp;
-    s->packed_desc = memory::desc();
+    s->packed = {};
+    s->packed_excess = {};
     s->ready = true;
   }
   return s;
@@ -111,26 +130,26 @@ std::shared_ptr<Int8MatmulPrimitive> make_int8_matmul(OneDnnContext& dnn, memory
   return p;
 }
 
-// The split weights in the primitive's layout: reordered once per layout, or the plain bytes.
-memory weights_memory(OneDnnContext& dnn, SplitInt8Weights& s, const memory::desc& want) {
-  const memory::desc plain({s.k, s.n}, memory::data_type::s8, memory::format_tag::ab);
-  if (want == plain) return memory(plain, dnn.engine(), s.safe.raw());
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.packed_desc != want) {
-    memory src(plain, dnn.engine(), s.safe.raw());
-    s.packed = memory(want, dnn.engine());
-    dnnl::reorder(src, s.packed).execute(dnn.stream(), src, s.packed);
+// Int8 weights `w` [K, N] in the primitive's layout: reordered once per layout, or the plain bytes.
+memory weights_memory(OneDnnContext& dnn, std::mutex& mu, const Tensor& w, PackedInt8& slot, const memory::desc& want) {
+  const memory::desc plain({w.dim(0), w.dim(1)}, memory::data_type::s8, memory::format_tag::ab);
+  if (want == plain) return memory(plain, dnn.engine(), w.raw());
+  std::lock_guard<std::mutex> lock(mu);
+  if (slot.desc != want) {
+    memory src(plain, dnn.engine(), w.raw());
+    slot.mem = memory(want, dnn.engine());
+    dnnl::reorder(src, slot.mem).execute(dnn.stream(), src, slot.mem);
     dnn.stream().wait();
-    s.packed_desc = want;
+    slot.desc = want;
   }
-  return s.packed;
+  return slot.mem;
 }
 
-// Adds the excess weights' products and the zero-point terms to oneDNN's sums, row by row, in
-// wrapping 32-bit arithmetic.
+// Adds the excess weights' products (the dense excess matmul's sums `extra`, or the entries) and the
+// zero-point terms to oneDNN's sums, row by row, in wrapping 32-bit arithmetic.
 template <class A>
-void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const std::vector<int32_t>& za,
-                 const std::vector<uint32_t>& zb, bool any_zb, int32_t* acc) {
+void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const int32_t* extra,
+                 const std::vector<int32_t>& za, const std::vector<uint32_t>& zb, bool any_zb, int32_t* acc) {
   const int64_t k = s.k, n = s.n;
   const auto m = static_cast<int64_t>(za.size());
   const auto work = static_cast<int64_t>(s.excess.size() + static_cast<size_t>(n + k));
@@ -138,6 +157,8 @@ void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const std:
   for (int64_t i = 0; i < rows; ++i) {
     const A* ar = a + i * k;
     auto* c = reinterpret_cast<uint32_t*>(acc + i * n);
+    if (extra)
+      for (int64_t j = 0; j < n; ++j) c[j] += static_cast<uint32_t>(extra[i * n + j]);
     for (const ExcessEntry& e : s.excess) c[e.j] += static_cast<uint32_t>(static_cast<int32_t>(ar[e.k]) * e.value);
     const auto zai = static_cast<uint32_t>(za[static_cast<size_t>(i % m)]);
     if (zai == 0 && !any_zb) continue;
@@ -170,14 +191,23 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
     auto p = dnn.cached<Int8MatmulPrimitive>(key, [&] { return make_int8_matmul(dnn, src_t, rows, k, n); });
     if (p->reference) return ctx.unsupported_case("oneDNN has only its reference int8 matmul here");
     auto s = split_of(dnn, b);
-    memory wmem = weights_memory(dnn, *s, p->pd.weights_desc());
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, p->pd.scratchpad_desc(), holder));
-    p->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, memory(p->pd.src_desc(), dnn.engine(), a.raw())},
-                                   {DNNL_ARG_WEIGHTS, wmem},
-                                   {DNNL_ARG_DST, memory(p->pd.dst_desc(), dnn.engine(), acc)},
-                                   {DNNL_ARG_SCRATCHPAD, scratch}});
+    const memory src(p->pd.src_desc(), dnn.engine(), a.raw());
+    auto run = [&](const Tensor& w, PackedInt8& slot, void* dst) {
+      p->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src},
+                                     {DNNL_ARG_WEIGHTS, weights_memory(dnn, s->mu, w, slot, p->pd.weights_desc())},
+                                     {DNNL_ARG_DST, memory(p->pd.dst_desc(), dnn.engine(), dst)},
+                                     {DNNL_ARG_SCRATCHPAD, scratch}});
+    };
+    run(s->safe, s->packed, acc);
+    Tensor extra;
+    if (s->dense_excess.defined()) {
+      MS_ASSIGN_OR_RETURN(extra, ctx.scratch(DType::I32, {rows, n}));
+      run(s->dense_excess, s->packed_excess, extra.raw());
+    }
     dnn.stream().wait();
+    const int32_t* extra_sums = extra.defined() ? extra.data<int32_t>() : nullptr;
     std::vector<uint32_t> zb_shifted(static_cast<size_t>(n));
     bool any_zb = false;
     for (int64_t j = 0; j < n; ++j) {
@@ -186,10 +216,10 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
       any_zb = any_zb || z != 0;
     }
     if (a.dtype() == DType::U8)
-      finish_rows(a.data<uint8_t>(), rows, *s, za, zb_shifted, any_zb, acc);
+      finish_rows(a.data<uint8_t>(), rows, *s, extra_sums, za, zb_shifted, any_zb, acc);
     else
-      finish_rows(a.data<int8_t>(), rows, *s, za, zb_shifted, any_zb, acc);
-    ctx.set_impl("onednn:" + impl_name(p->pd) + ":int8-split");
+      finish_rows(a.data<int8_t>(), rows, *s, extra_sums, za, zb_shifted, any_zb, acc);
+    ctx.set_impl("onednn:" + impl_name(p->pd) + (extra_sums ? ":int8-split2" : ":int8-split"));
     return Status::ok();
   });
 }
