@@ -103,6 +103,15 @@ pyb::object call_construct_directly(PyCell& cell, pyb::args args, pyb::kwargs kw
 
 }  // namespace
 
+PyCell::~PyCell() {
+  if (!construct_ || !Py_IsInitialized() || _Py_IsFinalizing()) {
+    construct_.release();  // nothing to release into at exit
+    return;
+  }
+  pyb::gil_scoped_acquire gil;
+  construct_ = pyb::object();
+}
+
 pyb::handle PyCell::self_handle() const {
   static const pyb::detail::type_info* info = pyb::detail::get_type_info(typeid(PyCell));
   return pyb::detail::get_object_handle(this, info);

@@ -14,6 +14,9 @@ namespace ms::py {
 class PyCell : public nn::Module {
  public:
   explicit PyCell(std::string type) : type_(std::move(type)) {}
+  // The last owner may be engine code running without the GIL (a C++ parent): the Python function
+  // it holds is released under the GIL.
+  ~PyCell() override;
   std::string type_name() const override { return type_; }
   nn::Vars forward_n(const nn::Vars& xs) override;
 
