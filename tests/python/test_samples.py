@@ -123,3 +123,10 @@ def test_hybrid_sample_trains_in_pynative_and_infers_in_graph():
     got, out = run_sample("hybrid.py", "losses", "accuracy")
     assert got["losses"][-1] < got["losses"][0]
     assert got["accuracy"] > 0.85, out
+
+
+def test_custom_op_sample_in_both_modes():
+    got, _ = run_sample("custom_op.py", "results", "x")
+    want = (np.tanh(np.asarray(got["x"])) * 2) * 2 + 1
+    np.testing.assert_allclose(got["results"]["pynative"], want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["results"]["graph"], want, rtol=1e-5, atol=1e-6)

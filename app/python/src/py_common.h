@@ -69,5 +69,6 @@ void bind_layers(pyb::module_& m);
 void bind_jit(pyb::module_& m);
 void bind_train(pyb::module_& m);
 void bind_export(pyb::module_& m);
+void bind_custom(pyb::module_& m);
 
 }  // namespace ms::py

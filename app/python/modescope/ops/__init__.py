@@ -6,6 +6,7 @@ from .._C.ops import (add, sub, mul, div, pow, maximum, minimum, greater, less, 
                       shape, ones, zeros, ones_like, zeros_like, one_hot)
 from .._C.ops import print_ as _print
 from .._C import cond
+from ._custom import PrimitiveWithInfer, prim_attr_register, Custom
 
 
 def print(*args):  # noqa: A001 (MindSpore's name)
