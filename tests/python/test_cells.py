@@ -198,3 +198,49 @@ def test_gpu_target_runs_everywhere():
     finally:
         ms.set_context(device_target="CPU")
     assert ms.get_context("device_target") == "CPU"
+
+
+class Raises(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Dense(2, 2)
+
+    def construct(self, x):
+        y = self.inner(x)
+        raise KeyError("from construct")
+
+
+class ReturnsNone(nn.Cell):
+    def construct(self, x):
+        return None
+
+
+class Outer(nn.Cell):
+    def __init__(self, child):
+        super().__init__()
+        self.child = child
+
+    def construct(self, x):
+        return self.child(x) * 2.0
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_python_errors_in_construct_keep_their_type(mode):
+    ms.set_context(mode=mode)
+    x = ms.Tensor(np.ones((1, 2), np.float32))
+    with pytest.raises(KeyError, match="from construct"):
+        Outer(Raises())(x)  # through two engine calls and, in Graph mode, a trace
+    with pytest.raises(TypeError, match="ReturnsNone.construct returned NoneType"):
+        Outer(ReturnsNone())(x)
+    with pytest.raises(TypeError):
+        Outer(nn.Dense(2, 2))(x, x)  # construct takes one input
+    np.testing.assert_allclose(Outer(nn.Identity())(x).asnumpy(), [[2.0, 2.0]])  # nothing left pending
+
+
+def test_cell_without_super_init_is_a_clear_error():
+    class NoInit(nn.Cell):
+        def __init__(self):
+            self.fc = nn.Dense(2, 2)
+
+    with pytest.raises((TypeError, RuntimeError), match="__init__"):
+        NoInit()
