@@ -154,3 +154,27 @@ def test_set_context_checks_its_arguments():
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
     assert ms.get_context("mode") == ms.GRAPH_MODE
     assert ms.get_context("device_target") == "CPU"
+
+
+class Scaled(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3, weight_init="ones", bias_init="zeros")
+
+    def construct(self, x, scale, use_relu=True):
+        y = self.fc(x) * scale
+        if use_relu:  # a Python value: the branch is taken while tracing
+            return ops.relu(y)
+        return y
+
+
+def test_graph_mode_cell_with_constant_arguments_compiles_per_value():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Scaled()
+    x = ms.Tensor(np.ones((1, 3), np.float32))
+    np.testing.assert_allclose(net(x, 2.0).asnumpy(), [[6.0] * 3])
+    np.testing.assert_allclose(net(x, 2.0).asnumpy(), [[6.0] * 3])
+    assert net.compile_count == 1
+    np.testing.assert_allclose(net(x, -1.0).asnumpy(), [[0.0] * 3])
+    np.testing.assert_allclose(net(x, -1.0, False).asnumpy(), [[-3.0] * 3])
+    assert net.compile_count == 3

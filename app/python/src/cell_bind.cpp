@@ -101,6 +101,21 @@ pyb::object call_construct_directly(PyCell& cell, pyb::args args, pyb::kwargs kw
   return cell.construct_fn()(self, *args, **kwargs);
 }
 
+// A compiled cell called with arguments that are not all Tensors: a jit function over construct
+// whose other arguments are constants of the trace (one cache per distinct value), kept in the
+// cell's __dict__ and holding the cell weakly.
+pyb::object constant_args_jit(PyCell& cell) {
+  pyb::handle self = cell.self_handle();
+  pyb::dict attrs = self.attr("__dict__");
+  if (attrs.contains("_ms_constant_args_jit")) return attrs["_ms_constant_args_jit"];
+  pyb::object weak = pyb::module_::import("weakref").attr("ref")(self);
+  pyb::object fn = pyb::module_::import("modescope.nn.cell")
+                       .attr("_bound_construct")(weak, graph_syntax_construct(cell.construct_fn()));
+  pyb::object jit = pyb::module_::import("modescope._C").attr("JitFunction")(fn, cell.jit_level, cell.type_name());
+  attrs["_ms_constant_args_jit"] = jit;
+  return jit;
+}
+
 }  // namespace
 
 PyCell::~PyCell() {
@@ -156,6 +171,8 @@ pyb::object call_module(const std::shared_ptr<nn::Module>& self, pyb::args args,
   for (pyb::handle a : args) tensors_only = tensors_only && is_tensor(a);
   if (!tensors_only) {
     if (!cell) throw pyb::type_error(m.type_name() + " takes Tensor arguments only");
+    if (kwargs.empty() && !nn::active_trace() && (m.jitted() || nn::get_mode() == nn::Mode::Graph))
+      return constant_args_jit(*cell)(*args);
     return call_construct_directly(*cell, args, kwargs);
   }
   Vars xs;
@@ -225,8 +242,18 @@ void bind_cells(pyb::module_& m) {
       "set_grad", [](std::shared_ptr<nn::Module> self, bool) { return self; }, "requires_grad"_a = true);
   mod.def_property_readonly("training", &nn::Module::training);
   mod.def_property_readonly("num_parameters", &nn::Module::num_parameters);
-  mod.def_property_readonly("compile_count", &module_compiles,
-                            "graphs traced and compiled for this cell's calls (Graph mode, @ms.jit construct)");
+  mod.def_property_readonly(
+      "compile_count",
+      [](const std::shared_ptr<nn::Module>& self) {
+        int64_t n = module_compiles(self);
+        if (auto* cell = dynamic_cast<PyCell*>(self.get())) {
+          pyb::dict attrs = cell->self_handle().attr("__dict__");
+          if (attrs.contains("_ms_constant_args_jit"))
+            n += attrs["_ms_constant_args_jit"].attr("compile_count").cast<int64_t>();
+        }
+        return n;
+      },
+      "graphs traced and compiled for this cell's calls (Graph mode, @ms.jit construct)");
   mod.def_property_readonly("_type_name", &nn::Module::type_name);
   mod.def("__repr__", [](const nn::Module& self) { return describe_tree(self, ""); });
 
@@ -245,6 +272,7 @@ void bind_cells(pyb::module_& m) {
     return stored;
   });
   cell.def("_set_jit", [](PyCell& self, int level) {
+    self.jit_level = level;
     nn::JitConfig cfg;
     cfg.jit_level = static_cast<compiler::JitLevel>(level);
     self.set_jit(cfg);

@@ -32,6 +32,7 @@ class PyCell : public nn::Module {
   pybind11::object construct_fn();
 
   bool returns_tuple = false;
+  int jit_level = 1;  // of @ms.jit on construct (O1 otherwise)
 
  private:
   std::string type_;

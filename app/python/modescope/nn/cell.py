@@ -44,3 +44,15 @@ class Cell(_C.CellBase):
 
     def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
         setattr(self, param_name, param)
+
+
+def _bound_construct(cell_ref, construct):
+    """construct bound to a cell held weakly (the compiled form of calls with non-Tensor arguments)."""
+
+    def call(*args):
+        cell = cell_ref()
+        if cell is None:
+            raise RuntimeError("the cell of this compiled construct is gone")
+        return construct(cell, *args)
+
+    return call
