@@ -18,6 +18,9 @@ from .common.jit import jit, JitConfig
 from .common.grad import value_and_grad, grad
 from . import nn, ops, amp
 from ._profile import profile, show, ProfileResult
+from .common.parallel import (ParallelMode, set_auto_parallel_context, get_auto_parallel_context,
+                              reset_auto_parallel_context, shard)
+from . import communication
 
 __version__ = "0.1.0"
 
@@ -25,5 +28,6 @@ __all__ = [
     "Tensor", "Parameter", "GraphModeError", "cond", "set_seed", "compile_count", "dtype", "float16", "float32",
     "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit", "JitConfig", "value_and_grad", "grad", "nn",
-    "ops", "amp", "profile", "show", "ProfileResult",
+    "ops", "amp", "profile", "show", "ProfileResult", "ParallelMode",
+    "set_auto_parallel_context", "get_auto_parallel_context", "reset_auto_parallel_context", "shard", "communication",
 ]

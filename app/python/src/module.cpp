@@ -12,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   ms::py::bind_train(m);
   ms::py::bind_export(m);
   ms::py::bind_custom(m);
+  ms::py::bind_dist(m);
 }

@@ -14,6 +14,10 @@
 #include "engine/core/status.h"
 #include "engine/frontend/nn/var.h"
 
+namespace ms::nn::train {
+class TrainStep;
+}
+
 namespace ms::py {
 
 namespace pyb = pybind11;
@@ -57,6 +61,9 @@ void bump_weights_version();
 // in PyNative, saying so once.
 PyObject* eager_fallback_error();
 
+// A training step made data parallel when set_auto_parallel_context asked for it (dist_bind.cpp).
+void apply_data_parallel(nn::train::TrainStep& step);
+
 // Graphs traced and compiled by this process's jit calls and Graph-mode cell calls.
 int64_t compile_count();
 void add_compiles(int64_t n);
@@ -70,5 +77,6 @@ void bind_jit(pyb::module_& m);
 void bind_train(pyb::module_& m);
 void bind_export(pyb::module_& m);
 void bind_custom(pyb::module_& m);
+void bind_dist(pyb::module_& m);
 
 }  // namespace ms::py

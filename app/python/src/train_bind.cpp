@@ -154,6 +154,7 @@ class PyTrainStep {
     amp.loss_scale.factor = factor;
     amp.loss_scale.growth_interval = window;
     step_->set_amp(amp);
+    apply_data_parallel(*step_);
   }
 
   Var run(pyb::args args) {

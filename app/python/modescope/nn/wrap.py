@@ -1,7 +1,13 @@
 """nn.WithLossCell and nn.TrainOneStepCell: a training step the engine runs whole (forward, loss,
 backward, update); in GRAPH_MODE the step is one compiled graph, traced at the first call."""
+import weakref
+
 from .. import _C
 from .cell import Cell
+
+# Training cells alive, so communication's exit handler can let go of their engine steps (and the
+# communicator they hold) before MPI is finalized.
+live_train_cells = weakref.WeakSet()
 
 
 class WithLossCell(Cell):
@@ -30,6 +36,7 @@ class TrainOneStepCell(Cell):
         self._step_args = dict(amp_level=amp_level, loss_scale=loss_scale, init_scale=init_scale, factor=scale_factor,
                                window=scale_window, jit_level=jit_level)
         self._step = None
+        live_train_cells.add(self)
 
     def __call__(self, *inputs):
         mode_graph = _C._get_context()["mode"] == 0
