@@ -36,6 +36,7 @@
 #include "engine/core/mapped_file.h"
 #include "engine/plugin/loader.h"
 #include "views/common/save_file.h"
+#include "views/timeline/ranks_view.h"
 
 namespace {
 
@@ -158,6 +159,11 @@ int main(int argc, char** argv) {
                      "train.png (the loss curves), the last step's timeline/memory/compare views "
                      "and exit."),
       QStringLiteral("N"));
+  QCommandLineOption ranks_opt(
+      QStringLiteral("ranks"),
+      QStringLiteral("With --train: train on N data-parallel ranks (modescope-cli train under mpirun); also "
+                     "save ranks.png (the Ranks tab)."),
+      QStringLiteral("N"));
   QCommandLineOption numerics_opt(
       QStringLiteral("numerics"),
       QStringLiteral("With --screenshot, after the runs: compare the values of both modes (diff), bisect the "
@@ -185,7 +191,7 @@ int main(int argc, char** argv) {
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
   cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt});
+                  ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt});
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -292,6 +298,7 @@ int main(int argc, char** argv) {
     const QString dir = cli.value(shot_opt);
     if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
     window.train_panel()->set_steps(std::max(1, cli.value(train_opt).toInt()));
+    if (cli.isSet(ranks_opt)) window.train_panel()->set_ranks(std::max(1, cli.value(ranks_opt).toInt()));
     QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&window](bool ok) {
       if (!ok || !window.train()) QApplication::exit(1);
     });
@@ -307,6 +314,11 @@ int main(int argc, char** argv) {
             std::fprintf(saved ? stdout : stderr, saved ? "wrote %s\n" : "error: could not write %s\n",
                          qPrintable(path));
             const bool extras = save_session_and_models(window, session_out, models_out);
+            if (!window.ranks_view()->data().lanes.empty()) {
+              window.ranks_view()->resize(window.tabs()->size());
+              window.ranks_view()->export_png(dir + QStringLiteral("/ranks.png"));
+              std::printf("%s\n", qPrintable(window.ranks_view()->summary_text()));
+            }
             QApplication::exit(ok && saved && extras ? 0 : 1);
           });
         });

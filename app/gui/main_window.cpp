@@ -252,6 +252,11 @@ void MainWindow::build_actions() {
         QFileDialog::getOpenFileName(this, tr("Open Trace"), QString(), tr("Chrome traces (*.json);;All files (*)"));
     if (!path.isEmpty()) open_trace(path);
   });
+  file->addAction(tr("Open &Ranks…"), this, [this] {
+    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open Ranks (one training trace per rank)"),
+                                                            QString(), tr("Chrome traces (*.json);;All files (*)"));
+    if (!paths.isEmpty()) open_ranks(paths);
+  });
   file->addSeparator();
   close_action_ = file->addAction(tr("&Close"), QKeySequence::Close, this, &MainWindow::close_model);
   needs_model_ << close_action_;

@@ -40,6 +40,7 @@ class CompareView;
 class PassDeltaView;
 class ValueDiffView;
 class TimelineWindowSource;
+class RanksView;
 }  // namespace ms::views
 
 namespace ms::app {
@@ -187,6 +188,17 @@ class MainWindow : public QMainWindow {
   // Imports a trace the profiler can read (its own or foreign Chrome-trace JSON) into the result
   // views, as the PyNative or Graph run after its "mode" metadata (PyNative when it has none).
   void open_trace(const QString& path);
+  // File > Open Ranks (main_window_ranks.cpp): one training trace per rank (train --profile
+  // 'DIR{rank}' under mpirun) into the Ranks tab.
+  void open_ranks(const QStringList& paths);
+  views::RanksView* ranks_view() const { return ranks_; }
+  // Training with ranks > 1: modescope-cli train under mpirun, each mode in turn, in a job; each
+  // rank's loss curve, the ranks' traces in the Ranks tab. False (one line saying why) without
+  // mpirun or modescope-cli.
+  bool train_ranks();
+
+ Q_SIGNALS:
+  void ranks_opened(bool ok);
 
  private:
   views::JobTracker* jobs_;
@@ -214,6 +226,7 @@ class MainWindow : public QMainWindow {
   views::TimelineView* timeline_ = nullptr;
   views::MemoryView* memory_ = nullptr;
   views::CompareView* compare_ = nullptr;
+  views::RanksView* ranks_ = nullptr;
   views::PassDeltaView* pass_delta_ = nullptr;
   TrainPanel* train_panel_ = nullptr;
   QDockWidget* pass_dock_ = nullptr;

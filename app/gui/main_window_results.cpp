@@ -22,6 +22,7 @@
 #include "views/compare/pass_delta_view.h"
 #include "views/memory/memory_view.h"
 #include "views/models/pass_list_model.h"
+#include "views/timeline/ranks_view.h"
 #include "views/timeline/timeline_view.h"
 
 namespace ms::app {
@@ -46,6 +47,8 @@ void MainWindow::build_result_views() {
   tabs_->addTab(compare_, tr("Compare"));
   train_panel_ = new TrainPanel(tabs_);
   tabs_->addTab(train_panel_, tr("Training"));
+  ranks_ = new views::RanksView(tabs_);
+  tabs_->addTab(ranks_, tr("Ranks"));
   connect(train_panel_, &TrainPanel::train_requested, this, [this] { train(); });
   // The centre: the start page until a model, a session or a trace opens, then the tabs.
   start_page_ = new StartPage(this);

@@ -39,6 +39,7 @@ bool MainWindow::train() {
     Q_EMIT training_finished(false);
     return false;
   }
+  if (train_panel_->ranks() > 1) return train_ranks();
   nn::train::RunOptions base = train_panel_->options();
   base.model = doc_->source.toStdString();
   const std::vector<nn::Mode> modes = train_panel_->modes();

@@ -46,6 +46,12 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
   jit_->addItem(QStringLiteral("O1"), 1);
   jit_->addItem(QStringLiteral("O2"), 2);
   jit_->setCurrentIndex(1);
+  ranks_ = new QSpinBox(this);
+  ranks_->setObjectName(QStringLiteral("TrainRanks"));
+  ranks_->setRange(1, 16);
+  ranks_->setToolTip(
+      tr("Data-parallel ranks: more than 1 runs modescope-cli train under mpirun (Open MPI), "
+         "each rank on its slice of every batch; the Ranks tab then shows them side by side"));
   train_ = new QPushButton(tr("Train"), this);
   auto* log_scale = new QCheckBox(tr("log scale"), this);
   for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{{tr("Mode"), mode_},
@@ -53,8 +59,9 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
                                                                              {tr("lr"), lr_},
                                                                              {tr("Steps"), steps_},
                                                                              {tr("Data"), data_},
-                                                                             {tr("JIT"), jit_}}) {
-    QHBoxLayout* into = w == data_ || w == jit_ ? row2 : row;
+                                                                             {tr("JIT"), jit_},
+                                                                             {tr("Ranks"), ranks_}}) {
+    QHBoxLayout* into = w == data_ || w == jit_ || w == ranks_ ? row2 : row;
     into->addWidget(new QLabel(label, this));
     into->addWidget(w);
   }
@@ -94,6 +101,8 @@ std::vector<nn::Mode> TrainPanel::modes() const {
 }
 
 void TrainPanel::set_steps(int steps) { steps_->setValue(steps); }
+int TrainPanel::ranks() const { return ranks_->value(); }
+void TrainPanel::set_ranks(int ranks) { ranks_->setValue(ranks); }
 
 void TrainPanel::set_busy(bool busy) {
   train_->setEnabled(!busy);

@@ -30,6 +30,9 @@ class TrainPanel : public QWidget {
   // "PyNative" and/or "Graph", in the order they run.
   std::vector<nn::Mode> modes() const;
   void set_steps(int steps);
+  // Data-parallel ranks (1: one process, in the app).
+  int ranks() const;
+  void set_ranks(int ranks);
   void set_busy(bool busy);
   void set_text(const QString& text);
   QString text() const;
@@ -45,6 +48,7 @@ class TrainPanel : public QWidget {
   QSpinBox* steps_;
   QComboBox* data_;
   QComboBox* jit_;
+  QSpinBox* ranks_;
   QPushButton* train_;
   views::LossCurveView* curve_;
   QLabel* text_;

@@ -1,0 +1,193 @@
+// MainWindow: ranks. File > Open Ranks reads one training trace per rank into the Ranks tab; the
+// Training tab with ranks > 1 runs modescope-cli train under mpirun (scripts/mpirun-local's
+// settings: root, oversubscription, no single-copy path, yielding waits), one mode after the other,
+// then shows each rank's loss curve and opens the ranks' traces.
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTabWidget>
+
+#include "app/gui/main_window.h"
+#include "app/gui/train_panel.h"
+#include "engine/compiler/pipeline.h"
+#include "profiler/io/chrome_trace.h"
+#include "views/timeline/ranks_view.h"
+#include "views/train/loss_curve.h"
+
+namespace ms::app {
+
+namespace {
+
+struct RanksRun {
+  QString mode;  // pynative | graph
+  QString dir;   // prof{rank} and r{rank}.json in it
+  QString output;
+  int exit_code = 0;
+};
+
+// Where modescope-cli is: beside the app (the build folder, an install's bin/), else on PATH.
+QString find_cli() {
+  const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/modescope-cli");
+  return QFileInfo(beside).isExecutable() ? beside : QStandardPaths::findExecutable(QStringLiteral("modescope-cli"));
+}
+
+}  // namespace
+
+void MainWindow::open_ranks(const QStringList& paths) {
+  show_start_page(false);
+  log(tr("Opening %n rank trace(s)", nullptr, static_cast<int>(paths.size())));
+  jobs_->start(
+      QStringLiteral("open-ranks"), tr("Opening ranks"), this,
+      [paths](views::JobContext& ctx) -> Expected<views::RanksData> {
+        std::vector<views::RankLane> lanes;
+        for (int i = 0; i < paths.size(); ++i) {
+          ctx.progress(static_cast<double>(i) / static_cast<double>(paths.size()),
+                       QObject::tr("Reading %1").arg(paths[i]));
+          MS_ASSIGN_OR_RETURN(prof::ImportResult r, prof::import_chrome_trace_file(paths[i].toStdString()));
+          MS_ASSIGN_OR_RETURN(views::RankLane lane, views::rank_lane(*r.trace, i, paths[i].toStdString()));
+          lanes.push_back(std::move(lane));
+        }
+        return views::ranks_data(std::move(lanes));
+      },
+      [this](Expected<views::RanksData> r) {
+        if (!r) {
+          log(QString::fromStdString(r.status().message()), true);
+          Q_EMIT ranks_opened(false);
+          return;
+        }
+        ranks_->set_data(std::move(*r));
+        tabs_->setCurrentWidget(ranks_);
+        for (const QString& line : ranks_->summary_text().split(QLatin1Char('\n'))) log(line);
+        Q_EMIT ranks_opened(true);
+      });
+}
+
+bool MainWindow::train_ranks() {
+  const int ranks = train_panel_->ranks();
+  const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+  const QString cli = find_cli();
+  QString missing;
+  if (mpirun.isEmpty())
+    missing = tr("Training on %1 ranks needs Open MPI's mpirun, which is not on PATH (Debian: apt-get install "
+                 "openmpi-bin)")
+                  .arg(ranks);
+  else if (cli.isEmpty())
+    missing = tr("Training on %1 ranks runs modescope-cli, which is neither beside the app nor on PATH").arg(ranks);
+  if (!missing.isEmpty()) {
+    train_panel_->set_text(missing);
+    log(missing, true);
+    Q_EMIT training_finished(false);
+    return false;
+  }
+  const nn::train::RunOptions o = train_panel_->options();
+  QStringList common = {QStringLiteral("train"),       doc_->source,
+                        QStringLiteral("--steps"),     QString::number(o.steps),
+                        QStringLiteral("--optimizer"), QString::fromStdString(o.optimizer),
+                        QStringLiteral("--data"),      QString::fromStdString(o.data),
+                        QStringLiteral("--jit-level"), QString::fromLatin1(compiler::jit_level_name(o.jit_level)),
+                        QStringLiteral("--threads"),   QStringLiteral("1")};
+  if (o.lr > 0) common << QStringLiteral("--lr") << QString::number(o.lr, 'g', 17);
+  const QString base = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/ranks/") +
+                       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss-zzz"));
+  std::vector<RanksRun> plan;
+  for (nn::Mode m : train_panel_->modes()) {
+    const QString mode = m == nn::Mode::Graph ? QStringLiteral("graph") : QStringLiteral("pynative");
+    plan.push_back({mode, base + QLatin1Char('/') + mode, {}, 0});
+  }
+  train_panel_->set_busy(true);
+  train_panel_->curve()->clear();
+  tabs_->setCurrentWidget(train_panel_);
+  log(tr("Training %1 on %2 ranks under %3").arg(doc_->source).arg(ranks).arg(mpirun));
+  train_job_ = jobs_->start(
+      QStringLiteral("train"), tr("Training on %1 ranks").arg(ranks), this,
+      [plan, ranks, mpirun, cli, common](views::JobContext& ctx) mutable {
+        for (size_t k = 0; k < plan.size(); ++k) {
+          RanksRun& run = plan[k];
+          QDir().mkpath(run.dir);
+          QProcess p;
+          QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+          // scripts/mpirun-local's settings, for containers and for more ranks than cores.
+          env.insert(QStringLiteral("OMPI_MCA_btl_vader_single_copy_mechanism"), QStringLiteral("none"));
+          env.insert(QStringLiteral("OMPI_MCA_mpi_yield_when_idle"), QStringLiteral("1"));
+          env.insert(QStringLiteral("OMPI_MCA_rmaps_base_oversubscribe"), QStringLiteral("1"));
+          p.setProcessEnvironment(env);
+          p.setProcessChannelMode(QProcess::MergedChannels);
+          QStringList args = {QStringLiteral("--allow-run-as-root"),
+                              QStringLiteral("--oversubscribe"),
+                              QStringLiteral("--bind-to"),
+                              QStringLiteral("none"),
+                              QStringLiteral("-np"),
+                              QString::number(ranks),
+                              cli};
+          args << common << QStringLiteral("--mode") << run.mode << QStringLiteral("--profile")
+               << run.dir + QStringLiteral("/prof{rank}") << QStringLiteral("--report")
+               << run.dir + QStringLiteral("/r{rank}.json");
+          ctx.progress(static_cast<double>(k) / static_cast<double>(plan.size()),
+                       QObject::tr("%1 on %2 ranks").arg(run.mode).arg(ranks));
+          p.start(mpirun, args);
+          while (!p.waitForFinished(200)) {
+            if (p.state() == QProcess::NotRunning) break;
+            if (ctx.cancelled()) {
+              p.kill();
+              p.waitForFinished(2000);
+              return plan;
+            }
+          }
+          run.output = QString::fromLocal8Bit(p.readAll());
+          run.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+          if (p.error() == QProcess::FailedToStart) run.exit_code = -2;
+        }
+        return plan;
+      },
+      [this, ranks](std::vector<RanksRun> plan) {
+        train_job_ = 0;
+        train_panel_->set_busy(false);
+        bool ok = true;
+        QStringList traces, lines;
+        for (const RanksRun& run : plan) {
+          const QString who = run.mode == QLatin1String("graph") ? tr("Graph") : tr("PyNative");
+          if (run.exit_code != 0) {
+            ok = false;
+            // mpirun frames its messages with dashed lines: the last line with words in it.
+            QString last;
+            for (const QString& l : run.output.split(QLatin1Char('\n')))
+              if (!l.trimmed().isEmpty() && !l.startsWith(QLatin1String("---"))) last = l.trimmed();
+            lines << tr("%1 on %2 ranks failed (exit %3): %4").arg(who).arg(ranks).arg(run.exit_code).arg(last);
+            log(lines.back(), true);
+            continue;
+          }
+          for (int r = 0; r < ranks; ++r) {
+            QFile f(run.dir + QStringLiteral("/r%1.json").arg(r));
+            if (!f.open(QIODevice::ReadOnly)) continue;
+            const QJsonObject rep = QJsonDocument::fromJson(f.readAll()).object();
+            const QString name = tr("%1 rank %2").arg(who).arg(r);
+            train_panel_->curve()->begin_series(name);
+            const QJsonArray losses = rep.value(QStringLiteral("losses")).toArray();
+            for (int i = 0; i < losses.size(); ++i) train_panel_->curve()->add_point(name, i + 1, losses[i].toDouble());
+          }
+          for (int r = 0; r < ranks; ++r)
+            traces << run.dir + QStringLiteral("/prof%1/%2.train.trace.json").arg(r).arg(run.mode);
+          lines << tr("%1 on %2 ranks: reports and traces in %3").arg(who).arg(ranks).arg(run.dir);
+          log(lines.back());
+        }
+        train_panel_->set_text(lines.join(QLatin1Char('\n')));
+        if (!traces.isEmpty()) {
+          connect(
+              this, &MainWindow::ranks_opened, this,
+              [this, ok](bool opened) { Q_EMIT training_finished(ok && opened); }, Qt::SingleShotConnection);
+          open_ranks(traces);
+          return;
+        }
+        Q_EMIT training_finished(ok);
+      });
+  return true;
+}
+
+}  // namespace ms::app
