@@ -20,10 +20,13 @@ import onnxruntime as ort
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCHVISION = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "convnext_tiny", "swin_t")
-# Statically quantized copies (scripts/peers_qdq.py, ONNX Runtime's quantizer): ONNX Runtime's output
-# on the same file is their reference, and a requantization rounded the other way at some 8-bit
-# tensor moves the logits by a quantization step, so their limit is looser.
-QDQ = ("resnet18_qdq",)
+# Quantized copies (scripts/peers_qdq.py, ONNX Runtime's quantizer): NAME_qdq statically (QDQ),
+# NAME_dynq dynamically (MatMulInteger). A requantization rounded the other way at some 8-bit tensor
+# moves the outputs by a quantization step, so their limit is looser. Reference: for the torchvision
+# one ONNX Runtime's output on the same file; for the zoo encoder ONNX Runtime's float32 output on
+# the unquantized file (ONNX Runtime's own int8 kernels sum u8 x s8 pairs in saturating int16 on
+# CPUs without VNNI, so its quantized output is a peer, not the reference, there).
+QDQ = ("resnet18_qdq", "transformer_encoder_qdq", "transformer_encoder_dynq")
 ZOO = ("transformer_encoder",)
 RTOL = 1e-3  # max|got - want| / max|want|
 QDQ_RTOL = 2e-2
@@ -75,7 +78,26 @@ class Model:
 
     def __init__(self, name: str, mdir: str, cli: Cli, torch_python: str, threads: int, batches):
         self.name, self.mdir = name, mdir
-        if name in QDQ:
+        if name in QDQ and name.rsplit("_", 1)[0] in ZOO:
+            base, suffix = name.rsplit("_", 1)
+            floats = self.export_zoo(base, mdir, cli, batches)
+            self.files = {}
+            for b, f in floats.items():
+                q = f[: -len(".onnx")] + f"_{suffix}.onnx"
+                if not os.path.exists(q):
+                    log(f"-- quantizing {os.path.basename(f)} with ONNX Runtime's quantizer ({suffix})")
+                    extra = ["--dynamic"] if suffix == "dynq" else []
+                    subprocess.run([sys.executable, os.path.join(REPO, "scripts", "peers_qdq.py"), "--dir", mdir,
+                                    *extra, os.path.basename(f)[: -len(".onnx")]], check=True)
+                self.files[b] = q
+            self.ref_kind = "ort-float"
+            self.float_file = floats[1]
+            self.check_file = self.files[1]
+            self.check_input = None
+            self.ref = None
+            self.meta = json.load(open(self.files[1][: -len(".onnx")] + ".json"))
+            self.dynamic = False
+        elif name in QDQ:
             base = name[: -len("_qdq")]
             self.export_torchvision(base, mdir, torch_python, threads)
             qdq = os.path.join(mdir, f"{name}.onnx")
@@ -101,24 +123,29 @@ class Model:
             self.dynamic = True
         else:  # a zoo template, exported by our CLI once per batch size (its batch dim is static)
             self.ref_kind = "ort"
-            self.files = {}
-            for b in sorted(set(batches) | {1}):
-                f = os.path.join(mdir, f"{name}.b{b}.onnx")
-                if not os.path.exists(f):
-                    log(f"-- exporting zoo:{name}?batch={b} with modescope-cli export")
-                    p = subprocess.run([cli.path, "export", f"zoo:{name}?batch={b}", f + ".tmp"],
-                                       capture_output=True, text=True)
-                    if p.returncode != 0:
-                        raise RuntimeError(f"modescope-cli export exited {p.returncode}: "
-                                           f"{error_line(p.stderr + p.stdout)}")
-                    os.replace(f + ".tmp", f)
-                self.files[b] = f
+            self.files = self.export_zoo(name, mdir, cli, batches)
             self.check_file = self.files[1]
             self.check_input = None  # drawn below from the model's input signature
             self.ref = None
             self.meta = {"model": name, "source": f"modescope-cli export zoo:{name}?batch=N", "opset": 17}
             self.dynamic = False
         self.input_name = None
+
+    @staticmethod
+    def export_zoo(name: str, mdir: str, cli: Cli, batches) -> dict:
+        files = {}
+        for b in sorted(set(batches) | {1}):
+            f = os.path.join(mdir, f"{name}.b{b}.onnx")
+            if not os.path.exists(f):
+                log(f"-- exporting zoo:{name}?batch={b} with modescope-cli export")
+                p = subprocess.run([cli.path, "export", f"zoo:{name}?batch={b}", f + ".tmp"],
+                                   capture_output=True, text=True)
+                if p.returncode != 0:
+                    raise RuntimeError(f"modescope-cli export exited {p.returncode}: "
+                                       f"{error_line(p.stderr + p.stdout)}")
+                os.replace(f + ".tmp", f)
+            files[b] = f
+        return files
 
     @staticmethod
     def export_torchvision(name: str, mdir: str, torch_python: str, threads: int) -> None:
@@ -176,9 +203,11 @@ def check(m: Model, cli: Cli, threads: int, seed: int, tmp: str) -> dict:
     np.save(xin, m.check_input)
     ort_out = sess.run(None, {m.input_name: m.check_input})[0]
     want = m.ref if m.ref is not None else ort_out
-    res = {"reference": "PyTorch" if m.ref_kind == "torch" else "ONNX Runtime",
-           "reference_max_abs": float(np.abs(want).max()), "rtol": rtol_of(m.name)}
-    if m.ref_kind == "torch":
+    if m.ref_kind == "ort-float":
+        want = ort_session(m.float_file, threads).run(None, {m.input_name: m.check_input})[0]
+    names = {"torch": "PyTorch", "ort": "ONNX Runtime", "ort-float": "ORT float32"}
+    res = {"reference": names[m.ref_kind], "reference_max_abs": float(np.abs(want).max()), "rtol": rtol_of(m.name)}
+    if m.ref_kind != "ort":
         res["ort"] = rel_dev(ort_out, want)
     for key, args in (("pynative", ["--mode", "pynative"]),
                       ("graph_O2", ["--mode", "graph", "--jit-level", "O2"]),
