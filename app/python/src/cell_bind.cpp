@@ -119,7 +119,7 @@ pyb::object constant_args_jit(PyCell& cell) {
 }  // namespace
 
 PyCell::~PyCell() {
-  if (!construct_ || !Py_IsInitialized() || _Py_IsFinalizing()) {
+  if (!construct_ || !python_alive()) {
     construct_.release();  // nothing to release into at exit
     return;
   }

@@ -12,7 +12,7 @@ namespace {
 // Drops the array a Tensor borrowed its memory from. Buffers may die on an engine thread, without
 // the GIL; at interpreter exit nothing is released any more.
 void release_numpy_owner(PyObject* owner) {
-  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  if (!python_alive()) return;
   pyb::gil_scoped_acquire gil;
   Py_DECREF(owner);
 }

@@ -9,6 +9,16 @@ namespace ms::py {
 
 using namespace pybind11::literals;
 
+// The interpreter can still take references back (not finalizing); _Py_IsFinalizing became public
+// as Py_IsFinalizing in 3.13.
+inline bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 pyb::dtype numpy_dtype(DType t);
 std::optional<DType> dtype_of_numpy(const pyb::dtype& d);
 // ms.float32, np.float32, "float32", np.dtype(...) -> DType (TypeError naming the value otherwise).
