@@ -77,6 +77,24 @@ Status conv_kernel(runtime::KernelContext& ctx, bool transpose) {
   return transpose ? conv_transpose_reference(ctx, x, w, b, y, g, group) : conv_reference(ctx, x, w, b, y, g, group);
 }
 
+// A bf16 FusedConv's tail where oneDNN has no bf16 convs (AVX2): computed in f32 over the bf16
+// conv output and the residual, rounded to bf16 once.
+Status fused_conv_tail_bf16(runtime::KernelContext& ctx, Tensor& y, const Tensor* res,
+                            const std::vector<ops::PostOp>& post) {
+  const int64_t n = y.numel();
+  if (res && res->dtype() != DType::BF16 && res->dtype() != DType::F32)
+    return ctx.unsupported_case("fused post-ops need an f32 or bf16 residual");
+  std::vector<float> acc(static_cast<size_t>(n)), resf(res ? static_cast<size_t>(n) : 0);
+  for (int64_t i = 0; i < n; ++i) acc[static_cast<size_t>(i)] = static_cast<float>(y.data<bf16>()[i]);
+  for (int64_t i = 0; res && i < n; ++i)
+    resf[static_cast<size_t>(i)] =
+        res->dtype() == DType::BF16 ? static_cast<float>(res->data<bf16>()[i]) : res->data<float>()[i];
+  fused::apply_tail(acc.data(), n, nullptr, 1, res ? resf.data() : nullptr, post);
+  for (int64_t i = 0; i < n; ++i) y.data<bf16>()[i] = bf16(acc[static_cast<size_t>(i)]);
+  ctx.set_impl("fused:" + ctx.impl());
+  return Status::ok();
+}
+
 // The fallback of a FusedConv oneDNN cannot run: the Conv kernel, then the tail in one loop. The
 // residual may share the output's memory (in place): read it before the conv overwrites it.
 Status fused_conv_fallback(runtime::KernelContext& ctx, const Tensor* r, const std::vector<ops::PostOp>& post) {
@@ -84,6 +102,7 @@ Status fused_conv_fallback(runtime::KernelContext& ctx, const Tensor* r, const s
   Tensor res;
   if (r) res = r->raw() == y.raw() ? r->clone() : *r;
   MS_RETURN_IF_ERROR(fused::run_anchor(ctx, "Conv", 3));
+  if (y.dtype() == DType::BF16) return fused_conv_tail_bf16(ctx, y, r ? &res : nullptr, post);
   if (y.dtype() != DType::F32) return ctx.unsupported_case("fused post-ops need f32");
   fused::apply_tail(y.data<float>(), y.numel(), nullptr, 1, r ? res.data<float>() : nullptr, post);
   ctx.set_impl("fused:" + ctx.impl());
