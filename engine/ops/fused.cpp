@@ -172,6 +172,54 @@ Status infer_fused_pool(InferContext& ctx) {
   return Status::ok();
 }
 
+// FusedSqueezeExcite(X, W1, B1, W2, B2): X * act2(W2 act1(W1 mean_hw(X) + B1) + B2), per sample and
+// channel, with X [N, C, H, W], W1 [R, C, 1, 1], B1 [R], W2 [C, R, 1, 1], B2 [C] (f32) and the two
+// activations in post_ops (no Add). The output has X's type.
+Status infer_fused_squeeze_excite(InferContext& ctx) {
+  auto post = parse_post_ops(ctx.node);
+  if (!post) return post.status();
+  if (post->size() != 2 || (*post)[0].kind == PostOp::Kind::Add || (*post)[1].kind == PostOp::Kind::Add)
+    return ctx.fail("post_ops must be two activations");
+  const auto& x = ctx.in(0);
+  if (x.dtype != DType::F32) return ctx.fail("FusedSqueezeExcite takes f32, got " + x.to_string());
+  if (x.dims && x.dims->size() != 4) return ctx.fail("FusedSqueezeExcite takes a 4-D input, got " + x.to_string());
+  const auto& w1 = ctx.in(1);
+  const auto& w2 = ctx.in(3);
+  if (!w1.is_static() || !w2.is_static() || w1.dims->size() != 4 || w2.dims->size() != 4)
+    return ctx.fail("the squeeze and excite weights need static 4-D shapes");
+  const int64_t r = (*w1.dims)[0], c = (*w1.dims)[1];
+  const bool pointwise = (*w1.dims)[2] == 1 && (*w1.dims)[3] == 1 && (*w2.dims)[2] == 1 && (*w2.dims)[3] == 1;
+  if (!pointwise || (*w2.dims)[0] != c || (*w2.dims)[1] != r)
+    return ctx.fail("weights " + w1.to_string() + " and " + w2.to_string() + " are not [R,C,1,1] and [C,R,1,1]");
+  if (x.dims && (*x.dims)[1] >= 0 && (*x.dims)[1] != c)
+    return ctx.fail("input " + x.to_string() + " does not have the weights' " + std::to_string(c) + " channels");
+  for (size_t i : {size_t{2}, size_t{4}}) {
+    const auto& b = ctx.in(i);
+    const int64_t want = i == 2 ? r : c;
+    if (!b.is_static() || b.dims->size() != 1 || (*b.dims)[0] != want)
+      return ctx.fail("bias " + std::to_string(i) + " must be [" + std::to_string(want) + "], got " + b.to_string());
+  }
+  ctx.outputs[0] = x;
+  return Status::ok();
+}
+
+// Two passes over X (the mean, then the scaled copy) and the two matrix-vector products.
+Cost squeeze_excite_cost(const CostContext& c) {
+  Cost cost;
+  const int64_t n = c.inputs.empty() ? -1 : static_numel(c.inputs[0]);
+  const int64_t w = c.inputs.size() > 3 ? static_numel(c.inputs[1]) + static_numel(c.inputs[3]) : -1;
+  if (n > 0) {
+    cost.flops = 2.0 * static_cast<double>(n);
+    cost.bytes = 3.0 * static_cast<double>(n) * 4.0;
+  }
+  if (n > 0 && w > 0 && c.inputs[0].dims && !c.inputs[0].dims->empty()) {
+    const double batch = static_cast<double>((*c.inputs[0].dims)[0]);
+    cost.flops += 2.0 * batch * static_cast<double>(w);
+    cost.bytes += 4.0 * static_cast<double>(w);
+  }
+  return cost;
+}
+
 OpSchema fused_schema(const char* op, int min_in, int max_in, OpCategory cat, std::function<Status(InferContext&)> f) {
   OpSchema s;
   s.op_type = op;
@@ -221,6 +269,9 @@ void register_fused_ops(Registry& r) {
   fe.max_outputs = 2;  // with `reduce`: the chain's result and its reduction
   r.add(std::move(fe));
   r.add(fused_schema("FusedPool", 1, 1, OpCategory::Pool, infer_fused_pool));
+  OpSchema se = fused_schema("FusedSqueezeExcite", 5, 5, OpCategory::Pool, infer_fused_squeeze_excite);
+  se.cost = squeeze_excite_cost;
+  r.add(std::move(se));
   register_fused_attention_op(r);
 }
 

@@ -176,6 +176,7 @@ void register_fused_conv_kernels(runtime::KernelRegistry& r);
 void register_fused_matmul_kernels(runtime::KernelRegistry& r);
 void register_fused_elementwise_kernels(runtime::KernelRegistry& r);
 void register_fused_pool_kernels(runtime::KernelRegistry& r);
+void register_fused_squeeze_excite_kernels(runtime::KernelRegistry& r);
 
 }  // namespace ms::cpu::fused
 
@@ -185,6 +186,7 @@ void register_fused_kernels(runtime::KernelRegistry& r) {
   fused::register_fused_matmul_kernels(r);
   fused::register_fused_elementwise_kernels(r);
   fused::register_fused_pool_kernels(r);
+  fused::register_fused_squeeze_excite_kernels(r);
   register_fused_attention_kernel(r);
 }
 }  // namespace ms::cpu

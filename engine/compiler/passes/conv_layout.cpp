@@ -10,7 +10,8 @@
 // graph outputs nor read by subgraphs.
 // Pools between convs (a ResNet stem's MaxPool, the GlobalAveragePool after the last block) become
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
-// FusedPool left with no blocked operand goes back to the plain op.
+// FusedPool left with no blocked operand goes back to the plain op. A FusedSqueezeExcite (the
+// fuse-squeeze-excite pass's) between a depthwise conv and a 1x1 conv keeps the region going too.
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/compiler/work.h"
@@ -117,9 +118,14 @@ class ConvLayout final : public Pass {
 
   static bool is_fused_pool(const ir::Node& n) { return n.domain == ops::kFusedDomain && n.op_type == "FusedPool"; }
 
+  // FusedSqueezeExcite reads and writes either layout (its kernel's passes index both).
+  static bool is_squeeze_excite(const ir::Node& n) {
+    return n.domain == ops::kFusedDomain && n.op_type == "FusedSqueezeExcite";
+  }
+
   // May read input i / write its output in the blocked layout.
   static bool takes_blocked(const ir::Node& n, size_t i) {
-    return (is_blocked_conv(n) && (i == 0 || i == 3)) || (is_fused_pool(n) && i == 0);
+    return (is_blocked_conv(n) && (i == 0 || i == 3)) || ((is_fused_pool(n) || is_squeeze_excite(n)) && i == 0);
   }
 
   // A conv (not grouped) of less than 5 MFLOPs that shares its blocked region with no other conv
@@ -254,7 +260,7 @@ class ConvLayout final : public Pass {
     }
     std::set<std::string> blocked;
     for (const auto& n : g.nodes()) {
-      if (!(is_blocked_conv(n) || is_fused_pool(n)) || n.outputs.size() != 1) continue;
+      if (!(is_blocked_conv(n) || is_fused_pool(n) || is_squeeze_excite(n)) || n.outputs.size() != 1) continue;
       const std::string& v = n.outputs[0];
       const ir::Value* val = g.value(v);
       auto it = readers_ok.find(v);
@@ -265,8 +271,8 @@ class ConvLayout final : public Pass {
     }
     keep_grouped_alike(g, blocked);
     for (auto& n : g.nodes()) {
-      const bool pool = is_fused_pool(n);
-      if (!is_blocked_conv(n) && !pool) continue;
+      const bool pool = is_fused_pool(n), conv = is_blocked_conv(n);
+      if (!conv && !pool && !is_squeeze_excite(n)) continue;
       auto mark = [&](const char* attr, bool on) {
         if (on)
           n.attrs[attr] = ir::Attribute(int64_t{1});
@@ -274,7 +280,7 @@ class ConvLayout final : public Pass {
           n.attrs.erase(attr);
       };
       mark("src_blocked", !n.inputs.empty() && blocked.count(n.inputs[0]));
-      if (!pool) mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
+      if (conv) mark("residual_blocked", n.inputs.size() > 3 && blocked.count(n.inputs[3]));
       mark("dst_blocked", blocked.count(n.outputs[0]) > 0);
       const bool any_blocked =
           n.attrs.count("src_blocked") || n.attrs.count("dst_blocked") || n.attrs.count("residual_blocked");

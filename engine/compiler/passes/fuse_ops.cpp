@@ -7,36 +7,14 @@
 #include <optional>
 
 #include "engine/compiler/passes/passes.h"
+#include "engine/compiler/passes/post_op_match.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
-namespace {
 
-// An f32 value of known rank. Symbolic dims (a shape bucket's, -1) are allowed: a chain's links
-// keep the anchor's shape whatever size they take (activations; a bias over the last axis, which
-// must be static), and a residual must be of the same shape for sure (fused_residual_type).
-const ir::ValueType* ranked_f32(const ir::Graph& g, const std::string& name) {
-  const ir::Value* v = g.value(name);
-  return v && v->type.dtype == DType::F32 && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
-}
-
-// A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
-// the anchor's (unnamed symbolic dims may differ at run time, so they do not count as equal).
-bool same_shape_for_sure(const ir::ValueType& a, const ir::ValueType& b) {
-  if (*a.dims != *b.dims) return false;
-  for (size_t i = 0; i < a.dims->size(); ++i) {
-    if ((*a.dims)[i] >= 0) continue;
-    const std::string pa = i < a.dim_params.size() ? a.dim_params[i] : "",
-                      pb = i < b.dim_params.size() ? b.dim_params[i] : "";
-    if (pa.empty() || pa != pb) return false;
-  }
-  return true;
-}
-
-// Activation node -> post-op (Clip needs constant bounds).
-bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
+bool activation_post_op(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
   if (!n.domain.empty() || n.op_type == "Add" || !ops::post_op_kind(n.op_type, p.kind)) return false;
   if (n.inputs.empty() || n.outputs.size() != 1) return false;
   switch (p.kind) {
@@ -58,6 +36,44 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
       break;
     }
     default: break;
+  }
+  return true;
+}
+
+void set_post_op_attrs(const std::vector<ops::PostOp>& post, ir::Node& f) {
+  std::vector<std::string> names;
+  std::vector<float> alphas, betas;
+  for (const auto& p : post) {
+    names.push_back(ops::post_op_name(p.kind));
+    alphas.push_back(p.alpha);
+    betas.push_back(p.beta);
+  }
+  if (!names.empty()) {
+    f.attrs["post_ops"] = ir::Attribute(names);
+    f.attrs["post_alphas"] = ir::Attribute(alphas);
+    f.attrs["post_betas"] = ir::Attribute(betas);
+  }
+}
+
+namespace {
+
+// An f32 value of known rank. Symbolic dims (a shape bucket's, -1) are allowed: a chain's links
+// keep the anchor's shape whatever size they take (activations; a bias over the last axis, which
+// must be static), and a residual must be of the same shape for sure (fused_residual_type).
+const ir::ValueType* ranked_f32(const ir::Graph& g, const std::string& name) {
+  const ir::Value* v = g.value(name);
+  return v && v->type.dtype == DType::F32 && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
+}
+
+// A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
+// the anchor's (unnamed symbolic dims may differ at run time, so they do not count as equal).
+bool same_shape_for_sure(const ir::ValueType& a, const ir::ValueType& b) {
+  if (*a.dims != *b.dims) return false;
+  for (size_t i = 0; i < a.dims->size(); ++i) {
+    if ((*a.dims)[i] >= 0) continue;
+    const std::string pa = i < a.dim_params.size() ? a.dim_params[i] : "",
+                      pb = i < b.dim_params.size() ? b.dim_params[i] : "";
+    if (pa.empty() || pa != pb) return false;
   }
   return true;
 }
@@ -111,7 +127,7 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
     } else {
       return false;
     }
-  } else if (as_activation(g, n, p)) {
+  } else if (activation_post_op(g, n, p)) {
     c.post.push_back(p);
   } else {
     return false;
@@ -162,22 +178,6 @@ std::vector<std::string> fused_inputs(const ir::Node& a, const FusionChain& c, b
   }
   while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
   return inputs;
-}
-
-// The post-ops as the fused node's post_ops, post_alphas and post_betas (none when empty).
-void set_post_op_attrs(const std::vector<ops::PostOp>& post, ir::Node& f) {
-  std::vector<std::string> names;
-  std::vector<float> alphas, betas;
-  for (const auto& p : post) {
-    names.push_back(ops::post_op_name(p.kind));
-    alphas.push_back(p.alpha);
-    betas.push_back(p.beta);
-  }
-  if (!names.empty()) {
-    f.attrs["post_ops"] = ir::Attribute(names);
-    f.attrs["post_alphas"] = ir::Attribute(alphas);
-    f.attrs["post_betas"] = ir::Attribute(betas);
-  }
 }
 
 class FuseOps final : public Pass {

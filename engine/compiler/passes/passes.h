@@ -22,6 +22,7 @@ PassPtr make_fold_batchnorm_pass();                                             
 PassPtr make_fold_qdq_pass();                                                     // fold_qdq.cpp
 PassPtr make_fuse_layer_norm_pass();                                              // fuse_layer_norm.cpp
 PassPtr make_fuse_activations_pass();                                             // fuse_activations.cpp
+PassPtr make_fuse_squeeze_excite_pass();                                          // fuse_squeeze_excite.cpp (CPU)
 PassPtr make_fuse_attention_pass();                                               // fuse_attention.cpp (CPU)
 PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp
 PassPtr make_fuse_elementwise_pass();                                             // fuse_elementwise.cpp

@@ -1,0 +1,175 @@
+// FusedSqueezeExcite (the fuse-squeeze-excite pass's node): y = x * act2(W2 act1(W1 mean_hw(x) + b1)
+// + b2) per sample and channel, as one pass that pools x, the two matrix-vector products on the
+// pooled vector, and one pass that writes the scaled x. x and y are plain nchw or, where the O2
+// layout pass keeps them blocked (src_blocked / dst_blocked), nChw<layout_block>c, so the depthwise
+// conv before it and the 1x1 conv after it need no reorder. Before, EfficientNet-B0's squeeze-excite
+// blocks ran as a GlobalAveragePool, two oneDNN 1x1 convs on 1x1 planes, a Sigmoid and a broadcast
+// Mul, with the depthwise conv's result reordered to plain for them.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
+
+namespace ms::cpu::fused {
+namespace {
+
+// Where element (n, c, p) of an [N, C, HW] tensor lies: plain, or blocked by `block` channels.
+struct SeLayout {
+  int64_t c = 0, hw = 0, block = 0;  // block 0: plain
+  int64_t at(int64_t n, int64_t ch, int64_t p) const {
+    if (block == 0) return (n * c + ch) * hw + p;
+    return ((n * (c / block) + ch / block) * hw + p) * block + ch % block;
+  }
+};
+
+// Below this many elements one thread does the passes (a team's start costs more).
+constexpr int64_t kSeParallelGrain = int64_t{1} << 14;
+
+MS_SIMD_CLONES float se_plane_sum(const float* __restrict x, int64_t n) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+
+// acc[j] = sum over the plane of lane j of a block of B channels (B a constant: one loop of whole
+// registers).
+template <int B> inline void se_block_sum_of(const float* __restrict x, int64_t hw, float* __restrict acc) {
+  float a[B] = {};
+  for (int64_t p = 0; p < hw; ++p)
+#pragma omp simd
+    for (int j = 0; j < B; ++j) a[j] += x[p * B + j];
+  for (int j = 0; j < B; ++j) acc[j] = a[j];
+}
+
+MS_SIMD_CLONES void se_block_sum(const float* __restrict x, int64_t hw, int64_t block, float* __restrict acc) {
+  if (block == 16)
+    se_block_sum_of<16>(x, hw, acc);
+  else
+    se_block_sum_of<8>(x, hw, acc);
+}
+
+// In place (y == x) is fine: each element is read before it is written.
+MS_SIMD_CLONES void se_plane_scale(const float* x, float* y, int64_t n, float s) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+}
+
+template <int B> inline void se_block_scale_of(const float* x, float* y, int64_t hw, const float* __restrict s) {
+  float k[B];
+  for (int j = 0; j < B; ++j) k[j] = s[j];
+  for (int64_t p = 0; p < hw; ++p)
+#pragma omp simd
+    for (int j = 0; j < B; ++j) y[p * B + j] = x[p * B + j] * k[j];
+}
+
+// In place (y == x) is fine: each element is read before it is written.
+MS_SIMD_CLONES void se_block_scale(const float* x, float* y, int64_t hw, int64_t block, const float* s) {
+  if (block == 16)
+    se_block_scale_of<16>(x, y, hw, s);
+  else
+    se_block_scale_of<8>(x, y, hw, s);
+}
+
+MS_SIMD_CLONES float se_dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// pooled[n * C + c] = mean over the plane of channel c of sample n.
+void se_pool(const float* x, const SeLayout& l, int64_t batch, float* pooled) {
+  const bool par = batch * l.c * l.hw >= kSeParallelGrain;
+  const float inv = 1.f / static_cast<float>(l.hw);
+  const int64_t b = std::max<int64_t>(l.block, 1), units = batch * l.c / b;
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t i = 0; i < units; ++i) {
+    if (l.block == 0) {
+      pooled[i] = se_plane_sum(x + i * l.hw, l.hw) * inv;
+    } else {
+      se_block_sum(x + i * l.hw * b, l.hw, b, pooled + i * b);
+      for (int64_t j = 0; j < b; ++j) pooled[i * b + j] *= inv;
+    }
+  }
+}
+
+// out[o] = act(bias[o] + sum_i w[o * in + i] * v[i]) for o < outs.
+void se_matvec(const float* w, const float* bias, const float* v, int64_t outs, int64_t in, const ops::PostOp& act,
+               float* out) {
+  for (int64_t o = 0; o < outs; ++o) out[o] = ops::apply_activation(act, se_dot(w + o * in, v, in) + bias[o]);
+}
+
+// y = x * scale[n * C + c], both in one layout.
+void se_scale_alike(const float* x, float* y, const SeLayout& l, int64_t batch, const float* scale) {
+  const bool par = batch * l.c * l.hw >= kSeParallelGrain;
+  const int64_t b = std::max<int64_t>(l.block, 1), units = batch * l.c / b;
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t i = 0; i < units; ++i) {
+    if (l.block == 0)
+      se_plane_scale(x + i * l.hw, y + i * l.hw, l.hw, scale[i]);
+    else
+      se_block_scale(x + i * l.hw * b, y + i * l.hw * b, l.hw, b, scale + i * b);
+  }
+}
+
+// y = x * scale with x and y in different layouts (a region's edge); x is not y's memory.
+void se_scale_across(const float* x, const SeLayout& lx, float* y, const SeLayout& ly, int64_t batch,
+                     const float* scale) {
+  const bool par = batch * lx.c * lx.hw >= kSeParallelGrain;
+#pragma omp parallel for schedule(static) if (par)
+  for (int64_t i = 0; i < batch * lx.c; ++i) {
+    const int64_t n = i / lx.c, c = i % lx.c;
+    const float s = scale[i];
+    for (int64_t p = 0; p < lx.hw; ++p) y[ly.at(n, c, p)] = x[lx.at(n, c, p)] * s;
+  }
+}
+
+Status fused_squeeze_excite_kernel(runtime::KernelContext& ctx) {
+  auto post = ops::parse_post_ops(ctx.node());
+  if (!post) return post.status();
+  if (post->size() != 2) return ctx.fail("post_ops must be two activations");
+  const Tensor& x = ctx.input(0);
+  const Tensor &w1 = ctx.input(1), &b1 = ctx.input(2), &w2 = ctx.input(3), &b2 = ctx.input(4);
+  Tensor& y = ctx.output(0);
+  for (const Tensor* t : {&x, &w1, &b1, &w2, &b2})
+    if (t->dtype() != DType::F32) return ctx.fail("FusedSqueezeExcite takes f32 tensors");
+  if (x.rank() != 4) return ctx.fail("FusedSqueezeExcite takes a 4-D input");
+  const int64_t batch = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3), r = w1.dim(0);
+  if (w1.dim(1) != c || w2.dim(0) != c || w2.dim(1) != r || b1.numel() != r || b2.numel() != c)
+    return ctx.fail("weights do not match the input's " + std::to_string(c) + " channels");
+  if (x.numel() == 0) return Status::ok();
+  const int64_t block = ctx.node().attr_int("layout_block", 16);
+  SeLayout lx{c, hw, ctx.node().attr_int("src_blocked", 0) ? block : 0};
+  SeLayout ly{c, hw, ctx.node().attr_int("dst_blocked", 0) ? block : 0};
+  if ((lx.block || ly.block) && (block <= 0 || block > 16 || c % block != 0))
+    return ctx.fail("a blocked layout needs the channels (" + std::to_string(c) + ") in blocks of at most 16");
+  MS_ASSIGN_OR_RETURN(Tensor work, ctx.scratch(DType::F32, {batch * (2 * c + r)}));
+  float* pooled = work.data<float>();
+  float* hidden = pooled + batch * c;
+  float* scale = hidden + batch * r;
+  se_pool(x.data<float>(), lx, batch, pooled);
+  for (int64_t n = 0; n < batch; ++n) {
+    se_matvec(w1.data<float>(), b1.data<float>(), pooled + n * c, r, c, (*post)[0], hidden + n * r);
+    se_matvec(w2.data<float>(), b2.data<float>(), hidden + n * r, c, r, (*post)[1], scale + n * c);
+  }
+  if (lx.block == ly.block) {
+    se_scale_alike(x.data<float>(), y.data<float>(), lx, batch, scale);
+  } else {
+    const Tensor src = x.raw() == y.raw() ? x.clone() : x;  // in place across layouts: read a copy
+    se_scale_across(src.data<float>(), lx, y.data<float>(), ly, batch, scale);
+  }
+  ctx.set_impl(std::string("fused:squeeze-excite") + (lx.block || ly.block ? ":blocked" : ""));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_fused_squeeze_excite_kernels(runtime::KernelRegistry& r) {
+  r.add("FusedSqueezeExcite", fused_squeeze_excite_kernel, ops::kFusedDomain);
+}
+
+}  // namespace ms::cpu::fused
