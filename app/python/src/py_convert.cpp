@@ -150,7 +150,11 @@ nn::Var make_tensor(pyb::handle data, pyb::handle dtype) {
   return nn::Var(tensor_from_numpy(arr));
 }
 
-bool is_tensor(pyb::handle h) { return pyb::isinstance<nn::Var>(h); }
+bool is_tensor(pyb::handle h) {
+  // The registered type, looked up once (pybind11's isinstance looks it up by typeid every call).
+  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(pyb::type::of<nn::Var>().ptr());
+  return PyObject_TypeCheck(h.ptr(), type);
+}
 
 nn::Var to_var(pyb::handle h, const nn::Var* like) {
   if (is_tensor(h)) return h.cast<const nn::Var&>();
