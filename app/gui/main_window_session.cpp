@@ -159,6 +159,11 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
                            .arg(r->median_ms, 0, 'f', 3)
                            .arg(r->min_ms, 0, 'f', 3);
         if (r->mode == "graph") line += tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);
+        if (r->compiles > 0)
+          line += tr("; %1 compiled graph(s) for %2, %3 cache hit(s)")
+                      .arg(r->compiles)
+                      .arg(QString::fromStdString(r->bucket))
+                      .arg(r->cache_hits);
         log(line);
         for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
         run_next(std::move(modes), ok_so_far);

@@ -105,6 +105,12 @@ void RunPanel::show_result(const RunOutcome& r) {
           .arg(r.median_ms, 0, 'f', 3)
           .arg(r.min_ms, 0, 'f', 3);
   if (r.mode == "graph") text += tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
+  if (r.compiles > 0) {
+    // The compiled-graph cache as the run report has it (compiles, cache_hits) and what it compiled for.
+    text += tr("<br>%n compiled graph(s), ", nullptr, static_cast<int>(r.compiles)) +
+            tr("%n cache hit(s)", nullptr, static_cast<int>(r.cache_hits));
+    if (!r.bucket.empty()) text += tr("<br>last run's graph: %1").arg(QString::fromStdString(r.bucket).toHtmlEscaped());
+  }
   text += tr("<br>peak %1, %2 kernels")
               .arg(QString::fromStdString(session::format_bytes(static_cast<double>(r.peak_bytes))))
               .arg(r.kernels);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "app/session/model_inputs.h"
 #include "app/session/session_file.h"
 #include "profiler/trace/trace.h"
 #include "tests/app/session_test_util.h"
@@ -156,6 +157,34 @@ TEST(SessionWindow, SchemaOneFileOpensThroughTheMigrationUnchanged) {
   for (auto& r : want.runs) r.outcome.bucket.clear(), r.outcome.buckets.clear();
   test::expect_same_session(want, *back);
   EXPECT_EQ(test::read_bytes(path), bytes);  // never written
+}
+
+TEST(SessionWindow, RunsCarryTheirCompiledGraphsAndFallbacks) {
+  const SessionData& data = test::small_session();
+  const ModeRunOutcome &eager = data.runs[0].outcome, &graph = data.runs[1].outcome;
+  EXPECT_EQ(eager.compiles, 0);
+  EXPECT_TRUE(eager.bucket.empty());
+  // One compile for the inputs' shapes; the other iterations found it (warm-up 0, 2 iterations).
+  EXPECT_EQ(graph.compiles, 1);
+  EXPECT_EQ(graph.cache_hits, 1);
+  EXPECT_NE(graph.bucket.find("f32["), std::string::npos) << graph.bucket;
+  EXPECT_EQ(graph.buckets, std::vector<std::string>{graph.bucket});
+  // Asked for CUDA where there is none: the whole run is a fallback, with the backend's note.
+  auto g = load_model_arg(test::kSmallModel);
+  ASSERT_TRUE(g.has_value());
+  ModeRun req;
+  req.mode = "pynative";
+  req.device = "cuda";
+  req.threads = 1;
+  req.iterations = 1;
+  req.warmup = 0;
+  RunCallbacks none;
+  auto out = run_mode(*g, req, none);
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  if (out->note.empty()) GTEST_SKIP() << "a CUDA device is present: the run is not a fallback";
+  ASSERT_FALSE(out->fallbacks.empty());
+  EXPECT_EQ(out->fallbacks[0].op, "*");
+  EXPECT_EQ(out->fallbacks[0].reason, out->note);
 }
 
 }  // namespace
