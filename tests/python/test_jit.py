@@ -178,3 +178,16 @@ def test_graph_mode_cell_with_constant_arguments_compiles_per_value():
     np.testing.assert_allclose(net(x, -1.0).asnumpy(), [[0.0] * 3])
     np.testing.assert_allclose(net(x, -1.0, False).asnumpy(), [[-3.0] * 3])
     assert net.compile_count == 3
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_cond_branch_errors_keep_their_type(mode):
+    ms.set_context(mode=mode)
+    x = ms.Tensor(np.ones(2, np.float32))
+
+    def bad_branch():
+        return 3  # not a Tensor
+
+    with pytest.raises(TypeError, match="ms.cond true_fn returned int"):
+        ms.cond(x.sum() > 0, bad_branch, lambda: x) if mode == ms.PYNATIVE_MODE else \
+            ms.jit(lambda a: ms.cond(a.sum() > 0, bad_branch, lambda: a))(x)

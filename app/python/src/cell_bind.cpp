@@ -31,20 +31,6 @@ CellRecord& record_of(const std::shared_ptr<nn::Module>& m) {
   return r;
 }
 
-Status python_exception_status(const std::string& where) {
-  try {
-    throw;
-  } catch (pyb::error_already_set& e) {
-    return stash_python_error(e);
-  } catch (pyb::builtin_exception& e) {
-    e.set_error();
-    pyb::error_already_set ea;
-    return stash_python_error(ea);
-  } catch (std::exception& e) {
-    return invalid_argument(where + ": " + e.what());
-  }
-}
-
 pyb::object make_parameter(const std::string& name, const Tensor& t, bool trainable) {
   Parameter p;
   static_cast<Var&>(p) = Var(t);
@@ -155,7 +141,7 @@ Vars PyCell::forward_n(const Vars& xs) {
     pyb::object out = fn(*args);
     return outputs_to_vars(out, type_ + ".construct", &returns_tuple);
   } catch (...) {
-    return {Var::failed(python_exception_status(type_ + ".construct"))};
+    return {Var::failed(current_exception_status(type_ + ".construct"))};
   }
 }
 

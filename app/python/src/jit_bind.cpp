@@ -109,14 +109,8 @@ class PyJit {
         args[i] = is_input[i] ? pyb::cast(xs[k++]) : pyb::reinterpret_borrow<pyb::object>(templ[i]);
       pyb::object out = fn_(*args);
       return outputs_to_vars(out, "ms.jit function '" + name_ + "'", &as_tuple_);
-    } catch (pyb::error_already_set& e) {
-      return {Var::failed(stash_python_error(e))};
-    } catch (pyb::builtin_exception& e) {
-      e.set_error();
-      pyb::error_already_set ea;
-      return {Var::failed(stash_python_error(ea))};
-    } catch (std::exception& e) {
-      return {Var::failed(invalid_argument("ms.jit function '" + name_ + "': " + e.what()))};
+    } catch (...) {
+      return {Var::failed(current_exception_status("ms.jit function '" + name_ + "'"))};
     }
   }
 

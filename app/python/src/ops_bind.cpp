@@ -44,10 +44,8 @@ pyb::object cond(const Var& pred, pyb::function true_fn, pyb::function false_fn)
     return [fn, which, &as_tuple]() -> Vars {
       try {
         return outputs_to_vars(fn(), std::string("ms.cond ") + which, &as_tuple);
-      } catch (pyb::error_already_set& e) {
-        return {Var::failed(stash_python_error(e))};
-      } catch (std::exception& e) {
-        return {Var::failed(invalid_argument(e.what()))};
+      } catch (...) {
+        return {Var::failed(current_exception_status(std::string("ms.cond ") + which))};
       }
     };
   };

@@ -40,6 +40,9 @@ void rethrow_pending();
 // Runs a Python callable from an engine callback (GIL taken): a Python exception is stashed and
 // becomes a failed Var, so the engine unwinds by values and the binding raises it afterwards.
 Status stash_python_error(pyb::error_already_set& e);
+// Inside a catch block of such a callback: the exception being handled as a Status (a Python or a
+// pybind11 exception stashed, any other one's message after `where`).
+Status current_exception_status(const std::string& where);
 
 // Tensor argument or Python value (number, list, ndarray, Tensor) as a Var. `like`: scalars take
 // its dtype.

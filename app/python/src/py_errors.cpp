@@ -53,6 +53,20 @@ Status stash_python_error(pyb::error_already_set& e) {
   return invalid_argument("Python error: " + what);
 }
 
+Status current_exception_status(const std::string& where) {
+  try {
+    throw;
+  } catch (pyb::error_already_set& e) {
+    return stash_python_error(e);
+  } catch (pyb::builtin_exception& e) {  // TypeError, ValueError, ... thrown from C++
+    e.set_error();
+    pyb::error_already_set python_error;
+    return stash_python_error(python_error);
+  } catch (std::exception& e) {
+    return invalid_argument(where + ": " + e.what());
+  }
+}
+
 std::string python_location() {
   PyFrameObject* f = PyEval_GetFrame();
   if (!f) return "<unknown>";

@@ -37,12 +37,8 @@ pyb::tuple value_and_grad_call(pyb::function fn, pyb::tuple args, const Vars& wr
       if (pyb::isinstance<pyb::tuple>(result) && pyb::len(result) > 0) first = result.cast<pyb::tuple>()[0];
       if (!is_tensor(first)) throw pyb::type_error("value_and_grad: the function must return a Tensor (the loss)");
       return first.cast<const Var&>();
-    } catch (pyb::error_already_set& e) {
-      return Var::failed(stash_python_error(e));
-    } catch (pyb::builtin_exception& e) {
-      e.set_error();
-      pyb::error_already_set ea;
-      return Var::failed(stash_python_error(ea));
+    } catch (...) {
+      return Var::failed(current_exception_status("value_and_grad"));
     }
   };
   Expected<nn::ValueAndGrad> vg = invalid_argument("not run");
