@@ -22,14 +22,21 @@ template <class Q> void quantize(const float* x, Q* y, int64_t n, float s, int32
   // Anything beyond these saturates the same; NaN goes to the low end.
   const float flo = static_cast<float>(lo - zp - 1), fhi = static_cast<float>(hi - zp + 1);
   elementwise::parallel_chunks(n, [&](int64_t b, int64_t e) {
+    // Locals, not the captures: a store through y could otherwise alias them, and the loop would
+    // stay scalar.
+    const float* xp = x;
+    Q* yp = y;
+    const float sc = s, lo_v = flo, hi_v = fhi;
+    const int32_t z = zp;
+#pragma omp simd  // GCC's -O2 cost model leaves a loop with a remainder scalar
     for (int64_t i = b; i < e; ++i) {
-      float v = x[i] / s;
-      v = v >= flo ? v : flo;
-      v = v <= fhi ? v : fhi;
-      int32_t q = static_cast<int32_t>(rne(v)) + zp;
+      float v = xp[i] / sc;
+      v = v >= lo_v ? v : lo_v;
+      v = v <= hi_v ? v : hi_v;
+      int32_t q = static_cast<int32_t>(rne(v)) + z;
       q = q < lo ? lo : q;
       q = q > hi ? hi : q;
-      y[i] = static_cast<Q>(q);
+      yp[i] = static_cast<Q>(q);
     }
   });
 }
@@ -37,6 +44,7 @@ template <class Q> void quantize(const float* x, Q* y, int64_t n, float s, int32
 template <class Q> void dequantize(const Q* x, float* y, int64_t n, float s, int32_t zp) {
   const float fzp = static_cast<float>(zp);
   elementwise::parallel_chunks(n, [&](int64_t b, int64_t e) {
+#pragma omp simd
     for (int64_t i = b; i < e; ++i) y[i] = (static_cast<float>(x[i]) - fzp) * s;
   });
 }

@@ -51,10 +51,16 @@ Expected<std::vector<double>> expand_scale(runtime::KernelContext& ctx, size_t i
 }
 
 // Requantizes one int32 accumulator: rint(acc * multiplier + zp) clipped to the output type.
+// Clamped first (NaN to the low end: past either end the result saturates the same), then rounded
+// half to even by adding and subtracting 1.5 * 2^52: below SSE4.1 nearbyint is a library call per
+// element, and this vectorizes.
 inline int32_t requantize(int32_t acc, double multiplier, int32_t zp, int32_t lo, int32_t hi) {
-  const double r = std::nearbyint(static_cast<double>(acc) * multiplier + static_cast<double>(zp));
-  if (std::isnan(r)) return lo;
-  return static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+  constexpr double kMagic = 6755399441055744.0;  // the build has no -ffast-math: not folded away
+  double v = static_cast<double>(acc) * multiplier + static_cast<double>(zp);
+  v = v >= lo - 1.0 ? v : lo - 1.0;
+  v = v <= hi + 1.0 ? v : hi + 1.0;
+  const auto r = static_cast<int32_t>((v + kMagic) - kMagic);
+  return r < lo ? lo : r > hi ? hi : r;
 }
 
 // ---- batched matmul (numpy broadcasting) ----
@@ -152,7 +158,7 @@ Status matmul_integer(runtime::KernelContext& ctx) {
 }
 
 // y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
-// mult[r % m][j]; bias may be null.
+// mult[r % m][j].
 template <class T>
 void requantize_rows(const std::vector<int32_t>& acc, const MatmulPlan& p, const std::vector<double>& mult,
                      const int32_t* bias, int32_t zy, T* y) {
@@ -163,8 +169,9 @@ void requantize_rows(const std::vector<int32_t>& acc, const MatmulPlan& p, const
   for (int64_t r = 0; r < rows; ++r) {
     const double* mr = mult.data() + (per_row ? (r % p.m) * n : 0);
     const int32_t* ar = acc.data() + r * n;
+#pragma omp simd
     for (int64_t j = 0; j < n; ++j) {
-      const auto sum = static_cast<uint32_t>(ar[j]) + static_cast<uint32_t>(bias ? bias[j] : 0);  // wraps
+      const auto sum = static_cast<uint32_t>(ar[j]) + static_cast<uint32_t>(bias[j]);  // wraps
       y[r * n + j] = static_cast<T>(requantize(static_cast<int32_t>(sum), mr[j], zy, lo, hi));
     }
   }
@@ -190,8 +197,12 @@ Status qlinear_matmul(runtime::KernelContext& ctx) {
     for (int64_t j = 0; j < p.n; ++j)
       mult[static_cast<size_t>(i * p.n + j)] =
           round_to_dtype(st, round_to_dtype(st, sa[static_cast<size_t>(i)] * sb[static_cast<size_t>(j)]) / ys);
+  std::vector<int32_t> no_bias;
   const int32_t* bias = nullptr;
-  if (ctx.has_input(8)) {
+  if (!ctx.has_input(8)) {
+    no_bias.assign(static_cast<size_t>(p.n), 0);
+    bias = no_bias.data();
+  } else {
     if (ctx.input(8).dtype() != DType::I32 || ctx.input(8).numel() != p.n)
       return ctx.fail("bias must be int32 with one value per column of b (" + to_string(p.n) + ")");
     bias = ctx.input(8).data<int32_t>();
