@@ -2,6 +2,7 @@
 
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/quant_internal.h"
 
 namespace ms::cpu {
 namespace {
@@ -127,6 +128,7 @@ Status qlinear_conv_onednn(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(QConvArgs a, read_args(ctx));
   const DType yt = ctx.input(7).dtype();
   if (a.x->numel() == 0 || (yt != DType::U8 && yt != DType::I8)) return ctx.unsupported_case("empty or not 8-bit");
+  if (quant::int8_pairs_may_saturate(*a.w)) return ctx.unsupported_case("weights past 64 without VNNI (inexact pairs)");
   if (a.w->rank() != 4 || a.w->dim(0) % a.group != 0 || a.x->dim(1) != a.w->dim(1) * a.group)
     return ctx.unsupported_case("weights do not match the input channels");  // the reference loops say why
   MS_ASSIGN_OR_RETURN(ops::WindowGeometry g, nn::geometry(ctx, ops::WindowKind::Conv, a.x->shape(),

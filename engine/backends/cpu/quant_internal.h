@@ -48,6 +48,11 @@ struct IntConvPlan {
 Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
                        int32_t* acc);
 
+// Without VNNI, oneDNN's int8 convs add each pair of u8 x s8 products in a saturating int16
+// (vpmaddubsw): 255 * (|w1| + |w2|) can pass 32767 and the sums are no longer exact. True when the
+// CPU has no VNNI and some weight is past 64 in magnitude (then the exact loops run instead).
+bool int8_pairs_may_saturate(const Tensor& w);
+
 }  // namespace ms::cpu::quant
 
 namespace ms::cpu::quant {

@@ -91,10 +91,20 @@ Status run_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8
 
 }  // namespace
 
+bool int8_pairs_may_saturate(const Tensor& w) {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  if (vnni) return false;
+  const int8_t* p = w.data<int8_t>();
+  for (int64_t i = 0; i < w.numel(); ++i)
+    if (p[i] > 64 || p[i] < -64) return true;
+  return false;
+}
+
 Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
                        int32_t* acc) {
   if ((x.dtype() != DType::U8 && x.dtype() != DType::I8) || w.dtype() != DType::I8 || x.shape().size() > 5)
     return ctx.unsupported_case("oneDNN int8 convolution needs uint8/int8 x and int8 w of rank 3-5");
+  if (int8_pairs_may_saturate(w)) return ctx.unsupported_case("int8 weights past 64 without VNNI (inexact pairs)");
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "int8 convolution", [&]() -> Status {
     const bool has_zp = zx != 0;
