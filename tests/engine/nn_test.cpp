@@ -1,6 +1,7 @@
 // CPU nn kernels against naive references; f32 (oneDNN) and f64 (reference loops) on the same cases.
 #include <gtest/gtest.h>
 
+#include "engine/backends/cpu/simd_clones.h"
 #include "tests/engine/nn_test_util.h"
 
 namespace ms::test::nn {
@@ -10,6 +11,24 @@ using Attrs = std::map<std::string, ir::Attribute>;
 using std::vector;
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// The vector widths this CPU runs (4, 8 and 16 floats): the dispatched kernels (matrix-vector
+// products, global pools) are capped to each in turn, so one machine checks every path it can.
+vector<int> simd_widths() {
+  vector<int> w;
+  for (int width : {4, 8, 16})
+    if (width <= ms::cpu::cpu_simd_width()) w.push_back(width);
+  return w;
+}
+
+struct SimdWidthCap {
+  explicit SimdWidthCap(int width) : old(ms::cpu::simd_width_cap().exchange(width)) {}
+  ~SimdWidthCap() { ms::cpu::simd_width_cap().store(old); }
+  int old;
+};
+
+void global_pools_match_the_reference();
+void few_rows_run_as_matrix_vector_products();
 
 TEST(NnConv, GroupedStridedDilatedPaddedMatchesNaive) {
   const Attrs attrs{{"group", int64_t{2}},
@@ -126,6 +145,14 @@ TEST(NnPool, AveragePoolCeilModeAndCountIncludePad) {
 // Global pools over planes of every length (a tail past the 16- and 32-float blocks, large planes
 // split between threads) against a double-precision reference; a NaN makes the plane's maximum NaN.
 TEST(NnPool, GlobalPoolsMatchTheReference) {
+  for (int width : simd_widths()) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    const SimdWidthCap cap(width);
+    global_pools_match_the_reference();
+  }
+}
+
+void global_pools_match_the_reference() {
   for (Shape shape : {Shape{2, 3, 7, 9}, Shape{1, 2, 1, 5}, Shape{1, 64, 40, 40}}) {
     const Tensor x = random_tensor(DType::F32, shape, 41);
     const int64_t planes = shape[0] * shape[1], size = x.numel() / planes;
@@ -175,6 +202,14 @@ TEST(NnMatMul, GemmTransposesAlphaBetaBroadcastC) {
 // be shared between threads (by column blocks, or for weights stored [K, N] with few columns by
 // rows of W); MatMul with a [K] or [m, K] A too.
 TEST(NnMatMul, FewRowsRunAsMatrixVectorProducts) {
+  for (int width : simd_widths()) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    const SimdWidthCap cap(width);
+    few_rows_run_as_matrix_vector_products();
+  }
+}
+
+void few_rows_run_as_matrix_vector_products() {
   for (int64_t m : {1, 2, 3, 4})
     for (int64_t ta : {0, 1})
       for (int64_t tb : {0, 1})

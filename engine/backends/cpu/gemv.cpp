@@ -10,95 +10,117 @@
 namespace ms::cpu::nn {
 namespace {
 
-// Macros rather than functions: a v16 passed by value outside the clones changes the ABI.
-#define LOAD16(p) (*reinterpret_cast<const v16*>(p))
+#define LOADV(p) MS_LOADV(V, p)
 
 // Independent partial sums per row of A, so the adds of one row do not wait on each other.
 template <int M> constexpr int kPartials = M == 1 ? 4 : (M == 2 ? 2 : 1);
 
 // Columns [j0, j1) of W stored [N, K]: one row of W (one output column) at a time, its K weights one
-// sequential stream dotted with each row of A (rows contiguous).
-template <int M>
-MS_SIMD_CLONES void gemv_nk(const float* __restrict a, const float* __restrict w, int64_t k, int64_t j0, int64_t j1,
-                            float* __restrict out) {
-  constexpr int P = kPartials<M>;
+// sequential stream dotted with each row of A (rows contiguous). V: the CPU's vector (simd_width()).
+template <class V, int M>
+[[gnu::always_inline]] inline void nk_columns(const float* __restrict a, const float* __restrict w, int64_t k,
+                                              int64_t j0, int64_t j1, float* __restrict out) {
+  constexpr int P = kPartials<M>, L = kLanes<V>;
   const int64_t len = j1 - j0;
   for (int64_t j = j0; j < j1; ++j) {
     const float* wj = w + j * k;
-    v16 acc[P * M];
-#pragma GCC unroll 8
-    for (int q = 0; q < P * M; ++q) acc[q] = v16{};
+    V acc[P * M];
+    for (int q = 0; q < P * M; ++q) acc[q] = V{};
     int64_t i = 0;
-    for (; i + 16 * P <= k; i += 16 * P) {
+    for (; i + L * P <= k; i += L * P) {
 #pragma GCC unroll 4
       for (int p = 0; p < P; ++p) {
-        const v16 wv = LOAD16(wj + i + 16 * p);
+        const V wv = LOADV(wj + i + L * p);
 #pragma GCC unroll 4
-        for (int r = 0; r < M; ++r) acc[p * M + r] += LOAD16(a + r * k + i + 16 * p) * wv;
+        for (int r = 0; r < M; ++r) acc[p * M + r] += LOADV(a + r * k + i + L * p) * wv;
       }
     }
-    for (; i + 16 <= k; i += 16) {
-      const v16 wv = LOAD16(wj + i);
+    for (; i + L <= k; i += L) {
+      const V wv = LOADV(wj + i);
 #pragma GCC unroll 4
-      for (int r = 0; r < M; ++r) acc[r] += LOAD16(a + r * k + i) * wv;
+      for (int r = 0; r < M; ++r) acc[r] += LOADV(a + r * k + i) * wv;
     }
 #pragma GCC unroll 4
     for (int r = 0; r < M; ++r) {
-      v16 s = acc[r];
+      V s = acc[r];
 #pragma GCC unroll 4
       for (int p = 1; p < P; ++p) s += acc[p * M + r];
       float t = 0;
-      for (int l = 0; l < 16; ++l) t += s[l];
+      for (int l = 0; l < L; ++l) t += s[l];
       for (int64_t ii = i; ii < k; ++ii) t += wj[ii] * a[r * k + ii];
       out[r * len + (j - j0)] = t;
     }
   }
 }
 
-// Columns [j0, j1) of W stored [K, N]: each row's slice scaled by A[r, k] and summed.
-MS_SIMD_CLONES void gemv_kn(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n, int64_t k,
-                            int64_t j0, int64_t j1, float* __restrict out) {
+// Rows [i0, i1) and columns [j0, j1) of W stored [K, N]: out [m, j1 - j0] = sum over those rows of
+// A[r, i] W[i, j0:j1], four rows of W per pass over the output (which stays in L1).
+template <class V>
+[[gnu::always_inline]] inline void kn_block(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n,
+                                            int64_t k, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                                            float* __restrict out) {
+  constexpr int L = kLanes<V>;
   const int64_t len = j1 - j0;
   std::fill(out, out + m * len, 0.f);
-  for (int64_t i = 0; i < k; ++i) {
-    const float* wi = w + i * n + j0;
-    for (int64_t r = 0; r < m; ++r) {
-      const float av = a[r * k + i];
-      float* o = out + r * len;
-#pragma omp simd
-      for (int64_t j = 0; j < len; ++j) o[j] += av * wi[j];
-    }
-  }
-}
-
-// Rows [i0, i1) of W stored [K, N], all N columns: out [m, n] = sum over those rows of A[r, i] W[i, :],
-// four rows of W per pass over the output.
-MS_SIMD_CLONES void gemv_kn_rows(const float* __restrict a, const float* __restrict w, int64_t m, int64_t n, int64_t k,
-                                 int64_t i0, int64_t i1, float* __restrict out) {
-  std::fill(out, out + m * n, 0.f);
   int64_t i = i0;
   for (; i + 4 <= i1; i += 4) {
-    const float* w0 = w + i * n;
+    const float* w0 = w + i * n + j0;
     const float* w1 = w0 + n;
     const float* w2 = w1 + n;
     const float* w3 = w2 + n;
     for (int64_t r = 0; r < m; ++r) {
       const float* ar = a + r * k + i;
       const float a0 = ar[0], a1 = ar[1], a2 = ar[2], a3 = ar[3];
-      float* o = out + r * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) o[j] += (a0 * w0[j] + a1 * w1[j]) + (a2 * w2[j] + a3 * w3[j]);
+      float* o = out + r * len;
+      int64_t j = 0;
+      for (; j + L <= len; j += L) {
+        MS_STOREV(o + j, LOADV(o + j) +
+                             ((a0 * LOADV(w0 + j) + a1 * LOADV(w1 + j)) + (a2 * LOADV(w2 + j) + a3 * LOADV(w3 + j))));
+      }
+      for (; j < len; ++j) o[j] += (a0 * w0[j] + a1 * w1[j]) + (a2 * w2[j] + a3 * w3[j]);
     }
   }
   for (; i < i1; ++i)
     for (int64_t r = 0; r < m; ++r) {
       const float av = a[r * k + i];
-      const float* wi = w + i * n;
-      float* o = out + r * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) o[j] += av * wi[j];
+      const float* wi = w + i * n + j0;
+      float* o = out + r * len;
+      for (int64_t j = 0; j < len; ++j) o[j] += av * wi[j];
     }
 }
+
+// One block of the product: columns [j0, j1) (W stored [N, K] or [K, N]) over rows [i0, i1) of W
+// stored [K, N] (all of K when stored [N, K]), into out [m, j1 - j0].
+struct GemvBlock {
+  const float* a;
+  const float* w;
+  bool w_nk;
+  int64_t m, n, k, i0, i1, j0, j1;
+  float* out;
+};
+
+template <class V> [[gnu::always_inline]] inline void run_block(const GemvBlock& b) {
+  if (!b.w_nk) return kn_block<V>(b.a, b.w, b.m, b.n, b.k, b.i0, b.i1, b.j0, b.j1, b.out);
+  switch (b.m) {
+    case 1: return nk_columns<V, 1>(b.a, b.w, b.k, b.j0, b.j1, b.out);
+    case 2: return nk_columns<V, 2>(b.a, b.w, b.k, b.j0, b.j1, b.out);
+    case 3: return nk_columns<V, 3>(b.a, b.w, b.k, b.j0, b.j1, b.out);
+    default: return nk_columns<V, 4>(b.a, b.w, b.k, b.j0, b.j1, b.out);
+  }
+}
+
+MS_TARGET_AVX512 void run_block_avx512(const GemvBlock& b) { run_block<vec16>(b); }
+MS_TARGET_AVX2 void run_block_avx2(const GemvBlock& b) { run_block<vec8>(b); }
+
+void gemv_block(const GemvBlock& b) {
+  switch (simd_width()) {
+    case 16: return run_block_avx512(b);
+    case 8: return run_block_avx2(b);
+    default: return run_block<vec4>(b);
+  }
+}
+
+#undef LOADV
 
 // A's rows contiguous: a transposed (or strided) A is gathered, a few rows of K values.
 const float* contiguous_rows(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
@@ -130,7 +152,8 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
     std::vector<float> partial(static_cast<size_t>(threads * m * n));
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < threads; ++t)
-      gemv_kn_rows(a, w, m, n, k, std::min(k, t * per), std::min(k, (t + 1) * per), partial.data() + t * m * n);
+      gemv_block(
+          {a, w, false, m, n, k, std::min(k, t * per), std::min(k, (t + 1) * per), 0, n, partial.data() + t * m * n});
     for (int64_t e = 0; e < m * n; ++e) {
       float v = 0;
       for (int64_t t = 0; t < threads; ++t) v += partial[static_cast<size_t>(t * m * n + e)];
@@ -150,16 +173,7 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
       big.resize(static_cast<size_t>(m * len));
       out = big.data();
     }
-    if (w_nk) {
-      switch (m) {
-        case 1: gemv_nk<1>(a, w, k, j0, j1, out); break;
-        case 2: gemv_nk<2>(a, w, k, j0, j1, out); break;
-        case 3: gemv_nk<3>(a, w, k, j0, j1, out); break;
-        default: gemv_nk<4>(a, w, k, j0, j1, out); break;
-      }
-    } else {
-      gemv_kn(a, w, m, n, k, j0, j1, out);
-    }
+    gemv_block({a, w, w_nk, m, n, k, 0, k, j0, j1, out});
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < len; ++j) {
         float& dst = y[r * n + j0 + j];
