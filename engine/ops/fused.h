@@ -5,7 +5,7 @@
 //   FusedElementwise(X, ...)    a chain of elementwise ops in one loop (see `chain`)
 //   FusedPool(X)                the pooling op named by `pool` (MaxPool, GlobalAveragePool,
 //                               GlobalMaxPool; that op's attributes) over a value the layout pass
-//                               keeps blocked (src_blocked / dst_blocked: nChw16c in memory), so
+//                               keeps blocked (src_blocked / dst_blocked: nChw8c or nChw16c), so
 //                               a conv region does not end at a pooling op
 // post_ops (strings) lists what follows the anchor op, in order: an activation (Relu, LeakyRelu,
 // Sigmoid, Tanh, Clip, Elu; alpha/beta in post_alphas/post_betas) or "Add" (the residual input R,

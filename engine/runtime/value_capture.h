@@ -2,7 +2,7 @@
 // node name, by pattern), a memory budget for the copies (beyond it only statistics are kept), the
 // statistics of every value seen, and the NaN/inf trap that stops a run at the first non-finite
 // value and names the node that made it. Copies are host tensors in the plain layout: a value a
-// Graph-mode conv left in oneDNN's blocked layout (nChw16c) is reordered as it is copied.
+// Graph-mode conv left in oneDNN's blocked layout (nChw8c or nChw16c) is reordered as it is copied.
 #pragma once
 
 #include <mutex>
@@ -48,7 +48,7 @@ struct CapturedValue {
   Shape shape;
   ValueStats stats;
   Tensor value;            // host copy in the plain layout; undefined past the budget or without keep_values
-  bool reordered = false;  // copied out of the blocked (nChw16c) layout
+  bool reordered = false;  // copied out of the blocked layout (nChw8c or nChw16c)
 };
 
 // Where the trap fired: the value, its node, and the statistics of the node's inputs.

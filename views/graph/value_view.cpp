@@ -270,7 +270,8 @@ void ValueView::show_current() {
           .arg(v->output)
           .arg(QString::fromStdString(v->node).toHtmlEscaped(), QString::fromStdString(v->op).toHtmlEscaped());
   if (count() == 1) header = values_.front().mode.toHtmlEscaped() + QStringLiteral(": ") + header;
-  if (v->reordered) header += tr("<br><span style='color:#777'>copied out of the blocked (nChw16c) layout</span>");
+  if (v->reordered)
+    header += tr("<br><span style='color:#777'>copied out of the channel-blocked layout (nChw8c or nChw16c)</span>");
   header_->setText(header);
   comparison_->setVisible(!comparison_->text().isEmpty());
   stats_->setText(

@@ -15,10 +15,10 @@
 // A matmul of two activations (attention's) stays float: the int8 kernel wants constant weights.
 #include <cmath>
 #include <optional>
+#include <variant>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
-#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
@@ -340,26 +340,24 @@ class FoldQdq final : public Pass {
   // The matches are disjoint (each Conv output is read by its QuantizeLinear alone); the
   // DequantizeLinear nodes stay for dead-code elimination or their other readers.
   Status run(ir::Graph& g) override {
-    const PatternView v(g);
-    std::vector<NodeGroup> groups;
-    work().nodes_visited += g.nodes().size();
-    for (const ir::Node& n : g.nodes()) {
-      if (!n.domain.empty() || (n.op_type != "QuantizeLinear" && n.op_type != "Mul")) continue;
-      ++work().patterns_tried;
-      if (n.op_type == "Mul") {
-        if (auto d = match_dynamic(v, n)) {
-          if (!take_rewrite()) break;
-          groups.push_back(dynamic_quant_matmul(g, *d));
-        }
-      } else if (auto m = match_qconv(v, n)) {
-        if (!take_rewrite()) break;
-        groups.push_back(qlinear_conv(g, *m));
-      } else if (auto mm = match_qmatmul(v, n)) {
-        if (!take_rewrite()) break;
-        groups.push_back(qlinear_matmul(g, *mm));
-      }
-    }
-    replace_node_groups(g, std::move(groups));
+    using Found = std::variant<DynMatch, QConvMatch, QMatMulMatch>;
+    fuse_matches(
+        g, [](const ir::Node& n) { return n.op_type == "QuantizeLinear" || n.op_type == "Mul"; },
+        [](const PatternView& v, const ir::Node& n) -> std::optional<Found> {
+          if (n.op_type == "Mul") {
+            if (auto d = match_dynamic(v, n)) return Found(std::move(*d));
+          } else if (auto m = match_qconv(v, n)) {
+            return Found(std::move(*m));
+          } else if (auto mm = match_qmatmul(v, n)) {
+            return Found(std::move(*mm));
+          }
+          return std::nullopt;
+        },
+        [](ir::Graph& g2, const Found& f) {
+          if (const auto* d = std::get_if<DynMatch>(&f)) return dynamic_quant_matmul(g2, *d);
+          if (const auto* m = std::get_if<QConvMatch>(&f)) return qlinear_conv(g2, *m);
+          return qlinear_matmul(g2, std::get<QMatMulMatch>(f));
+        });
     return Status::ok();
   }
 };

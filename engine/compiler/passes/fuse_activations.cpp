@@ -12,7 +12,6 @@
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
-#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 namespace {
@@ -41,28 +40,16 @@ class FuseActivations final : public Pass {
   // One scan from each Erf, Tanh and Sigmoid; matches are disjoint (their intermediates have one
   // reader).
   Status run(ir::Graph& g) override {
-    const PatternView v(g);
-    std::vector<NodeGroup> groups;
-    work().nodes_visited += g.nodes().size();
-    for (const ir::Node& n : g.nodes()) {
-      if (!n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
-      std::optional<ActivationMatch> m;
-      if (n.op_type == "Erf") {
-        ++work().patterns_tried;
-        m = match_erf(v, n);
-      } else if (n.op_type == "Tanh") {
-        ++work().patterns_tried;
-        m = match_tanh(v, n);
-      } else if (n.op_type == "Sigmoid") {
-        ++work().patterns_tried;
-        m = match_silu(v, n);
-      }
-      if (m) {
-        if (!take_rewrite()) break;
-        groups.push_back(fused(g, *m));
-      }
-    }
-    replace_node_groups(g, std::move(groups));
+    fuse_matches(
+        g,
+        [](const ir::Node& n) {
+          return n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                 (n.op_type == "Erf" || n.op_type == "Tanh" || n.op_type == "Sigmoid");
+        },
+        [](const PatternView& v, const ir::Node& n) {
+          return n.op_type == "Erf" ? match_erf(v, n) : n.op_type == "Tanh" ? match_tanh(v, n) : match_silu(v, n);
+        },
+        fused);
     return Status::ok();
   }
 

@@ -14,7 +14,6 @@
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
-#include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
@@ -72,19 +71,9 @@ class FuseAttention final : public Pass {
   bool runs_on_subgraphs() const override { return true; }
 
   Status run(ir::Graph& g) override {
-    const PatternView v(g);
-    std::vector<NodeGroup> groups;
-    work().nodes_visited += g.nodes().size();
-    for (const ir::Node& n : g.nodes()) {
-      if (!n.domain.empty() || n.op_type != "MatMul" || n.inputs.size() != 2) continue;
-      ++work().patterns_tried;
-      if (auto m = match(v, n)) {
-        if (!take_rewrite()) break;
-        groups.push_back(fused(g, *m));
-      }
-    }
-    if (!groups.empty() && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
-    replace_node_groups(g, std::move(groups));
+    const size_t fused_count = fuse_matches(
+        g, [](const ir::Node& n) { return n.op_type == "MatMul" && n.inputs.size() == 2; }, match, fused);
+    if (fused_count && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }
 

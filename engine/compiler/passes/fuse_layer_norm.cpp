@@ -10,7 +10,6 @@
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
-#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 namespace {
@@ -45,18 +44,9 @@ class FuseLayerNorm final : public Pass {
   // One scan from each normalizing Div (or Mul by a Reciprocal): the patterns are disjoint (each
   // intermediate is read by its pattern alone), so all are swapped in together.
   Status run(ir::Graph& g) override {
-    const PatternView v(g);
-    std::vector<NodeGroup> groups;
-    work().nodes_visited += g.nodes().size();
-    for (const ir::Node& n : g.nodes()) {
-      if (!n.domain.empty() || (n.op_type != "Div" && n.op_type != "Mul") || n.inputs.size() != 2) continue;
-      ++work().patterns_tried;
-      if (auto m = match(v, n)) {
-        if (!take_rewrite()) break;
-        groups.push_back(fused(g, *m));
-      }
-    }
-    replace_node_groups(g, std::move(groups));
+    fuse_matches(
+        g, [](const ir::Node& n) { return (n.op_type == "Div" || n.op_type == "Mul") && n.inputs.size() == 2; }, match,
+        fused);
     return Status::ok();
   }
 

@@ -9,12 +9,10 @@
 // becomes one Swish). Every intermediate must be read by the pattern alone; x is f32 and 4-D with
 // static shape.
 #include <optional>
-#include <unordered_map>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/passes/pattern.h"
 #include "engine/compiler/passes/post_op_match.h"
-#include "engine/compiler/work.h"
 
 namespace ms::compiler {
 namespace {
@@ -45,20 +43,14 @@ bool se_pointwise_conv(const PatternView& v, const ir::Node* conv, const std::st
   return wv && wv->type.dtype == DType::F32;
 }
 
-// Each value's first reader (only used for values with one reader).
-using SeReaders = std::unordered_map<std::string, size_t>;
-
 // The activation node that alone reads `val`, as a post-op; nullptr when there is none.
-const ir::Node* se_activation(const PatternView& v, const SeReaders& readers, const std::string& val, ops::PostOp& p) {
-  if (!v.read_only_by(val, 1)) return nullptr;
-  auto it = readers.find(val);
-  if (it == readers.end()) return nullptr;
-  const ir::Node& n = v.graph().nodes()[it->second];
-  return n.inputs[0] == val && activation_post_op(v.graph(), n, p) && p.kind != ops::PostOp::Kind::Add ? &n : nullptr;
+const ir::Node* se_activation(const PatternView& v, const std::string& val, ops::PostOp& p) {
+  const ir::Node* n = v.sole_reader(val);
+  return n && n->inputs[0] == val && activation_post_op(v.graph(), *n, p) && p.kind != ops::PostOp::Kind::Add ? n
+                                                                                                              : nullptr;
 }
 
-std::optional<SqueezeExcite> match_squeeze_excite(const PatternView& v, const SeReaders& readers,
-                                                  const ir::Node& pool) {
+std::optional<SqueezeExcite> match_squeeze_excite(const PatternView& v, const ir::Node& pool) {
   SqueezeExcite m;
   m.x = pool.inputs[0];
   const ir::Value* xv = v.graph().value(m.x);
@@ -68,12 +60,12 @@ std::optional<SqueezeExcite> match_squeeze_excite(const PatternView& v, const Se
   m.channels = (*xd)[1];
   const ir::Node* c1 = v.sole_reader(pool.outputs[0], "Conv");
   if (!se_pointwise_conv(v, c1, pool.outputs[0], batch, m.channels, m.reduced)) return std::nullopt;
-  const ir::Node* a1 = se_activation(v, readers, c1->outputs[0], m.act1);
+  const ir::Node* a1 = se_activation(v, c1->outputs[0], m.act1);
   const ir::Node* c2 = a1 ? v.sole_reader(a1->outputs[0], "Conv") : nullptr;
   int64_t back = 0;
   if (!c2 || !se_pointwise_conv(v, c2, a1->outputs[0], batch, m.reduced, back) || back != m.channels)
     return std::nullopt;
-  const ir::Node* a2 = se_activation(v, readers, c2->outputs[0], m.act2);
+  const ir::Node* a2 = se_activation(v, c2->outputs[0], m.act2);
   const ir::Node* mul = a2 ? v.sole_reader(a2->outputs[0], "Mul") : nullptr;
   const std::string* other = mul ? PatternView::other_input(*mul, a2->outputs[0]) : nullptr;
   if (!other || *other != m.x || mul->outputs.size() != 1) return std::nullopt;
@@ -107,35 +99,21 @@ class FuseSqueezeExcite final : public Pass {
 
   // One scan from each GlobalAveragePool; matches are disjoint (their intermediates have one reader).
   Status run(ir::Graph& g) override {
-    std::vector<SqueezeExcite> found;
-    {
-      const PatternView v(g);
-      SeReaders readers;
-      for (size_t i = 0; i < g.nodes().size(); ++i)
-        for (const auto& in : g.nodes()[i].inputs)
-          if (!in.empty()) readers.emplace(in, i);
-      work().nodes_visited += 2 * g.nodes().size();
-      for (const ir::Node& n : g.nodes()) {
-        if (!n.domain.empty() || n.op_type != "GlobalAveragePool" || n.inputs.size() != 1 || n.outputs.size() != 1)
-          continue;
-        ++work().patterns_tried;
-        auto m = match_squeeze_excite(v, readers, n);
-        if (!m) continue;
-        if (!take_rewrite()) break;
-        found.push_back(std::move(*m));
-      }
-    }
-    if (found.empty()) return Status::ok();
-    std::vector<NodeGroup> groups;
-    for (const SqueezeExcite& m : found) {
-      const std::string b1 = se_bias_or_zero(g, m.b1, m.reduced, m.w1);
-      const std::string b2 = se_bias_or_zero(g, m.b2, m.channels, m.w2);
-      ir::Node f = new_node(g, "FusedSqueezeExcite", ops::kFusedDomain, {m.x, m.w1, b1, m.w2, b2}, {m.out}, m.nodes);
-      set_post_op_attrs({m.act1, m.act2}, f);
-      groups.push_back(fused_group(m.nodes, std::move(f)));
-    }
-    replace_node_groups(g, std::move(groups));
-    if (!g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
+    const size_t fused_count = fuse_matches(
+        g,
+        [](const ir::Node& n) {
+          return n.op_type == "GlobalAveragePool" && n.inputs.size() == 1 && n.outputs.size() == 1;
+        },
+        match_squeeze_excite,
+        [](ir::Graph& g2, const SqueezeExcite& m) {
+          const std::string b1 = se_bias_or_zero(g2, m.b1, m.reduced, m.w1);
+          const std::string b2 = se_bias_or_zero(g2, m.b2, m.channels, m.w2);
+          ir::Node f =
+              new_node(g2, "FusedSqueezeExcite", ops::kFusedDomain, {m.x, m.w1, b1, m.w2, b2}, {m.out}, m.nodes);
+          set_post_op_attrs({m.act1, m.act2}, f);
+          return fused_group(m.nodes, std::move(f));
+        });
+    if (fused_count && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     return Status::ok();
   }
 };

@@ -1,14 +1,19 @@
-// Reading a graph from the root of a pattern upwards, for the pattern fusions (fuse-layer-norm,
-// fuse-activations): the producer of a value with a given op, whether an intermediate value is read by the
-// pattern alone, scalar constants. Built once per scan; the graph must not change while it is used.
+// The pattern fusions (fuse-layer-norm, fuse-activations, fuse-attention, fuse-squeeze-excite,
+// fold-qdq): PatternView reads a graph from the root of a pattern (the producer of a value with a
+// given op, whether an intermediate value is read by the pattern alone, scalar constants), built
+// once per scan, the graph unchanged while it is used; fuse_matches is the scan they share.
 #pragma once
 
 #include <cmath>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/work.h"
 #include "engine/ir/graph.h"
 
 namespace ms::compiler {
@@ -39,6 +44,13 @@ class PatternView {
     if (it == reader_.end()) return nullptr;
     const ir::Node& n = g_.nodes()[it->second];
     return n.domain.empty() && n.op_type == op ? &n : nullptr;
+  }
+
+  // The node (any op) that is the one reader of `v`, else nullptr.
+  const ir::Node* sole_reader(const std::string& v) const {
+    if (!read_only_by(v, 1)) return nullptr;
+    auto it = reader_.find(v);
+    return it == reader_.end() ? nullptr : &g_.nodes()[it->second];
   }
 
   // `v` is read by `readers` plain node inputs and nothing else (no graph output, no subgraph).
@@ -77,5 +89,35 @@ class PatternView {
   std::unordered_map<std::string, size_t> prod_;
   std::unordered_map<std::string, size_t> reader_;
 };
+
+// The scan of a pattern fusion: `match(view, node)` (returning a std::optional) at each node of the
+// default domain that `is_root` accepts, counted as a pattern tried, on a view of the graph as it
+// was; then `build(g, match)` makes each match's node group (it may add initializers, not nodes), and
+// the groups replace their nodes together, so the matches must be disjoint (their intermediates read
+// by the pattern alone). Takes no more matches once the rewrite budget is spent (bisect). Returns
+// the number of groups swapped in.
+template <class IsRoot, class Match, class Build>
+size_t fuse_matches(ir::Graph& g, IsRoot&& is_root, Match&& match, Build&& build) {
+  using Found = typename std::invoke_result_t<Match&, const PatternView&, const ir::Node&>::value_type;
+  std::vector<Found> found;
+  {
+    const PatternView view(g);
+    work().nodes_visited += g.nodes().size();
+    for (const ir::Node& n : g.nodes()) {
+      if (!n.domain.empty() || !is_root(n)) continue;
+      ++work().patterns_tried;
+      std::optional<Found> m = match(view, n);
+      if (!m) continue;
+      if (!take_rewrite()) break;
+      found.push_back(std::move(*m));
+    }
+  }
+  std::vector<NodeGroup> groups;
+  groups.reserve(found.size());
+  for (const Found& m : found) groups.push_back(build(g, m));
+  const size_t swapped = groups.size();
+  replace_node_groups(g, std::move(groups));
+  return swapped;
+}
 
 }  // namespace ms::compiler
