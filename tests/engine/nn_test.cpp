@@ -1,7 +1,9 @@
 // CPU nn kernels against naive references; f32 (oneDNN) and f64 (reference loops) on the same cases.
 #include <gtest/gtest.h>
 
+#include "engine/backends/cpu/sgemm_packed.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/ops/fused.h"
 #include "tests/engine/nn_test_util.h"
 
 namespace ms::test::nn {
@@ -26,6 +28,20 @@ struct SimdWidthCap {
   ~SimdWidthCap() { ms::cpu::simd_width_cap().store(old); }
   int old;
 };
+
+// y = alpha op(A) op(B) [+ 2 C] in double.
+vector<double> reference_gemm(const Tensor& a, bool ta, const Tensor& b, bool tb, const Tensor* c, int64_t m, int64_t n,
+                              int64_t k, double alpha = 1.0) {
+  vector<double> want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        acc += a.at_double(ta ? kk * m + i : i * k + kk) * b.at_double(tb ? j * k + kk : kk * n + j);
+      want[static_cast<size_t>(i * n + j)] = alpha * acc + (c ? 2.0 * c->at_double(j) : 0.0);
+    }
+  return want;
+}
 
 void global_pools_match_the_reference();
 void few_rows_run_as_matrix_vector_products();
@@ -223,14 +239,7 @@ void few_rows_run_as_matrix_vector_products() {
           auto y = run_kernel_full(make_node("Gemm", 3, 1, attrs), {a, b, c});
           ASSERT_TRUE(y.has_value()) << y.status().message();
           EXPECT_EQ(y->impl, "gemv");
-          vector<double> want(static_cast<size_t>(m * n));
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double acc = 0;
-              for (int64_t kk = 0; kk < k; ++kk)
-                acc += a.at_double(ta ? kk * m + i : i * k + kk) * b.at_double(tb ? j * k + kk : kk * n + j);
-              want[static_cast<size_t>(i * n + j)] = 0.5 * acc + 2.0 * c.at_double(j);
-            }
+          const vector<double> want = reference_gemm(a, ta, b, tb, &c, m, n, k, 0.5);
           expect_close(y->outputs[0], want, 1e-4, 1e-4, "gemm");
           if (ta || tb) continue;
           auto mm = run_kernel_full(make_node("MatMul", 2), {m == 1 ? a.reshaped({k}) : a, b});
@@ -239,6 +248,62 @@ void few_rows_run_as_matrix_vector_products() {
           for (int64_t i = 0; i < m * n; ++i)
             EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0,
                         1e-4);
+        }
+}
+
+// A compiled graph's constant (frozen) weights go through the packed sgemm where the build has it:
+// every transpose, shapes whose packing rearranges the weights and shapes it keeps as they are;
+// Gemm with beta * C, MatMul over a 3-D A, FusedGemm with bias, ReLU and a residual. Each runs twice
+// (the second from the cached packing) and once more after the weights change in a new buffer.
+TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) {
+  const bool packed = ms::cpu::nn::packed_sgemm_applies([] {
+    Tensor w = random_tensor(DType::F32, {2, 2}, 1);
+    w.buffer()->freeze();
+    return w;
+  }());
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1})
+      for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{64, 300, 203}, {100, 512, 128}, {16, 64, 64}})
+        for (uint32_t seed : {30u, 40u}) {
+          SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n) + " ta " +
+                       std::to_string(ta) + " tb " + std::to_string(tb) + " seed " + std::to_string(seed));
+          const Tensor a = random_tensor(DType::F32, ta ? Shape{k, m} : Shape{m, k}, seed);
+          Tensor b = random_tensor(DType::F32, tb ? Shape{n, k} : Shape{k, n}, seed + 1);
+          b.buffer()->freeze();
+          const Tensor c = random_tensor(DType::F32, {n}, seed + 2);
+          const vector<double> want = reference_gemm(a, ta, b, tb, &c, m, n, k);
+          for (int rep = 0; rep < 2; ++rep) {
+            const Attrs attrs{{"transA", ta}, {"transB", tb}, {"beta", 2.0f}};
+            auto y = run_kernel_full(make_node("Gemm", 3, 1, attrs), {a, b, c});
+            ASSERT_TRUE(y.has_value()) << y.status().message();
+            if (packed) EXPECT_EQ(y->impl, "onednn:sgemm-packed");
+            expect_close(y->outputs[0], want, 1e-4, 1e-4, "gemm");
+          }
+          if (ta) continue;
+          // MatMul: A [2, m, k] (the same rows twice) times B [k, n].
+          if (!tb) {
+            Tensor a3 = Tensor::empty(DType::F32, {2, m, k});
+            for (int64_t i = 0; i < 2 * m * k; ++i) a3.data<float>()[i] = a.data<float>()[i % (m * k)];
+            auto mm = run_kernel_full(make_node("MatMul", 2), {a3, b});
+            ASSERT_TRUE(mm.has_value()) << mm.status().message();
+            if (packed) EXPECT_EQ(mm->impl, "onednn:sgemm-packed");
+            for (int64_t i = 0; i < 2 * m * n; ++i)
+              EXPECT_NEAR(value_at(mm->outputs[0], i),
+                          want[static_cast<size_t>(i % (m * n))] - 2.0 * c.at_double(i % n), 1e-4);
+          }
+          // FusedGemm: relu(A B + bias) + R.
+          ir::Node fused =
+              make_node("FusedGemm", 4, 1, {{"transB", tb}, {"post_ops", vector<std::string>{"Relu", "Add"}}});
+          fused.domain = ops::kFusedDomain;
+          const Tensor r = random_tensor(DType::F32, {m, n}, seed + 3);
+          auto f = run_kernel_full(fused, {a, b, c, r});
+          ASSERT_TRUE(f.has_value()) << f.status().message();
+          if (packed) EXPECT_EQ(f->impl, "fused:onednn:sgemm-packed");
+          vector<double> fw(want.size());
+          for (int64_t i = 0; i < m * n; ++i)
+            fw[static_cast<size_t>(i)] =
+                std::max(0.0, want[static_cast<size_t>(i)] - c.at_double(i % n)) + r.at_double(i);
+          expect_close(f->outputs[0], fw, 1e-4, 1e-4, "fused gemm");
         }
 }
 

@@ -6,6 +6,7 @@
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/sgemm_packed.h"
 
 namespace ms::cpu::fused {
 namespace {
@@ -25,14 +26,25 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
                         const Tensor* bias, const Tensor* residual, float alpha, Tensor& y,
                         const std::vector<ops::PostOp>& post) {
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
-  if (m <= nn::kGemvMaxRows) {  // a matrix-vector product: stream the weights at the cache's rate
+  // A matrix-vector product streams the weights at the cache's rate; a compiled graph's constant
+  // weights go through the packed sgemm (packed once). Both write the product, then the tail runs.
+  const bool gemv = m <= nn::kGemvMaxRows;
+  if (gemv || (alpha == 1.f && nn::packed_sgemm_applies(w))) {
     Tensor res;
     if (residual) res = residual->raw() == y.raw() ? residual->clone() : *residual;  // in place: keep it
-    nn::gemv_f32(a.data<float>(), ta ? 1 : k, ta ? m : 1, w.data<float>(), tw, m, n, k, alpha, false, y.data<float>());
-    apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n,
-               residual ? res.data<float>() : nullptr, post);
-    ctx.set_impl("fused:gemv");
-    return Status::ok();
+    Status s = Status::ok();
+    if (gemv)
+      nn::gemv_f32(a.data<float>(), ta ? 1 : k, ta ? m : 1, w.data<float>(), tw, m, n, k, alpha, false,
+                   y.data<float>());
+    else
+      s = nn::packed_sgemm(ctx, a.data<float>(), ta, w, tw, m, n, k, false, y.data<float>());
+    if (s.is_ok()) {
+      apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, n,
+                 residual ? res.data<float>() : nullptr, post);
+      ctx.set_impl(gemv ? "fused:gemv" : "fused:" + ctx.impl());
+      return Status::ok();
+    }
+    if (s.code() != ErrorCode::Unsupported) return s;
   }
   // The residual is summed from dst (oneDNN's sum post-op): placed there first unless it is there.
   if (residual && residual->raw() != y.raw()) std::memcpy(y.raw(), residual->raw(), y.nbytes());

@@ -5,6 +5,7 @@
 // (gemv.h).
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/sgemm_packed.h"
 
 namespace ms::cpu::nn {
 namespace {
@@ -112,6 +113,12 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
     ctx.set_impl("gemv");
     return Status::ok();
   }
+  // A's rows [..., K] times constant 2-D weights of a compiled graph: packed once for the sgemm kernel.
+  if (a.dtype() == DType::F32 && y.dtype() == DType::F32 && a.rank() >= 2 && p.k > 0 && b.rank() == 2 &&
+      a.shape().back() == p.k && packed_sgemm_applies(b)) {
+    Status s = packed_sgemm(ctx, a.data<float>(), false, b, false, a.numel() / p.k, p.n, p.k, false, y.data<float>());
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
   if (onednn_matmul_types(a, b, y) && p.k > 0 && p.y_dims.size() <= 12) {
     const DType t = a.dtype();
     const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
@@ -166,6 +173,11 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
              y.data<float>());
     ctx.set_impl("gemv");
     return Status::ok();
+  }
+  // A compiled graph's constant weights: packed once for the sgemm kernel (C is in y already).
+  if (alpha == 1.0 && a.dtype() == DType::F32 && y.dtype() == DType::F32 && k > 0 && packed_sgemm_applies(b)) {
+    Status s = packed_sgemm(ctx, a.data<float>(), ta, b, tb, m, n, k, true, y.data<float>());
+    if (s.code() != ErrorCode::Unsupported) return s;
   }
   if (onednn_matmul_types(a, b, y) && k > 0) {
     const DType t = a.dtype();

@@ -1,0 +1,124 @@
+#include "engine/backends/cpu/sgemm_packed.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "engine/runtime/kernel.h"
+
+#if MODESCOPE_HAVE_SGEMM_PACK
+#include <dnnl.h>
+
+// oneDNN's packed sgemm (src/cpu/gemm/gemm_pack.hpp, used by its RNNs), column-major like BLAS.
+namespace dnnl::impl::cpu {
+dnnl_status_t sgemm_pack_get_size(const char* identifier, const char* transa, const char* transb, const dnnl_dim_t* M,
+                                  const dnnl_dim_t* N, const dnnl_dim_t* K, const dnnl_dim_t* lda,
+                                  const dnnl_dim_t* ldb, size_t* size, bool* pack);
+dnnl_status_t sgemm_pack(const char* identifier, const char* transa, const char* transb, const dnnl_dim_t* M,
+                         const dnnl_dim_t* N, const dnnl_dim_t* K, const dnnl_dim_t* lda, const dnnl_dim_t* ldb,
+                         const float* src, float* dst);
+dnnl_status_t sgemm_compute(const char* transa, const char* transb, const dnnl_dim_t* M, const dnnl_dim_t* N,
+                            const dnnl_dim_t* K, const float* A, const dnnl_dim_t* lda, const float* B,
+                            const dnnl_dim_t* ldb, const float* beta, float* C, const dnnl_dim_t* ldc);
+}  // namespace dnnl::impl::cpu
+#endif
+
+namespace ms::cpu::nn {
+
+#if MODESCOPE_HAVE_SGEMM_PACK
+namespace {
+
+struct PackedWeights {
+  std::mutex mu;
+  std::weak_ptr<Buffer> source;
+  std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+};
+
+// In column-major terms Y^T [n, m] = op(W)^T [n, k] op(A)^T [k, m]: W is sgemm's A operand (the one
+// packed), A its B operand.
+struct SgemmShape {
+  dnnl_dim_t M, N, K, lda, ldb, ldc;
+  char transa[2], transb[2];
+};
+
+SgemmShape sgemm_shape(bool ta, bool tw, int64_t m, int64_t n, int64_t k) {
+  SgemmShape s{n, m, k, tw ? k : n, ta ? m : k, n, {tw ? 'T' : 'N', 0}, {ta ? 'T' : 'N', 0}};
+  return s;
+}
+
+// The packings of every backend, by weights buffer and product shape. Packing a new one first drops
+// those whose weights are gone (a closed model's), so they live about as long as their model.
+class PackedRegistry {
+ public:
+  std::shared_ptr<PackedWeights> entry(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    for (auto e = entries_.begin(); e != entries_.end();)
+      e = e->second->source.expired() && e->second.use_count() == 1 ? entries_.erase(e) : std::next(e);
+    return entries_.emplace(key, std::make_shared<PackedWeights>()).first->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<PackedWeights>> entries_;
+};
+
+PackedRegistry& packed_registry() {
+  static PackedRegistry* r = new PackedRegistry;  // never destroyed: kernels may run during exit
+  return *r;
+}
+
+}  // namespace
+#endif
+
+bool packed_sgemm_applies(const Tensor& w) {
+#if MODESCOPE_HAVE_SGEMM_PACK
+  return w.dtype() == DType::F32 && w.rank() == 2 && w.buffer() && w.buffer()->frozen();
+#else
+  (void)w;
+  return false;
+#endif
+}
+
+Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const Tensor& w, bool tw, int64_t m,
+                    int64_t n, int64_t k, bool accumulate, float* y) {
+#if MODESCOPE_HAVE_SGEMM_PACK
+  if (!packed_sgemm_applies(w) || m <= 0 || n <= 0 || k <= 0) return ctx.unsupported_case("weights not frozen f32");
+  const SgemmShape s = sgemm_shape(ta, tw, m, n, k);
+  const std::string key = "sgemm-pack|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
+                          std::to_string(w.byte_offset()) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                          std::to_string(k) + "|" + s.transa + s.transb;
+  auto entry = packed_registry().entry(key);
+  std::lock_guard<std::mutex> lock(entry->mu);
+  if (!entry->data || entry->source.lock() != w.buffer()) {
+    entry->data.reset();
+    size_t bytes = 0;
+    bool repacked = false;  // false where the weights' own layout suits the kernel (kept as they are)
+    if (dnnl::impl::cpu::sgemm_pack_get_size("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, &bytes,
+                                             &repacked) != dnnl_success)
+      return ctx.unsupported_case("sgemm packing unavailable");
+    entry->data.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    if (!entry->data) return Status::error(ErrorCode::OutOfMemory, "packed weights: out of memory");
+    if (dnnl::impl::cpu::sgemm_pack("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, w.data<float>(),
+                                    entry->data.get()) != dnnl_success) {
+      entry->data.reset();
+      return ctx.unsupported_case("sgemm packing failed");
+    }
+    entry->source = w.buffer();
+  }
+  const float beta = accumulate ? 1.f : 0.f;
+  if (dnnl::impl::cpu::sgemm_compute("P", s.transb, &s.M, &s.N, &s.K, entry->data.get(), &s.lda, a, &s.ldb, &beta, y,
+                                     &s.ldc) != dnnl_success)
+    return ctx.unsupported_case("packed sgemm failed");
+  ctx.set_impl("onednn:sgemm-packed");
+  return Status::ok();
+#else
+  (void)a, (void)ta, (void)w, (void)tw, (void)m, (void)n, (void)k, (void)accumulate, (void)y;
+  return ctx.unsupported_case("packed sgemm not built in");
+#endif
+}
+
+}  // namespace ms::cpu::nn

@@ -1,0 +1,30 @@
+// f32 products whose weights are a compiled graph's constant, through oneDNN's packed sgemm: the
+// weights are packed once (per buffer and product shape) into the sgemm kernel's own panels and
+// every later run computes from them, where the matmul primitive packs them again on each call.
+// ViT-B/16's MLP product (197x768 by 768x3072) on this project's 2-core AVX2 test machine: 17-20 ms
+// a call unpacked against 13.8-14.6 ms packed on one thread, 8.6-9.4 against 7.4-8.1 ms on two.
+// Available where the build links oneDNN's sgemm_pack (MODESCOPE_HAVE_SGEMM_PACK); elsewhere, and
+// for weights that may change (not frozen), the callers keep the matmul primitive.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/core/status.h"
+#include "engine/core/tensor.h"
+
+namespace ms::runtime {
+class KernelContext;
+}
+
+namespace ms::cpu::nn {
+
+// y [m, n] = (accumulate ? y : 0) + op(A) op(W): A [m, k] rows contiguous (or stored [k, m] when
+// ta), W [k, n] (or stored [n, k] when tw), f32, W's buffer frozen. Unsupported when the packed
+// sgemm is not built in or W is not a frozen f32 matrix.
+Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const Tensor& w, bool tw, int64_t m,
+                    int64_t n, int64_t k, bool accumulate, float* y);
+
+// Whether packed_sgemm can take these weights (built in, f32, 2-D, frozen).
+bool packed_sgemm_applies(const Tensor& w);
+
+}  // namespace ms::cpu::nn
