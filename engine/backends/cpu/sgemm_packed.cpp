@@ -33,7 +33,7 @@ namespace {
 struct PackedWeights {
   std::mutex mu;
   std::weak_ptr<Buffer> source;
-  std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+  std::shared_ptr<float> data;  // held by the runs computing from it, so the lock covers packing only
 };
 
 // In column-major terms Y^T [n, m] = op(W)^T [n, k] op(A)^T [k, m]: W is sgemm's A operand (the one
@@ -92,7 +92,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
                           std::to_string(w.byte_offset()) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" +
                           std::to_string(k) + "|" + s.transa + s.transb;
   auto entry = packed_registry().entry(key);
-  std::lock_guard<std::mutex> lock(entry->mu);
+  std::unique_lock<std::mutex> lock(entry->mu);
   if (!entry->data || entry->source.lock() != w.buffer()) {
     entry->data.reset();
     size_t bytes = 0;
@@ -100,7 +100,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
     if (dnnl::impl::cpu::sgemm_pack_get_size("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, &bytes,
                                              &repacked) != dnnl_success)
       return ctx.unsupported_case("sgemm packing unavailable");
-    entry->data.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+    entry->data.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
     if (!entry->data) return Status::error(ErrorCode::OutOfMemory, "packed weights: out of memory");
     if (dnnl::impl::cpu::sgemm_pack("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, w.data<float>(),
                                     entry->data.get()) != dnnl_success) {
@@ -109,8 +109,10 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
     }
     entry->source = w.buffer();
   }
+  const std::shared_ptr<float> packed = entry->data;
+  lock.unlock();
   const float beta = accumulate ? 1.f : 0.f;
-  if (dnnl::impl::cpu::sgemm_compute("P", s.transb, &s.M, &s.N, &s.K, entry->data.get(), &s.lda, a, &s.ldb, &beta, y,
+  if (dnnl::impl::cpu::sgemm_compute("P", s.transb, &s.M, &s.N, &s.K, packed.get(), &s.lda, a, &s.ldb, &beta, y,
                                      &s.ldc) != dnnl_success)
     return ctx.unsupported_case("packed sgemm failed");
   ctx.set_impl("onednn:sgemm-packed");
