@@ -1,7 +1,7 @@
 // f32 products whose weights are a compiled graph's constant, through oneDNN's packed sgemm: the
 // weights are packed once (per buffer and product shape) into the sgemm kernel's own panels and
 // every later run computes from them, where the matmul primitive packs them again on each call.
-// ViT-B/16's MLP product (197x768 by 768x3072) on this project's 2-core AVX2 test machine: 17-20 ms
+// ViT-B/16's MLP product (197x768 by 768x3072) on a 2-core AVX2 CPU (Zen 3): 17-20 ms
 // a call unpacked against 13.8-14.6 ms packed on one thread, 8.6-9.4 against 7.4-8.1 ms on two.
 // Available where the build links oneDNN's sgemm_pack (MODESCOPE_HAVE_SGEMM_PACK); elsewhere, and
 // for weights that may change (not frozen), the callers keep the matmul primitive.
