@@ -165,9 +165,17 @@ class Model:
         return rng.standard_normal(shape, dtype=np.float32)
 
 
+# How idle worker threads wait, the same for both engines: "spin" (each one's default: ONNX Runtime's
+# pool and libgomp spin a while before sleeping) or "passive" (they sleep at once: OMP_WAIT_POLICY=PASSIVE
+# for us, session.intra_op.allow_spinning=0 for ONNX Runtime). Passive is steadier on a loaded machine.
+WAIT = "spin"
+
+
 def ort_session(path: str, threads: int) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
+    if WAIT == "passive":
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -307,7 +315,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="one model, batch 1, 1 round, 3 iterations")
     ap.add_argument("--torch-python", default="/usr/bin/python3")
+    ap.add_argument("--wait", choices=("spin", "passive"), default="spin",
+                    help="idle threads spin a while (both engines' default) or sleep at once (both engines)")
     args = ap.parse_args()
+    global WAIT
+    WAIT = args.wait
+    if WAIT == "passive":
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # read by libgomp when modescope-cli starts
     if args.quick:
         if args.models == ap.get_default("models"):
             args.models = "mobilenet_v2"
@@ -325,8 +339,8 @@ def main() -> int:
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "cpu": cpu_model(),
             "cores": os.cpu_count(), "threads": args.threads, "onnxruntime": ort.__version__,
             "cli": args.cli, "rounds": args.rounds, "iters": args.iters, "warmup": args.warmup, "rtol": RTOL,
-            "batches": batches}
-    log(f"{info['cpu']}, {args.threads} threads, ONNX Runtime {ort.__version__}, {args.rounds} round(s) of "
+            "batches": batches, "wait": WAIT}
+    log(f"{info['cpu']}, {args.threads} threads ({WAIT} wait), ONNX Runtime {ort.__version__}, {args.rounds} round(s) of "
         f"{args.iters} iterations (after {args.warmup} warm-up)")
     results, checks, failures = [], {}, {}
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:

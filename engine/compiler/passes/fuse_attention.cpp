@@ -2,6 +2,7 @@
 // opset 23) and as hand-written models spell it:
 //   [Q = Mul|Div(Q, c)] ; S = MatMul(Q, Kt) ; [S = Mul|Div(S, c)] ;
 //   [S = Add(S, mask) | Where(constant bool mask, -inf, S) (GPT-2's masked_fill)] ;
+//   [S = Reshape(Add(Reshape(S, [A/W, W, ...]), constant window mask), [A, ...]) (Swin's shifted windows)] ;
 //   P = Softmax(S, last axis) ; O = MatMul(P, V) ; [O = Transpose(O)]
 // over rank-3 [H, S, D] or rank-4 [B, H, S, D] operands, every intermediate read by the pattern
 // alone, f32. The chain becomes one FusedAttention (ops/fused_attention.h) whose kernel never
@@ -27,7 +28,34 @@ struct AttentionMatch {
   // A boolean mask filled with -inf by Where (GPT-2's masked_fill): the scores are masked where the
   // constant `mask` is true (+1) or false (-1); it becomes an additive f32 mask. 0: additive already.
   int where_mask = 0;
+  // Swin's shifted windows: a constant mask added to the scores split as window_dims [A/W, W, H, Sq, Sk];
+  // with `mask` (then constant too) it folds into one [A, H, Sq, Sk] constant.
+  std::string window_mask;
+  std::vector<int64_t> window_dims, score_dims;
 };
+
+// out (dims `dims`, row-major) += t broadcast to dims by numpy's rules (t's dims right-aligned).
+void add_broadcast(float* out, const std::vector<int64_t>& dims, const Tensor& t) {
+  const size_t r = dims.size(), tr = t.shape().size();
+  std::vector<int64_t> stride(r, 0);
+  for (int64_t k = static_cast<int64_t>(tr) - 1, st = 1; k >= 0; --k) {
+    const int64_t d = t.shape()[static_cast<size_t>(k)];
+    stride[r - tr + static_cast<size_t>(k)] = d == 1 ? 0 : st;
+    st *= d;
+  }
+  std::vector<int64_t> idx(r, 0);
+  const float* src = t.data<float>();
+  int64_t off = 0;
+  for (int64_t i = 0, n = numel(dims); i < n; ++i) {
+    out[i] += src[off];
+    for (size_t a = r; a-- > 0;) {  // odometer over dims, keeping the source offset
+      off += stride[a];
+      if (++idx[a] < dims[a]) break;
+      off -= stride[a] * dims[a];
+      idx[a] = 0;
+    }
+  }
+}
 
 // A value made by Mul(x, c) / Mul(c, x) / Div(x, c) with c a scalar constant, read once.
 struct Scaled {
@@ -114,6 +142,36 @@ class FuseAttention final : public Pass {
     return nullptr;
   }
 
+  // Softmax input Reshape(Add(Reshape(y, [A/W, W, rest]), mask), [A, rest]) with a constant f32 mask
+  // that broadcasts into the split (Swin's shifted windows): y, the three nodes joining m.nodes; else x.
+  static std::string window_masked(const PatternView& v, const std::string& x, AttentionMatch& m) {
+    const ir::Node* back = v.def(x, "Reshape");
+    if (!back || !v.read_only_by(x, 1)) return x;
+    const ir::Node* add = v.def(back->inputs[0], "Add");
+    if (!add || add->inputs.size() != 2 || !v.read_only_by(back->inputs[0], 1)) return x;
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Node* split = v.def(add->inputs[k], "Reshape");
+      const std::string& mask = add->inputs[1 - k];
+      if (!split || !v.read_only_by(add->inputs[k], 1) || !is_constant_f32(v, mask)) continue;
+      const auto *yd = v.static_dims(split->inputs[0]), *sd = v.static_dims(add->inputs[k]), *xd = v.static_dims(x),
+                 *ad = v.static_dims(add->outputs[0]), *md = v.static_dims(mask);
+      if (!yd || !sd || !xd || !ad || !md || *yd != *xd || *ad != *sd || yd->empty() || sd->size() != yd->size() + 1 ||
+          (*sd)[0] * (*sd)[1] != (*yd)[0] || !std::equal(sd->begin() + 2, sd->end(), yd->begin() + 1) ||
+          md->size() > sd->size())
+        continue;
+      m.window_mask = mask;
+      m.window_dims = *sd;
+      m.nodes.insert(m.nodes.end(), {back, add, split});
+      return split->inputs[0];
+    }
+    return x;
+  }
+
+  static bool is_constant_f32(const PatternView& v, const std::string& name) {
+    const Tensor* t = constant_of(v.graph(), name);
+    return t && t->dtype() == DType::F32;
+  }
+
   // Softmax input: the scores, with an additive mask split off.
   static const ir::Node* scores_and_mask(const PatternView& v, const std::string& x, AttentionMatch& m,
                                          std::string& scores) {
@@ -155,9 +213,13 @@ class FuseAttention final : public Pass {
       return std::nullopt;
     const size_t rank = pd->size();
     std::string s;
-    const ir::Node* add = scores_and_mask(v, softmax->inputs[0], m, s);
     m.nodes = {softmax, &root};
+    const std::string scores = window_masked(v, softmax->inputs[0], m);
+    const ir::Node* add = scores_and_mask(v, scores, m, s);
     if (add) m.nodes.push_back(add);
+    if (!m.window_mask.empty() && (m.where_mask || (!m.mask.empty() && !is_constant_f32(v, m.mask))))
+      return std::nullopt;
+    m.score_dims = *v.static_dims(scores);
     if (auto sc = scaled(v, s)) {
       m.scale *= sc->factor;
       m.nodes.push_back(sc->node);
@@ -231,9 +293,22 @@ class FuseAttention final : public Pass {
     return name;
   }
 
+  // The window mask (and the mask before it) as one [A, H, Sq, Sk] constant.
+  static std::string window_mask(ir::Graph& g, const AttentionMatch& m) {
+    Tensor sum = Tensor::zeros(DType::F32, m.score_dims);
+    if (!m.mask.empty()) add_broadcast(sum.data<float>(), m.score_dims, *constant_of(g, m.mask));
+    add_broadcast(sum.data<float>(), m.window_dims, *constant_of(g, m.window_mask));  // same order, split
+    const std::string name = fresh_name(g, m.window_mask + "_windows");
+    g.add_initializer(name, sum);
+    return name;
+  }
+
   static NodeGroup fused(ir::Graph& g, const AttentionMatch& m) {
     std::vector<std::string> inputs = {m.q, m.k, m.v};
-    if (!m.mask.empty()) inputs.push_back(m.where_mask ? additive_mask(g, m) : m.mask);
+    if (!m.window_mask.empty())
+      inputs.push_back(window_mask(g, m));
+    else if (!m.mask.empty())
+      inputs.push_back(m.where_mask ? additive_mask(g, m) : m.mask);
     ir::Node n = new_node(g, "FusedAttention", ops::kFusedDomain, std::move(inputs), {m.out}, m.nodes);
     n.attrs["q_layout"] = ir::Attribute(m.q_layout);
     n.attrs["k_layout"] = ir::Attribute(m.k_layout);

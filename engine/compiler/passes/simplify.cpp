@@ -80,6 +80,16 @@ class Scan {
     return p->second;
   }
 
+  // An initializer's data, or the value of the live Constant node that makes `v` (this pass runs
+  // before constant folding turns those into initializers); nullptr otherwise.
+  const Tensor* constant(const std::string& v) const {
+    if (const Tensor* t = constant_of(g_, v)) return t;
+    auto p = prod.find(v);
+    if (p == prod.end() || dead.count(g_.nodes()[p->second].id.value)) return nullptr;
+    const ir::Node& c = g_.nodes()[p->second];
+    return c.op_type == "Constant" && c.domain.empty() ? c.attr_tensor("value") : nullptr;
+  }
+
   Uses uses;
   std::unordered_map<std::string, size_t> prod;
   std::set<uint64_t> dead;
@@ -191,7 +201,7 @@ class Simplify final : public Pass {
     const ir::Node& n = g.nodes()[i];
     const std::string& op = n.op_type;
     if (op == "Identity") return s.bypass(i, in, out);
-    if (op == "Dropout" && dropout_is_identity(g, n, s.uses)) return s.bypass(i, in, out);
+    if (op == "Dropout" && dropout_is_identity(n, s)) return s.bypass(i, in, out);
     if (op == "Cast" && same_static_type(g, in, out)) return s.bypass(i, in, out);
     if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out))
       return s.bypass(i, in, out);
@@ -284,12 +294,17 @@ class Simplify final : public Pass {
     return changed;
   }
 
-  // Inference: Dropout is the identity unless training_mode is a constant true. Its mask must be unread.
-  static bool dropout_is_identity(const ir::Graph& g, const ir::Node& n, const Uses& uses) {
-    if (n.outputs.size() > 1 && !n.outputs[1].empty() && uses.of(n.outputs[1]) > 0) return false;
+  // Inference: Dropout is the identity unless training_mode is a constant true, and with a constant
+  // ratio of 0 even then (torchvision's Swin exports its attention dropout so). Its mask must be unread.
+  static bool dropout_is_identity(const ir::Node& n, const Scan& s) {
+    if (n.outputs.size() > 1 && !n.outputs[1].empty() && s.uses.of(n.outputs[1]) > 0) return false;
+    if (n.has_input(1)) {
+      const Tensor* ratio = s.constant(n.inputs[1]);
+      if (ratio && ratio->numel() == 1 && ratio->dtype() != DType::String && ratio->at_double(0) == 0) return true;
+    }
     if (n.has_input(2)) {
-      const Tensor* t = constant_of(g, n.inputs[2]);
-      if (!t || t->numel() != 1 || t->at_double(0) != 0) return false;
+      const Tensor* t = s.constant(n.inputs[2]);
+      if (!t || t->numel() != 1 || t->dtype() == DType::String || t->at_double(0) != 0) return false;
     }
     return true;
   }

@@ -129,6 +129,44 @@ TEST(FuseAttention, LongSequencesRunInBlocksOfQueryRows) {
   EXPECT_EQ(count_of(c.dump, "FusedAttention"), 1u) << c.dump;
 }
 
+// torchvision's Swin-T shifted-window attention: a relative-position bias added to the scores, then a
+// per-window mask added over the scores split as [images, windows, H, S, S] and merged back, and a
+// Dropout of ratio 0 exported in training mode. Both masks fold into one constant.
+const char* kSwinAttention = R"(
+  input q: f32[4,2,5,3]
+  input k: f32[4,2,5,3]
+  input v: f32[4,2,5,3]
+  init c: f32[] = 0.5
+  init bias: f32[1,2,5,5] = -0.52 0.09 -0.26 0.21 0.25 -0.87 -0.97 0.67 -0.48 -0.53 0.99 -0.06 0.67 -0.05 0.28 -0.70 0.27 0.74 0.05 0.48 0.34 -0.87 0.52 0.18 -0.40 -0.94 0.73 -0.05 0.44 0.76 0.43 0.84 -0.21 0.60 -0.11 0.87 0.76 -0.81 -0.73 -0.57 0.93 -0.13 0.25 -0.40 0.01 -0.23 -0.30 0.17 0.17 0.81
+  init windows: f32[2,1,5,5] = 0 0 0 0 0 0 0 0 0 0 -100 -100 0 0 0 -100 0 0 0 -100 -100 0 0 0 -100 0 0 0 0 0 0 0 0 0 0 -100 0 0 0 0 0 0 0 0 -100 -100 -100 -100 0 0
+  init split: i64[5] = 2 2 2 5 5
+  init merged: i64[4] = 4 2 5 5
+  init zero: f32[] = 0
+  init yes: bool[] = 1
+  qs = Mul(q, c)
+  kt = Transpose(k) {perm=[0,1,3,2]}
+  s = MatMul(qs, kt)
+  sb = Add(s, bias)
+  s5 = Reshape(sb, split)
+  sw = Add(s5, windows)
+  s4 = Reshape(sw, merged)
+  p = Softmax(s4) {axis=-1}
+  pd = Dropout(p, zero, yes)
+  y = MatMul(pd, v)
+  output y
+)";
+
+TEST(FuseAttention, SwinShiftedWindowMasksFoldIntoOneConstant) {
+  const std::string dump = pass_test::run_passes(
+      kSwinAttention, pass_test::list(make_simplify_pass(), make_fuse_attention_pass(), make_dce_pass()));
+  EXPECT_EQ(count_of(dump, "FusedAttention(%q, %k, %v, %windows_windows)"), 1u) << dump;
+  EXPECT_EQ(count_of(dump, "Reshape"), 0u) << dump;
+  EXPECT_EQ(count_of(dump, "Add"), 0u) << dump;
+  Compiled c = compile_and_compare(kSwinAttention, JitLevel::O2, 1e-5);
+  EXPECT_EQ(count_of(c.dump, "FusedAttention"), 1u) << c.dump;
+  EXPECT_EQ(count_of(c.dump, "Dropout"), 0u) << c.dump;
+}
+
 TEST(FuseAttention, NearMissesStayAsTheyAre) {
   // Softmax over another axis.
   const char* other_axis = R"(
@@ -171,6 +209,18 @@ TEST(FuseAttention, NearMissesStayAsTheyAre) {
       0u);
   Compiled c = compile_and_compare(key_broadcast, JitLevel::O2, 1e-5);
   EXPECT_EQ(count_of(c.dump, "FusedAttention"), 0u) << c.dump;
+  // A window mask that is an input, not a constant.
+  std::string input_windows = kSwinAttention;
+  input_windows.replace(input_windows.find("init windows"), 12, "input windows");
+  input_windows.replace(input_windows.find(" = ", input_windows.find("input windows")),
+                        input_windows.find('\n', input_windows.find("input windows")) -
+                            input_windows.find(" = ", input_windows.find("input windows")),
+                        "");
+  EXPECT_EQ(
+      count_of(pass_test::run_passes(input_windows, pass_test::list(make_simplify_pass(), make_fuse_attention_pass())),
+               "FusedAttention"),
+      0u)
+      << input_windows;
 }
 
 // softmax(scale · Q Kᵀ + mask) V over [B, H, S, D] in double, causal when asked.

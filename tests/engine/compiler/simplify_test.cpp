@@ -32,6 +32,27 @@ TEST(SimplifyPass, DropsIdentityDropoutNoOpCastAndNeutralArithmetic) {
 )");
 }
 
+// A training-mode Dropout stays unless its ratio is a constant 0 (then it keeps every value, unscaled:
+// the form torchvision's Swin exports for its attention dropout).
+TEST(SimplifyPass, TrainingDropoutGoesOnlyWithRatioZero) {
+  const std::string got = run_passes(R"(
+    input x: f32[2,3]
+    init zero: f32[] = 0
+    init half: f32[] = 0.5
+    init yes: bool[] = 1
+    a = Dropout(x, zero, yes)
+    b = Dropout(a, half, yes)
+    output b
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got, R"(graph main (%x: f32[2,3])
+  init %half: f32[]
+  init %yes: bool[]
+  #2 %b = Dropout(%x, %half, %yes) : f32[2,3]
+  return %b
+)");
+}
+
 // Pow(x, 2) becomes Mul(x, x); another exponent, and a 2 that broadcasts x to a higher rank, stay.
 TEST(SimplifyPass, SquaresBecomeMultiplies) {
   const std::string got = run_passes(R"(
