@@ -19,6 +19,9 @@
 namespace ms::compiler {
 struct GraphDiff;
 }
+namespace ms::prof {
+struct Comparison;
+}
 
 class QLabel;
 class QProgressBar;
@@ -39,7 +42,6 @@ class MemoryView;
 class CompareView;
 class PassDeltaView;
 class ValueDiffView;
-class TimelineWindowSource;
 class RanksView;
 }  // namespace ms::views
 
@@ -48,6 +50,7 @@ namespace ms::app {
 class RunPanel;
 class TrainPanel;
 class StartPage;
+class SessionTraceSource;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -250,6 +253,8 @@ class MainWindow : public QMainWindow {
   void save_session_as();
   void open_session_dialog();
   void apply_session(const session::SessionData& d);
+  // With a trace kept in the file: the comparison the session stored for its PyNative and Graph runs.
+  void restore_comparison(const session::SessionData& d);
   // The runs' fallbacks (main_window_results.cpp): nodes of those op types badged in the graph,
   // their events marked in the timeline; a whole run on another backend said in the inspector.
   void update_fallback_marks();
@@ -261,7 +266,10 @@ class MainWindow : public QMainWindow {
   // Traces the open session keeps in its file (too big to load whole): the timeline reads them
   // window by window through the reader.
   std::shared_ptr<const session::SessionReader> session_reader_, pending_reader_;
-  std::shared_ptr<views::TimelineWindowSource> eager_source_, graph_source_;
+  std::shared_ptr<SessionTraceSource> eager_source_, graph_source_;
+  // The comparison the Compare tab shows (saved with the session), and the one a session stored
+  // for its runs, shown while a trace stays in the file (the comparison needs every event).
+  std::shared_ptr<const prof::Comparison> comparison_, stored_comparison_;
   std::vector<session::TrainingCurve> training_;  // the last training, as the session keeps it
   std::string bisect_summary_;                    // the last bisection's line
   void set_up_autosave();

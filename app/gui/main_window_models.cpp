@@ -1,5 +1,6 @@
 // MainWindow::models_text: the item models behind the views, one row a line, every column's display
-// text and sort value (so a figure rounded for display still has to match in full). A session's
+// text and sort value (so a figure rounded for display still has to match in full), and the memory
+// heatmap's panels block by block. A session's
 // round trip compares the text of the app that saved it with the text of the app that reopened it.
 #include <QAbstractItemModel>
 #include <QTextStream>
@@ -9,6 +10,7 @@
 #include "views/compare/compare_model.h"
 #include "views/compare/compare_view.h"
 #include "views/compare/value_diff_view.h"
+#include "views/memory/memory_view.h"
 #include "views/models/pass_list_model.h"
 #include "views/models/value_diff_model.h"
 #include "views/train/loss_curve.h"
@@ -37,12 +39,30 @@ void dump_model(QTextStream& out, const QString& title, const QAbstractItemModel
   }
 }
 
+QString g17(double v) { return QString::number(v, 'g', 17); }
+
+// The heatmap's panels: each one's figures, then its blocks, one a line.
+void dump_memory(QTextStream& out, const std::vector<views::MemPanel>& panels) {
+  out << "## memory (" << panels.size() << " panels)\n";
+  for (const views::MemPanel& p : panels) {
+    out << QString::fromStdString(p.title) << ": " << p.blocks.size() << " blocks, x " << g17(p.x_max) << ", size "
+        << p.size_bytes << ", peak " << p.peak_bytes << " at " << g17(p.peak_x) << ", lower bound " << p.lower_bound
+        << ", timed " << p.timed << " " << g17(p.t_max) << ", fragmentation " << g17(p.fragmentation) << ", reuse "
+        << g17(p.mean_reuse) << "\n";
+    for (const views::MemBlock& b : p.blocks)
+      out << "  " << g17(b.x0) << "\t" << g17(b.x1) << "\t" << g17(b.t0) << "\t" << g17(b.t1) << "\t" << b.y << "\t"
+          << b.bytes << "\t" << b.node << "\t" << QString::fromStdString(b.value) << "\t"
+          << QString::fromStdString(b.op) << "\t" << b.reuse << "\n";
+  }
+}
+
 }  // namespace
 
 QString MainWindow::models_text() const {
   QString text;
   QTextStream out(&text);
   dump_model(out, QStringLiteral("compare"), *compare_->model());
+  dump_memory(out, memory_->panels());
   dump_model(out, QStringLiteral("passes"), *passes_);
   dump_model(out, QStringLiteral("values"), *value_diff_->model());
   const views::LossCurveView* curve = train_panel_->curve();

@@ -12,6 +12,7 @@
 #include "app/gui/train_panel.h"
 
 #include "app/gui/main_window.h"
+#include "app/gui/session_trace_source.h"
 #include "app/gui/start_page.h"
 #include "engine/compiler/diff.h"
 #include "profiler/analysis/compare.h"
@@ -153,11 +154,13 @@ void MainWindow::clear_results() {
   graph_trace_.reset();
   eager_source_.reset();
   graph_source_.reset();
+  stored_comparison_.reset();
   plan_.reset();
   update_result_views();
 }
 
 void MainWindow::take_result(const RunOutcome& r) {
+  stored_comparison_.reset();
   if (r.mode == "graph") {
     graph_trace_ = r.trace;
     graph_source_.reset();
@@ -177,13 +180,26 @@ void MainWindow::update_result_views() {
   // Traces kept in the session file: read window by window.
   if (!eager_trace_ && eager_source_) timeline_->add_windowed_run("PyNative", eager_source_);
   if (!graph_trace_ && graph_source_) timeline_->add_windowed_run("Graph", graph_source_);
+  // A trace kept in the file: the memory views read its first iterations' ops (and its blocks).
+  const prof::TracePtr eager = eager_trace_    ? eager_trace_
+                               : eager_source_ ? eager_source_->first_iterations()
+                                               : nullptr;
+  const prof::TracePtr graph = graph_trace_    ? graph_trace_
+                               : graph_source_ ? graph_source_->first_iterations()
+                                               : nullptr;
   std::vector<views::MemPanel> panels;
-  if (eager_trace_) panels.push_back(views::memory_panel_from_trace(*eager_trace_, "PyNative · recorded (pool)"));
-  if (graph_trace_) panels.push_back(views::memory_panel_from_trace(*graph_trace_, "Graph · recorded (arena)"));
-  if (plan_) panels.push_back(views::memory_panel_from_plan(*plan_, graph_trace_.get(), "Graph · planned (arena)"));
+  if (eager) panels.push_back(views::memory_panel_from_trace(*eager, "PyNative · recorded (pool)"));
+  if (graph) panels.push_back(views::memory_panel_from_trace(*graph, "Graph · recorded (arena)"));
+  if (plan_) panels.push_back(views::memory_panel_from_plan(*plan_, graph.get(), "Graph · planned (arena)"));
   memory_->set_panels(std::move(panels));
+  // The comparison needs both traces whole; with one kept in the file, the one the session stored.
+  comparison_.reset();
   if (eager_trace_ && graph_trace_)
-    compare_->set_comparison(prof::compare_runs(*eager_trace_, *graph_trace_));
+    comparison_ = std::make_shared<const prof::Comparison>(prof::compare_runs(*eager_trace_, *graph_trace_));
+  else if (eager && graph)
+    comparison_ = stored_comparison_;
+  if (comparison_)
+    compare_->set_comparison(*comparison_);
   else
     compare_->clear();
 }

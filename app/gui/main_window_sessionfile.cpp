@@ -21,6 +21,7 @@
 #include "app/gui/session_trace_source.h"
 #include "app/session/environment.h"
 #include "engine/core/atomic_file.h"
+#include "profiler/analysis/report.h"
 #include "views/models/pass_list_model.h"
 
 namespace ms::app {
@@ -111,7 +112,8 @@ session::SessionData MainWindow::session_snapshot() const {
   d.runs = runs_;
   int eager = -1, graph = -1;
   for (size_t i = 0; i < runs_.size(); ++i) (runs_[i].outcome.mode == "graph" ? graph : eager) = static_cast<int>(i);
-  if (eager >= 0 && graph >= 0) d.comparisons.push_back({"pynative vs graph", eager, graph, {}});
+  if (eager >= 0 && graph >= 0)
+    d.comparisons.push_back({"pynative vs graph", eager, graph, comparison_ ? prof::to_json(*comparison_).dump() : ""});
   if (pass_table_ && pass_table_->currentIndex().isValid())
     d.ui_state["pass"] = std::to_string(pass_table_->currentIndex().row());
   const auto* gm = graph_->model();
@@ -213,6 +215,7 @@ void MainWindow::apply_session(const session::SessionData& d) {
     update_result_views();
   }
   runs_ = d.runs;
+  restore_comparison(d);
   update_fallback_marks();
   if (!d.training.empty()) restore_training(d.training);
   if (d.numerics) restore_numerics(*d.numerics);
@@ -225,6 +228,26 @@ void MainWindow::apply_session(const session::SessionData& d) {
   if (const int64_t pass = number("pass", -1); pass >= 0) show_pass(static_cast<int>(pass));
   if (const int64_t node = number("selection", 0); node > 0) select_node_everywhere(static_cast<uint64_t>(node));
   log(tr("Restored %n run(s) from the session", nullptr, static_cast<int>(d.runs.size())));
+}
+
+void MainWindow::restore_comparison(const session::SessionData& d) {
+  if (!eager_source_ && !graph_source_) return;  // both traces loaded: compared anew
+  int eager = -1, graph = -1;
+  for (size_t i = 0; i < d.runs.size(); ++i) (d.runs[i].outcome.mode == "graph" ? graph : eager) = static_cast<int>(i);
+  for (const session::SessionComparison& c : d.comparisons) {
+    if (c.run_a != eager || c.run_b != graph || c.report.empty()) continue;
+    const auto j = nlohmann::json::parse(c.report, nullptr, false);
+    auto cmp = prof::comparison_from_json(j);
+    if (!cmp) {
+      log(QString::fromStdString(session_reader_->path() + ": " + cmp.status().message()), true);
+      return;
+    }
+    stored_comparison_ = std::make_shared<const prof::Comparison>(std::move(*cmp));
+    update_result_views();
+    return;
+  }
+  if (eager >= 0 && graph >= 0)
+    log(tr("The session stores no comparison of its runs; the Compare tab needs both traces loaded"), true);
 }
 
 void MainWindow::set_up_autosave() {

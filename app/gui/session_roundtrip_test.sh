@@ -4,7 +4,7 @@
 # views are built from must come back exactly: the comparison table (compare.csv, the compare
 # view's model), and the item models behind the views (--dump-models: comparison, pass list, the
 # values of both modes, training curves). A trace left in the file is read window by window and
-# copied whole by the next save.
+# copied whole by the next save, and the comparison and memory views show what the whole traces did.
 # Then a damaged session is refused with one line. And the kill -9 path: an app killed after an
 # autosave leaves its marker, and --restore-autosave restores the autosave. Exits 77 (skipped) when xvfb-run is missing.
 #   session_roundtrip_test.sh MODESCOPE MODEL OUTDIR
@@ -45,9 +45,21 @@ diff <(sed -n '/^## training/,$p' "$out/train1/models.txt") <(sed -n '/^## train
 # and saving again copies them whole into the new file.
 mkdir -p "$out/config/Modescope" "$out/windowed"
 printf '[session]\nmax_loaded_trace_events=0\n' > "$out/config/Modescope/Modescope.conf"
-run_app "$out/s.modescope" --screenshot "$out/windowed" --save-session "$out/w.modescope" 2>&1 | tee "$out/windowed/log.txt"
-rm "$out/config/Modescope/Modescope.conf"
+run_app "$out/s.modescope" --screenshot "$out/windowed" --save-session "$out/w.modescope" \
+  --dump-models "$out/windowed/models.txt" 2>&1 | tee "$out/windowed/log.txt"
 grep -q "trace (.* events) stays in the session file" "$out/windowed/log.txt" || { echo "the trace was loaded"; exit 1; }
+# The comparison and the memory heatmap of traces kept in the file: what the whole traces showed.
+views() { sed -n '/^## compare/,/^## passes/p' "$1"; }
+grep -q "^## compare ([1-9]" "$out/windowed/models.txt" || { echo "no comparison with the traces in the file"; exit 1; }
+grep -q "^## memory ([1-9]" "$out/windowed/models.txt" || { echo "no memory panels with the traces in the file"; exit 1; }
+diff <(views "$out/first/models.txt") <(views "$out/windowed/models.txt") ||
+  { echo "the comparison or the heatmap differs with the traces kept in the file"; exit 1; }
+# Saved from there, the comparison travels on: the file opened with its traces kept again.
+mkdir -p "$out/windowed2"
+run_app "$out/w.modescope" --screenshot "$out/windowed2" --dump-models "$out/windowed2/models.txt" > "$out/windowed2/log.txt" 2>&1
+rm "$out/config/Modescope/Modescope.conf"
+diff <(views "$out/first/models.txt") <(views "$out/windowed2/models.txt") ||
+  { echo "the comparison was not saved with the traces kept in the file"; exit 1; }
 mkdir -p "$out/rewritten"
 run_app "$out/w.modescope" --screenshot "$out/rewritten" 2>&1 | tee "$out/rewritten/log.txt"
 cmp "$out/first/compare.csv" "$out/rewritten/compare.csv" || { echo "the traces were not copied whole"; exit 1; }

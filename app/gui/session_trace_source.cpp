@@ -10,6 +10,8 @@ Expected<std::shared_ptr<SessionTraceSource>> SessionTraceSource::make(
     return invalid_model(reader->path() + ": run " + std::to_string(run) + " has no trace in the session");
   MS_ASSIGN_OR_RETURN(s->span_, reader->trace_span(run));
   MS_ASSIGN_OR_RETURN(s->events_, reader->event_count(run));
+  MS_ASSIGN_OR_RETURN(s->depths_, reader->track_depths(run));
+  MS_ASSIGN_OR_RETURN(s->first_iterations_, reader->trace_first_iterations(run));
   s->reader_ = std::move(reader);
   s->run_ = run;
   return s;
@@ -24,8 +26,11 @@ int64_t SessionTraceSource::count(uint32_t track, int64_t t0, int64_t t1) const 
   return *n;
 }
 
-std::vector<prof::Event> SessionTraceSource::events(uint32_t track, int64_t t0, int64_t t1) const {
-  auto e = reader_->events_in_window(run_, track, t0, t1);
+int SessionTraceSource::depth_count(uint32_t track) const { return track < depths_.size() ? depths_[track] : 0; }
+
+std::vector<prof::Event> SessionTraceSource::events(uint32_t track, int64_t t0, int64_t t1,
+                                                    std::vector<int32_t>& depths) const {
+  auto e = reader_->events_in_window(run_, track, t0, t1, &depths);
   if (!e) {
     error_ = e.status().message();
     return {};
@@ -42,7 +47,7 @@ std::vector<views::WindowSummaryBucket> SessionTraceSource::summary(uint32_t tra
   }
   std::vector<views::WindowSummaryBucket> out;
   out.reserve(b->size());
-  for (const session::WindowBucket& k : *b) out.push_back({k.t0, k.t1, k.count, k.first});
+  for (const session::WindowBucket& k : *b) out.push_back({k.t0, k.t1, k.count, k.first, k.first_depth});
   return out;
 }
 

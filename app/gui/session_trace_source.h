@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/session/session_file.h"
 #include "views/timeline/timeline_source.h"
@@ -20,14 +21,19 @@ class SessionTraceSource : public views::TimelineWindowSource {
   std::pair<int64_t, int64_t> span() const override { return span_; }
   int64_t event_count() const override { return events_; }
   int64_t count(uint32_t track, int64_t t0, int64_t t1) const override;
-  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1) const override;
+  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1, std::vector<int32_t>& depths) const override;
+  int depth_count(uint32_t track) const override;
   std::vector<views::WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const override;
   std::string error() const override { return error_; }
+  // The skeleton with the op events of the first iterations (SessionReader::trace_first_iterations):
+  // all the memory views read of the trace.
+  prof::TracePtr first_iterations() const { return first_iterations_; }
 
  private:
   std::shared_ptr<const session::SessionReader> reader_;
   int run_ = 0;
-  prof::TracePtr skeleton_;
+  prof::TracePtr skeleton_, first_iterations_;
+  std::vector<int> depths_;
   std::pair<int64_t, int64_t> span_{0, 0};
   int64_t events_ = 0;
   mutable std::string error_;

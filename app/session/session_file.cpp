@@ -250,6 +250,7 @@ Status build(sqlite3* db, const std::string& path, const SessionData& data) {
   MS_RETURN_IF_ERROR(sql::exec(db, path, "PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; BEGIN"));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchema));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV2));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV3));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
@@ -270,11 +271,24 @@ Status migrate_1_to_2(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 2");
 }
 
+Status migrate_2_to_3(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV3));
+  std::vector<int> runs;
+  {
+    Stmt st(db, ":memory:", "SELECT run FROM trace_info ORDER BY run");
+    while (st.step()) runs.push_back(st.i32(0));
+    MS_RETURN_IF_ERROR(st.status());
+  }
+  for (int run : runs) MS_RETURN_IF_ERROR(store::derive_trace_rows(db, ":memory:", run));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 3");
+}
+
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
   static const std::vector<SessionMigration> kMigrations = {
-      {1, "each run's fallbacks and compiled graphs, the numerics", &migrate_1_to_2}};
+      {1, "each run's fallbacks and compiled graphs, the numerics", &migrate_1_to_2},
+      {2, "each trace event's nesting depth, each iteration's op span", &migrate_2_to_3}};
   return kMigrations;
 }
 
@@ -383,19 +397,21 @@ Expected<int64_t> SessionReader::event_count(int run) const {
   return n;
 }
 
-Expected<std::vector<prof::Event>> SessionReader::events_in_window(int run, uint32_t track, int64_t t0,
-                                                                   int64_t t1) const {
+Expected<std::vector<prof::Event>> SessionReader::events_in_window(int run, uint32_t track, int64_t t0, int64_t t1,
+                                                                   std::vector<int32_t>* depths) const {
   Stmt md(db_, path_, "SELECT max_dur FROM trace_tracks WHERE run = ? AND idx = ?");
   md.bind(1, int64_t{run}).bind(2, int64_t{track});
   const int64_t max_dur = md.step() ? md.i64(0) : 0;
   MS_RETURN_IF_ERROR(md.status());
   Stmt st(db_, path_,
-          "SELECT ts, dur, kind, node, iteration, name, category, impl, args FROM trace_events "
+          "SELECT ts, dur, kind, node, iteration, name, category, impl, args, depth FROM trace_events "
           "WHERE run = ?1 AND track = ?2 AND ts >= ?3 AND ts < ?4 AND ts + dur > ?5 ORDER BY ts");
   st.bind(1, int64_t{run}).bind(2, int64_t{track}).bind(3, t0 - max_dur).bind(4, t1).bind(5, t0);
   std::vector<prof::Event> out;
+  if (depths) depths->clear();
   while (st.step()) {
     prof::Event e;
+    if (depths) depths->push_back(st.i32(9));
     e.track = track, e.ts_ns = st.i64(0), e.dur_ns = st.i64(1);
     e.kind = static_cast<prof::EventKind>(st.i64(2)), e.node = st.i32(3), e.iteration = st.i32(4);
     e.name = static_cast<prof::StrId>(st.i64(5)), e.category = static_cast<prof::StrId>(st.i64(6));

@@ -37,9 +37,10 @@ struct sqlite3;
 
 namespace ms::session {
 
-// Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison; a
-// schema-1 file is migrated in memory on open.
-inline constexpr int kSessionSchemaVersion = 2;
+// Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison, schema 3
+// each trace event's nesting depth and each iteration's op span; an older file is migrated in
+// memory on open.
+inline constexpr int kSessionSchemaVersion = 3;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
 inline constexpr const char* kSessionExtension = ".modescope";
 
@@ -128,6 +129,7 @@ struct WindowBucket {
   int64_t t0 = 0, t1 = 0;
   int64_t count = 0;
   prof::Event first;
+  int32_t first_depth = 0;  // its nesting depth on the track
 };
 
 // How much of a file open checks: everything (integrity check and every table's digest), everything
@@ -153,8 +155,16 @@ class SessionReader {
   Expected<std::vector<std::string>> run_labels() const;
   Expected<int64_t> event_count(int run) const;
   // The events of `run`'s track `track` that overlap [t0_ns, t1_ns), in time order; string fields
-  // are indices into the stored trace's strings (trace_strings()).
-  Expected<std::vector<prof::Event>> events_in_window(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns) const;
+  // are indices into the stored trace's strings (trace_strings()). `depths`, when given, gets each
+  // one's nesting depth on the track (prof::nesting_depths of the whole trace).
+  Expected<std::vector<prof::Event>> events_in_window(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns,
+                                                      std::vector<int32_t>* depths = nullptr) const;
+  // Per track of the run, its number of nesting depths (1 + its deepest event's; 0 without events).
+  Expected<std::vector<int>> track_depths(int run) const;
+  // What the memory views read of a trace left in the file: its skeleton with the op events of its
+  // first iteration and of the first iteration its memory blocks were recorded in (found through
+  // each iteration's stored op span: a few window queries, however long the trace).
+  Expected<prof::TracePtr> trace_first_iterations(int run) const;
   Expected<std::vector<std::string>> trace_strings(int run) const;
   // A run's trace without its events and flows (strings, tracks, nodes, counters, memory blocks,
   // metadata), or null when the run has none; and the time its events span, [first start, last end].

@@ -16,13 +16,13 @@ using sql::Stmt;
 namespace {
 
 constexpr const char* kFirstAtOrAfter =
-    "SELECT seq, ts, dur, kind, node, iteration, name, category, impl, args FROM trace_events "
+    "SELECT seq, ts, dur, kind, node, iteration, name, category, impl, args, depth FROM trace_events "
     "WHERE run = ?1 AND track = ?2 AND ts >= ?3 ORDER BY ts LIMIT 1";
 constexpr const char* kLastOfTrack =
     "SELECT seq, ts, dur FROM trace_events WHERE run = ?1 AND track = ?2 ORDER BY ts DESC LIMIT 1";
 
 // The number of the first event of the track at or after t (the track's end when none), and the
-// event itself when `e` is given (ts_ns -1 when none).
+// event itself and its depth when `e` is given (ts_ns -1 when none).
 struct SeqSeeker {
   Stmt first, last;
   int64_t end = -1;  // one past the track's last number
@@ -32,7 +32,7 @@ struct SeqSeeker {
     end = last.step() ? last.i64(0) + 1 : 0;
     run_ = run, track_ = track;
   }
-  int64_t at(int64_t t, prof::Event* e = nullptr) {
+  int64_t at(int64_t t, prof::Event* e = nullptr, int32_t* depth = nullptr) {
     first.reset();
     first.bind(1, int64_t{run_}).bind(2, int64_t{track_}).bind(3, t);
     if (!first.step()) {
@@ -44,6 +44,7 @@ struct SeqSeeker {
       e->kind = static_cast<prof::EventKind>(first.i64(3)), e->node = first.i32(4), e->iteration = first.i32(5);
       e->name = static_cast<prof::StrId>(first.i64(6)), e->category = static_cast<prof::StrId>(first.i64(7));
       e->impl = static_cast<prof::StrId>(first.i64(8)), e->args = static_cast<prof::StrId>(first.i64(9));
+      if (depth) *depth = first.i32(10);
     }
     return first.i64(0);
   }
@@ -97,26 +98,81 @@ Expected<std::vector<WindowBucket>> SessionReader::window_summary(int run, uint3
   SeqSeeker seek(db_, path_, run, track);
   const double step = static_cast<double>(t1 - t0) / buckets;
   prof::Event first;
-  int64_t seq = seek.at(t0, &first);
+  int32_t first_depth = 0;
+  int64_t seq = seek.at(t0, &first, &first_depth);
   for (int k = 0; k < buckets; ++k) {
     WindowBucket b;
     b.t0 = t0 + static_cast<int64_t>(step * k);
     b.t1 = k + 1 == buckets ? t1 : t0 + static_cast<int64_t>(step * (k + 1));
     // The next bucket's first event; skip ahead when this one's first starts past the bucket.
     prof::Event next;
-    const int64_t next_seq = first.ts_ns >= b.t1 || first.ts_ns < 0 ? seq : seek.at(b.t1, &next);
-    if (first.ts_ns >= b.t1 || first.ts_ns < 0) next = first;
+    int32_t next_depth = 0;
+    const bool past = first.ts_ns >= b.t1 || first.ts_ns < 0;
+    const int64_t next_seq = past ? seq : seek.at(b.t1, &next, &next_depth);
+    if (past) next = first, next_depth = first_depth;
     b.count = std::max<int64_t>(0, next_seq - seq);
     if (b.count > 0)
-      b.first = first;
+      b.first = first, b.first_depth = first_depth;
     else
       b.first.ts_ns = -1;
     out.push_back(b);
     seq = next_seq;
     first = next;
+    first_depth = next_depth;
   }
   MS_RETURN_IF_ERROR(seek.status());
   return out;
+}
+
+Expected<std::vector<int>> SessionReader::track_depths(int run) const {
+  Stmt st(db_, path_, "SELECT idx, depths FROM trace_tracks WHERE run = ? ORDER BY idx");
+  st.bind(1, int64_t{run});
+  std::vector<int> out;
+  while (st.step()) {
+    if (st.i64(0) != static_cast<int64_t>(out.size()))
+      return invalid_model(path_ + ": the trace of run " + std::to_string(run) + " is damaged (track ids)");
+    out.push_back(std::max(0, st.i32(1)));
+  }
+  MS_RETURN_IF_ERROR(st.status());
+  return out;
+}
+
+Expected<prof::TracePtr> SessionReader::trace_first_iterations(int run) const {
+  MS_ASSIGN_OR_RETURN(prof::TracePtr skeleton, trace_skeleton(run));
+  if (!skeleton) return skeleton;
+  auto t = std::make_shared<prof::Trace>(*skeleton);
+  // The first iteration with ops, and the first one with memory blocks.
+  std::vector<int32_t> wanted;
+  Stmt first(db_, path_, "SELECT iteration FROM trace_iterations WHERE run = ? ORDER BY iteration LIMIT 1");
+  first.bind(1, int64_t{run});
+  if (first.step()) wanted.push_back(first.i32(0));
+  MS_RETURN_IF_ERROR(first.status());
+  if (!t->blocks.empty()) {
+    int32_t iter = t->blocks.front().iteration;
+    for (const prof::MemoryBlock& b : t->blocks) iter = std::min(iter, b.iteration);
+    if (wanted.empty() || wanted[0] != iter) wanted.push_back(iter);
+  }
+  Stmt span(db_, path_, "SELECT t0, t1 FROM trace_iterations WHERE run = ? AND iteration = ?");
+  for (int32_t iter : wanted) {
+    span.reset();
+    span.bind(1, int64_t{run}).bind(2, int64_t{iter});
+    if (!span.step()) {
+      MS_RETURN_IF_ERROR(span.status());
+      continue;
+    }
+    // Widened by 1 ns: an op of no duration at either end overlaps the window too.
+    const int64_t t0 = span.i64(0) - 1, t1 = span.i64(1) + 1;
+    for (uint32_t track = 0; track < t->tracks.size(); ++track) {
+      MS_ASSIGN_OR_RETURN(std::vector<prof::Event> events, events_in_window(run, track, t0, t1));
+      for (const prof::Event& e : events)
+        if (e.kind == prof::EventKind::Op && e.iteration == iter) t->events.push_back(e);
+    }
+  }
+  // By track and start, as the whole trace has them (an iteration's events after the other's).
+  std::stable_sort(t->events.begin(), t->events.end(), [](const prof::Event& a, const prof::Event& b) {
+    return a.track != b.track ? a.track < b.track : a.ts_ns < b.ts_ns;
+  });
+  return prof::TracePtr(std::move(t));
 }
 
 }  // namespace ms::session

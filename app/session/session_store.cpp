@@ -59,7 +59,12 @@ const std::vector<std::string>& content_tables(int version) {
     t.insert(t.end(), {"run_details", "run_fallbacks", "numerics", "numerics_values"});
     return t;
   }();
-  return version <= 1 ? kTables1 : kTables2;
+  static const std::vector<std::string> kTables3 = [] {
+    std::vector<std::string> t = kTables2;
+    t.push_back("trace_iterations");
+    return t;
+  }();
+  return version <= 1 ? kTables1 : version == 2 ? kTables2 : kTables3;
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// The session file's tables (schema version 2) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 3) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -15,6 +15,8 @@
 //   numerics(...), numerics_values(idx, ...)                   schema 2: the values of both modes compared
 //   trace_meta, trace_strings, trace_tracks (with each track's longest event), trace_nodes,
 //   trace_events (index on run, track, ts), trace_counters, trace_flows, trace_blocks
+//   trace_events.depth, trace_tracks.depths, trace_iterations(run, iteration, t0, t1)   schema 3:
+//                                                each event's nesting depth, each iteration's op span
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
 #pragma once
 
@@ -31,6 +33,7 @@ namespace ms::session::store {
 
 extern const char* const kSchema;    // the tables of schema 1
 extern const char* const kSchemaV2;  // the tables schema 2 added (its migration creates them)
+extern const char* const kSchemaV3;  // the columns and table schema 3 added (derive_trace_rows fills them)
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
@@ -45,6 +48,10 @@ Status write_run_details(sqlite3* db, const std::string& file, int run, const Mo
 Status read_run_details(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs);
 Status write_numerics(sqlite3* db, const std::string& file, const SessionNumerics& n);
 Status read_numerics(sqlite3* db, const std::string& file, std::optional<SessionNumerics>& out);
+
+// Fills what schema 3 derives from a run's stored events (depths, iteration spans), for a trace
+// written before it.
+Status derive_trace_rows(sqlite3* db, const std::string& file, int run);
 
 // Copies run `from_run`'s trace rows of the database attached as `schema` in as run `run`.
 Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run);

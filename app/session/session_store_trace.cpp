@@ -1,17 +1,42 @@
 // A trace's rows: strings, tracks (with each track's longest event, so a time window needs only the
-// index on (run, track, ts)), nodes, events in the Trace's order, counters, flows and memory blocks.
+// index on (run, track, ts), and its number of nesting depths), nodes, events in the Trace's order
+// with their nesting depths, counters, flows, memory blocks and the time each iteration's ops span.
 #include <algorithm>
 
 #include "app/session/session_store.h"
 #include "app/session/sqlite_db.h"
+#include "profiler/analysis/nesting.h"
 
 namespace ms::session::store {
 
 using sql::Stmt;
 
+const char* const kSchemaV3 = R"sql(
+ALTER TABLE trace_events ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trace_tracks ADD COLUMN depths INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE trace_iterations(run INTEGER, iteration INTEGER, t0 INTEGER, t1 INTEGER, PRIMARY KEY(run, iteration));
+)sql";
+
 namespace {
 
-Status write_trace_tables(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+// Per track, 1 + the depth of its deepest event (0: no events).
+std::vector<int64_t> track_depths(const prof::Trace& t, const std::vector<int32_t>& depth) {
+  std::vector<int64_t> out(t.tracks.size(), 0);
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (t.events[i].track < out.size())
+      out[t.events[i].track] = std::max<int64_t>(out[t.events[i].track], depth[i] + 1);
+  return out;
+}
+
+Status write_iterations(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+  Stmt it(db, file, "INSERT INTO trace_iterations VALUES(?, ?, ?, ?)");
+  for (const prof::IterationSpan& s : prof::op_iteration_spans(t))
+    it.bind(1, int64_t{run}).bind(2, int64_t{s.iteration}).bind(3, s.t0).bind(4, s.t1).run();
+  return it.status();
+}
+
+Status write_trace_tables(sqlite3* db, const std::string& file, int run, const prof::Trace& t,
+                          const std::vector<int32_t>& depth) {
   const int64_t r = run;
   Stmt info(db, file, "INSERT INTO trace_info VALUES(?, ?, ?, ?)");
   info.bind(1, r).bind(2, int64_t{t.foreign}).bind(3, static_cast<int64_t>(t.dropped_events));
@@ -24,12 +49,13 @@ Status write_trace_tables(sqlite3* db, const std::string& file, int run, const p
   std::vector<int64_t> max_dur(t.tracks.size(), 0);
   for (const prof::Event& e : t.events)
     if (e.track < max_dur.size()) max_dur[e.track] = std::max(max_dur[e.track], e.dur_ns);
-  Stmt tr(db, file, "INSERT INTO trace_tracks VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const std::vector<int64_t> depths = track_depths(t, depth);
+  Stmt tr(db, file, "INSERT INTO trace_tracks VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t i = 0; i < t.tracks.size(); ++i) {
     const prof::Track& k = t.tracks[i];
     tr.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, std::string_view(prof::track_kind_name(k.kind)));
     tr.bind(4, k.pid).bind(5, k.tid).bind(6, k.process_name).bind(7, k.name).bind(8, k.sort_index).bind(9, max_dur[i]);
-    tr.run();
+    tr.bind(10, depths[i]).run();
   }
   Stmt nd(db, file, "INSERT INTO trace_nodes VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t i = 0; i < t.nodes.size(); ++i) {
@@ -42,15 +68,16 @@ Status write_trace_tables(sqlite3* db, const std::string& file, int run, const p
   return Status::ok();
 }
 
-Status write_trace_rows(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+Status write_trace_rows(sqlite3* db, const std::string& file, int run, const prof::Trace& t,
+                        const std::vector<int32_t>& depth) {
   const int64_t r = run;
-  Stmt ev(db, file, "INSERT INTO trace_events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Stmt ev(db, file, "INSERT INTO trace_events VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   for (size_t i = 0; i < t.events.size(); ++i) {
     const prof::Event& e = t.events[i];
     ev.bind(1, r).bind(2, static_cast<int64_t>(i)).bind(3, int64_t{e.track}).bind(4, e.ts_ns).bind(5, e.dur_ns);
     ev.bind(6, static_cast<int64_t>(e.kind)).bind(7, int64_t{e.node}).bind(8, int64_t{e.iteration});
     ev.bind(9, int64_t{e.name}).bind(10, int64_t{e.category}).bind(11, int64_t{e.impl}).bind(12, int64_t{e.args});
-    if (!ev.run()) break;
+    if (!ev.bind(13, int64_t{depth[i]}).run()) break;
   }
   Stmt co(db, file, "INSERT INTO trace_counters VALUES(?, ?, ?, ?, ?)");
   for (const prof::CounterSample& c : t.counters)
@@ -168,8 +195,33 @@ Status read_trace_rows(sqlite3* db, const std::string& file, int run, prof::Trac
 }  // namespace
 
 Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Trace& trace) {
-  MS_RETURN_IF_ERROR(write_trace_tables(db, file, run, trace));
-  return write_trace_rows(db, file, run, trace);
+  const std::vector<int32_t> depth = prof::nesting_depths(trace);
+  MS_RETURN_IF_ERROR(write_trace_tables(db, file, run, trace, depth));
+  MS_RETURN_IF_ERROR(write_trace_rows(db, file, run, trace, depth));
+  return write_iterations(db, file, run, trace);
+}
+
+Status derive_trace_rows(sqlite3* db, const std::string& file, int run) {
+  MS_ASSIGN_OR_RETURN(prof::TracePtr t, read_trace(db, file, run));
+  if (!t) return Status::ok();
+  const std::vector<int32_t> depth = prof::nesting_depths(*t);
+  std::vector<int64_t> rowids;
+  {
+    Stmt ids(db, file, "SELECT rowid FROM trace_events WHERE run = ? ORDER BY seq");
+    ids.bind(1, int64_t{run});
+    while (ids.step()) rowids.push_back(ids.i64(0));
+    MS_RETURN_IF_ERROR(ids.status());
+  }
+  Stmt up(db, file, "UPDATE trace_events SET depth = ? WHERE rowid = ?");
+  for (size_t i = 0; i < rowids.size() && i < depth.size(); ++i)
+    if (depth[i] != 0) up.bind(1, int64_t{depth[i]}).bind(2, rowids[i]).run();
+  const std::vector<int64_t> depths = track_depths(*t, depth);
+  Stmt tr(db, file, "UPDATE trace_tracks SET depths = ? WHERE run = ? AND idx = ?");
+  for (size_t i = 0; i < depths.size(); ++i)
+    tr.bind(1, depths[i]).bind(2, int64_t{run}).bind(3, static_cast<int64_t>(i)).run();
+  MS_RETURN_IF_ERROR(up.status());
+  MS_RETURN_IF_ERROR(tr.status());
+  return write_iterations(db, file, run, *t);
 }
 
 Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run, bool events) {
@@ -192,24 +244,38 @@ Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int ru
 
 namespace ms::session::store {
 
+// The columns of `schema`.`table` ("" when it has no such table).
+Expected<std::vector<std::string>> table_columns(sqlite3* db, const std::string& file, const std::string& schema,
+                                                 const char* table) {
+  const std::string info = "PRAGMA " + schema + ".table_info(" + table + ")";
+  Stmt cols(db, file, info.c_str());
+  std::vector<std::string> out;
+  while (cols.step()) out.push_back(cols.text(1));
+  MS_RETURN_IF_ERROR(cols.status());
+  return out;
+}
+
 Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run) {
-  static const char* const kTraceTables[] = {"trace_info",     "trace_meta",  "trace_strings",
-                                             "trace_tracks",   "trace_nodes", "trace_events",
-                                             "trace_counters", "trace_flows", "trace_blocks"};
+  static const char* const kTraceTables[] = {"trace_info",   "trace_meta",      "trace_strings",  "trace_tracks",
+                                             "trace_nodes",  "trace_events",    "trace_counters", "trace_flows",
+                                             "trace_blocks", "trace_iterations"};
+  // A file of an older schema lacks what later schemas derive from its events: derived here.
+  bool derive = false;
   for (const char* table : kTraceTables) {
-    const std::string info = std::string("PRAGMA main.table_info(") + table + ")";
-    Stmt cols(db, file, info.c_str());
+    MS_ASSIGN_OR_RETURN(const std::vector<std::string> mine, table_columns(db, file, "main", table));
+    MS_ASSIGN_OR_RETURN(const std::vector<std::string> theirs, table_columns(db, file, schema, table));
     std::string list;
-    while (cols.step())
-      if (cols.text(1) != "run") list += ", " + cols.text(1);
-    MS_RETURN_IF_ERROR(cols.status());
+    for (const std::string& c : mine)
+      if (c != "run" && std::find(theirs.begin(), theirs.end(), c) != theirs.end()) list += ", " + c;
+    if (theirs.size() < mine.size()) derive = true;
+    if (theirs.empty()) continue;
     const std::string q = std::string("INSERT INTO main.") + table + "(run" + list + ") SELECT ?1" + list + " FROM " +
                           schema + "." + table + " WHERE run = ?2 ORDER BY rowid";
     Stmt copy(db, file, q.c_str());
     copy.bind(1, int64_t{run}).bind(2, int64_t{from_run}).run();
     MS_RETURN_IF_ERROR(copy.status());
   }
-  return Status::ok();
+  return derive ? derive_trace_rows(db, file, run) : Status::ok();
 }
 
 }  // namespace ms::session::store

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <type_traits>
 
 namespace ms::prof {
 
@@ -122,6 +124,87 @@ json to_json(const Comparison& c) {
                   {"main_source", c.verdict.main_source},
                   {"main_share", c.verdict.main_share}};
   return {{"rows", std::move(rows)}, {"summary", std::move(summary)}, {"verdict", std::move(verdict)}};
+}
+
+namespace {
+
+// Reads the number `key` of `j` into `out` (null: infinity); false when it is missing or no number.
+template <class T> bool read_number(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return false;
+  if (it->is_null() && std::is_floating_point_v<T>) {
+    out = std::numeric_limits<T>::infinity();
+    return true;
+  }
+  if (!it->is_number()) return false;
+  out = it->get<T>();
+  return true;
+}
+
+Status bad_field(const std::string& where) {
+  return invalid_model("comparison report: field '" + where + "' is missing or of the wrong type");
+}
+
+Status read_row(const json& j, size_t i, CompareRow& r) {
+  const std::string at = "rows[" + std::to_string(i) + "].";
+  if (!j.is_object()) return bad_field("rows[" + std::to_string(i) + "]");
+  for (const char* key : {"label", "names", "graph_ops"})
+    if (!j.contains(key) || !j[key].is_string()) return bad_field(at + key);
+  r.label = j["label"].get<std::string>();
+  r.names = j["names"].get<std::string>();
+  r.graph_ops = j["graph_ops"].get<std::string>();
+  if (!j.contains("fused") || !j["fused"].is_boolean()) return bad_field(at + "fused");
+  r.fused = j["fused"].get<bool>();
+  if (!j.contains("origins") || !j["origins"].is_array()) return bad_field(at + "origins");
+  for (const json& o : j["origins"]) {
+    if (!o.is_number_unsigned()) return bad_field(at + "origins");
+    r.origins.push_back(o.get<uint64_t>());
+  }
+  const std::pair<const char*, double*> numbers[] = {{"eager_ms", &r.eager_ms},
+                                                     {"graph_ms", &r.graph_ms},
+                                                     {"eager_kernel_ms", &r.eager_kernel_ms},
+                                                     {"graph_kernel_ms", &r.graph_kernel_ms},
+                                                     {"eager_kernels", &r.eager_kernels},
+                                                     {"graph_kernels", &r.graph_kernels},
+                                                     {"eager_launches", &r.eager_ops},
+                                                     {"graph_launches", &r.graph_ops_count},
+                                                     {"eager_bytes", &r.eager_bytes},
+                                                     {"graph_bytes", &r.graph_bytes}};
+  for (const auto& [key, field] : numbers)
+    if (!read_number(j, key, *field)) return bad_field(at + key);
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<Comparison> comparison_from_json(const json& j) {
+  if (!j.is_object()) return invalid_model("comparison report: not a JSON object");
+  if (!j.contains("rows") || !j["rows"].is_array()) return bad_field("rows");
+  if (!j.contains("summary") || !j["summary"].is_object()) return bad_field("summary");
+  Comparison c;
+  for (size_t i = 0; i < j["rows"].size(); ++i) {
+    c.rows.emplace_back();
+    MS_RETURN_IF_ERROR(read_row(j["rows"][i], i, c.rows.back()));
+  }
+  const json& sj = j["summary"];
+  CompareSummary& s = c.summary;
+  const std::pair<const char*, double*> numbers[] = {{"eager_iter_ms", &s.eager_iter_ms},
+                                                     {"graph_iter_ms", &s.graph_iter_ms},
+                                                     {"compile_ms", &s.compile_ms},
+                                                     {"eager_kernels_per_iter", &s.eager_kernels_per_iter},
+                                                     {"graph_kernels_per_iter", &s.graph_kernels_per_iter},
+                                                     {"eager_overhead_ms", &s.eager_overhead_ms},
+                                                     {"graph_overhead_ms", &s.graph_overhead_ms},
+                                                     {"saving_ms", &s.saving_ms},
+                                                     {"break_even_iterations", &s.break_even_iterations}};
+  for (const auto& [key, field] : numbers)
+    if (!read_number(sj, key, *field)) return bad_field(std::string("summary.") + key);
+  if (!read_number(sj, "eager_peak_bytes", s.eager_peak_bytes)) return bad_field("summary.eager_peak_bytes");
+  if (!read_number(sj, "graph_peak_bytes", s.graph_peak_bytes)) return bad_field("summary.graph_peak_bytes");
+  if (!read_number(sj, "eager_iterations", s.eager_iterations)) return bad_field("summary.eager_iterations");
+  if (!read_number(sj, "graph_iterations", s.graph_iterations)) return bad_field("summary.graph_iterations");
+  c.verdict = advise(c);
+  return c;
 }
 
 std::string format_compare_table(const Comparison& c, size_t max_rows) {

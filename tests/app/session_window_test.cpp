@@ -131,6 +131,8 @@ void downgrade_to_schema_1(const std::string& path) {
   const char* sql =
       "DROP TABLE run_details; DROP TABLE run_fallbacks; DROP TABLE numerics; DROP TABLE numerics_values;"
       "DELETE FROM digests WHERE tbl IN ('run_details', 'run_fallbacks', 'numerics', 'numerics_values');"
+      "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
+      "DROP TABLE trace_iterations; DELETE FROM digests WHERE tbl = 'trace_iterations';"
       "PRAGMA user_version = 1; PRAGMA journal_mode = DELETE; VACUUM;";
   char* err = nullptr;
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
@@ -140,7 +142,9 @@ void downgrade_to_schema_1(const std::string& path) {
 
 TEST(SessionWindow, SchemaOneFileOpensThroughTheMigrationUnchanged) {
   TempDir dir("session_v1");
-  const SessionData& data = test::small_session();
+  // Without traces: dropping schema 3's trace columns leaves the digests of empty tables as they were.
+  SessionData data = test::small_session();
+  for (SessionRun& r : data.runs) r.outcome.trace.reset();
   const std::string path = dir.file("old.modescope");
   ASSERT_TRUE(save_session(path, data).is_ok());
   downgrade_to_schema_1(path);

@@ -3,6 +3,8 @@
 // arena blocks), plus a large trace for the timeline benchmark.
 #pragma once
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,30 @@ inline prof::TracePtr generated_trace(bool graph, int iterations = 2, int ops_pe
     t += 500;
   }
   return b.finish();
+}
+
+// The Graph run of generated_trace with 3 iterations, its iterations enclosing their ops (depth 1)
+// and one op of iteration 1 holding two more (depth 2), as a subgraph call has them.
+inline prof::TracePtr nested_trace() {
+  auto t = std::make_shared<prof::Trace>(*generated_trace(true, 3));
+  prof::Event outer;
+  for (const prof::Event& e : t->events)
+    if (e.kind == prof::EventKind::Op && e.iteration == 1) {
+      outer = e;
+      break;
+    }
+  for (int k = 0; k < 2; ++k) {
+    prof::Event inner = outer;
+    inner.ts_ns += 10 + k * 300;
+    inner.dur_ns = 250;
+    t->events.push_back(inner);
+  }
+  std::stable_sort(t->events.begin(), t->events.end(), [](const prof::Event& x, const prof::Event& y) {
+    if (x.track != y.track) return x.track < y.track;
+    return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : x.dur_ns > y.dur_ns;
+  });
+  t->flows.clear();
+  return t;
 }
 
 // `n` back-to-back kernel-sized events on two tracks (the timeline benchmark).

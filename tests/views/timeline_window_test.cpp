@@ -7,6 +7,9 @@
 #include <QImage>
 
 #include <algorithm>
+#include <tuple>
+
+#include "profiler/analysis/nesting.h"
 
 #include "tests/views/result_traces.h"
 #include "tests/views/test_graphs.h"
@@ -17,7 +20,7 @@ namespace {
 
 class MemoryWindowSource : public TimelineWindowSource {
  public:
-  explicit MemoryWindowSource(prof::TracePtr t) : t_(std::move(t)) {
+  explicit MemoryWindowSource(prof::TracePtr t) : t_(std::move(t)), depth_(prof::nesting_depths(*t_)) {
     auto sk = std::make_shared<prof::Trace>(*t_);
     sk->events.clear();
     sk->flows.clear();
@@ -31,13 +34,22 @@ class MemoryWindowSource : public TimelineWindowSource {
     return std::count_if(t_->events.begin(), t_->events.end(),
                          [&](const prof::Event& e) { return e.track == track && e.ts_ns >= t0 && e.ts_ns < t1; });
   }
-  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1) const override {
+  std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1, std::vector<int32_t>& depths) const override {
     ++queries;
     std::vector<prof::Event> out;
-    for (const prof::Event& e : t_->events)
-      if (e.track == track && e.ts_ns < t1 && e.end_ns() > t0) out.push_back(e);
+    depths.clear();
+    for (size_t i = 0; i < t_->events.size(); ++i) {
+      const prof::Event& e = t_->events[i];
+      if (e.track == track && e.ts_ns < t1 && e.end_ns() > t0) out.push_back(e), depths.push_back(depth_[i]);
+    }
     fetched += out.size();
     return out;
+  }
+  int depth_count(uint32_t track) const override {
+    int n = 0;
+    for (size_t i = 0; i < t_->events.size(); ++i)
+      if (t_->events[i].track == track) n = std::max(n, depth_[i] + 1);
+    return n;
   }
   std::vector<WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const override {
     ++queries;
@@ -47,12 +59,13 @@ class MemoryWindowSource : public TimelineWindowSource {
       out[k].t0 = t0 + static_cast<int64_t>(step * k);
       out[k].t1 = k + 1 == buckets ? t1 : t0 + static_cast<int64_t>(step * (k + 1));
     }
-    for (const prof::Event& e : t_->events) {
+    for (size_t i = 0; i < t_->events.size(); ++i) {
+      const prof::Event& e = t_->events[i];
       if (e.track != track || e.ts_ns < t0 || e.ts_ns >= t1) continue;
       auto k = std::min<size_t>(static_cast<size_t>(static_cast<double>(e.ts_ns - t0) / step), out.size() - 1);
       while (k > 0 && e.ts_ns < out[k].t0) --k;
       while (k + 1 < out.size() && e.ts_ns >= out[k].t1) ++k;
-      if (out[k].count++ == 0) out[k].first = e;
+      if (out[k].count++ == 0) out[k].first = e, out[k].first_depth = depth_[i];
     }
     return out;
   }
@@ -61,6 +74,7 @@ class MemoryWindowSource : public TimelineWindowSource {
 
  private:
   prof::TracePtr t_, skeleton_;
+  std::vector<int32_t> depth_;
 };
 
 TEST(TimelineWindow, ZoomedOutSummarizesEveryEventZoomedInDrawsThemAsTheWholeTrace) {
@@ -94,6 +108,54 @@ TEST(TimelineWindow, ZoomedOutSummarizesEveryEventZoomedInDrawsThemAsTheWholeTra
     EXPECT_EQ(a.items[i].count, b.items[i].count) << i;
     EXPECT_EQ(whole.event(a.items[i].row, a.items[i].event).ts_ns,
               windowed.event(b.items[i].row, b.items[i].event).ts_ns);
+  }
+}
+
+// Iterations enclosing ops on the host track, ops of one iteration nested two deep, the kernels on
+// their own track: the windowed rows are the loaded trace's rows, each event at its depth.
+TEST(TimelineWindow, NestedEventsGetTheRowsOfTheWholeTrace) {
+  auto nested = test::nested_trace();
+  prof::Event outer;  // the op holding two more
+  for (const prof::Event& e : nested->events)
+    if (e.kind == prof::EventKind::Op && e.iteration == 1) {
+      outer = e;
+      break;
+    }
+  auto source = std::make_shared<MemoryWindowSource>(nested);
+  TimelineModel whole, windowed;
+  whole.set_runs({{"nested", nested}});
+  windowed.set_runs({});
+  windowed.add_windowed_run("nested", source);
+  const double span = static_cast<double>(whole.span_ns());
+  const WindowLoad load = windowed.load_window(0, span, 100000);
+  EXPECT_EQ(load.tracks_summarized, 0u);
+  // Events: the rows of the host track hold iterations (0), ops (1) and the inner ops (2).
+  const auto event_rows = [](const TimelineModel& m) {
+    std::vector<std::tuple<int, uint32_t, int, std::string, std::vector<int64_t>, std::vector<int64_t>>> out;
+    for (const TimelineRow& r : m.rows()) {
+      if (r.counter) continue;
+      std::vector<int64_t> durs;
+      for (uint32_t e : r.events) durs.push_back(m.runs()[static_cast<size_t>(r.run)].trace->events[e].dur_ns);
+      out.emplace_back(r.run, r.track, r.depth, r.label, r.starts, durs);
+    }
+    return out;
+  };
+  const auto a = event_rows(whole), bb = event_rows(windowed);
+  int deepest = 0;
+  for (const auto& r : a) deepest = std::max(deepest, std::get<2>(r));
+  EXPECT_EQ(deepest, 2);
+  ASSERT_EQ(a.size(), bb.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i] == bb[i]) << "row " << i << " depth " << std::get<2>(a[i]);
+  // A window inside the nested op: its enclosing events come with it, each in its row.
+  const double t0 = static_cast<double>(outer.ts_ns + 20 - whole.runs()[0].origin_ns);
+  windowed.load_window(t0, t0 + 100, 1000);
+  const DrawList x = whole.build(t0, t0 + 100, 1000), y = windowed.build(t0, t0 + 100, 1000);
+  ASSERT_EQ(x.items.size(), y.items.size());
+  ASSERT_GE(x.items.size(), 3u);
+  for (size_t i = 0; i < x.items.size(); ++i) {
+    EXPECT_EQ(x.items[i].row, y.items[i].row) << i;
+    EXPECT_EQ(whole.event(x.items[i].row, x.items[i].event).ts_ns,
+              windowed.event(y.items[i].row, y.items[i].event).ts_ns);
   }
 }
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "profiler/analysis/nesting.h"
+
 namespace ms::views {
 
 void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs) {
@@ -21,17 +23,15 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
     const prof::Trace& t = *trace;
     runs_.back().row_of_event.assign(t.events.size(), -1);
     span_ = std::max(span_, t.end_ns() - r.origin_ns);
-    // Events are sorted by (track, ts, -dur): one pass assigns nesting depths with a stack of ends.
+    // One row per track and nesting depth (events are sorted by (track, ts, -dur)).
+    const std::vector<int32_t> depths = prof::nesting_depths(t);
     size_t i = 0;
     while (i < t.events.size()) {
       const uint32_t track = t.events[i].track;
-      std::vector<int64_t> stack;
       std::vector<size_t> row_of_depth;
       for (; i < t.events.size() && t.events[i].track == track; ++i) {
         const prof::Event& e = t.events[i];
-        while (!stack.empty() && stack.back() <= e.ts_ns) stack.pop_back();
-        const size_t depth = stack.size();
-        stack.push_back(e.end_ns());
+        const auto depth = static_cast<size_t>(depths[i]);
         while (row_of_depth.size() <= depth) {
           TimelineRow row;
           row.run = run;

@@ -72,8 +72,8 @@ class TimelineModel {
     std::vector<uint32_t> folded;
   };
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
-  // Adds a run read window by window (timeline_window.cpp): one row per track and counter; nothing
-  // of its events is held but the last loaded window.
+  // Adds a run read window by window (timeline_window.cpp): one row per track and nesting depth
+  // (the source's), one per counter; nothing of its events is held but the last loaded window.
   void add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source);
   bool windowed() const;
   // Loads the windowed runs' events of [t0, t1) (relative ns) for `width` pixels: a track with at
@@ -103,8 +103,15 @@ class TimelineModel {
   static constexpr int kPixelsPerBucket = 3;
 
  private:
-  void fill_window_rows(int run, const std::vector<std::vector<prof::Event>>& per_track,
-                        const std::vector<std::vector<uint32_t>>& folds);
+  // One window of a windowed run, per track: the events (or summary items), their depths and how
+  // many stored events each stands for.
+  struct WindowEvents {
+    explicit WindowEvents(size_t tracks) : events(tracks), depths(tracks), folds(tracks) {}
+    std::vector<std::vector<prof::Event>> events;
+    std::vector<std::vector<int32_t>> depths;
+    std::vector<std::vector<uint32_t>> folds;
+  };
+  void fill_window_rows(int run, const WindowEvents& w);
   std::vector<Run> runs_;
   std::vector<TimelineRow> rows_;
   int64_t span_ = 1;

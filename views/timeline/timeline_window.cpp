@@ -1,7 +1,8 @@
 // TimelineModel's windowed runs: a trace read window by window from a TimelineWindowSource. Its rows
-// (one per track, one per counter) are made once; each load_window replaces the events they hold
-// with the visible window's (or, where a track has more than a few events per pixel there, with
-// one summary event per bucket of a few pixels that counts the events it stands for).
+// (one per track and nesting depth, one per counter) are made once; each load_window replaces the
+// events they hold with the visible window's, each in the row of its depth (or, where a track has
+// more than a few events per pixel there, with one summary event per bucket of a few pixels that
+// counts the events it stands for, in the row of the bucket's first event).
 #include <algorithm>
 #include <map>
 
@@ -24,14 +25,19 @@ void TimelineModel::add_windowed_run(std::string label, std::shared_ptr<Timeline
   runs_.push_back(r);
   span_ = std::max(span_, end - begin);
   legend_pending_ = true;
+  // A row per track and nesting depth, as a loaded trace has them.
   for (uint32_t track = 0; track < skeleton->tracks.size(); ++track) {
     if (r.source->count(track, begin, end + 1) == 0) continue;  // a track of counters only
-    TimelineRow row;
-    row.run = run;
-    row.track = track;
-    const prof::Track& tr = skeleton->tracks[track];
-    row.label = tr.name.empty() ? prof::track_kind_name(tr.kind) : tr.name;
-    rows_.push_back(std::move(row));
+    const int depths = std::max(1, r.source->depth_count(track));
+    for (int depth = 0; depth < depths; ++depth) {
+      TimelineRow row;
+      row.run = run;
+      row.track = track;
+      row.depth = depth;
+      const prof::Track& tr = skeleton->tracks[track];
+      if (depth == 0) row.label = tr.name.empty() ? prof::track_kind_name(tr.kind) : tr.name;
+      rows_.push_back(std::move(row));
+    }
   }
   std::map<std::pair<uint32_t, prof::StrId>, size_t> counter_rows;
   for (const auto& c : skeleton->counters) {
@@ -74,13 +80,13 @@ WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
     if (!r.source) continue;
     const int64_t a = r.origin_ns + static_cast<int64_t>(t0), b = r.origin_ns + static_cast<int64_t>(t1) + 1;
     const size_t tracks = r.trace->tracks.size();
-    std::vector<std::vector<prof::Event>> per_track(tracks);
-    std::vector<std::vector<uint32_t>> folds(tracks);
+    WindowEvents w(tracks);
     for (uint32_t track = 0; track < tracks; ++track) {
       if (r.source->count(track, a, b) <= max_events) {
-        per_track[track] = r.source->events(track, a, b);
-        folds[track].assign(per_track[track].size(), 1);
-        load.events += per_track[track].size();
+        w.events[track] = r.source->events(track, a, b, w.depths[track]);
+        w.folds[track].assign(w.events[track].size(), 1);
+        w.depths[track].resize(w.events[track].size(), 0);
+        load.events += w.events[track].size();
         continue;
       }
       ++load.tracks_summarized;
@@ -89,12 +95,14 @@ WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
         if (k.count <= 0) continue;
         prof::Event e = k.first;
         // A bucket of one event is that event; of more, one item from its first start to its end.
+        // It sits in the row of its first event's depth.
         if (k.count > 1) e.dur_ns = std::max(e.dur_ns, k.t1 - e.ts_ns);
-        per_track[track].push_back(e);
-        folds[track].push_back(static_cast<uint32_t>(std::min<int64_t>(k.count, UINT32_MAX)));
+        w.events[track].push_back(e);
+        w.depths[track].push_back(k.first_depth);
+        w.folds[track].push_back(static_cast<uint32_t>(std::min<int64_t>(k.count, UINT32_MAX)));
       }
     }
-    fill_window_rows(run, per_track, folds);
+    fill_window_rows(run, w);
   }
   if (legend_pending_) {
     // The legend with a windowed run: op types by time in the first window loaded (the whole span).
@@ -113,8 +121,7 @@ WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
   return load;
 }
 
-void TimelineModel::fill_window_rows(int run, const std::vector<std::vector<prof::Event>>& per_track,
-                                     const std::vector<std::vector<uint32_t>>& folds) {
+void TimelineModel::fill_window_rows(int run, const WindowEvents& w) {
   Run& r = runs_[static_cast<size_t>(run)];
   // The skeleton's names and nodes with the window's events (its counters are in their rows).
   const prof::Trace& sk = *r.skeleton;
@@ -125,26 +132,33 @@ void TimelineModel::fill_window_rows(int run, const std::vector<std::vector<prof
   window->nodes = sk.nodes;
   window->foreign = sk.foreign;
   r.folded.clear();
-  std::vector<size_t> first_of_track(per_track.size() + 1, 0);
-  for (size_t track = 0; track < per_track.size(); ++track) {
-    first_of_track[track] = window->events.size();
-    window->events.insert(window->events.end(), per_track[track].begin(), per_track[track].end());
-    r.folded.insert(r.folded.end(), folds[track].begin(), folds[track].end());
-  }
-  first_of_track[per_track.size()] = window->events.size();
-  r.row_of_event.assign(window->events.size(), -1);
+  r.row_of_event.clear();
+  // The run's rows by track and depth; an event deeper than its track's rows goes to the deepest.
+  std::vector<std::vector<int>> row_of(w.events.size());
   for (int ri = 0; ri < static_cast<int>(rows_.size()); ++ri) {
     TimelineRow& row = rows_[static_cast<size_t>(ri)];
-    if (row.run != run || row.counter || row.track >= per_track.size()) continue;
+    if (row.run != run || row.counter || row.track >= w.events.size()) continue;
     row.events.clear();
     row.starts.clear();
     row.max_dur = 0;
-    for (size_t i = first_of_track[row.track]; i < first_of_track[row.track + 1]; ++i) {
-      const prof::Event& e = window->events[i];
-      row.events.push_back(static_cast<uint32_t>(i));
+    row_of[row.track].push_back(ri);
+  }
+  for (size_t track = 0; track < w.events.size(); ++track) {
+    const std::vector<int>& rows = row_of[track];
+    for (size_t k = 0; k < w.events[track].size(); ++k) {
+      const prof::Event& e = w.events[track][k];
+      const auto i = static_cast<uint32_t>(window->events.size());
+      window->events.push_back(e);
+      r.folded.push_back(w.folds[track][k]);
+      int ri = -1;
+      if (!rows.empty())
+        ri = rows[std::min<size_t>(static_cast<size_t>(std::max(0, w.depths[track][k])), rows.size() - 1)];
+      r.row_of_event.push_back(ri);
+      if (ri < 0) continue;
+      TimelineRow& row = rows_[static_cast<size_t>(ri)];
+      row.events.push_back(i);
       row.starts.push_back(e.ts_ns - r.origin_ns);
       row.max_dur = std::max(row.max_dur, e.dur_ns);
-      r.row_of_event[i] = ri;
     }
   }
   r.trace = std::move(window);
