@@ -87,6 +87,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
                     int64_t n, int64_t k, bool accumulate, float* y) {
 #if MODESCOPE_HAVE_SGEMM_PACK
   if (!packed_sgemm_applies(w) || m <= 0 || n <= 0 || k <= 0) return ctx.unsupported_case("weights not frozen f32");
+  if (m < kPackedSgemmMinRows) return ctx.unsupported_case("too few rows for the packed sgemm");
   const SgemmShape s = sgemm_shape(ta, tw, m, n, k);
   const std::string key = "sgemm-pack|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
                           std::to_string(w.byte_offset()) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" +

@@ -18,9 +18,15 @@ class KernelContext;
 
 namespace ms::cpu::nn {
 
+// The fewest rows packed_sgemm takes. oneDNN 2.6.3's AVX-512 packed sgemm reads outside its
+// buffers for 2..15 rows with stored-transposed weights (the [out, in] of Gemm transB=1, Dense):
+// measured over m = 1..70 on an AVX-512 CPU, every such product faulted and none other did; AVX2's
+// kernel has no such case. Fewer rows go to the matrix-vector loops or the matmul primitive.
+inline constexpr int64_t kPackedSgemmMinRows = 16;
+
 // y [m, n] = (accumulate ? y : 0) + op(A) op(W): A [m, k] rows contiguous (or stored [k, m] when
 // ta), W [k, n] (or stored [n, k] when tw), f32, W's buffer frozen. Unsupported when the packed
-// sgemm is not built in or W is not a frozen f32 matrix.
+// sgemm is not built in, W is not a frozen f32 matrix or m < kPackedSgemmMinRows.
 Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const Tensor& w, bool tw, int64_t m,
                     int64_t n, int64_t k, bool accumulate, float* y);
 
