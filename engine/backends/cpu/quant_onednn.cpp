@@ -2,6 +2,9 @@
 // channels last) with its zero point as oneDNN's runtime source zero point, int8 weights reordered
 // once into the primitive's layout (nn::prepared_weights), int32 accumulators out (channels last).
 // Bias and requantization stay in quant_int.cpp, in float64 as the ONNX reference does.
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <string>
 
 #include "engine/backends/cpu/nn_onednn.h"
@@ -89,10 +92,21 @@ Status run_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8
   return Status::ok();
 }
 
+// AVX-VNNI (CPUID.(EAX=7,ECX=1):EAX bit 4), read from CPUID: clang 14's __builtin_cpu_supports
+// does not know the name.
+bool cpu_has_avx_vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 bool int8_pairs_may_saturate(const Tensor& w) {
-  static const bool vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  static const bool vnni = __builtin_cpu_supports("avx512vnni") || cpu_has_avx_vnni();
   if (vnni) return false;
   const int8_t* p = w.data<int8_t>();
   for (int64_t i = 0; i < w.numel(); ++i)
