@@ -87,8 +87,7 @@ void write_all(int fd, const std::string& data) {
   nlohmann::json j = {{"status", static_cast<int>(r.status)},
                       {"message", r.message},
                       {"op", r.op},
-                      {"fallbacks", nlohmann::json::array()}};
-  for (const auto& f : r.fallbacks) j["fallbacks"].push_back({{"op", f.op}, {"count", f.count}, {"reason", f.reason}});
+                      {"fallbacks", fallbacks_json(r.fallbacks)}};
   write_all(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   ::close(fd);
   // _exit: no static destructors or stdio flushes duplicated from the parent.
@@ -171,9 +170,7 @@ CaseResult run_isolated(const std::string& case_dir, const CaseOptions& opt, int
       (st >= 0 && st <= static_cast<int>(CaseStatus::Timeout)) ? static_cast<CaseStatus>(st) : CaseStatus::Failed;
   r.message = j.value("message", "");
   r.op = j.value("op", "");
-  if (j.contains("fallbacks") && j["fallbacks"].is_array())
-    for (const auto& f : j["fallbacks"])
-      r.fallbacks.push_back({f.value("op", ""), f.value("count", int64_t{0}), f.value("reason", "")});
+  if (j.contains("fallbacks")) r.fallbacks = fallbacks_from_json(j["fallbacks"]);
   return r;
 }
 
@@ -360,7 +357,12 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
 
   int passed = 0, failed = 0, skipped = 0, crashed = 0;
   std::vector<runtime::Fallback> fallbacks;
-  for (const auto& r : records) runtime::merge_fallbacks(fallbacks, r.result.fallbacks);
+  for (const auto& r : records) {
+    // Each case is its own graph: its node ids go with the case (the report's "cases"), not the sum.
+    std::vector<runtime::Fallback> counted = r.result.fallbacks;
+    for (auto& f : counted) f.nodes.clear();
+    runtime::merge_fallbacks(fallbacks, counted);
+  }
   std::map<std::string, int> skipped_by_op;
   for (const auto& r : records) {
     switch (r.result.status) {
@@ -421,6 +423,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                        {"message", r.result.message},
                        {"op", r.result.op},
                        {"ms", r.ms}});
+      if (!r.result.fallbacks.empty()) cases.back()["fallbacks"] = fallbacks_json(r.result.fallbacks);
     }
     for (const auto& [name, reason] : excluded_run)
       cases.push_back(

@@ -20,8 +20,12 @@ std::vector<runtime::Fallback> device_fallback(const std::string& backend_note);
 // `strict` an error naming them instead (the caller fails with it).
 Status report_fallbacks(const std::vector<runtime::Fallback>& fallbacks, bool strict);
 
-// [{"op": "Where", "count": 2, "reason": "..."}, ...]
+// [{"op": "Where", "count": 2, "reason": "...", "nodes": [12, 40]}, ...]: "nodes" the ids of the
+// nodes that fell back (ir::NodeId values; [] for a counted entry such as the whole run's "*").
 nlohmann::json fallbacks_json(const std::vector<runtime::Fallback>& fallbacks);
+// The list fallbacks_json wrote; entries without "nodes" (reports written before nodes were named)
+// come back counted only, and anything that is not a list of objects gives an empty list.
+std::vector<runtime::Fallback> fallbacks_from_json(const nlohmann::json& j);
 
 // The report's "environment" object (session/environment.h): CPU, libraries, threads, build.
 nlohmann::json environment_json(const runtime::Backend* backend);

@@ -255,8 +255,9 @@ class MainWindow : public QMainWindow {
   void apply_session(const session::SessionData& d);
   // With a trace kept in the file: the comparison the session stored for its PyNative and Graph runs.
   void restore_comparison(const session::SessionData& d);
-  // The runs' fallbacks (main_window_results.cpp): nodes of those op types badged in the graph,
-  // their events marked in the timeline; a whole run on another backend said in the inspector.
+  // The runs' fallbacks (main_window_results.cpp): the nodes that fell back badged in the graph (of
+  // those op types where a fallback names no nodes), their events marked in the timeline; a whole
+  // run on another backend said in the inspector.
   void update_fallback_marks();
   QString whole_run_fallback_;
   // Training curves and the values' comparison of a restored session (main_window_train.cpp,

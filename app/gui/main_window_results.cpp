@@ -129,22 +129,33 @@ void MainWindow::select_node_everywhere(uint64_t node) {
 }
 
 void MainWindow::update_fallback_marks() {
-  std::map<std::string, QString> graph_marks;
-  std::map<std::string, std::string> timeline_marks;
+  views::FallbackMarks graph_marks;
+  std::unordered_map<uint64_t, std::string> timeline_nodes;
   whole_run_fallback_.clear();
-  for (const session::SessionRun& r : runs_)
+  for (const session::SessionRun& r : runs_) {
+    // The graph the run ran when not its input graph (Graph mode: the last snapshot, the compiled
+    // graph), where a node that fell back may stand for several of the input graph's.
+    const ir::Graph* ran = nullptr;
+    for (auto p = r.outcome.passes.rbegin(); p != r.outcome.passes.rend() && !ran; ++p) ran = p->graph.get();
     for (const runtime::Fallback& f : r.outcome.fallbacks) {
       const QString why = QString::fromStdString(f.reason) + tr(" (%1 run)").arg(QString::fromStdString(r.label));
       if (f.op == "*") {
         whole_run_fallback_ = why;
-        continue;
+      } else if (f.nodes.empty()) {
+        graph_marks.add_op(f.op, why);  // a session written before fallbacks named their nodes
+      } else {
+        graph_marks.add_nodes(f.nodes, why, ran);
+        for (uint64_t id : f.nodes) {  // the events of those nodes themselves, in the runs' traces
+          std::string& t = timeline_nodes[id];
+          t += (t.empty() ? "" : "; ") + why.toStdString();
+        }
       }
-      QString& g = graph_marks[f.op];
-      g += (g.isEmpty() ? QString() : QStringLiteral("; ")) + why;
-      timeline_marks[f.op] = g.toStdString();
     }
+  }
+  std::map<std::string, std::string> timeline_ops;
+  for (const auto& [op, why] : graph_marks.ops) timeline_ops[op] = why.toStdString();
   graph_->set_fallbacks(std::move(graph_marks));
-  timeline_->set_fallbacks(std::move(timeline_marks));
+  timeline_->set_fallbacks(std::move(timeline_ops), std::move(timeline_nodes));
 }
 
 void MainWindow::clear_results() {

@@ -38,9 +38,9 @@ struct sqlite3;
 namespace ms::session {
 
 // Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison, schema 3
-// each trace event's nesting depth and each iteration's op span; an older file is migrated in
-// memory on open.
-inline constexpr int kSessionSchemaVersion = 3;
+// each trace event's nesting depth and each iteration's op span, schema 4 the nodes of each run's
+// fallbacks; an older file is migrated in memory on open.
+inline constexpr int kSessionSchemaVersion = 4;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
 inline constexpr const char* kSessionExtension = ".modescope";
 

@@ -64,7 +64,12 @@ const std::vector<std::string>& content_tables(int version) {
     t.push_back("trace_iterations");
     return t;
   }();
-  return version <= 1 ? kTables1 : version == 2 ? kTables2 : kTables3;
+  static const std::vector<std::string> kTables4 = [] {
+    std::vector<std::string> t = kTables3;
+    t.push_back("run_fallback_nodes");
+    return t;
+  }();
+  return version <= 1 ? kTables1 : version == 2 ? kTables2 : version == 3 ? kTables3 : kTables4;
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// The session file's tables (schema version 3) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 4) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -12,6 +12,7 @@
 //   comparisons(idx, name, run_a, run_b, report), training(idx, name, mode, curves..., report)
 //   run_details(run, compiles, cache_hits, bucket, buckets)   schema 2
 //   run_fallbacks(run, idx, op, count, reason)                 schema 2
+//   run_fallback_nodes(run, idx, node)                         schema 4: the nodes of fallback idx
 //   numerics(...), numerics_values(idx, ...)                   schema 2: the values of both modes compared
 //   trace_meta, trace_strings, trace_tracks (with each track's longest event), trace_nodes,
 //   trace_events (index on run, track, ts), trace_counters, trace_flows, trace_blocks
@@ -34,6 +35,7 @@ namespace ms::session::store {
 extern const char* const kSchema;    // the tables of schema 1
 extern const char* const kSchemaV2;  // the tables schema 2 added (its migration creates them)
 extern const char* const kSchemaV3;  // the columns and table schema 3 added (derive_trace_rows fills them)
+extern const char* const kSchemaV4;  // the table schema 4 added
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 

@@ -1,5 +1,6 @@
 // The tables schema 2 added: each run's fallbacks and compiled-graph figures, and the comparison of
-// both modes' values (the numerics). A schema-1 file gets them empty through the migration.
+// both modes' values (the numerics); schema 4 the nodes of each fallback. Older files get them empty
+// through the migrations.
 #include <map>
 
 #include "app/session/session_store.h"
@@ -19,6 +20,10 @@ CREATE TABLE numerics_values(idx INTEGER PRIMARY KEY, value TEXT, node TEXT, op 
   max_rel REAL, nonfinite INTEGER, diverged INTEGER, ord INTEGER);
 )sql";
 
+const char* const kSchemaV4 = R"sql(
+CREATE TABLE run_fallback_nodes(run INTEGER, idx INTEGER, node INTEGER, PRIMARY KEY(run, idx, node));
+)sql";
+
 namespace {
 
 Status bad_run(const std::string& file, const char* table, int64_t run) {
@@ -36,12 +41,16 @@ Status write_run_details(sqlite3* db, const std::string& file, int run, const Mo
       .bind(5, sql::join_lines(o.buckets));
   d.run();
   Stmt f(db, file, "INSERT INTO run_fallbacks VALUES(?, ?, ?, ?, ?)");
+  Stmt fn(db, file, "INSERT INTO run_fallback_nodes VALUES(?, ?, ?)");
   for (size_t i = 0; i < o.fallbacks.size(); ++i) {
     const runtime::Fallback& x = o.fallbacks[i];
     f.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(i)).bind(3, x.op).bind(4, x.count).bind(5, x.reason).run();
+    for (uint64_t node : x.nodes)
+      fn.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(i)).bind(3, static_cast<int64_t>(node)).run();
   }
   MS_RETURN_IF_ERROR(d.status());
-  return f.status();
+  MS_RETURN_IF_ERROR(f.status());
+  return fn.status();
 }
 
 Status read_run_details(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs) {
@@ -53,12 +62,25 @@ Status read_run_details(sqlite3* db, const std::string& file, std::vector<Sessio
     o.compiles = d.i64(1), o.cache_hits = d.i64(2), o.bucket = d.text(3), o.buckets = sql::split_lines(d.text(4));
   }
   MS_RETURN_IF_ERROR(d.status());
-  Stmt f(db, file, "SELECT run, op, count, reason FROM run_fallbacks ORDER BY run, idx");
+  Stmt f(db, file, "SELECT run, idx, op, count, reason FROM run_fallbacks ORDER BY run, idx");
+  std::map<std::pair<int64_t, int64_t>, size_t> position;  // (run, idx) -> index in the run's list
   while (f.step()) {
     if (f.i64(0) < 0 || f.i64(0) >= n) return bad_run(file, "run_fallbacks", f.i64(0));
-    runs[static_cast<size_t>(f.i64(0))].outcome.fallbacks.push_back({f.text(1), f.i64(2), f.text(3)});
+    auto& list = runs[static_cast<size_t>(f.i64(0))].outcome.fallbacks;
+    position[{f.i64(0), f.i64(1)}] = list.size();
+    list.push_back({f.text(2), f.i64(3), f.text(4)});
   }
-  return f.status();
+  MS_RETURN_IF_ERROR(f.status());
+  Stmt fn(db, file, "SELECT run, idx, node FROM run_fallback_nodes ORDER BY run, idx, node");
+  while (fn.step()) {
+    auto it = position.find({fn.i64(0), fn.i64(1)});
+    if (it == position.end())
+      return invalid_model(file + ": run_fallback_nodes names fallback " + std::to_string(fn.i64(1)) + " of run " +
+                           std::to_string(fn.i64(0)) + ", which is not in the session");
+    runs[static_cast<size_t>(fn.i64(0))].outcome.fallbacks[it->second].nodes.push_back(
+        static_cast<uint64_t>(fn.i64(2)));
+  }
+  return fn.status();
 }
 
 Status write_numerics(sqlite3* db, const std::string& file, const SessionNumerics& n) {

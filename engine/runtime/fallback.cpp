@@ -1,6 +1,7 @@
 #include "engine/runtime/fallback.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "engine/runtime/backend.h"
 
@@ -19,15 +20,24 @@ void FallbackLog::add(uint64_t node, const std::string& op, const std::string& r
 
 void FallbackLog::add(const Fallback& f) {
   std::lock_guard<std::mutex> lock(mutex_);
-  counted_[{f.op, f.reason}] += f.count;
+  const std::pair<std::string, std::string> key{f.op, f.reason};
+  if (!f.nodes.empty()) nodes_[key].insert(f.nodes.begin(), f.nodes.end());
+  const auto named = static_cast<int64_t>(f.nodes.size());
+  if (f.count > named || f.nodes.empty()) counted_[key] += f.count - named;
 }
 
 std::vector<Fallback> FallbackLog::list() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::map<std::pair<std::string, std::string>, int64_t> all = counted_;
-  for (const auto& [key, ids] : nodes_) all[key] += static_cast<int64_t>(ids.size());
+  std::map<std::pair<std::string, std::string>, Fallback> all;
+  for (const auto& [key, n] : counted_) all[key] = Fallback{key.first, n, key.second};
+  for (const auto& [key, ids] : nodes_) {
+    Fallback& f = all[key];
+    f.op = key.first, f.reason = key.second;
+    f.count += static_cast<int64_t>(ids.size());
+    f.nodes.assign(ids.begin(), ids.end());
+  }
   std::vector<Fallback> out;
-  for (const auto& [key, n] : all) out.push_back(Fallback{key.first, n, key.second});
+  for (auto& [key, f] : all) out.push_back(std::move(f));
   return out;
 }
 
@@ -69,10 +79,14 @@ void merge_fallbacks(std::vector<Fallback>& into, const std::vector<Fallback>& m
   for (const Fallback& f : more) {
     auto it =
         std::find_if(into.begin(), into.end(), [&](const Fallback& g) { return g.op == f.op && g.reason == f.reason; });
-    if (it == into.end())
+    if (it == into.end()) {
       into.push_back(f);
-    else
-      it->count = sum ? it->count + f.count : std::max(it->count, f.count);
+      continue;
+    }
+    std::vector<uint64_t> nodes;
+    std::set_union(it->nodes.begin(), it->nodes.end(), f.nodes.begin(), f.nodes.end(), std::back_inserter(nodes));
+    it->count = sum ? it->count + f.count : std::max({it->count, f.count, static_cast<int64_t>(nodes.size())});
+    it->nodes = std::move(nodes);
   }
 }
 

@@ -77,7 +77,9 @@ inline const SessionData& small_session() {
     d.comparisons.push_back({"pynative vs graph", 0, 1, R"({"speedup": 1.5})"});
     d.training.push_back({"graph", "graph", {2.3, 1.9, 1.2}, {0.1, 0.1, 0.05}, {5.0, 1.0, 1.1}, R"({"steps": 3})"});
     d.ui_state = {{"pass", "3"}, {"selection", "12"}, {"tab", "Timeline"}};
-    d.runs[1].outcome.fallbacks = {{"Where", 2, "no cuda kernel: runs on the CPU"}, {"*", 1, "no CUDA device"}};
+    d.runs[1].outcome.fallbacks = {{"Where", 2, "no cuda kernel: runs on the CPU", {3, 5}},
+                                   {"*", 1, "no CUDA device"},
+                                   {"Cast", 1, "computed in f32: runs on the CPU", {5}}};
     SessionNumerics n;
     n.diff.tol = 1e-4;
     n.diff.values.push_back({"y", "fc1", "Gemm", ir::NodeId{7}, "y", "fc1", ir::NodeId{7}, "same node", "", true,
@@ -185,7 +187,7 @@ inline void expect_same_run(const SessionRun& a, const SessionRun& b) {
   ASSERT_EQ(x.fallbacks.size(), y.fallbacks.size());
   for (size_t i = 0; i < x.fallbacks.size(); ++i)
     EXPECT_TRUE(x.fallbacks[i].op == y.fallbacks[i].op && x.fallbacks[i].count == y.fallbacks[i].count &&
-                x.fallbacks[i].reason == y.fallbacks[i].reason)
+                x.fallbacks[i].reason == y.fallbacks[i].reason && x.fallbacks[i].nodes == y.fallbacks[i].nodes)
         << "fallback " << i;
   EXPECT_EQ(x.compiles, y.compiles);
   EXPECT_EQ(x.cache_hits, y.cache_hits);

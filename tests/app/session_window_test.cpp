@@ -130,7 +130,9 @@ void downgrade_to_schema_1(const std::string& path) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* sql =
       "DROP TABLE run_details; DROP TABLE run_fallbacks; DROP TABLE numerics; DROP TABLE numerics_values;"
-      "DELETE FROM digests WHERE tbl IN ('run_details', 'run_fallbacks', 'numerics', 'numerics_values');"
+      "DROP TABLE run_fallback_nodes;"
+      "DELETE FROM digests WHERE tbl IN ('run_details', 'run_fallbacks', 'numerics', 'numerics_values',"
+      " 'run_fallback_nodes');"
       "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
       "DROP TABLE trace_iterations; DELETE FROM digests WHERE tbl = 'trace_iterations';"
       "PRAGMA user_version = 1; PRAGMA journal_mode = DELETE; VACUUM;";

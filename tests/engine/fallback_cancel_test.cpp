@@ -3,6 +3,7 @@
 // how much was asked for and for what.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -73,6 +74,39 @@ TEST(Fallbacks, CountsEachNodeOncePerOpAndReason) {
   EXPECT_EQ(merged[1].count, 4);
 }
 
+TEST(Fallbacks, ListNamesTheNodesAndMergeUnitesThem) {
+  FallbackLog log;
+  log.add(9, "Where", "no cuda kernel: runs on the CPU");
+  log.add(4, "Where", "no cuda kernel: runs on the CPU");
+  log.add(9, "Where", "no cuda kernel: runs on the CPU");  // another iteration of node 9
+  log.add(5, "Add", "no cuda kernel: runs on the CPU");
+  log.add(Fallback{"*", 1, "no CUDA device"});  // counted, no nodes
+  const auto list = log.list();
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0].op, "*");
+  EXPECT_TRUE(list[0].nodes.empty());
+  EXPECT_EQ(list[1].op, "Add");
+  EXPECT_EQ(list[1].nodes, (std::vector<uint64_t>{5}));
+  EXPECT_EQ(list[2].op, "Where");
+  EXPECT_EQ(list[2].nodes, (std::vector<uint64_t>{4, 9}));  // sorted, each once
+  EXPECT_EQ(list[2].count, 2);
+
+  // The same model seen by two runs: one more node in the second; the union, counted once each.
+  std::vector<Fallback> merged = {list[2]};
+  merge_fallbacks(merged, {Fallback{"Where", 2, "no cuda kernel: runs on the CPU", {4, 11}}}, /*sum=*/false);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].nodes, (std::vector<uint64_t>{4, 9, 11}));
+  EXPECT_EQ(merged[0].count, 3);
+  // An entry without nodes (an old report) keeps the nodes already known.
+  merge_fallbacks(merged, {Fallback{"Where", 1, "no cuda kernel: runs on the CPU"}});
+  EXPECT_EQ(merged[0].nodes, (std::vector<uint64_t>{4, 9, 11}));
+  EXPECT_EQ(merged[0].count, 4);
+  // Adding an entry with nodes to a log counts the nodes once, with those it had.
+  log.add(Fallback{"Where", 2, "no cuda kernel: runs on the CPU", {4, 7}});
+  EXPECT_EQ(log.list()[2].nodes, (std::vector<uint64_t>{4, 7, 9}));
+  EXPECT_EQ(log.list()[2].count, 3);
+}
+
 TEST(Fallbacks, NoteFallbackGoesToTheInnermostScopeOnThisThread) {
   ir::Node n;
   n.op_type = "Sin";
@@ -89,6 +123,7 @@ TEST(Fallbacks, NoteFallbackGoesToTheInnermostScopeOnThisThread) {
   }
   ASSERT_EQ(inner.list().size(), 1u);
   EXPECT_EQ(inner.list()[0].reason, "inner");
+  EXPECT_EQ(inner.list()[0].nodes, std::vector<uint64_t>{7});
   ASSERT_EQ(outer.list().size(), 1u);
   EXPECT_EQ(outer.list()[0].reason, "outer");
 }
@@ -102,6 +137,12 @@ TEST(Fallbacks, CompileListsTheOpsTheBackendRunsThroughItsCpuFallback) {
   EXPECT_EQ(log.list()[0].op, "Relu");
   EXPECT_EQ(log.list()[0].count, 2);
   EXPECT_EQ(log.list()[0].reason, "no fake kernel: runs on the CPU");
+  std::vector<uint64_t> relus;  // the Relu nodes, not the Sigmoid
+  for (const ir::Node& n : g.nodes())
+    if (n.op_type == "Relu") relus.push_back(n.id.value);
+  ASSERT_EQ(relus.size(), 2u);
+  std::sort(relus.begin(), relus.end());
+  EXPECT_EQ(log.list()[0].nodes, relus);
 
   compiler::CompileOptions o;
   o.jit_level = compiler::JitLevel::O0;  // no fusion: both Relus stay steps
@@ -110,6 +151,11 @@ TEST(Fallbacks, CompileListsTheOpsTheBackendRunsThroughItsCpuFallback) {
   ASSERT_EQ(c->fallbacks.size(), 1u);
   EXPECT_EQ(c->fallbacks[0].op, "Relu");
   EXPECT_EQ(c->fallbacks[0].count, 2);
+  std::vector<uint64_t> compiled_relus;  // the compiled graph's Relu nodes
+  for (const ir::Node& n : c->graph().nodes())
+    if (n.op_type == "Relu") compiled_relus.push_back(n.id.value);
+  std::sort(compiled_relus.begin(), compiled_relus.end());
+  EXPECT_EQ(c->fallbacks[0].nodes, compiled_relus);
   bool noted = false;
   for (const auto& n : c->notes) noted = noted || n.find("Relu x2") != std::string::npos;
   EXPECT_TRUE(noted);

@@ -10,7 +10,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "views/graph/graph_items.h"
 #include "views/jobs/job_tracker.h"
@@ -20,6 +22,20 @@ namespace ms::views {
 
 class Minimap;
 class SearchBar;
+
+// What ran on a fallback (runtime/fallback.h: a CPU detour from the device, another precision), as
+// the graph view marks it: by node where the fallback names its nodes, by op type where it does not
+// (a session written before fallbacks named nodes). Reasons of several runs are joined with "; ".
+struct FallbackMarks {
+  std::unordered_map<uint64_t, QString> nodes;  // NodeId value -> reason
+  std::map<std::string, QString> ops;           // op type -> reason
+  // Marks `ids` with `why`, and in `ran` (the graph the run ran, when not the input graph: the
+  // compiled graph) the origins of those nodes, so a fused node that fell back is marked in the
+  // snapshots before the fusion too.
+  void add_nodes(const std::vector<uint64_t>& ids, const QString& why, const ir::Graph* ran = nullptr);
+  void add_op(const std::string& op, const QString& why);
+  bool empty() const { return nodes.empty() && ops.empty(); }
+};
 
 class GraphCanvas : public QGraphicsView {
   Q_OBJECT
@@ -97,11 +113,12 @@ class GraphView : public QWidget {
   QString heat_legend() const { return heat_legend_; }
   // Outlines the nodes (NodeId values) in the link colour; empty clears. Kept across relayouts.
   void set_linked(std::vector<uint64_t> nodes);
-  // Ops that ran on a fallback (op type -> reason, runtime/fallback.h: a CPU detour from the device,
-  // another precision): every node of those types gets a badge and the reason in its tooltip, in
-  // this snapshot and every later one (graph_fallbacks.cpp). Empty clears.
-  void set_fallbacks(std::map<std::string, QString> by_op);
-  const std::map<std::string, QString>& fallbacks() const { return fallbacks_; }
+  // Nodes that ran on a fallback get a badge and the reason in their tooltip, in this snapshot and
+  // every later one (graph_fallbacks.cpp): a node marked by its id, a node that stands for a marked
+  // one (a marked id among its origins: rewritten or fused from it), and where `marks.ops` names
+  // its op type, any node of that type. Empty clears.
+  void set_fallbacks(FallbackMarks marks);
+  const FallbackMarks& fallbacks() const { return fallbacks_; }
   // The reason node `node` (index into the model) ran on a fallback; empty when it did not.
   QString fallback_reason(int node) const;
   int badged_nodes() const;
@@ -170,7 +187,7 @@ class GraphView : public QWidget {
   QWidget* ghosts_ = nullptr;  // the diff legend and removed nodes, in a band above the viewport
   void apply_heat();
   void apply_fallbacks();
-  std::map<std::string, QString> fallbacks_;
+  FallbackMarks fallbacks_;
   void place_legends();
   std::unordered_map<uint64_t, QColor> heat_;
   QString heat_legend_;

@@ -73,14 +73,20 @@ void TimelineView::load_window() {
   ++window_loads_;
 }
 
-void TimelineView::set_fallbacks(std::map<std::string, std::string> by_op) {
+void TimelineView::set_fallbacks(std::map<std::string, std::string> by_op,
+                                 std::unordered_map<uint64_t, std::string> by_node) {
   canvas_->fallbacks = std::move(by_op);
+  canvas_->fallback_nodes = std::move(by_node);
   canvas_->update();
 }
 
 const std::string* TimelineCanvas::fallback_of(const prof::Trace& t, const prof::Event& e) const {
-  if (fallbacks.empty() || (e.kind != prof::EventKind::Op && e.kind != prof::EventKind::Kernel)) return nullptr;
+  if ((fallbacks.empty() && fallback_nodes.empty()) ||
+      (e.kind != prof::EventKind::Op && e.kind != prof::EventKind::Kernel))
+    return nullptr;
   const prof::NodeInfo* n = t.node_of(e);
+  if (n)
+    if (auto node = fallback_nodes.find(n->id); node != fallback_nodes.end()) return &node->second;
   auto it = fallbacks.find(n ? n->op : std::string(t.str(e.name)));
   return it == fallbacks.end() ? nullptr : &it->second;
 }

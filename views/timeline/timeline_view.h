@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "views/timeline/timeline_model.h"
 
@@ -31,9 +32,10 @@ class TimelineView : public QWidget {
   const TimelineModel& model() const { return model_; }
   TimelineCanvas* canvas() const { return canvas_; }
   void set_selected_node(uint64_t node);
-  // Op types that ran on a fallback (op type -> reason): their events get an orange corner mark and
-  // the reason in their tooltip. Empty clears.
-  void set_fallbacks(std::map<std::string, std::string> by_op);
+  // What ran on a fallback: the events of the nodes `by_node` names (NodeId value -> reason) and of
+  // the op types `by_op` names (fallbacks that name no nodes) get an orange corner mark and the
+  // reason in their tooltip. Both empty clear.
+  void set_fallbacks(std::map<std::string, std::string> by_op, std::unordered_map<uint64_t, std::string> by_node = {});
   // Selects [t0, t1) ns (relative to the runs' starts) and shows its statistics.
   void select_range(int64_t t0, int64_t t1);
   QString stats_text() const;
@@ -74,7 +76,8 @@ class TimelineCanvas : public QWidget {
   // The fallback reason of an event's op (nullptr: none), and the current frame's marked items.
   const std::string* fallback_of(const prof::Trace& t, const prof::Event& e) const;
   int fallback_items() const;
-  std::map<std::string, std::string> fallbacks;
+  std::map<std::string, std::string> fallbacks;              // op type -> reason
+  std::unordered_map<uint64_t, std::string> fallback_nodes;  // NodeId value -> reason
   uint64_t selected_node = 0;
   int64_t sel0 = 0, sel1 = 0;  // selected range, ns
   static constexpr int kLabel = 170, kAxis = 26, kLegend = 22;
