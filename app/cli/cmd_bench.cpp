@@ -203,6 +203,7 @@ int bench_model(const RunArgs& a) {
   opts->parallel_branches = branches;
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
+  if (Status ps = apply_precision(*opts, a.precision, *prep->backend); !ps) return fail(ps.message());
   if (!prep->backend->device().is_cpu()) {
     // Inputs already on the device, as a framework's own benchmark keeps them: the figures are the
     // model's, not the host-to-device copy's.
@@ -265,6 +266,11 @@ int bench_model(const RunArgs& a) {
                 m == pyn ? "pynative" : "graph", m->latency.median, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
                 session::format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
+  const bool low = a.precision == "bf16";
+  const session::Deviation dev = low ? session::deviation(gra->outputs, pyn->outputs) : session::Deviation{};
+  if (low)
+    std::printf("  graph in bf16: deviation from f32 (PyNative) max %.3g, mean %.3g (relative); top-1 %s\n",
+                dev.max_rel, dev.mean_rel, dev.argmax_equal ? "the same" : "differs");
   int branch_threads = 1;
   for (int t : gx.step_threads()) branch_threads = std::max(branch_threads, t + 1);
   std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu   branch threads %d\n", speedup, gx.compile_ms(),
@@ -303,7 +309,11 @@ int bench_model(const RunArgs& a) {
       << ", \"device\": \"" << json_escape(prep->backend->description())
       << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
       << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump()
-      << ", \"environment\": " << environment_json(prep->backend.get()).dump();
+      << ", \"environment\": " << environment_json(prep->backend.get()).dump() << ", \"precision\": \""
+      << (low ? "bf16" : "f32") << "\"";
+    if (low)
+      f << ", \"max_rel_dev\": " << dev.max_rel << ", \"mean_rel_dev\": " << dev.mean_rel
+        << ", \"argmax_equal\": " << (dev.argmax_equal ? "true" : "false");
     if (a.pass_effect) {
       f << ", \"pass_effect\": [";
       for (size_t i = 0; i < effects.size(); ++i)

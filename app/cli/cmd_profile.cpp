@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cmd_profile.h"
+
+#include "app/cli/compile_options.h"
 #include "app/cli/fallbacks.h"
 #include "app/cli/plugin_option.h"
 #include "app/cli/prepare.h"
@@ -27,6 +29,7 @@ compiler::CompileOptions profile_compile_options(const RunArgs& a) {
   const auto level = compiler::parse_jit_level(a.jit_level);
   o.jit_level = level ? *level : compiler::kDefaultJitLevel;
   o.disabled_passes = a.disabled_passes;
+  o.amp = precision_amp(a.precision);  // checked against the backend where the command starts
   return o;
 }
 
@@ -64,7 +67,8 @@ int profile_command(const ProfileState& st) {
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
   if (!prep->note.empty()) std::fprintf(stderr, "note: %s\n", prep->note.c_str());
-  const compiler::CompileOptions copts = profile_compile_options(a);
+  compiler::CompileOptions copts = profile_compile_options(a);
+  if (Status ps = apply_precision(copts, a.precision, *prep->backend); !ps) return fail(ps.message());
   std::error_code ec;
   std::filesystem::create_directories(st.out, ec);
   if (ec) return fail(st.out + ": cannot create folder: " + ec.message());
@@ -154,6 +158,7 @@ const RegisterCommand kProfile{
     [](CLI::App& cmd) -> CommandRunner {
       auto st = std::make_shared<ProfileState>();
       add_run_options(&cmd, st->args, false);
+      add_precision_option(&cmd, st->args);
       cmd.add_option("--mode", st->mode, "pynative, graph or both")
           ->check(CLI::IsMember({"pynative", "graph", "both"}));
       cmd.add_option("--out", st->out, "Folder for <mode>.trace.json and summary.json")->required();

@@ -79,6 +79,7 @@ int run_command(const RunArgs& a) {
   cfg.warmup = a.warmup;
   auto jit = compile_options(a.jit_level, a.disabled_passes);
   if (!jit) return fail(jit.status().message());
+  if (Status ps = apply_precision(*jit, a.precision, *prep->backend); !ps) return fail(ps.message());
   cfg.compile = *jit;
   cfg.profile = !a.session.empty();  // the session's timeline and heatmap
   auto r = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
@@ -98,6 +99,22 @@ int run_command(const RunArgs& a) {
                                                    : "not");
   for (size_t i = 0; i < r->outputs.size(); ++i)
     std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());
+  // A bf16 Graph against one f32 PyNative pass on the same inputs.
+  const bool low = a.precision == "bf16" && cfg.mode == runtime::ExecMode::Graph;
+  if (a.precision == "bf16" && !low) std::fprintf(stderr, "note: --precision bf16 is Graph mode's; PyNative ran f32\n");
+  session::Deviation dev;
+  if (low) {
+    session::RunRequest ref = cfg;
+    ref.mode = runtime::ExecMode::PyNative;
+    ref.iters = 1;
+    ref.warmup = 0;
+    ref.profile = false;
+    auto f32 = session::run_model(prep->graph, prep->inputs, *prep->backend, ref);
+    if (!f32) return fail(a.model + ": the f32 reference pass: " + f32.status().message());
+    dev = session::deviation(r->outputs, f32->outputs);
+    std::printf("  bf16      deviation from f32 max %.3g, mean %.3g (relative); top-1 %s\n", dev.max_rel, dev.mean_rel,
+                dev.argmax_equal ? "the same" : "differs");
+  }
   if (!a.save_outputs.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(a.save_outputs, ec);
@@ -129,6 +146,9 @@ int run_command(const RunArgs& a) {
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;
+    j["precision"] = low ? "bf16" : "f32";
+    if (low)
+      j["deviation"] = {{"max_rel", dev.max_rel}, {"mean_rel", dev.mean_rel}, {"argmax_equal", dev.argmax_equal}};
     // Graph mode compiles once for the run's exact shapes; every later iteration reuses it
     // (`bench-shapes` sweeps sizes through the shape-bucket cache).
     const bool graph = cfg.mode == runtime::ExecMode::Graph;

@@ -26,8 +26,9 @@ struct RunArgs {
   std::vector<std::string> disabled_passes;                // pass arguments to leave out
   std::string baseline;                                    // bench: JSON of an earlier `bench --json` to compare with
   bool pass_effect = false;                                // bench: Graph mode with each pass left out in turn
-  bool strict_device = false;  // any fallback (another backend, an op on the CPU) is an error
-  std::string session;         // run, compare, profile: write the runs as a session file (.modescope)
+  bool strict_device = false;     // any fallback (another backend, an op on the CPU) is an error
+  std::string session;            // run, compare, profile: write the runs as a session file (.modescope)
+  std::string precision = "f32";  // Graph mode: f32 or bf16 (compile_options.h, apply_precision)
 };
 
 int run_command(const RunArgs& a);

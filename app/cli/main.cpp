@@ -17,6 +17,13 @@ std::vector<CommandInfo>& command_registry() {
   return registry;
 }
 
+void add_precision_option(CLI::App* cmd, RunArgs& a) {
+  cmd->add_option("--precision", a.precision,
+                  "Graph mode's precision: f32, or bf16 (norms, softmax and reductions kept f32; CPUs with "
+                  "AVX-512-BF16 or AMX); the deviation from f32 is reported")
+      ->check(CLI::IsMember({"f32", "bf16"}));
+}
+
 void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode) {
   cmd->add_option("MODEL", a.model, "An .onnx file or zoo:NAME?key=value&...")->required();
   if (with_mode) cmd->add_option("--mode", a.mode, "pynative or graph")->check(CLI::IsMember({"pynative", "graph"}));
@@ -45,6 +52,7 @@ int main(int argc, char** argv) {
   ms::cli::RunArgs run_args;
   auto* run = app.add_subcommand("run", "Run a model in one mode and print a latency summary");
   ms::cli::add_run_options(run, run_args, true);
+  ms::cli::add_precision_option(run, run_args);
   run->add_option("--save-outputs", run_args.save_outputs, "Folder for <output name>.npy");
   run->add_option("--report", run_args.report, "Write a JSON report");
   run->add_option("--session", run_args.session, "Write the run (profiled) as a session file the app opens");
@@ -56,6 +64,7 @@ int main(int argc, char** argv) {
   ms::cli::RunArgs compare_args;
   auto* compare = app.add_subcommand("compare", "Run both modes side by side and check equal outputs");
   ms::cli::add_run_options(compare, compare_args, false);
+  ms::cli::add_precision_option(compare, compare_args);
   compare->add_option("--session", compare_args.session, "Write both runs (profiled) as a session file the app opens");
 
   std::string conf_dir, conf_mode = "both", conf_filter, conf_report;
@@ -102,6 +111,7 @@ int main(int argc, char** argv) {
   bench->add_option("--jit-level", bench_args.jit_level, "Graph-mode pipeline: O0, O1 or O2")
       ->check(CLI::IsMember({"O0", "O1", "O2"}));
   bench->add_option("--disable", bench_args.disabled_passes, "Leave a pass out of the pipeline (repeatable)");
+  ms::cli::add_precision_option(bench, bench_args);
   bench->add_flag("--strict-device", bench_args.strict_device,
                   "Fail when anything does not run as asked on the device (an op on the CPU, another precision)");
   bench->add_flag("--pass-effect", bench_args.pass_effect,

@@ -33,6 +33,31 @@ std::string compare_tensors(const Tensor& a, const Tensor& b, double rtol, doubl
   return "";
 }
 
+Deviation deviation(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  Deviation d;
+  double abs_sum = 0, ref_sum = 0;
+  for (size_t o = 0; o < got.size() && o < want.size(); ++o) {
+    const Tensor &g = got[o], &w = want[o];
+    if (!is_float(g.dtype()) || !is_float(w.dtype()) || g.shape() != w.shape() || w.numel() == 0) continue;
+    double max_diff = 0, max_ref = 0;
+    int64_t g_arg = 0, w_arg = 0;
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const double x = g.at_double(i), y = w.at_double(i), diff = std::fabs(x - y);
+      max_diff = std::max(max_diff, std::isnan(diff) ? INFINITY : diff);
+      max_ref = std::max(max_ref, std::fabs(y));
+      abs_sum += diff;
+      ref_sum += std::fabs(y);
+      if (x > g.at_double(g_arg)) g_arg = i;
+      if (y > w.at_double(w_arg)) w_arg = i;
+    }
+    d.max_rel = std::max(d.max_rel, max_ref > 0 ? max_diff / max_ref : max_diff);
+    d.argmax_equal = d.argmax_equal && g_arg == w_arg;
+    ++d.compared;
+  }
+  d.mean_rel = ref_sum > 0 ? abs_sum / ref_sum : abs_sum;
+  return d;
+}
+
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
   int u = 0;

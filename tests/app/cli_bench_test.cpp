@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backends/select.h"
+#include "engine/runtime/backend.h"
 #include "tests/app/cli_test_util.h"
 
 namespace ms::cli {
@@ -61,6 +63,38 @@ TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
   out = run_capture(base + " --baseline " + (dir / "other.json").string(), &rc);
   EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
   EXPECT_NE(out.find("other.json: no case for model"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// --precision bf16: where oneDNN dispatches bf16 arithmetic, Graph mode runs in bf16 and the report
+// gives its distance from the f32 PyNative outputs (above zero: the product really was rounded);
+// with the ISA capped at AVX2 it is refused in one line naming the reason.
+TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_bf16_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  const std::string args = " bench " + model + " --threads 1 --iters 2 --warmup 1 --precision bf16";
+  int rc = -1;
+  std::string out = run_capture("ONEDNN_MAX_CPU_ISA=AVX2 " + cli + args, &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
+  EXPECT_NE(out.find("--precision bf16: "), std::string::npos) << out;
+  EXPECT_NE(out.find("no native bf16 arithmetic"), std::string::npos) << out;
+
+  if (!backends::create_cpu_backend(1)->native_bf16()) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "this CPU has no native bf16 arithmetic (AVX-512-BF16 or AMX): the refusal was checked";
+  }
+  out = run_capture(cli + args + " --json " + (dir / "bf16.json").string(), &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("graph in bf16: deviation from f32"), std::string::npos) << out;
+  std::ifstream f(dir / "bf16.json");
+  const auto c = nlohmann::json::parse(f).at("cases").at(0);
+  EXPECT_EQ(c.at("precision"), "bf16");
+  EXPECT_GT(c.at("max_rel_dev").get<double>(), 0.0);  // bf16 keeps 8 bits of mantissa: never exact here
+  EXPECT_LT(c.at("max_rel_dev").get<double>(), 0.05);
+  EXPECT_LT(c.at("mean_rel_dev").get<double>(), 0.02);
   fs::remove_all(dir);
 }
 

@@ -26,6 +26,14 @@ std::string CpuBackend::description() const {
          ", " + std::to_string(threads_) + " threads)";
 }
 
+bool CpuBackend::native_bf16() const {
+  // oneDNN's ISA as it dispatches (ONEDNN_MAX_CPU_ISA applied): avx512_core_bf16 or above. The ISA
+  // values are nested bit sets (avx512_core_amx includes avx512_core_bf16's bits).
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  return (isa & bf16) == bf16;
+}
+
 void CpuBackend::set_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = n;

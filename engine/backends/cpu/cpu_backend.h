@@ -18,6 +18,7 @@ class CpuBackend final : public runtime::Backend {
   std::string name() const override { return "cpu"; }
   Device device() const override { return {}; }
   std::string description() const override;
+  bool native_bf16() const override;
   runtime::Allocator& allocator() override { return *caching_; }
   runtime::Allocator& arena_allocator() override { return host_; }
   runtime::KernelFn find_kernel(const ir::Node& node) const override;
