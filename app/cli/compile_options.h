@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/session/precision.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/executor.h"
 
@@ -23,25 +24,9 @@ inline Expected<compiler::CompileOptions> compile_options(const std::string& jit
   return o;
 }
 
-// --precision: "f32" (nothing changes), or "bf16": Graph mode computes in bf16 but for the AMP black
-// list (normalizations, softmax, reductions and losses stay f32: AMP level O2, compiler/amp.h), on a
-// backend with native bf16 arithmetic only. Elsewhere bf16 would be emulated, slower than f32, so it
-// is refused with the reason. PyNative runs stay f32: they are the reference the deviation is from.
-inline compiler::AmpLevel precision_amp(const std::string& precision) {
-  return precision == "bf16" ? compiler::AmpLevel::O2 : compiler::AmpLevel::O0;
-}
-inline Status apply_precision(compiler::CompileOptions& o, const std::string& precision,
-                              const runtime::Backend& backend) {
-  if (precision.empty() || precision == "f32") return Status::ok();
-  if (precision != "bf16")
-    return Status::error(ErrorCode::InvalidArgument, "--precision '" + precision + "': expected f32 or bf16");
-  if (!backend.native_bf16())
-    return Status::error(ErrorCode::Unsupported, "--precision bf16: " + backend.description() +
-                                                     " has no native bf16 arithmetic (AVX-512-BF16 or AMX); "
-                                                     "run in f32");
-  o.amp = precision_amp(precision);
-  return Status::ok();
-}
+// --precision (session/precision.h, shared with the app's Run panel).
+using session::apply_precision;
+using session::precision_amp;
 
 // Minimal JSON string escaping for reports.
 inline std::string json_escape(const std::string& s) {

@@ -147,6 +147,9 @@ int main(int argc, char** argv) {
                                QStringLiteral("N"));
   QCommandLineOption jit_opt(QStringLiteral("jit-level"), QStringLiteral("Graph-mode pipeline: O0, O1 or O2."),
                              QStringLiteral("LEVEL"));
+  QCommandLineOption precision_opt(QStringLiteral("precision"),
+                                   QStringLiteral("Graph mode's precision: f32 or bf16 (the Run panel's)."),
+                                   QStringLiteral("P"));
   QCommandLineOption side_opt(QStringLiteral("side-by-side"),
                               QStringLiteral("With --show-pass: the graph before the pass beside the graph after it."));
   QCommandLineOption effect_opt(
@@ -190,8 +193,9 @@ int main(int argc, char** argv) {
       QStringLiteral("Walk through the window as a user would (open MODEL, run both modes, click a pass, select "
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, pass_opt, side_opt, effect_opt, train_opt,
-                  ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt});
+  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt, side_opt,
+                  effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt,
+                  scenario_opt});
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -238,6 +242,8 @@ int main(int argc, char** argv) {
   if (cli.isSet(iters_opt)) window.run_panel()->set_iterations(cli.value(iters_opt).toInt());
   if (cli.isSet(jit_opt) && !window.run_panel()->set_jit_level(cli.value(jit_opt)))
     return fail(QStringLiteral("--jit-level: '%1' is not O0, O1 or O2").arg(cli.value(jit_opt)));
+  if (cli.isSet(precision_opt) && !window.run_panel()->set_precision(cli.value(precision_opt)))
+    return fail(QStringLiteral("--precision: '%1' is not f32 or bf16").arg(cli.value(precision_opt)));
   window.show();
 
   if (cli.isSet(scenario_opt)) {

@@ -164,6 +164,11 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
                       .arg(r->compiles)
                       .arg(QString::fromStdString(r->bucket))
                       .arg(r->cache_hits);
+        if (r->precision == "bf16")
+          line += tr("; in bf16, from f32 max %1, mean %2 (relative), top-1 %3")
+                      .arg(r->deviation.max_rel, 0, 'g', 3)
+                      .arg(r->deviation.mean_rel, 0, 'g', 3)
+                      .arg(r->deviation.argmax_equal ? tr("the same") : tr("differs"));
         log(line);
         for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
         run_next(std::move(modes), ok_so_far);

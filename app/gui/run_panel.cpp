@@ -32,6 +32,13 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   jit_->addItem(QStringLiteral("O1 — graph optimizations"), QStringLiteral("O1"));
   jit_->addItem(QStringLiteral("O2 — layout and scheduling"), QStringLiteral("O2"));
   jit_->setCurrentIndex(jit_->findData(QString::fromLatin1(compiler::kDefaultJitLevelName)));
+  precision_ = new QComboBox(this);
+  precision_->setObjectName(QStringLiteral("Precision"));
+  precision_->addItem(tr("f32"), QStringLiteral("f32"));
+  precision_->addItem(tr("bf16 (Graph mode)"), QStringLiteral("bf16"));
+  precision_->setToolTip(
+      tr("bf16: Graph mode computes in bf16 but for normalizations, softmax and reductions, and the result says how "
+         "far its outputs lie from f32. Needs a CPU with AVX-512-BF16 or AMX."));
   threads_ = new QSpinBox(this);
   threads_->setRange(0, 256);
   threads_->setSpecialValueText(tr("all cores"));
@@ -44,6 +51,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Mode"), mode_);
   form->addRow(tr("Device"), device_);
   form->addRow(tr("JIT level"), jit_);
+  form->addRow(tr("Precision"), precision_);
   form->addRow(tr("Threads"), threads_);
   form->addRow(tr("Iterations"), iterations_);
   form->addRow(tr("Batch"), batch_);
@@ -75,6 +83,7 @@ RunRequest RunPanel::request(const std::string& mode) const {
   r.mode = mode;
   r.device = device_->currentData().toString().toStdString();
   r.jit_level = jit_->currentData().toString().toStdString();
+  r.precision = precision_->currentData().toString().toStdString();
   r.threads = threads_->value();
   r.iterations = iterations_->value();
   r.batch = batch_->value();
@@ -92,6 +101,13 @@ bool RunPanel::set_jit_level(const QString& level) {
   return true;
 }
 
+bool RunPanel::set_precision(const QString& p) {
+  const int i = precision_->findData(p.toLower());
+  if (i < 0) return false;
+  precision_->setCurrentIndex(i);
+  return true;
+}
+
 void RunPanel::clear_results() {
   pynative_text_.clear();
   graph_text_.clear();
@@ -105,6 +121,11 @@ void RunPanel::show_result(const RunOutcome& r) {
           .arg(r.median_ms, 0, 'f', 3)
           .arg(r.min_ms, 0, 'f', 3);
   if (r.mode == "graph") text += tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
+  if (r.precision == "bf16")
+    text += tr("<br>bf16: from f32 max %1, mean %2 (relative); top-1 %3")
+                .arg(r.deviation.max_rel, 0, 'g', 3)
+                .arg(r.deviation.mean_rel, 0, 'g', 3)
+                .arg(r.deviation.argmax_equal ? tr("the same") : tr("differs"));
   if (r.compiles > 0) {
     // The compiled-graph cache as the run report has it (compiles, cache_hits) and what it compiled for.
     text += tr("<br>%n compiled graph(s), ", nullptr, static_cast<int>(r.compiles)) +
@@ -132,6 +153,7 @@ void RunPanel::save_settings() const {
   else
     s.setValue(QStringLiteral("jit"), jit_->currentData());
   s.setValue(QStringLiteral("jit_kept_when_chosen"), true);
+  s.setValue(QStringLiteral("precision"), precision_->currentData());
   s.setValue(QStringLiteral("threads"), threads_->value());
   s.setValue(QStringLiteral("iterations"), iterations_->value());
   s.setValue(QStringLiteral("batch"), batch_->value());
@@ -150,6 +172,7 @@ void RunPanel::load_settings() {
   // Settings from before jit_kept_when_chosen saved the default of their day (O1) at every exit:
   // not a choice, so the current default stands.
   if (s.value(QStringLiteral("jit_kept_when_chosen")).toBool()) pick(jit_, "jit");
+  pick(precision_, "precision");
   threads_->setValue(s.value(QStringLiteral("threads"), 0).toInt());
   iterations_->setValue(s.value(QStringLiteral("iterations"), 10).toInt());
   batch_->setValue(s.value(QStringLiteral("batch"), 1).toInt());

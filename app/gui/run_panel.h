@@ -1,4 +1,4 @@
-// Run options (mode, device, jit level, threads, iterations, batch) and the Run button; the last
+// Run options (mode, device, jit level, precision, threads, iterations, batch) and the Run button; the last
 // choices are kept in QSettings.
 #pragma once
 
@@ -24,6 +24,7 @@ class RunPanel : public QWidget {
   void set_busy(bool busy);
   void set_iterations(int n);
   bool set_jit_level(const QString& level);  // "O0" | "O1" | "O2"; false for anything else
+  bool set_precision(const QString& p);      // "f32" | "bf16"; false for anything else
   void show_result(const RunOutcome& r);
   void clear_results();
   void save_settings() const;
@@ -36,6 +37,7 @@ class RunPanel : public QWidget {
   QComboBox* mode_;
   QComboBox* device_;
   QComboBox* jit_;
+  QComboBox* precision_;
   QSpinBox* threads_;
   QSpinBox* iterations_;
   QSpinBox* batch_;

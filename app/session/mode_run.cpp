@@ -1,5 +1,7 @@
 #include "app/session/mode_run.h"
 
+#include "app/session/precision.h"
+
 #include <algorithm>
 #include <map>
 
@@ -104,6 +106,8 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   if (!level) return std::move(level).take_status();
   run.compile.jit_level = *level;
   run.compile.disabled_passes = req.disabled_passes;
+  const bool low = run.mode == runtime::ExecMode::Graph && req.precision == "bf16";
+  if (low) MS_RETURN_IF_ERROR(apply_precision(run.compile, req.precision, *setup.backend));
   run.profile = true;  // cheap (a few records per op): the timeline, heatmap and comparison need it
   run.profiling.gpu_collector = req.gpu_collector;
   run.observer = req.observer;
@@ -111,6 +115,15 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
   if (!r) return std::move(r).take_status();
 
   ModeRunOutcome done = mode_outcome(*r, run.compile.jit_level);
+  if (low) {
+    RunRequest ref;
+    ref.iters = 1;
+    ref.warmup = 0;
+    auto f32 = run_model(g, setup.inputs, *setup.backend, ref, callbacks);
+    if (!f32) return std::move(f32).take_status().prepend("the f32 reference pass: ");
+    done.precision = req.precision;
+    done.deviation = deviation(r->outputs, f32->outputs);
+  }
   done.mode = out.mode;
   done.backend = out.backend;
   done.note = out.note + (out.note.empty() || done.note.empty() ? "" : "; ") + done.note;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/options.h"
@@ -27,6 +28,7 @@ struct ModeRun {
   int warmup = 2;
   int batch = 1;                             // value for a symbolic leading dim
   std::vector<std::string> disabled_passes;  // Graph mode: pipeline arguments left out
+  std::string precision = "f32";             // Graph mode: f32 or bf16 (precision.h)
   // Seams for tests: the backend for `device` (default backends::create_backend), the GPU
   // collector and an observer of the timed iterations (run_loop.h).
   std::function<Expected<backends::BackendChoice>(const std::string& device, int threads)> make_backend;
@@ -64,6 +66,9 @@ struct ModeRunOutcome {
   // Graph mode's compiled graphs (compiler/buckets.h): compiles made and runs that found theirs
   // compiled, the bucket of this run's inputs ("batch<=4", or the exact shapes) and the buckets
   // compiled so far, most recently used first.
+  // A bf16 Graph run: its outputs' distance from one f32 PyNative pass on the same inputs.
+  std::string precision = "f32";
+  Deviation deviation;
   int64_t compiles = 0, cache_hits = 0;
   std::string bucket;
   std::vector<std::string> buckets;

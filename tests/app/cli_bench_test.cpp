@@ -79,7 +79,7 @@ TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   int rc = -1;
   std::string out = run_capture("ONEDNN_MAX_CPU_ISA=AVX2 " + cli + args, &rc);
   EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
-  EXPECT_NE(out.find("--precision bf16: "), std::string::npos) << out;
+  EXPECT_NE(out.find("error: bf16 precision: "), std::string::npos) << out;
   EXPECT_NE(out.find("no native bf16 arithmetic"), std::string::npos) << out;
 
   if (!backends::create_cpu_backend(1)->native_bf16()) {

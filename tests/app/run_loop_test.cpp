@@ -391,6 +391,61 @@ TEST(RunLoop, OneRunObservationBracketsTheGpuActivity) {
   EXPECT_EQ(t->meta("gpu_activity"), "cupti");
 }
 
+// The CPU backend, saying it has native bf16 arithmetic or not as told.
+class Bf16Backend final : public runtime::Backend {
+ public:
+  explicit Bf16Backend(bool native) : cpu_(backends::create_cpu_backend(1)), native_(native) {}
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return {}; }
+  std::string description() const override { return native_ ? "bf16 cpu" : "f32-only cpu"; }
+  bool native_bf16() const override { return native_; }
+  runtime::Allocator& allocator() override { return cpu_->allocator(); }
+  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
+  runtime::KernelFn find_kernel(const ir::Node& node) const override { return cpu_->find_kernel(node); }
+  void set_threads(int n) override { cpu_->set_threads(n); }
+  int threads() const override { return cpu_->threads(); }
+  Status copy_to_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_to_host(src, dst); }
+  Status copy_from_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_from_host(src, dst); }
+
+ private:
+  std::unique_ptr<runtime::Backend> cpu_;
+  bool native_;
+};
+
+// The Run panel's bf16 precision: a Graph run in bf16 reports its outputs' distance from an f32
+// pass (above zero: the values were rounded; small: it is the same function); a backend without
+// native bf16 refuses in one line naming itself; PyNative ignores it.
+TEST(RunLoop, Bf16GraphRunReportsItsDeviationFromF32) {
+  for (const bool native : {true, false}) {
+    ModeRun req;
+    req.mode = "graph";
+    req.precision = "bf16";
+    req.iterations = 1;
+    req.warmup = 0;
+    req.make_backend = [native](const std::string&, int) -> Expected<backends::BackendChoice> {
+      return backends::BackendChoice{std::make_unique<Bf16Backend>(native), ""};
+    };
+    RunCallbacks job;
+    auto r = run_mode(small_net(), req, job);
+    if (!native) {
+      ASSERT_FALSE(r.has_value());
+      EXPECT_NE(r.status().message().find("bf16 precision: f32-only cpu has no native bf16"), std::string::npos)
+          << r.status().message();
+      req.mode = "pynative";
+      auto eager = run_mode(small_net(), req, job);
+      ASSERT_TRUE(eager.has_value()) << eager.status().message();
+      EXPECT_EQ(eager->precision, "f32");
+      continue;
+    }
+    ASSERT_TRUE(r.has_value()) << r.status().message();
+    EXPECT_EQ(r->precision, "bf16");
+    EXPECT_EQ(r->deviation.compared, 1u);
+    EXPECT_GT(r->deviation.max_rel, 0.0);
+    EXPECT_LT(r->deviation.max_rel, 0.02);
+    EXPECT_TRUE(r->deviation.argmax_equal);
+  }
+}
+
 TEST(RunLoop, CuptiFactoryWithoutCudaSaysSo) {
   auto c = prof::create_cupti_collector();
 #if MODESCOPE_HAVE_CUDA
