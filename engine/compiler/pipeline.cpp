@@ -53,7 +53,9 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   pm.add(make_dce_pass());
   // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
   if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) {
-    pm.add(make_conv_layout_pass());
+    // bf16 convs (an AMP graph's) blocked too where the backend computes bf16 natively: without
+    // oneDNN's bf16 convs they run the plain conv with an f32 tail.
+    pm.add(make_conv_layout_pass(backend && backend->native_bf16()));
     pm.add(make_conv_algorithm_pass());
   }
   return pm;

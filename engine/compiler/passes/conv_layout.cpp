@@ -49,10 +49,12 @@ int64_t onednn_channel_block() {
 
 class ConvLayout final : public Pass {
  public:
+  explicit ConvLayout(bool bf16_convs) : bf16_convs_(bf16_convs) {}
   std::string name() const override { return "ConvLayout"; }
   std::string argument() const override { return "conv-layout"; }
   std::string description() const override {
-    return "2-D f32 convs run on oneDNN's preferred (blocked) activation layout, reordered at the op";
+    return "2-D f32 convs (and bf16 ones where the CPU computes bf16) run on oneDNN's preferred (blocked) "
+           "activation layout, reordered at the op";
   }
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
@@ -66,9 +68,8 @@ class ConvLayout final : public Pass {
       if (!(plain_conv || fused_conv) || n.inputs.empty() || n.outputs.size() != 1) continue;
       const ir::Value* x = g.value(n.inputs[0]);
       const ir::Value* y = g.value(n.outputs[0]);
-      if (!x || !y || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
-          !y->type.is_static())
-        continue;
+      const bool dtype_ok = x && (x->type.dtype == DType::F32 || (bf16_convs_ && x->type.dtype == DType::BF16));
+      if (!dtype_ok || !y || !x->type.is_static() || x->type.dims->size() != 4 || !y->type.is_static()) continue;
       if (!take(spent)) break;
       if (plain_conv) {
         n.op_type = "FusedConv";
@@ -105,6 +106,8 @@ class ConvLayout final : public Pass {
   }
 
  private:
+  bool bf16_convs_;  // bf16 convs may be blocked too (oneDNN has native bf16 convs on this backend)
+
   // One rewrite from take_rewrite(); once refused (`spent`), none for the rest of the pass.
   static bool take(bool& spent) {
     if (!spent && !take_rewrite()) spent = true;
@@ -300,6 +303,6 @@ class ConvLayout final : public Pass {
 
 }  // namespace
 
-PassPtr make_conv_layout_pass() { return std::make_unique<ConvLayout>(); }
+PassPtr make_conv_layout_pass(bool bf16_convs) { return std::make_unique<ConvLayout>(bf16_convs); }
 
 }  // namespace ms::compiler

@@ -57,12 +57,20 @@ void set_post_op_attrs(const std::vector<ops::PostOp>& post, ir::Node& f) {
 
 namespace {
 
-// An f32 value of known rank. Symbolic dims (a shape bucket's, -1) are allowed: a chain's links
-// keep the anchor's shape whatever size they take (activations; a bias over the last axis, which
-// must be static), and a residual must be of the same shape for sure (fused_residual_type).
-const ir::ValueType* ranked_f32(const ir::Graph& g, const std::string& name) {
+// A value of dtype `t` and known rank. Symbolic dims (a shape bucket's, -1) are allowed: a chain's
+// links keep the anchor's shape whatever size they take (activations; a bias over the last axis,
+// which must be static), and a residual must be of the same shape for sure (fused_residual_type).
+const ir::ValueType* ranked(const ir::Graph& g, const std::string& name, DType t) {
   const ir::Value* v = g.value(name);
-  return v && v->type.dtype == DType::F32 && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
+  return v && v->type.dtype == t && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
+}
+
+// The anchor's output type when a chain can start there: f32, or bf16 for a Conv (a bf16 Graph's
+// convs: FusedConv runs oneDNN's bf16 conv with the post-ops; the fused matmuls are f32 only).
+const ir::ValueType* anchor_type(const ir::Graph& g, const ir::Node& a) {
+  if (a.outputs.size() != 1) return nullptr;
+  if (const ir::ValueType* t = ranked(g, a.outputs[0], DType::F32)) return t;
+  return a.op_type == "Conv" ? ranked(g, a.outputs[0], DType::BF16) : nullptr;
 }
 
 // A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
@@ -99,7 +107,7 @@ std::optional<size_t> next_link(const ir::Graph& g, const std::string& cur, cons
   const ir::Node& n = g.nodes()[r->second];
   ++work().nodes_visited;
   if (n.outputs.size() != 1 || n.outputs[0].empty() || !n.domain.empty()) return std::nullopt;
-  const ir::ValueType* nt = ranked_f32(g, n.outputs[0]);
+  const ir::ValueType* nt = ranked(g, n.outputs[0], out_type.dtype);
   if (!nt || *nt->dims != *out_type.dims) return std::nullopt;
   return r->second;
 }
@@ -119,7 +127,7 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
     } else if (!c.have_add && (matmul || c.post.empty() || c.post.back().kind == ops::PostOp::Kind::Add)) {
       // A conv's residual Add comes before its activations: oneDNN's convs have no eltwise-then-sum
       // (only the reference conv), so an Add after an activation ends a conv's chain.
-      const ir::ValueType* ot = ranked_f32(g, other);
+      const ir::ValueType* ot = ranked(g, other, out_type.dtype);
       if (!ot || !same_shape_for_sure(*ot, out_type)) return false;
       c.residual = other;
       c.have_add = true;
@@ -144,7 +152,7 @@ FusionChain collect_chain(const ir::Graph& g, size_t anchor, const Uses& uses,
   c.nodes = {&a};
   c.at = {anchor};
   c.out = a.outputs[0];
-  const ir::ValueType out_type = *ranked_f32(g, c.out);
+  const ir::ValueType out_type = *anchor_type(g, a);
   for (;;) {
     const std::optional<size_t> r = next_link(g, c.out, out_type, uses, readers, taken);
     if (!r) break;
@@ -207,7 +215,7 @@ class FuseOps final : public Pass {
     for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& a = g.nodes()[i];
       if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
-      if (a.outputs.size() != 1 || !ranked_f32(g, a.outputs[0])) continue;
+      if (!anchor_type(g, a)) continue;
       ++work().patterns_tried;
       if (auto grp = fuse_from(g, i, uses, readers, taken, refused)) groups.push_back(std::move(*grp));
     }

@@ -27,7 +27,7 @@ PassPtr make_fuse_attention_pass();                                             
 PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp
 PassPtr make_fuse_elementwise_pass();                                             // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                                  // fuse_reduce.cpp
-PassPtr make_conv_layout_pass();                                                  // conv_layout.cpp (O2)
+PassPtr make_conv_layout_pass(bool bf16_convs = false);                           // conv_layout.cpp (O2)
 PassPtr make_conv_algorithm_pass();                                               // conv_algorithm.cpp (O2)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend);  // amp_cast.cpp
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
@@ -141,7 +142,8 @@ TEST(AmpCastPass, TracedUnderAutocastOnlyCleansUp) {
   for (const auto& n : g.nodes()) EXPECT_NE(n.op_type, "Cast");
 }
 
-// A small conv net compiled at O1 with each AMP level, run against the f32 graph.
+// A small conv net compiled at O1 with each AMP level, and at O2 (fusion and blocked layouts) with
+// AMP O2 as --precision bf16 compiles it, run against the f32 graph.
 TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
   const std::string text = R"(
     input x: f32[2,3,8,8]
@@ -167,9 +169,12 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
   runtime::EagerExecutor ref_exec(ref_graph, cpu());
   auto ref = ref_exec.run(in);
   ASSERT_TRUE(ref) << ref.status().message();
-  for (AmpLevel level : {AmpLevel::O1, AmpLevel::O2, AmpLevel::O3}) {
+  for (const auto& [jit, level] : {std::pair{JitLevel::O1, AmpLevel::O1}, std::pair{JitLevel::O1, AmpLevel::O2},
+                                   std::pair{JitLevel::O1, AmpLevel::O3}, std::pair{JitLevel::O2, AmpLevel::O2}}) {
+    SCOPED_TRACE(std::string(jit_level_name(jit)) + " " + compiler::amp_level_name(level));
     ir::Graph g = testing::parse_graph(text);
     JitConfig cfg;
+    cfg.jit_level = jit;
     cfg.amp = level;
     cfg.verify = true;
     auto r = run_pipeline(g, &cpu(), cfg);
@@ -191,6 +196,65 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
       EXPECT_NEAR(b.data<float>()[i], a.data<float>()[i], 0.03 * max_abs + 1e-3)
           << compiler::amp_level_name(level) << " element " << i;
   }
+}
+
+// --precision bf16's compile (O2 with AMP O2): bf16 convs fuse their ReLUs and, where the CPU
+// computes bf16, take the blocked activation layout as f32 ones do; the outputs stay within bf16's
+// tolerance of f32's.
+TEST(AmpCastPass, Bf16ConvsFuseAndKeepTheBlockedLayout) {
+  const std::string text = R"(
+    input x: f32[1,32,28,28]
+    init w1: f32[64,32,3,3] = 0.03 -0.02 0.01 0.04 -0.05 0.02 -0.01
+    init w2: f32[64,64,3,3] = -0.02 0.03 0.01 -0.04 0.02 0.05
+    a = Conv(x, w1) {pads=[1,1,1,1]}
+    r = Relu(a)
+    c = Conv(r, w2) {pads=[1,1,1,1]}
+    s = Relu(c)
+    output s
+  )";
+  const ir::Graph ref_graph = testing::parse_graph(text);
+  const runtime::TensorMap in = testing::inputs_of(ref_graph);
+  runtime::EagerExecutor ref_exec(ref_graph, cpu());
+  auto ref = ref_exec.run(in);
+  ASSERT_TRUE(ref) << ref.status().message();
+  ir::Graph g = testing::parse_graph(text);
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.verify = true;
+  auto r = run_pipeline(g, &cpu(), cfg);
+  ASSERT_TRUE(r) << r.status().message();
+  int bf16_convs = 0, relus = 0, blocked = 0;
+  for (const auto& n : g.nodes()) {
+    relus += n.op_type == "Relu";
+    if (n.op_type != "FusedConv") continue;
+    bf16_convs += g.value(n.outputs[0])->type.dtype == DType::BF16;
+    blocked += n.attr_string("activation_layout", "") == "blocked";
+  }
+  EXPECT_EQ(bf16_convs, 2) << ir::dump_text(g);
+  EXPECT_EQ(relus, 0) << ir::dump_text(g);
+  // Blocked where oneDNN computes bf16 (AVX-512-BF16, AMX); elsewhere the plain conv with an f32 tail.
+  EXPECT_EQ(blocked, cpu().native_bf16() ? 2 : 0) << ir::dump_text(g);
+  auto exe = compile_executor(ref_graph, cpu(), {}, [] {
+    CompileOptions o;
+    o.jit_level = JitLevel::O2;
+    o.amp = AmpLevel::O2;
+    return o;
+  }());
+  ASSERT_TRUE(exe) << exe.status().message();
+  auto got = (*exe)->run(in);
+  ASSERT_TRUE(got) << got.status().message();
+  const Tensor& a = (*ref)[0];
+  const Tensor& b = (*got)[0];
+  ASSERT_EQ(b.dtype(), DType::F32);
+  ASSERT_EQ(a.numel(), b.numel());
+  double max_abs = 0, max_diff = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(a.data<float>()[i] - b.data<float>()[i])));
+  }
+  EXPECT_GT(max_abs, 0.0);
+  EXPECT_LT(max_diff, 0.03 * max_abs);
 }
 
 }  // namespace
