@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <tuple>
 
 namespace ms::views {
@@ -11,6 +12,12 @@ namespace {
 int64_t int_after(const std::string& text, const std::regex& re, int64_t fallback) {
   std::smatch m;
   return std::regex_search(text, m, re) ? std::stoll(m[1].str()) : fallback;
+}
+
+void shift_lane(RankLane& lane, int64_t origin) {
+  lane.compile.t0 -= origin, lane.compile.t1 -= origin;
+  for (RankSpan& s : lane.steps) s.t0 -= origin, s.t1 -= origin;
+  for (RankCollective& c : lane.collectives) c.t0 -= origin, c.t1 -= origin;
 }
 
 }  // namespace
@@ -37,40 +44,62 @@ Expected<RankLane> rank_lane(const prof::Trace& t, int fallback_rank, const std:
     return invalid_argument(what + ": no 'steps' track (not a training trace: train --profile writes them)");
   if (lane.label.empty()) lane.label = "rank " + std::to_string(lane.rank);
   // Steps are "step N"; the steps track also holds the Graph-mode trace + compile before them.
-  auto is_step = [&](const prof::Event& e) {
-    return e.track == steps_track && int_after(std::string(t.str(e.name)), kStep, 0) > 0;
-  };
-  int64_t origin = INT64_MAX;
-  for (const prof::Event& e : t.events)
-    if (is_step(e)) origin = std::min(origin, e.ts_ns);
-  if (origin == INT64_MAX) origin = 0;
-  std::vector<double> step_ms;
+  bool compiled = false;
   for (const prof::Event& e : t.events) {
     const std::string name(t.str(e.name));
-    if (is_step(e)) {
-      lane.steps.push_back({e.ts_ns - origin, e.end_ns() - origin, static_cast<int>(int_after(name, kStep, 0))});
-      step_ms.push_back(static_cast<double>(e.dur_ns) / 1e6);
+    if (e.track == steps_track) {
+      const int step = static_cast<int>(int_after(name, kStep, 0));
+      if (step > 0) {
+        lane.steps.push_back({e.ts_ns, e.end_ns(), step});
+      } else if (name.find("compile") != std::string::npos) {
+        lane.compile = compiled ? RankSpan{std::min(lane.compile.t0, e.ts_ns), std::max(lane.compile.t1, e.end_ns()), 0}
+                                : RankSpan{e.ts_ns, e.end_ns(), 0};
+        compiled = true;
+      }
     } else if (e.track == coll_track) {
       RankCollective c;
       c.sequence = int_after(name, kSeq, -1);
-      c.t0 = e.ts_ns - origin, c.t1 = e.end_ns() - origin;
+      c.t0 = e.ts_ns, c.t1 = e.end_ns();
       c.bytes = static_cast<uint64_t>(int_after(std::string(t.str(e.args)), kBytes, 0));
       lane.collectives.push_back(c);
     }
   }
   std::sort(lane.steps.begin(), lane.steps.end(), [](const RankSpan& a, const RankSpan& b) { return a.t0 < b.t0; });
-  double inside = 0;
-  for (RankCollective& c : lane.collectives) {
-    inside += static_cast<double>(c.t1 - c.t0) / 1e6;
+  for (RankCollective& c : lane.collectives)
     for (const RankSpan& s : lane.steps)
       if (c.t0 >= s.t0 && c.t0 < s.t1) c.step = s.step;
+  // Time 0 is step 2's start: step 1 runs right after the compile (cold), so the ranks line up
+  // from the next one.
+  const size_t at = lane.steps.size() > 1 ? 1 : 0;
+  const int64_t origin = lane.steps.empty() ? (compiled ? lane.compile.t1 : 0) : lane.steps[at].t0;
+  lane.aligned_step = lane.steps.empty() ? 1 : lane.steps[at].step;
+  shift_lane(lane, origin);
+  if (!lane.steps.empty()) {
+    lane.first_step = lane.steps.front().step + (compiled && lane.steps.size() > 1 ? 1 : 0);
+    lane.last_step = lane.steps.back().step;
   }
-  if (!step_ms.empty()) {
-    std::sort(step_ms.begin(), step_ms.end());
-    lane.median_step_ms = step_ms[step_ms.size() / 2];
-    lane.allreduce_ms_per_step = inside / static_cast<double>(step_ms.size());
-  }
+  measure_lane(lane);
   return lane;
+}
+
+void measure_lane(RankLane& lane) {
+  std::vector<double> step_ms;
+  for (const RankSpan& s : lane.steps)
+    if (s.step >= lane.first_step && s.step <= lane.last_step)
+      step_ms.push_back(static_cast<double>(s.t1 - s.t0) / 1e6);
+  double inside = 0;
+  for (const RankCollective& c : lane.collectives)
+    if (c.step >= lane.first_step && c.step <= lane.last_step) inside += static_cast<double>(c.t1 - c.t0) / 1e6;
+  lane.median_step_ms = lane.allreduce_ms_per_step = 0;
+  if (step_ms.empty()) return;
+  std::sort(step_ms.begin(), step_ms.end());
+  lane.median_step_ms = step_ms[step_ms.size() / 2];
+  lane.allreduce_ms_per_step = inside / static_cast<double>(step_ms.size());
+}
+
+int RanksData::straggler(const std::string& group) const {
+  auto it = stragglers.find(group);
+  return it == stragglers.end() ? -1 : it->second;
 }
 
 RanksData ranks_data(std::vector<RankLane> lanes) {
@@ -81,27 +110,37 @@ RanksData ranks_data(std::vector<RankLane> lanes) {
   using Key = std::pair<std::string, int64_t>;
   std::map<Key, std::pair<int64_t, int64_t>> ends;  // (group, sequence) -> (min end, max end)
   std::map<Key, std::pair<int64_t, int>> starts;    // (group, sequence) -> (latest start, its rank)
+  std::set<Key> measured;                           // the collectives of the steps the figures cover
+  std::map<std::string, int> ranks_in;              // group -> lanes
   for (const RankLane& l : d.lanes) {
-    for (const RankSpan& s : l.steps) d.span_ns = std::max(d.span_ns, s.t1);
+    ++ranks_in[l.group];
+    if (l.compile.t1 > l.compile.t0) d.start_ns = std::min(d.start_ns, l.compile.t0);
+    for (const RankSpan& s : l.steps) {
+      d.start_ns = std::min(d.start_ns, s.t0);
+      d.span_ns = std::max(d.span_ns, s.t1);
+    }
     for (const RankCollective& c : l.collectives) {
+      d.start_ns = std::min(d.start_ns, c.t0);
       d.span_ns = std::max(d.span_ns, c.t1);
       const Key key{l.group, c.sequence};
+      if (c.step >= l.first_step && c.step <= l.last_step) measured.insert(key);
       auto [e, fresh] = ends.emplace(key, std::make_pair(c.t1, c.t1));
       if (!fresh) e->second = {std::min(e->second.first, c.t1), std::max(e->second.second, c.t1)};
       auto [s, first] = starts.emplace(key, std::make_pair(c.t0, l.rank));
       if (!first && c.t0 > s->second.first) s->second = {c.t0, l.rank};
     }
   }
-  std::map<int, int> last_count;
-  for (const auto& [seq, e] : ends) d.end_spread_ns[seq] = e.second - e.first;
-  for (const auto& [seq, s] : starts) {
-    d.last_to_start[seq] = s.second;
-    ++last_count[s.second];
+  std::map<std::string, std::map<int, int>> last_count;  // group -> rank -> times last
+  for (const auto& [key, e] : ends) d.end_spread_ns[key] = e.second - e.first;
+  for (const auto& [key, s] : starts) {
+    d.last_to_start[key] = s.second;
+    if (measured.count(key)) ++last_count[key.first][s.second];
   }
-  if (d.lanes.size() >= 2 && !last_count.empty())
-    d.straggler = std::max_element(last_count.begin(), last_count.end(), [](const auto& a, const auto& b) {
-                    return a.second < b.second;
-                  })->first;
+  for (const auto& [group, counts] : last_count)
+    if (ranks_in[group] >= 2)
+      d.stragglers[group] = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+                              return a.second < b.second;
+                            })->first;
   return d;
 }
 

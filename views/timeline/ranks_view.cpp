@@ -15,6 +15,18 @@ namespace {
 QString ms_label(double ms) { return QStringLiteral("%1 ms").arg(ms, 0, 'f', ms >= 100 ? 0 : ms >= 10 ? 1 : 2); }
 
 const QColor kCollective(0xd3, 0x54, 0x00);
+const QColor kCompile(0x9a, 0x9a, 0x9a);
+
+// The steps a lane's figures cover: "steps 2-10", "step 1".
+QString steps_covered(const RankLane& l) {
+  if (l.last_step < l.first_step) return RanksView::tr("no steps");
+  return l.first_step == l.last_step ? RanksView::tr("step %1").arg(l.first_step)
+                                     : RanksView::tr("steps %1–%2").arg(l.first_step).arg(l.last_step);
+}
+
+QString group_prefix(const std::string& group) {
+  return group.empty() ? QString() : QString::fromStdString(group) + QStringLiteral(" · ");
+}
 
 }  // namespace
 
@@ -27,14 +39,19 @@ void RanksView::set_data(RanksData data) {
 
 QString RanksView::summary_text() const {
   QStringList lines;
-  for (const RankLane& l : data_.lanes)
-    lines << (l.group.empty() ? QString() : QString::fromStdString(l.group) + QStringLiteral(" · ")) +
-                 tr("rank %1: step %2 (median), all-reduce wait %3/step, %4 collectives")
+  std::map<std::string, QString> covered;  // group -> the steps its figures cover
+  for (const RankLane& l : data_.lanes) {
+    lines << group_prefix(l.group) +
+                 tr("rank %1: step %2 (median), all-reduce wait %3/step over %4, %5 collectives")
                      .arg(l.rank)
-                     .arg(ms_label(l.median_step_ms), ms_label(l.allreduce_ms_per_step))
+                     .arg(ms_label(l.median_step_ms), ms_label(l.allreduce_ms_per_step), steps_covered(l))
                      .arg(l.collectives.size());
-  if (data_.straggler >= 0)
-    lines << tr("straggler: rank %1 (starts its collectives last most often)").arg(data_.straggler);
+    if (l.first_step > 1) lines.back() += tr(" (step 1 carries the compile)");
+    covered.emplace(l.group, steps_covered(l));
+  }
+  for (const auto& [group, rank] : data_.stragglers)
+    lines << group_prefix(group) +
+                 tr("straggler: rank %1 (starts its collectives last most often, %2)").arg(rank).arg(covered[group]);
   return lines.join(QLatin1Char('\n'));
 }
 
@@ -52,18 +69,23 @@ void RanksView::paintEvent(QPaintEvent*) {
     return;
   }
   const double w = std::max(1, width() - kLabel - 8);
-  const double span = static_cast<double>(data_.span_ns) * 1.01;
-  auto x_of = [&](int64_t t) { return kLabel + static_cast<double>(t) / span * w; };
-  // Time axis.
+  const double start = static_cast<double>(data_.start_ns);
+  const double span = (static_cast<double>(data_.span_ns) - start) * 1.01;
+  auto x_of = [&](int64_t t) { return kLabel + (static_cast<double>(t) - start) / span * w; };
+  // Time axis: 0 at each rank's aligned step, the compile and step 1 before it.
   const double step = nice_step(span / 1e6, std::max(2, static_cast<int>(w / 110)));
-  for (double t = 0; t <= span / 1e6; t += step) {
+  for (double t = std::ceil(start / 1e6 / step) * step; t <= (start + span) / 1e6; t += step) {
     const double x = x_of(static_cast<int64_t>(t * 1e6));
     p.setPen(cc.grid);
     p.drawLine(QPointF(x, kAxis), QPointF(x, height()));
     p.setPen(cc.text);
     p.drawText(QRectF(x - 50, 4, 100, kAxis - 8), Qt::AlignCenter, ms_label(t));
   }
-  p.drawText(QRectF(4, 4, kLabel - 8, kAxis - 8), Qt::AlignLeft | Qt::AlignVCenter, tr("time from each rank's step 1"));
+  bool same = true;
+  for (const RankLane& l : data_.lanes) same = same && l.aligned_step == data_.lanes.front().aligned_step;
+  p.drawText(QRectF(4, 4, kLabel - 8, kAxis - 8), Qt::AlignLeft | Qt::AlignVCenter,
+             same ? tr("time from each rank's step %1").arg(data_.lanes.front().aligned_step)
+                  : tr("time from each rank's step 2 (1 if one)"));
   QFont small = font();
   small.setPointSizeF(std::max(7.0, font().pointSizeF() - 1));
   std::map<std::pair<std::string, int64_t>, std::vector<QPointF>> ends;  // each lane's collective end
@@ -81,13 +103,27 @@ void RanksView::paintEvent(QPaintEvent*) {
     p.setFont(small);
     p.drawText(QRectF(6, top + 20, kLabel - 10, 16), Qt::AlignLeft | Qt::AlignVCenter,
                tr("step %1 · all-reduce %2/step").arg(ms_label(l.median_step_ms), ms_label(l.allreduce_ms_per_step)));
-    if (l.rank == data_.straggler) {
+    p.setPen(cc.muted);
+    p.drawText(QRectF(6, top + 36, kLabel - 10, 16), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("over %1").arg(steps_covered(l)));
+    if (l.rank == data_.straggler(l.group)) {
       p.setPen(kCollective);
-      p.drawText(QRectF(6, top + 36, kLabel - 10, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("straggler"));
+      p.drawText(QRectF(6, top + 36, kLabel - 10, 16), Qt::AlignRight | Qt::AlignVCenter, tr("straggler"));
+    }
+    if (l.compile.t1 > l.compile.t0) {
+      const QRectF r(x_of(l.compile.t0), top + 4, std::max(1.0, x_of(l.compile.t1) - x_of(l.compile.t0)), 22);
+      p.fillRect(r, kCompile);
+      if (r.width() > 50) {
+        p.setPen(Qt::black);
+        p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, tr("compile"));
+      }
     }
     for (const RankSpan& s : l.steps) {
       const QRectF r(x_of(s.t0), top + 4, std::max(1.0, x_of(s.t1) - x_of(s.t0)), 22);
       p.fillRect(r, s.step % 2 ? QColor(120, 150, 200) : QColor(150, 175, 215));
+      // A step the figures leave out (step 1 after the compile): hatched.
+      if (s.step < l.first_step || s.step > l.last_step)
+        p.fillRect(r, QBrush(QColor(255, 255, 255, 140), Qt::BDiagPattern));
       if (r.width() > 40) {
         p.setPen(Qt::black);
         p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, tr("step %1").arg(s.step));

@@ -1,7 +1,9 @@
 // The Ranks view (File > Open Ranks): one lane per rank of a data-parallel training run, each from
-// its first step - the steps above, the collectives below (highlighted), the collectives of one
-// sequence number joined across lanes by a line at their ends - with each rank's median step time
-// and all-reduce wait per step, and the straggler named. Data in ranks_data.h.
+// its step 2 (the compile and step 1 drawn before it) - the steps above, the collectives below
+// (highlighted), the collectives of one sequence number joined across lanes by a line at their ends
+// - with each rank's median step time and all-reduce wait per step and the steps they cover (step 1
+// left out and hatched when it carries the compile), and each run's straggler named. Data in
+// ranks_data.h.
 #pragma once
 
 #include <QWidget>
@@ -16,7 +18,8 @@ class RanksView : public QWidget {
   explicit RanksView(QWidget* parent = nullptr);
   void set_data(RanksData data);
   const RanksData& data() const { return data_; }
-  // One line per rank: "rank 1: step 28.7 ms (median), all-reduce wait 8.8 ms/step", then the straggler.
+  // One line per rank: "train graph · rank 1: step 28.7 ms (median), all-reduce wait 8.8 ms/step
+  // over steps 2–10, ...", then each run's straggler.
   QString summary_text() const;
   bool export_png(const QString& path);
   QSize sizeHint() const override { return {900, 360}; }
