@@ -13,6 +13,7 @@
 #include "views/memory/memory_view.h"
 #include "views/models/pass_list_model.h"
 #include "views/models/value_diff_model.h"
+#include "views/timeline/ranks_view.h"
 #include "views/train/loss_curve.h"
 
 namespace ms::app {
@@ -72,6 +73,14 @@ QString MainWindow::models_text() const {
     out << name << ": " << curve->summary(name) << "\n";
     for (const auto& [step, loss] : curve->points(name))
       out << "  " << step << "\t" << QString::number(loss, 'g', 17) << "\n";
+  }
+  // The Ranks tab: its summary, then each lane's compile and steps as drawn (ns from the aligned step).
+  const views::RanksData& ranks = ranks_->data();
+  out << "## ranks (" << ranks.lanes.size() << " lanes)\n";
+  if (!ranks.lanes.empty()) out << ranks_->summary_text() << "\n";
+  for (const views::RankLane& l : ranks.lanes) {
+    out << QString::fromStdString(l.label) << ": compile " << l.compile.t0 << "\t" << l.compile.t1 << "\n";
+    for (const views::RankSpan& s : l.steps) out << "  step " << s.step << "\t" << s.t0 << "\t" << s.t1 << "\n";
   }
   return text;
 }

@@ -23,6 +23,7 @@
 #include "engine/core/atomic_file.h"
 #include "profiler/analysis/report.h"
 #include "views/models/pass_list_model.h"
+#include "views/timeline/ranks_view.h"
 
 namespace ms::app {
 
@@ -122,6 +123,7 @@ session::SessionData MainWindow::session_snapshot() const {
     d.ui_state["selection"] = std::to_string(gm->nodes[static_cast<size_t>(sel)].node->id.value);
   d.ui_state["tab"] = std::to_string(tabs_->currentIndex());
   d.training = training_;
+  d.ranks = ranks_->data().lanes;
   if (numerics_)
     d.numerics = session::SessionNumerics{numerics_->diff, numerics_->diff_ms, bisect_summary_};
   else if (!bisect_summary_.empty())
@@ -219,6 +221,10 @@ void MainWindow::apply_session(const session::SessionData& d) {
   update_fallback_marks();
   if (!d.training.empty()) restore_training(d.training);
   if (d.numerics) restore_numerics(*d.numerics);
+  if (!d.ranks.empty()) {
+    ranks_->set_data(views::ranks_data(d.ranks));
+    log(tr("Restored %n rank lane(s) from the session", nullptr, static_cast<int>(d.ranks.size())));
+  }
   auto number = [&d](const char* key, int64_t fallback) {
     auto it = d.ui_state.find(key);
     return it == d.ui_state.end() ? fallback : std::atoll(it->second.c_str());

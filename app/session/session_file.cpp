@@ -252,6 +252,7 @@ Status build(sqlite3* db, const std::string& path, const SessionData& data) {
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV2));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV3));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV4));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV5));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
@@ -289,13 +290,19 @@ Status migrate_3_to_4(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 4");
 }
 
+Status migrate_4_to_5(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV5));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 5");
+}
+
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
   static const std::vector<SessionMigration> kMigrations = {
       {1, "each run's fallbacks and compiled graphs, the numerics", &migrate_1_to_2},
       {2, "each trace event's nesting depth, each iteration's op span", &migrate_2_to_3},
-      {3, "the nodes of each run's fallbacks", &migrate_3_to_4}};
+      {3, "the nodes of each run's fallbacks", &migrate_3_to_4},
+      {4, "the ranks of a data-parallel training run", &migrate_4_to_5}};
   return kMigrations;
 }
 

@@ -31,6 +31,7 @@
 #include "app/session/mode_run.h"
 #include "engine/core/status.h"
 #include "engine/runtime/mode_diff.h"
+#include "profiler/analysis/rank_lane.h"
 #include "profiler/trace/trace.h"
 
 struct sqlite3;
@@ -39,8 +40,9 @@ namespace ms::session {
 
 // Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison, schema 3
 // each trace event's nesting depth and each iteration's op span, schema 4 the nodes of each run's
-// fallbacks; an older file is migrated in memory on open.
-inline constexpr int kSessionSchemaVersion = 4;
+// fallbacks, schema 5 the ranks of a data-parallel training run; an older file is migrated in
+// memory on open.
+inline constexpr int kSessionSchemaVersion = 5;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
 inline constexpr const char* kSessionExtension = ".modescope";
 
@@ -100,6 +102,7 @@ struct SessionData {
   std::vector<SessionComparison> comparisons;
   std::vector<TrainingCurve> training;
   std::optional<SessionNumerics> numerics;
+  std::vector<prof::RankLane> ranks;               // the Ranks tab's lanes (one per rank of each run), as shown
   std::map<std::string, std::string> ui_state;     // pass shown, selection, open tab, ...
   std::map<std::string, std::string> environment;  // producer, version, CPU, threads, ...
 };

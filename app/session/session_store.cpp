@@ -69,7 +69,16 @@ const std::vector<std::string>& content_tables(int version) {
     t.push_back("run_fallback_nodes");
     return t;
   }();
-  return version <= 1 ? kTables1 : version == 2 ? kTables2 : version == 3 ? kTables3 : kTables4;
+  static const std::vector<std::string> kTables5 = [] {
+    std::vector<std::string> t = kTables4;
+    t.insert(t.end(), {"rank_lanes", "rank_steps", "rank_collectives"});
+    return t;
+  }();
+  return version <= 1   ? kTables1
+         : version == 2 ? kTables2
+         : version == 3 ? kTables3
+         : version == 4 ? kTables4
+                        : kTables5;
 }
 
 namespace {
@@ -322,6 +331,7 @@ Status write_data(sqlite3* db, const std::string& file, const SessionData& d,
     }
   }
   if (d.numerics) MS_RETURN_IF_ERROR(write_numerics(db, file, *d.numerics));
+  MS_RETURN_IF_ERROR(write_ranks(db, file, d.ranks));
   return write_extras(db, file, d);
 }
 
@@ -347,6 +357,7 @@ Status read_data(sqlite3* db, const std::string& file, SessionData& d, int64_t m
     MS_ASSIGN_OR_RETURN(d.runs[i].outcome.trace, read_trace(db, file, static_cast<int>(i)));
   }
   MS_RETURN_IF_ERROR(read_numerics(db, file, d.numerics));
+  MS_RETURN_IF_ERROR(read_ranks(db, file, d.ranks));
   return read_extras(db, file, d);
 }
 

@@ -1,4 +1,4 @@
-// The session file's tables (schema version 4) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 5) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -18,6 +18,8 @@
 //   trace_events (index on run, track, ts), trace_counters, trace_flows, trace_blocks
 //   trace_events.depth, trace_tracks.depths, trace_iterations(run, iteration, t0, t1)   schema 3:
 //                                                each event's nesting depth, each iteration's op span
+//   rank_lanes(idx, rank, ..., figures), rank_steps(lane, idx, ...), rank_collectives(lane, idx, ...)
+//                                                schema 5: the Ranks tab's lanes (prof::RankLane)
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
 #pragma once
 
@@ -36,6 +38,7 @@ extern const char* const kSchema;    // the tables of schema 1
 extern const char* const kSchemaV2;  // the tables schema 2 added (its migration creates them)
 extern const char* const kSchemaV3;  // the columns and table schema 3 added (derive_trace_rows fills them)
 extern const char* const kSchemaV4;  // the table schema 4 added
+extern const char* const kSchemaV5;  // the tables schema 5 added (session_store_ranks.cpp)
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
@@ -50,6 +53,10 @@ Status write_run_details(sqlite3* db, const std::string& file, int run, const Mo
 Status read_run_details(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs);
 Status write_numerics(sqlite3* db, const std::string& file, const SessionNumerics& n);
 Status read_numerics(sqlite3* db, const std::string& file, std::optional<SessionNumerics>& out);
+
+// Schema 5's tables (session_store_ranks.cpp): the Ranks tab's lanes.
+Status write_ranks(sqlite3* db, const std::string& file, const std::vector<prof::RankLane>& lanes);
+Status read_ranks(sqlite3* db, const std::string& file, std::vector<prof::RankLane>& lanes);
 
 // Fills what schema 3 derives from a run's stored events (depths, iteration spans), for a trace
 // written before it.

@@ -151,11 +151,13 @@ TEST(FallbackNodes, SessionKeepsTheNodesAndOpensAFileWrittenBeforeThem) {
   ASSERT_FALSE(want[0].nodes.empty());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i].nodes, want[i].nodes) << "fallback " << i;
 
-  // What schema 3 wrote: no table of fallback nodes.
+  // What schema 3 wrote: no table of fallback nodes (nor schema 5's ranks).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* sql =
       "DROP TABLE run_fallback_nodes; DELETE FROM digests WHERE tbl = 'run_fallback_nodes';"
+      "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
+      "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 3; PRAGMA journal_mode = DELETE; VACUUM;";
   char* err = nullptr;
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");

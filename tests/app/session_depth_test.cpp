@@ -51,7 +51,7 @@ void expect_depths_and_first_iterations(const SessionReader& reader, const prof:
 }
 
 // Turns the file into what schema 2 wrote: without schema 3's depths and iteration spans and
-// schema 4's fallback nodes, user_version 2 (the trace tables' digests then no longer hold).
+// schema 4's fallback nodes and schema 5's ranks, user_version 2 (the trace tables' digests then no longer hold).
 void downgrade_to_schema_2(const std::string& path) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -59,6 +59,8 @@ void downgrade_to_schema_2(const std::string& path) {
       "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
       "DROP TABLE trace_iterations; DROP TABLE IF EXISTS run_fallback_nodes;"
       "DELETE FROM digests WHERE tbl IN ('trace_iterations', 'run_fallback_nodes');"
+      "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
+      "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 2; PRAGMA journal_mode = DELETE; VACUUM;";
   char* err = nullptr;
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");

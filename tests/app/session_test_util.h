@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,6 +46,16 @@ inline std::string read_bytes(const std::string& p) {
 
 inline void write_bytes(const std::string& p, const std::string& b) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
+}
+
+// Runs `sql` on the file (what an older schema wrote, a damaged row), failing the test on an error.
+inline void exec_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
 }
 
 inline SessionRun small_run(const ir::Graph& g, const std::string& mode) {
@@ -235,6 +246,7 @@ inline void expect_same_session(const SessionData& a, const SessionData& b) {
     EXPECT_EQ(a.training[i].step_ms, b.training[i].step_ms);
     EXPECT_EQ(a.training[i].report, b.training[i].report);
   }
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
   ASSERT_EQ(a.numerics.has_value(), b.numerics.has_value());
   if (a.numerics) {
     const runtime::ModeDiff &x = a.numerics->diff, &y = b.numerics->diff;

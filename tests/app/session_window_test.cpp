@@ -124,7 +124,7 @@ TEST(SessionWindow, TraceLeftInTheFileIsCopiedByTheNextSave) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("c.modescope")));
 }
 
-// Turns a schema-2 file into what schema 1 wrote: without the tables schema 2 added, user_version 1.
+// Turns a file into what schema 1 wrote: without the tables later schemas added, user_version 1.
 void downgrade_to_schema_1(const std::string& path) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -135,6 +135,8 @@ void downgrade_to_schema_1(const std::string& path) {
       " 'run_fallback_nodes');"
       "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
       "DROP TABLE trace_iterations; DELETE FROM digests WHERE tbl = 'trace_iterations';"
+      "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
+      "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 1; PRAGMA journal_mode = DELETE; VACUUM;";
   char* err = nullptr;
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
