@@ -161,9 +161,10 @@ class JobCallbacks final : public session::RunCallbacks {
 
 }  // namespace
 
-Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx) {
+Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx,
+                               session::CompileCache* cache) {
   JobCallbacks callbacks(ctx);
-  return session::run_mode(g, req, callbacks);
+  return session::run_mode(g, req, callbacks, cache);
 }
 
 Expected<session::NumericsOutcome> run_numerics(const ir::Graph& g, const session::NumericsJob& job,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/session/compile_cache.h"
 #include "app/session/mode_run.h"
 #include "app/session/numerics.h"
 #include "engine/ir/graph.h"
@@ -39,8 +40,10 @@ using RunRequest = session::ModeRun;
 using PassOutcome = session::PassOutcome;
 using RunOutcome = session::ModeRunOutcome;
 
-// The job's cancel flag and progress, as the loop's callbacks.
-Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx);
+// The job's cancel flag and progress, as the loop's callbacks. With `cache`, a Graph-mode run of its
+// model reuses the graphs earlier runs compiled (session/compile_cache.h).
+Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views::JobContext& ctx,
+                               session::CompileCache* cache = nullptr);
 
 // A numerics job (compare both modes' values, bisect the passes, trap NaN/inf) with the job's cancel
 // flag and progress.

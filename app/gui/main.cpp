@@ -3,6 +3,7 @@
 //   modescope MODEL --run both --screenshot DIR         open, run, save DIR/graph.png (and timeline.png,
 //                                                        memory.png, memory_time.png, compare.png, passes.png;
 //                                                        with --pass-effect pass_delta.png), exit 0
+//   modescope MODEL --run graph --runs 2 --screenshot DIR   press Run twice (the second reuses the compiled graph)
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
@@ -21,7 +22,9 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QTimer>
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -143,6 +146,10 @@ int main(int argc, char** argv) {
       QStringLiteral("show-pass"),
       QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."),
       QStringLiteral("N"));
+  QCommandLineOption runs_opt(
+      QStringLiteral("runs"),
+      QStringLiteral("With --run: press Run N times (the later Graph-mode runs reuse the compiled graphs)."),
+      QStringLiteral("N"), QStringLiteral("1"));
   QCommandLineOption iters_opt(QStringLiteral("iterations"), QStringLiteral("Iterations per run."),
                                QStringLiteral("N"));
   QCommandLineOption jit_opt(QStringLiteral("jit-level"), QStringLiteral("Graph-mode pipeline: O0, O1 or O2."),
@@ -193,9 +200,9 @@ int main(int argc, char** argv) {
       QStringLiteral("Walk through the window as a user would (open MODEL, run both modes, click a pass, select "
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
-  cli.addOptions({run_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt, side_opt,
-                  effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt, plugin_opt,
-                  scenario_opt});
+  cli.addOptions({run_opt, runs_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt,
+                  side_opt, effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt,
+                  plugin_opt, scenario_opt});
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -400,8 +407,14 @@ int main(int argc, char** argv) {
       save();
     };
     const bool pass_effect = cli.isSet(effect_opt);
+    auto presses_left = std::make_shared<int>(std::max(1, cli.value(runs_opt).toInt()) - 1);
     QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window,
-                     [&window, show_then_save, pass_effect, with_numerics](bool) {
+                     [&window, show_then_save, pass_effect, with_numerics, presses_left](bool ok) {
+                       if (ok && *presses_left > 0) {
+                         --*presses_left;
+                         window.run();
+                         return;
+                       }
                        if (pass_effect && window.measure_pass_effects()) {
                          QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save,
                                           Qt::SingleShotConnection);

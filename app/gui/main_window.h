@@ -220,6 +220,8 @@ class MainWindow : public QMainWindow {
   QAction* close_action_;
   QList<QAction*> needs_model_;
   std::unique_ptr<OpenedModel> doc_;
+  // The open model's compiled graphs, kept between runs (shared with the run jobs that use them).
+  std::shared_ptr<session::CompileCache> compiled_ = std::make_shared<session::CompileCache>();
   std::map<views::JobId, QString> active_;  // job -> title
   views::JobId open_job_ = 0;
   bool echo_log_ = false;

@@ -46,6 +46,7 @@ void MainWindow::open(const QString& source) {
 
 void MainWindow::on_opened(OpenedModel m, double total_ms) {
   doc_ = std::make_unique<OpenedModel>(std::move(m));
+  compiled_->set_model(doc_->graph);
   shown_diff_.reset();
   shown_before_.reset();
   pass_delta_->model()->clear();
@@ -90,6 +91,7 @@ void MainWindow::close_model() {
   cancel_jobs();
   show_start_page(true);
   doc_.reset();
+  compiled_->set_model(nullptr);
   shown_diff_.reset();
   shown_before_.reset();
   pass_delta_->model()->clear();
@@ -129,7 +131,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
   log(tr("%1: %2 iterations on %3").arg(what).arg(req.iterations).arg(QString::fromStdString(req.device)));
   jobs_->start(
       QStringLiteral("run-") + QString::fromStdString(mode), what, this,
-      [graph, req](views::JobContext& ctx) { return run_model(*graph, req, ctx); },
+      [graph, req, cache = compiled_](views::JobContext& ctx) { return run_model(*graph, req, ctx, cache.get()); },
       [this, what, modes, ok_so_far, req, mode](Expected<RunOutcome> r) mutable {
         if (!r) {
           fail(r.status(), what);
@@ -158,12 +160,17 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
                            .arg(what, QString::fromStdString(r->backend))
                            .arg(r->median_ms, 0, 'f', 3)
                            .arg(r->min_ms, 0, 'f', 3);
-        if (r->mode == "graph") line += tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);
-        if (r->compiles > 0)
+        if (r->mode == "graph")
+          line += r->cached ? tr(", compile cached") : tr(", compile %1 ms").arg(r->compile_ms, 0, 'f', 1);
+        if (r->compiles > 0) {
           line += tr("; %1 compiled graph(s) for %2, %3 cache hit(s)")
                       .arg(r->compiles)
                       .arg(QString::fromStdString(r->bucket))
                       .arg(r->cache_hits);
+          QStringList kept;
+          for (const auto& b : r->buckets) kept << QString::fromStdString(b);
+          if (kept.size() > 1) line += tr("; compiled so far, latest first: %1").arg(kept.join(QStringLiteral("; ")));
+        }
         if (r->precision == "bf16")
           line += tr("; in bf16, from f32 max %1, mean %2 (relative), top-1 %3")
                       .arg(r->deviation.max_rel, 0, 'g', 3)

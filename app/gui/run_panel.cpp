@@ -120,7 +120,8 @@ void RunPanel::show_result(const RunOutcome& r) {
           .arg(r.mode == "graph" ? tr("Graph") : tr("PyNative"), QString::fromStdString(r.backend).toHtmlEscaped())
           .arg(r.median_ms, 0, 'f', 3)
           .arg(r.min_ms, 0, 'f', 3);
-  if (r.mode == "graph") text += tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
+  if (r.mode == "graph")
+    text += r.cached ? tr("<br>compile: cached (0 ms)") : tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
   if (r.precision == "bf16")
     text += tr("<br>bf16: from f32 max %1, mean %2 (relative); top-1 %3")
                 .arg(r.deviation.max_rel, 0, 'g', 3)
@@ -131,6 +132,11 @@ void RunPanel::show_result(const RunOutcome& r) {
     text += tr("<br>%n compiled graph(s), ", nullptr, static_cast<int>(r.compiles)) +
             tr("%n cache hit(s)", nullptr, static_cast<int>(r.cache_hits));
     if (!r.bucket.empty()) text += tr("<br>last run's graph: %1").arg(QString::fromStdString(r.bucket).toHtmlEscaped());
+    if (r.buckets.size() > 1) {
+      QStringList kept;
+      for (const auto& b : r.buckets) kept << QString::fromStdString(b).toHtmlEscaped();
+      text += tr("<br>compiled so far (latest first): %1").arg(kept.join(QStringLiteral("; ")));
+    }
   }
   text += tr("<br>peak %1, %2 kernels")
               .arg(QString::fromStdString(session::format_bytes(static_cast<double>(r.peak_bytes))))

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <map>
 
+#include "app/session/compile_cache.h"
 #include "app/session/model_inputs.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/buckets.h"
 #include "engine/compiler/pipeline.h"
+#include "engine/plugin/loader.h"
 
 namespace ms::session {
 
@@ -58,9 +60,9 @@ ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level) {
   out.kernels = r.kernels_per_iter;
   for (size_t k = 0; k < r.outputs.size(); ++k)
     out.outputs.push_back((k < r.output_names.size() ? r.output_names[k] : "?") + " = " + r.outputs[k].to_string(4));
-  if (r.compiled) {
-    out.passes = pass_outcomes(r.compiled->compile_result(), level);
-    out.plan = std::make_shared<const runtime::MemoryPlan>(r.compiled->memory_plan());
+  if (const compiler::CompiledExecutor* ex = r.compiled ? r.compiled.get() : r.executor) {
+    out.passes = pass_outcomes(ex->compile_result(), level);
+    out.plan = std::make_shared<const runtime::MemoryPlan>(ex->memory_plan());
   }
   out.trace = r.trace;
   out.gpu_records = r.gpu_records;
@@ -71,7 +73,7 @@ ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level) {
   return out;
 }
 
-Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
+Expected<runtime::TensorMap> mode_inputs(const ir::Graph& g, const ModeRun& req) {
   std::map<std::string, int64_t> dims;
   for (const auto& name : g.inputs) {
     const ir::Value* v = g.value(name);
@@ -79,56 +81,141 @@ Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
         !v->type.dim_params[0].empty())
       dims[v->type.dim_params[0]] = req.batch;
   }
+  return make_inputs(g, {}, dims, 0);
+}
+
+Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
   auto be =
       req.make_backend ? req.make_backend(req.device, req.threads) : backends::create_backend(req.device, req.threads);
   if (!be) return std::move(be).take_status();
   ModeSetup out;
   out.backend = std::move(be->backend);
   out.note = std::move(be->note);
-  auto inputs = make_inputs(g, {}, dims, 0);
-  if (!inputs) return std::move(inputs).take_status();
-  out.inputs = std::move(*inputs);
+  MS_ASSIGN_OR_RETURN(out.inputs, mode_inputs(g, req));
   return out;
 }
 
-Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks) {
-  ModeRunOutcome out;
-  out.mode = req.mode;
-  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, req));
-  out.backend = setup.backend->description();
-  out.note = setup.note;
+std::string compile_key(const ModeRun& req) {
+  std::vector<std::string> off = req.disabled_passes;
+  std::sort(off.begin(), off.end());
+  std::string key =
+      req.device + "|threads " + std::to_string(req.threads) + "|" + req.jit_level + "|" + req.precision + "|without";
+  for (const auto& p : off) key += " " + p;
+  key += "|plugins";
+  for (const auto& p : plugin::loaded_plugins()) key += " " + p.path;
+  return key;
+}
 
+namespace {
+
+// The run loop's request for a run by names; in bf16 the backend must have native bf16.
+Expected<RunRequest> loop_request(const ModeRun& req, const runtime::Backend& backend) {
   RunRequest run;
   run.mode = req.mode == "graph" ? runtime::ExecMode::Graph : runtime::ExecMode::PyNative;
   run.iters = req.iterations;
   run.warmup = req.warmup;
-  auto level = compiler::parse_jit_level(req.jit_level);
-  if (!level) return std::move(level).take_status();
-  run.compile.jit_level = *level;
+  MS_ASSIGN_OR_RETURN(run.compile.jit_level, compiler::parse_jit_level(req.jit_level));
   run.compile.disabled_passes = req.disabled_passes;
-  const bool low = run.mode == runtime::ExecMode::Graph && req.precision == "bf16";
-  if (low) MS_RETURN_IF_ERROR(apply_precision(run.compile, req.precision, *setup.backend));
+  if (run.mode == runtime::ExecMode::Graph && req.precision == "bf16")
+    MS_RETURN_IF_ERROR(apply_precision(run.compile, req.precision, backend));
   run.profile = true;  // cheap (a few records per op): the timeline, heatmap and comparison need it
   run.profiling.gpu_collector = req.gpu_collector;
   run.observer = req.observer;
-  auto r = run_model(g, setup.inputs, *setup.backend, run, callbacks);
-  if (!r) return std::move(r).take_status();
+  return run;
+}
 
-  ModeRunOutcome done = mode_outcome(*r, run.compile.jit_level);
-  if (low) {
+// The figures of a finished run as the app shows them, with the f32 reference pass of a bf16 run
+// (PyNative, one iteration, on the same backend and inputs) and the backend's note.
+Expected<ModeRunOutcome> finish_mode_run(const ir::Graph& g, const ModeRun& req, const RunRequest& run,
+                                         const RunResult& r, const runtime::TensorMap& inputs,
+                                         runtime::Backend& backend, const std::string& note, RunCallbacks& callbacks) {
+  ModeRunOutcome done = mode_outcome(r, run.compile.jit_level);
+  if (run.mode == runtime::ExecMode::Graph && req.precision == "bf16") {
     RunRequest ref;
     ref.iters = 1;
     ref.warmup = 0;
-    auto f32 = run_model(g, setup.inputs, *setup.backend, ref, callbacks);
+    auto f32 = run_model(g, inputs, backend, ref, callbacks);
     if (!f32) return std::move(f32).take_status().prepend("the f32 reference pass: ");
     done.precision = req.precision;
-    done.deviation = deviation(r->outputs, f32->outputs);
+    done.deviation = deviation(r.outputs, f32->outputs);
   }
-  done.mode = out.mode;
-  done.backend = out.backend;
-  done.note = out.note + (out.note.empty() || done.note.empty() ? "" : "; ") + done.note;
-  if (!out.note.empty()) done.fallbacks.insert(done.fallbacks.begin(), runtime::Fallback{"*", 1, out.note});
-  if (r->compiled) {
+  done.mode = req.mode;
+  done.backend = backend.description();
+  done.note = note + (note.empty() || done.note.empty() ? "" : "; ") + done.note;
+  if (!note.empty()) done.fallbacks.insert(done.fallbacks.begin(), runtime::Fallback{"*", 1, note});
+  return done;
+}
+
+// A new entry for `model` and the request's options: its backend and its bucketed executor, whose
+// compiles check the cancel flag of the run that holds the entry.
+Expected<std::unique_ptr<CompileCache::Entry>> new_cache_entry(std::shared_ptr<const ir::Graph> model,
+                                                               const ModeRun& req, const std::string& key,
+                                                               size_t max_graphs) {
+  auto e = std::make_unique<CompileCache::Entry>();
+  e->key = key;
+  e->graph = std::move(model);
+  auto be =
+      req.make_backend ? req.make_backend(req.device, req.threads) : backends::create_backend(req.device, req.threads);
+  if (!be) return std::move(be).take_status();
+  e->backend = std::move(be->backend);
+  e->note = std::move(be->note);
+  MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *e->backend));
+  compiler::CompileOptions co = run.compile;
+  CompileCache::Entry* held = e.get();
+  co.cancelled = [held] { return held->callbacks && held->callbacks->cancelled(); };
+  e->executor = std::make_unique<compiler::BucketedExecutor>(*e->graph, *e->backend, std::move(co), max_graphs);
+  return e;
+}
+
+// A Graph-mode run on a cache entry: the inputs' bucket compiled when new, then the loop on it.
+Expected<ModeRunOutcome> run_through_cache(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks,
+                                           CompileCache::Entry& e) {
+  MS_ASSIGN_OR_RETURN(runtime::TensorMap inputs, mode_inputs(g, req));
+  MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *e.backend));
+  MS_ASSIGN_OR_RETURN(compiler::BucketKey key, compiler::bucket_of(g, inputs));
+  const auto kept = e.executor->buckets();
+  const bool known = std::find(kept.begin(), kept.end(), key.text) != kept.end();
+  callbacks.progress(0.02, known ? "Compiled graph cached" : "Compiling");
+  bool compiled = false;
+  MS_ASSIGN_OR_RETURN(run.executor, e.executor->executor_for(inputs, &compiled));
+  if (callbacks.cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
+  MS_ASSIGN_OR_RETURN(RunResult r, run_model(g, inputs, *e.backend, run, callbacks));
+  MS_ASSIGN_OR_RETURN(ModeRunOutcome done, finish_mode_run(g, req, run, r, inputs, *e.backend, e.note, callbacks));
+  // Every iteration but a compiling run's first found its graph compiled.
+  e.cache_hits += std::max(0, req.warmup) + std::max(1, req.iterations) - (compiled ? 1 : 0);
+  done.compile_ms = compiled ? run.executor->compile_ms() : 0;
+  done.cached = !compiled;
+  done.compiles = e.executor->stats().compiles;
+  done.cache_hits = e.cache_hits;
+  done.bucket = e.executor->last_bucket();
+  done.buckets = e.executor->buckets();
+  return done;
+}
+
+}  // namespace
+
+Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks,
+                                  CompileCache* cache) {
+  std::shared_ptr<const ir::Graph> model = cache && req.mode == "graph" ? cache->model_of(g) : nullptr;
+  if (model) {
+    const std::string key = compile_key(req);
+    std::unique_ptr<CompileCache::Entry> e = cache->take(key);
+    if (!e) {
+      MS_ASSIGN_OR_RETURN(e, new_cache_entry(model, req, key, cache->max_graphs()));
+    }
+    e->callbacks = &callbacks;
+    auto out = run_through_cache(g, req, callbacks, *e);
+    e->callbacks = nullptr;
+    // A failed run's executor may be half way through an iteration: only a cancelled one is kept.
+    if (out || out.status().code() == ErrorCode::Cancelled) cache->give_back(std::move(e));
+    return out;
+  }
+  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, req));
+  MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *setup.backend));
+  MS_ASSIGN_OR_RETURN(RunResult r, run_model(g, setup.inputs, *setup.backend, run, callbacks));
+  MS_ASSIGN_OR_RETURN(ModeRunOutcome done,
+                      finish_mode_run(g, req, run, r, setup.inputs, *setup.backend, setup.note, callbacks));
+  if (r.compiled) {
     // One compile for the inputs' shapes; every other iteration (warm-up included) found it.
     done.compiles = 1;
     done.cache_hits = std::max(0, req.warmup) + req.iterations - 1;
@@ -136,8 +223,7 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
     if (key) done.bucket = key->text;
     done.buckets = {done.bucket};
   }
-  out = std::move(done);
-  return out;
+  return done;
 }
 
 }  // namespace ms::session

@@ -63,22 +63,37 @@ struct ModeRunOutcome {
   // What did not run as asked (runtime/fallback.h): per op and reason; op "*" is the whole run on
   // another backend than the one asked for (the reason is the backend's note).
   std::vector<runtime::Fallback> fallbacks;
-  // Graph mode's compiled graphs (compiler/buckets.h): compiles made and runs that found theirs
-  // compiled, the bucket of this run's inputs ("batch<=4", or the exact shapes) and the buckets
-  // compiled so far, most recently used first.
   // A bf16 Graph run: its outputs' distance from one f32 PyNative pass on the same inputs.
   std::string precision = "f32";
   Deviation deviation;
+  // Graph mode's compiled graphs (compiler/buckets.h): compiles made and iterations that found their
+  // graph compiled (across runs, with a compile cache), the bucket of this run's inputs ("batch<=4",
+  // or the exact shapes) and the buckets compiled so far, most recently used first. `cached`: this
+  // run compiled nothing (compile_ms is 0).
   int64_t compiles = 0, cache_hits = 0;
   std::string bucket;
   std::vector<std::string> buckets;
+  bool cached = false;
 };
 
-Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks);
+class CompileCache;
+
+// With `cache` (compile_cache.h), a Graph-mode run of the cache's model reuses the graphs compiled
+// by earlier runs with the same options and compiles per shape bucket; without it, or for another
+// graph, it compiles the inputs' exact shapes and keeps nothing.
+Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, RunCallbacks& callbacks,
+                                  CompileCache* cache = nullptr);
+
+// What a compiled graph depends on besides the model and the inputs' bucket: device, threads, jit
+// level, disabled passes, precision and the loaded plugins (the key of a compile-cache entry).
+std::string compile_key(const ModeRun& request);
 
 // What a finished run of the loop yields as the app shows it (figures, outputs as text, the Graph
 // mode's passes and memory plan, the trace); mode is set, backend and the backend note are not.
 ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level);
+
+// The inputs run_mode makes for `g` (seed 0, the request's batch for a symbolic leading dim).
+Expected<runtime::TensorMap> mode_inputs(const ir::Graph& g, const ModeRun& request);
 
 // What a run by names runs on: the backend for the request's device and threads, and the inputs
 // (seed 0, the request's batch for a symbolic leading dim). The backend is declared first so it is

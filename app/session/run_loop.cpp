@@ -59,19 +59,25 @@ class ModelRun {
       runtime::find_fallbacks(g_, backend_, fallbacks_);
       return Status::ok();
     }
-    cb.progress(0.02, "Compiling");
-    std::map<std::string, ir::ValueType> sig;
-    for (const auto& [name, t] : inputs_) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
-    compiler::CompileOptions co = req_.compile;
-    if (&cb != &no_callbacks() && !co.cancelled) co.cancelled = [&cb] { return cb.cancelled(); };
-    auto c = compiler::compile_executor(g_, backend_, sig, co);
-    if (!c) return std::move(c).take_status();
-    out_.compiled = std::move(*c);
-    runtime::find_fallbacks(out_.compiled->graph(), backend_, fallbacks_);
-    out_.compile_ms = out_.compiled->compile_ms();
-    out_.arena_bytes = out_.compiled->memory_plan().arena_bytes;
-    out_.weight_bytes = weight_bytes(out_.compiled->graph());
-    out_.packed_bytes = packed_bytes(out_.compiled->graph());
+    if (req_.executor) {
+      ex_ = req_.executor;
+    } else {
+      cb.progress(0.02, "Compiling");
+      std::map<std::string, ir::ValueType> sig;
+      for (const auto& [name, t] : inputs_) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
+      compiler::CompileOptions co = req_.compile;
+      if (&cb != &no_callbacks() && !co.cancelled) co.cancelled = [&cb] { return cb.cancelled(); };
+      auto c = compiler::compile_executor(g_, backend_, sig, co);
+      if (!c) return std::move(c).take_status();
+      out_.compiled = std::move(*c);
+      ex_ = out_.compiled.get();
+      out_.compile_ms = ex_->compile_ms();
+    }
+    out_.executor = ex_;
+    runtime::find_fallbacks(ex_->graph(), backend_, fallbacks_);
+    out_.arena_bytes = ex_->memory_plan().arena_bytes;
+    out_.weight_bytes = weight_bytes(ex_->graph());
+    out_.packed_bytes = packed_bytes(ex_->graph());
     return check_memory();
   }
 
@@ -124,7 +130,7 @@ class ModelRun {
     if (i == total_ - 1) ro.tap = req_.tap;
     runtime::FallbackScope noting(fallbacks_);  // cases a device kernel hands to the CPU
     const auto t0 = Clock::now();
-    auto outs = eager_ ? eager_->run(inputs_, ro) : out_.compiled->run(inputs_, ro);
+    auto outs = eager_ ? eager_->run(inputs_, ro) : ex_->run(inputs_, ro);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!outs) return std::move(outs).take_status();
     if (timed) out_.latencies_ms.push_back(ms);
@@ -137,7 +143,7 @@ class ModelRun {
   }
 
   RunResult finish() {
-    const runtime::RunStats st = eager_ ? eager_->last_stats() : out_.compiled->last_stats();
+    const runtime::RunStats st = eager_ ? eager_->last_stats() : ex_->last_stats();
     out_.kernels_per_iter = st.kernels;
     out_.peak_bytes = st.peak_bytes;
     out_.latency = summarize(out_.latencies_ms);
@@ -159,14 +165,14 @@ class ModelRun {
       if (!compiler::infer_graph_types(typed, &backend_).is_ok()) typed = g_.deep_copy();
       ctx.graph = &typed;
     } else {
-      ctx.graph = &out_.compiled->graph();
-      ctx.plan = &out_.compiled->memory_plan();
+      ctx.graph = &ex_->graph();
+      ctx.plan = &ex_->memory_plan();
     }
     ctx.metadata = req_.metadata;
     ctx.metadata["mode"] = mode_name();
-    if (out_.compiled) {
+    if (ex_) {
       ctx.metadata["compile_ms"] = number(out_.compile_ms);
-      ctx.metadata["kernel_steps"] = std::to_string(out_.compiled->num_steps());
+      ctx.metadata["kernel_steps"] = std::to_string(ex_->num_steps());
     }
     out_.trace = profiling_->build(std::move(ctx));
     out_.recorded_events = profiling_->recorded();
@@ -183,6 +189,7 @@ class ModelRun {
   // The recorder goes after the executors: buffers they still hold report their free to it.
   std::unique_ptr<prof::ProfilingSession> profiling_;
   std::unique_ptr<runtime::EagerExecutor> eager_;
+  compiler::CompiledExecutor* ex_ = nullptr;  // Graph mode: out_.compiled's or the request's
   runtime::FallbackLog fallbacks_;
   RunResult out_;
 };

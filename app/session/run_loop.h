@@ -34,6 +34,9 @@ struct RunRequest {
   runtime::RunObserver* observer = nullptr;
   // Sees every value of the last iteration as it is produced (numerics: capture, the NaN trap).
   runtime::ValueTap* tap = nullptr;
+  // Graph mode: runs this executor, compiled before for the inputs' shapes or their bucket
+  // (compile_cache.h), instead of compiling (compile_ms stays 0). It must outlive the run.
+  compiler::CompiledExecutor* executor = nullptr;
 };
 
 // Told between iterations; both may be called from the thread that runs the loop.
@@ -65,6 +68,8 @@ struct RunResult {
   // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
   // backend, which must outlive it.
   std::unique_ptr<compiler::CompiledExecutor> compiled;
+  // Graph mode: the executor that ran (compiled's, or the request's).
+  const compiler::CompiledExecutor* executor = nullptr;
   // Profiled runs only.
   prof::TracePtr trace;
   uint64_t recorded_events = 0;
