@@ -92,6 +92,11 @@ TEST(CompileCache, SecondRunOfTheSameRequestCompilesNothing) {
   ASSERT_TRUE(second->plan);
   EXPECT_EQ(second->plan->arena_bytes, first->plan->arena_bytes);
   ASSERT_TRUE(second->trace);
+  // The same work, recorded the same way, as when it compiled.
+  EXPECT_EQ(second->peak_bytes, first->peak_bytes);
+  EXPECT_EQ(second->kernels, first->kernels);
+  EXPECT_EQ(second->trace->events.size(), first->trace->events.size());
+  EXPECT_EQ(second->trace->blocks.size(), first->trace->blocks.size());
   EXPECT_EQ(cache.entries(), 1u);
   EXPECT_EQ(cache.graphs(), 1u);
 }
