@@ -34,8 +34,14 @@ QDQ_RTOL = 2e-2
 
 def rtol_of(name: str) -> float:
     return QDQ_RTOL if name in QDQ else RTOL
-# Graph mode runs at O2 (the CLI's default level) and at this one beside it.
+# Graph mode runs at O2 (the CLI's default level) and at this one beside it (--other): a jit level,
+# or "bf16" for O2 with --precision bf16 (its rtol is BF16_RTOL: it is checked against f32).
 OTHER_LEVEL = "O1"
+BF16_RTOL = 0.2
+
+
+def other_flags() -> list:
+    return ["--jit-level", "O2", "--precision", "bf16"] if OTHER_LEVEL == "bf16" else ["--jit-level", OTHER_LEVEL]
 
 
 def log(msg: str) -> None:
@@ -219,7 +225,7 @@ def check(m: Model, cli: Cli, threads: int, seed: int, tmp: str) -> dict:
         res["ort"] = rel_dev(ort_out, want)
     for key, args in (("pynative", ["--mode", "pynative"]),
                       ("graph_O2", ["--mode", "graph", "--jit-level", "O2"]),
-                      ("graph_other", ["--mode", "graph", "--jit-level", OTHER_LEVEL])):
+                      ("graph_other", ["--mode", "graph", *other_flags()])):
         d = os.path.join(tmp, f"{m.name}.{key}")
         os.makedirs(d, exist_ok=True)
         try:
@@ -229,8 +235,10 @@ def check(m: Model, cli: Cli, threads: int, seed: int, tmp: str) -> dict:
         except (RuntimeError, OSError) as e:
             res[key] = None
             res.setdefault("errors", {})[key] = str(e)
-    devs = [v for k, v in res.items() if k in ("ort", "pynative", "graph_O2", "graph_other")]
-    res["ok"] = all(v is not None and v <= rtol_of(m.name) for v in devs)
+    devs = [v for k, v in res.items() if k in ("ort", "pynative", "graph_O2")]
+    other_rtol = BF16_RTOL if OTHER_LEVEL == "bf16" else rtol_of(m.name)
+    res["ok"] = all(v is not None and v <= rtol_of(m.name) for v in devs) and \
+        res.get("graph_other") is not None and res["graph_other"] <= other_rtol
     return res
 
 
@@ -252,7 +260,7 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
     rounds, errors = [], {}
     for r in range(1, args.rounds + 1):
         row = {"round": r, "ort_ms": ort_median_ms(sess, feed, args.iters, args.warmup)}
-        for tag, lvl in (("O2", ["--jit-level", "O2"]), ("other", ["--jit-level", OTHER_LEVEL])):
+        for tag, lvl in (("O2", ["--jit-level", "O2"]), ("other", other_flags())):
             j = os.path.join(tmp, f"{m.name}.b{b}.{tag}.{r}.json")
             try:
                 cli.call(["bench", *common, *lvl, "--json", j])
@@ -260,7 +268,7 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
                 row[f"pynative_{tag}_ms"] = c["pynative_ms"]
                 row[f"graph_{tag}_ms"] = c["graph_ms"]
                 row[f"compile_{tag}_ms"] = c["compile_ms"]
-                row[f"jit_level_{tag}"] = c.get("jit_level")
+                row[f"jit_level_{tag}"] = "bf16" if tag == "other" and OTHER_LEVEL == "bf16" else c.get("jit_level")
             except (RuntimeError, OSError, KeyError, IndexError, ValueError) as e:
                 errors[f"bench {tag}"] = str(e)
         rounds.append(row)
@@ -287,7 +295,9 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
            "ratio_graph_O2_pynative": spread([row["graph_O2_ms"] / row["pynative_O2_ms"] for row in rounds
                                               if "graph_O2_ms" in row]),
            "ratio_graph_other_pynative": spread([row["graph_other_ms"] / row["pynative_other_ms"]
-                                                   for row in rounds if "graph_other_ms" in row])}
+                                                   for row in rounds if "graph_other_ms" in row]),
+           "ratio_graph_other_ort": spread([row["graph_other_ms"] / row["ort_ms"] for row in rounds
+                                            if "graph_other_ms" in row])}
     if errors:
         res["errors"] = errors
     return res
@@ -315,11 +325,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="one model, batch 1, 1 round, 3 iterations")
     ap.add_argument("--torch-python", default="/usr/bin/python3")
+    ap.add_argument("--other", choices=("O0", "O1", "bf16"), default="O1",
+                    help="Graph mode's second column: another jit level, or bf16 (O2 with --precision bf16)")
     ap.add_argument("--wait", choices=("spin", "passive"), default="spin",
                     help="idle threads spin a while (both engines' default) or sleep at once (both engines)")
     args = ap.parse_args()
-    global WAIT
+    global WAIT, OTHER_LEVEL
     WAIT = args.wait
+    OTHER_LEVEL = args.other
     if WAIT == "passive":
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # read by libgomp when modescope-cli starts
     if args.quick:
@@ -367,7 +380,7 @@ def main() -> int:
 
     print()
     print(f"Output checks (batch 1, fixed input): max|got - want| / max|want|, limit {RTOL:g} "
-          f"({QDQ_RTOL:g} for quantized models)")
+          f"({QDQ_RTOL:g} for quantized models" + (f", {BF16_RTOL:g} for bf16)" if OTHER_LEVEL == "bf16" else ")"))
     print(f"{'model':20s} {'reference':13s} {'PyNative':>16s} {'Graph O2':>16s} {'Graph ' + OTHER_LEVEL:>16s} "
           f"{'ORT':>16s}")
     for name, c in checks.items():
@@ -377,7 +390,8 @@ def main() -> int:
         lim = c["rtol"]
         ort_col = fmt_dev(c["ort"], lim) if "ort" in c else "(reference)"
         print(f"{name:20s} {c['reference']:13s} {fmt_dev(c['pynative'], lim):>16s} "
-              f"{fmt_dev(c['graph_O2'], lim):>16s} {fmt_dev(c['graph_other'], lim):>16s} {ort_col:>16s}")
+              f"{fmt_dev(c['graph_O2'], lim):>16s} "
+              f"{fmt_dev(c['graph_other'], BF16_RTOL if OTHER_LEVEL == 'bf16' else lim):>16s} {ort_col:>16s}")
         for k, e in c.get("errors", {}).items():
             print(f"  {k}: {e}")
     print()
@@ -385,7 +399,8 @@ def main() -> int:
     print(f"Latency, ms: medians over {args.rounds} round(s); "
           "ratios: median of the per-round ratios [min-max]")
     print(f"{'model':20s} {'batch':>5s} {'ORT':>9s} {'PyNative':>9s} {'Graph O2':>9s} {'Graph ' + lvl:>9s} "
-          f"{'compile O2':>10s} {'compile ' + lvl:>10s}  {'GraphO2/ORT':20s} {'GraphO2/PyNative':20s}")
+          f"{'compile O2':>10s} {'compile ' + lvl:>10s}  {'GraphO2/ORT':20s} {'GraphO2/PyNative':20s} "
+          f"{'Graph' + lvl + '/ORT':20s}")
     for r in results:
         def med(k):
             return r[k]["median"] if r.get(k) else None
@@ -400,7 +415,8 @@ def main() -> int:
         print(f"{r['model']:20s} {r['batch']:5d} {fmt(med('ort_ms')):>9s} {fmt(med('pynative_ms')):>9s} "
               f"{fmt(med('graph_O2_ms')):>9s} {fmt(med('graph_other_ms')):>9s} "
               f"{fmt(med('compile_O2_ms'), '.0f'):>10s} {fmt(med('compile_other_ms'), '.0f'):>10s}  "
-              f"{ratio('ratio_graph_O2_ort'):20s} {ratio('ratio_graph_O2_pynative'):20s}")
+              f"{ratio('ratio_graph_O2_ort'):20s} {ratio('ratio_graph_O2_pynative'):20s} "
+              f"{ratio('ratio_graph_other_ort'):20s}")
         for k, e in r.get("errors", {}).items():
             print(f"  {k}: {e}")
     for name, e in failures.items():
