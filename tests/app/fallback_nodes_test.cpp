@@ -13,6 +13,7 @@
 #include "app/session/run_loop.h"
 #include "app/session/session_file.h"
 #include "engine/backends/select.h"
+#include "tests/app/forwarding_backend.h"
 #include "tests/app/session_test_util.h"
 #include "tests/profiler/test_util.h"
 
@@ -39,28 +40,18 @@ Status host_sigmoid(runtime::KernelContext& ctx) { return cpu_sigmoid(ctx); }
 
 // The CPU backend, except that the Sigmoid named "late" runs through a "CPU fallback" kernel (as a
 // device backend whose kernel covers one node's case and not the other's).
-class LateSigmoidOnHost final : public runtime::Backend {
+class LateSigmoidOnHost final : public testing::ForwardingBackend {
  public:
-  LateSigmoidOnHost() : cpu_(backends::create_cpu_backend(1)) {
+  LateSigmoidOnHost() {
     ir::Node s;
     s.op_type = "Sigmoid";
-    cpu_sigmoid = cpu_->find_kernel(s);
+    cpu_sigmoid = cpu().find_kernel(s);
   }
   std::string name() const override { return "fake"; }
-  Device device() const override { return cpu_->device(); }
-  runtime::Allocator& allocator() override { return cpu_->allocator(); }
-  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
   runtime::KernelFn find_kernel(const ir::Node& node) const override {
-    return node.op_type == "Sigmoid" && node.name == "late" ? &host_sigmoid : cpu_->find_kernel(node);
+    return node.op_type == "Sigmoid" && node.name == "late" ? &host_sigmoid : cpu().find_kernel(node);
   }
   bool is_fallback(runtime::KernelFn fn) const override { return fn == &host_sigmoid; }
-  void set_threads(int n) override { cpu_->set_threads(n); }
-  int threads() const override { return cpu_->threads(); }
-  Status copy_to_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_to_host(src, dst); }
-  Status copy_from_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_from_host(src, dst); }
-
- private:
-  std::unique_ptr<runtime::Backend> cpu_;
 };
 
 uint64_t id_of(const ir::Graph& g, const std::string& name) {

@@ -16,6 +16,7 @@
 #include "engine/backends/select.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/profiling_session.h"
+#include "tests/app/forwarding_backend.h"
 #include "tests/profiler/test_util.h"
 
 namespace ms::session {
@@ -34,22 +35,14 @@ struct Script {
 };
 
 // The CPU backend under a CUDA device id: runs the same kernels, makes the loop take its GPU path.
-class CudaLabelledBackend final : public runtime::Backend {
+class CudaLabelledBackend final : public testing::ForwardingBackend {
  public:
-  explicit CudaLabelledBackend(Script& s) : cpu_(backends::create_cpu_backend(1)), s_(s) {}
+  explicit CudaLabelledBackend(Script& s) : s_(s) {}
   std::string name() const override { return "cuda"; }
   Device device() const override { return {DeviceType::CUDA, 0}; }
-  runtime::Allocator& allocator() override { return cpu_->allocator(); }
-  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
-  runtime::KernelFn find_kernel(const ir::Node& node) const override { return cpu_->find_kernel(node); }
-  void set_threads(int n) override { cpu_->set_threads(n); }
-  int threads() const override { return cpu_->threads(); }
   void synchronize() override { ++s_.syncs; }
-  Status copy_to_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_to_host(src, dst); }
-  Status copy_from_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_from_host(src, dst); }
 
  private:
-  std::unique_ptr<runtime::Backend> cpu_;
   Script& s_;
 };
 
@@ -392,23 +385,13 @@ TEST(RunLoop, OneRunObservationBracketsTheGpuActivity) {
 }
 
 // The CPU backend, saying it has native bf16 arithmetic or not as told.
-class Bf16Backend final : public runtime::Backend {
+class Bf16Backend final : public testing::ForwardingBackend {
  public:
-  explicit Bf16Backend(bool native) : cpu_(backends::create_cpu_backend(1)), native_(native) {}
-  std::string name() const override { return "cpu"; }
-  Device device() const override { return {}; }
+  explicit Bf16Backend(bool native) : native_(native) {}
   std::string description() const override { return native_ ? "bf16 cpu" : "f32-only cpu"; }
   bool native_bf16() const override { return native_; }
-  runtime::Allocator& allocator() override { return cpu_->allocator(); }
-  runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
-  runtime::KernelFn find_kernel(const ir::Node& node) const override { return cpu_->find_kernel(node); }
-  void set_threads(int n) override { cpu_->set_threads(n); }
-  int threads() const override { return cpu_->threads(); }
-  Status copy_to_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_to_host(src, dst); }
-  Status copy_from_host(const Tensor& src, Tensor& dst) override { return cpu_->copy_from_host(src, dst); }
 
  private:
-  std::unique_ptr<runtime::Backend> cpu_;
   bool native_;
 };
 

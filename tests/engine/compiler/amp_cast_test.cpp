@@ -45,6 +45,12 @@ std::string amp_dump(const std::string& text, AmpLevel level) {
   return ir::dump_text(g);
 }
 
+// The graph run eagerly in f32 on `in`: the reference the bf16 compiles are held to.
+Expected<std::vector<Tensor>> f32_outputs(const ir::Graph& g, const runtime::TensorMap& in) {
+  runtime::EagerExecutor exec(g, cpu());
+  return exec.run(in);
+}
+
 TEST(AmpCastPass, O1CastsAroundTheWhiteListWithoutPairsBetweenMatMuls) {
   EXPECT_EQ(amp_dump(kMlp, AmpLevel::O1), R"(graph main (%x: f32[2,4])
   init %w1: f32[4,4]
@@ -166,8 +172,7 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
   )";
   const ir::Graph ref_graph = testing::parse_graph(text);
   const runtime::TensorMap in = testing::inputs_of(ref_graph);
-  runtime::EagerExecutor ref_exec(ref_graph, cpu());
-  auto ref = ref_exec.run(in);
+  auto ref = f32_outputs(ref_graph, in);
   ASSERT_TRUE(ref) << ref.status().message();
   for (const auto& [jit, level] : {std::pair{JitLevel::O1, AmpLevel::O1}, std::pair{JitLevel::O1, AmpLevel::O2},
                                    std::pair{JitLevel::O1, AmpLevel::O3}, std::pair{JitLevel::O2, AmpLevel::O2}}) {
@@ -214,8 +219,7 @@ TEST(AmpCastPass, Bf16ConvsFuseAndKeepTheBlockedLayout) {
   )";
   const ir::Graph ref_graph = testing::parse_graph(text);
   const runtime::TensorMap in = testing::inputs_of(ref_graph);
-  runtime::EagerExecutor ref_exec(ref_graph, cpu());
-  auto ref = ref_exec.run(in);
+  auto ref = f32_outputs(ref_graph, in);
   ASSERT_TRUE(ref) << ref.status().message();
   ir::Graph g = testing::parse_graph(text);
   JitConfig cfg;
