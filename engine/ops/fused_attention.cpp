@@ -53,8 +53,10 @@ Status read_operand(InferContext& ctx, size_t i, const char* attr, const char* l
 }
 
 Status infer_fused_attention(InferContext& ctx) {
-  for (size_t i = 0; i < 3; ++i)
-    if (ctx.in(i).dtype != DType::F32) return ctx.fail("Q, K and V must be f32");
+  const DType t = ctx.in(0).dtype;
+  if (t != DType::F32 && t != DType::BF16) return ctx.fail("Q, K and V must be f32 or bf16");
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.in(i).dtype != t) return ctx.fail("Q, K and V must share one dtype");
   AttentionDims a;
   MS_RETURN_IF_ERROR(read_operand(ctx, 0, "q_layout", "q", a, false));
   MS_RETURN_IF_ERROR(read_operand(ctx, 1, "k_layout", "k", a, false));
@@ -66,7 +68,7 @@ Status infer_fused_attention(InferContext& ctx) {
     return ctx.fail("attribute 'y_layout' ('" + yl + "') does not describe a rank-" + std::to_string(rank) + " output");
   std::vector<int64_t> y(yl.size());
   for (size_t i = 0; i < yl.size(); ++i) y[i] = yl[i] == 'b' ? a.b : yl[i] == 'h' ? a.h : yl[i] == 's' ? a.sq : a.dv;
-  ctx.set_output(0, DType::F32, std::move(y));
+  ctx.set_output(0, t, std::move(y));
   return Status::ok();
 }
 

@@ -87,6 +87,40 @@ TEST(AmpKernels, MatMulAndGemmBf16MatchF32) {
                     {random_f32({8, 64}, 10), random_f32({10, 64}, 11), random_f32({10}, 12)});
 }
 
+// A bf16 graph's projections: A's rows [S, 1, K] (ViT's [seq, batch, hidden]) times 2-D weights run
+// as one [S, K] x [K, N] product, not S one-row products.
+TEST(AmpKernels, MatMulOfRowsTimesWeightsIsOneProduct) {
+  expect_bf16_close(make_node("MatMul", 2), {random_f32({37, 1, 96}, 19), random_f32({96, 80}, 20)});
+}
+
+// LayerNormalization on bf16 rows computes in f32 (the statistics of a row) and rounds once.
+TEST(AmpKernels, LayerNormalizationBf16RowsComputeInF32) {
+  const ir::Node node = make_node("LayerNormalization", 3, 1, {{"axis", int64_t{-1}}});
+  expect_bf16_close(node, {random_f32({5, 3, 200}, 21), random_f32({200}, 22), random_f32({200}, 23)}, false);
+  auto got = run_kernel_full(
+      node, {to_bf16(random_f32({5, 3, 200}, 21)), to_bf16(random_f32({200}, 22)), to_bf16(random_f32({200}, 23))});
+  ASSERT_TRUE(got) << got.status().message();
+  EXPECT_EQ(got->impl, "rows-bf16");
+}
+
+// Cast f32 -> bf16 before opset 19 drops the low bits as the ONNX reference did; the casts a
+// compiler pass makes (round_mode "nearest") round to nearest even at any opset.
+TEST(AmpKernels, CompilerCastsRoundToNearestAtEveryOpset) {
+  Tensor x = Tensor::empty(DType::F32, {2});
+  x.data<float>()[0] = 1.005859375f;  // 1 + 2^-8 + 2^-9: nearest bf16 is 1 + 2^-7
+  x.data<float>()[1] = -1.005859375f;
+  ir::Node cast = make_node("Cast", 1, 1, {{"to", int64_t{16}}});
+  auto truncated = run_kernel(cast, {x}, 13);
+  ASSERT_TRUE(truncated) << truncated.status().message();
+  EXPECT_EQ(value_at((*truncated)[0], 0), 1.0);
+  EXPECT_EQ(value_at((*truncated)[0], 1), -1.0);
+  cast.attrs["round_mode"] = ir::Attribute(std::string("nearest"));
+  auto rounded = run_kernel(cast, {x}, 13);
+  ASSERT_TRUE(rounded) << rounded.status().message();
+  EXPECT_EQ(value_at((*rounded)[0], 0), 1.0078125);
+  EXPECT_EQ(value_at((*rounded)[0], 1), -1.0078125);
+}
+
 TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
   const Tensor x = random_f32({2, 8, 6, 6}, 13);
   expect_bf16_close(make_node("Relu", 1), {x}, false);

@@ -21,6 +21,7 @@
 #include "engine/ops/fused.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/executor.h"
+#include "tests/engine/kernel_harness.h"
 #ifdef MODESCOPE_HAVE_CUDA
 #include "engine/backends/cuda/cuda_backend.h"
 #endif
@@ -29,6 +30,7 @@ namespace ms {
 namespace {
 
 using A = ir::Attribute;
+using test::ulp_distance;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -98,17 +100,6 @@ std::vector<float> binary_values() {
   using L = std::numeric_limits<float>;
   return {0.f, -0.f, kInf, -kInf, kNaN, L::denorm_min(), 1e-30f, -1e-30f, 0.5f,   -0.5f,
           1.f, -1.f, 2.f,  -2.5f, 3.f,  7.25f,           -88.f,  1e10f,   -1e10f, L::max()};
-}
-
-// Distance in units in the last place; +0 and -0 are the same place.
-int64_t ulp_distance(float a, float b) {
-  auto ord = [](float f) {
-    int32_t i;
-    std::memcpy(&i, &f, sizeof i);
-    return i >= 0 ? int64_t{i} : int64_t{INT32_MIN} - int64_t{i};
-  };
-  const int64_t d = ord(a) - ord(b);
-  return d < 0 ? -d : d;
 }
 
 // "" when `got` matches `want`: NaN for NaN, the same infinity, else within `max_ulp` (CPU) or 1e-6

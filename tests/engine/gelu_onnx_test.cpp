@@ -21,15 +21,7 @@ namespace {
 
 #include "tests/engine/gelu_onnx_cases.inc"
 
-int64_t ulp_distance(float a, float b) {
-  auto ord = [](float f) {
-    int32_t i;
-    std::memcpy(&i, &f, sizeof i);
-    return i >= 0 ? int64_t{i} : int64_t{INT32_MIN} - int64_t{i};
-  };
-  const int64_t d = ord(a) - ord(b);
-  return d < 0 ? -d : d;
-}
+using test::ulp_distance;
 
 void expect_outputs(const std::vector<Tensor>& out, const std::string& mode) {
   ASSERT_EQ(out.size(), 3u) << mode;

@@ -3,6 +3,8 @@
 // kernel in the CPU registry and run it; and seeded random inputs (f32, rounded to bf16).
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,6 +54,17 @@ inline Tensor random_f32(const Shape& s, uint32_t seed) {
     t.data<float>()[i] = static_cast<float>(seed >> 8) / static_cast<float>(1 << 24) * 2.f - 1.f;
   }
   return t;
+}
+
+// Distance in units in the last place; +0 and -0 are the same place.
+inline int64_t ulp_distance(float a, float b) {
+  auto ord = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, sizeof i);
+    return i >= 0 ? int64_t{i} : int64_t{INT32_MIN} - int64_t{i};
+  };
+  const int64_t d = ord(a) - ord(b);
+  return d < 0 ? -d : d;
 }
 
 // An f32 tensor rounded to bf16.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/simd_clones.h"
@@ -140,6 +141,48 @@ bool mask_strides(const Shape& m, int64_t heads, int64_t q_len, int64_t kv_len, 
   return true;
 }
 
+Status fused_attention_kernel(runtime::KernelContext& ctx);
+
+// A tensor's elements as f32 (bf16 widened; f32 shared).
+Expected<Tensor> widened(runtime::KernelContext& ctx, const Tensor& t) {
+  if (t.dtype() == DType::F32) return t;
+  MS_ASSIGN_OR_RETURN(Tensor out, ctx.scratch(DType::F32, t.shape()));
+  widen_bf16(t.data<bf16>(), out.data<float>(), t.numel());
+  return out;
+}
+
+// A bf16 Graph's attention: the operands widened to f32, the f32 kernel over them (scores and
+// softmax in f32, as the mixed-precision lists keep softmax), Y rounded to bf16 once.
+Status fused_attention_bf16(runtime::KernelContext& ctx) {
+  std::vector<Tensor> wide;
+  wide.reserve(ctx.num_inputs());
+  std::vector<const Tensor*> ins;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    MS_ASSIGN_OR_RETURN(Tensor w, widened(ctx, ctx.input(i)));
+    wide.push_back(std::move(w));
+    ins.push_back(&wide.back());
+  }
+  // Y in f32 scratch, then rounded into the bf16 output.
+  struct F32Output final : runtime::OutputAllocator {
+    explicit F32Output(runtime::KernelContext& c) : ctx(c) {}
+    Expected<Tensor> allocate(size_t, DType dt, const Shape& s) override { return ctx.scratch(dt, s); }
+    Expected<Tensor> scratch(DType dt, const Shape& s) override { return ctx.scratch(dt, s); }
+    runtime::KernelContext& ctx;
+  } alloc(ctx);
+  std::vector<Tensor> outs(1);
+  runtime::KernelContext inner(ctx.node(), ctx.opset(), ctx.backend(), ins, outs, alloc, ctx.subgraphs());
+  MS_RETURN_IF_ERROR(fused_attention_kernel(inner));
+  const Tensor& y32 = outs[0];
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::BF16, y32.shape()));
+  round_to_bf16(y32.data<float>(), y->data<bf16>(), y32.numel());
+  ctx.set_impl("bf16:" + inner.impl());
+  return Status::ok();
+}
+
 Status fused_attention_kernel(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   ops::AttentionAxes qa, ka, va, ya;
@@ -150,8 +193,10 @@ Status fused_attention_kernel(runtime::KernelContext& ctx) {
       !ops::parse_attention_layout(n.attr_string("v_layout", ""), v.shape().size(), va) ||
       !ops::parse_attention_layout(yl, yl.size(), ya))
     return ctx.fail("operand layouts do not match the operands' ranks");
-  if (q.dtype() != DType::F32 || k.dtype() != DType::F32 || v.dtype() != DType::F32)
-    return ctx.fail("Q, K and V must be f32");
+  const DType t = q.dtype();
+  if ((t != DType::F32 && t != DType::BF16) || k.dtype() != t || v.dtype() != t)
+    return ctx.fail("Q, K and V must be f32, or bf16");
+  if (t == DType::BF16) return fused_attention_bf16(ctx);
   AttentionProblem p;
   p.batch = qa.dim('b', q.shape());
   p.heads = qa.dim('h', q.shape());

@@ -23,7 +23,8 @@ template <class From, class To> void cast_range(const From* x, To* y, int64_t n)
 }
 
 // Before opset 19 the ONNX reference casts f32 -> bf16 by dropping the low 16 bits (the node tests
-// are generated that way); Cast-19 specifies round-to-nearest-even, which convert<bf16> does.
+// are generated that way); Cast-19 specifies round-to-nearest-even, which convert<bf16> does, and
+// so do the casts a compiler pass makes (mixed precision: round_mode "nearest") at any opset.
 template <class From> void cast_to_bf16_truncating(const From* x, bf16* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float f = static_cast<float>(x[i]);
@@ -134,7 +135,7 @@ Status cast_to(runtime::KernelContext& ctx, DType to) {
       const From* xp = x.data<From>();
       To* yp = y->data<To>();
       if constexpr (std::is_same_v<To, bf16> && std::is_floating_point_v<From>) {
-        if (ctx.opset() < 19) {
+        if (ctx.opset() < 19 && ctx.node().attr_string("round_mode", "") != "nearest") {
           par = parallel_chunks(n, [&](int64_t b, int64_t e) { cast_to_bf16_truncating(xp + b, yp + b, e - b); });
           ran = true;
           return;

@@ -25,6 +25,11 @@ dnnl::post_ops onednn_post_ops(const std::vector<ops::PostOp>& post, bool sum_re
 // The post-ops as a primitive-cache key fragment ("|kind:alpha:beta" each).
 std::string post_ops_key(const std::vector<ops::PostOp>& post);
 
+// A plain Gemm or MatMul (no post-ops) through the fused kernels' one-primitive path, its weights
+// reordered once into the primitive's layout: a bf16 Graph's constant weights. Unsupported when the
+// case is not one it takes.
+Status prepacked_product(runtime::KernelContext& ctx, bool gemm);
+
 // Runs the registered kernel of `op_type` on this node's first `n_inputs` inputs into output 0.
 Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs);
 

@@ -3,6 +3,7 @@
 // output instead of one per op).
 #include <cstring>
 
+#include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
@@ -18,18 +19,21 @@ struct FusedMatmulPrimitive {
   dnnl::matmul prim;
 };
 
-// 2-D f32 A [M,K] (or transposed) times weights [K,N] (or stored [N,K]) + bias [N] + eltwise post-ops
+// 2-D A [M,K] (or transposed) times weights [K,N] (or stored [N,K]) + bias [N] + eltwise post-ops
 // (and a residual [M,N] summed at its place among them) in one oneDNN matmul whose weights are in
 // the layout the primitive prefers: reordered once per weights buffer (constant initializers in a
-// compiled graph), not packed again on every call.
+// compiled graph), not packed again on every call. f32, or bf16 operands and output (a bf16 Graph's;
+// f32 accumulation inside oneDNN, the bias f32 or bf16).
 Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, const Tensor& w, bool tw,
                         const Tensor* bias, const Tensor* residual, float alpha, Tensor& y,
                         const std::vector<ops::PostOp>& post) {
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  const bool f32 = a.dtype() == DType::F32;
+  const memory::data_type t = to_dnnl(a.dtype());
   // A matrix-vector product streams the weights at the cache's rate; a compiled graph's constant
   // weights go through the packed sgemm (packed once). Both write the product, then the tail runs.
-  const bool gemv = m <= nn::kGemvMaxRows;
-  if (gemv || (alpha == 1.f && nn::packed_sgemm_applies(w))) {
+  const bool gemv = f32 && m <= nn::kGemvMaxRows;
+  if (gemv || (f32 && alpha == 1.f && nn::packed_sgemm_applies(w))) {
     Tensor res;
     if (residual) res = residual->raw() == y.raw() ? residual->clone() : *residual;  // in place: keep it
     Status s = Status::ok();
@@ -48,16 +52,17 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
   }
   // The residual is summed from dst (oneDNN's sum post-op): placed there first unless it is there.
   if (residual && residual->raw() != y.raw()) std::memcpy(y.raw(), residual->raw(), y.nbytes());
-  const memory::desc a_md({m, k}, memory::data_type::f32, ta ? memory::dims{1, m} : memory::dims{k, 1});
-  const memory::desc w_user({k, n}, memory::data_type::f32, tw ? memory::dims{1, k} : memory::dims{n, 1});
+  const memory::desc a_md({m, k}, t, ta ? memory::dims{1, m} : memory::dims{k, 1});
+  const memory::desc w_user({k, n}, t, tw ? memory::dims{1, k} : memory::dims{n, 1});
   // A few rows (batch-1 inference) make the matmul a matrix-vector product that streams the weights
   // once whatever their layout: the stored layout then costs no reorder and no per-call check of a
   // cached reorder (fingerprinting the weights costs as much as a tenth of such a call).
   const bool few_rows = m < 8;
-  const memory::desc w_any = few_rows ? w_user : memory::desc({k, n}, memory::data_type::f32, memory::format_tag::any);
-  const memory::desc b_md({1, n}, memory::data_type::f32, memory::dims{n, 1});
-  const memory::desc y_md = plain_desc(y.shape());
-  std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::to_string(m) + "x" +
+  const memory::desc w_any = few_rows ? w_user : memory::desc({k, n}, t, memory::format_tag::any);
+  const memory::desc b_md({1, n}, bias ? to_dnnl(bias->dtype()) : t, memory::dims{n, 1});
+  const memory::desc y_md = plain_desc(y.shape(), t);
+  std::string key = std::string(few_rows ? "fmatmul-plain|" : "fmatmul|") + std::string(dtype_name(a.dtype())) +
+                    (bias ? std::string(dtype_name(bias->dtype())) : "") + "|" + std::to_string(m) + "x" +
                     std::to_string(n) + "x" + std::to_string(k) + "|" + std::to_string(ta) + std::to_string(tw) +
                     (bias ? "b" : "") + (residual ? "r" : "") + "|" + std::to_string(alpha);
   key += post_ops_key(post);
@@ -95,8 +100,12 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
 Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
   Tensor a = ctx.input(0);
   const Tensor& w = ctx.input(1);
-  if (a.dtype() != DType::F32 || w.dtype() != DType::F32 || w.rank() != 2 || a.numel() == 0 || w.numel() == 0)
-    return ctx.unsupported_case("not f32 with 2-D weights");
+  const DType t = y.dtype();
+  if ((t != DType::F32 && t != DType::BF16) || a.dtype() != t || w.dtype() != t || w.rank() != 2 || a.numel() == 0 ||
+      w.numel() == 0)
+    return ctx.unsupported_case("not f32 or bf16 with 2-D weights");
+  // The bias of a bf16 product: f32 or bf16 (oneDNN takes either).
+  auto bias_type_ok = [t](const Tensor& c) { return c.dtype() == t || c.dtype() == DType::F32; };
   Tensor y2 = y;
   if (!gemm && a.rank() > 2 && y.rank() == a.rank() && a.shape().back() == w.dim(0)) {
     a = a.reshaped({a.numel() / w.dim(0), w.dim(0)});
@@ -106,7 +115,7 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
   const Tensor* residual = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor r2;
   if (residual) {
-    if (residual->dtype() != DType::F32 || residual->shape() != y.shape()) return ctx.unsupported_case("residual");
+    if (residual->dtype() != t || residual->shape() != y.shape()) return ctx.unsupported_case("residual");
     r2 = residual->reshaped(y2.shape());
   }
   const ir::Node& node = ctx.node();
@@ -119,7 +128,7 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
     alpha = node.attr_float("alpha", 1.f);
     if (ctx.has_input(2)) {
       const Tensor& c = ctx.input(2);
-      if (node.attr_float("beta", 1.f) != 1.f || c.dtype() != DType::F32 || c.numel() != y.dim(1) ||
+      if (node.attr_float("beta", 1.f) != 1.f || !bias_type_ok(c) || c.numel() != y.dim(1) ||
           (c.rank() == 2 && c.dim(0) != 1) || c.rank() > 2)
         return ctx.unsupported_case("C is not a bias");
       // oneDNN's output scale multiplies the bias too; Gemm scales only A*B.
@@ -128,9 +137,34 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
     }
   } else if (ctx.has_input(2)) {
     bias = &ctx.input(2);
-    if (bias->dtype() != DType::F32 || bias->numel() != y2.dim(1)) return ctx.unsupported_case("bias not over N");
+    if (!bias_type_ok(*bias) || bias->numel() != y2.dim(1)) return ctx.unsupported_case("bias not over N");
   }
   return matmul_prepacked(ctx, a, ta, w, tw, bias, residual ? &r2 : nullptr, alpha, y2, post);
+}
+
+// An f32 copy of a bf16 or f32 tensor.
+Tensor f32_copy(const Tensor& t) {
+  if (t.dtype() == DType::F32) return t.clone();
+  Tensor out = Tensor::empty(DType::F32, t.shape());
+  widen_bf16(t.data<bf16>(), out.data<float>(), t.numel());
+  return out;
+}
+
+// A bf16 node the one-primitive path does not take (batched weights, Gemm's alpha with C): the
+// anchor's kernel, then the tail in f32 over a copy, rounded back to bf16.
+Status bf16_unfused(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
+  const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  Tensor res;
+  if (r) res = f32_copy(*r);  // before the anchor writes y, which may be the residual's buffer
+  MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2));
+  Tensor bias;
+  if (!gemm && ctx.has_input(2)) bias = f32_copy(ctx.input(2));
+  Tensor acc = f32_copy(y);
+  apply_tail(acc.data<float>(), acc.numel(), bias.defined() ? bias.data<float>() : nullptr,
+             bias.defined() ? bias.numel() : 1, r ? res.data<float>() : nullptr, post);
+  round_to_bf16(acc.data<float>(), y.data<bf16>(), y.numel());
+  ctx.set_impl("fused:" + ctx.impl());
+  return Status::ok();
 }
 
 Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
@@ -139,11 +173,13 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   Tensor& y = ctx.output(0);
   if (!y.defined()) return ctx.fail("output shape unknown before the run");
   if (y.numel() == 0) return Status::ok();
-  if (y.dtype() != DType::F32) return ctx.unsupported_case("fused post-ops need f32");
+  if (y.dtype() != DType::F32 && y.dtype() != DType::BF16)
+    return ctx.unsupported_case("fused post-ops need f32 or bf16");
   {
     Status s = try_prepacked(ctx, gemm, y, *post);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
+  if (y.dtype() == DType::BF16) return bf16_unfused(ctx, gemm, y, *post);
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor res;
   if (r) res = r->raw() == y.raw() ? r->clone() : *r;  // in place: keep the residual
@@ -156,6 +192,12 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
 }
 
 }  // namespace
+
+Status prepacked_product(runtime::KernelContext& ctx, bool gemm) {
+  Tensor& y = ctx.output(0);
+  if (!y.defined() || y.numel() == 0) return ctx.unsupported_case("output not allocated");
+  return try_prepacked(ctx, gemm, y, {});
+}
 
 void register_fused_matmul_kernels(runtime::KernelRegistry& r) {
   r.add(

@@ -3,6 +3,7 @@
 // beta*C as a sum post-op over a prefilled output); other dtypes (f64, f16, i32, i64, u32, u64)
 // through a reference loop. f32 products of up to kGemvMaxRows rows run as matrix-vector products
 // (gemv.h).
+#include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/sgemm_packed.h"
@@ -100,6 +101,13 @@ bool onednn_matmul_types(const Tensor& a, const Tensor& b, const Tensor& y) {
   return (a.dtype() == DType::F32 || a.dtype() == DType::BF16) && b.dtype() == a.dtype() && y.dtype() == a.dtype();
 }
 
+// bf16 products with a compiled graph's constant 2-D weights: reordered once into oneDNN's layout
+// (the plain layout costs a repack inside every call).
+bool bf16_constant_weights(const Tensor& a, const Tensor& b, const Tensor& y) {
+  return a.dtype() == DType::BF16 && b.dtype() == DType::BF16 && y.dtype() == DType::BF16 && b.rank() == 2 &&
+         b.buffer() && b.buffer()->frozen();
+}
+
 Status matmul_kernel(runtime::KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -119,12 +127,22 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
     Status s = packed_sgemm(ctx, a.data<float>(), false, b, false, a.numel() / p.k, p.n, p.k, false, y.data<float>());
     if (s.code() != ErrorCode::Unsupported) return s;
   }
+  if (bf16_constant_weights(a, b, y)) {
+    Status s = fused::prepacked_product(ctx, /*gemm=*/false);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
   if (onednn_matmul_types(a, b, y) && p.k > 0 && p.y_dims.size() <= 12) {
     const DType t = a.dtype();
-    const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(p.a_dims) + "|" + key_of(p.b_dims);
-    Status s = matmul_onednn(ctx, a.raw(), strided_desc(p.a_dims, p.a_strides, t), b.raw(),
-                             strided_desc(p.b_dims, p.b_strides, t), y.raw(), plain_desc(p.y_dims, to_dnnl(t)), 1.0f,
-                             false, key);
+    // A's rows [..., K] times 2-D B: one [rows, K] x [K, N] product. Kept batched, oneDNN would run
+    // as many products as A has leading elements ([197, 1, 768] x [768, N]: 197 one-row products).
+    const bool rows = b.rank() == 2 && a.rank() > 2;
+    const Shape a_dims = rows ? Shape{a.numel() / p.k, p.k} : p.a_dims;
+    const Shape b_dims = rows ? Shape{p.k, p.n} : p.b_dims;
+    const Shape y_dims = rows ? Shape{a.numel() / p.k, p.n} : p.y_dims;
+    const std::string key = "matmul|" + std::string(dtype_name(t)) + "|" + key_of(a_dims) + "|" + key_of(b_dims);
+    Status s = matmul_onednn(ctx, a.raw(), strided_desc(a_dims, rows ? contiguous_strides(a_dims) : p.a_strides, t),
+                             b.raw(), strided_desc(b_dims, rows ? contiguous_strides(b_dims) : p.b_strides, t), y.raw(),
+                             plain_desc(y_dims, to_dnnl(t)), 1.0f, false, key);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
   const bool ok = visit_matmul_type(a.dtype(), [&](auto tag) {
@@ -161,6 +179,10 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
   const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
   if (y.numel() == 0) return Status::ok();
+  if (bf16_constant_weights(a, b, y) && k > 0) {
+    Status s = fused::prepacked_product(ctx, /*gemm=*/true);
+    if (s.code() != ErrorCode::Unsupported) return s;
+  }
   const bool with_c = ctx.has_input(2) && beta != 0.0;
   if (with_c)
     fill_beta_c(ctx.input(2), y, beta);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -187,24 +188,51 @@ MS_SIMD_CLONES void layernorm_row_f32(const float* __restrict x, float* __restri
   }
 }
 
-// The inference form on f32 with a scale (and bias) of exactly the normalized shape: rows split
-// across the threads. False when the case is not that one (the general path then runs).
-bool layernorm_f32(runtime::KernelContext& ctx, const Tensor& x, int64_t outer, int64_t inner, float eps) {
+// Elements [0, n) of a float tensor's row as f32: itself when it is f32, else widened into `buf`.
+const float* row_f32(const Tensor& t, int64_t offset, int64_t n, std::vector<float>& buf) {
+  if (t.dtype() == DType::F32) return t.data<float>() + offset;
+  buf.resize(static_cast<size_t>(n));
+  widen_bf16(t.data<bf16>() + offset, buf.data(), n);
+  return buf.data();
+}
+
+// The inference form on f32, or bf16 (a bf16 Graph's: computed in f32 row by row, rounded once on
+// the way out), with a scale (and bias) of exactly the normalized shape: rows split across the
+// threads. False when the case is not that one (the general path then runs).
+bool layernorm_rows(runtime::KernelContext& ctx, const Tensor& x, int64_t outer, int64_t inner, float eps) {
   const Tensor& scale = ctx.input(1);
   const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  if (x.dtype() != DType::F32 || scale.dtype() != DType::F32 || scale.numel() != inner || inner == 0 ||
-      (bias && (bias->dtype() != DType::F32 || bias->numel() != inner)))
+  const DType t = x.dtype();
+  auto param_ok = [t](const Tensor& p) { return p.dtype() == DType::F32 || p.dtype() == t; };
+  if ((t != DType::F32 && t != DType::BF16) || !param_ok(scale) || scale.numel() != inner || inner == 0 ||
+      (bias && (!param_ok(*bias) || bias->numel() != inner)))
     return false;
   for (size_t o = 1; o < ctx.num_outputs(); ++o)
     if (ctx.output(o).defined()) return false;  // the training form also returns mean and 1/stddev
-  const float* xd = x.data<float>();
-  float* yd = ctx.output(0).data<float>();
-  const float* sd = scale.data<float>();
-  const float* bd = bias ? bias->data<float>() : nullptr;
+  std::vector<float> sbuf, bbuf;
+  const float* sd = row_f32(scale, 0, inner, sbuf);
+  const float* bd = bias ? row_f32(*bias, 0, inner, bbuf) : nullptr;
+  Tensor& y = ctx.output(0);
   const bool parallel = outer > 1 && outer * inner >= (1 << 14) && omp_get_max_threads() > 1;
+  if (t == DType::F32) {
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
 #pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t o = 0; o < outer; ++o) layernorm_row_f32(xd + o * inner, yd + o * inner, inner, sd, bd, eps);
-  ctx.set_impl("rows-f32");
+    for (int64_t o = 0; o < outer; ++o) layernorm_row_f32(xd + o * inner, yd + o * inner, inner, sd, bd, eps);
+    ctx.set_impl("rows-f32");
+    return true;
+  }
+  bf16* yd = y.data<bf16>();
+#pragma omp parallel if (parallel)
+  {
+    std::vector<float> in, out(static_cast<size_t>(inner));
+#pragma omp for schedule(static)
+    for (int64_t o = 0; o < outer; ++o) {
+      layernorm_row_f32(row_f32(x, o * inner, inner, in), out.data(), inner, sd, bd, eps);
+      round_to_bf16(out.data(), yd + o * inner, inner);
+    }
+  }
+  ctx.set_impl("rows-bf16");
   return true;
 }
 
@@ -217,7 +245,7 @@ Status layernorm_kernel(runtime::KernelContext& ctx) {
     return ctx.fail("scale and bias may have at most the normalized rank (" + std::to_string(tail.size()) + ")");
   const int64_t inner = numel(tail), outer = inner ? x.numel() / inner : 0;
   const double eps = ctx.node().attr_float("epsilon", 1e-5f);
-  if (layernorm_f32(ctx, x, outer, inner, static_cast<float>(eps))) return Status::ok();
+  if (layernorm_rows(ctx, x, outer, inner, static_cast<float>(eps))) return Status::ok();
   const vector<double> scale = broadcast_to_tail(ctx.input(1), tail);
   const vector<double> bias =
       ctx.has_input(2) ? broadcast_to_tail(ctx.input(2), tail) : vector<double>(scale.size(), 0);

@@ -104,6 +104,7 @@ class AmpCast final : public Pass {
     ir::Node cast = new_node(g, "Cast", "", {src}, {name}, {});
     cast.name = v + "/amp_cast";
     cast.attrs["to"] = ir::Attribute(onnx_to(want));
+    cast.attrs["round_mode"] = ir::Attribute(std::string("nearest"));  // f32 -> bf16 rounds at any opset
     ir::ValueType t = g.resolve(src) ? g.resolve(src)->type : ir::ValueType{};
     t.dtype = want;
     g.add_value(ir::Value{name, t, cast.id, std::nullopt});
@@ -172,6 +173,7 @@ class AmpCast final : public Pass {
       ir::Node cast = new_node(g, "Cast", "", {low}, {orig}, {});
       cast.name = orig + "/amp_cast";
       cast.attrs["to"] = ir::Attribute(onnx_to(original_[orig]));
+      cast.attrs["round_mode"] = ir::Attribute(std::string("nearest"));
       g.value(orig)->producer = cast.id;
       Versions& e = versions_[orig];
       e.primary = low;

@@ -5,9 +5,10 @@
 //   [S = Reshape(Add(Reshape(S, [A/W, W, ...]), constant window mask), [A, ...]) (Swin's shifted windows)] ;
 //   P = Softmax(S, last axis) ; O = MatMul(P, V) ; [O = Transpose(O)]
 // over rank-3 [H, S, D] or rank-4 [B, H, S, D] operands, every intermediate read by the pattern
-// alone, f32. The chain becomes one FusedAttention (ops/fused_attention.h) whose kernel never
-// writes the scores for more than a block of query rows. A Transpose that makes Q, Kᵀ or V (the
-// head split: [S, H, D] -> [H, S, D]) or that follows O (the head merge) is read through strides
+// alone, f32; or bf16 (a bf16 Graph's), with the Softmax kept f32 between Cast(to f32) and
+// Cast(to bf16), which the kernel's f32 scores and softmax keep the same. The chain becomes one FusedAttention
+// (ops/fused_attention.h) whose kernel never writes the scores for more than a block of query rows. A Transpose that
+// makes Q, Kᵀ or V (the head split: [S, H, D] -> [H, S, D]) or that follows O (the head merge) is read through strides
 // instead of copied: the operand's layout says where its axes lie.
 #include <cmath>
 #include <limits>
@@ -44,10 +45,9 @@ void add_broadcast(float* out, const std::vector<int64_t>& dims, const Tensor& t
     st *= d;
   }
   std::vector<int64_t> idx(r, 0);
-  const float* src = t.data<float>();
   int64_t off = 0;
   for (int64_t i = 0, n = numel(dims); i < n; ++i) {
-    out[i] += src[off];
+    out[i] += static_cast<float>(t.at_double(off));
     for (size_t a = r; a-- > 0;) {  // odometer over dims, keeping the source offset
       off += stride[a];
       if (++idx[a] < dims[a]) break;
@@ -106,9 +106,17 @@ class FuseAttention final : public Pass {
   }
 
  private:
-  static bool is_f32(const PatternView& v, const std::string& name) {
+  // A static value of type t.
+  static bool is_type(const PatternView& v, const std::string& name, DType t) {
     const ir::Value* val = v.graph().value(name);
-    return val && val->type.dtype == DType::F32 && val->type.is_static();
+    return val && val->type.dtype == t && val->type.is_static();
+  }
+
+  // In a bf16 graph, Cast(to `t`) making `x`, read by the pattern alone: the Cast, else nullptr.
+  static const ir::Node* cast_to(const PatternView& v, const std::string& x, DType t) {
+    const ir::Node* c = v.def(x, "Cast");
+    if (!c || !c->has_input(0) || c->attr_int("to", 0) != dtype_to_onnx(t) || !v.read_only_by(x, 1)) return nullptr;
+    return c;
   }
 
   // Whether Softmax n normalizes over the last of `rank` axes.
@@ -152,7 +160,7 @@ class FuseAttention final : public Pass {
     for (size_t k = 0; k < 2; ++k) {
       const ir::Node* split = v.def(add->inputs[k], "Reshape");
       const std::string& mask = add->inputs[1 - k];
-      if (!split || !v.read_only_by(add->inputs[k], 1) || !is_constant_f32(v, mask)) continue;
+      if (!split || !v.read_only_by(add->inputs[k], 1) || !is_constant_float(v, mask)) continue;
       const auto *yd = v.static_dims(split->inputs[0]), *sd = v.static_dims(add->inputs[k]), *xd = v.static_dims(x),
                  *ad = v.static_dims(add->outputs[0]), *md = v.static_dims(mask);
       if (!yd || !sd || !xd || !ad || !md || *yd != *xd || *ad != *sd || yd->empty() || sd->size() != yd->size() + 1 ||
@@ -167,9 +175,10 @@ class FuseAttention final : public Pass {
     return x;
   }
 
-  static bool is_constant_f32(const PatternView& v, const std::string& name) {
+  // A constant f32 or bf16 mask (a bf16 graph's); the fused node gets its sum in f32.
+  static bool is_constant_float(const PatternView& v, const std::string& name) {
     const Tensor* t = constant_of(v.graph(), name);
-    return t && t->dtype() == DType::F32;
+    return t && (t->dtype() == DType::F32 || t->dtype() == DType::BF16);
   }
 
   // Softmax input: the scores, with an additive mask split off.
@@ -206,18 +215,24 @@ class FuseAttention final : public Pass {
 
   static std::optional<AttentionMatch> match(const PatternView& v, const ir::Node& root) {
     AttentionMatch m;
-    const ir::Node* softmax = v.def(root.inputs[0], "Softmax");
+    // A bf16 graph's probabilities: Cast(to bf16) of an f32 Softmax over Cast(to f32) of the scores.
+    const ir::Node* narrow = cast_to(v, root.inputs[0], DType::BF16);
+    const std::string probs = narrow ? narrow->inputs[0] : root.inputs[0];
+    const ir::Node* softmax = v.def(probs, "Softmax");
     const std::vector<int64_t>* pd = v.static_dims(root.inputs[0]);
-    if (!softmax || !pd || (pd->size() != 3 && pd->size() != 4) || !v.read_only_by(root.inputs[0], 1) ||
+    if (!softmax || !pd || (pd->size() != 3 && pd->size() != 4) || !v.read_only_by(probs, 1) ||
         !last_axis_softmax(v, *softmax, pd->size()))
       return std::nullopt;
+    const ir::Node* widen = narrow ? cast_to(v, softmax->inputs[0], DType::F32) : nullptr;
+    if (narrow && (!widen || !is_type(v, widen->inputs[0], DType::BF16))) return std::nullopt;
     const size_t rank = pd->size();
     std::string s;
     m.nodes = {softmax, &root};
-    const std::string scores = window_masked(v, softmax->inputs[0], m);
+    if (narrow) m.nodes.insert(m.nodes.end(), {narrow, widen});
+    const std::string scores = window_masked(v, widen ? widen->inputs[0] : softmax->inputs[0], m);
     const ir::Node* add = scores_and_mask(v, scores, m, s);
     if (add) m.nodes.push_back(add);
-    if (!m.window_mask.empty() && (m.where_mask || (!m.mask.empty() && !is_constant_f32(v, m.mask))))
+    if (!m.window_mask.empty() && (m.where_mask || (!m.mask.empty() && !is_constant_float(v, m.mask))))
       return std::nullopt;
     m.score_dims = *v.static_dims(scores);
     if (auto sc = scaled(v, s)) {
@@ -257,12 +272,13 @@ class FuseAttention final : public Pass {
     return m;
   }
 
-  // Q [.., Sq, D], Kᵀ [.., D, Sk], V [.., Sk, Dv] with equal leading dims, all f32; a mask f32 with
-  // last dim Sk broadcasting to the scores.
+  // Q [.., Sq, D], Kᵀ [.., D, Sk], V [.., Sk, Dv] with equal leading dims, all f32 or all bf16; a
+  // mask of that type or f32 with last dim Sk broadcasting to the scores.
   static bool shapes_fit(const PatternView& v, const std::string& q, const std::string& kt, const std::string& val,
                          const std::string& out, const std::string& mask, bool bool_mask, size_t rank) {
+    const DType t = is_type(v, q, DType::BF16) ? DType::BF16 : DType::F32;
     for (const std::string* name : {&q, &kt, &val, &out})
-      if (!is_f32(v, *name)) return false;
+      if (!is_type(v, *name, t)) return false;
     const auto &qd = *v.static_dims(q), &kd = *v.static_dims(kt), &vd = *v.static_dims(val);
     if (qd.size() != rank || kd.size() != rank || vd.size() != rank) return false;
     for (size_t i = 0; i + 2 < rank; ++i)
@@ -270,7 +286,7 @@ class FuseAttention final : public Pass {
     const int64_t sk = kd[rank - 1];
     if (qd[rank - 1] != kd[rank - 2] || vd[rank - 2] != sk) return false;
     if (mask.empty()) return true;
-    if (bool_mask ? !v.static_dims(mask) : !is_f32(v, mask)) return false;
+    if (bool_mask ? !v.static_dims(mask) : !is_type(v, mask, DType::F32) && !is_type(v, mask, t)) return false;
     const auto& md = *v.static_dims(mask);
     if (md.empty() || md.size() > rank || md.back() != sk) return false;
     for (size_t j = 0; j + 1 < md.size(); ++j) {

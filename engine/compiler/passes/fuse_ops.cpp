@@ -1,7 +1,7 @@
 // Operator fusion around compute anchors: Conv / Gemm / MatMul, then (MatMul only) a bias Add over
 // the last axis, activations, and at most one residual Add of a same-shaped value, into one
 // FusedConv / FusedGemm / FusedMatMul node (ai.modescope) whose kernel applies the tail as oneDNN
-// post-ops or in one loop. Only f32 results of known rank are fused (symbolic dims allowed); every
+// post-ops or in one loop. Only f32 or bf16 results of known rank are fused (symbolic dims allowed); every
 // intermediate must be read by the next node of the chain alone.
 
 #include <optional>
@@ -65,12 +65,12 @@ const ir::ValueType* ranked(const ir::Graph& g, const std::string& name, DType t
   return v && v->type.dtype == t && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
 }
 
-// The anchor's output type when a chain can start there: f32, or bf16 for a Conv (a bf16 Graph's
-// convs: FusedConv runs oneDNN's bf16 conv with the post-ops; the fused matmuls are f32 only).
+// The anchor's output type when a chain can start there: f32 or bf16 (a bf16 Graph's: FusedConv and
+// FusedMatMul/FusedGemm run oneDNN's bf16 primitives with the post-ops).
 const ir::ValueType* anchor_type(const ir::Graph& g, const ir::Node& a) {
   if (a.outputs.size() != 1) return nullptr;
   if (const ir::ValueType* t = ranked(g, a.outputs[0], DType::F32)) return t;
-  return a.op_type == "Conv" ? ranked(g, a.outputs[0], DType::BF16) : nullptr;
+  return ranked(g, a.outputs[0], DType::BF16);
 }
 
 // A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
@@ -120,9 +120,9 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
     const std::string other = n.inputs[0] == c.out ? n.inputs[1] : n.inputs[0];
     if (other == c.out) return false;
     const Tensor* t = constant_of(g, other);
-    if (matmul && c.post.empty() && c.bias.empty() && t && t->dtype() == DType::F32 && !out_type.dims->empty() &&
-        out_type.dims->back() >= 0 && t->numel() == out_type.dims->back() && t->rank() >= 1 &&
-        t->dim(-1) == t->numel()) {
+    if (matmul && c.post.empty() && c.bias.empty() && t && (t->dtype() == DType::F32 || t->dtype() == out_type.dtype) &&
+        !out_type.dims->empty() && out_type.dims->back() >= 0 && t->numel() == out_type.dims->back() &&
+        t->rank() >= 1 && t->dim(-1) == t->numel()) {
       c.bias = other;
     } else if (!c.have_add && (matmul || c.post.empty() || c.post.back().kind == ops::PostOp::Kind::Add)) {
       // A conv's residual Add comes before its activations: oneDNN's convs have no eltwise-then-sum

@@ -4,6 +4,7 @@
 // once per scan, the graph unchanged while it is used; fuse_matches is the scan they share.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -63,10 +64,16 @@ class PatternView {
     return t->at_double(0);
   }
 
-  // Whether `v` is a floating-point constant with one element equal to `want` within `rel` relative.
+  // Whether `v` is a floating-point constant with one element equal to `want` within `rel` relative,
+  // or within half a unit in the last place of a narrower float type (a bf16 graph's 1/sqrt(2) is
+  // 0.70703125).
   bool scalar_is(const std::string& v, double want, double rel = 1e-6) const {
-    const auto s = scalar(v);
-    return s && std::abs(*s - want) <= rel * std::abs(want);
+    const Tensor* t = constant_of(g_, v);
+    if (!t || t->numel() != 1 || !is_float(t->dtype())) return false;
+    const double tol = t->dtype() == DType::BF16  ? std::max(rel, 1.0 / 256)
+                       : t->dtype() == DType::F16 ? std::max(rel, 1.0 / 2048)
+                                                  : rel;
+    return std::abs(t->at_double(0) - want) <= tol * std::abs(want);
   }
 
   // For a commutative binary node: the input other than `v` (nullptr when neither input is `v`).
