@@ -32,7 +32,9 @@ bool activation_post_op(const ir::Graph& g, const ir::Node& n, ops::PostOp& p) {
       p.beta = n.attr_float("beta", 0.5f);
       break;
     case ops::PostOp::Kind::Clip: {
-      if (!clip_bounds(g, n, DType::F32, p.alpha, p.beta)) return false;
+      // Bounds of the operand's type (a bf16 graph's ReLU6 has bf16 ones).
+      const ir::Value* x = g.value(n.inputs[0]);
+      if (!x || !clip_bounds(g, n, x->type.dtype, p.alpha, p.beta)) return false;
       break;
     }
     default: break;

@@ -241,5 +241,36 @@ TEST(AmpCastPass, Bf16ConvsFuseAndKeepTheBlockedLayout) {
   EXPECT_LT(d.max_diff, 0.03 * d.max_abs);
 }
 
+// MobileNet's ReLU6 in a bf16 graph: Clip's bounds are bf16 constants there; it still becomes the
+// conv's post-op (left as an op, it also kept the convs from chaining blocked layouts).
+TEST(AmpCastPass, Bf16Relu6FusesIntoTheConv) {
+  const std::string text = R"(
+    input x: f32[1,16,14,14]
+    init w: f32[32,16,3,3] = 0.04 -0.03 0.02 0.05 -0.01
+    init lo: f32[] = 0
+    init hi: f32[] = 6
+    a = Conv(x, w) {pads=[1,1,1,1]}
+    y = Clip(a, lo, hi)
+    output y
+  )";
+  ir::Graph g = testing::parse_graph(text);
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.verify = true;
+  auto r = run_pipeline(g, &cpu(), cfg);
+  ASSERT_TRUE(r) << r.status().message();
+  int clips = 0, fused = 0;
+  for (const auto& n : g.nodes()) {
+    clips += n.op_type == "Clip";
+    fused += n.op_type == "FusedConv" && g.value(n.outputs[0])->type.dtype == DType::BF16;
+  }
+  EXPECT_EQ(clips, 0) << ir::dump_text(g);
+  EXPECT_EQ(fused, 1) << ir::dump_text(g);
+  const auto d = testing_bf16::bf16_compile_deviation(text, cpu());
+  EXPECT_GT(d.max_abs, 0.0);
+  EXPECT_LT(d.max_diff, 0.03 * d.max_abs);
+}
+
 }  // namespace
 }  // namespace ms::compiler
