@@ -173,7 +173,8 @@ Status infer_fused_pool(InferContext& ctx) {
 }
 
 // FusedSqueezeExcite(X, W1, B1, W2, B2): X * act2(W2 act1(W1 mean_hw(X) + B1) + B2), per sample and
-// channel, with X [N, C, H, W], W1 [R, C, 1, 1], B1 [R], W2 [C, R, 1, 1], B2 [C] (f32) and the two
+// channel, with X [N, C, H, W], W1 [R, C, 1, 1], B1 [R], W2 [C, R, 1, 1], B2 [C] (f32, or bf16 in a
+// bf16 graph) and the two
 // activations in post_ops (no Add). The output has X's type.
 Status infer_fused_squeeze_excite(InferContext& ctx) {
   auto post = parse_post_ops(ctx.node);
@@ -181,7 +182,8 @@ Status infer_fused_squeeze_excite(InferContext& ctx) {
   if (post->size() != 2 || (*post)[0].kind == PostOp::Kind::Add || (*post)[1].kind == PostOp::Kind::Add)
     return ctx.fail("post_ops must be two activations");
   const auto& x = ctx.in(0);
-  if (x.dtype != DType::F32) return ctx.fail("FusedSqueezeExcite takes f32, got " + x.to_string());
+  if (x.dtype != DType::F32 && x.dtype != DType::BF16)
+    return ctx.fail("FusedSqueezeExcite takes f32 or bf16, got " + x.to_string());
   if (x.dims && x.dims->size() != 4) return ctx.fail("FusedSqueezeExcite takes a 4-D input, got " + x.to_string());
   const auto& w1 = ctx.in(1);
   const auto& w2 = ctx.in(3);

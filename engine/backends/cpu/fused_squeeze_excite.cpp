@@ -4,12 +4,15 @@
 // layout pass keeps them blocked (src_blocked / dst_blocked), nChw<layout_block>c, so the depthwise
 // conv before it and the 1x1 conv after it need no reorder. Before, EfficientNet-B0's squeeze-excite
 // blocks ran as a GlobalAveragePool, two oneDNN 1x1 convs on 1x1 planes, a Sigmoid and a broadcast
-// Mul, with the depthwise conv's result reordered to plain for them.
+// Mul, with the depthwise conv's result reordered to plain for them. A bf16 graph's block reads and
+// writes bf16 x and y, computing in f32 (pool, products, scale), and widens its small weights.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backends/cpu/bf16_convert.h"
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -28,50 +31,77 @@ struct SeLayout {
 // Below this many elements one thread does the passes (a team's start costs more).
 constexpr int64_t kSeParallelGrain = int64_t{1} << 14;
 
-MS_SIMD_CLONES float se_plane_sum(const float* __restrict x, int64_t n) {
+// Elements of x and y as f32: f32 itself, or bf16 widened on load and rounded on store.
+inline float se_load(float v) { return v; }
+inline float se_load(bf16 v) { return elementwise::bf16_to_f32(v); }
+inline void se_store(float& d, float v) { d = v; }
+inline void se_store(bf16& d, float v) { d = elementwise::f32_to_bf16(v); }
+
+template <class T> inline __attribute__((always_inline)) float se_plane_sum_of(const T* __restrict x, int64_t n) {
   float s = 0.f;
 #pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += x[i];
+  for (int64_t i = 0; i < n; ++i) s += se_load(x[i]);
   return s;
 }
+MS_SIMD_CLONES float se_plane_sum(const float* x, int64_t n) { return se_plane_sum_of(x, n); }
+MS_SIMD_CLONES float se_plane_sum(const bf16* x, int64_t n) { return se_plane_sum_of(x, n); }
 
 // acc[j] = sum over the plane of lane j of a block of B channels (B a constant: one loop of whole
 // registers).
-template <int B> inline void se_block_sum_of(const float* __restrict x, int64_t hw, float* __restrict acc) {
+template <int B, class T>
+inline __attribute__((always_inline)) void se_block_sum_of(const T* __restrict x, int64_t hw, float* __restrict acc) {
   float a[B] = {};
   for (int64_t p = 0; p < hw; ++p)
 #pragma omp simd
-    for (int j = 0; j < B; ++j) a[j] += x[p * B + j];
+    for (int j = 0; j < B; ++j) a[j] += se_load(x[p * B + j]);
   for (int j = 0; j < B; ++j) acc[j] = a[j];
 }
 
-MS_SIMD_CLONES void se_block_sum(const float* __restrict x, int64_t hw, int64_t block, float* __restrict acc) {
+template <class T>
+inline __attribute__((always_inline)) void se_block_sum_t(const T* x, int64_t hw, int64_t block, float* acc) {
   if (block == 16)
     se_block_sum_of<16>(x, hw, acc);
   else
     se_block_sum_of<8>(x, hw, acc);
 }
-
-// In place (y == x) is fine: each element is read before it is written.
-MS_SIMD_CLONES void se_plane_scale(const float* x, float* y, int64_t n, float s) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+MS_SIMD_CLONES void se_block_sum(const float* x, int64_t hw, int64_t block, float* acc) {
+  se_block_sum_t(x, hw, block, acc);
+}
+MS_SIMD_CLONES void se_block_sum(const bf16* x, int64_t hw, int64_t block, float* acc) {
+  se_block_sum_t(x, hw, block, acc);
 }
 
-template <int B> inline void se_block_scale_of(const float* x, float* y, int64_t hw, const float* __restrict s) {
+// In place (y == x) is fine: each element is read before it is written.
+template <class T> inline __attribute__((always_inline)) void se_plane_scale_of(const T* x, T* y, int64_t n, float s) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) se_store(y[i], se_load(x[i]) * s);
+}
+MS_SIMD_CLONES void se_plane_scale(const float* x, float* y, int64_t n, float s) { se_plane_scale_of(x, y, n, s); }
+MS_SIMD_CLONES void se_plane_scale(const bf16* x, bf16* y, int64_t n, float s) { se_plane_scale_of(x, y, n, s); }
+
+template <int B, class T>
+inline __attribute__((always_inline)) void se_block_scale_of(const T* x, T* y, int64_t hw, const float* __restrict s) {
   float k[B];
   for (int j = 0; j < B; ++j) k[j] = s[j];
   for (int64_t p = 0; p < hw; ++p)
 #pragma omp simd
-    for (int j = 0; j < B; ++j) y[p * B + j] = x[p * B + j] * k[j];
+    for (int j = 0; j < B; ++j) se_store(y[p * B + j], se_load(x[p * B + j]) * k[j]);
 }
 
 // In place (y == x) is fine: each element is read before it is written.
-MS_SIMD_CLONES void se_block_scale(const float* x, float* y, int64_t hw, int64_t block, const float* s) {
+template <class T>
+inline __attribute__((always_inline)) void se_block_scale_t(const T* x, T* y, int64_t hw, int64_t block,
+                                                            const float* s) {
   if (block == 16)
     se_block_scale_of<16>(x, y, hw, s);
   else
     se_block_scale_of<8>(x, y, hw, s);
+}
+MS_SIMD_CLONES void se_block_scale(const float* x, float* y, int64_t hw, int64_t block, const float* s) {
+  se_block_scale_t(x, y, hw, block, s);
+}
+MS_SIMD_CLONES void se_block_scale(const bf16* x, bf16* y, int64_t hw, int64_t block, const float* s) {
+  se_block_scale_t(x, y, hw, block, s);
 }
 
 MS_SIMD_CLONES float se_dot(const float* __restrict a, const float* __restrict b, int64_t n) {
@@ -82,7 +112,7 @@ MS_SIMD_CLONES float se_dot(const float* __restrict a, const float* __restrict b
 }
 
 // pooled[n * C + c] = mean over the plane of channel c of sample n.
-void se_pool(const float* x, const SeLayout& l, int64_t batch, float* pooled) {
+template <class T> void se_pool(const T* x, const SeLayout& l, int64_t batch, float* pooled) {
   const bool par = batch * l.c * l.hw >= kSeParallelGrain;
   const float inv = 1.f / static_cast<float>(l.hw);
   const int64_t b = std::max<int64_t>(l.block, 1), units = batch * l.c / b;
@@ -104,7 +134,7 @@ void se_matvec(const float* w, const float* bias, const float* v, int64_t outs, 
 }
 
 // y = x * scale[n * C + c], both in one layout.
-void se_scale_alike(const float* x, float* y, const SeLayout& l, int64_t batch, const float* scale) {
+template <class T> void se_scale_alike(const T* x, T* y, const SeLayout& l, int64_t batch, const float* scale) {
   const bool par = batch * l.c * l.hw >= kSeParallelGrain;
   const int64_t b = std::max<int64_t>(l.block, 1), units = batch * l.c / b;
 #pragma omp parallel for schedule(static) if (par)
@@ -117,14 +147,41 @@ void se_scale_alike(const float* x, float* y, const SeLayout& l, int64_t batch, 
 }
 
 // y = x * scale with x and y in different layouts (a region's edge); x is not y's memory.
-void se_scale_across(const float* x, const SeLayout& lx, float* y, const SeLayout& ly, int64_t batch,
-                     const float* scale) {
+template <class T>
+void se_scale_across(const T* x, const SeLayout& lx, T* y, const SeLayout& ly, int64_t batch, const float* scale) {
   const bool par = batch * lx.c * lx.hw >= kSeParallelGrain;
 #pragma omp parallel for schedule(static) if (par)
   for (int64_t i = 0; i < batch * lx.c; ++i) {
     const int64_t n = i / lx.c, c = i % lx.c;
     const float s = scale[i];
-    for (int64_t p = 0; p < lx.hw; ++p) y[ly.at(n, c, p)] = x[lx.at(n, c, p)] * s;
+    for (int64_t p = 0; p < lx.hw; ++p) se_store(y[ly.at(n, c, p)], se_load(x[lx.at(n, c, p)]) * s);
+  }
+}
+
+// A tensor's elements as f32 (bf16 widened; f32 shared).
+Tensor se_f32(const Tensor& t) {
+  if (t.dtype() == DType::F32) return t;
+  Tensor w = Tensor::empty(DType::F32, t.shape());
+  widen_bf16(t.data<bf16>(), w.data<float>(), t.numel());
+  return w;
+}
+
+// The scale per sample and channel into `scale` (pooled and hidden are work rows), then y.
+template <class T>
+void se_run(const Tensor& x, Tensor& y, const SeLayout& lx, const SeLayout& ly, const float* const* w,
+            const std::vector<ops::PostOp>& post, int64_t batch, int64_t r, float* pooled, float* hidden,
+            float* scale) {
+  const int64_t c = lx.c;
+  se_pool(x.data<T>(), lx, batch, pooled);
+  for (int64_t n = 0; n < batch; ++n) {
+    se_matvec(w[0], w[1], pooled + n * c, r, c, post[0], hidden + n * r);
+    se_matvec(w[2], w[3], hidden + n * r, c, r, post[1], scale + n * c);
+  }
+  if (lx.block == ly.block) {
+    se_scale_alike(x.data<T>(), y.data<T>(), lx, batch, scale);
+  } else {
+    const Tensor src = x.raw() == y.raw() ? x.clone() : x;  // in place across layouts: read a copy
+    se_scale_across(src.data<T>(), lx, y.data<T>(), ly, batch, scale);
   }
 }
 
@@ -135,8 +192,10 @@ Status fused_squeeze_excite_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor &w1 = ctx.input(1), &b1 = ctx.input(2), &w2 = ctx.input(3), &b2 = ctx.input(4);
   Tensor& y = ctx.output(0);
-  for (const Tensor* t : {&x, &w1, &b1, &w2, &b2})
-    if (t->dtype() != DType::F32) return ctx.fail("FusedSqueezeExcite takes f32 tensors");
+  const DType t = x.dtype();
+  for (const Tensor* p : {&x, &w1, &b1, &w2, &b2})
+    if ((t != DType::F32 && t != DType::BF16) || p->dtype() != t)
+      return ctx.fail("FusedSqueezeExcite takes f32 tensors, or bf16 ones");
   if (x.rank() != 4) return ctx.fail("FusedSqueezeExcite takes a 4-D input");
   const int64_t batch = x.dim(0), c = x.dim(1), hw = x.dim(2) * x.dim(3), r = w1.dim(0);
   if (w1.dim(1) != c || w2.dim(0) != c || w2.dim(1) != r || b1.numel() != r || b2.numel() != c)
@@ -149,19 +208,13 @@ Status fused_squeeze_excite_kernel(runtime::KernelContext& ctx) {
     return ctx.fail("a blocked layout needs the channels (" + std::to_string(c) + ") in blocks of at most 16");
   MS_ASSIGN_OR_RETURN(Tensor work, ctx.scratch(DType::F32, {batch * (2 * c + r)}));
   float* pooled = work.data<float>();
-  float* hidden = pooled + batch * c;
-  float* scale = hidden + batch * r;
-  se_pool(x.data<float>(), lx, batch, pooled);
-  for (int64_t n = 0; n < batch; ++n) {
-    se_matvec(w1.data<float>(), b1.data<float>(), pooled + n * c, r, c, (*post)[0], hidden + n * r);
-    se_matvec(w2.data<float>(), b2.data<float>(), hidden + n * r, c, r, (*post)[1], scale + n * c);
-  }
-  if (lx.block == ly.block) {
-    se_scale_alike(x.data<float>(), y.data<float>(), lx, batch, scale);
-  } else {
-    const Tensor src = x.raw() == y.raw() ? x.clone() : x;  // in place across layouts: read a copy
-    se_scale_across(src.data<float>(), lx, y.data<float>(), ly, batch, scale);
-  }
+  // The squeeze and excite weights in f32 (a bf16 graph's widened: a few thousand elements).
+  const Tensor wf[4] = {se_f32(w1), se_f32(b1), se_f32(w2), se_f32(b2)};
+  const float* w[4] = {wf[0].data<float>(), wf[1].data<float>(), wf[2].data<float>(), wf[3].data<float>()};
+  if (t == DType::F32)
+    se_run<float>(x, y, lx, ly, w, *post, batch, r, pooled, pooled + batch * c, pooled + batch * (c + r));
+  else
+    se_run<bf16>(x, y, lx, ly, w, *post, batch, r, pooled, pooled + batch * c, pooled + batch * (c + r));
   ctx.set_impl(std::string("fused:squeeze-excite") + (lx.block || ly.block ? ":blocked" : ""));
   return Status::ok();
 }

@@ -6,8 +6,8 @@
 // (EfficientNet-B0's 16 blocks: 96 nodes -> 16), and at O2 conv-layout keeps x and y in the blocked
 // layout, so the depthwise conv before and the 1x1 conv after run without reorders. Runs before
 // fuse-ops (which would take the activations into the 1x1 convs) and after fuse-activations (SiLU
-// becomes one Swish). Every intermediate must be read by the pattern alone; x is f32 and 4-D with
-// static shape.
+// becomes one Swish). Every intermediate must be read by the pattern alone; x is 4-D with static
+// shape, f32 or (a bf16 graph's) bf16, and the weights are of x's type.
 #include <optional>
 
 #include "engine/compiler/passes/passes.h"
@@ -26,7 +26,7 @@ struct SqueezeExcite {
 
 // A 1x1 Conv (not grouped) from `in` whose output is [N, outs, 1, 1]: its weights and bias names.
 bool se_pointwise_conv(const PatternView& v, const ir::Node* conv, const std::string& in, int64_t batch, int64_t ins,
-                       int64_t& outs) {
+                       int64_t& outs, DType t) {
   if (!conv || conv->inputs.size() < 2 || conv->inputs[0] != in || conv->outputs.size() != 1 ||
       conv->attr_int("group", 1) != 1)
     return false;
@@ -40,7 +40,7 @@ bool se_pointwise_conv(const PatternView& v, const ir::Node* conv, const std::st
     if (!b || b->size() != 1 || (*b)[0] != outs) return false;
   }
   const ir::Value* wv = v.graph().value(conv->inputs[1]);
-  return wv && wv->type.dtype == DType::F32;
+  return wv && wv->type.dtype == t;
 }
 
 // The activation node that alone reads `val`, as a post-op; nullptr when there is none.
@@ -55,15 +55,17 @@ std::optional<SqueezeExcite> match_squeeze_excite(const PatternView& v, const ir
   m.x = pool.inputs[0];
   const ir::Value* xv = v.graph().value(m.x);
   const auto* xd = v.static_dims(m.x);
-  if (!xv || xv->type.dtype != DType::F32 || !xd || xd->size() != 4) return std::nullopt;
+  if (!xv || (xv->type.dtype != DType::F32 && xv->type.dtype != DType::BF16) || !xd || xd->size() != 4)
+    return std::nullopt;
+  const DType t = xv->type.dtype;
   const int64_t batch = (*xd)[0];
   m.channels = (*xd)[1];
   const ir::Node* c1 = v.sole_reader(pool.outputs[0], "Conv");
-  if (!se_pointwise_conv(v, c1, pool.outputs[0], batch, m.channels, m.reduced)) return std::nullopt;
+  if (!se_pointwise_conv(v, c1, pool.outputs[0], batch, m.channels, m.reduced, t)) return std::nullopt;
   const ir::Node* a1 = se_activation(v, c1->outputs[0], m.act1);
   const ir::Node* c2 = a1 ? v.sole_reader(a1->outputs[0], "Conv") : nullptr;
   int64_t back = 0;
-  if (!c2 || !se_pointwise_conv(v, c2, a1->outputs[0], batch, m.reduced, back) || back != m.channels)
+  if (!c2 || !se_pointwise_conv(v, c2, a1->outputs[0], batch, m.reduced, back, t) || back != m.channels)
     return std::nullopt;
   const ir::Node* a2 = se_activation(v, c2->outputs[0], m.act2);
   const ir::Node* mul = a2 ? v.sole_reader(a2->outputs[0], "Mul") : nullptr;
@@ -81,10 +83,10 @@ std::optional<SqueezeExcite> match_squeeze_excite(const PatternView& v, const ir
 }
 
 // The bias, or a zero initializer of `n` elements in its place.
-std::string se_bias_or_zero(ir::Graph& g, const std::string& bias, int64_t n, const std::string& base) {
+std::string se_bias_or_zero(ir::Graph& g, const std::string& bias, int64_t n, const std::string& base, DType t) {
   if (!bias.empty()) return bias;
   const std::string name = fresh_name(g, base + "_zero_bias");
-  g.add_initializer(name, Tensor::zeros(DType::F32, {n}));
+  g.add_initializer(name, Tensor::zeros(t, {n}));
   return name;
 }
 
@@ -106,8 +108,9 @@ class FuseSqueezeExcite final : public Pass {
         },
         match_squeeze_excite,
         [](ir::Graph& g2, const SqueezeExcite& m) {
-          const std::string b1 = se_bias_or_zero(g2, m.b1, m.reduced, m.w1);
-          const std::string b2 = se_bias_or_zero(g2, m.b2, m.channels, m.w2);
+          const DType t = g2.value(m.x)->type.dtype;
+          const std::string b1 = se_bias_or_zero(g2, m.b1, m.reduced, m.w1, t);
+          const std::string b2 = se_bias_or_zero(g2, m.b2, m.channels, m.w2, t);
           ir::Node f =
               new_node(g2, "FusedSqueezeExcite", ops::kFusedDomain, {m.x, m.w1, b1, m.w2, b2}, {m.out}, m.nodes);
           set_post_op_attrs({m.act1, m.act2}, f);

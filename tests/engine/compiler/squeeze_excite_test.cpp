@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backends/select.h"
+#include "engine/compiler/pipeline.h"
+#include "tests/engine/compiler/bf16_compile_util.h"
 #include "tests/engine/compiler/pass_test_util.h"
 
 namespace ms::compiler {
@@ -84,6 +87,26 @@ TEST(FuseSqueezeExcitePass, MatchesEagerAtO1AndO2WithTheBlockedLayout) {
   // Between the depthwise conv and the projection: blocked on both sides.
   EXPECT_EQ(se->attr_int("src_blocked", 0), 1) << o2.dump;
   EXPECT_EQ(se->attr_int("dst_blocked", 0), 1) << o2.dump;
+}
+
+// --precision bf16 (O2 with AMP O2): the bf16 block fuses too, its kernel reading and writing bf16
+// x and y in the blocked layout, within bf16's tolerance of f32.
+TEST(FuseSqueezeExcitePass, Bf16BlockFuses) {
+  auto be = backends::create_cpu_backend(1);
+  ir::Graph g = testing::parse_graph(kEfficientNetBlock);
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.verify = true;
+  auto r = run_pipeline(g, be.get(), cfg);
+  ASSERT_TRUE(r) << r.status().message();
+  int se = 0;
+  for (const auto& n : g.nodes())
+    se += n.op_type == "FusedSqueezeExcite" && g.value(n.outputs[0])->type.dtype == DType::BF16;
+  EXPECT_EQ(se, 1) << ir::dump_text(g);
+  const auto d = testing_bf16::bf16_compile_deviation(kEfficientNetBlock, *be);
+  EXPECT_GT(d.max_abs, 0.0);
+  EXPECT_LT(d.max_diff, 0.03 * d.max_abs);
 }
 
 // MobileNetV3's form: ReLU and HardSigmoid, no biases, the Mul's input first, batch 2, a graph
