@@ -121,6 +121,26 @@ TEST(AmpKernels, CompilerCastsRoundToNearestAtEveryOpset) {
   EXPECT_EQ(value_at((*rounded)[0], 1), -1.0078125);
 }
 
+// A bf16 graph's FusedAttention: bf16 products with f32 scores and softmax, the probabilities
+// rounded to bf16 for the product with V, Y written in bf16; a bf16 mask is widened.
+TEST(AmpKernels, FusedAttentionBf16MatchesF32) {
+  ir::Node node = make_node("FusedAttention", 4, 1,
+                            {{"q_layout", std::string("hsd")},
+                             {"k_layout", std::string("hsd")},
+                             {"v_layout", std::string("hsd")},
+                             {"y_layout", std::string("shd")},
+                             {"scale", 0.35f}});
+  node.domain = "ai.modescope";
+  const std::vector<Tensor> in{random_f32({3, 9, 16}, 24), random_f32({3, 11, 16}, 25), random_f32({3, 11, 8}, 26),
+                               random_f32({9, 11}, 27)};
+  expect_bf16_close(node, in, false);
+  std::vector<Tensor> low;
+  for (const Tensor& t : in) low.push_back(to_bf16(t));
+  auto got = run_kernel_full(node, low);
+  ASSERT_TRUE(got) << got.status().message();
+  EXPECT_EQ(got->impl.rfind("attention-bf16+", 0), 0u) << got->impl;
+}
+
 TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
   const Tensor x = random_f32({2, 8, 6, 6}, 13);
   expect_bf16_close(make_node("Relu", 1), {x}, false);

@@ -59,37 +59,56 @@ void softmax_scores(const AttentionProblem& p, float* s, int64_t r0, int64_t n) 
 
 std::string key_part(const Shape& dims, const Shape& strides) { return nn::key_of(dims) + "/" + nn::key_of(strides); }
 
-// Y rows of queries r0 .. r0 + n through the score block s.
-Status attention_block(runtime::KernelContext& ctx, const AttentionProblem& p, float* s, int64_t r0, int64_t n) {
+// `base` advanced by `elements` of dtype t.
+const void* advance(const void* base, int64_t elements, DType t) {
+  return static_cast<const char*>(base) + elements * static_cast<int64_t>(dtype_size(t));
+}
+
+// Y rows of queries r0 .. r0 + n through the score block s (f32); bf16 problems round the
+// probabilities into p16 for the product with V.
+Status attention_block(runtime::KernelContext& ctx, const AttentionProblem& p, float* s, bf16* p16, int64_t r0,
+                       int64_t n) {
   const int64_t B = p.batch, H = p.heads, Sk = p.kv_len, D = p.head_size, Dv = p.v_head_size;
+  const DType t = p.dtype;
   const Shape s_dims{B, H, n, Sk}, s_str{H * n * Sk, n * Sk, Sk, 1};
   const dnnl::memory::desc s_md = nn::strided_desc(s_dims, s_str, DType::F32);
+  const std::string tk = std::string(dtype_name(t)) + "|";
   if (D > 0) {
     const Shape q_dims{B, H, n, D}, q_str{p.q.sb, p.q.sh, p.q.ss, p.q.sd};
     const Shape k_dims{B, H, D, Sk}, k_str{p.k.sb, p.k.sh, p.k.sd, p.k.ss};
     const std::string key =
-        "attn-qk|" + key_part(q_dims, q_str) + "|" + key_part(k_dims, k_str) + "|" + std::to_string(p.scale);
-    MS_RETURN_IF_ERROR(nn::matmul_onednn(ctx, p.q.data + r0 * p.q.ss, nn::strided_desc(q_dims, q_str, DType::F32),
-                                         p.k.data, nn::strided_desc(k_dims, k_str, DType::F32), s, s_md, p.scale, false,
-                                         key));
+        "attn-qk|" + tk + key_part(q_dims, q_str) + "|" + key_part(k_dims, k_str) + "|" + std::to_string(p.scale);
+    MS_RETURN_IF_ERROR(nn::matmul_onednn(ctx, advance(p.q.data, r0 * p.q.ss, t), nn::strided_desc(q_dims, q_str, t),
+                                         p.k.data, nn::strided_desc(k_dims, k_str, t), s, s_md, p.scale, false, key));
   } else {
     std::fill(s, s + B * H * n * Sk, 0.f);
   }
   softmax_scores(p, s, r0, n);
+  const void* probs = s;
+  dnnl::memory::desc p_md = s_md;
+  if (t == DType::BF16) {
+    round_to_bf16(s, p16, B * H * n * Sk);
+    probs = p16;
+    p_md = nn::strided_desc(s_dims, s_str, DType::BF16);
+  }
   const Shape v_dims{B, H, Sk, Dv}, v_str{p.v.sb, p.v.sh, p.v.ss, p.v.sd};
   const Shape y_dims{B, H, n, Dv}, y_str{p.yb, p.yh, p.ys, p.yd};
   const std::string key =
-      "attn-pv|" + key_part(s_dims, s_str) + "|" + key_part(v_dims, v_str) + "|" + key_part(y_dims, y_str);
-  return nn::matmul_onednn(ctx, s, s_md, p.v.data, nn::strided_desc(v_dims, v_str, DType::F32), p.y + r0 * p.ys,
-                           nn::strided_desc(y_dims, y_str, DType::F32), 1.f, false, key);
+      "attn-pv|" + tk + key_part(s_dims, s_str) + "|" + key_part(v_dims, v_str) + "|" + key_part(y_dims, y_str);
+  return nn::matmul_onednn(ctx, probs, p_md, p.v.data, nn::strided_desc(v_dims, v_str, t),
+                           const_cast<void*>(advance(p.y, r0 * p.ys, t)), nn::strided_desc(y_dims, y_str, t), 1.f,
+                           false, key);
 }
 
 // Y zero (no keys at all: every row is masked).
 void zero_output(const AttentionProblem& p) {
+  const auto es = static_cast<int64_t>(dtype_size(p.dtype));
   for (int64_t b = 0; b < p.batch; ++b)
     for (int64_t h = 0; h < p.heads; ++h)
       for (int64_t i = 0; i < p.q_len; ++i)
-        for (int64_t e = 0; e < p.v_head_size; ++e) p.y[b * p.yb + h * p.yh + i * p.ys + e * p.yd] = 0.f;
+        for (int64_t e = 0; e < p.v_head_size; ++e)
+          std::memset(static_cast<char*>(p.y) + (b * p.yb + h * p.yh + i * p.ys + e * p.yd) * es, 0,
+                      static_cast<size_t>(es));
 }
 
 }  // namespace
@@ -104,9 +123,14 @@ Status attention_f32(runtime::KernelContext& ctx, const AttentionProblem& p) {
   const int64_t row_bytes = p.batch * p.heads * p.kv_len * static_cast<int64_t>(sizeof(float));
   const int64_t block = std::clamp<int64_t>(kScoreBlockBytes / row_bytes, 1, p.q_len);
   MS_ASSIGN_OR_RETURN(Tensor scores, ctx.scratch(DType::F32, {p.batch, p.heads, block, p.kv_len}));
+  Tensor probs16;
+  if (p.dtype == DType::BF16) {
+    MS_ASSIGN_OR_RETURN(probs16, ctx.scratch(DType::BF16, {p.batch, p.heads, block, p.kv_len}));
+  }
   for (int64_t r0 = 0; r0 < p.q_len; r0 += block)
-    MS_RETURN_IF_ERROR(attention_block(ctx, p, scores.data<float>(), r0, std::min(block, p.q_len - r0)));
-  ctx.set_impl("attention+" + ctx.impl());
+    MS_RETURN_IF_ERROR(attention_block(ctx, p, scores.data<float>(), probs16.defined() ? probs16.data<bf16>() : nullptr,
+                                       r0, std::min(block, p.q_len - r0)));
+  ctx.set_impl(std::string(p.dtype == DType::BF16 ? "attention-bf16+" : "attention+") + ctx.impl());
   return Status::ok();
 }
 
@@ -123,7 +147,7 @@ Shape strides_of(const Shape& dims) {
 AttentionOperand operand(const Tensor& t, const ops::AttentionAxes& ax) {
   const Shape st = strides_of(t.shape());
   auto at = [&](int pos) { return pos < 0 ? std::max<int64_t>(t.numel(), 1) : st[static_cast<size_t>(pos)]; };
-  return AttentionOperand{t.data<float>(), at(ax.b), at(ax.h), at(ax.s), at(ax.d)};
+  return AttentionOperand{t.raw(), at(ax.b), at(ax.h), at(ax.s), at(ax.d)};
 }
 
 // The mask's strides over (b, h, i) broadcast to [B, H, Sq, Sk] by numpy's rules; false when its last
@@ -141,48 +165,6 @@ bool mask_strides(const Shape& m, int64_t heads, int64_t q_len, int64_t kv_len, 
   return true;
 }
 
-Status fused_attention_kernel(runtime::KernelContext& ctx);
-
-// A tensor's elements as f32 (bf16 widened; f32 shared).
-Expected<Tensor> widened(runtime::KernelContext& ctx, const Tensor& t) {
-  if (t.dtype() == DType::F32) return t;
-  MS_ASSIGN_OR_RETURN(Tensor out, ctx.scratch(DType::F32, t.shape()));
-  widen_bf16(t.data<bf16>(), out.data<float>(), t.numel());
-  return out;
-}
-
-// A bf16 Graph's attention: the operands widened to f32, the f32 kernel over them (scores and
-// softmax in f32, as the mixed-precision lists keep softmax), Y rounded to bf16 once.
-Status fused_attention_bf16(runtime::KernelContext& ctx) {
-  std::vector<Tensor> wide;
-  wide.reserve(ctx.num_inputs());
-  std::vector<const Tensor*> ins;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    if (!ctx.has_input(i)) {
-      ins.push_back(nullptr);
-      continue;
-    }
-    MS_ASSIGN_OR_RETURN(Tensor w, widened(ctx, ctx.input(i)));
-    wide.push_back(std::move(w));
-    ins.push_back(&wide.back());
-  }
-  // Y in f32 scratch, then rounded into the bf16 output.
-  struct F32Output final : runtime::OutputAllocator {
-    explicit F32Output(runtime::KernelContext& c) : ctx(c) {}
-    Expected<Tensor> allocate(size_t, DType dt, const Shape& s) override { return ctx.scratch(dt, s); }
-    Expected<Tensor> scratch(DType dt, const Shape& s) override { return ctx.scratch(dt, s); }
-    runtime::KernelContext& ctx;
-  } alloc(ctx);
-  std::vector<Tensor> outs(1);
-  runtime::KernelContext inner(ctx.node(), ctx.opset(), ctx.backend(), ins, outs, alloc, ctx.subgraphs());
-  MS_RETURN_IF_ERROR(fused_attention_kernel(inner));
-  const Tensor& y32 = outs[0];
-  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::BF16, y32.shape()));
-  round_to_bf16(y32.data<float>(), y->data<bf16>(), y32.numel());
-  ctx.set_impl("bf16:" + inner.impl());
-  return Status::ok();
-}
-
 Status fused_attention_kernel(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   ops::AttentionAxes qa, ka, va, ya;
@@ -196,8 +178,8 @@ Status fused_attention_kernel(runtime::KernelContext& ctx) {
   const DType t = q.dtype();
   if ((t != DType::F32 && t != DType::BF16) || k.dtype() != t || v.dtype() != t)
     return ctx.fail("Q, K and V must be f32, or bf16");
-  if (t == DType::BF16) return fused_attention_bf16(ctx);
   AttentionProblem p;
+  p.dtype = t;
   p.batch = qa.dim('b', q.shape());
   p.heads = qa.dim('h', q.shape());
   p.q_len = qa.dim('s', q.shape());
@@ -211,20 +193,28 @@ Status fused_attention_kernel(runtime::KernelContext& ctx) {
   Shape y_dims(yl.size());
   for (size_t i = 0; i < yl.size(); ++i)
     y_dims[i] = yl[i] == 'b' ? p.batch : yl[i] == 'h' ? p.heads : yl[i] == 's' ? p.q_len : p.v_head_size;
-  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, y_dims));
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, t, y_dims));
   p.q = operand(q, qa);
   p.k = operand(k, ka);
   p.v = operand(v, va);
   const AttentionOperand yo = operand(*y, ya);
-  p.y = y->data<float>();
+  p.y = y->raw();
   p.yb = yo.sb, p.yh = yo.sh, p.ys = yo.ss, p.yd = yo.sd;
   p.scale = n.attr_float("scale", 1.f);
   p.causal = n.attr_int("is_causal", 0) != 0;
+  Tensor mask;  // f32: the softmax pass adds it to f32 scores (a bf16 graph's mask widened)
   if (ctx.has_input(3)) {
-    const Tensor& m = ctx.input(3);
-    if (m.dtype() != DType::F32 || !mask_strides(m.shape(), p.heads, p.q_len, p.kv_len, p.batch, p))
-      return ctx.fail("the mask " + shape_to_string(m.shape()) + " must be f32 and broadcast to [B, H, Sq, Sk]");
-    p.mask = m.data<float>();
+    mask = ctx.input(3);
+    if ((mask.dtype() != DType::F32 && mask.dtype() != DType::BF16) ||
+        !mask_strides(mask.shape(), p.heads, p.q_len, p.kv_len, p.batch, p))
+      return ctx.fail("the mask " + shape_to_string(mask.shape()) +
+                      " must be f32 or bf16 and broadcast to [B, H, Sq, Sk]");
+    if (mask.dtype() == DType::BF16) {
+      MS_ASSIGN_OR_RETURN(Tensor wide, ctx.scratch(DType::F32, mask.shape()));
+      widen_bf16(mask.data<bf16>(), wide.data<float>(), mask.numel());
+      mask = wide;
+    }
+    p.mask = mask.data<float>();
   }
   return attention_f32(ctx, p);
 }
@@ -273,7 +263,7 @@ std::optional<Status> attention_onnx_fast(runtime::KernelContext& ctx) {
   if (!y) return y.status();
   const Tensor yv = view(**y, p.heads, p.v_head_size);
   const AttentionOperand yo = operand(yv, ax);
-  p.y = (*y)->data<float>();
+  p.y = (*y)->raw();
   p.yb = yo.sb, p.yh = yo.sh, p.ys = yo.ss, p.yd = yo.sd;
   p.scale = a.has_scale ? a.scale : 1.f / std::sqrt(static_cast<float>(p.head_size));
   p.causal = a.is_causal != 0;

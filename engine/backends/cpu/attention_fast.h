@@ -1,4 +1,4 @@
-// Attention over f32 operands read in place (any strides), shared by the compiler's FusedAttention
+// Attention over f32 (or bf16) operands read in place (any strides), shared by the compiler's FusedAttention
 // and the ONNX Attention op: scores for a block of query rows at a time (all batches and heads)
 // through one batched oneDNN matmul with the scale as its output scale, the mask, causal masking
 // and the softmax in one vectorized pass over each row, then the probabilities times V through a
@@ -16,14 +16,17 @@ namespace ms::cpu {
 
 // An operand's base and element strides along batch, head, sequence and head dim.
 struct AttentionOperand {
-  const float* data = nullptr;
+  const void* data = nullptr;
   int64_t sb = 0, sh = 0, ss = 0, sd = 1;
 };
 
 struct AttentionProblem {
   int64_t batch = 1, heads = 1, q_len = 0, kv_len = 0, head_size = 0, v_head_size = 0;
+  // Q, K, V and Y are f32, or bf16 (a bf16 Graph's): the products then run in bf16 with f32 scores,
+  // the softmax in f32, and the probabilities rounded to bf16 for the product with V.
+  DType dtype = DType::F32;
   AttentionOperand q, k, v;
-  float* y = nullptr;
+  void* y = nullptr;
   int64_t yb = 0, yh = 0, ys = 0, yd = 1;
   float scale = 1;
   bool causal = false;  // key j > query i is masked (no past: the query and key blocks are aligned)
