@@ -255,6 +255,8 @@ class MainWindow : public QMainWindow {
   void save_session_as();
   void open_session_dialog();
   void apply_session(const session::SessionData& d);
+  void log_constants_not_kept(const std::vector<session::SessionRun>& runs,
+                              const session::SnapshotConstantBudget& budget);
   // With a trace kept in the file: the comparison the session stored for its PyNative and Graph runs.
   void restore_comparison(const session::SessionData& d);
   // The runs' fallbacks (main_window_results.cpp): the nodes that fell back badged in the graph (of

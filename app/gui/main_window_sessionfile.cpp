@@ -15,6 +15,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <set>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -138,14 +139,20 @@ void MainWindow::save_session_to(const QString& path, bool autosave) {
   if (!doc_) return;
   auto data = std::make_shared<session::SessionData>(session_snapshot());
   const bool describe = !session_model_;
+  // Bytes of pass-made constants the file keeps (the snapshots' weights past it are marked not kept).
+  const auto budget = static_cast<uint64_t>(QSettings()
+                                                .value(QStringLiteral("session/snapshot_constants_mb"),
+                                                       static_cast<qulonglong>(session::kSnapshotConstantBudget >> 20))
+                                                .toULongLong()
+                                            << 20);
   const QString what = autosave ? tr("Autosaving") : tr("Saving session %1").arg(QFileInfo(path).fileName());
   const views::JobId id = jobs_->start(
       autosave ? QStringLiteral("autosave") : QStringLiteral("save-session"), what, this,
-      [path, data, describe](views::JobContext&) -> Expected<bool> {
+      [path, data, describe, budget](views::JobContext&) -> Expected<bool> {
         if (describe) {
           MS_ASSIGN_OR_RETURN(data->model, session::describe_model(data->model.source));
         }
-        MS_RETURN_IF_ERROR(session::save_session(path.toStdString(), *data));
+        MS_RETURN_IF_ERROR(session::save_session(path.toStdString(), *data, budget));
         return true;
       },
       [this, path, autosave](Expected<bool> r) {
@@ -195,10 +202,40 @@ void MainWindow::open_session_dialog() {
   if (!path.isEmpty()) open_session(path);
 }
 
+// The weights of pass snapshots a session file did not keep show zeros in the inspector: say which.
+void MainWindow::log_constants_not_kept(const std::vector<session::SessionRun>& runs,
+                                        const session::SnapshotConstantBudget& budget) {
+  std::set<std::string> names;
+  for (const session::SessionRun& r : runs)
+    for (const session::PassOutcome& p : r.outcome.passes)
+      names.insert(p.constants_not_kept.begin(), p.constants_not_kept.end());
+  if (names.empty()) return;
+  QStringList shown;
+  for (const std::string& n : names) {
+    if (shown.size() == 5) {
+      shown << tr("...");
+      break;
+    }
+    shown << QString::fromStdString(n);
+  }
+  const QString why = budget.recorded ? tr("over the file's %1 MB budget for constants, or not in the model")
+                                            .arg(static_cast<qulonglong>(budget.budget >> 20))
+                                      : tr("the file predates session schema 6");
+  log(tr("%n weight(s) of the pass snapshots were not kept in the session (%1); their statistics are not "
+         "real: %2",
+         nullptr, static_cast<int>(names.size()))
+          .arg(why, shown.join(QStringLiteral(", "))),
+      budget.recorded);
+}
+
 void MainWindow::apply_session(const session::SessionData& d) {
   session_model_ = d.model;
   session_reader_ = std::move(pending_reader_);
-  for (const session::SessionRun& r : d.runs) {
+  // The snapshots' weights the file left to the model come from the model just opened.
+  std::vector<session::SessionRun> runs = d.runs;
+  if (doc_ && doc_->graph) session::restore_model_constants(runs, *doc_->graph);
+  log_constants_not_kept(runs, d.constants);
+  for (const session::SessionRun& r : runs) {
     if (r.outcome.mode == "graph") disabled_ = r.request.disabled_passes;
     if (!r.outcome.passes.empty()) show_passes(r.outcome.passes);
     run_panel_->show_result(r.outcome);
@@ -216,7 +253,7 @@ void MainWindow::apply_session(const session::SessionData& d) {
             .arg((*source)->event_count()));
     update_result_views();
   }
-  runs_ = d.runs;
+  runs_ = std::move(runs);
   restore_comparison(d);
   update_fallback_marks();
   if (!d.training.empty()) restore_training(d.training);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ struct PassOutcome {
   int nodes_after = 0, added = 0, removed = 0, fused = 0;
   double ms = 0;
   std::shared_ptr<const ir::Graph> graph;  // snapshot after the pass
+  // Read back from a session file (schema 6): the initializers of `graph` whose data the file did
+  // not keep (over its budget for constants: their data is zeros), and those it left to the model
+  // (value -> the model's initializer; restore_model_constants fills them in and empties this).
+  std::vector<std::string> constants_not_kept;
+  std::map<std::string, std::string> constants_from_model;
 };
 
 struct ModeRunOutcome {

@@ -245,7 +245,7 @@ Expected<std::map<std::string, std::string>> attach_trace_files(sqlite3* db, con
   return attached;
 }
 
-Status build(sqlite3* db, const std::string& path, const SessionData& data) {
+Status build(sqlite3* db, const std::string& path, const SessionData& data, uint64_t constant_budget) {
   MS_ASSIGN_OR_RETURN(auto attached, attach_trace_files(db, path, data));
   MS_RETURN_IF_ERROR(sql::exec(db, path, "PRAGMA page_size = 4096; PRAGMA journal_mode = OFF; BEGIN"));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchema));
@@ -253,12 +253,13 @@ Status build(sqlite3* db, const std::string& path, const SessionData& data) {
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV3));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV4));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV5));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV6));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
     MS_RETURN_IF_ERROR(v.status());
   }
-  MS_RETURN_IF_ERROR(store::write_data(db, path, data, attached));
+  MS_RETURN_IF_ERROR(store::write_data(db, path, data, attached, constant_budget));
   MS_RETURN_IF_ERROR(write_digests(db, path));
   const std::string pragmas = "PRAGMA user_version = " + std::to_string(kSessionSchemaVersion) +
                               "; PRAGMA application_id = " + std::to_string(kSessionApplicationId) + "; COMMIT";
@@ -295,6 +296,12 @@ Status migrate_4_to_5(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 5");
 }
 
+// Schema 6's tables stay empty: the snapshots of an older file have no constant data.
+Status migrate_5_to_6(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV6));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 6");
+}
+
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
@@ -302,7 +309,8 @@ const std::vector<SessionMigration>& session_migrations() {
       {1, "each run's fallbacks and compiled graphs, the numerics", &migrate_1_to_2},
       {2, "each trace event's nesting depth, each iteration's op span", &migrate_2_to_3},
       {3, "the nodes of each run's fallbacks", &migrate_3_to_4},
-      {4, "the ranks of a data-parallel training run", &migrate_4_to_5}};
+      {4, "the ranks of a data-parallel training run", &migrate_4_to_5},
+      {5, "the constant data of the pass snapshots", &migrate_5_to_6}};
   return kMigrations;
 }
 
@@ -337,11 +345,11 @@ Expected<SessionModel> describe_model(const std::string& source, uint64_t embed_
   return m;
 }
 
-Status save_session(const std::string& path, const SessionData& data) {
+Status save_session(const std::string& path, const SessionData& data, uint64_t constant_budget) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return io_error(path + ": is a folder, not a file");
   MS_ASSIGN_OR_RETURN(DbPtr db, memory_db(path));
-  MS_RETURN_IF_ERROR(build(db.get(), path, data));
+  MS_RETURN_IF_ERROR(build(db.get(), path, data, constant_budget));
   sqlite3_int64 size = 0;
   unsigned char* bytes = sqlite3_serialize(db.get(), "main", &size, SQLITE_SERIALIZE_NOCOPY);
   if (!bytes || size < 100) return sql::db_error(db.get(), path, "cannot build the session");

@@ -30,6 +30,7 @@
 
 #include "app/session/mode_run.h"
 #include "engine/core/status.h"
+#include "engine/ir/graph.h"
 #include "engine/runtime/mode_diff.h"
 #include "profiler/analysis/rank_lane.h"
 #include "profiler/trace/trace.h"
@@ -40,9 +41,11 @@ namespace ms::session {
 
 // Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison, schema 3
 // each trace event's nesting depth and each iteration's op span, schema 4 the nodes of each run's
-// fallbacks, schema 5 the ranks of a data-parallel training run; an older file is migrated in
-// memory on open.
-inline constexpr int kSessionSchemaVersion = 5;
+// fallbacks, schema 5 the ranks of a data-parallel training run, schema 6 the constant data of the
+// pass snapshots; an older file is migrated in memory on open.
+inline constexpr int kSessionSchemaVersion = 6;
+// How many bytes of pass-made constants a session file keeps by default (schema 6).
+inline constexpr uint64_t kSnapshotConstantBudget = 64ull << 20;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
 inline constexpr const char* kSessionExtension = ".modescope";
 
@@ -96,6 +99,16 @@ struct SessionNumerics {
   std::string bisect;
 };
 
+// What a save kept of the pass snapshots' constants (schema 6): each distinct constant once, the
+// model's unchanged initializers by name when the model is embedded, the others' bytes up to the
+// budget. `recorded` false: a file written before schema 6 (no constant data at all).
+struct SnapshotConstantBudget {
+  bool recorded = false;
+  uint64_t budget = 0;
+  int64_t kept = 0, from_model = 0, not_kept = 0;  // distinct constants
+  uint64_t kept_bytes = 0, not_kept_bytes = 0;
+};
+
 struct SessionData {
   SessionModel model;
   std::vector<SessionRun> runs;
@@ -105,13 +118,23 @@ struct SessionData {
   std::vector<prof::RankLane> ranks;               // the Ranks tab's lanes (one per rank of each run), as shown
   std::map<std::string, std::string> ui_state;     // pass shown, selection, open tab, ...
   std::map<std::string, std::string> environment;  // producer, version, CPU, threads, ...
+  SnapshotConstantBudget constants;                // filled by load; a save computes its own
 };
 
-// Writes `data` to `path` atomically. Pass snapshots are stored without constant data (the model
-// itself holds the weights).
-Status save_session(const std::string& path, const SessionData& data);
+// Writes `data` to `path` atomically. Pass snapshots keep their constants (schema 6): each distinct
+// buffer once; with an embedded model, its initializers a snapshot still shares are referred to by
+// name; other constants' bytes are kept while their total stays within `constant_budget`, and the
+// rest are marked not kept.
+Status save_session(const std::string& path, const SessionData& data,
+                    uint64_t constant_budget = kSnapshotConstantBudget);
 // Opens, checks and reads a whole session.
 Expected<SessionData> load_session(const std::string& path);
+
+// Fills in the snapshots' constants a session file left to its model (PassOutcome::
+// constants_from_model) from `model`, the model opened again (graphs copied, buffers shared). One the
+// model lacks, or has with another dtype or shape, joins constants_not_kept. Returns how many
+// snapshot initializers were filled in (a weight counts once per distinct snapshot holding it).
+int64_t restore_model_constants(std::vector<SessionRun>& runs, const ir::Graph& model);
 
 // A forward migration: turns a database of schema `from` into `from + 1`, in memory.
 struct SessionMigration {

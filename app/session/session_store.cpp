@@ -74,11 +74,17 @@ const std::vector<std::string>& content_tables(int version) {
     t.insert(t.end(), {"rank_lanes", "rank_steps", "rank_collectives"});
     return t;
   }();
+  static const std::vector<std::string> kTables6 = [] {
+    std::vector<std::string> t = kTables5;
+    t.insert(t.end(), {"snapshot_constants", "snapshot_values", "snapshot_constant_budget"});
+    return t;
+  }();
   return version <= 1   ? kTables1
          : version == 2 ? kTables2
          : version == 3 ? kTables3
          : version == 4 ? kTables4
-                        : kTables5;
+         : version == 5 ? kTables5
+                        : kTables6;
 }
 
 namespace {
@@ -136,9 +142,11 @@ Status write_run_row(sqlite3* db, const std::string& file, int id, const Session
   return out.status();
 }
 
-// Pass reports and their snapshots; one snapshot row per distinct graph of the run.
+// Pass reports and their snapshots; one snapshot row per distinct graph of the run, its constants
+// through `constants`.
 Status write_passes(sqlite3* db, const std::string& file, int run, const std::vector<PassOutcome>& passes,
-                    int64_t& next_snapshot) {
+                    int64_t& next_snapshot, SnapshotConstantWriter& constants) {
+  constants.begin_run(!passes.empty() && passes[0].pass == "input" ? passes[0].graph.get() : nullptr);
   Stmt snap(db, file, "INSERT INTO snapshots VALUES(?, ?)");
   Stmt st(db, file, "INSERT INTO passes VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
   std::map<const ir::Graph*, int64_t> stored;
@@ -147,7 +155,10 @@ Status write_passes(sqlite3* db, const std::string& file, int run, const std::ve
     int64_t snapshot = -1;
     if (p.graph) {
       auto [it, fresh] = stored.emplace(p.graph.get(), next_snapshot);
-      if (fresh) snap.bind(1, next_snapshot++).bind(2, ir::to_json(*p.graph, false)).run();
+      if (fresh) {
+        snap.bind(1, next_snapshot).bind(2, ir::to_json(*p.graph, false)).run();
+        MS_RETURN_IF_ERROR(constants.write(next_snapshot++, p));
+      }
       snapshot = it->second;
     }
     st.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(i)).bind(3, p.pass).bind(4, p.description);
@@ -227,15 +238,23 @@ Status read_runs(sqlite3* db, const std::string& file, std::vector<SessionRun>& 
   return out.status();
 }
 
-Status read_passes(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs) {
+Status read_passes(sqlite3* db, const std::string& file, std::vector<SessionRun>& runs,
+                   SnapshotConstantBudget& budget) {
   std::map<int64_t, std::shared_ptr<const ir::Graph>> graphs;
-  Stmt snap(db, file, "SELECT id, json FROM snapshots ORDER BY id");
-  while (snap.step()) {
-    auto g = ir::from_json(snap.text(1));
-    if (!g) return invalid_model(file + ": pass snapshot " + std::to_string(snap.i64(0)) + ": " + g.status().message());
-    graphs[snap.i64(0)] = std::make_shared<const ir::Graph>(std::move(*g));
+  std::map<int64_t, SnapshotMarks> marks;
+  {
+    std::map<int64_t, ir::Graph> read;
+    Stmt snap(db, file, "SELECT id, json FROM snapshots ORDER BY id");
+    while (snap.step()) {
+      auto g = ir::from_json(snap.text(1));
+      if (!g)
+        return invalid_model(file + ": pass snapshot " + std::to_string(snap.i64(0)) + ": " + g.status().message());
+      read.insert_or_assign(snap.i64(0), std::move(*g));
+    }
+    MS_RETURN_IF_ERROR(snap.status());
+    MS_RETURN_IF_ERROR(read_snapshot_constants(db, file, read, marks, budget));
+    for (auto& [id, g] : read) graphs[id] = std::make_shared<const ir::Graph>(std::move(g));
   }
-  MS_RETURN_IF_ERROR(snap.status());
   Stmt st(db, file, "SELECT * FROM passes ORDER BY run, idx");
   while (st.step()) {
     const int64_t run = st.i64(0);
@@ -253,6 +272,10 @@ Status read_passes(sqlite3* db, const std::string& file, std::vector<SessionRun>
         return invalid_model(file + ": pass '" + p.pass + "' names snapshot " + std::to_string(snapshot) +
                              ", which is missing");
       p.graph = it->second;
+      if (auto m = marks.find(snapshot); m != marks.end()) {
+        p.constants_not_kept = m->second.not_kept;
+        p.constants_from_model = m->second.from_model;
+      }
     }
     runs[static_cast<size_t>(run)].outcome.passes.push_back(std::move(p));
   }
@@ -312,16 +335,17 @@ Status read_extras(sqlite3* db, const std::string& file, SessionData& d) {
 }  // namespace
 
 Status write_data(sqlite3* db, const std::string& file, const SessionData& d,
-                  const std::map<std::string, std::string>& attached) {
+                  const std::map<std::string, std::string>& attached, uint64_t constant_budget) {
   MS_RETURN_IF_ERROR(write_key_values(db, file, "environment", d.environment));
   MS_RETURN_IF_ERROR(write_key_values(db, file, "ui_state", d.ui_state));
   MS_RETURN_IF_ERROR(write_model(db, file, d.model));
   int64_t next_snapshot = 0;
+  SnapshotConstantWriter constants(db, file, constant_budget, d.model.kind == "embedded");
   for (size_t i = 0; i < d.runs.size(); ++i) {
     const int run = static_cast<int>(i);
     const ModeRunOutcome& o = d.runs[i].outcome;
     MS_RETURN_IF_ERROR(write_run_row(db, file, run, d.runs[i]));
-    MS_RETURN_IF_ERROR(write_passes(db, file, run, o.passes, next_snapshot));
+    MS_RETURN_IF_ERROR(write_passes(db, file, run, o.passes, next_snapshot, constants));
     if (o.plan) MS_RETURN_IF_ERROR(write_plan(db, file, run, *o.plan));
     MS_RETURN_IF_ERROR(write_run_details(db, file, run, o));
     if (o.trace) {
@@ -330,6 +354,7 @@ Status write_data(sqlite3* db, const std::string& file, const SessionData& d,
       MS_RETURN_IF_ERROR(copy_trace(db, file, it->second, d.runs[i].trace_run, run));
     }
   }
+  MS_RETURN_IF_ERROR(constants.finish());
   if (d.numerics) MS_RETURN_IF_ERROR(write_numerics(db, file, *d.numerics));
   MS_RETURN_IF_ERROR(write_ranks(db, file, d.ranks));
   return write_extras(db, file, d);
@@ -340,7 +365,7 @@ Status read_data(sqlite3* db, const std::string& file, SessionData& d, int64_t m
   MS_RETURN_IF_ERROR(read_key_values(db, file, "ui_state", d.ui_state));
   MS_RETURN_IF_ERROR(read_model(db, file, d.model));
   MS_RETURN_IF_ERROR(read_runs(db, file, d.runs));
-  MS_RETURN_IF_ERROR(read_passes(db, file, d.runs));
+  MS_RETURN_IF_ERROR(read_passes(db, file, d.runs, d.constants));
   MS_RETURN_IF_ERROR(read_plans(db, file, d.runs));
   MS_RETURN_IF_ERROR(read_run_details(db, file, d.runs));
   Stmt sizes(db, file, "SELECT events FROM trace_info WHERE run = ?");

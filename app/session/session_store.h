@@ -1,4 +1,4 @@
-// The session file's tables (schema version 5) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 6) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -20,6 +20,12 @@
 //                                                each event's nesting depth, each iteration's op span
 //   rank_lanes(idx, rank, ..., figures), rank_steps(lane, idx, ...), rank_collectives(lane, idx, ...)
 //                                                schema 5: the Ranks tab's lanes (prof::RankLane)
+//   snapshot_constants(id, kind, name, dtype, shape, bytes, data)   schema 6: one row per distinct
+//                                                constant buffer of the snapshots; kind 'data' (bytes
+//                                                in data), 'model' (the embedded model's initializer
+//                                                `name`) or 'not_kept' (over the budget)
+//   snapshot_values(snapshot, value, constant)   schema 6: each snapshot initializer's constant
+//   snapshot_constant_budget(budget, kept, ...)  schema 6: one row, what the save kept
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
 #pragma once
 
@@ -28,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "app/session/session_file.h"
@@ -39,12 +46,15 @@ extern const char* const kSchemaV2;  // the tables schema 2 added (its migration
 extern const char* const kSchemaV3;  // the columns and table schema 3 added (derive_trace_rows fills them)
 extern const char* const kSchemaV4;  // the table schema 4 added
 extern const char* const kSchemaV5;  // the tables schema 5 added (session_store_ranks.cpp)
+extern const char* const kSchemaV6;  // the tables schema 6 added (session_store_constants.cpp)
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
 // `attached`: for each SessionRun::trace_file, the schema name it is attached under (copy_trace).
+// Constants of the pass snapshots past `constant_budget` bytes are not kept (schema 6).
 Status write_data(sqlite3* db, const std::string& file, const SessionData& data,
-                  const std::map<std::string, std::string>& attached = {});
+                  const std::map<std::string, std::string>& attached = {},
+                  uint64_t constant_budget = kSnapshotConstantBudget);
 // A trace of more than `max_trace_events` events (-1: no limit) is not read: its run names the file.
 Status read_data(sqlite3* db, const std::string& file, SessionData& data, int64_t max_trace_events = -1);
 
@@ -57,6 +67,41 @@ Status read_numerics(sqlite3* db, const std::string& file, std::optional<Session
 // Schema 5's tables (session_store_ranks.cpp): the Ranks tab's lanes.
 Status write_ranks(sqlite3* db, const std::string& file, const std::vector<prof::RankLane>& lanes);
 Status read_ranks(sqlite3* db, const std::string& file, std::vector<prof::RankLane>& lanes);
+
+// Schema 6's tables (session_store_constants.cpp): the snapshots' constants, each distinct buffer
+// (tensor view) written once over a whole save.
+class SnapshotConstantWriter {
+ public:
+  // `model_provides`: the session embeds its model, so its initializers need no copy here.
+  SnapshotConstantWriter(sqlite3* db, std::string file, uint64_t budget, bool model_provides);
+  // The next run's input graph (its pass "input"; null when it has none): the model's initializers.
+  void begin_run(const ir::Graph* input);
+  // The snapshot of `p`. Values whose data the session does not have (PassOutcome::constants_not_kept,
+  // and constants_from_model not filled in: read from a file that did not keep them) are marked not
+  // kept again, never stored as data.
+  Status write(int64_t snapshot, const PassOutcome& p);
+  Status finish();  // the budget row
+
+ private:
+  using Key = std::tuple<const Buffer*, size_t, DType, Shape>;
+  Expected<int64_t> constant_id(const Tensor& t, bool known);
+  sqlite3* db_;
+  std::string file_;
+  bool model_provides_;
+  SnapshotConstantBudget totals_;
+  std::map<Key, std::string> model_;  // this run's input graph: buffer -> initializer name
+  std::map<Key, int64_t> ids_;
+};
+
+// What a snapshot's stored constants say beyond their data (PassOutcome's marks). A file written
+// before schema 6 has no constant data: every initializer of its snapshots is not kept.
+struct SnapshotMarks {
+  std::vector<std::string> not_kept;
+  std::map<std::string, std::string> from_model;
+};
+// Puts the stored constants into the snapshots read (by snapshot id); errors name the table and row.
+Status read_snapshot_constants(sqlite3* db, const std::string& file, std::map<int64_t, ir::Graph>& graphs,
+                               std::map<int64_t, SnapshotMarks>& marks, SnapshotConstantBudget& budget);
 
 // Fills what schema 3 derives from a run's stored events (depths, iteration spans), for a trace
 // written before it.

@@ -146,7 +146,7 @@ TEST(FallbackNodes, SessionKeepsTheNodesAndOpensAFileWrittenBeforeThem) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* sql =
-      "DROP TABLE run_fallback_nodes; DELETE FROM digests WHERE tbl = 'run_fallback_nodes';"
+      "DROP TABLE run_fallback_nodes; DELETE FROM digests WHERE tbl = 'run_fallback_nodes';" MS_DROP_SCHEMA_6_SQL
       "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
       "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 3; PRAGMA journal_mode = DELETE; VACUUM;";

@@ -58,7 +58,7 @@ void downgrade_to_schema_2(const std::string& path) {
   const char* sql =
       "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
       "DROP TABLE trace_iterations; DROP TABLE IF EXISTS run_fallback_nodes;"
-      "DELETE FROM digests WHERE tbl IN ('trace_iterations', 'run_fallback_nodes');"
+      "DELETE FROM digests WHERE tbl IN ('trace_iterations', 'run_fallback_nodes');" MS_DROP_SCHEMA_6_SQL
       "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
       "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 2; PRAGMA journal_mode = DELETE; VACUUM;";

@@ -92,7 +92,7 @@ TEST(SessionRanks, ASchemaFourFileOpensWithoutRanksAndStaysAsItWas) {
   const std::string path = dir.file("old.modescope");
   ASSERT_TRUE(save_session(path, with_ranks()).is_ok());
   // What schema 4 wrote: no rank tables.
-  test::exec_sql(path,
+  test::exec_sql(path, MS_DROP_SCHEMA_6_SQL
                  "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
                  "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
                  "PRAGMA user_version = 4; PRAGMA journal_mode = DELETE; VACUUM;");

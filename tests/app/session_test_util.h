@@ -48,6 +48,12 @@ inline void write_bytes(const std::string& p, const std::string& b) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
 }
 
+// What schema 6 added (the snapshots' constants), dropped with its digests by the tests that turn a
+// file into what an older schema wrote.
+#define MS_DROP_SCHEMA_6_SQL                                                                        \
+  "DROP TABLE snapshot_constants; DROP TABLE snapshot_values; DROP TABLE snapshot_constant_budget;" \
+  "DELETE FROM digests WHERE tbl IN ('snapshot_constants', 'snapshot_values', 'snapshot_constant_budget');"
+
 // Runs `sql` on the file (what an older schema wrote, a damaged row), failing the test on an error.
 inline void exec_sql(const std::string& path, const char* sql) {
   sqlite3* db = nullptr;

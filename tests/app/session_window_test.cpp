@@ -134,7 +134,7 @@ void downgrade_to_schema_1(const std::string& path) {
       "DELETE FROM digests WHERE tbl IN ('run_details', 'run_fallbacks', 'numerics', 'numerics_values',"
       " 'run_fallback_nodes');"
       "ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;"
-      "DROP TABLE trace_iterations; DELETE FROM digests WHERE tbl = 'trace_iterations';"
+      "DROP TABLE trace_iterations; DELETE FROM digests WHERE tbl = 'trace_iterations';" MS_DROP_SCHEMA_6_SQL
       "DROP TABLE rank_lanes; DROP TABLE rank_steps; DROP TABLE rank_collectives;"
       "DELETE FROM digests WHERE tbl IN ('rank_lanes', 'rank_steps', 'rank_collectives');"
       "PRAGMA user_version = 1; PRAGMA journal_mode = DELETE; VACUUM;";
