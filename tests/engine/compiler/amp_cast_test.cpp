@@ -219,12 +219,8 @@ TEST(AmpCastPass, Bf16ConvsFuseAndKeepTheBlockedLayout) {
     output s
   )";
   ir::Graph g = testing::parse_graph(text);
-  JitConfig cfg;
-  cfg.jit_level = JitLevel::O2;
-  cfg.amp = AmpLevel::O2;
-  cfg.verify = true;
-  auto r = run_pipeline(g, &cpu(), cfg);
-  ASSERT_TRUE(r) << r.status().message();
+  const Status st = testing_bf16::bf16_pipeline(g, cpu());
+  ASSERT_TRUE(st.is_ok()) << st.message();
   int bf16_convs = 0, relus = 0, blocked = 0;
   for (const auto& n : g.nodes()) {
     relus += n.op_type == "Relu";
@@ -254,12 +250,8 @@ TEST(AmpCastPass, Bf16Relu6FusesIntoTheConv) {
     output y
   )";
   ir::Graph g = testing::parse_graph(text);
-  JitConfig cfg;
-  cfg.jit_level = JitLevel::O2;
-  cfg.amp = AmpLevel::O2;
-  cfg.verify = true;
-  auto r = run_pipeline(g, &cpu(), cfg);
-  ASSERT_TRUE(r) << r.status().message();
+  const Status st = testing_bf16::bf16_pipeline(g, cpu());
+  ASSERT_TRUE(st.is_ok()) << st.message();
   int clips = 0, fused = 0;
   for (const auto& n : g.nodes()) {
     clips += n.op_type == "Clip";

@@ -62,12 +62,8 @@ const char* kTransformerBlock = R"(
 
 TEST(AmpTransformer, Bf16BlockFusesAttentionAndGeluAndMatchesF32) {
   ir::Graph g = testing::parse_graph(kTransformerBlock);
-  JitConfig cfg;
-  cfg.jit_level = JitLevel::O2;
-  cfg.amp = AmpLevel::O2;
-  cfg.verify = true;
-  auto r = run_pipeline(g, &transformer_cpu(), cfg);
-  ASSERT_TRUE(r) << r.status().message();
+  const Status st = testing_bf16::bf16_pipeline(g, transformer_cpu());
+  ASSERT_TRUE(st.is_ok()) << st.message();
   int attention = 0, gelu_matmuls = 0, softmax = 0, erf = 0;
   for (const auto& n : g.nodes()) {
     const DType out = g.value(n.outputs[0])->type.dtype;

@@ -8,10 +8,21 @@
 #include <string>
 
 #include "engine/compiler/compile.h"
+#include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
 #include "tests/engine/compiler_test_util.h"
 
 namespace ms::compiler::testing_bf16 {
+
+// The pipeline --precision bf16 runs (O2 with AMP O2, verified after each pass) on g, in place.
+inline Status bf16_pipeline(ir::Graph& g, runtime::Backend& backend) {
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.verify = true;
+  auto r = run_pipeline(g, &backend, cfg);
+  return r ? Status::ok() : r.status();
+}
 
 // Output 0's largest magnitude in f32 and its largest |f32 - bf16| (a failure is reported and
 // leaves both 0).

@@ -94,12 +94,8 @@ TEST(FuseSqueezeExcitePass, MatchesEagerAtO1AndO2WithTheBlockedLayout) {
 TEST(FuseSqueezeExcitePass, Bf16BlockFuses) {
   auto be = backends::create_cpu_backend(1);
   ir::Graph g = testing::parse_graph(kEfficientNetBlock);
-  JitConfig cfg;
-  cfg.jit_level = JitLevel::O2;
-  cfg.amp = AmpLevel::O2;
-  cfg.verify = true;
-  auto r = run_pipeline(g, be.get(), cfg);
-  ASSERT_TRUE(r) << r.status().message();
+  const Status st = testing_bf16::bf16_pipeline(g, *be);
+  ASSERT_TRUE(st.is_ok()) << st.message();
   int se = 0;
   for (const auto& n : g.nodes())
     se += n.op_type == "FusedSqueezeExcite" && g.value(n.outputs[0])->type.dtype == DType::BF16;
