@@ -141,6 +141,14 @@ TEST(AmpKernels, FusedAttentionBf16MatchesF32) {
   EXPECT_EQ(got->impl.rfind("attention-bf16+", 0), 0u) << got->impl;
 }
 
+// A bf16 FusedMatMul the one-primitive path does not take (batched weights): the MatMul, then the
+// bias and activation in f32, rounded once.
+TEST(AmpKernels, FusedMatMulBf16WithBatchedWeightsRunsTheTailInF32) {
+  ir::Node node = make_node("FusedMatMul", 3, 1, {{"post_ops", std::vector<std::string>{"Relu"}}});
+  node.domain = "ai.modescope";
+  expect_bf16_close(node, {random_f32({2, 5, 8}, 28), random_f32({2, 8, 6}, 29), random_f32({6}, 30)}, false);
+}
+
 TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
   const Tensor x = random_f32({2, 8, 6, 6}, 13);
   expect_bf16_close(make_node("Relu", 1), {x}, false);
