@@ -6,10 +6,14 @@
 #include <cstdint>
 
 #include "engine/core/dtype.h"
+#include "engine/core/tensor.h"
 
 namespace ms::cpu {
 
 void widen_bf16(const bf16* src, float* dst, int64_t n);
 void round_to_bf16(const float* src, bf16* dst, int64_t n);
+
+// A bf16 tensor widened into a new f32 tensor; an f32 one as it is (shared, not copied).
+Tensor f32_of(const Tensor& t);
 
 }  // namespace ms::cpu

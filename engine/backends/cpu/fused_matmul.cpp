@@ -142,24 +142,16 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
   return matmul_prepacked(ctx, a, ta, w, tw, bias, residual ? &r2 : nullptr, alpha, y2, post);
 }
 
-// An f32 copy of a bf16 or f32 tensor.
-Tensor f32_copy(const Tensor& t) {
-  if (t.dtype() == DType::F32) return t.clone();
-  Tensor out = Tensor::empty(DType::F32, t.shape());
-  widen_bf16(t.data<bf16>(), out.data<float>(), t.numel());
-  return out;
-}
-
 // A bf16 node the one-primitive path does not take (batched weights, Gemm's alpha with C): the
 // anchor's kernel, then the tail in f32 over a copy, rounded back to bf16.
 Status bf16_unfused(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor res;
-  if (r) res = f32_copy(*r);  // before the anchor writes y, which may be the residual's buffer
+  if (r) res = f32_of(*r);  // a bf16 residual widened before the anchor writes y (maybe its buffer)
   MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2));
   Tensor bias;
-  if (!gemm && ctx.has_input(2)) bias = f32_copy(ctx.input(2));
-  Tensor acc = f32_copy(y);
+  if (!gemm && ctx.has_input(2)) bias = f32_of(ctx.input(2));
+  Tensor acc = f32_of(y);
   apply_tail(acc.data<float>(), acc.numel(), bias.defined() ? bias.data<float>() : nullptr,
              bias.defined() ? bias.numel() : 1, r ? res.data<float>() : nullptr, post);
   round_to_bf16(acc.data<float>(), y.data<bf16>(), y.numel());

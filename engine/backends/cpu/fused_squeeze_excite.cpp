@@ -158,14 +158,6 @@ void se_scale_across(const T* x, const SeLayout& lx, T* y, const SeLayout& ly, i
   }
 }
 
-// A tensor's elements as f32 (bf16 widened; f32 shared).
-Tensor se_f32(const Tensor& t) {
-  if (t.dtype() == DType::F32) return t;
-  Tensor w = Tensor::empty(DType::F32, t.shape());
-  widen_bf16(t.data<bf16>(), w.data<float>(), t.numel());
-  return w;
-}
-
 // The scale per sample and channel into `scale` (pooled and hidden are work rows), then y.
 template <class T>
 void se_run(const Tensor& x, Tensor& y, const SeLayout& lx, const SeLayout& ly, const float* const* w,
@@ -209,7 +201,7 @@ Status fused_squeeze_excite_kernel(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(Tensor work, ctx.scratch(DType::F32, {batch * (2 * c + r)}));
   float* pooled = work.data<float>();
   // The squeeze and excite weights in f32 (a bf16 graph's widened: a few thousand elements).
-  const Tensor wf[4] = {se_f32(w1), se_f32(b1), se_f32(w2), se_f32(b2)};
+  const Tensor wf[4] = {f32_of(w1), f32_of(b1), f32_of(w2), f32_of(b2)};
   const float* w[4] = {wf[0].data<float>(), wf[1].data<float>(), wf[2].data<float>(), wf[3].data<float>()};
   if (t == DType::F32)
     se_run<float>(x, y, lx, ly, w, *post, batch, r, pooled, pooled + batch * c, pooled + batch * (c + r));
