@@ -29,11 +29,19 @@ struct RankLane {
   std::vector<RankSpan> steps;
   std::vector<RankCollective> collectives;
   int aligned_step = 1;  // the step at time 0: 2 when there are more (step 1 runs cold, after the compile)
-  // The figures cover steps first_step..last_step: step 1 is left out when it carries the compile
-  // (and is not the only step).
+  // The figures cover steps first_step..last_step: step 1 (warm-up, in both modes) is left out
+  // unless it is the only step.
   int first_step = 1, last_step = 0;
   double median_step_ms = 0;
   double allreduce_ms_per_step = 0;  // time inside collectives, per step
 };
+
+// The warm-up steps the figures leave out (those before first_step): their time in ms, 0 if none.
+inline double warmup_step_ms(const RankLane& lane) {
+  double ms = 0;
+  for (const RankSpan& s : lane.steps)
+    if (s.step < lane.first_step) ms += static_cast<double>(s.t1 - s.t0) / 1e6;
+  return ms;
+}
 
 }  // namespace ms::prof

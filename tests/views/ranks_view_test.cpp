@@ -76,8 +76,9 @@ TEST(RanksView, LanesFromRankTracesAlignedWithWaitsAndStraggler) {
     EXPECT_EQ(l.aligned_step, 2);  // from step 2; step 1 before it
     EXPECT_EQ(l.steps[1].t0, 0);
     EXPECT_EQ(l.steps[0].t0, -1'000'000);
-    EXPECT_EQ(l.compile.t1, l.compile.t0);  // PyNative: no compile, so every step counts
-    EXPECT_EQ(l.first_step, 1);
+    EXPECT_EQ(l.compile.t1, l.compile.t0);  // PyNative: no compile, but step 1 is still warm-up
+    EXPECT_EQ(l.first_step, 2);
+    EXPECT_NEAR(warmup_step_ms(l), 1.0, 1e-9);
     EXPECT_EQ(l.last_step, 3);
     EXPECT_EQ(l.steps[2].step, 3);
     EXPECT_NEAR(l.median_step_ms, 1.0, 1e-9);
@@ -104,7 +105,8 @@ TEST(RanksView, LanesFromRankTracesAlignedWithWaitsAndStraggler) {
   EXPECT_NE(v.grab().toImage(), empty);
   EXPECT_TRUE(v.summary_text().contains(QStringLiteral("train pynative · straggler: rank 1")));
   EXPECT_TRUE(v.summary_text().contains(
-      QStringLiteral("train pynative · rank 0: step 1.00 ms (median), all-reduce wait 0.60 ms/step over steps 1–3")))
+      QStringLiteral("train pynative · rank 0: step 1.00 ms (median), all-reduce wait 0.60 ms/step over steps 2–3, 6 "
+                     "collectives (warm-up step 1: 1.00 ms)")))
       << v.summary_text().toStdString();
 }
 
@@ -113,7 +115,10 @@ TEST(RanksView, LanesFromRankTracesAlignedWithWaitsAndStraggler) {
 RanksData two_modes() {
   std::vector<RankLane> lanes;
   for (int r = 0; r < 2; ++r) {
-    lanes.push_back(lane_of(rank_trace_json(RankRun{.rank = r, .late_us = r == 1 ? 150.0 : 0.0, .steps = 5}), r));
+    lanes.push_back(
+        lane_of(rank_trace_json(RankRun{
+                    .rank = r, .late_us = r == 1 ? 150.0 : 0.0, .step1_us = 4000, .step1_wait_us = 1000, .steps = 5}),
+                r));
     lanes.push_back(lane_of(rank_trace_json(RankRun{.rank = r,
                                                     .late_us = r == 0 ? 50.0 : 0.0,
                                                     .mode = "graph",
@@ -161,11 +166,16 @@ TEST(RanksView, LanesAlignAfterTheCompileStepAndItsFiguresLeaveItOut) {
   // rank 0 starts 50 µs late, so waits 250 + 250 µs per step; step 1's extra 1 ms is left out.
   EXPECT_NEAR(g.median_step_ms, 1.0, 1e-9);
   EXPECT_NEAR(g.allreduce_ms_per_step, 0.5, 1e-9);
-  const RankLane& p = d.lanes[2];  // train pynative rank 0: no compile, all 5 steps count
+  // train pynative rank 0: no compile, but its step 1 (4 ms, 1 ms more all-reduce wait) is warm-up
+  // too, left out the same way (with it the wait would be 0.8 ms/step).
+  const RankLane& p = d.lanes[2];
   EXPECT_EQ(p.aligned_step, 2);
-  EXPECT_EQ(p.first_step, 1);
+  EXPECT_EQ(p.first_step, 2);
   EXPECT_EQ(p.last_step, 5);
   EXPECT_NEAR(p.allreduce_ms_per_step, 0.6, 1e-9);
+  EXPECT_NEAR(p.median_step_ms, 1.0, 1e-9);
+  EXPECT_NEAR(warmup_step_ms(p), 4.0, 1e-9);
+  EXPECT_NEAR(warmup_step_ms(g), 3.0, 1e-9);
   // One step only: it stays the aligned step and the figures keep it.
   const RankLane one = lane_of(rank_trace_json(RankRun{.mode = "graph", .compile_us = 5000, .steps = 1}), 0);
   EXPECT_EQ(one.aligned_step, 1);
@@ -173,6 +183,7 @@ TEST(RanksView, LanesAlignAfterTheCompileStepAndItsFiguresLeaveItOut) {
   EXPECT_EQ(one.compile.t0, -5'000'000);
   EXPECT_EQ(one.first_step, 1);
   EXPECT_NEAR(one.median_step_ms, 1.0, 1e-9);
+  EXPECT_EQ(warmup_step_ms(one), 0.0);
   // Drawn: the compile before step 1, in its own grey, and the summary says which steps count.
   RanksView v;
   v.resize(1000, 300);
@@ -183,8 +194,8 @@ TEST(RanksView, LanesAlignAfterTheCompileStepAndItsFiguresLeaveItOut) {
   const int y = RanksView::kAxis + 6 + 4 + 11;
   EXPECT_EQ(img.pixelColor(static_cast<int>(x), y), QColor(0x9a, 0x9a, 0x9a));
   EXPECT_TRUE(v.summary_text().contains(QStringLiteral(
-      "train graph · rank 0: step 1.00 ms (median), all-reduce wait 0.50 ms/step over steps 2–3, 6 collectives (step "
-      "1 carries the compile)")))
+      "train graph · rank 0: step 1.00 ms (median), all-reduce wait 0.50 ms/step over steps 2–3, 6 collectives "
+      "(warm-up step 1: 3.00 ms, after the compile)")))
       << v.summary_text().toStdString();
 }
 

@@ -75,7 +75,10 @@ Expected<RankLane> rank_lane(const prof::Trace& t, int fallback_rank, const std:
   lane.aligned_step = lane.steps.empty() ? 1 : lane.steps[at].step;
   shift_lane(lane, origin);
   if (!lane.steps.empty()) {
-    lane.first_step = lane.steps.front().step + (compiled && lane.steps.size() > 1 ? 1 : 0);
+    // Step 1 is warm-up in both modes (Graph mode's first run of the compiled step, PyNative's
+    // first allocations and primitive creation): the figures cover the steps after it, and
+    // warmup_step_ms says what it took.
+    lane.first_step = lane.steps.front().step + (lane.steps.size() > 1 ? 1 : 0);
     lane.last_step = lane.steps.back().step;
   }
   measure_lane(lane);

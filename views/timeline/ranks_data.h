@@ -3,7 +3,8 @@
 // all-reduce, named "all-reduce #SEQ"; Graph mode's "trace + compile step" before step 1): per rank
 // its compile, steps and collectives on a time scale that starts at step 2 (the first step after
 // the compile; step 1 when there is only one, earlier times negative), the median step time and
-// the all-reduce wait per step (time inside collectives) over the steps after the compile, and
+// the all-reduce wait per step (time inside collectives) over the steps after step 1 (warm-up in
+// both modes: Graph mode's first run after the compile, PyNative's first allocations), and
 // across ranks the collectives of one sequence number lined up and, per run (mode), the straggler
 // (the rank whose collectives start last most often). Qt-free.
 #pragma once

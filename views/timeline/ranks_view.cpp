@@ -46,7 +46,10 @@ QString RanksView::summary_text() const {
                      .arg(l.rank)
                      .arg(ms_label(l.median_step_ms), ms_label(l.allreduce_ms_per_step), steps_covered(l))
                      .arg(l.collectives.size());
-    if (l.first_step > 1) lines.back() += tr(" (step 1 carries the compile)");
+    if (l.first_step > 1)
+      lines.back() += l.compile.t1 > l.compile.t0
+                          ? tr(" (warm-up step 1: %1, after the compile)").arg(ms_label(warmup_step_ms(l)))
+                          : tr(" (warm-up step 1: %1)").arg(ms_label(warmup_step_ms(l)));
     covered.emplace(l.group, steps_covered(l));
   }
   for (const auto& [group, rank] : data_.stragglers)
@@ -121,7 +124,7 @@ void RanksView::paintEvent(QPaintEvent*) {
     for (const RankSpan& s : l.steps) {
       const QRectF r(x_of(s.t0), top + 4, std::max(1.0, x_of(s.t1) - x_of(s.t0)), 22);
       p.fillRect(r, s.step % 2 ? QColor(120, 150, 200) : QColor(150, 175, 215));
-      // A step the figures leave out (step 1 after the compile): hatched.
+      // A step the figures leave out (warm-up step 1): hatched.
       if (s.step < l.first_step || s.step > l.last_step)
         p.fillRect(r, QBrush(QColor(255, 255, 255, 140), Qt::BDiagPattern));
       if (r.width() > 40) {

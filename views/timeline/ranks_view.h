@@ -1,9 +1,8 @@
 // The Ranks view (File > Open Ranks): one lane per rank of a data-parallel training run, each from
 // its step 2 (the compile and step 1 drawn before it) - the steps above, the collectives below
 // (highlighted), the collectives of one sequence number joined across lanes by a line at their ends
-// - with each rank's median step time and all-reduce wait per step and the steps they cover (step 1
-// left out and hatched when it carries the compile), and each run's straggler named. Data in
-// ranks_data.h.
+// - with each rank's median step time and all-reduce wait per step and the steps they cover (the
+// warm-up step 1 left out and hatched), and each run's straggler named. Data in ranks_data.h.
 #pragma once
 
 #include <QWidget>
