@@ -21,6 +21,7 @@
 #include "app/cli/session_out.h"
 #include "app/cli/train_parallel.h"
 #include "app/session/figures.h"
+#include "app/session/rank_curves.h"
 #include "app/session/run_loop.h"
 #include "app/session/train_profile.h"
 #include "engine/compiler/pipeline.h"
@@ -220,10 +221,18 @@ void print_summary(const TrainResult& r) {
 
 // --session: the loss, lr and step-time curves, and the profiled last step as a run (its trace,
 // the compiled step's memory plan and pass reports).
-Status write_training_session(const TrainArgs& a, const session::ProfiledTraining& profiled) {
+// Data parallel: one curve per rank, from the ranks' reports (`rank_reports`, by rank).
+Status write_training_session(const TrainArgs& a, const session::ProfiledTraining& profiled,
+                              const std::vector<std::string>& rank_reports) {
   const TrainResult& r = *profiled.result;
   session::SessionData data;
-  data.training.push_back({a.mode, a.mode, r.losses, r.lrs, r.step_ms, result_json(a, r, a.mode).dump()});
+  if (rank_reports.size() < 2)
+    data.training.push_back({a.mode, a.mode, r.losses, r.lrs, r.step_ms, result_json(a, r, a.mode).dump()});
+  for (size_t k = 0; rank_reports.size() > 1 && k < rank_reports.size(); ++k) {
+    MS_ASSIGN_OR_RETURN(session::TrainingCurve c,
+                        session::rank_curve_from_report(rank_reports[k], "rank " + std::to_string(k), r.lrs));
+    data.training.push_back(std::move(c));
+  }
   if (profiled.trace) {
     session::SessionRun run;
     run.label = "train:" + a.mode;
@@ -264,12 +273,12 @@ Status write_training_session(const TrainArgs& a, const session::ProfiledTrainin
 
 void print_parallel_summary(const TrainResult& r) {
   if (r.communicator.empty()) return;
-  std::vector<double> ms(r.allreduce_ms.begin() + (r.allreduce_ms.size() > 1 ? 1 : 0), r.allreduce_ms.end());
-  double overlap = 0;
-  for (double o : r.overlap) overlap += o;
-  overlap = r.overlap.empty() ? 0 : overlap / static_cast<double>(r.overlap.size());
-  std::printf("data parallel: %d rank(s) (%s), all-reduce median %.3f ms/step, overlap with the backward %.0f%%\n",
-              r.world_size, r.communicator.c_str(), nn::train::summarize_steps(ms).median, 100 * overlap);
+  const ParallelFigures f = parallel_figures(r);
+  std::printf(
+      "data parallel: %d rank(s) (%s), steps %d..%d: all-reduce median %.3f ms/step, overlap with the backward "
+      "%.0f%%; warm-up step 1: %.3f ms, %.0f%%\n",
+      r.world_size, r.communicator.c_str(), f.first_step, f.last_step, f.allreduce_ms, 100 * f.overlap,
+      f.first_step_allreduce_ms, 100 * f.first_step_overlap);
 }
 
 int train_command(TrainArgs a) {
@@ -313,10 +322,21 @@ int train_command(TrainArgs a) {
     print_summary(*r);
     print_parallel_summary(*r);
   }
-  // Rank 0 writes the report, every rank when the path has {rank}.
+  // Across ranks, with a report or a session: every rank's report, for each rank's loss curve.
+  std::vector<std::string> rank_reports;
+  if (r->world_size > 1 && (!a.report.empty() || !a.session.empty())) {
+    auto gathered = gather_text(result_json(a, *r, a.mode).dump());
+    if (!gathered) return fail("gathering the ranks' reports: " + gathered.status().message());
+    rank_reports = std::move(*gathered);
+  }
+  // Rank 0 writes the report, every rank when the path has {rank}; with each rank's losses.
   if (!a.report.empty() && (!quiet || a.report.find("{rank}") != std::string::npos)) {
-    if (Status ws = write_file_atomic(rank_path(a.report, *rank), result_json(a, *r, a.mode).dump(2) + "\n"); !ws)
-      return fail(ws.message());
+    nlohmann::json j = result_json(a, *r, a.mode);
+    if (!rank_reports.empty()) {
+      j["rank_losses"] = nlohmann::json::array();
+      for (const std::string& text : rank_reports) j["rank_losses"].push_back(nlohmann::json::parse(text)["losses"]);
+    }
+    if (Status ws = write_file_atomic(rank_path(a.report, *rank), j.dump(2) + "\n"); !ws) return fail(ws.message());
   }
   // --profile DIR: rank 0's, every rank's when DIR has {rank} (the others write the steps' trace).
   const bool profile_per_rank = a.profile.find("{rank}") != std::string::npos;
@@ -327,7 +347,7 @@ int train_command(TrainArgs a) {
     return ps.is_ok() ? 0 : fail(ps.message());
   }
   if (!a.session.empty()) {
-    if (Status ss = write_training_session(a, profiled); !ss) return fail(ss.message());
+    if (Status ss = write_training_session(a, profiled, rank_reports); !ss) return fail(ss.message());
   }
   if (!a.profile.empty()) {
     Status ps = write_profile(a.profile, a.mode, *r);

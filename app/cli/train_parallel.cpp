@@ -98,12 +98,55 @@ void stop_parallel(bool failed) {
   g_parallel_started = false;
 }
 
+ParallelFigures parallel_figures(const nn::train::RunResult& r) {
+  ParallelFigures f;
+  const size_t n = std::min(r.allreduce_ms.size(), r.overlap.size());
+  if (n == 0) return f;
+  f.first_step_allreduce_ms = r.allreduce_ms.front();
+  f.first_step_overlap = r.overlap.front();
+  const size_t from = n > 1 ? 1 : 0;  // step 1 is warm-up unless it is the only step
+  f.first_step = static_cast<int>(from) + 1;
+  f.last_step = static_cast<int>(n);
+  f.allreduce_ms = nn::train::summarize_steps(std::vector<double>(r.allreduce_ms.begin() + static_cast<long>(from),
+                                                                  r.allreduce_ms.begin() + static_cast<long>(n)))
+                       .median;
+  double overlap = 0;
+  for (size_t i = from; i < n; ++i) overlap += r.overlap[i];
+  f.overlap = overlap / static_cast<double>(n - from);
+  return f;
+}
+
 void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r) {
   j["world_size"] = r.world_size;
   j["rank"] = r.rank;
   j["communicator"] = r.communicator.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.communicator);
   j["allreduce_ms"] = r.allreduce_ms;
   j["overlap"] = r.overlap;
+  // The same steps as step_ms (2..N): the warm-up step 1 on its own.
+  const ParallelFigures f = parallel_figures(r);
+  j["allreduce_ms_steady"] = f.allreduce_ms;
+  j["overlap_steady"] = f.overlap;
+  j["first_step_allreduce_ms"] = f.first_step_allreduce_ms;
+  j["first_step_overlap"] = f.first_step_overlap;
+}
+
+Expected<std::vector<std::string>> gather_text(const std::string& text) {
+  const std::shared_ptr<dist::Communicator> w = dist::world();
+  if (!w || w->size() <= 1) return std::vector<std::string>{text};
+  MS_ASSIGN_OR_RETURN(const Tensor lengths,
+                      w->all_gather(Tensor::from_vector<int64_t>({static_cast<int64_t>(text.size())}, {1})));
+  const int64_t* n = lengths.data<int64_t>();
+  const int64_t longest = std::max<int64_t>(1, *std::max_element(n, n + w->size()));
+  std::vector<uint8_t> bytes(static_cast<size_t>(longest), 0);
+  std::copy(text.begin(), text.end(), bytes.begin());
+  MS_ASSIGN_OR_RETURN(const Tensor all, w->all_gather(Tensor::from_vector<uint8_t>(bytes, {longest})));
+  const auto* p = all.data<uint8_t>();
+  std::vector<std::string> out;
+  for (int r = 0; r < w->size(); ++r) {
+    const uint8_t* from = p + static_cast<ptrdiff_t>(r) * longest;
+    out.emplace_back(from, from + n[r]);
+  }
+  return out;
 }
 
 std::string rank_path(const std::string& path, int rank) {

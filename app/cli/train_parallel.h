@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/core/status.h"
 #include "engine/frontend/train/run.h"
@@ -36,8 +37,22 @@ Expected<int> start_parallel(const ParallelArgs& a);
 // an error, so with several ranks the whole job is aborted at once (the others would wait for it).
 void stop_parallel(bool failed = false);
 
-// The report's data-parallel fields: world_size, rank, communicator, per-step allreduce_ms and overlap.
+// The all-reduce figures over the steady steps, the steps step_ms summarizes (2..N; step 1 when it
+// is the only one): the median all-reduce time per step and the mean overlap with the backward;
+// the warm-up step 1's own figures beside them. Zero without data parallel.
+struct ParallelFigures {
+  int first_step = 1, last_step = 0;
+  double allreduce_ms = 0, overlap = 0;
+  double first_step_allreduce_ms = 0, first_step_overlap = 0;
+};
+ParallelFigures parallel_figures(const nn::train::RunResult& r);
+
+// The report's data-parallel fields: world_size, rank, communicator, per-step allreduce_ms and
+// overlap, and the steady figures (allreduce_ms_steady, overlap_steady, first_step_allreduce_ms,
+// first_step_overlap).
 void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r);
+// Every rank's `text`, by rank (a collective: every rank calls it); {text} without data parallel.
+Expected<std::vector<std::string>> gather_text(const std::string& text);
 // `path` with {rank} replaced by the rank.
 std::string rank_path(const std::string& path, int rank);
 

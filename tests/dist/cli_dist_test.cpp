@@ -1,16 +1,21 @@
 // modescope-cli train across ranks (scripts/mpirun-local -np 2): per-rank reports with the
 // data-parallel fields, both modes, a hung rank aborting the job with the watchdog's line naming
-// the collective and the ranks, a dead rank ending the job, and one rank without mpirun.
+// the collective and the ranks, a dead rank ending the job, one rank without mpirun, and every
+// rank's losses in the reports and the session.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
+#include "app/session/rank_curves.h"
+#include "app/session/session_file.h"
 #include "tests/app/cli_test_util.h"
 
 namespace {
@@ -75,6 +80,55 @@ TEST_F(DistCli, TwoRanksWriteOneReportEachWithCollectiveTimes) {
       const auto r0 = read_json(dir_ / "r0.json");
       for (const auto& p : r0["passes"]) inserted = inserted || p["pass"] == "fuse-allreduce";
       EXPECT_TRUE(inserted);
+    }
+  }
+}
+
+// The figures over the steady steps (2..N) and the warm-up step 1 beside them, the same in both
+// modes; every rank's losses in each report (rank_losses) and, one curve per rank, in rank 0's
+// session.
+TEST_F(DistCli, ReportsAndTheSessionKeepEveryRanksLossAndSteadyFigures) {
+  if (!can_launch_ranks()) GTEST_SKIP() << "this build has no MPI or mpirun is missing (apt-get install openmpi-bin)";
+  for (const std::string mode : {"pynative", "graph"}) {
+    const std::string session = (dir_ / (mode + ".modescope")).string();
+    int rc = -1;
+    const std::string out =
+        run_capture(mpirun() + cli_ + " train" + kDistModel + " --steps 5 --batch 32 --mode " + mode + " --report " +
+                        (dir_ / "r{rank}.json").string() + " --session " + session,
+                    &rc);
+    ASSERT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("data parallel: 2 rank(s) (mpi), steps 2..5: all-reduce median"), std::string::npos) << out;
+    EXPECT_NE(out.find("warm-up step 1: "), std::string::npos) << out;
+    const nlohmann::json r[2] = {read_json(dir_ / "r0.json"), read_json(dir_ / "r1.json")};
+    for (int k = 0; k < 2; ++k) {
+      const nlohmann::json& j = r[k];
+      ASSERT_TRUE(j.is_object()) << mode << " rank " << k;
+      std::vector<double> ar = j["allreduce_ms"], ov = j["overlap"];
+      ASSERT_EQ(ar.size(), 5u);
+      EXPECT_DOUBLE_EQ(j["first_step_allreduce_ms"].get<double>(), ar[0]) << mode;
+      EXPECT_DOUBLE_EQ(j["first_step_overlap"].get<double>(), ov[0]) << mode;
+      double mean = 0;
+      for (size_t i = 1; i < ov.size(); ++i) mean += ov[i] / 4.0;
+      EXPECT_NEAR(j["overlap_steady"].get<double>(), mean, 1e-12) << mode;
+      std::vector<double> steady(ar.begin() + 1, ar.end());
+      std::sort(steady.begin(), steady.end());
+      EXPECT_NEAR(j["allreduce_ms_steady"].get<double>(), (steady[1] + steady[2]) / 2, 1e-9) << mode;
+      ASSERT_EQ(j["rank_losses"].size(), 2u) << mode;
+      for (int q = 0; q < 2; ++q) EXPECT_EQ(j["rank_losses"][q], r[q]["losses"]) << mode << " rank " << q;
+    }
+    // Each rank trains on its own slice of the batch: its losses are its own.
+    EXPECT_NE(r[0]["losses"], r[1]["losses"]) << mode;
+    auto data = ms::session::load_session(session);
+    ASSERT_TRUE(data.has_value()) << data.status().message();
+    ASSERT_EQ(data->training.size(), 2u) << mode;
+    for (int k = 0; k < 2; ++k) {
+      const ms::session::TrainingCurve& c = data->training[static_cast<size_t>(k)];
+      EXPECT_EQ(c.name, ms::session::rank_curve_name(mode, k));
+      EXPECT_EQ(c.mode, mode);
+      EXPECT_EQ(ms::session::rank_of_curve(c), k);
+      EXPECT_EQ(nlohmann::json(c.losses), r[k]["losses"]) << mode << " rank " << k;
+      EXPECT_EQ(nlohmann::json(c.step_ms), r[k]["step_ms_all"]) << mode << " rank " << k;
+      EXPECT_EQ(c.lrs.size(), 5u);
     }
   }
 }
