@@ -267,6 +267,9 @@ class MainWindow : public QMainWindow {
   // Training curves and the values' comparison of a restored session (main_window_train.cpp,
   // main_window_numerics.cpp).
   void restore_training(const std::vector<session::TrainingCurve>& curves);
+  // Draws `curves` in the Training tab (one series each: a mode, or a rank of a multi-rank run)
+  // and keeps them for the session.
+  void show_training(const std::vector<session::TrainingCurve>& curves);
   void restore_numerics(const session::SessionNumerics& n);
   // Traces the open session keeps in its file (too big to load whole): the timeline reads them
   // window by window through the reader.

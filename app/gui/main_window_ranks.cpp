@@ -1,13 +1,12 @@
 // MainWindow: ranks. File > Open Ranks reads one training trace per rank into the Ranks tab; the
 // Training tab with ranks > 1 runs modescope-cli train under mpirun (scripts/mpirun-local's
 // settings: root, oversubscription, no single-copy path, yielding waits), one mode after the other,
-// then shows each rank's loss curve and opens the ranks' traces.
+// then shows each rank's loss curve (from its report, kept by the session) and opens the ranks' traces.
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -16,6 +15,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/train_panel.h"
+#include "app/session/rank_curves.h"
 #include "engine/compiler/pipeline.h"
 #include "profiler/io/chrome_trace.h"
 #include "views/timeline/ranks_view.h"
@@ -151,6 +151,7 @@ bool MainWindow::train_ranks() {
         train_panel_->set_busy(false);
         bool ok = true;
         QStringList traces, lines;
+        std::vector<session::TrainingCurve> curves;  // each rank's loss, kept by the session
         for (const RanksRun& run : plan) {
           const QString who = run.mode == QLatin1String("graph") ? tr("Graph") : tr("PyNative");
           if (run.exit_code != 0) {
@@ -164,20 +165,31 @@ bool MainWindow::train_ranks() {
             continue;
           }
           for (int r = 0; r < ranks; ++r) {
-            QFile f(run.dir + QStringLiteral("/r%1.json").arg(r));
-            if (!f.open(QIODevice::ReadOnly)) continue;
-            const QJsonObject rep = QJsonDocument::fromJson(f.readAll()).object();
-            const QString name = tr("%1 rank %2").arg(who).arg(r);
-            train_panel_->curve()->begin_series(name);
-            const QJsonArray losses = rep.value(QStringLiteral("losses")).toArray();
-            for (int i = 0; i < losses.size(); ++i) train_panel_->curve()->add_point(name, i + 1, losses[i].toDouble());
+            const QString path = run.dir + QStringLiteral("/r%1.json").arg(r);
+            QFile f(path);
+            auto c = f.open(QIODevice::ReadOnly)
+                         ? session::rank_curve_from_report(f.readAll().toStdString(), path.toStdString())
+                         : Expected<session::TrainingCurve>(io_error(path.toStdString() + ": cannot read the report"));
+            if (c)
+              curves.push_back(std::move(*c));
+            else
+              log(QString::fromStdString(c.status().message()), true);
           }
           for (int r = 0; r < ranks; ++r)
             traces << run.dir + QStringLiteral("/prof%1/%2.train.trace.json").arg(r).arg(run.mode);
           lines << tr("%1 on %2 ranks: reports and traces in %3").arg(who).arg(ranks).arg(run.dir);
           log(lines.back());
         }
-        train_panel_->set_text(lines.join(QLatin1Char('\n')));
+        // The panel's lines travel with the curves (restore_training shows them again).
+        const QString text = lines.join(QLatin1Char('\n'));
+        for (session::TrainingCurve& c : curves) {
+          QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(c.report)).object();
+          o.insert(QStringLiteral("text"), text);
+          c.report = QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
+        }
+        show_training(curves);
+        dirty_ = dirty_ || !curves.empty();
+        train_panel_->set_text(text);
         if (!traces.isEmpty()) {
           connect(
               this, &MainWindow::ranks_opened, this,

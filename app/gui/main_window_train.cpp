@@ -155,6 +155,11 @@ bool MainWindow::train() {
 }
 
 void MainWindow::restore_training(const std::vector<session::TrainingCurve>& curves) {
+  show_training(curves);
+  log(tr("Restored %n training curve(s) from the session", nullptr, static_cast<int>(curves.size())));
+}
+
+void MainWindow::show_training(const std::vector<session::TrainingCurve>& curves) {
   views::LossCurveView* curve = train_panel_->curve();
   curve->clear();
   QString text;
@@ -167,9 +172,8 @@ void MainWindow::restore_training(const std::vector<session::TrainingCurve>& cur
     curve->set_summary(name, report.value(QStringLiteral("summary")).toString());
     text = report.value(QStringLiteral("text")).toString();
   }
-  train_panel_->set_text(text);
+  if (!text.isEmpty()) train_panel_->set_text(text);
   training_ = curves;
-  log(tr("Restored %n training curve(s) from the session", nullptr, static_cast<int>(curves.size())));
 }
 
 void MainWindow::training_dropped() {

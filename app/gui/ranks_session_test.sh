@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ctest: each rank's loss curve reaches the app's Training tab and survives a session. First
+# modescope-cli trains two ranks under scripts/mpirun-local with --session: the app opens that
+# session and shows one curve per rank, each with its rank's losses (--dump-models against the
+# ranks' reports). Then the app trains on two ranks itself (the Training tab's Ranks), saves the
+# session, and a second app opens it: the same rank curves come back. Exits 77 (skipped) when
+# xvfb-run or mpirun is missing.
+#   ranks_session_test.sh MODESCOPE SOURCE_DIR OUTDIR     (modescope-cli beside MODESCOPE)
+set -euo pipefail
+app="$1"; src="$2"; out="$3"
+cli="$(dirname "$app")/modescope-cli"
+for tool in xvfb-run mpirun; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "skipped: $tool is not installed (apt-get install xvfb xauth openmpi-bin)"
+    exit 77
+  fi
+done
+rm -rf "$out"
+mkdir -p "$out/cli" "$out/opened" "$out/train1" "$out/train2"
+export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data" MODESCOPE_DATA_DIR="$src/samples/data"
+model="zoo:mnist_mlp?batch=16&size=8&hidden=16"
+run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
+training() { sed -n '/^## training/,/^## ranks/p' "$1"; }
+
+# modescope-cli under mpirun: rank 0's session holds both ranks' curves.
+"$src/scripts/mpirun-local" -np 2 "$cli" train "$model" --data-dir "$src/samples/data" --threads 1 --steps 4 \
+  --report "$out/cli/r{rank}.json" --session "$out/cli/s.modescope" > "$out/cli/log.txt" 2>&1 ||
+  { cat "$out/cli/log.txt"; exit 1; }
+run_app "$out/cli/s.modescope" --screenshot "$out/opened" --dump-models "$out/opened/models.txt" \
+  > "$out/opened/log.txt" 2>&1 || { cat "$out/opened/log.txt"; exit 1; }
+grep -q "^## training (2 series)" "$out/opened/models.txt" || { training "$out/opened/models.txt"; exit 1; }
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+series, name = {}, None
+for line in open(f"{out}/opened/models.txt"):
+    if line.startswith("## ") and series:
+        break
+    if line.startswith("PyNative rank "):
+        name = int(line.split()[2].rstrip(":"))
+        series[name] = []
+        assert f"rank {name} of 2, final loss" in line, line
+    elif name is not None and line.startswith("  "):
+        series[name].append(float(line.split("\t")[1]))
+for r in (0, 1):
+    losses = json.load(open(f"{out}/cli/r{r}.json"))["losses"]
+    assert series.get(r) == losses, f"rank {r}: the app shows {series.get(r)}, the report says {losses}"
+assert series[0] != series[1], "both ranks show the same losses"
+print("the app shows each rank's losses")
+PY
+
+# The app's Training tab on two ranks: saved, reopened, the same curves.
+run_app "$model" --train 3 --ranks 2 --screenshot "$out/train1" --save-session "$out/t.modescope" \
+  --dump-models "$out/train1/models.txt" > "$out/train1/log.txt" 2>&1 || { cat "$out/train1/log.txt"; exit 1; }
+grep -q "^PyNative rank 1: rank 1 of 2" "$out/train1/models.txt" || { training "$out/train1/models.txt"; exit 1; }
+run_app "$out/t.modescope" --screenshot "$out/train2" --dump-models "$out/train2/models.txt" > "$out/train2/log.txt" 2>&1
+grep -qE "Restored [24] training curve\(s\)" "$out/train2/log.txt" || { echo "the rank curves were not restored"; exit 1; }
+diff <(training "$out/train1/models.txt") <(training "$out/train2/models.txt") ||
+  { echo "the rank curves differ after the round trip"; exit 1; }
+echo "rank curves: opened from the CLI's session, and saved and reopened by the app"
