@@ -24,12 +24,19 @@ void Histogram::set_stats(const WeightStats* s) {
     return;
   }
   set_bins(std::vector<int64_t>(s->histogram.begin(), s->histogram.end()), s->min, s->max);
+  if (s->not_kept) set_note(tr("Not kept in the session file: no values to show"));
 }
 
 void Histogram::set_bins(std::vector<int64_t> bins, double min, double max) {
   bins_ = std::move(bins);
   min_ = min;
   max_ = max;
+  note_.clear();
+  update();
+}
+
+void Histogram::set_note(const QString& note) {
+  note_ = note;
   update();
 }
 
@@ -39,7 +46,13 @@ void Histogram::paintEvent(QPaintEvent*) {
   const QRectF area = QRectF(rect()).adjusted(4, 4, -4, -18);
   p.setPen(palette().color(QPalette::Mid));
   p.drawLine(area.bottomLeft(), area.bottomRight());
-  if (bins_.empty()) return;
+  if (bins_.empty()) {
+    if (!note_.isEmpty()) {
+      p.setPen(palette().color(QPalette::WindowText));
+      p.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, note_);
+    }
+    return;
+  }
   const int64_t top = *std::max_element(bins_.begin(), bins_.end());
   const double w = area.width() / static_cast<double>(bins_.size());
   p.setPen(Qt::NoPen);
@@ -131,6 +144,10 @@ Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   weight_pick_->hide();
   histogram_->hide();
   connect(weight_pick_, &QComboBox::currentIndexChanged, this, &Inspector::show_weight);
+}
+
+void Inspector::set_constants_not_kept(std::vector<Tensor> tensors, const QString& why) {
+  info_->set_constants_not_kept(std::move(tensors), why);
 }
 
 void Inspector::show_node(const GraphModel* m, int node) {

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "engine/core/tensor.h"
 #include "views/graph/value_view.h"
 
 class QTreeView;
@@ -27,6 +28,9 @@ class Histogram : public QWidget {
   // Counts in equal-width bins over [min, max]; empty bins clear.
   void set_bins(std::vector<int64_t> bins, double min, double max);
   const std::vector<int64_t>& bins() const { return bins_; }
+  // Said in place of the bars (a weight without data); set_bins clears it.
+  void set_note(const QString& note);
+  const QString& note() const { return note_; }
   QSize sizeHint() const override { return {240, 90}; }
 
  protected:
@@ -35,6 +39,7 @@ class Histogram : public QWidget {
  private:
   std::vector<int64_t> bins_;
   double min_ = 0, max_ = 0;
+  QString note_;
 };
 
 class Inspector : public QWidget {
@@ -43,6 +48,10 @@ class Inspector : public QWidget {
   explicit Inspector(QWidget* parent = nullptr);
   void show_node(const GraphModel* m, int node);
   NodeInfoModel* info() const { return info_; }
+  // Constants a session file did not keep (NodeInfoModel::set_constants_not_kept): their weights
+  // say so in place of statistics and histogram. Applies from the next show_node.
+  void set_constants_not_kept(std::vector<Tensor> tensors, const QString& why);
+  Histogram* histogram() const { return histogram_; }
   // For a fused node of the pass stepper: the nodes it replaced ("Conv 'conv1'"), shown under the
   // title in the link colour with a button that brings them into view. Empty hides the section.
   void show_fused_origins(const QStringList& origins);

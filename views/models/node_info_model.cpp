@@ -53,11 +53,26 @@ WeightStats weight_stats(const QString& name, const Tensor& t, int bins, int64_t
   return s;
 }
 
-NodeInfoModel::NodeInfoModel(QObject* parent) : QAbstractItemModel(parent) {}
+NodeInfoModel::NodeInfoModel(QObject* parent)
+    : QAbstractItemModel(parent), not_kept_why_(tr("over the snapshot budget")) {}
+
+void NodeInfoModel::set_constants_not_kept(std::vector<Tensor> tensors, QString why) {
+  not_kept_ = std::move(tensors);
+  not_kept_buffers_.clear();
+  for (const Tensor& t : not_kept_)
+    if (t.buffer()) not_kept_buffers_.insert(t.buffer().get());
+  not_kept_why_ = std::move(why);
+}
+
+bool NodeInfoModel::not_kept(const Tensor& t) const {
+  return t.buffer() && not_kept_buffers_.count(t.buffer().get()) != 0;
+}
+
+QString NodeInfoModel::not_kept_text() const { return tr("not kept in the session file (%1)").arg(not_kept_why_); }
 
 namespace {
 
-QString attr_text(const ir::Attribute& a) {
+QString attr_text(const ir::Attribute& a, const NodeInfoModel& info) {
   using K = ir::Attribute::Kind;
   auto join = [](const auto& v) {
     QStringList parts;
@@ -78,9 +93,10 @@ QString attr_text(const ir::Attribute& a) {
     }
     case K::Tensor: {
       const Tensor& t = *a.get_if<ms::Tensor>();
-      return QStringLiteral("%1 %2")
+      return QStringLiteral("%1 %2%3")
           .arg(QString::fromStdString(std::string(dtype_name(t.dtype()))))
-          .arg(QString::fromStdString(shape_to_string(t.shape())));
+          .arg(QString::fromStdString(shape_to_string(t.shape())))
+          .arg(info.not_kept(t) ? QStringLiteral("  — ") + info.not_kept_text() : QString());
     }
     case K::Graph:
       return QStringLiteral("subgraph (%1 nodes)").arg((*a.get_if<ir::Attribute::GraphPtr>())->nodes().size());
@@ -126,7 +142,7 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
         cat >= 0 ? QString(ops::category_name(static_cast<ops::OpCategory>(cat))) : tr("unknown op"));
     if (!n.attrs.empty()) {
       const int attrs = add(-1, tr("Attributes"), QString::number(n.attrs.size()));
-      for (const auto& [k, a] : n.attrs) add(attrs, QString::fromStdString(k), attr_text(a));
+      for (const auto& [k, a] : n.attrs) add(attrs, QString::fromStdString(k), attr_text(a, *this));
     }
     std::vector<ir::ValueType> in_types, out_types;
     auto type_of = [&](const std::string& v) {
@@ -153,14 +169,28 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
         const Tensor* t = m->constant(mn, w);
         if (!t) continue;
         params += t->numel();
-        WeightStats st = weight_stats(QString::fromStdString(w), *t);
+        // A weight the session file did not keep holds zeros: its statistics would be made up.
+        const bool lost = not_kept(*t);
+        WeightStats st;
+        if (lost) {
+          st.name = QString::fromStdString(w);
+          st.count = t->numel();
+          st.not_kept = true;
+        } else {
+          st = weight_stats(QString::fromStdString(w), *t);
+        }
         const int row = add(ws, st.name,
-                            QStringLiteral("%1 %2")
+                            QStringLiteral("%1 %2%3")
                                 .arg(QString::fromStdString(std::string(dtype_name(t->dtype()))))
-                                .arg(QString::fromStdString(shape_to_string(t->shape()))));
+                                .arg(QString::fromStdString(shape_to_string(t->shape())))
+                                .arg(lost ? QStringLiteral("  — ") + not_kept_text() : QString()));
         add(row, tr("count"), format_count(static_cast<double>(st.count)));
-        add(row, tr("min / max"), QStringLiteral("%1 / %2").arg(st.min, 0, 'g', 4).arg(st.max, 0, 'g', 4));
-        add(row, tr("mean ± std"), QStringLiteral("%1 ± %2").arg(st.mean, 0, 'g', 4).arg(st.std, 0, 'g', 4));
+        if (lost) {
+          add(row, tr("values"), not_kept_text());
+        } else {
+          add(row, tr("min / max"), QStringLiteral("%1 / %2").arg(st.min, 0, 'g', 4).arg(st.max, 0, 'g', 4));
+          add(row, tr("mean ± std"), QStringLiteral("%1 ± %2").arg(st.mean, 0, 'g', 4).arg(st.std, 0, 'g', 4));
+        }
         weights_.push_back(std::move(st));
       }
       rows_[static_cast<size_t>(ws)].value = tr("%1 parameters").arg(format_count(static_cast<double>(params)));
