@@ -257,6 +257,8 @@ class MainWindow : public QMainWindow {
   void apply_session(const session::SessionData& d);
   void log_constants_not_kept(const std::vector<session::SessionRun>& runs,
                               const session::SnapshotConstantBudget& budget);
+  // Why the snapshots' constants the session file did not keep are not (the inspector says it).
+  QString constants_not_kept_why_;
   // With a trace kept in the file: the comparison the session stored for its PyNative and Graph runs.
   void restore_comparison(const session::SessionData& d);
   // The runs' fallbacks (main_window_results.cpp): the nodes that fell back badged in the graph (of

@@ -217,6 +217,15 @@ void MainWindow::on_job_failed(views::JobId id, const QString& title, const QStr
 }
 
 void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
+  // Weights a session file did not keep (zeros in their place): the inspector says so.
+  std::vector<Tensor> not_kept;
+  for (const auto& p : passes) {
+    std::vector<Tensor> t = session::not_kept_tensors(p);
+    not_kept.insert(not_kept.end(), t.begin(), t.end());
+  }
+  inspector_->set_constants_not_kept(std::move(not_kept), constants_not_kept_why_.isEmpty()
+                                                              ? tr("over the snapshot budget")
+                                                              : constants_not_kept_why_);
   std::vector<views::PassRow> rows;
   for (const auto& p : passes) {
     views::PassRow row;

@@ -202,13 +202,17 @@ void MainWindow::open_session_dialog() {
   if (!path.isEmpty()) open_session(path);
 }
 
-// The weights of pass snapshots a session file did not keep show zeros in the inspector: say which.
+// The weights of pass snapshots a session file did not keep hold zeros (the inspector says they were
+// not kept): say which in the log too.
 void MainWindow::log_constants_not_kept(const std::vector<session::SessionRun>& runs,
                                         const session::SnapshotConstantBudget& budget) {
+  constants_not_kept_why_ = budget.recorded ? tr("over the snapshot budget") : tr("the file predates session schema 6");
   std::set<std::string> names;
   for (const session::SessionRun& r : runs)
-    for (const session::PassOutcome& p : r.outcome.passes)
+    for (const session::PassOutcome& p : r.outcome.passes) {
       names.insert(p.constants_not_kept.begin(), p.constants_not_kept.end());
+      names.insert(p.nested_constants_not_kept.begin(), p.nested_constants_not_kept.end());
+    }
   if (names.empty()) return;
   QStringList shown;
   for (const std::string& n : names) {

@@ -48,6 +48,9 @@ struct PassOutcome {
   // (value -> the model's initializer; restore_model_constants fills them in and empties this).
   std::vector<std::string> constants_not_kept;
   std::map<std::string, std::string> constants_from_model;
+  // The same for the constants nested in `graph` (schema 7: subgraph initializers, tensor attributes
+  // such as a Constant's value), by path (session_file.h's nested_constants).
+  std::vector<std::string> nested_constants_not_kept;
 };
 
 struct ModeRunOutcome {

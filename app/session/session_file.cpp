@@ -254,6 +254,7 @@ Status build(sqlite3* db, const std::string& path, const SessionData& data, uint
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV4));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV5));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV6));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV7));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
@@ -302,6 +303,13 @@ Status migrate_5_to_6(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 6");
 }
 
+// Schema 7's table stays empty: the subgraphs' initializers of an older file have no data (read as
+// not kept), its tensor attributes keep the data its snapshots' JSON carries.
+Status migrate_6_to_7(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV7));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 7");
+}
+
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
@@ -310,7 +318,8 @@ const std::vector<SessionMigration>& session_migrations() {
       {2, "each trace event's nesting depth, each iteration's op span", &migrate_2_to_3},
       {3, "the nodes of each run's fallbacks", &migrate_3_to_4},
       {4, "the ranks of a data-parallel training run", &migrate_4_to_5},
-      {5, "the constant data of the pass snapshots", &migrate_5_to_6}};
+      {5, "the constant data of the pass snapshots", &migrate_5_to_6},
+      {6, "the constant data nested in the pass snapshots", &migrate_6_to_7}};
   return kMigrations;
 }
 

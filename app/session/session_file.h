@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/session/mode_run.h"
@@ -42,8 +43,9 @@ namespace ms::session {
 // Schema 2 added each run's fallbacks and shape-bucket figures and the numerics comparison, schema 3
 // each trace event's nesting depth and each iteration's op span, schema 4 the nodes of each run's
 // fallbacks, schema 5 the ranks of a data-parallel training run, schema 6 the constant data of the
-// pass snapshots; an older file is migrated in memory on open.
-inline constexpr int kSessionSchemaVersion = 6;
+// pass snapshots, schema 7 that of the constants nested in them (subgraphs' initializers, tensor
+// attributes); an older file is migrated in memory on open.
+inline constexpr int kSessionSchemaVersion = 7;
 // How many bytes of pass-made constants a session file keeps by default (schema 6).
 inline constexpr uint64_t kSnapshotConstantBudget = 64ull << 20;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
@@ -135,6 +137,24 @@ Expected<SessionData> load_session(const std::string& path);
 // model lacks, or has with another dtype or shape, joins constants_not_kept. Returns how many
 // snapshot initializers were filled in (a weight counts once per distinct snapshot holding it).
 int64_t restore_model_constants(std::vector<SessionRun>& runs, const ir::Graph& model);
+
+// The constants of a snapshot besides its own initializers (schema 7 stores them as schema 6 stores
+// those): the initializers of its subgraphs (If branches, Loop and Scan bodies, at any depth) and its
+// tensor attributes (a Constant's value), each named by a path. The path lists the subgraphs from the
+// top, each "<node id>.<attribute>/" ("<node id>.<attribute>.<i>/" in a list of graphs), then
+// ":<initializer>" or "#<node id>.<attribute>": "12.body/:w", "12.then_branch/40.body/#41.value",
+// "#7.value". Attribute names escape '%', '.', '/', ':' and '#' as %XX.
+struct NestedConstant {
+  std::string path;
+  const Tensor* tensor = nullptr;  // in the graph walked
+  bool initializer = false;        // a subgraph's initializer (else a tensor attribute)
+};
+std::vector<NestedConstant> nested_constants(const ir::Graph& g);
+// The constant `path` names in `g`, or null when it names none.
+const Tensor* find_nested_constant(const ir::Graph& g, std::string_view path);
+// The constants of p.graph a session file did not keep (constants_not_kept and
+// nested_constants_not_kept): the tensors read back in their place, which hold zeros.
+std::vector<Tensor> not_kept_tensors(const PassOutcome& p);
 
 // A forward migration: turns a database of schema `from` into `from + 1`, in memory.
 struct SessionMigration {

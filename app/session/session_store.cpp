@@ -79,12 +79,18 @@ const std::vector<std::string>& content_tables(int version) {
     t.insert(t.end(), {"snapshot_constants", "snapshot_values", "snapshot_constant_budget"});
     return t;
   }();
+  static const std::vector<std::string> kTables7 = [] {
+    std::vector<std::string> t = kTables6;
+    t.push_back("snapshot_nested_values");
+    return t;
+  }();
   return version <= 1   ? kTables1
          : version == 2 ? kTables2
          : version == 3 ? kTables3
          : version == 4 ? kTables4
          : version == 5 ? kTables5
-                        : kTables6;
+         : version == 6 ? kTables6
+                        : kTables7;
 }
 
 namespace {
@@ -156,7 +162,7 @@ Status write_passes(sqlite3* db, const std::string& file, int run, const std::ve
     if (p.graph) {
       auto [it, fresh] = stored.emplace(p.graph.get(), next_snapshot);
       if (fresh) {
-        snap.bind(1, next_snapshot).bind(2, ir::to_json(*p.graph, false)).run();
+        snap.bind(1, next_snapshot).bind(2, ir::to_json_strings_only(*p.graph)).run();
         MS_RETURN_IF_ERROR(constants.write(next_snapshot++, p));
       }
       snapshot = it->second;
@@ -275,6 +281,7 @@ Status read_passes(sqlite3* db, const std::string& file, std::vector<SessionRun>
       if (auto m = marks.find(snapshot); m != marks.end()) {
         p.constants_not_kept = m->second.not_kept;
         p.constants_from_model = m->second.from_model;
+        p.nested_constants_not_kept = m->second.nested_not_kept;
       }
     }
     runs[static_cast<size_t>(run)].outcome.passes.push_back(std::move(p));

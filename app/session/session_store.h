@@ -1,4 +1,4 @@
-// The session file's tables (schema version 6) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 7) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -26,6 +26,8 @@
 //                                                `name`) or 'not_kept' (over the budget)
 //   snapshot_values(snapshot, value, constant)   schema 6: each snapshot initializer's constant
 //   snapshot_constant_budget(budget, kept, ...)  schema 6: one row, what the save kept
+//   snapshot_nested_values(snapshot, path, constant)   schema 7: each constant nested in a snapshot
+//                                                (NestedConstant's path): its snapshot_constants row
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
 #pragma once
 
@@ -47,6 +49,7 @@ extern const char* const kSchemaV3;  // the columns and table schema 3 added (de
 extern const char* const kSchemaV4;  // the table schema 4 added
 extern const char* const kSchemaV5;  // the tables schema 5 added (session_store_ranks.cpp)
 extern const char* const kSchemaV6;  // the tables schema 6 added (session_store_constants.cpp)
+extern const char* const kSchemaV7;  // the table schema 7 added (session_store_constants.cpp)
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
@@ -76,21 +79,25 @@ class SnapshotConstantWriter {
   SnapshotConstantWriter(sqlite3* db, std::string file, uint64_t budget, bool model_provides);
   // The next run's input graph (its pass "input"; null when it has none): the model's initializers.
   void begin_run(const ir::Graph* input);
-  // The snapshot of `p`. Values whose data the session does not have (PassOutcome::constants_not_kept,
-  // and constants_from_model not filled in: read from a file that did not keep them) are marked not
-  // kept again, never stored as data.
+  // The snapshot of `p`: its initializers, then its nested constants (schema 7; never left to the
+  // model). Values whose data the session does not have (PassOutcome::constants_not_kept and
+  // nested_constants_not_kept, and constants_from_model not filled in: read from a file that did not
+  // keep them) are marked not kept again, never stored as data.
   Status write(int64_t snapshot, const PassOutcome& p);
   Status finish();  // the budget row
 
  private:
   using Key = std::tuple<const Buffer*, size_t, DType, Shape>;
-  Expected<int64_t> constant_id(const Tensor& t, bool known);
+  // `nested`: the constant may not be left to the model (a model buffer gets a row of its own).
+  Expected<int64_t> constant_id(const Tensor& t, bool known, bool nested = false);
+  Status write_nested(int64_t snapshot, const PassOutcome& p);
   sqlite3* db_;
   std::string file_;
   bool model_provides_;
   SnapshotConstantBudget totals_;
-  std::map<Key, std::string> model_;  // this run's input graph: buffer -> initializer name
-  std::map<Key, int64_t> ids_;
+  std::map<Key, std::string> model_;             // this run's input graph: buffer -> initializer name
+  std::map<Key, std::pair<int64_t, bool>> ids_;  // id, and whether the row refers to the model
+  std::map<Key, int64_t> nested_ids_;            // a model buffer's row of its own for nested constants
 };
 
 // What a snapshot's stored constants say beyond their data (PassOutcome's marks). A file written
@@ -98,8 +105,11 @@ class SnapshotConstantWriter {
 struct SnapshotMarks {
   std::vector<std::string> not_kept;
   std::map<std::string, std::string> from_model;
+  std::vector<std::string> nested_not_kept;  // paths (NestedConstant)
 };
 // Puts the stored constants into the snapshots read (by snapshot id); errors name the table and row.
+// A subgraph initializer without a row (a file from before schema 7) is marked not kept; a tensor
+// attribute without one keeps the data the snapshot's JSON had before schema 7.
 Status read_snapshot_constants(sqlite3* db, const std::string& file, std::map<int64_t, ir::Graph>& graphs,
                                std::map<int64_t, SnapshotMarks>& marks, SnapshotConstantBudget& budget);
 

@@ -189,6 +189,9 @@ std::string dump_text(const Graph& g);
 
 // JSON form that round-trips (ids, origins, attributes, initializers with data).
 std::string to_json(const Graph& g, bool include_constant_data = true);
+// The same with only string tensors' data (initializers and tensor attributes alike); numeric
+// tensors keep their dtype and shape and read back as zeros (a session file stores their data apart).
+std::string to_json_strings_only(const Graph& g);
 Expected<Graph> from_json(const std::string& text);
 
 }  // namespace ms::ir

@@ -58,21 +58,29 @@ json type_to_json(const ValueType& t) {
   return j;
 }
 
-json tensor_to_json(const Tensor& t, bool data) {
+// What a tensor's JSON carries: all of its data, only a string tensor's, or none.
+enum class JsonData { All, Strings, None };
+
+json tensor_to_json(const Tensor& t, JsonData data) {
   json j{{"dtype", dtype_name(t.dtype())}, {"shape", t.shape()}};
-  if (data && t.defined() && t.dtype() == DType::String) {
+  if (data != JsonData::None && t.defined() && t.dtype() == DType::String) {
     std::vector<std::string> texts;
     for (int64_t i = 0; i < t.numel(); ++i) texts.push_back(string_at(t, i));
     j["strings"] = texts;
-  } else if (data && t.defined()) {
+  } else if (data == JsonData::All && t.defined()) {
     j["data"] = base64_encode(static_cast<const unsigned char*>(t.raw()), t.nbytes());
   }
   return j;
 }
 
-json graph_to_json(const Graph& g, bool data);
+// The data of a graph's initializers and of its tensor attributes (a Constant's value).
+struct JsonDataShown {
+  JsonData initializers = JsonData::All, attributes = JsonData::All;
+};
 
-json attr_to_json(const Attribute& a, bool data) {
+json graph_to_json(const Graph& g, JsonDataShown data);
+
+json attr_to_json(const Attribute& a, JsonDataShown data) {
   json j{{"kind", Attribute::kind_name(a.kind())}};
   const auto& s = a.storage();
   switch (a.kind()) {
@@ -82,7 +90,7 @@ json attr_to_json(const Attribute& a, bool data) {
     case Attribute::Kind::Ints: j["value"] = std::get<std::vector<int64_t>>(s); break;
     case Attribute::Kind::Floats: j["value"] = std::get<std::vector<float>>(s); break;
     case Attribute::Kind::Strings: j["value"] = std::get<std::vector<std::string>>(s); break;
-    case Attribute::Kind::Tensor: j["value"] = tensor_to_json(std::get<Tensor>(s), true); break;
+    case Attribute::Kind::Tensor: j["value"] = tensor_to_json(std::get<Tensor>(s), data.attributes); break;
     case Attribute::Kind::Graph: j["value"] = graph_to_json(*std::get<Attribute::GraphPtr>(s), data); break;
     case Attribute::Kind::Graphs: {
       json arr = json::array();
@@ -94,7 +102,7 @@ json attr_to_json(const Attribute& a, bool data) {
   return j;
 }
 
-json graph_to_json(const Graph& g, bool data) {
+json graph_to_json(const Graph& g, JsonDataShown data) {
   json j;
   j["name"] = g.name;
   j["inputs"] = g.inputs;
@@ -111,7 +119,7 @@ json graph_to_json(const Graph& g, bool data) {
     const Value& v = *g.value(name);
     json jv{{"name", name}, {"type", type_to_json(v.type)}};
     if (v.producer.valid()) jv["producer"] = v.producer.value;
-    if (v.constant) jv["constant"] = tensor_to_json(*v.constant, data);
+    if (v.constant) jv["constant"] = tensor_to_json(*v.constant, data.initializers);
     values.push_back(jv);
   }
   j["values"] = values;
@@ -340,7 +348,11 @@ struct Reader {
 }  // namespace
 
 std::string to_json(const Graph& g, bool include_constant_data) {
-  return graph_to_json(g, include_constant_data).dump();
+  return graph_to_json(g, {include_constant_data ? JsonData::All : JsonData::None, JsonData::All}).dump();
+}
+
+std::string to_json_strings_only(const Graph& g) {
+  return graph_to_json(g, {JsonData::Strings, JsonData::Strings}).dump();
 }
 
 Expected<Graph> from_json(const std::string& text) {

@@ -4,7 +4,6 @@
 // kept, a schema-5 file opens as it was, and damaged rows fail with one line naming the table.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <set>
 
 #include "app/session/session_file.h"
@@ -41,11 +40,7 @@ const Tensor* constant_of(const ir::Graph& g, const std::string& name) {
   return v && v->constant ? &*v->constant : nullptr;
 }
 
-std::vector<float> values(const Tensor& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  if (!out.empty()) std::memcpy(out.data(), t.raw(), t.nbytes());
-  return out;
-}
+std::vector<float> values(const Tensor& t) { return test::f32_values_of(t); }
 
 // Every snapshot that holds the folded constant `c`, from the live run: at least two (the pass that
 // folds it and the ones after), all sharing one buffer.
@@ -57,16 +52,7 @@ std::vector<size_t> passes_with_c(const SessionData& d) {
   return out;
 }
 
-int64_t count(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  const int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return n;
-}
+int64_t count(const std::string& path, const std::string& sql) { return test::query_count(path, sql); }
 
 TEST(SessionConstants, AFoldedConstantComesBackAsLiveAndIsStoredOnce) {
   test::TempDir dir("session_constants");
@@ -208,26 +194,8 @@ TEST(SessionConstants, ASchemaFiveFileOpensWithoutSnapshotConstants) {
   EXPECT_EQ(count(dir.file("new.modescope"), "SELECT COUNT(*) FROM snapshot_constants WHERE kind != 'not_kept'"), 0);
 }
 
-// A damaged row (digests left as they were, so only the header is checked on open): one line that
-// names the file and the table.
 void expect_row_error(const std::string& sql, const std::string& table, const std::string& what) {
-  test::TempDir dir("session_constants_bad");
-  const std::string path = dir.file("bad.modescope");
-  ASSERT_TRUE(save_session(path, folded_session("spec")).is_ok());
-  test::exec_sql(path, sql.c_str());
-  auto reader = SessionReader::open(path, Verify::Header);
-  ASSERT_TRUE(reader.has_value()) << reader.status().message();
-  auto got = reader->load();
-  ASSERT_FALSE(got.has_value()) << sql;
-  const std::string m = got.status().message();
-  EXPECT_EQ(m.rfind(path + ": ", 0), 0u) << m;
-  EXPECT_NE(m.find(table), std::string::npos) << m;
-  EXPECT_NE(m.find(what), std::string::npos) << m;
-  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  // With every check, the digests catch the same change first.
-  auto checked = load_session(path);
-  ASSERT_FALSE(checked.has_value());
-  EXPECT_NE(checked.status().message().find("snapshot_"), std::string::npos) << checked.status().message();
+  test::expect_damaged_row(folded_session("spec"), sql, table, what);
 }
 
 TEST(SessionConstants, DamagedRowsFailWithOneLineNamingTheTable) {

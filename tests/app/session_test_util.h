@@ -7,10 +7,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "app/session/mode_run.h"
 #include "app/session/model_inputs.h"
@@ -48,11 +50,34 @@ inline void write_bytes(const std::string& p, const std::string& b) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
 }
 
-// What schema 6 added (the snapshots' constants), dropped with its digests by the tests that turn a
-// file into what an older schema wrote.
-#define MS_DROP_SCHEMA_6_SQL                                                                        \
+// What schema 7 added (the snapshots' nested constants) and what schema 6 added (the snapshots'
+// constants), dropped with their digests by the tests that turn a file into what an older schema
+// wrote: MS_DROP_SCHEMA_6_SQL drops both.
+#define MS_DROP_SCHEMA_7_SQL \
+  "DROP TABLE snapshot_nested_values; DELETE FROM digests WHERE tbl = 'snapshot_nested_values';"
+#define MS_DROP_SCHEMA_6_ONLY_SQL                                                                   \
   "DROP TABLE snapshot_constants; DROP TABLE snapshot_values; DROP TABLE snapshot_constant_budget;" \
   "DELETE FROM digests WHERE tbl IN ('snapshot_constants', 'snapshot_values', 'snapshot_constant_budget');"
+#define MS_DROP_SCHEMA_6_SQL MS_DROP_SCHEMA_7_SQL MS_DROP_SCHEMA_6_ONLY_SQL
+
+// The first column of the first row `sql` gives on the file (a COUNT), or -1 when there is none.
+inline int64_t query_count(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  const int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+// An f32 tensor's values.
+inline std::vector<float> f32_values_of(const Tensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  if (!out.empty()) std::memcpy(out.data(), t.raw(), t.nbytes());
+  return out;
+}
 
 // Runs `sql` on the file (what an older schema wrote, a damaged row), failing the test on an error.
 inline void exec_sql(const std::string& path, const char* sql) {
@@ -62,6 +87,29 @@ inline void exec_sql(const std::string& path, const char* sql) {
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
   sqlite3_free(err);
   sqlite3_close(db);
+}
+
+// `d` saved, then `sql` run on the file (a damaged row of the snapshots' constants; digests left as
+// they were, so only the header is checked on open): loading fails with one line that names the
+// file, `table` and `what`, and with every check the digests catch the same change first.
+inline void expect_damaged_row(const SessionData& d, const std::string& sql, const std::string& table,
+                               const std::string& what) {
+  TempDir dir("session_damaged_row");
+  const std::string path = dir.file("bad.modescope");
+  ASSERT_TRUE(save_session(path, d).is_ok());
+  exec_sql(path, sql.c_str());
+  auto reader = SessionReader::open(path, Verify::Header);
+  ASSERT_TRUE(reader.has_value()) << reader.status().message();
+  auto got = reader->load();
+  ASSERT_FALSE(got.has_value()) << sql;
+  const std::string m = got.status().message();
+  EXPECT_EQ(m.rfind(path + ": ", 0), 0u) << m;
+  EXPECT_NE(m.find(table), std::string::npos) << m;
+  EXPECT_NE(m.find(what), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  auto checked = load_session(path);
+  ASSERT_FALSE(checked.has_value());
+  EXPECT_NE(checked.status().message().find("snapshot_"), std::string::npos) << checked.status().message();
 }
 
 inline SessionRun small_run(const ir::Graph& g, const std::string& mode) {
