@@ -168,9 +168,16 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
 }
 
 Expected<session::NumericsOutcome> run_numerics(const ir::Graph& g, const session::NumericsJob& job,
-                                                views::JobContext& ctx) {
+                                                views::JobContext& ctx, session::CompileCache* cache) {
   JobCallbacks callbacks(ctx);
-  return session::run_numerics(g, job, callbacks);
+  return session::run_numerics(g, job, callbacks, cache);
+}
+
+Expected<session::PassEffects> run_pass_effects(const ir::Graph& g, const RunRequest& req,
+                                                const std::vector<std::string>& passes, views::JobContext& ctx,
+                                                session::CompileCache* cache) {
+  JobCallbacks callbacks(ctx);
+  return session::measure_pass_effects(g, req, passes, callbacks, cache);
 }
 
 QString human_error(const Status& s, const QString& what) {

@@ -11,6 +11,7 @@
 #include "app/session/compile_cache.h"
 #include "app/session/mode_run.h"
 #include "app/session/numerics.h"
+#include "app/session/pass_effect.h"
 #include "engine/ir/graph.h"
 #include "views/jobs/job_tracker.h"
 #include "views/layout/pipeline.h"
@@ -46,9 +47,14 @@ Expected<RunOutcome> run_model(const ir::Graph& g, const RunRequest& req, views:
                                session::CompileCache* cache = nullptr);
 
 // A numerics job (compare both modes' values, bisect the passes, trap NaN/inf) with the job's cancel
-// flag and progress.
+// flag and progress; with `cache`, its Graph-mode graphs come from there and stay there.
 Expected<session::NumericsOutcome> run_numerics(const ir::Graph& g, const session::NumericsJob& job,
-                                                views::JobContext& ctx);
+                                                views::JobContext& ctx, session::CompileCache* cache = nullptr);
+
+// The Pass Effect dock's measurement (session/pass_effect.h) with the job's cancel flag and progress.
+Expected<session::PassEffects> run_pass_effects(const ir::Graph& g, const RunRequest& req,
+                                                const std::vector<std::string>& passes, views::JobContext& ctx,
+                                                session::CompileCache* cache = nullptr);
 
 // "Graph mode failed at node 'conv1' (Conv #12): …" -> a sentence for the status bar and log.
 QString human_error(const Status& s, const QString& what);

@@ -4,6 +4,7 @@
 //                                                        memory.png, memory_time.png, compare.png, passes.png;
 //                                                        with --pass-effect pass_delta.png), exit 0
 //   modescope MODEL --run graph --runs 2 --screenshot DIR   press Run twice (the second reuses the compiled graph)
+//   modescope MODEL --run graph --pass-effect --pass-effect --screenshot DIR   measure the passes twice
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
@@ -162,7 +163,8 @@ int main(int argc, char** argv) {
   QCommandLineOption effect_opt(
       QStringLiteral("pass-effect"),
       QStringLiteral("With --screenshot and a Graph-mode run: measure what each pass buys (one more "
-                     "Graph-mode run per pass that changed the graph) and save pass_delta.png."));
+                     "Graph-mode run per pass that changed the graph) and save pass_delta.png. Given twice: "
+                     "measured twice (the second from the compiled graphs kept)."));
   QCommandLineOption train_opt(
       QStringLiteral("train"),
       QStringLiteral("With --screenshot and a zoo template: train it N steps in both modes, save "
@@ -406,17 +408,27 @@ int main(int argc, char** argv) {
       }
       save();
     };
-    const bool pass_effect = cli.isSet(effect_opt);
+    // --pass-effect given N times: measured N times (the later ones from the compile cache).
+    auto effects_left = std::make_shared<int>(static_cast<int>(cli.optionNames().count(QStringLiteral("pass-effect"))));
+    auto after_effect = std::make_shared<std::function<void(bool)>>();
+    *after_effect = [&window, effects_left, show_then_save, next = after_effect.get()](bool ok) {
+      if (ok && --*effects_left > 0 && window.measure_pass_effects()) {
+        QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, *next,
+                         Qt::SingleShotConnection);
+        return;
+      }
+      show_then_save();
+    };
     auto presses_left = std::make_shared<int>(std::max(1, cli.value(runs_opt).toInt()) - 1);
     QObject::connect(&window, &ms::app::MainWindow::runs_finished, &window,
-                     [&window, show_then_save, pass_effect, with_numerics, presses_left](bool ok) {
+                     [&window, show_then_save, effects_left, after_effect, with_numerics, presses_left](bool ok) {
                        if (ok && *presses_left > 0) {
                          --*presses_left;
                          window.run();
                          return;
                        }
-                       if (pass_effect && window.measure_pass_effects()) {
-                         QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, show_then_save,
+                       if (*effects_left > 0 && window.measure_pass_effects()) {
+                         QObject::connect(&window, &ms::app::MainWindow::pass_effects_measured, &window, *after_effect,
                                           Qt::SingleShotConnection);
                          return;
                        }

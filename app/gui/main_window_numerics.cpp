@@ -81,7 +81,7 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
   auto graph = doc_->graph;
   numerics_job_ = jobs_->start(
       QStringLiteral("numerics"), what, this,
-      [graph, job](views::JobContext& ctx) { return run_numerics(*graph, job, ctx); },
+      [graph, job, cache = compiled_](views::JobContext& ctx) { return run_numerics(*graph, job, ctx, cache.get()); },
       [this, what](Expected<session::NumericsOutcome> r) {
         numerics_job_ = 0;
         if (!r) {
@@ -90,6 +90,12 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
           return;
         }
         if (!r->note.empty()) log(QString::fromStdString(r->note));
+        // Its Graph-mode graphs from the window's compile cache, counted as the run report counts them.
+        if (r->graphs)
+          log(tr("%1: %2 compiled graph(s), %3 cache hit(s)")
+                  .arg(what)
+                  .arg(r->graphs->compiles)
+                  .arg(r->graphs->cache_hits));
         if (r->diff) take_diff(std::make_shared<const session::DiffResult>(std::move(*r->diff)));
         if (r->bisect) take_bisect(*r->bisect);
         if (!r->traps.empty()) take_traps(r->traps);

@@ -1,6 +1,8 @@
 // MainWindow: "what did this pass buy me". The Pass Effect dock measures the Graph-mode pipeline
 // with every pass and without each chosen pass (the unchecked ones; with none unchecked, every
-// pass that changed the graph), re-compiling and re-running in one job off the UI thread.
+// pass that changed the graph), running each pipeline in one job off the UI thread. The graphs come
+// from the window's compile cache: measuring again, or after a Run with the same options, compiles
+// only what changed (session/pass_effect.h).
 #include <QDockWidget>
 
 #include "app/gui/main_window.h"
@@ -12,21 +14,8 @@ namespace ms::app {
 
 namespace {
 
-using Measured = std::pair<views::PipelineFigures, std::vector<views::PassDelta>>;
-
-views::PipelineFigures figures_of(const Expected<RunOutcome>& r) {
-  views::PipelineFigures f;
-  if (!r) {
-    f.error = QString::fromStdString(r.status().message());
-    return f;
-  }
-  f.latency_ms = r->median_ms;
-  f.compile_ms = r->compile_ms;
-  f.peak_bytes = r->peak_bytes;
-  f.arena_bytes = r->plan ? r->plan->arena_bytes : 0;
-  f.kernels = r->kernels;
-  f.nodes = r->passes.empty() ? 0 : r->passes.back().nodes_after;
-  return f;
+views::PipelineFigures figures_of(const session::PipelineRun& r) {
+  return {r.latency_ms, r.compile_ms, r.peak_bytes, r.arena_bytes, r.kernels, r.nodes, QString::fromStdString(r.error)};
 }
 
 }  // namespace
@@ -75,32 +64,10 @@ bool MainWindow::measure_pass_effects() {
           .arg(req.iterations));
   pass_effect_job_ = jobs_->start(
       QStringLiteral("pass-effect"), tr("Measuring pass effects"), this,
-      [graph, req, chosen](views::JobContext& ctx) -> Expected<Measured> {
-        ctx.progress(0, QObject::tr("Full pipeline"));
-        auto full = run_model(*graph, req, ctx);
-        if (!full && full.status().code() == ErrorCode::Cancelled) return std::move(full).take_status();
-        Measured m;
-        m.first = figures_of(full);
-        const double total = static_cast<double>(chosen.size() + 2);
-        for (size_t i = 0; i < chosen.size(); ++i) {
-          if (ctx.cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
-          ctx.progress(static_cast<double>(i + 1) / total,
-                       QObject::tr("Without %1").arg(QString::fromStdString(chosen[i])));
-          RunRequest without = req;
-          without.disabled_passes = {chosen[i]};
-          auto r = run_model(*graph, without, ctx);
-          if (!r && r.status().code() == ErrorCode::Cancelled) return std::move(r).take_status();
-          m.second.push_back({QString::fromStdString(chosen[i]), figures_of(r)});
-        }
-        // The full pipeline once more at the end, the faster of the two kept: a machine that got
-        // busier (or warmer) during the runs does not pass for an effect of the first pass.
-        ctx.progress(1.0 - 1.0 / total, QObject::tr("Full pipeline again"));
-        auto again = run_model(*graph, req, ctx);
-        if (!again && again.status().code() == ErrorCode::Cancelled) return std::move(again).take_status();
-        if (again && (!m.first.error.isEmpty() || again->median_ms < m.first.latency_ms)) m.first = figures_of(again);
-        return m;
+      [graph, req, chosen, cache = compiled_](views::JobContext& ctx) {
+        return run_pass_effects(*graph, req, chosen, ctx, cache.get());
       },
-      [this](Expected<Measured> r) {
+      [this](Expected<session::PassEffects> r) {
         pass_effect_job_ = 0;
         pass_delta_->set_busy(false);
         if (!r) {
@@ -109,11 +76,15 @@ bool MainWindow::measure_pass_effects() {
           Q_EMIT pass_effects_measured(false);
           return;
         }
-        const int n = static_cast<int>(r->second.size());
-        pass_delta_->model()->set_results(std::move(r->first), std::move(r->second));
+        const int n = static_cast<int>(r->without.size());
+        std::vector<views::PassDelta> rows;
+        for (const auto& [pass, run] : r->without) rows.push_back({QString::fromStdString(pass), figures_of(run)});
+        pass_delta_->model()->set_results(figures_of(r->full), std::move(rows));
         pass_delta_->set_note(
             tr("%n pass(es) measured, each left out alone; sort by a column to rank them.", nullptr, n));
-        log(tr("Pass effects measured for %n pass(es); see the Pass Effect dock", nullptr, n));
+        // Counted as the run report counts them: compiled graphs made, iterations that found theirs.
+        log(tr("Pass effects measured for %n pass(es); see the Pass Effect dock", nullptr, n) +
+            tr("; %1 compiled graph(s), %2 cache hit(s)").arg(r->counts.compiles).arg(r->counts.cache_hits));
         Q_EMIT pass_effects_measured(true);
       });
   return true;

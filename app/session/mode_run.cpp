@@ -95,7 +95,7 @@ Expected<ModeSetup> set_up_mode(const ir::Graph& g, const ModeRun& req) {
   return out;
 }
 
-std::string compile_key(const ModeRun& req) {
+std::string compile_key(const ModeRun& req, PipelineCut cut) {
   std::vector<std::string> off = req.disabled_passes;
   std::sort(off.begin(), off.end());
   std::string key =
@@ -103,6 +103,8 @@ std::string compile_key(const ModeRun& req) {
   for (const auto& p : off) key += " " + p;
   key += "|plugins";
   for (const auto& p : plugin::loaded_plugins()) key += " " + p.path;
+  if (!cut.whole())
+    key += "|cut after " + std::to_string(cut.passes) + " passes, " + std::to_string(cut.rewrites) + " rewrites";
   return key;
 }
 
@@ -146,11 +148,11 @@ Expected<ModeRunOutcome> finish_mode_run(const ir::Graph& g, const ModeRun& req,
   return done;
 }
 
-// A new entry for `model` and the request's options: its backend and its bucketed executor, whose
-// compiles check the cancel flag of the run that holds the entry.
+// A new entry for `model` and the request's options (cut as asked): its backend and its bucketed
+// executor, whose compiles check the cancel flag of the run that holds the entry.
 Expected<std::unique_ptr<CompileCache::Entry>> new_cache_entry(std::shared_ptr<const ir::Graph> model,
                                                                const ModeRun& req, const std::string& key,
-                                                               size_t max_graphs) {
+                                                               PipelineCut cut, size_t max_graphs) {
   auto e = std::make_unique<CompileCache::Entry>();
   e->key = key;
   e->graph = std::move(model);
@@ -161,15 +163,21 @@ Expected<std::unique_ptr<CompileCache::Entry>> new_cache_entry(std::shared_ptr<c
   e->note = std::move(be->note);
   MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *e->backend));
   compiler::CompileOptions co = run.compile;
+  if (!cut.whole()) {
+    co.stop_after = cut.passes;
+    co.rewrite_budget = cut.passes > 0 ? cut.rewrites : -1;
+    co.keep_snapshots = false;
+  }
   CompileCache::Entry* held = e.get();
   co.cancelled = [held] { return held->callbacks && held->callbacks->cancelled(); };
   e->executor = std::make_unique<compiler::BucketedExecutor>(*e->graph, *e->backend, std::move(co), max_graphs);
   return e;
 }
 
-// A Graph-mode run on a cache entry: the inputs' bucket compiled when new, then the loop on it.
+// A Graph-mode run on a leased compile: the inputs' bucket compiled when new, then the loop on it.
 Expected<ModeRunOutcome> run_through_cache(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks,
-                                           CompileCache::Entry& e) {
+                                           CompileLease& lease) {
+  CompileCache::Entry& e = lease.entry();
   MS_ASSIGN_OR_RETURN(runtime::TensorMap inputs, mode_inputs(g, req));
   MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *e.backend));
   MS_ASSIGN_OR_RETURN(compiler::BucketKey key, compiler::bucket_of(g, inputs));
@@ -177,13 +185,15 @@ Expected<ModeRunOutcome> run_through_cache(const ir::Graph& g, const ModeRun& re
   const bool known = std::find(kept.begin(), kept.end(), key.text) != kept.end();
   callbacks.progress(0.02, known ? "Compiled graph cached" : "Compiling");
   bool compiled = false;
-  MS_ASSIGN_OR_RETURN(run.executor, e.executor->executor_for(inputs, &compiled));
+  MS_ASSIGN_OR_RETURN(run.executor, lease.executor_for(inputs, &compiled));
   if (callbacks.cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
   MS_ASSIGN_OR_RETURN(RunResult r, run_model(g, inputs, *e.backend, run, callbacks));
   MS_ASSIGN_OR_RETURN(ModeRunOutcome done, finish_mode_run(g, req, run, r, inputs, *e.backend, e.note, callbacks));
   // Every iteration but a compiling run's first found its graph compiled.
-  e.cache_hits += std::max(0, req.warmup) + std::max(1, req.iterations) - (compiled ? 1 : 0);
-  done.compile_ms = compiled ? run.executor->compile_ms() : 0;
+  done.this_run.add_run(compiled, std::max(0, req.warmup) + std::max(1, req.iterations));
+  e.cache_hits += done.this_run.cache_hits;
+  done.graph_compile_ms = run.executor->compile_ms();
+  done.compile_ms = compiled ? done.graph_compile_ms : 0;
   done.cached = !compiled;
   done.compiles = e.executor->stats().compiles;
   done.cache_hits = e.cache_hits;
@@ -196,19 +206,13 @@ Expected<ModeRunOutcome> run_through_cache(const ir::Graph& g, const ModeRun& re
 
 Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks,
                                   CompileCache* cache) {
-  std::shared_ptr<const ir::Graph> model = cache && req.mode == "graph" ? cache->model_of(g) : nullptr;
-  if (model) {
-    const std::string key = compile_key(req);
-    std::unique_ptr<CompileCache::Entry> e = cache->take(key);
-    if (!e) {
-      MS_ASSIGN_OR_RETURN(e, new_cache_entry(model, req, key, cache->max_graphs()));
+  if (cache && req.mode == "graph") {
+    MS_ASSIGN_OR_RETURN(std::unique_ptr<CompileLease> lease, CompileLease::take(*cache, g, req, callbacks));
+    if (lease) {
+      auto out = run_through_cache(g, req, callbacks, *lease);
+      if (!out && out.status().code() != ErrorCode::Cancelled) lease->failed();
+      return out;
     }
-    e->callbacks = &callbacks;
-    auto out = run_through_cache(g, req, callbacks, *e);
-    e->callbacks = nullptr;
-    // A failed run's executor may be half way through an iteration: only a cancelled one is kept.
-    if (out || out.status().code() == ErrorCode::Cancelled) cache->give_back(std::move(e));
-    return out;
   }
   MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, req));
   MS_ASSIGN_OR_RETURN(RunRequest run, loop_request(req, *setup.backend));
@@ -217,13 +221,33 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& req, RunCal
                       finish_mode_run(g, req, run, r, setup.inputs, *setup.backend, setup.note, callbacks));
   if (r.compiled) {
     // One compile for the inputs' shapes; every other iteration (warm-up included) found it.
-    done.compiles = 1;
-    done.cache_hits = std::max(0, req.warmup) + req.iterations - 1;
+    done.this_run.add_run(true, std::max(0, req.warmup) + std::max(1, req.iterations));
+    done.compiles = done.this_run.compiles;
+    done.cache_hits = done.this_run.cache_hits;
+    done.graph_compile_ms = done.compile_ms;
     auto key = compiler::bucket_of(g, setup.inputs, /*exact=*/true);  // the run loop compiles exact shapes
     if (key) done.bucket = key->text;
     done.buckets = {done.bucket};
   }
   return done;
+}
+
+Expected<std::unique_ptr<CompileLease>> CompileLease::take(CompileCache& cache, const ir::Graph& g, const ModeRun& req,
+                                                           RunCallbacks& callbacks, PipelineCut cut) {
+  std::shared_ptr<const ir::Graph> model = cache.model_of(g);
+  if (!model) return std::unique_ptr<CompileLease>();
+  const std::string key = compile_key(req, cut);
+  std::unique_ptr<CompileCache::Entry> e = cache.take(key);
+  if (!e) {
+    MS_ASSIGN_OR_RETURN(e, new_cache_entry(model, req, key, cut, cache.max_graphs()));
+  }
+  e->callbacks = &callbacks;
+  return std::unique_ptr<CompileLease>(new CompileLease(cache, std::move(e)));
+}
+
+CompileLease::~CompileLease() {
+  entry_->callbacks = nullptr;
+  if (!failed_) cache_.give_back(std::move(entry_));
 }
 
 }  // namespace ms::session

@@ -5,15 +5,18 @@
 // app's run path is tested without a display.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/session/compile_cache.h"
 #include "app/session/figures.h"
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
+#include "engine/compiler/buckets.h"
 #include "engine/compiler/options.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/fallback.h"
@@ -35,6 +38,22 @@ struct ModeRun {
   std::function<Expected<backends::BackendChoice>(const std::string& device, int threads)> make_backend;
   prof::GpuCollectorFactory gpu_collector;
   runtime::RunObserver* observer = nullptr;
+};
+
+// Graph mode's compiled graphs as the run report counts them (`compiles`, `cache_hits`): compiled
+// graphs made, and iterations that found their graph compiled.
+struct CompileCounts {
+  int64_t compiles = 0, cache_hits = 0;
+  // A run of `iterations` (warm-up included) that compiled its graph or found it compiled.
+  void add_run(bool compiled, int iterations) {
+    compiles += compiled ? 1 : 0;
+    cache_hits += std::max(0, iterations - (compiled ? 1 : 0));
+  }
+  CompileCounts& operator+=(const CompileCounts& o) {
+    compiles += o.compiles;
+    cache_hits += o.cache_hits;
+    return *this;
+  }
 };
 
 struct PassOutcome {
@@ -83,9 +102,47 @@ struct ModeRunOutcome {
   std::string bucket;
   std::vector<std::string> buckets;
   bool cached = false;
+  // This run alone (compiles and cache_hits above count across runs), and how long the graph that
+  // ran took to compile, this run's compile or the cached graph's.
+  CompileCounts this_run;
+  double graph_compile_ms = 0;
 };
 
-class CompileCache;
+// A cut of the Graph-mode pipeline (numerics' pass bisection, CompileOptions::stop_after and
+// rewrite_budget): the first `passes` passes, the last of them after `rewrites` rewrites (-1: all).
+struct PipelineCut {
+  int passes = -1;
+  int64_t rewrites = -1;
+  bool whole() const { return passes < 0; }
+};
+
+// A compile of the cache's model held by one job: the cache's entry for the request's options (and
+// cut) taken out, or a new one, and handed back when the lease ends, unless a run on it failed
+// (dropped: its executor may be half way through an iteration). A cut's graphs keep no snapshots.
+class CompileLease {
+ public:
+  // Null when the cache does not hold `g` (runs of another graph are not cached).
+  static Expected<std::unique_ptr<CompileLease>> take(CompileCache& cache, const ir::Graph& g, const ModeRun& request,
+                                                      RunCallbacks& callbacks, PipelineCut cut = {});
+  ~CompileLease();
+  CompileLease(const CompileLease&) = delete;
+  CompileLease& operator=(const CompileLease&) = delete;
+
+  runtime::Backend& backend() { return *entry_->backend; }
+  // The executor of the inputs' bucket, compiled when new (`compiled` tells which).
+  Expected<compiler::CompiledExecutor*> executor_for(const runtime::TensorMap& inputs, bool* compiled) {
+    return entry_->executor->executor_for(inputs, compiled);
+  }
+  CompileCache::Entry& entry() { return *entry_; }
+  void failed() { failed_ = true; }
+
+ private:
+  CompileLease(CompileCache& cache, std::unique_ptr<CompileCache::Entry> entry)
+      : cache_(cache), entry_(std::move(entry)) {}
+  CompileCache& cache_;
+  std::unique_ptr<CompileCache::Entry> entry_;
+  bool failed_ = false;
+};
 
 // With `cache` (compile_cache.h), a Graph-mode run of the cache's model reuses the graphs compiled
 // by earlier runs with the same options and compiles per shape bucket; without it, or for another
@@ -94,8 +151,9 @@ Expected<ModeRunOutcome> run_mode(const ir::Graph& g, const ModeRun& request, Ru
                                   CompileCache* cache = nullptr);
 
 // What a compiled graph depends on besides the model and the inputs' bucket: device, threads, jit
-// level, disabled passes, precision and the loaded plugins (the key of a compile-cache entry).
-std::string compile_key(const ModeRun& request);
+// level, disabled passes, precision and the loaded plugins (the key of a compile-cache entry), and
+// the pipeline's cut.
+std::string compile_key(const ModeRun& request, PipelineCut cut = {});
 
 // What a finished run of the loop yields as the app shows it (figures, outputs as text, the Graph
 // mode's passes and memory plan, the trace); mode is set, backend and the backend note are not.

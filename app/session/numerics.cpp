@@ -26,14 +26,27 @@ Expected<RunResult> run_with(const ir::Graph& g, const runtime::TensorMap& input
   return callbacks ? run_model(g, inputs, backend, r, *callbacks) : run_model(g, inputs, backend, r);
 }
 
+// One run of r (Graph mode) on the source's graph for r.compile's cut, or compiling its own.
+Expected<RunResult> graph_run_from(GraphSource* graphs, const ir::Graph& g, const runtime::TensorMap& inputs,
+                                   runtime::Backend& backend, RunRequest r, RunCallbacks* callbacks) {
+  if (!graphs) return run_with(g, inputs, backend, r, callbacks);
+  const PipelineCut cut{r.compile.stop_after, r.compile.rewrite_budget};
+  MS_ASSIGN_OR_RETURN(GraphSource::Compiled c,
+                      graphs->graph_for(inputs, cut, std::max(0, r.warmup) + std::max(1, r.iters)));
+  r.executor = c.executor;
+  auto run = run_with(g, inputs, *c.backend, r, callbacks);
+  if (!run && run.status().code() != ErrorCode::Cancelled) graphs->run_failed();
+  return run;
+}
+
 Expected<RunResult> graph_run(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
-                              const compiler::CompileOptions& compile, RunCallbacks* callbacks) {
+                              const compiler::CompileOptions& compile, GraphSource* graphs, RunCallbacks* callbacks) {
   RunRequest r;
   r.mode = runtime::ExecMode::Graph;
   r.iters = 1;
   r.warmup = 0;
   r.compile = compile;
-  return run_with(g, inputs, backend, r, callbacks);
+  return graph_run_from(graphs, g, inputs, backend, std::move(r), callbacks);
 }
 
 // Largest relative error of any output against the reference (infinity for a non-finite mismatch
@@ -70,7 +83,8 @@ Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::Tensor
   r.compile = request.compile;
   r.tap = &capture;
   const auto t0 = NumericsClock::now();
-  auto run = run_with(g, inputs, backend, r, callbacks);
+  auto run = request.mode == runtime::ExecMode::Graph ? graph_run_from(request.graphs, g, inputs, backend, r, callbacks)
+                                                      : run_with(g, inputs, backend, r, callbacks);
   CaptureResult out;
   out.mode = request.mode;
   out.kept_bytes = capture.kept_bytes();
@@ -89,7 +103,7 @@ Expected<CaptureResult> capture_values(const ir::Graph& g, const runtime::Tensor
   // Host copies of their own: the run's buffers return to the backend's allocator, which the caller
   // may destroy before the result (the app's jobs make a backend per job).
   for (const Tensor& t : run->outputs) out.outputs.push_back(t.clone());
-  out.graph = std::make_shared<ir::Graph>(run->compiled ? run->compiled->graph().deep_copy() : g.deep_copy());
+  out.graph = std::make_shared<ir::Graph>(run->executor ? run->executor->graph().deep_copy() : g.deep_copy());
   return out;
 }
 
@@ -102,6 +116,7 @@ Expected<DiffResult> diff_modes(const ir::Graph& g, const runtime::TensorMap& in
   MS_ASSIGN_OR_RETURN(out.pynative, capture_values(g, inputs, backend, c, callbacks));
   c.mode = runtime::ExecMode::Graph;
   c.compile = request.compile;
+  c.graphs = request.graphs;
   MS_ASSIGN_OR_RETURN(out.graph, capture_values(g, inputs, backend, c, callbacks));
   const auto t0 = NumericsClock::now();
   out.diff = runtime::diff_modes(g, out.pynative.values, *out.graph.graph, out.graph.values, request.tol);
@@ -129,10 +144,10 @@ Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMa
     compiler::CompileOptions co = base;
     co.stop_after = passes;
     co.rewrite_budget = passes > 0 ? rewrites : -1;
-    MS_ASSIGN_OR_RETURN(RunResult run, graph_run(g, inputs, backend, co, callbacks));
+    MS_ASSIGN_OR_RETURN(RunResult run, graph_run(g, inputs, backend, co, request.graphs, callbacks));
     BisectProbe p{passes, rewrites, output_error(run.outputs, ref.outputs), true};
     p.within = p.error <= request.tol;
-    last_reports = run.compiled->compiled().passes;
+    last_reports = run.executor->compiled().passes;
     out.probes.push_back(p);
     return p;
   };
@@ -174,6 +189,10 @@ Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMa
   out.rewrite = rhi;
   // The graphs around that rewrite (compiled only), and the nodes it made or changed.
   auto compiled_graph = [&](int64_t budget) -> Expected<std::shared_ptr<const ir::Graph>> {
+    if (request.graphs) {
+      MS_ASSIGN_OR_RETURN(GraphSource::Compiled c, request.graphs->graph_for(inputs, {hi, budget}, 0));
+      return std::make_shared<const ir::Graph>(c.executor->graph().deep_copy());
+    }
     compiler::CompileOptions co = base;
     co.stop_after = hi;
     co.rewrite_budget = budget;
@@ -191,19 +210,72 @@ Expected<BisectResult> bisect_passes(const ir::Graph& g, const runtime::TensorMa
   return out;
 }
 
-Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks) {
-  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, job.run));
-  NumericsOutcome out;
-  out.backend = setup.backend->description();
-  out.note = setup.note;
+namespace {
+
+// The app's numerics graphs from its compile cache: the whole pipeline is the entry of the job's
+// options (the Run panel's, when they match), held for the job; a cut's entry is held until the
+// next cut is asked for. Handed back cut first, so the whole pipeline's is the most recently used.
+class CachedGraphs final : public GraphSource {
+ public:
+  CachedGraphs(CompileCache& cache, const ir::Graph& g, const ModeRun& req, RunCallbacks& callbacks,
+               std::unique_ptr<CompileLease> whole)
+      : cache_(cache), g_(g), req_(req), callbacks_(callbacks), whole_(std::move(whole)) {}
+  ~CachedGraphs() override {
+    cut_.reset();
+    whole_.reset();
+  }
+
+  runtime::Backend& backend() { return whole_->backend(); }
+  const std::string& note() { return whole_->entry().note; }
+  const CompileCounts& counts() const { return counts_; }
+
+  Expected<Compiled> graph_for(const runtime::TensorMap& inputs, PipelineCut cut, int iterations) override {
+    CompileLease* lease = whole_.get();
+    if (!cut.whole()) {
+      if (!cut_ || cut.passes != cut_at_.passes || cut.rewrites != cut_at_.rewrites) {
+        cut_.reset();
+        MS_ASSIGN_OR_RETURN(cut_, CompileLease::take(cache_, g_, req_, callbacks_, cut));
+        if (!cut_) return Status::error(ErrorCode::Internal, "the compile cache no longer holds the model");
+        cut_at_ = cut;
+      }
+      lease = cut_.get();
+    }
+    bool compiled = false;
+    MS_ASSIGN_OR_RETURN(compiler::CompiledExecutor * ex, lease->executor_for(inputs, &compiled));
+    CompileCounts run;
+    run.add_run(compiled, iterations);
+    counts_ += run;
+    lease->entry().cache_hits += run.cache_hits;
+    last_ = lease;
+    return Compiled{ex, &lease->backend()};
+  }
+
+  void run_failed() override {
+    if (last_) last_->failed();
+  }
+
+ private:
+  CompileCache& cache_;
+  const ir::Graph& g_;
+  const ModeRun& req_;
+  RunCallbacks& callbacks_;
+  std::unique_ptr<CompileLease> whole_, cut_;
+  PipelineCut cut_at_;
+  CompileLease* last_ = nullptr;
+  CompileCounts counts_;
+};
+
+Status run_numerics_on(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks,
+                       const runtime::TensorMap& inputs, runtime::Backend& backend, GraphSource* graphs,
+                       NumericsOutcome& out) {
   MS_ASSIGN_OR_RETURN(compiler::JitLevel level, compiler::parse_jit_level(job.run.jit_level));
   compiler::CompileOptions compile;
   compile.jit_level = level;
   compile.disabled_passes = job.run.disabled_passes;
   switch (job.kind) {
     case NumericsJob::Kind::Diff: {
-      DiffRequest req{compile, job.tol, job.budget_bytes};
-      MS_ASSIGN_OR_RETURN(DiffResult d, diff_modes(g, setup.inputs, *setup.backend, req, &callbacks));
+      DiffRequest req{compile, job.tol, job.budget_bytes, graphs};
+      MS_ASSIGN_OR_RETURN(DiffResult d, diff_modes(g, inputs, backend, req, &callbacks));
       out.diff = std::move(d);
       break;
     }
@@ -211,7 +283,8 @@ Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& jo
       BisectRequest req;
       req.compile = compile;
       req.tol = job.tol;
-      MS_ASSIGN_OR_RETURN(BisectResult b, bisect_passes(g, setup.inputs, *setup.backend, req, &callbacks));
+      req.graphs = graphs;
+      MS_ASSIGN_OR_RETURN(BisectResult b, bisect_passes(g, inputs, backend, req, &callbacks));
       out.bisect = std::move(b);
       break;
     }
@@ -220,13 +293,47 @@ Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& jo
         CaptureRequest req;
         req.mode = mode;
         req.compile = compile;
+        req.graphs = graphs;
         req.capture.all = false;
         req.capture.trap_nonfinite = true;
-        MS_ASSIGN_OR_RETURN(CaptureResult c, capture_values(g, setup.inputs, *setup.backend, req, &callbacks));
+        MS_ASSIGN_OR_RETURN(CaptureResult c, capture_values(g, inputs, backend, req, &callbacks));
+        if (c.trap && mode == runtime::ExecMode::Graph && graphs) graphs->run_failed();  // stopped mid-iteration
         out.traps.push_back(std::move(c));
       }
       break;
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks,
+                                       CompileCache* cache) {
+  NumericsOutcome out;
+  // The Graph-mode runs' options as the Run panel's runs name them (so an f32 Run's graph is found);
+  // numerics compare f32 graphs.
+  ModeRun graph_run_req = job.run;
+  graph_run_req.mode = "graph";
+  graph_run_req.precision = "f32";
+  std::unique_ptr<CompileLease> whole;
+  if (cache) {
+    MS_ASSIGN_OR_RETURN(whole, CompileLease::take(*cache, g, graph_run_req, callbacks));
+  }
+  if (whole) {
+    MS_ASSIGN_OR_RETURN(runtime::TensorMap inputs, mode_inputs(g, job.run));
+    CachedGraphs graphs(*cache, g, graph_run_req, callbacks, std::move(whole));
+    out.backend = graphs.backend().description();
+    out.note = graphs.note();
+    Status s = run_numerics_on(g, job, callbacks, inputs, graphs.backend(), &graphs, out);
+    if (!s.is_ok() && s.code() != ErrorCode::Cancelled) graphs.run_failed();
+    MS_RETURN_IF_ERROR(s);
+    out.graphs = graphs.counts();
+    return out;
+  }
+  MS_ASSIGN_OR_RETURN(ModeSetup setup, set_up_mode(g, job.run));
+  out.backend = setup.backend->description();
+  out.note = setup.note;
+  MS_RETURN_IF_ERROR(run_numerics_on(g, job, callbacks, setup.inputs, *setup.backend, nullptr, out));
   return out;
 }
 

@@ -24,9 +24,26 @@
 
 namespace ms::session {
 
+// Where Graph-mode runs get their compiled graphs instead of compiling their own: the app's compile
+// cache (run_numerics with a cache), which counts what it compiled and what it found compiled.
+class GraphSource {
+ public:
+  virtual ~GraphSource() = default;
+  struct Compiled {
+    compiler::CompiledExecutor* executor = nullptr;
+    runtime::Backend* backend = nullptr;  // the one the executor runs on
+  };
+  // The graph of the inputs' bucket with the pipeline cut as asked, for a run of `iterations`
+  // (0: the graph alone is wanted); it stays valid until the next call or the source's end.
+  virtual Expected<Compiled> graph_for(const runtime::TensorMap& inputs, PipelineCut cut, int iterations) = 0;
+  // The last run on the graph graph_for gave failed (not cancelled): that graph is not kept.
+  virtual void run_failed() = 0;
+};
+
 struct CaptureRequest {
   runtime::ExecMode mode = runtime::ExecMode::PyNative;
   compiler::CompileOptions compile;  // Graph mode
+  GraphSource* graphs = nullptr;     // Graph mode: the compiled graph from there (its cut: compile's)
   runtime::CaptureOptions capture;
   int warmup = 0;  // iterations before the captured one (Graph mode: kernel scratch learned)
 };
@@ -54,6 +71,7 @@ struct DiffRequest {
   compiler::CompileOptions compile;
   double tol = 1e-4;
   size_t budget_bytes = 0;  // per mode; 0: no limit
+  GraphSource* graphs = nullptr;
 };
 
 struct DiffResult {
@@ -69,6 +87,7 @@ struct BisectRequest {
   compiler::CompileOptions compile;  // jit level, disabled passes, planted passes
   double tol = 1e-4;                 // largest relative error of any output against PyNative's
   bool rewrites = true;              // then bisect over the guilty pass's rewrites
+  GraphSource* graphs = nullptr;     // every cut's compiled graph from there
 };
 
 // One Graph-mode run of the bisection: the pipeline cut after `passes` passes (-1: all), the last
@@ -114,8 +133,14 @@ struct NumericsOutcome {
   std::optional<DiffResult> diff;
   std::optional<BisectResult> bisect;
   std::vector<CaptureResult> traps;  // Trap: PyNative, then Graph mode
+  // With a compile cache: the job's Graph-mode graphs compiled and its runs' iterations that found
+  // theirs compiled (the run report's compiles and cache_hits).
+  std::optional<CompileCounts> graphs;
 };
 
-Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks);
+// With `cache` holding `g`, the Graph-mode runs take their compiled graphs from it (those of the
+// Run panel's runs with the same options among them) and leave theirs there, bisection's cuts too.
+Expected<NumericsOutcome> run_numerics(const ir::Graph& g, const NumericsJob& job, RunCallbacks& callbacks,
+                                       CompileCache* cache = nullptr);
 
 }  // namespace ms::session
