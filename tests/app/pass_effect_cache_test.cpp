@@ -209,5 +209,27 @@ TEST(NumericsCache, TheNanTrapFindsTheRunsGraph) {
   EXPECT_EQ(t->graphs->cache_hits, 1);
 }
 
+// A model with a symbolic batch: the cached graph is its bucket's (batch<=4 for 3 rows), compiled
+// with the dim symbolic, and its values still line up with PyNative's.
+TEST(NumericsCache, ASymbolicBatchComparesOnItsBucketsGraph) {
+  PassEffectWindow w;
+  ir::Graph batched = prof::test::small_net();
+  batched.value("x")->type = ir::ValueType{DType::F32, std::vector<int64_t>{-1, 8}, {"batch", ""}};
+  w.g = std::make_shared<const ir::Graph>(std::move(batched));
+  w.cache.set_model(w.g);
+  w.req.batch = 3;
+  auto run = run_mode(*w.g, w.req, w.job, &w.cache);
+  ASSERT_TRUE(run) << run.status().message();
+  EXPECT_EQ(run->bucket, "batch<=4");
+  auto d = w.numerics(NumericsJob::Kind::Diff, w.req);
+  ASSERT_TRUE(d && d->diff) << d.status().message();
+  EXPECT_EQ(d->graphs->compiles, 0);
+  EXPECT_EQ(d->diff->diff.first_divergence, -1) << d->diff->diff.summary();
+  EXPECT_GT(d->diff->diff.values.size(), 0u);
+  for (const auto& v : d->diff->diff.values) EXPECT_TRUE(v.compared) << v.value << ": " << v.note;
+  ASSERT_EQ(d->diff->graph.outputs.size(), 1u);
+  EXPECT_EQ(d->diff->graph.outputs[0].shape(), (std::vector<int64_t>{3, 8}));
+}
+
 }  // namespace
 }  // namespace ms::session
