@@ -9,6 +9,7 @@
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
 //   modescope ... --screenshot DIR --dump-models FILE   also write the views' item models as text
+//   modescope --open-ranks R0.json,R1.json --screenshot DIR   File > Open Ranks: ranks.png, train.png, exit 0
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 //   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
 //   modescope --scenario DIR MODEL                      walk through the window as a user (scenario.h),
@@ -202,9 +203,15 @@ int main(int argc, char** argv) {
       QStringLiteral("Walk through the window as a user would (open MODEL, run both modes, click a pass, select "
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
+  QCommandLineOption open_ranks_opt(
+      QStringLiteral("open-ranks"),
+      QStringLiteral("With --screenshot: open these training traces, one per rank (comma-separated), as File > "
+                     "Open Ranks does; save ranks.png and train.png (each rank's loss) and exit."),
+      QStringLiteral("FILES"));
   cli.addOptions({run_opt, runs_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt,
                   side_opt, effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt,
                   plugin_opt, scenario_opt});
+  cli.addOption(open_ranks_opt);
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -237,8 +244,8 @@ int main(int argc, char** argv) {
     return fail(QStringLiteral("--numerics takes diff, bisect or nan, not '%1'").arg(numerics));
   const bool screenshot = cli.isSet(shot_opt);
   const bool bench = cli.isSet(bench_opt);
-  if ((screenshot || bench) && model.isEmpty())
-    return fail(QStringLiteral("--screenshot and --bench-open need a MODEL"));
+  if ((screenshot || bench) && model.isEmpty() && !cli.isSet(open_ranks_opt))
+    return fail(QStringLiteral("--screenshot and --bench-open need a MODEL (or --open-ranks)"));
 
   ms::app::MainWindow window;
   if (screenshot || bench) {
@@ -307,6 +314,26 @@ int main(int argc, char** argv) {
     const int rc = app.exec();
     delete clock;
     return rc == 0 ? exit_code : rc;
+  }
+
+  if (screenshot && cli.isSet(open_ranks_opt)) {
+    const QString dir = cli.value(shot_opt);
+    if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
+    const QString session_out = cli.value(save_session_opt), models_out = cli.value(models_opt);
+    QObject::connect(
+        &window, &ms::app::MainWindow::ranks_opened, &window, [&window, dir, session_out, models_out](bool ok) {
+          QTimer::singleShot(150, &window, [&window, dir, ok, session_out, models_out] {
+            window.ranks_view()->resize(window.tabs()->size());
+            const bool ranks = window.ranks_view()->export_png(dir + QStringLiteral("/ranks.png"));
+            window.tabs()->setCurrentWidget(window.train_panel());
+            const bool train =
+                ms::views::save_image(dir + QStringLiteral("/train.png"), window.train_panel()->grab().toImage());
+            const bool extras = save_session_and_models(window, session_out, models_out);
+            QApplication::exit(ok && ranks && train && extras ? 0 : 1);
+          });
+        });
+    window.open_ranks(cli.value(open_ranks_opt).split(QLatin1Char(',')));
+    return app.exec();
   }
 
   if (screenshot && cli.isSet(train_opt)) {

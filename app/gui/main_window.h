@@ -192,8 +192,9 @@ class MainWindow : public QMainWindow {
   // views, as the PyNative or Graph run after its "mode" metadata (PyNative when it has none).
   void open_trace(const QString& path);
   // File > Open Ranks (main_window_ranks.cpp): one training trace per rank (train --profile
-  // 'DIR{rank}' under mpirun) into the Ranks tab.
-  void open_ranks(const QStringList& paths);
+  // 'DIR{rank}' under mpirun) into the Ranks tab, and (`show_losses`) each rank's loss curve from
+  // its trace into the Training tab, kept by the session.
+  void open_ranks(const QStringList& paths, bool show_losses = true);
   views::RanksView* ranks_view() const { return ranks_; }
   // Training with ranks > 1: modescope-cli train under mpirun, each mode in turn, in a job; each
   // rank's loss curve, the ranks' traces in the Ranks tab. False (one line saying why) without

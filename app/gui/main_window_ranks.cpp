@@ -1,7 +1,8 @@
-// MainWindow: ranks. File > Open Ranks reads one training trace per rank into the Ranks tab; the
-// Training tab with ranks > 1 runs modescope-cli train under mpirun (scripts/mpirun-local's
-// settings: root, oversubscription, no single-copy path, yielding waits), one mode after the other,
-// then shows each rank's loss curve (from its report, kept by the session) and opens the ranks' traces.
+// MainWindow: ranks. File > Open Ranks reads one training trace per rank into the Ranks tab, and
+// each rank's loss as its trace recorded it into the Training tab; the Training tab with ranks > 1
+// runs modescope-cli train under mpirun (scripts/mpirun-local's settings: root, oversubscription,
+// no single-copy path, yielding waits), one mode after the other, then shows each rank's loss
+// curve (from its report) and opens the ranks' traces. The curves are kept by the session.
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
@@ -12,6 +13,8 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTabWidget>
+
+#include <optional>
 
 #include "app/gui/main_window.h"
 #include "app/gui/train_panel.h"
@@ -32,6 +35,35 @@ struct RanksRun {
   int exit_code = 0;
 };
 
+struct OpenedRanks {
+  views::RanksData ranks;
+  std::vector<session::TrainingCurve> curves;  // each rank's loss, where its trace has them
+};
+
+// A rank's loss curve from its trace (the steps' losses and lrs, the lane's step times); none when
+// the trace records no loss. The mode is the run's ("train graph" -> graph).
+std::optional<session::TrainingCurve> loss_curve_of(const views::RankLane& lane, const prof::Trace& trace) {
+  views::RankStepValues v = views::rank_step_values(trace);
+  if (v.losses.empty()) return std::nullopt;
+  std::vector<double> step_ms(v.losses.size(), 0.0);
+  for (const views::RankSpan& s : lane.steps)
+    if (s.step >= 1 && static_cast<size_t>(s.step) <= step_ms.size())
+      step_ms[static_cast<size_t>(s.step - 1)] = static_cast<double>(s.t1 - s.t0) / 1e6;
+  const std::string prefix = "train ";
+  const std::string mode = lane.group.rfind(prefix, 0) == 0 ? lane.group.substr(prefix.size()) : lane.group;
+  return session::rank_curve(mode, lane.rank, lane.world_size, std::move(v.losses), std::move(v.lrs),
+                             std::move(step_ms));
+}
+
+// The Training tab's lines go into each curve's report, so a reopened session shows them again.
+void with_panel_text(std::vector<session::TrainingCurve>& curves, const QString& text) {
+  for (session::TrainingCurve& c : curves) {
+    QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(c.report)).object();
+    o.insert(QStringLiteral("text"), text);
+    c.report = QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
+  }
+}
+
 // Where modescope-cli is: beside the app (the build folder, an install's bin/), else on PATH.
 QString find_cli() {
   const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/modescope-cli");
@@ -40,31 +72,44 @@ QString find_cli() {
 
 }  // namespace
 
-void MainWindow::open_ranks(const QStringList& paths) {
+void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
   show_start_page(false);
   log(tr("Opening %n rank trace(s)", nullptr, static_cast<int>(paths.size())));
   jobs_->start(
       QStringLiteral("open-ranks"), tr("Opening ranks"), this,
-      [paths](views::JobContext& ctx) -> Expected<views::RanksData> {
+      [paths](views::JobContext& ctx) -> Expected<OpenedRanks> {
+        OpenedRanks out;
         std::vector<views::RankLane> lanes;
         for (int i = 0; i < paths.size(); ++i) {
           ctx.progress(static_cast<double>(i) / static_cast<double>(paths.size()),
                        QObject::tr("Reading %1").arg(paths[i]));
           MS_ASSIGN_OR_RETURN(prof::ImportResult r, prof::import_chrome_trace_file(paths[i].toStdString()));
           MS_ASSIGN_OR_RETURN(views::RankLane lane, views::rank_lane(*r.trace, i, paths[i].toStdString()));
+          if (std::optional<session::TrainingCurve> c = loss_curve_of(lane, *r.trace)) out.curves.push_back(*c);
           lanes.push_back(std::move(lane));
         }
-        return views::ranks_data(std::move(lanes));
+        out.ranks = views::ranks_data(std::move(lanes));
+        return out;
       },
-      [this](Expected<views::RanksData> r) {
+      [this, show_losses](Expected<OpenedRanks> r) {
         if (!r) {
           log(QString::fromStdString(r.status().message()), true);
           Q_EMIT ranks_opened(false);
           return;
         }
-        ranks_->set_data(std::move(*r));
+        ranks_->set_data(std::move(r->ranks));
         tabs_->setCurrentWidget(ranks_);
         for (const QString& line : ranks_->summary_text().split(QLatin1Char('\n'))) log(line);
+        // The Training tab: each rank's loss as its trace recorded it.
+        if (show_losses && !r->curves.empty()) {
+          const QString text = tr("Each rank's loss from its trace (%n curve(s)); the ranks are in the Ranks tab",
+                                  nullptr, static_cast<int>(r->curves.size()));
+          with_panel_text(r->curves, text);
+          show_training(r->curves);
+          train_panel_->set_text(text);
+          dirty_ = true;
+          log(text);
+        }
         Q_EMIT ranks_opened(true);
       });
 }
@@ -180,13 +225,8 @@ bool MainWindow::train_ranks() {
           lines << tr("%1 on %2 ranks: reports and traces in %3").arg(who).arg(ranks).arg(run.dir);
           log(lines.back());
         }
-        // The panel's lines travel with the curves (restore_training shows them again).
         const QString text = lines.join(QLatin1Char('\n'));
-        for (session::TrainingCurve& c : curves) {
-          QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(c.report)).object();
-          o.insert(QStringLiteral("text"), text);
-          c.report = QJsonDocument(o).toJson(QJsonDocument::Compact).toStdString();
-        }
+        with_panel_text(curves, text);
         show_training(curves);
         dirty_ = dirty_ || !curves.empty();
         train_panel_->set_text(text);
@@ -194,7 +234,7 @@ bool MainWindow::train_ranks() {
           connect(
               this, &MainWindow::ranks_opened, this,
               [this, ok](bool opened) { Q_EMIT training_finished(ok && opened); }, Qt::SingleShotConnection);
-          open_ranks(traces);
+          open_ranks(traces, /*show_losses=*/false);  // the reports' curves are shown
           return;
         }
         Q_EMIT training_finished(ok);

@@ -2,9 +2,10 @@
 # ctest: each rank's loss curve reaches the app's Training tab and survives a session. First
 # modescope-cli trains two ranks under scripts/mpirun-local with --session: the app opens that
 # session and shows one curve per rank, each with its rank's losses (--dump-models against the
-# ranks' reports). Then the app trains on two ranks itself (the Training tab's Ranks), saves the
-# session, and a second app opens it: the same rank curves come back. Exits 77 (skipped) when
-# xvfb-run or mpirun is missing.
+# ranks' reports). The app opens the ranks' traces (File > Open Ranks, --open-ranks): the same
+# losses, from the traces. Then the app trains on two ranks itself (the Training tab's Ranks),
+# saves the session, and a second app opens it: the same rank curves come back. Exits 77
+# (skipped) when xvfb-run or mpirun is missing.
 #   ranks_session_test.sh MODESCOPE SOURCE_DIR OUTDIR     (modescope-cli beside MODESCOPE)
 set -euo pipefail
 app="$1"; src="$2"; out="$3"
@@ -21,6 +22,28 @@ export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data" MODESCOPE_DATA_DI
 model="zoo:mnist_mlp?batch=16&size=8&hidden=16"
 run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
 training() { sed -n '/^## training/,/^## ranks/p' "$1"; }
+# The dump's curves named "MODE rank R" (MODELS.txt) against each rank's report (DIR/rR.json):
+# the same losses, each with its "rank R of 2" summary, and not the same for both ranks.
+same_losses() {
+  python3 - "$@" <<'PY'
+import json, sys
+models, reports, mode = sys.argv[1:4]
+series, name = {}, None
+for line in open(models):
+    if line.startswith("## ") and series:
+        break
+    if line.startswith(f"{mode} rank "):
+        name = int(line.split()[2].rstrip(":"))
+        series[name] = []
+        assert line.rstrip().endswith(f"rank {name} of 2"), line
+    elif name is not None and line.startswith("  "):
+        series[name].append(float(line.split("\t")[1]))
+for r in (0, 1):
+    losses = json.load(open(f"{reports}/r{r}.json"))["losses"]
+    assert series.get(r) == losses, f"{mode} rank {r}: the app shows {series.get(r)}, the report says {losses}"
+assert series[0] != series[1], "both ranks show the same losses"
+PY
+}
 
 # modescope-cli under mpirun: rank 0's session holds both ranks' curves.
 "$src/scripts/mpirun-local" -np 2 "$cli" train "$model" --data-dir "$src/samples/data" --threads 1 --steps 4 \
@@ -29,25 +52,20 @@ training() { sed -n '/^## training/,/^## ranks/p' "$1"; }
 run_app "$out/cli/s.modescope" --screenshot "$out/opened" --dump-models "$out/opened/models.txt" \
   > "$out/opened/log.txt" 2>&1 || { cat "$out/opened/log.txt"; exit 1; }
 grep -q "^## training (2 series)" "$out/opened/models.txt" || { training "$out/opened/models.txt"; exit 1; }
-python3 - "$out" <<'PY'
-import json, sys
-out = sys.argv[1]
-series, name = {}, None
-for line in open(f"{out}/opened/models.txt"):
-    if line.startswith("## ") and series:
-        break
-    if line.startswith("PyNative rank "):
-        name = int(line.split()[2].rstrip(":"))
-        series[name] = []
-        assert f"rank {name} of 2, final loss" in line, line
-    elif name is not None and line.startswith("  "):
-        series[name].append(float(line.split("\t")[1]))
-for r in (0, 1):
-    losses = json.load(open(f"{out}/cli/r{r}.json"))["losses"]
-    assert series.get(r) == losses, f"rank {r}: the app shows {series.get(r)}, the report says {losses}"
-assert series[0] != series[1], "both ranks show the same losses"
-print("the app shows each rank's losses")
-PY
+same_losses "$out/opened/models.txt" "$out/cli" PyNative
+echo "the app shows each rank's losses"
+
+# File > Open Ranks on the ranks' traces: each rank's loss from its trace, the same as its report's.
+mkdir -p "$out/traces"
+"$src/scripts/mpirun-local" -np 2 "$cli" train "$model" --data-dir "$src/samples/data" --threads 1 --steps 4 \
+  --mode graph --report "$out/traces/r{rank}.json" --profile "$out/traces/p{rank}" > "$out/traces/log.txt" 2>&1 ||
+  { cat "$out/traces/log.txt"; exit 1; }
+run_app --open-ranks "$out/traces/p0/graph.train.trace.json,$out/traces/p1/graph.train.trace.json" \
+  --screenshot "$out/traces" --dump-models "$out/traces/models.txt" \
+  > "$out/traces/app.txt" 2>&1 || { cat "$out/traces/app.txt"; exit 1; }
+test -s "$out/traces/ranks.png" && test -s "$out/traces/train.png"
+same_losses "$out/traces/models.txt" "$out/traces" Graph
+echo "File > Open Ranks shows each rank's losses"
 
 # The app's Training tab on two ranks: saved, reopened, the same curves.
 run_app "$model" --train 3 --ranks 2 --screenshot "$out/train1" --save-session "$out/t.modescope" \

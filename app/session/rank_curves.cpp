@@ -1,6 +1,5 @@
 #include "app/session/rank_curves.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace ms::session {
@@ -22,7 +21,24 @@ Expected<std::vector<double>> numbers(const nlohmann::json& j, const char* field
   return out;
 }
 
+std::string summary_of(int rank, int world_size) {
+  return "rank " + std::to_string(rank) + " of " + std::to_string(world_size);
+}
+
 }  // namespace
+
+TrainingCurve rank_curve(const std::string& mode, int rank, int world_size, std::vector<double> losses,
+                         std::vector<double> lrs, std::vector<double> step_ms) {
+  TrainingCurve c;
+  c.mode = mode;
+  c.name = rank_curve_name(mode, rank);
+  c.report =
+      nlohmann::json{
+          {"mode", mode}, {"rank", rank}, {"world_size", world_size}, {"summary", summary_of(rank, world_size)}}
+          .dump();
+  c.losses = std::move(losses), c.lrs = std::move(lrs), c.step_ms = std::move(step_ms);
+  return c;
+}
 
 Expected<TrainingCurve> rank_curve_from_report(const std::string& report_json, const std::string& what,
                                                const std::vector<double>& lrs) {
@@ -43,10 +59,7 @@ Expected<TrainingCurve> rank_curve_from_report(const std::string& report_json, c
                             std::to_string(c.losses.size()));
   c.lrs = lrs;
   c.lrs.resize(c.losses.size(), lrs.empty() ? 0.0 : lrs.back());
-  char summary[96];
-  std::snprintf(summary, sizeof summary, "rank %d of %d, final loss %.4f", rank, j["world_size"].get<int>(),
-                c.losses.empty() ? 0.0 : c.losses.back());
-  j["summary"] = summary;
+  j["summary"] = summary_of(rank, j["world_size"].get<int>());
   c.report = j.dump();
   return c;
 }

@@ -29,9 +29,19 @@ TEST(RankCurves, ACurveFromEachRanksReport) {
   EXPECT_EQ(c->lrs, (std::vector<double>{0.05, 0.04, 0.04}));  // one per step
   EXPECT_EQ(rank_of_curve(*c), 1);
   const auto report = nlohmann::json::parse(c->report);
-  EXPECT_EQ(report["summary"], "rank 1 of 2, final loss 2.0600");
+  EXPECT_EQ(report["summary"], "rank 1 of 2");
   EXPECT_EQ(report["losses"], rank_report_json(1, "graph")["losses"]);
   EXPECT_EQ(rank_curve_name("pynative", 0), "PyNative rank 0");
+}
+
+TEST(RankCurves, ACurveFromWhatATraceRecorded) {
+  const TrainingCurve c = rank_curve("pynative", 3, 4, {2.5, 2.0}, {0.1, 0.1}, {7.0, 2.0});
+  EXPECT_EQ(c.name, "PyNative rank 3");
+  EXPECT_EQ(c.mode, "pynative");
+  EXPECT_EQ(c.losses, (std::vector<double>{2.5, 2.0}));
+  EXPECT_EQ(c.step_ms, (std::vector<double>{7.0, 2.0}));
+  EXPECT_EQ(rank_of_curve(c), 3);
+  EXPECT_EQ(nlohmann::json::parse(c.report)["summary"], "rank 3 of 4");
 }
 
 TEST(RankCurves, AReportWithoutWhatACurveNeedsIsRefusedNamingItAndTheField) {

@@ -53,6 +53,23 @@ TEST(LossCurve, DrawsEachModesCurveAsPointsArrive) {
   EXPECT_EQ(view.series_count(), 0);
 }
 
+TEST(LossCurve, TheRanksOfAModeTakeShadesOfItsColour) {
+  test::qt_app();
+  LossCurveView view;
+  view.resize(800, 400);
+  for (const char* name : {"PyNative", "PyNative rank 0", "PyNative rank 1", "PyNative rank 2", "Graph rank 1"})
+    view.begin_series(name);
+  EXPECT_EQ(view.color("PyNative rank 0"), view.color("PyNative"));
+  EXPECT_NE(view.color("PyNative rank 1"), view.color("PyNative rank 0"));
+  EXPECT_NE(view.color("PyNative rank 2"), view.color("PyNative rank 1"));
+  EXPECT_EQ(view.color("PyNative rank 1").hue(), view.color("PyNative").hue());
+  EXPECT_GT(view.color("PyNative rank 1").lightness(), view.color("PyNative").lightness());
+  EXPECT_EQ(view.color("Graph rank 1").hue(), QColor(0xe6, 0x7e, 0x22).hue());
+  EXPECT_FALSE(view.color("none").isValid());
+  for (int s = 1; s <= 50; ++s) view.add_point("PyNative rank 1", s, 2.0 - s / 50.0);
+  EXPECT_GT(count_colour(view.grab().toImage(), view.color("PyNative rank 1")), 100);
+}
+
 TEST(LossCurve, NonFiniteLossesAreSkippedNotDrawn) {
   test::qt_app();
   LossCurveView view;

@@ -1,7 +1,7 @@
 // The Ranks view's data from per-rank training traces as `train --profile 'DIR{rank}'` writes them
 // (imported from Chrome JSON): steps and collectives per rank from the first step, the median step
 // time, the all-reduce wait per step, the collectives of one sequence lined up, the straggler; and
-// the view renders and summarizes them.
+// the view renders and summarizes them; each step's loss and lr from the trace.
 #include <gtest/gtest.h>
 
 #include <QImage>
@@ -197,6 +197,32 @@ TEST(RanksView, LanesAlignAfterTheCompileStepAndItsFiguresLeaveItOut) {
       "train graph · rank 0: step 1.00 ms (median), all-reduce wait 0.50 ms/step over steps 2–3, 6 collectives "
       "(warm-up step 1: 3.00 ms, after the compile)")))
       << v.summary_text().toStdString();
+}
+
+TEST(RanksView, EachStepsLossAndLrComeFromTheTrace) {
+  // As train --profile writes them: "step N" on the steps track with the loss and lr as arguments.
+  auto step = [](int n, const std::string& args) {
+    return R"(,{"ph":"X","pid":1,"tid":1,"ts":)" + std::to_string(n * 10) + R"(,"dur":5,"name":"step )" +
+           std::to_string(n) + R"(","args":)" + args + "}";
+  };
+  const std::string head = R"({"traceEvents":[{"ph":"M","pid":1,"tid":1,"name":"thread_name","args":{"name":"steps"}})";
+  auto t = prof::import_chrome_trace_string(head + step(2, R"({"loss":2.25,"lr":0.05})") +
+                                            step(1, R"({"loss":2.5,"lr":1e-05})") +
+                                            step(3, R"({"loss":-1.5e-3,"lr":0.04})") + "]}");
+  ASSERT_TRUE(t.has_value()) << t.status().message();
+  RankStepValues v = rank_step_values(*t->trace);
+  EXPECT_EQ(v.losses, (std::vector<double>{2.5, 2.25, -1.5e-3}));  // by step, not by order in the file
+  EXPECT_EQ(v.lrs, (std::vector<double>{1e-05, 0.05, 0.04}));
+  // A step without a readable loss ends the curve there; a trace without losses has none.
+  t = prof::import_chrome_trace_string(head + step(1, R"({"loss":2.5})") + step(2, R"({"loss":"high"})") +
+                                       step(3, R"({"loss":2.0})") + "]}");
+  ASSERT_TRUE(t.has_value());
+  v = rank_step_values(*t->trace);
+  EXPECT_EQ(v.losses, (std::vector<double>{2.5}));
+  EXPECT_EQ(v.lrs, (std::vector<double>{0.0}));
+  t = prof::import_chrome_trace_string(rank_trace_json(0, 1000, 0));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(rank_step_values(*t->trace).losses.empty());
 }
 
 TEST(RanksView, ATraceWithoutStepsIsRefusedNamingTheFile) {

@@ -1,6 +1,8 @@
 #include "views/timeline/ranks_data.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -12,6 +14,15 @@ namespace {
 int64_t int_after(const std::string& text, const std::regex& re, int64_t fallback) {
   std::smatch m;
   return std::regex_search(text, m, re) ? std::stoll(m[1].str()) : fallback;
+}
+
+// The whole of `text` as a number (false, and `out` untouched, for anything else).
+bool number_of(const std::string& text, double& out) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return false;
+  out = v;
+  return true;
 }
 
 void shift_lane(RankLane& lane, int64_t origin) {
@@ -83,6 +94,33 @@ Expected<RankLane> rank_lane(const prof::Trace& t, int fallback_rank, const std:
   }
   measure_lane(lane);
   return lane;
+}
+
+RankStepValues rank_step_values(const prof::Trace& t) {
+  static const std::regex kStep(R"(^step (\d+)$)"), kLoss(R"("loss"\s*:\s*([-+0-9.eE]+))"),
+      kLr(R"("lr"\s*:\s*([-+0-9.eE]+))");
+  int64_t steps_track = -1;
+  for (size_t i = 0; i < t.tracks.size() && steps_track < 0; ++i)
+    if (t.tracks[i].name == "steps") steps_track = static_cast<int64_t>(i);
+  std::map<double, std::pair<double, double>> by_step;  // step -> (loss, lr)
+  for (const prof::Event& e : t.events) {
+    if (e.track != steps_track) continue;
+    const std::string name(t.str(e.name)), args(t.str(e.args));
+    std::smatch step, loss, lr;
+    double n = 0, l = 0, rate = 0;
+    if (!std::regex_search(name, step, kStep) || !std::regex_search(args, loss, kLoss) ||
+        !number_of(step[1].str(), n) || !number_of(loss[1].str(), l))
+      continue;
+    if (std::regex_search(args, lr, kLr)) number_of(lr[1].str(), rate);
+    by_step[n] = {l, rate};
+  }
+  RankStepValues v;
+  // Steps 1..N without a gap; a trace missing one is read up to it.
+  for (double s = 1; by_step.count(s); ++s) {
+    v.losses.push_back(by_step[s].first);
+    v.lrs.push_back(by_step[s].second);
+  }
+  return v;
 }
 
 void measure_lane(RankLane& lane) {

@@ -42,6 +42,13 @@ struct RanksData {
 // One lane from one rank's trace; `fallback_rank` when the trace does not say its rank. Errors
 // (no "steps" track) name `what` (the file).
 Expected<RankLane> rank_lane(const prof::Trace& t, int fallback_rank, const std::string& what);
+// Each step's loss and learning rate as a rank's trace records them (the "steps" track's "step N"
+// events, args "loss" and "lr"), by step from 1; empty when the trace has none (no steps track, or
+// steps without a loss).
+struct RankStepValues {
+  std::vector<double> losses, lrs;
+};
+RankStepValues rank_step_values(const prof::Trace& t);
 // The lanes' figures (median step time, all-reduce wait) over steps first_step..last_step.
 void measure_lane(RankLane& lane);
 // The lanes sorted by group and rank, aligned and compared.

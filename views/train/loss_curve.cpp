@@ -3,6 +3,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "views/common/axis.h"
@@ -11,11 +12,20 @@ namespace ms::views {
 
 namespace {
 
+// A mode's colour ("PyNative", "Graph"); the ranks of a data-parallel run ("Graph rank 2") in
+// lighter shades of it, rank 0 in the mode's own.
 QColor color_for(const QString& name, size_t index) {
-  if (name.startsWith(QLatin1String("PyNative"), Qt::CaseInsensitive)) return QColor(0x1f, 0x77, 0xb4);
-  if (name.startsWith(QLatin1String("Graph"), Qt::CaseInsensitive)) return QColor(0xe6, 0x7e, 0x22);
-  static const QColor others[] = {QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)};
-  return others[index % 3];
+  QColor c;
+  if (name.startsWith(QLatin1String("PyNative"), Qt::CaseInsensitive))
+    c = QColor(0x1f, 0x77, 0xb4);
+  else if (name.startsWith(QLatin1String("Graph"), Qt::CaseInsensitive))
+    c = QColor(0xe6, 0x7e, 0x22);
+  else
+    return std::array{QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)}[index % 3];
+  const qsizetype at = name.lastIndexOf(QLatin1String(" rank "));
+  bool number = false;
+  const int rank = at < 0 ? 0 : name.mid(at + 6).toInt(&number);
+  return number && rank > 0 ? c.lighter(100 + 45 * (1 + (rank - 1) % 3)) : c;
 }
 
 }  // namespace
@@ -23,6 +33,12 @@ QColor color_for(const QString& name, size_t index) {
 LossCurveView::LossCurveView(QWidget* parent) : QWidget(parent) {
   setMinimumSize(320, 200);
   setAutoFillBackground(true);
+}
+
+QColor LossCurveView::color(const QString& name) const {
+  for (const auto& s : series_)
+    if (s.name == name) return s.color;
+  return {};
 }
 
 LossCurveView::Series* LossCurveView::find(const QString& name) {

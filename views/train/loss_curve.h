@@ -29,6 +29,8 @@ class LossCurveView : public QWidget {
   QStringList names() const;
   std::vector<std::pair<int, double>> points(const QString& name) const;
   QString summary(const QString& name) const;
+  // The series' colour: its mode's, lighter for ranks above 0 ("Graph rank 1"); invalid for none.
+  QColor color(const QString& name) const;
   QSize sizeHint() const override { return {900, 420}; }
 
  protected:
