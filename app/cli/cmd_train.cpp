@@ -334,7 +334,10 @@ int train_command(TrainArgs a) {
     nlohmann::json j = result_json(a, *r, a.mode);
     if (!rank_reports.empty()) {
       j["rank_losses"] = nlohmann::json::array();
-      for (const std::string& text : rank_reports) j["rank_losses"].push_back(nlohmann::json::parse(text)["losses"]);
+      for (const std::string& text : rank_reports) {
+        const nlohmann::json other = nlohmann::json::parse(text, nullptr, false);
+        j["rank_losses"].push_back(other.is_object() && other.contains("losses") ? other["losses"] : nlohmann::json());
+      }
     }
     if (Status ws = write_file_atomic(rank_path(a.report, *rank), j.dump(2) + "\n"); !ws) return fail(ws.message());
   }
