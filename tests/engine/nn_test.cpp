@@ -257,12 +257,16 @@ void few_rows_run_as_matrix_vector_products() {
 // (the second from the cached packing) and once more after the weights change in a new buffer. Fewer
 // than kPackedSgemmMinRows rows (8 and 5 here) take another kernel: oneDNN 2.6.3's AVX-512 packed
 // sgemm faults on them with transposed weights.
-TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) {
+// Forced off (the default from AVX-512 on), the same products take the matmul primitive with the
+// weights reordered once (fused::prepacked_product).
+void frozen_weight_products(bool prefer_packed) {
+  ms::cpu::nn::set_packed_sgemm_preferred(prefer_packed);
   const bool packed = ms::cpu::nn::packed_sgemm_applies([] {
     Tensor w = random_tensor(DType::F32, {2, 2}, 1);
     w.buffer()->freeze();
     return w;
   }());
+  EXPECT_TRUE(prefer_packed || !packed);
   for (int64_t ta : {0, 1})
     for (int64_t tb : {0, 1})
       for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{64, 300, 203},
@@ -282,7 +286,12 @@ TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) {
             const Attrs attrs{{"transA", ta}, {"transB", tb}, {"beta", 2.0f}};
             auto y = run_kernel_full(make_node("Gemm", 3, 1, attrs), {a, b, c});
             ASSERT_TRUE(y.has_value()) << y.status().message();
-            if (packed && m >= ms::cpu::nn::kPackedSgemmMinRows) EXPECT_EQ(y->impl, "onednn:sgemm-packed");
+            if (packed && m >= ms::cpu::nn::kPackedSgemmMinRows) {
+              EXPECT_EQ(y->impl, "onednn:sgemm-packed");
+            }
+            if (!prefer_packed) {
+              EXPECT_EQ(y->impl.find("sgemm-packed"), std::string::npos) << y->impl;
+            }
             expect_close(y->outputs[0], want, 1e-4, 1e-4, "gemm");
           }
           if (ta) continue;
@@ -292,7 +301,13 @@ TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) {
             for (int64_t i = 0; i < 2 * m * k; ++i) a3.data<float>()[i] = a.data<float>()[i % (m * k)];
             auto mm = run_kernel_full(make_node("MatMul", 2), {a3, b});
             ASSERT_TRUE(mm.has_value()) << mm.status().message();
-            if (packed && 2 * m >= ms::cpu::nn::kPackedSgemmMinRows) EXPECT_EQ(mm->impl, "onednn:sgemm-packed");
+            if (packed && 2 * m >= ms::cpu::nn::kPackedSgemmMinRows) {
+              EXPECT_EQ(mm->impl, "onednn:sgemm-packed");
+            }
+            if (!prefer_packed) {  // the rows product with the weights reordered once, not the plain one
+              EXPECT_EQ(mm->impl.rfind("onednn:", 0), 0u) << mm->impl;
+              EXPECT_EQ(mm->impl.find("sgemm-packed"), std::string::npos) << mm->impl;
+            }
             for (int64_t i = 0; i < 2 * m * n; ++i)
               EXPECT_NEAR(value_at(mm->outputs[0], i),
                           want[static_cast<size_t>(i % (m * n))] - 2.0 * c.at_double(i % n), 1e-4);
@@ -304,14 +319,20 @@ TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) {
           const Tensor r = random_tensor(DType::F32, {m, n}, seed + 3);
           auto f = run_kernel_full(fused, {a, b, c, r});
           ASSERT_TRUE(f.has_value()) << f.status().message();
-          if (packed && m >= ms::cpu::nn::kPackedSgemmMinRows) EXPECT_EQ(f->impl, "fused:onednn:sgemm-packed");
+          if (packed && m >= ms::cpu::nn::kPackedSgemmMinRows) {
+            EXPECT_EQ(f->impl, "fused:onednn:sgemm-packed");
+          }
           vector<double> fw(want.size());
           for (int64_t i = 0; i < m * n; ++i)
             fw[static_cast<size_t>(i)] =
                 std::max(0.0, want[static_cast<size_t>(i)] - c.at_double(i % n)) + r.at_double(i);
           expect_close(f->outputs[0], fw, 1e-4, 1e-4, "fused gemm");
         }
+  ms::cpu::nn::set_packed_sgemm_preferred(std::nullopt);
 }
+
+TEST(NnMatMul, FrozenWeightsRunThroughThePackedSgemm) { frozen_weight_products(true); }
+TEST(NnMatMul, FrozenWeightsRunThroughThePrepackedPrimitive) { frozen_weight_products(false); }
 
 TEST(NnMatMul, BatchBroadcastAndVectors) {
   for (DType t : {DType::F32, DType::F64, DType::I64}) {

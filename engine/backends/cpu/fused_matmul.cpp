@@ -188,7 +188,9 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
 Status prepacked_product(runtime::KernelContext& ctx, bool gemm) {
   Tensor& y = ctx.output(0);
   if (!y.defined() || y.numel() == 0) return ctx.unsupported_case("output not allocated");
-  return try_prepacked(ctx, gemm, y, {});
+  Status s = try_prepacked(ctx, gemm, y, {});
+  if (s.is_ok() && ctx.impl().rfind("fused:", 0) == 0) ctx.set_impl(ctx.impl().substr(6));  // a plain product
+  return s;
 }
 
 void register_fused_matmul_kernels(runtime::KernelRegistry& r) {

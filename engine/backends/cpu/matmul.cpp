@@ -101,11 +101,13 @@ bool onednn_matmul_types(const Tensor& a, const Tensor& b, const Tensor& y) {
   return (a.dtype() == DType::F32 || a.dtype() == DType::BF16) && b.dtype() == a.dtype() && y.dtype() == a.dtype();
 }
 
-// bf16 products with a compiled graph's constant 2-D weights: reordered once into oneDNN's layout
-// (the plain layout costs a repack inside every call).
-bool bf16_constant_weights(const Tensor& a, const Tensor& b, const Tensor& y) {
-  return a.dtype() == DType::BF16 && b.dtype() == DType::BF16 && y.dtype() == DType::BF16 && b.rank() == 2 &&
-         b.buffer() && b.buffer()->frozen();
+// Products with a compiled graph's constant 2-D weights, bf16 or f32 (where the packed sgemm is not
+// this CPU's better kernel, sgemm_packed.h): reordered once into oneDNN's layout (the plain layout
+// costs a repack inside every call).
+bool constant_weights(const Tensor& a, const Tensor& b, const Tensor& y) {
+  const DType t = a.dtype();
+  return (t == DType::BF16 || (t == DType::F32 && !packed_sgemm_preferred())) && b.dtype() == t && y.dtype() == t &&
+         b.rank() == 2 && b.buffer() && b.buffer()->frozen();
 }
 
 Status matmul_kernel(runtime::KernelContext& ctx) {
@@ -127,7 +129,7 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
     Status s = packed_sgemm(ctx, a.data<float>(), false, b, false, a.numel() / p.k, p.n, p.k, false, y.data<float>());
     if (s.code() != ErrorCode::Unsupported) return s;
   }
-  if (bf16_constant_weights(a, b, y)) {
+  if (constant_weights(a, b, y)) {
     Status s = fused::prepacked_product(ctx, /*gemm=*/false);
     if (s.code() != ErrorCode::Unsupported) return s;
   }
@@ -179,7 +181,7 @@ Status gemm_kernel(runtime::KernelContext& ctx) {
   const double alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
   const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
   if (y.numel() == 0) return Status::ok();
-  if (bf16_constant_weights(a, b, y) && k > 0) {
+  if (constant_weights(a, b, y) && k > 0 && (a.dtype() != DType::F32 || m > kGemvMaxRows)) {
     Status s = fused::prepacked_product(ctx, /*gemm=*/true);
     if (s.code() != ErrorCode::Unsupported) return s;
   }

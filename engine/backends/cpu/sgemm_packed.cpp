@@ -1,5 +1,6 @@
 #include "engine/backends/cpu/sgemm_packed.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -74,9 +75,30 @@ PackedRegistry& packed_registry() {
 }  // namespace
 #endif
 
+namespace {
+std::atomic<int> g_preferred{-1};  // -1: the CPU's default
+}  // namespace
+
+bool packed_sgemm_preferred() {
+#if MODESCOPE_HAVE_SGEMM_PACK
+  if (const int forced = g_preferred.load(std::memory_order_relaxed); forced >= 0) return forced != 0;
+  static const bool below_avx512 = [] {
+    constexpr unsigned kAvx512Core = dnnl_cpu_isa_avx512_core;  // ISA values nest as bit sets
+    return (static_cast<unsigned>(dnnl_get_effective_cpu_isa()) & kAvx512Core) != kAvx512Core;
+  }();
+  return below_avx512;
+#else
+  return false;
+#endif
+}
+
+void set_packed_sgemm_preferred(std::optional<bool> preferred) {
+  g_preferred.store(preferred ? (*preferred ? 1 : 0) : -1, std::memory_order_relaxed);
+}
+
 bool packed_sgemm_applies(const Tensor& w) {
 #if MODESCOPE_HAVE_SGEMM_PACK
-  return w.dtype() == DType::F32 && w.rank() == 2 && w.buffer() && w.buffer()->frozen();
+  return packed_sgemm_preferred() && w.dtype() == DType::F32 && w.rank() == 2 && w.buffer() && w.buffer()->frozen();
 #else
   (void)w;
   return false;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "engine/core/status.h"
 #include "engine/core/tensor.h"
@@ -30,7 +31,18 @@ inline constexpr int64_t kPackedSgemmMinRows = 16;
 Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const Tensor& w, bool tw, int64_t m,
                     int64_t n, int64_t k, bool accumulate, float* y);
 
-// Whether packed_sgemm can take these weights (built in, f32, 2-D, frozen).
+// Whether packed_sgemm takes these weights: built in, preferred on this CPU, f32, 2-D, frozen.
 bool packed_sgemm_applies(const Tensor& w);
+
+// Whether the packed sgemm is the better kernel for constant f32 weights on this CPU: below
+// AVX-512, where oneDNN 2.6's f32 matmul is its gemm:jit, which packs the weights again on every
+// call. From AVX-512 on the matmul primitive is brgemm, which takes weights reordered once into its
+// own layout and runs bias, post-ops and residual inside the product instead of a second pass over
+// the output: on a 2-core Zen 4 (Graph O2, 2 threads, interleaved runs) the primitive took 0.92x
+// the packed sgemm's time on ConvNeXt-T and ViT-B/16 and 0.98x on Swin-T. The callers then send
+// those weights to the prepacked matmul primitive (fused::prepacked_product).
+bool packed_sgemm_preferred();
+// Tests: force the preference (true or false), or give it back to the CPU (nullopt).
+void set_packed_sgemm_preferred(std::optional<bool> preferred);
 
 }  // namespace ms::cpu::nn
