@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "engine/backends/cpu/simd_clones.h"
 #include "engine/ops/schema.h"
 #include "tests/engine/tensor_test_util.h"
 
@@ -252,24 +253,28 @@ TEST(TensorOps, TransposeMatchesNaiveLoop) {
 }
 
 TEST(TensorOps, LargeTransposesUseTilesCorrectly) {
-  // Shapes past the tile size, with ragged edges, for each element width.
-  for (DType dt : {DType::U8, DType::F16, DType::F32, DType::I64}) {
-    const Shape s{2, 37, 50};
-    Tensor x = Tensor::empty(dt, s);
-    auto* b = static_cast<unsigned char*>(x.raw());
-    for (size_t i = 0; i < x.nbytes(); ++i) b[i] = static_cast<unsigned char>(i * 7 + 3);
-    const Tensor y = run_tensor_op(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}), {x});
-    ASSERT_EQ(y.shape(), (Shape{50, 2, 37}));
-    const size_t es = dtype_size(dt);
-    const auto* o = static_cast<const unsigned char*>(y.raw());
-    for (int64_t c = 0; c < 50; ++c)
-      for (int64_t a = 0; a < 2; ++a)
-        for (int64_t m = 0; m < 37; ++m)
-          ASSERT_EQ(std::memcmp(o + static_cast<size_t>((c * 2 + a) * 37 + m) * es,
-                                b + static_cast<size_t>((a * 37 + m) * 50 + c) * es, es),
-                    0)
-              << dtype_name(dt);
-  }
+  // Shapes past the tile size, with ragged edges, for each element width; 4-byte values at each
+  // SIMD width (8x8 register blocks from AVX2 on, element copies at 4).
+  for (DType dt : {DType::U8, DType::F16, DType::F32, DType::I32, DType::I64})
+    for (int cap : {4, 16}) {
+      const int old_cap = ms::cpu::simd_width_cap().exchange(cap);
+      const Shape s{2, 37, 50};
+      Tensor x = Tensor::empty(dt, s);
+      auto* b = static_cast<unsigned char*>(x.raw());
+      for (size_t i = 0; i < x.nbytes(); ++i) b[i] = static_cast<unsigned char>(i * 7 + 3);
+      const Tensor y = run_tensor_op(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}), {x});
+      ASSERT_EQ(y.shape(), (Shape{50, 2, 37}));
+      const size_t es = dtype_size(dt);
+      const auto* o = static_cast<const unsigned char*>(y.raw());
+      for (int64_t c = 0; c < 50; ++c)
+        for (int64_t a = 0; a < 2; ++a)
+          for (int64_t m = 0; m < 37; ++m)
+            ASSERT_EQ(std::memcmp(o + static_cast<size_t>((c * 2 + a) * 37 + m) * es,
+                                  b + static_cast<size_t>((a * 37 + m) * 50 + c) * es, es),
+                      0)
+                << dtype_name(dt) << " width " << cap;
+      ms::cpu::simd_width_cap().store(old_cap);
+    }
 }
 
 // NCHW -> NHWC of a 2 MB activation (ConvNeXt's permutes): large enough that rows of tiles are split

@@ -3,6 +3,11 @@
 
 #include <algorithm>
 
+#include "engine/backends/cpu/simd_clones.h"
+#if MS_SIMD_DISPATCH
+#include <immintrin.h>
+#endif
+
 #include "engine/backends/cpu/tensor_internal.h"
 #include "engine/ops/schema.h"
 
@@ -112,6 +117,49 @@ void copy_inner(char* d, const char* s, const Dim& in, size_t esize) {
   }
 }
 
+#if MS_SIMD_DISPATCH
+// Eight rows of 8 four-byte values at s (rows ss apart) written transposed at d (rows ds apart).
+MS_TARGET_AVX2 void transpose_8x8(const float* s, int64_t ss, float* d, int64_t ds) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ss);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(d + i * ds, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(d + (i + 4) * ds, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+// The tile [ib, ie) x [jb, je) of a transpose of 4-byte values (dst contiguous along x, src along
+// y) in 8x8 register blocks, the edges element by element: a scalar copy of each element ran at
+// about 10 GB/s (ConvNeXt's [1,96,56,56] <-> [1,56,56,96] took 240 us). False without AVX2.
+template <class T>
+bool transpose_tile_8x8(T* dp, const T* sp, int64_t src_row, int64_t dst_row, int64_t ib, int64_t ie, int64_t jb,
+                        int64_t je) {
+  if (simd_width() < 8) return false;
+  const int64_t xe = ib + (ie - ib) / 8 * 8, ye = jb + (je - jb) / 8 * 8;
+  for (int64_t y = jb; y < ye; y += 8)
+    for (int64_t x = ib; x < xe; x += 8)
+      transpose_8x8(reinterpret_cast<const float*>(sp + x * src_row + y), src_row,
+                    reinterpret_cast<float*>(dp + x + y * dst_row), dst_row);
+  for (int64_t y = jb; y < je; ++y)
+    for (int64_t x = y < ye ? xe : ib; x < ie; ++x) dp[x + y * dst_row] = sp[x * src_row + y];
+  return true;
+}
+#else
+template <class T> bool transpose_tile_8x8(T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) {
+  return false;
+}
+#endif
+
 // A transpose-like copy: the dst-contiguous dim (dims[0]) is strided in src while dims[j] is
 // contiguous in src. Copying 32x32 tiles keeps both sides in cache instead of striding through one.
 // The (outer index, row of tiles) pairs are split across the threads when the copy is large.
@@ -143,6 +191,9 @@ template <class T> void tiled_copy(char* d, const char* s, const Dim* dims, int 
     const int64_t jb = (t % rows) * kTile, je = std::min(b.n, jb + kTile);
     for (int64_t ib = 0; ib < a.n; ib += kTile) {
       const int64_t ie = std::min(a.n, ib + kTile);
+      if constexpr (sizeof(T) == 4) {
+        if (transpose_tile_8x8(dp, sp, a.ss, b.ds, ib, ie, jb, je)) continue;
+      }
       for (int64_t y = jb; y < je; ++y)
         for (int64_t x = ib; x < ie; ++x) std::memcpy(dp + x * a.ds + y * b.ds, sp + x * a.ss + y * b.ss, sizeof(T));
     }
