@@ -235,9 +235,17 @@ def check(m: Model, cli: Cli, threads: int, seed: int, tmp: str) -> dict:
         except (RuntimeError, OSError) as e:
             res[key] = None
             res.setdefault("errors", {})[key] = str(e)
-    devs = [v for k, v in res.items() if k in ("ort", "pynative", "graph_O2")]
-    other_rtol = BF16_RTOL if OTHER_LEVEL == "bf16" else rtol_of(m.name)
-    res["ok"] = all(v is not None and v <= rtol_of(m.name) for v in devs) and \
+    limit = rtol_of(m.name)
+    judged = ("ort", "pynative", "graph_O2")
+    if m.ref_kind == "ort-float" and res.get("ort") is not None:
+        # Against the float model the deviation measures the quantization itself (ONNX Runtime's own
+        # int8 output is 0.12 off on the QDQ encoder): ours may stray up to 1.5x as far as ORT's.
+        limit = max(limit, 1.5 * res["ort"])
+        judged = ("pynative", "graph_O2")
+    res["limit"] = limit
+    devs = [v for k, v in res.items() if k in judged]
+    other_rtol = BF16_RTOL if OTHER_LEVEL == "bf16" else limit
+    res["ok"] = all(v is not None and v <= limit for v in devs) and \
         res.get("graph_other") is not None and res["graph_other"] <= other_rtol
     return res
 
@@ -380,15 +388,17 @@ def main() -> int:
 
     print()
     print(f"Output checks (batch 1, fixed input): max|got - want| / max|want|, limit {RTOL:g} "
-          f"({QDQ_RTOL:g} for quantized models" + (f", {BF16_RTOL:g} for bf16)" if OTHER_LEVEL == "bf16" else ")"))
+          f"({QDQ_RTOL:g} for quantized models, or 1.5x ONNX Runtime's own deviation from a float reference"
+          + (f", {BF16_RTOL:g} for bf16)" if OTHER_LEVEL == "bf16" else ")"))
     print(f"{'model':20s} {'reference':13s} {'PyNative':>16s} {'Graph O2':>16s} {'Graph ' + OTHER_LEVEL:>16s} "
           f"{'ORT':>16s}")
     for name, c in checks.items():
         if "reference" not in c:
             print(f"{name:20s} check failed: {c['errors']['check']}")
             continue
-        lim = c["rtol"]
-        ort_col = fmt_dev(c["ort"], lim) if "ort" in c else "(reference)"
+        lim = c.get("limit", c["rtol"])
+        ort_col = fmt_dev(c["ort"], lim if c["reference"] != "ORT float32" else float("inf")) if "ort" in c \
+            else "(reference)"
         print(f"{name:20s} {c['reference']:13s} {fmt_dev(c['pynative'], lim):>16s} "
               f"{fmt_dev(c['graph_O2'], lim):>16s} "
               f"{fmt_dev(c['graph_other'], BF16_RTOL if OTHER_LEVEL == 'bf16' else lim):>16s} {ort_col:>16s}")
