@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "engine/ops/fused.h"
 #include "tests/engine/kernel_harness.h"
 
 namespace ms::test {
@@ -169,6 +170,24 @@ TEST(AmpKernels, ElementwiseAndPoolingRunInBf16) {
       {x});
   expect_bf16_close(make_node("GlobalAveragePool", 1), {x}, false);
   expect_bf16_close(make_node("ReduceMean", 1, 1, {{"axes", std::vector<int64_t>{0, 2, 3}}}), {x}, false);
+}
+
+// A bf16 squeeze-excite block whose planes span several of the kernel's conversion chunks (2,304
+// values a plain plane, 36,864 a block of 16 channels), plain and blocked, against f32.
+TEST(AmpKernels, SqueezeExciteBf16OverSeveralChunksMatchesF32) {
+  for (int64_t blocked : {0, 1}) {
+    SCOPED_TRACE("blocked " + std::to_string(blocked));
+    ir::Node node = make_node("FusedSqueezeExcite", 5, 1,
+                              {{"post_ops", std::vector<std::string>{"Relu", "Sigmoid"}},
+                               {"src_blocked", blocked},
+                               {"dst_blocked", blocked},
+                               {"layout_block", int64_t{16}}});
+    node.domain = ops::kFusedDomain;
+    expect_bf16_close(node,
+                      {random_f32({1, 32, 48, 48}, 11), random_f32({8, 32, 1, 1}, 12), random_f32({8}, 13),
+                       random_f32({32, 8, 1, 1}, 14), random_f32({32}, 15)},
+                      false);
+  }
 }
 
 }  // namespace

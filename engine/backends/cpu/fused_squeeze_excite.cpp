@@ -44,7 +44,6 @@ template <class T> inline __attribute__((always_inline)) float se_plane_sum_of(c
   return s;
 }
 MS_SIMD_CLONES float se_plane_sum(const float* x, int64_t n) { return se_plane_sum_of(x, n); }
-MS_SIMD_CLONES float se_plane_sum(const bf16* x, int64_t n) { return se_plane_sum_of(x, n); }
 
 // acc[j] = sum over the plane of lane j of a block of B channels (B a constant: one loop of whole
 // registers).
@@ -67,9 +66,6 @@ inline __attribute__((always_inline)) void se_block_sum_t(const T* x, int64_t hw
 MS_SIMD_CLONES void se_block_sum(const float* x, int64_t hw, int64_t block, float* acc) {
   se_block_sum_t(x, hw, block, acc);
 }
-MS_SIMD_CLONES void se_block_sum(const bf16* x, int64_t hw, int64_t block, float* acc) {
-  se_block_sum_t(x, hw, block, acc);
-}
 
 // In place (y == x) is fine: each element is read before it is written.
 template <class T> inline __attribute__((always_inline)) void se_plane_scale_of(const T* x, T* y, int64_t n, float s) {
@@ -77,7 +73,6 @@ template <class T> inline __attribute__((always_inline)) void se_plane_scale_of(
   for (int64_t i = 0; i < n; ++i) se_store(y[i], se_load(x[i]) * s);
 }
 MS_SIMD_CLONES void se_plane_scale(const float* x, float* y, int64_t n, float s) { se_plane_scale_of(x, y, n, s); }
-MS_SIMD_CLONES void se_plane_scale(const bf16* x, bf16* y, int64_t n, float s) { se_plane_scale_of(x, y, n, s); }
 
 template <int B, class T>
 inline __attribute__((always_inline)) void se_block_scale_of(const T* x, T* y, int64_t hw, const float* __restrict s) {
@@ -100,8 +95,54 @@ inline __attribute__((always_inline)) void se_block_scale_t(const T* x, T* y, in
 MS_SIMD_CLONES void se_block_scale(const float* x, float* y, int64_t hw, int64_t block, const float* s) {
   se_block_scale_t(x, y, hw, block, s);
 }
-MS_SIMD_CLONES void se_block_scale(const bf16* x, bf16* y, int64_t hw, int64_t block, const float* s) {
-  se_block_scale_t(x, y, hw, block, s);
+
+// bf16 x and y: a chunk at a time widened to f32 through the vectorized conversions
+// (bf16_convert.h), the f32 loops above on it, rounded back. Element by element inside the loops the
+// bf16 block took twice the f32 block's time (EfficientNet-B0's 16 blocks: 1.46 against 0.70 ms).
+constexpr int64_t kSeChunk = 2048;  // floats: 8 KiB on the stack, a multiple of every channel block
+
+float se_plane_sum(const bf16* x, int64_t n) {
+  float buf[kSeChunk], s = 0.f;
+  for (int64_t i = 0; i < n; i += kSeChunk) {
+    const int64_t len = std::min(kSeChunk, n - i);
+    widen_bf16(x + i, buf, len);
+    s += se_plane_sum(buf, len);
+  }
+  return s;
+}
+
+void se_block_sum(const bf16* x, int64_t hw, int64_t block, float* acc) {
+  float buf[kSeChunk], part[16];
+  const int64_t per = kSeChunk / block;
+  std::fill(acc, acc + block, 0.f);
+  for (int64_t p = 0; p < hw; p += per) {
+    const int64_t cnt = std::min(per, hw - p);
+    widen_bf16(x + p * block, buf, cnt * block);
+    se_block_sum(buf, cnt, block, part);
+    for (int64_t j = 0; j < block; ++j) acc[j] += part[j];
+  }
+}
+
+// In place (y == x) is fine: a chunk is read before it is written.
+void se_plane_scale(const bf16* x, bf16* y, int64_t n, float s) {
+  float buf[kSeChunk];
+  for (int64_t i = 0; i < n; i += kSeChunk) {
+    const int64_t len = std::min(kSeChunk, n - i);
+    widen_bf16(x + i, buf, len);
+    se_plane_scale(buf, buf, len, s);
+    round_to_bf16(buf, y + i, len);
+  }
+}
+
+void se_block_scale(const bf16* x, bf16* y, int64_t hw, int64_t block, const float* s) {
+  float buf[kSeChunk];
+  const int64_t per = kSeChunk / block;
+  for (int64_t p = 0; p < hw; p += per) {
+    const int64_t cnt = std::min(per, hw - p);
+    widen_bf16(x + p * block, buf, cnt * block);
+    se_block_scale(buf, buf, cnt, block, s);
+    round_to_bf16(buf, y + p * block, cnt * block);
+  }
 }
 
 MS_SIMD_CLONES float se_dot(const float* __restrict a, const float* __restrict b, int64_t n) {
