@@ -156,3 +156,55 @@ TEST(AutogradTrainStep, ValueAndGradRunsModulesOpByOpInGraphMode) {
 
 }  // namespace
 }  // namespace ms::test::autograd
+
+namespace ms::test::autograd {
+namespace {
+
+// SGD where parameter i takes lr[i % 2] from a per-group lr vector.
+nn::train::UpdateRule two_group_sgd() {
+  nn::train::UpdateRule r;
+  r.init_state = [](const Vars&) { return Vars{}; };
+  r.update = [](const Vars& params, const Vars& grads, const Vars& state, const Var& lr, const Var&) {
+    Vars out;
+    for (size_t i = 0; i < params.size(); ++i) {
+      Var l = F::gather(lr, Var(Tensor::scalar<int64_t>(static_cast<int64_t>(i % 2))), 0);
+      out.push_back(F::sub(params[i], F::mul(grads[i], l)));
+    }
+    return std::make_pair(out, state);
+  };
+  return r;
+}
+
+TEST(AutogradTrainStep, PerGroupLearningRatesAreOneGraphInputInBothModes) {
+  const Vars batch{Var(rand_tensor(DType::F32, {8, 8}, 5)), Var(one_hot_targets(8, 4))};
+  const std::vector<std::vector<double>> lrs{{0.5, 0.0}, {0.1, 0.0}, {0.05, 0.2}};
+  auto eager = tiny_mlp();
+  auto graph = tiny_mlp();
+  const std::vector<Tensor> start = snapshot(*graph);
+  TrainStep a(*eager, xent, two_group_sgd(), nn::Mode::PyNative);
+  TrainStep b(*graph, xent, two_group_sgd(), nn::Mode::Graph);
+  int compiles = 0;
+  for (size_t s = 0; s < lrs.size(); ++s) {
+    auto sa = a.step(batch, lrs[s]);
+    auto sb = b.step(batch, lrs[s]);
+    ASSERT_TRUE(sa.has_value() && sb.has_value()) << sa.status().message() << sb.status().message();
+    compiles += sb->compile_ms > 0;
+    if (s == 1) {  // the second group (biases) had lr 0 so far: unchanged
+      const std::vector<Tensor> now = snapshot(*graph);
+      for (size_t i = 1; i < now.size(); i += 2) EXPECT_EQ(max_rel_diff({now[i]}, {start[i]}), 0.0) << i;
+    }
+  }
+  EXPECT_EQ(compiles, 1);
+  const std::vector<Tensor> pa = snapshot(*eager), pb = snapshot(*graph);
+  EXPECT_LT(max_rel_diff(pb, pa), 1e-5);
+  EXPECT_GT(max_rel_diff({pb[1]}, {start[1]}), 1e-4);  // the last step's lr 0.2 moved the biases
+  const ir::Graph* g = b.graph();
+  ASSERT_NE(g, nullptr);
+  const ir::Value* lr = g->value("lr");
+  ASSERT_NE(lr, nullptr);
+  EXPECT_EQ(lr->type.to_string(), "f32[2]");
+  EXPECT_FALSE(b.step(batch, std::vector<double>{}).has_value());
+}
+
+}  // namespace
+}  // namespace ms::test::autograd

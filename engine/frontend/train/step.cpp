@@ -56,6 +56,13 @@ Status check_update(size_t np, size_t ns, const std::pair<Vars, Vars>& upd) {
 
 Var scalar_f32(double v) { return F::scalar(v, DType::F32); }
 
+// The learning rate a step feeds: an f32 scalar, or one value per parameter group (shape [G]).
+Tensor lr_tensor(const std::vector<double>& lrs) {
+  if (lrs.size() == 1) return Tensor::scalar<float>(static_cast<float>(lrs[0]));
+  std::vector<float> v(lrs.begin(), lrs.end());
+  return Tensor::from_vector<float>(v, {static_cast<int64_t>(v.size())});
+}
+
 // The graph inputs of a traced step, in the order the compiled step binds them: parameters,
 // buffers, optimizer state, lr, step, with loss scaling the scale and good steps, then the batch.
 struct StepInputs {
@@ -65,7 +72,7 @@ struct StepInputs {
 };
 
 StepInputs add_step_inputs(TraceState& root, const std::vector<Module::Slot>& slots, const std::vector<Tensor>& state,
-                           bool loss_scaled, const Vars& inputs) {
+                           bool loss_scaled, const Vars& inputs, size_t lr_count) {
   StepInputs in;
   for (const auto& s : slots) {
     if (s.buffer) continue;
@@ -82,7 +89,8 @@ StepInputs add_step_inputs(TraceState& root, const std::vector<Module::Slot>& sl
   for (size_t i = 0; i < state.size(); ++i)
     in.state.push_back(
         root.add_input("optimizer.state_" + std::to_string(i), static_type(state[i].dtype(), state[i].shape())));
-  in.lr = root.add_input("lr", static_type(DType::F32, {}));
+  in.lr =
+      root.add_input("lr", static_type(DType::F32, lr_count == 1 ? Shape{} : Shape{static_cast<int64_t>(lr_count)}));
   in.step = root.add_input("step", static_type(DType::F32, {}));
   if (loss_scaled) {
     in.scale = root.add_input("loss_scale.scale", static_type(DType::F32, {}));
@@ -313,7 +321,10 @@ Status TrainStep::init_state() {
   return Status::ok();
 }
 
-Expected<StepStats> TrainStep::step(const Vars& inputs, double lr) {
+Expected<StepStats> TrainStep::step(const Vars& inputs, double lr) { return step(inputs, std::vector<double>{lr}); }
+
+Expected<StepStats> TrainStep::step(const Vars& inputs, const std::vector<double>& lr) {
+  if (lr.empty()) return invalid_argument("TrainStep::step: no learning rate");
   MS_RETURN_IF_ERROR(first_error(inputs));
   if (active_trace()) return invalid_argument("TrainStep::step cannot run inside a trace");
   for (const Var& x : inputs)
@@ -348,7 +359,7 @@ const runtime::MemoryPlan* TrainStep::observed_plan() const {
   return ex ? &ex->memory_plan() : nullptr;
 }
 
-Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
+Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, const std::vector<double>& lr) {
   PyNativeScope eager;
   runtime::Allocator& alloc = backend().allocator();
   alloc.reset_peak();
@@ -377,7 +388,7 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
   }
   Vars state;
   for (const Tensor& t : state_) state.emplace_back(t);
-  auto upd = rule_.update(params, grads, state, scalar_f32(lr), scalar_f32(static_cast<double>(step_ + 1)));
+  auto upd = rule_.update(params, grads, state, Var(lr_tensor(lr)), scalar_f32(static_cast<double>(step_ + 1)));
   MS_RETURN_IF_ERROR(check_update(params.size(), state.size(), upd));
   if (loss_scaled()) {
     upd.first = keep_on_overflow(ls.overflow, upd.first, params);
@@ -410,7 +421,7 @@ Expected<StepStats> TrainStep::step_pynative(const Vars& inputs, double lr) {
   return st;
 }
 
-Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(const Vars& inputs) {
+Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(const Vars& inputs, size_t lr_count) {
   const auto t0 = Clock::now();
   auto c = std::make_unique<Compiled>();
   auto slots = model_.parameter_slots();
@@ -419,7 +430,7 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
     TraceGuard trace(&root);
     ScopeRestore restore{swap_scope({})};
     c->loss_scaled = loss_scaled();
-    StepInputs in = add_step_inputs(root, slots, state_, c->loss_scaled, inputs);
+    StepInputs in = add_step_inputs(root, slots, state_, c->loss_scaled, inputs, lr_count);
     c->params = in.params.size();
     c->buffers = in.buffers.size();
     c->state = in.state.size();
@@ -456,12 +467,13 @@ Expected<std::unique_ptr<TrainStep::Compiled>> TrainStep::trace_and_compile(cons
   return c;
 }
 
-Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime::RunObserver* observer) {
+Expected<StepStats> TrainStep::step_graph(const Vars& inputs, const std::vector<double>& lr,
+                                          runtime::RunObserver* observer) {
   StepStats st;
-  const std::string key = signature_key(inputs);
+  const std::string key = signature_key(inputs) + "lr" + std::to_string(lr.size());
   auto it = compiled_.find(key);
   if (it == compiled_.end()) {
-    MS_ASSIGN_OR_RETURN(auto c, trace_and_compile(inputs));
+    MS_ASSIGN_OR_RETURN(auto c, trace_and_compile(inputs, lr.size()));
     st.compile_ms = c->compile_ms;
     it = compiled_.emplace(key, std::move(c)).first;
   }
@@ -475,7 +487,7 @@ Expected<StepStats> TrainStep::step_graph(const Vars& inputs, double lr, runtime
   for (const auto& s : slots)
     if (s.buffer) feed_values.push_back(*s.tensor);
   for (const Tensor& t : state_) feed_values.push_back(t);
-  feed_values.push_back(Tensor::scalar<float>(static_cast<float>(lr)));
+  feed_values.push_back(lr_tensor(lr));
   feed_values.push_back(Tensor::scalar<float>(static_cast<float>(step_ + 1)));
   if (c.loss_scaled) {
     feed_values.push_back(Tensor::scalar<float>(static_cast<float>(scale_)));

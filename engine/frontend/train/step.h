@@ -68,6 +68,9 @@ class TrainStep {
   ~TrainStep();
   // `lr` and `step` (f32 scalar, 1-based) reach the rule as scalar Vars: graph inputs in Graph mode.
   Expected<StepStats> step(const Vars& inputs, double lr);
+  // One learning rate per parameter group: with more than one the rule's lr Var has shape [G]
+  // (a graph input all the same: changing the values never re-traces).
+  Expected<StepStats> step(const Vars& inputs, const std::vector<double>& lr);
 
   Mode mode() const { return mode_; }
   int64_t steps() const { return step_; }
@@ -103,9 +106,10 @@ class TrainStep {
 
  private:
   struct Compiled;
-  Expected<StepStats> step_pynative(const Vars& inputs, double lr);
-  Expected<StepStats> step_graph(const Vars& inputs, double lr, runtime::RunObserver* observer = nullptr);
-  Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs);
+  Expected<StepStats> step_pynative(const Vars& inputs, const std::vector<double>& lr);
+  Expected<StepStats> step_graph(const Vars& inputs, const std::vector<double>& lr,
+                                 runtime::RunObserver* observer = nullptr);
+  Expected<std::unique_ptr<Compiled>> trace_and_compile(const Vars& inputs, size_t lr_count);
   Status init_state();
   Status start_data_parallel();
   Expected<ValueAndGrad> pynative_grads(const std::function<Var()>& loss, const Vars& params, StepStats& st);

@@ -42,11 +42,22 @@ class TrainOneStepCell(Cell):
         mode_graph = _C._get_context()["mode"] == 0
         if self._step is None or self._step.graph_mode != mode_graph:
             self._step = _C.TrainStep(self.network, self.optimizer, **self._step_args)
-        self._step.learning_rate = self.optimizer.learning_rate
-        return self._step(*inputs)
+        # The rates of this step (one per parameter group) are inputs of the step: a compiled step
+        # runs with new ones, never re-traced.
+        self._step.learning_rates = self.optimizer._lrs()
+        loss = self._step(*inputs)
+        if not self._step.last_overflow:
+            self.optimizer.global_step += 1
+        return loss
 
     def construct(self, *inputs):
         return self(*inputs)
+
+    @property
+    def compile_count(self):
+        """Graph mode: the training-step graphs traced and compiled (one per batch signature; new
+        learning rates never add one)."""
+        return self._step.compile_count if self._step else 0
 
     @property
     def loss_scale(self):
