@@ -97,6 +97,31 @@ def test_optimizer_steps_through_a_schedule_and_a_list():
     assert opt.global_step == 5 and opt.dynamic_lr
 
 
+class _HalvingLR(nn.learning_rate_schedule.LearningRateSchedule):
+    """A schedule of one's own: construct computes on the step Tensor."""
+
+    def __init__(self, base):
+        super().__init__()
+        self.base = base
+
+    def construct(self, global_step):
+        return ms.Tensor(np.array(self.base, np.float32)) / (global_step.astype(ms.float32) + 1.0)
+
+
+def test_a_schedule_of_ones_own_and_the_rate_of_a_parameter():
+    net = nn.Dense(3, 2)
+    w, b = net.trainable_params()
+    opt = nn.SGD([{"params": [w], "lr": _HalvingLR(0.8)}, {"params": [b]}], learning_rate=[0.3, 0.2])
+    x = ms.Tensor(np.ones((1, 3), np.float32))
+    for step in range(3):
+        assert float(opt.get_lr_parameter(w).asnumpy()) == pytest.approx(0.8 / (step + 1))
+        assert [float(t.asnumpy()) for t in opt.get_lr_parameter([b])] == [pytest.approx([0.3, 0.2, 0.2][step])]
+        _, grads = ms.value_and_grad(lambda a: net(a).sum(), None, opt.parameters)(x)
+        opt(grads)
+    with pytest.raises(ValueError, match="parameter 'other' is not one this optimizer holds"):
+        opt.get_lr_parameter(ms.Parameter(ms.Tensor(np.ones(2, np.float32)), name="other"))
+
+
 # --- parameter groups --------------------------------------------------------------------------
 
 def _two_layer():

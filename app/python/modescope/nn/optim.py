@@ -150,6 +150,7 @@ class Optimizer(_C.Optimizer):
         self.is_group = len(groups) > 1
         self.is_group_lr = any(lr is not None for lr, _ in groups)
         self._rates = [lr if lr is not None else default for lr, _ in groups]
+        self._group_of = group_of
         super().__init__(self._kind, params, group_of, [wd for _, wd in groups], **hyper)
 
     @property
@@ -165,6 +166,16 @@ class Optimizer(_C.Optimizer):
         when the groups set their own 'lr')."""
         lrs = [_C.Tensor(np.array(v, np.float32)) for v in self._lrs()]
         return tuple(lrs) if self.is_group_lr else lrs[0]
+
+    def get_lr_parameter(self, param):
+        """The next step's learning rate of `param` (a Parameter, or a list of them: a list back)."""
+        if isinstance(param, (list, tuple)):
+            return [self.get_lr_parameter(p) for p in param]
+        _check_param(type(self).__name__, "get_lr_parameter", param)
+        groups = dict(zip((_key(p) for p in self.parameters), self._group_of))
+        if _key(param) not in groups:
+            raise ValueError(f"{type(self).__name__}: parameter '{param.name}' is not one this optimizer holds")
+        return _C.Tensor(np.array(self._rates[groups[_key(param)]].at(self.global_step), np.float32))
 
     def __call__(self, gradients):
         self._apply(gradients, self._lrs())
