@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "engine/backends/cpu/qmatmul_onednn.h"
 #include "tests/engine/kernel_harness.h"
 
 namespace ms {
@@ -45,7 +46,8 @@ Tensor int8mm_batch_of_one(const Tensor& b) { return b.reshaped({1, b.dim(0), b.
 void int8mm_expect_same(const test::KernelResult& fast, const test::KernelResult& ref) {
   ASSERT_EQ(fast.outputs.size(), 1u);
   ASSERT_EQ(fast.outputs[0].numel(), ref.outputs[0].numel());
-  EXPECT_NE(fast.impl.find("int8-split"), std::string::npos) << fast.impl;
+  EXPECT_TRUE(fast.impl.find("int8-split") != std::string::npos || fast.impl.find("int8-whole") != std::string::npos)
+      << fast.impl;
   EXPECT_EQ(ref.impl, "loop");
   EXPECT_EQ(test::values_of(fast.outputs[0]), test::values_of(ref.outputs[0]));
 }
@@ -105,6 +107,7 @@ TEST(Int8MatMulOneDnn, QLinearMatMulEqualsTheLoops) {
 // Bell-shaped weights (trained ones) leave a few pairs over the limit: those run as a per-row loop
 // ("int8-split"); evenly spread ones, half the pairs: a second int8 matmul ("int8-split2").
 TEST(Int8MatMulOneDnn, SparseAndDenseExcessBothExact) {
+  cpu::quant::force_int8_weight_split(true);  // the split also where the CPU has VNNI
   const Tensor a = int8mm_values(DType::U8, {9, 96}, 31, 4);
   Tensor b = Tensor::empty(DType::I8, {96, 64});
   for (int64_t i = 0; i < b.numel(); ++i) b.data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 41 - 20);
@@ -117,6 +120,23 @@ TEST(Int8MatMulOneDnn, SparseAndDenseExcessBothExact) {
   const auto dense = int8mm_run("MatMulInteger", {a, even, za});
   int8mm_expect_same(dense, int8mm_run("MatMulInteger", {a, int8mm_batch_of_one(even), za}));
   EXPECT_EQ(dense.impl.substr(dense.impl.size() - 11), "int8-split2") << dense.impl;
+  cpu::quant::force_int8_weight_split(std::nullopt);
+}
+
+// With VNNI (or AMX) the products cannot saturate: the weights run whole, one int8 matmul, and the
+// worst case (255 x -128 in every pair, uint8 and int8 weights) still equals the loops.
+TEST(Int8MatMulOneDnn, VnniRunsTheWeightsWholeAndExact) {
+  const Tensor a = int8mm_values(DType::U8, {7, 96}, 41, 8);
+  for (DType bt : {DType::I8, DType::U8}) {
+    const Tensor b = int8mm_values(bt, {96, 40}, 42, 8);
+    const Tensor za = Tensor::scalar(uint8_t{3});
+    const Tensor zb = bt == DType::U8 ? Tensor::scalar(uint8_t{250}) : Tensor::scalar(int8_t{-7});
+    const auto got = int8mm_run("MatMulInteger", {a, b, za, zb});
+    if (got.impl.find("vnni") == std::string::npos && got.impl.find("amx") == std::string::npos)
+      GTEST_SKIP() << "this CPU's int8 matmul has no VNNI or AMX (" << got.impl << "): the weights are split";
+    EXPECT_EQ(got.impl.substr(got.impl.size() - 10), "int8-whole") << got.impl;
+    int8mm_expect_same(got, int8mm_run("MatMulInteger", {a, int8mm_batch_of_one(b), za, zb}));
+  }
 }
 
 // The weights are split once per buffer: new values in the same buffer (PyNative, a non-frozen

@@ -1,6 +1,7 @@
 #include "engine/backends/cpu/qmatmul_onednn.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -57,7 +58,19 @@ uint64_t int8_weights_stamp(const Tensor& w) {
   return h;
 }
 
-void split_weights(const Tensor& b, SplitInt8Weights& s) {
+std::atomic<int> g_force_split{-1};  // tests: -1 the primitive decides, 0/1 forced
+
+// Whether the primitive's int8 products can saturate: oneDNN's kernels without VNNI (vpmaddubsw).
+// With VNNI (vpdpbusd adds the four u8 x s8 products of a group straight into int32) or AMX every
+// product is exact and the weights run whole: one int8 matmul instead of the split's one or two.
+bool pairs_may_saturate(const dnnl::primitive_desc_base& pd) {
+  if (const int forced = g_force_split.load(std::memory_order_relaxed); forced >= 0) return forced != 0;
+  const std::string impl = pd.impl_info_str();
+  return impl.find("vnni") == std::string::npos && impl.find("amx") == std::string::npos;
+}
+
+// split: each pair of rows kept within |b0| + |b1| <= 128 (the rest to `excess`); else whole.
+void split_weights(const Tensor& b, SplitInt8Weights& s, bool split) {
   s.k = b.dim(0);
   s.n = b.dim(1);
   s.shift = b.dtype() == DType::U8 ? 128 : 0;
@@ -74,7 +87,7 @@ void split_weights(const Tensor& b, SplitInt8Weights& s) {
     for (int64_t j = 0; j < s.n; ++j) {
       int32_t v0 = at(k0 * s.n + j), v1 = pair ? at((k0 + 1) * s.n + j) : 0;
       s.col_sum[static_cast<size_t>(j)] += v0 + v1;
-      if (std::abs(v0) + std::abs(v1) > 128) {  // shrink the larger one so the pair fits
+      if (split && std::abs(v0) + std::abs(v1) > 128) {  // shrink the larger one so the pair fits
         const bool first = std::abs(v0) >= std::abs(v1);
         int32_t& big = first ? v0 : v1;
         const int32_t room = 128 - std::abs(first ? v1 : v0);
@@ -94,15 +107,16 @@ void split_weights(const Tensor& b, SplitInt8Weights& s) {
   s.excess = {};
 }
 
-std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b) {
-  const std::string key = "int8-split|" + std::to_string(reinterpret_cast<uintptr_t>(b.buffer().get())) + "|" +
+std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b, bool split) {
+  const std::string key = std::string(split ? "int8-split|" : "int8-whole|") +
+                          std::to_string(reinterpret_cast<uintptr_t>(b.buffer().get())) + "|" +
                           std::to_string(b.byte_offset()) + "|" + nn::key_of(b.shape()) + "|" +
                           std::string(dtype_name(b.dtype()));
   auto s = dnn.cached<SplitInt8Weights>(key, [] { return std::make_shared<SplitInt8Weights>(); });
   std::lock_guard<std::mutex> lock(s->mu);
   const uint64_t stamp = int8_weights_stamp(b);
   if (!s->ready || s->source.lock() != b.buffer() || s->stamp != stamp) {
-    split_weights(b, *s);
+    split_weights(b, *s, split);
     s->source = b.buffer();
     s->stamp = stamp;
     s->packed = {};
@@ -190,7 +204,8 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
                             std::to_string(k) + "x" + std::to_string(n);
     auto p = dnn.cached<Int8MatmulPrimitive>(key, [&] { return make_int8_matmul(dnn, src_t, rows, k, n); });
     if (p->reference) return ctx.unsupported_case("oneDNN has only its reference int8 matmul here");
-    auto s = split_of(dnn, b);
+    const bool split = pairs_may_saturate(p->pd);
+    auto s = split_of(dnn, b, split);
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, p->pd.scratchpad_desc(), holder));
     const memory src(p->pd.src_desc(), dnn.engine(), a.raw());
@@ -219,9 +234,13 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
       finish_rows(a.data<uint8_t>(), rows, *s, extra_sums, za, zb_shifted, any_zb, acc);
     else
       finish_rows(a.data<int8_t>(), rows, *s, extra_sums, za, zb_shifted, any_zb, acc);
-    ctx.set_impl("onednn:" + impl_name(p->pd) + (extra_sums ? ":int8-split2" : ":int8-split"));
+    ctx.set_impl("onednn:" + impl_name(p->pd) + (!split ? ":int8-whole" : extra_sums ? ":int8-split2" : ":int8-split"));
     return Status::ok();
   });
+}
+
+void force_int8_weight_split(std::optional<bool> split) {
+  g_force_split.store(split ? (*split ? 1 : 0) : -1, std::memory_order_relaxed);
 }
 
 }  // namespace ms::cpu::quant

@@ -3,16 +3,19 @@
 //
 // Without VNNI (AVX2, AVX-512 before Cascade Lake) oneDNN multiplies u8 x s8 with vpmaddubsw, which
 // adds the two products of each pair of adjacent k into a saturating int16: |a0 b0 + a1 b1| can
-// reach 255 * 256 > 32767, so the int32 sums come out wrong. The weights are therefore split once
+// reach 255 * 256 > 32767, so the int32 sums come out wrong. There the weights are split once
 // (cached by their buffer, like the f32 matmul's reordered weights): a part whose pairs of rows hold
 // |b0| + |b1| <= 128 in every column (the most 255 * 128 = 32640 a pair can give: exact on every
 // ISA), run by oneDNN, plus the rare excess entries, added by a loop over each row. Zero points are
 // not handed to oneDNN (its zero-point paths are slow here and take no per-column weights zero
 // points): (a - za)(b - zb) = ab - za colsum(b) - zb rowsum(a) + K za zb, in wrapping int32 as the
-// reference loops compute.
+// reference loops compute. With VNNI or AMX (the primitive's implementation says which) the products
+// cannot saturate and the weights run whole: the QDQ transformer encoder's int8 matmuls took two
+// oneDNN matmuls each on a VNNI CPU before ("int8-split2"), one now ("int8-whole").
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/runtime/kernel.h"
@@ -25,5 +28,9 @@ namespace ms::cpu::quant {
 // int8 matmul on this CPU: the caller runs its loops then.
 Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t rows, const Tensor& b,
                        const std::vector<int32_t>& za, const std::vector<int32_t>& zb, int32_t* acc);
+
+// Tests: force the split (true) or whole weights (false) whatever the CPU, or give the choice back
+// to the primitive (nullopt), so one machine runs both paths.
+void force_int8_weight_split(std::optional<bool> split);
 
 }  // namespace ms::cpu::quant
