@@ -116,6 +116,36 @@ TEST(QuantizeLinear, PerAxisUint8) {
   EXPECT_EQ(test::values_of(y[0]), (std::vector<double>{126, 12, 4, 148, 0, 4}));
 }
 
+// The per-tensor loops (one scale and zero point: the fast path, a clone per instruction set)
+// against the general per-axis loop given the same scale twice: ties to even, saturation,
+// negatives (NaN, which ONNX leaves unspecified, goes to the low end there), over more values than one vector and a
+// remainder, uint8 and int8, both ways.
+TEST(QuantizeLinear, PerTensorLoopsEqualTheGeneralLoop) {
+  constexpr int64_t n = 1003;
+  std::vector<float> v(2 * n);
+  for (int64_t i = 0; i < 2 * n; ++i) v[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i % 2007 - 1003);
+  v[8] = 1e9f;
+  v[9] = -1e9f;
+  const Tensor x = Tensor::from_vector<float>(v, {2, n});
+  const Tensor s1 = Tensor::from_vector<float>({0.5f}, {1});
+  const Tensor s2 = Tensor::from_vector<float>({0.5f, 0.5f}, {2});
+  for (DType zt : {DType::U8, DType::I8}) {
+    SCOPED_TRACE(dtype_name(zt));
+    const Tensor z1 =
+        zt == DType::U8 ? Tensor::from_vector<uint8_t>({131}, {1}) : Tensor::from_vector<int8_t>({-3}, {1});
+    const Tensor z2 =
+        zt == DType::U8 ? Tensor::from_vector<uint8_t>({131, 131}, {2}) : Tensor::from_vector<int8_t>({-3, -3}, {2});
+    const auto fast = run("QuantizeLinear", {x, s1.reshaped({}), z1.reshaped({})});
+    const auto general = run("QuantizeLinear", {x, s2, z2}, {{"axis", int64_t{0}}});
+    ASSERT_EQ(fast.size(), 1u);
+    ASSERT_EQ(general.size(), 1u);
+    EXPECT_EQ(test::values_of(fast[0]), test::values_of(general[0]));
+    const auto back = run("DequantizeLinear", {fast[0], s1.reshaped({}), z1.reshaped({})});
+    const auto back_general = run("DequantizeLinear", {fast[0], s2, z2}, {{"axis", int64_t{0}}});
+    EXPECT_EQ(test::values_of(back[0]), test::values_of(back_general[0]));
+  }
+}
+
 TEST(QuantizeLinear, BlockedInt8AndInt4) {
   const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, -1, -2, -3, -40}, {2, 4});
   const Tensor s = Tensor::from_vector<float>({0.5f, 2.f, 1.f, 4.f}, {2, 2});
