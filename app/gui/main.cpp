@@ -89,6 +89,22 @@ void save_window_tabs(ms::app::MainWindow& window, const QString& dir) {
   QCoreApplication::processEvents();
 }
 
+// Shows a node in the inspector: the first one of the graph shown with weights (a Conv, a MatMul…),
+// a node the shown pass removed (a ghost) left out.
+void select_first_weighted_node(ms::app::MainWindow& window) {
+  ms::views::GraphView* g = window.graph_view();
+  const auto* m = g->model();
+  if (!m) return;
+  for (size_t i = 0; i < m->nodes.size(); ++i) {
+    const auto& n = m->nodes[i];
+    if (n.folded || n.weights.empty() || !n.node) continue;
+    const auto mark = g->diff().find(n.node->id.value);
+    if (mark != g->diff().end() && mark->second == ms::views::GraphView::DiffMark::Ghost) continue;
+    g->select_node(static_cast<int>(i));
+    return;
+  }
+}
+
 // --save-session FILE and --dump-models FILE after a screenshot: the session shown, the item models
 // behind the views as text (main_window_models.cpp). False (with an error line) when one failed.
 bool save_session_and_models(ms::app::MainWindow& window, const QString& session_path, const QString& models_path) {
@@ -401,23 +417,25 @@ int main(int argc, char** argv) {
       }
       next();
     };
-    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&, save, with_numerics](bool ok) {
-      if (!ok) {
-        QApplication::exit(1);
-        return;
-      }
-      // Show a node in the inspector: the first one with weights (a Conv, a MatMul…).
-      if (const auto* doc = window.document())
-        for (size_t i = 0; i < doc->model->nodes.size(); ++i)
-          if (!doc->model->nodes[i].folded && !doc->model->nodes[i].weights.empty()) {
-            window.graph_view()->select_node(static_cast<int>(i));
-            break;
-          }
+    auto opened = [&window, &run_modes, save, with_numerics] {
+      // Show a node in the inspector (a session's own selection stays).
+      if (window.graph_view()->selected_node() < 0) select_first_weighted_node(window);
       if (run_modes.isEmpty()) {
         with_numerics(save);
         return;
       }
       window.run();
+    };
+    QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&window, opened](bool ok) {
+      if (!ok) {
+        QApplication::exit(1);
+        return;
+      }
+      // A session: its pass's graph laid out and its selection back first.
+      if (window.restoring_session())
+        QObject::connect(&window, &ms::app::MainWindow::session_restored, &window, opened, Qt::SingleShotConnection);
+      else
+        opened();
     });
     const int show_pass = cli.isSet(pass_opt) ? cli.value(pass_opt).toInt() : -1;
     if (cli.isSet(side_opt)) window.set_side_by_side(true);
@@ -427,7 +445,7 @@ int main(int argc, char** argv) {
         QObject::connect(
             window.graph_view(), &ms::views::GraphView::first_paint, &window,
             [&window, save] {
-              window.select_first_fused_node();
+              if (!window.select_first_fused_node()) select_first_weighted_node(window);
               save();
             },
             Qt::SingleShotConnection);

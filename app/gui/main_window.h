@@ -67,6 +67,9 @@ class MainWindow : public QMainWindow {
   void open_session(const QString& path);
   void save_session_to(const QString& path, bool autosave);
   session::SessionData session_snapshot() const;
+  // True from a session's model opening until its UI state is back: the pass it showed laid out
+  // and its selected node selected there (session_restored then).
+  bool restoring_session() const { return restoring_session_; }
   static QString autosave_path();
   static QString running_marker_path();
   void close_model();
@@ -124,12 +127,14 @@ class MainWindow : public QMainWindow {
   // The Values dock: every value of the last comparison with its error, worst first.
   views::ValueDiffView* value_diff_view() const { return value_diff_; }
   // The item models behind the views as text, one row a line (main_window_models.cpp): the
-  // comparison table, the pass list, the Values dock and the training curves' points. The session
+  // comparison table, the pass list, the Values dock, the selected node with the inspector's rows
+  // and the training curves' points. The session
   // round trip compares the saving app's with the reopening app's.
   QString models_text() const;
 
  Q_SIGNALS:
   void model_opened(bool ok);
+  void session_restored();
   void runs_finished(bool ok);
   void pass_effects_measured(bool ok);
   void training_finished(bool ok);
@@ -256,6 +261,13 @@ class MainWindow : public QMainWindow {
   void save_session_as();
   void open_session_dialog();
   void apply_session(const session::SessionData& d);
+  // The session's selected node (NodeId value; 0 none) waits for the graph it was selected in: the
+  // snapshot of the pass shown is laid out in a job (show_snapshot), which would clear a selection
+  // made before it. restore_selection() selects it in the graph shown, then emits session_restored.
+  uint64_t restore_selection_ = 0;
+  bool restoring_session_ = false;
+  views::JobId snapshot_job_ = 0;  // the last snapshot layout started (show_snapshot)
+  void restore_selection();
   void log_constants_not_kept(const std::vector<session::SessionRun>& runs,
                               const session::SnapshotConstantBudget& budget);
   // Why the snapshots' constants the session file did not keep are not (the inspector says it).

@@ -1,6 +1,6 @@
 // MainWindow::models_text: the item models behind the views, one row a line, every column's display
 // text and sort value (so a figure rounded for display still has to match in full), and the memory
-// heatmap's panels block by block. A session's
+// heatmap's panels block by block, the selected node with the inspector's rows for it. A session's
 // round trip compares the text of the app that saved it with the text of the app that reopened it.
 #include <QAbstractItemModel>
 #include <QTextStream>
@@ -10,7 +10,10 @@
 #include "views/compare/compare_model.h"
 #include "views/compare/compare_view.h"
 #include "views/compare/value_diff_view.h"
+#include "views/graph/graph_view.h"
+#include "views/graph/inspector.h"
 #include "views/memory/memory_view.h"
+#include "views/models/node_info_model.h"
 #include "views/models/pass_list_model.h"
 #include "views/models/value_diff_model.h"
 #include "views/timeline/ranks_view.h"
@@ -57,6 +60,16 @@ void dump_memory(QTextStream& out, const std::vector<views::MemPanel>& panels) {
   }
 }
 
+// A tree model (the inspector's): each row's first column, its children indented under it.
+void dump_tree(QTextStream& out, const QAbstractItemModel& m, const QModelIndex& parent, int depth) {
+  for (int r = 0; r < m.rowCount(parent); ++r) {
+    out << QString(depth * 2, QLatin1Char(' '));
+    for (int c = 0; c < m.columnCount(parent); ++c) out << (c ? "\t" : "") << cell_text(m.data(m.index(r, c, parent)));
+    out << "\n";
+    dump_tree(out, m, m.index(r, 0, parent), depth + 1);
+  }
+}
+
 }  // namespace
 
 QString MainWindow::models_text() const {
@@ -66,6 +79,16 @@ QString MainWindow::models_text() const {
   dump_memory(out, memory_->panels());
   dump_model(out, QStringLiteral("passes"), *passes_);
   dump_model(out, QStringLiteral("values"), *value_diff_->model());
+  // The selected node: in the graph view (drawn or not) and in the inspector.
+  const auto* gm = graph_->model();
+  const int sel = graph_->selected_node();
+  out << "## selection\n";
+  if (gm && sel >= 0 && sel < static_cast<int>(gm->nodes.size()) && gm->nodes[static_cast<size_t>(sel)].node) {
+    const ir::Node& n = *gm->nodes[static_cast<size_t>(sel)].node;
+    out << "node " << n.id.value << "\t" << QString::fromStdString(n.op_type) << "\t" << QString::fromStdString(n.name)
+        << "\t" << (graph_->node_rect(sel).isEmpty() ? "not drawn" : "drawn") << "\n";
+  }
+  dump_tree(out, *inspector_->info(), {}, 0);
   const views::LossCurveView* curve = train_panel_->curve();
   const QStringList names = curve->names();
   out << "## training (" << names.size() << " series)\n";

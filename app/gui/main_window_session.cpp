@@ -77,6 +77,8 @@ void MainWindow::on_opened(OpenedModel m, double total_ms) {
   training_.clear();
   bisect_summary_.clear();
   session_reader_.reset();
+  restore_selection_ = 0;
+  restoring_session_ = false;
   if (pending_session_) {
     apply_session(*pending_session_);
     pending_session_.reset();
@@ -257,7 +259,7 @@ void MainWindow::show_snapshot(int row) {
   for (int r = row - 1; r >= 0 && !before; --r) before = passes_->passes()[static_cast<size_t>(r)].graph;
   auto diff = std::make_shared<compiler::GraphDiff>();
   auto ghosts = std::make_shared<std::unordered_set<uint64_t>>();
-  jobs_->start(
+  snapshot_job_ = jobs_->start(
       QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
       [graph, before, diff, ghosts](views::JobContext& ctx)
           -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
@@ -284,6 +286,7 @@ void MainWindow::show_snapshot(int row) {
        row](Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> r) {
         if (!r) {
           fail(r.status(), tr("Showing the graph after %1").arg(name));
+          if (restoring_session_) restore_selection();
           return;
         }
         inspector_->show_node(nullptr, -1);
@@ -308,6 +311,7 @@ void MainWindow::show_snapshot(int row) {
                 .arg(diff->rewritten.size())
                 .arg(ghosts->size())
                 .arg(diff->removed.size()));
+        if (restoring_session_) restore_selection();  // a session's node, now that its graph is laid out
       });
 }
 
@@ -370,6 +374,7 @@ void MainWindow::on_job_finished(views::JobId id, bool delivered) {
   if (id == pass_effect_job_ && !delivered) pass_effect_dropped();
   if (id == train_job_ && !delivered) training_dropped();
   if (id == numerics_job_ && !delivered) numerics_dropped();
+  if (id == snapshot_job_ && !delivered && restoring_session_) restore_selection();  // its layout cancelled
   if (!active_.empty()) {
     status_text_->setText(active_.rbegin()->second + QStringLiteral("…"));
     return;

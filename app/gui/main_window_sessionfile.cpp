@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
@@ -272,9 +273,27 @@ void MainWindow::apply_session(const session::SessionData& d) {
   };
   const int tab = static_cast<int>(number("tab", 0));
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+  // The selection waits for the graph it was made in: a pass's snapshot is laid out in a job.
+  restoring_session_ = true;
+  restore_selection_ = static_cast<uint64_t>(std::max<int64_t>(0, number("selection", 0)));
+  const views::JobId before = snapshot_job_;
   if (const int64_t pass = number("pass", -1); pass >= 0) show_pass(static_cast<int>(pass));
-  if (const int64_t node = number("selection", 0); node > 0) select_node_everywhere(static_cast<uint64_t>(node));
   log(tr("Restored %n run(s) from the session", nullptr, static_cast<int>(d.runs.size())));
+  if (snapshot_job_ == before) restore_selection();  // no snapshot to lay out: the graph is shown
+}
+
+void MainWindow::restore_selection() {
+  const uint64_t node = std::exchange(restore_selection_, 0);
+  const bool restoring = std::exchange(restoring_session_, false);
+  const views::GraphModel* m = graph_->model();
+  if (node) {
+    const int i = m ? m->index_of(ir::NodeId{node}) : -1;
+    if (i >= 0)
+      graph_->reveal_node(i);  // opens the groups that hide it; the inspector and the other views follow
+    else
+      log(tr("The session's selected node #%1 is not in the graph shown").arg(node), true);
+  }
+  if (restoring) Q_EMIT session_restored();
 }
 
 void MainWindow::restore_comparison(const session::SessionData& d) {

@@ -3,7 +3,9 @@
 # saves the session (--save-session); a second app opens only that session file. The data the
 # views are built from must come back exactly: the comparison table (compare.csv, the compare
 # view's model), and the item models behind the views (--dump-models: comparison, pass list, the
-# values of both modes, training curves). A trace left in the file is read window by window and
+# values of both modes, training curves, the node selected in the graph shown and the inspector's
+# rows for it: a selection made in a pass's snapshot is selected again once that snapshot is laid
+# out). A trace left in the file is read window by window and
 # copied whole by the next save, and the comparison and memory views show what the whole traces did.
 # Then a damaged session is refused with one line. And the kill -9 path: an app killed after an
 # autosave leaves its marker, and --restore-autosave restores the autosave. Exits 77 (skipped) when xvfb-run is missing.
@@ -31,6 +33,8 @@ cmp "$out/first/compare.csv" "$out/second/compare.csv" || { echo "the comparison
 # The item models behind the views (comparison, pass list, values of both modes, training curves),
 # row by row, in the app that saved and the app that reopened.
 grep -q "^## values ([1-9]" "$out/first/models.txt" || { echo "no values compared before saving"; exit 1; }
+grep -q "^node [0-9].*drawn$" "$out/first/models.txt" || { echo "no node selected before saving"; exit 1; }
+grep -q "^node [0-9].*drawn$" "$out/second/models.txt" || { echo "the session's selected node was not restored"; exit 1; }
 diff "$out/first/models.txt" "$out/second/models.txt" || { echo "the views' models differ after the round trip"; exit 1; }
 # Training curves: trained, saved, reopened; the curves' points and summaries come back.
 mkdir -p "$out/train1" "$out/train2"
