@@ -10,6 +10,7 @@
 #include "engine/backends/cpu/qconv_onednn.h"
 #include "engine/backends/cpu/qmatmul_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
 #include "engine/ops/fused.h"
 
 namespace ms::cpu::quant {
@@ -49,6 +50,11 @@ Expected<std::vector<double>> expand_scale(runtime::KernelContext& ctx, size_t i
                     " (one per " + per + ")");
   return v;
 }
+
+// From here to requantize_row_u8, no FMA contraction: the clones below (AVX2, AVX-512) would
+// otherwise fuse acc * multiplier + zp and round differently from the reference loops.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
 
 // Requantizes one int32 accumulator: rint(acc * multiplier + zp) clipped to the output type.
 // Clamped first (NaN to the low end: past either end the result saturates the same), then rounded
@@ -157,23 +163,44 @@ Status matmul_integer(runtime::KernelContext& ctx) {
   return matmul_accumulate(ctx, a, b, p, za, zb, y->data<int32_t>());
 }
 
+// One row: y[j] = requantize(acc[j] + bias[j]) with multiplier m[j]. Cloned per instruction set
+// (the baseline build ran the double arithmetic 2 lanes wide); every clone rounds as the
+// reference loops do (no contraction, above).
+template <class T>
+[[gnu::always_inline]] inline void requantize_row(const int32_t* __restrict acc, const double* __restrict m,
+                                                  const int32_t* __restrict bias, int64_t n, int32_t zy,
+                                                  T* __restrict y) {
+  constexpr int32_t lo = std::is_same_v<T, int8_t> ? -128 : 0, hi = std::is_same_v<T, int8_t> ? 127 : 255;
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) {
+    const auto sum = static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(bias[j]);  // wraps
+    y[j] = static_cast<T>(requantize(static_cast<int32_t>(sum), m[j], zy, lo, hi));
+  }
+}
+MS_SIMD_CLONES void requantize_row_s8(const int32_t* acc, const double* m, const int32_t* bias, int64_t n, int32_t zy,
+                                      int8_t* y) {
+  requantize_row(acc, m, bias, n, zy, y);
+}
+MS_SIMD_CLONES void requantize_row_u8(const int32_t* acc, const double* m, const int32_t* bias, int64_t n, int32_t zy,
+                                      uint8_t* y) {
+  requantize_row(acc, m, bias, n, zy, y);
+}
+#pragma GCC pop_options
+
 // y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
 // mult[r % m][j].
 template <class T>
 void requantize_rows(const std::vector<int32_t>& acc, const MatmulPlan& p, const std::vector<double>& mult,
                      const int32_t* bias, int32_t zy, T* y) {
-  constexpr int32_t lo = std::is_same_v<T, int8_t> ? -128 : 0, hi = std::is_same_v<T, int8_t> ? 127 : 255;
   const int64_t n = p.n, rows = n > 0 ? static_cast<int64_t>(acc.size()) / n : 0;
   const bool per_row = static_cast<int64_t>(mult.size()) != n;
 #pragma omp parallel for schedule(static) if (rows * n > (1 << 16))
   for (int64_t r = 0; r < rows; ++r) {
     const double* mr = mult.data() + (per_row ? (r % p.m) * n : 0);
-    const int32_t* ar = acc.data() + r * n;
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) {
-      const auto sum = static_cast<uint32_t>(ar[j]) + static_cast<uint32_t>(bias[j]);  // wraps
-      y[r * n + j] = static_cast<T>(requantize(static_cast<int32_t>(sum), mr[j], zy, lo, hi));
-    }
+    if constexpr (std::is_same_v<T, int8_t>)
+      requantize_row_s8(acc.data() + r * n, mr, bias, n, zy, y + r * n);
+    else
+      requantize_row_u8(acc.data() + r * n, mr, bias, n, zy, y + r * n);
   }
 }
 
