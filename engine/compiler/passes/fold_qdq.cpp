@@ -14,6 +14,7 @@
 // runs oneDNN's int8 matmul: constant 2-D 8-bit weights, per tensor or per column, any zero points.
 // A matmul of two activations (attention's) stays float: the int8 kernel wants constant weights.
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <variant>
 
@@ -327,20 +328,73 @@ NodeGroup dynamic_quant_matmul(ir::Graph& g, const DynMatch& m) {
       parts, new_node(g, "FusedDynamicQuantMatMul", ops::kFusedDomain, std::move(in), {last->outputs[0]}, parts));
 }
 
+// A data move between a DequantizeLinear and a QuantizeLinear of the same per-tensor scale and zero
+// point, as quantizers wrap Reshape and Transpose: Q(move(DQ(q))) = move(q) exactly, since
+// (q - z) * s / s rounds back to q - z for a finite normal s. The move then runs on the 8-bit tensor
+// and the pair goes (in ONNX Runtime's QDQ transformer encoder, 10 of each layer's Q/DQ pairs).
+struct QMoveMatch {
+  const ir::Node* move = nullptr;
+  const ir::Node* q = nullptr;
+  std::string data;  // the 8-bit tensor the DequantizeLinear read
+};
+
+// A constant with one element, of any type.
+std::optional<double> one_value(const PatternView& v, const std::string& name) {
+  const Tensor* t = constant_of(v.graph(), name);
+  if (!t || t->numel() != 1) return std::nullopt;
+  return t->at_double(0);
+}
+
+// Zero points "" (absent: 0) or one-element constants, equal.
+bool same_zero_point(const PatternView& v, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const auto x = a.empty() ? std::optional<double>(0.0) : one_value(v, a);
+  const auto y = b.empty() ? std::optional<double>(0.0) : one_value(v, b);
+  return x && y && *x == *y;
+}
+
+std::optional<QMoveMatch> match_qmove(const PatternView& v, const ir::Node& q) {
+  if (q.inputs.size() < 2 || q.attr_int("block_size", 0) != 0 || q.attr_int("output_dtype", 0) != 0)
+    return std::nullopt;
+  const ir::Node* move = nullptr;
+  for (const char* op : {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"})
+    if ((move = v.def(q.inputs[0], op))) break;
+  if (!move || move->inputs.empty() || !v.read_only_by(q.inputs[0], 1)) return std::nullopt;
+  auto d = dq_of(v, move->inputs[0]);
+  if (!d) return std::nullopt;
+  const DType t = type_of(v, d->data);
+  if (!is_8bit(t) || type_of(v, q.outputs[0]) != t) return std::nullopt;
+  if (type_of(v, d->scale) != DType::F32 || type_of(v, q.inputs[1]) != DType::F32) return std::nullopt;
+  const auto s = one_value(v, d->scale), sq = one_value(v, q.inputs[1]);
+  if (!s || !sq || *s != *sq || !std::isfinite(*s) || std::fabs(*s) < std::numeric_limits<float>::min())
+    return std::nullopt;
+  if (!same_zero_point(v, d->zero, q.inputs.size() > 2 ? q.inputs[2] : "")) return std::nullopt;
+  return QMoveMatch{move, &q, d->data};
+}
+
+NodeGroup qdq_move(ir::Graph& g, const QMoveMatch& m) {
+  std::vector<std::string> in = m.move->inputs;
+  in[0] = m.data;
+  ir::Node n = new_node(g, m.move->op_type, m.move->domain, std::move(in), {m.q->outputs[0]}, {m.move, m.q});
+  n.attrs = m.move->attrs;
+  return fused_group({m.move, m.q}, std::move(n));
+}
+
 class FoldQdq final : public Pass {
  public:
   std::string name() const override { return "FoldQdq"; }
   std::string argument() const override { return "fold-qdq"; }
   std::string description() const override {
     return "QuantizeLinear(Conv/MatMul/Gemm(DequantizeLinear...)) of a QDQ-quantized model into one 8-bit "
-           "QLinearConv or QLinearMatMul; DynamicQuantizeLinear-MatMulInteger-Cast-Mul into one int8 matmul step";
+           "QLinearConv or QLinearMatMul; DynamicQuantizeLinear-MatMulInteger-Cast-Mul into one int8 matmul step; "
+           "a Reshape or Transpose between a DequantizeLinear and a QuantizeLinear of one scale onto the 8-bit tensor";
   }
   bool runs_on_subgraphs() const override { return true; }
 
   // The matches are disjoint (each Conv output is read by its QuantizeLinear alone); the
   // DequantizeLinear nodes stay for dead-code elimination or their other readers.
   Status run(ir::Graph& g) override {
-    using Found = std::variant<DynMatch, QConvMatch, QMatMulMatch>;
+    using Found = std::variant<DynMatch, QConvMatch, QMatMulMatch, QMoveMatch>;
     fuse_matches(
         g, [](const ir::Node& n) { return n.op_type == "QuantizeLinear" || n.op_type == "Mul"; },
         [](const PatternView& v, const ir::Node& n) -> std::optional<Found> {
@@ -350,12 +404,15 @@ class FoldQdq final : public Pass {
             return Found(std::move(*m));
           } else if (auto mm = match_qmatmul(v, n)) {
             return Found(std::move(*mm));
+          } else if (auto mv = match_qmove(v, n)) {
+            return Found(*mv);
           }
           return std::nullopt;
         },
         [](ir::Graph& g2, const Found& f) {
           if (const auto* d = std::get_if<DynMatch>(&f)) return dynamic_quant_matmul(g2, *d);
           if (const auto* m = std::get_if<QConvMatch>(&f)) return qlinear_conv(g2, *m);
+          if (const auto* mv = std::get_if<QMoveMatch>(&f)) return qdq_move(g2, *mv);
           return qlinear_matmul(g2, std::get<QMatMulMatch>(f));
         });
     return Status::ok();

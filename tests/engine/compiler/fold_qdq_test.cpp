@@ -73,5 +73,56 @@ TEST(FoldQdq, LeavesFloatWhatItCannotFold) {
   EXPECT_EQ(dump2.find("QLinearConv"), std::string::npos) << dump2;
 }
 
+// Attention heads as ONNX Runtime's quantizer writes them: each Reshape and Transpose between a
+// DequantizeLinear and a QuantizeLinear of the same scale and zero point. fold-qdq moves the 8-bit
+// tensor instead (exact: the values are the same bits), so only the last DequantizeLinear is left; a
+// pair with another scale, or a move read twice, stays.
+const char* kQdqMoves = R"(
+  input x: f32[2,6,8]
+  init s: f32[] = 0.05
+  init z: u8[] = 120
+  init s2: f32[] = 0.04
+  init shape: i64[4] = 2 6 2 4
+  xq = QuantizeLinear(x, s, z)
+  xd = DequantizeLinear(xq, s, z)
+  r = Reshape(xd, shape)
+  rq = QuantizeLinear(r, s, z)
+  rd = DequantizeLinear(rq, s, z)
+  t = Transpose(rd) {perm=[0,2,1,3]}
+  tq = QuantizeLinear(t, s, z)
+  td = DequantizeLinear(tq, s, z)
+  u = Transpose(td) {perm=[0,1,3,2]}
+  uq = QuantizeLinear(u, s2, z)
+  y = DequantizeLinear(uq, s2, z)
+  output y
+)";
+
+TEST(FoldQdq, MovesBetweenPairsOfOneScaleRunOnTheEightBitTensor) {
+  std::vector<PassPtr> passes;
+  passes.push_back(make_fold_qdq_pass());
+  passes.push_back(make_dce_pass());
+  const std::string dump = run_passes(kQdqMoves, std::move(passes));
+  EXPECT_NE(dump.find("Reshape(%xq, %shape)"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("Transpose(%rq)"), std::string::npos) << dump;
+  // The last pair changes scale (0.05 to 0.04): it stays float.
+  EXPECT_NE(dump.find("Transpose(%td)"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("DequantizeLinear(%xq"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("DequantizeLinear(%rq"), std::string::npos) << dump;
+  for (auto level : {JitLevel::O1, JitLevel::O2}) {
+    pass_test::Compiled c = compile_and_compare(kQdqMoves, level, 1e-6);  // the same bits
+    EXPECT_NE(c.dump.find("Reshape(%xq"), std::string::npos) << c.dump;
+  }
+}
+
+TEST(FoldQdq, LeavesAMoveReadTwice) {
+  std::string text = kQdqMoves;
+  const std::string twice = text.replace(text.find("  output y"), 10, "  output y, r");
+  std::vector<PassPtr> passes;
+  passes.push_back(make_fold_qdq_pass());
+  const std::string dump = run_passes(twice, std::move(passes));
+  EXPECT_NE(dump.find("Reshape(%xd, %shape)"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("Transpose(%rq)"), std::string::npos) << dump;  // the next pair still folds
+}
+
 }  // namespace
 }  // namespace ms::compiler
