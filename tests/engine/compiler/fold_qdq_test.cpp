@@ -36,11 +36,16 @@ const char* kQdqConv = R"(
   output y
 )";
 
-TEST(FoldQdq, QdqConvBecomesOneQLinearConv) {
+// The graph after fold-qdq and dead-code elimination.
+std::string folded_and_cleaned(const char* text) {
   std::vector<PassPtr> passes;
   passes.push_back(make_fold_qdq_pass());
   passes.push_back(make_dce_pass());
-  const std::string dump = run_passes(kQdqConv, std::move(passes));
+  return run_passes(text, std::move(passes));
+}
+
+TEST(FoldQdq, QdqConvBecomesOneQLinearConv) {
+  const std::string dump = folded_and_cleaned(kQdqConv);
   EXPECT_NE(dump.find("QLinearConv(%xq, %sx, %zx, %wq, %sw, %zw, %sy, %zy, %bq)"), std::string::npos) << dump;
   EXPECT_EQ(dump.find(" Conv("), std::string::npos) << dump;
   EXPECT_EQ(dump.find("DequantizeLinear(%wq"), std::string::npos) << dump;  // dead once folded
@@ -98,10 +103,7 @@ const char* kQdqMoves = R"(
 )";
 
 TEST(FoldQdq, MovesBetweenPairsOfOneScaleRunOnTheEightBitTensor) {
-  std::vector<PassPtr> passes;
-  passes.push_back(make_fold_qdq_pass());
-  passes.push_back(make_dce_pass());
-  const std::string dump = run_passes(kQdqMoves, std::move(passes));
+  const std::string dump = folded_and_cleaned(kQdqMoves);
   EXPECT_NE(dump.find("Reshape(%xq, %shape)"), std::string::npos) << dump;
   EXPECT_NE(dump.find("Transpose(%rq)"), std::string::npos) << dump;
   // The last pair changes scale (0.05 to 0.04): it stays float.
