@@ -111,7 +111,7 @@ bool save_session_and_models(ms::app::MainWindow& window, const QString& session
   if (!session_path.isEmpty()) {
     ms::session::SessionData data = window.session_snapshot();
     ms::Status s;
-    if (data.model.kind.empty()) {
+    if (data.model.kind.empty() && !data.model.source.empty()) {  // no source: rank traces alone
       auto described = ms::session::describe_model(data.model.source);
       if (described)
         data.model = std::move(*described);

@@ -236,8 +236,9 @@ void MainWindow::build_actions() {
   file->addSeparator();
   file->addAction(tr("Open &Session…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
                   &MainWindow::open_session_dialog);
-  needs_model_ << file->addAction(tr("&Save Session"), QKeySequence::Save, this, &MainWindow::save_session);
-  needs_model_ << file->addAction(tr("Save Session &As…"), QKeySequence::SaveAs, this, &MainWindow::save_session_as);
+  save_actions_ << file->addAction(tr("&Save Session"), QKeySequence::Save, this, &MainWindow::save_session);
+  save_actions_ << file->addAction(tr("Save Session &As…"), QKeySequence::SaveAs, this, &MainWindow::save_session_as);
+  needs_model_ << save_actions_;
   file->addSeparator();
   file->addSeparator();
   auto* export_menu = file->addMenu(icon("export"), tr("&Export Graph"));

@@ -261,6 +261,12 @@ class MainWindow : public QMainWindow {
   void save_session_as();
   void open_session_dialog();
   void apply_session(const session::SessionData& d);
+  // A session of rank traces alone (no model): the Ranks tab and the ranks' curves, whatever was open
+  // closed first.
+  void apply_session_without_model(const session::SessionData& d);
+  // Something to save: a model, or rank lanes or training curves without one.
+  bool has_session() const;
+  QList<QAction*> save_actions_;  // Save Session, Save Session As: enabled by a model or by ranks
   // The session's selected node (NodeId value; 0 none) waits for the graph it was selected in: the
   // snapshot of the pass shown is laid out in a job (show_snapshot), which would clear a selection
   // made before it. restore_selection() selects it in the graph shown, then emits session_restored.

@@ -99,6 +99,7 @@ void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
         }
         ranks_->set_data(std::move(r->ranks));
         tabs_->setCurrentWidget(ranks_);
+        for (QAction* a : save_actions_) a->setEnabled(true);  // a session of the ranks alone can be saved
         for (const QString& line : ranks_->summary_text().split(QLatin1Char('\n'))) log(line);
         // The Training tab: each rank's loss as its trace recorded it.
         if (show_losses && !r->curves.empty()) {

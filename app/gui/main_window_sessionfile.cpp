@@ -21,11 +21,13 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/session_trace_source.h"
+#include "app/gui/train_panel.h"
 #include "app/session/environment.h"
 #include "engine/core/atomic_file.h"
 #include "profiler/analysis/report.h"
 #include "views/models/pass_list_model.h"
 #include "views/timeline/ranks_view.h"
+#include "views/train/loss_curve.h"
 
 namespace ms::app {
 
@@ -82,8 +84,11 @@ void MainWindow::open_session(const QString& path) {
                             session::SessionReader::open(path.toStdString(),
                                                          big ? session::Verify::AllButEvents : session::Verify::All));
         MS_ASSIGN_OR_RETURN(session::SessionData data, reader.load(max_events));
-        if (data.model.kind.empty()) return invalid_model(path.toStdString() + ": the session has no model");
-        MS_ASSIGN_OR_RETURN(std::string model, materialize(data.model, folder));
+        MS_RETURN_IF_ERROR(session::check_openable(path.toStdString(), data));
+        std::string model;  // none: a session of rank traces alone
+        if (!data.model.kind.empty()) {
+          MS_ASSIGN_OR_RETURN(model, materialize(data.model, folder));
+        }
         const bool kept = std::any_of(data.runs.begin(), data.runs.end(),
                                       [](const session::SessionRun& r) { return !r.trace_file.empty(); });
         Loaded out{std::move(data), std::move(model), nullptr};
@@ -98,13 +103,21 @@ void MainWindow::open_session(const QString& path) {
         }
         if (r->data.model.kind == "path" && !QFileInfo::exists(QString::fromStdString(r->model)))
           log(tr("The session's model %1 is gone").arg(QString::fromStdString(r->model)), true);
-        pending_session_ = std::make_shared<session::SessionData>(std::move(r->data));
-        pending_reader_ = std::move(r->reader);
+        const bool has_model = !r->model.empty();
+        if (has_model) {
+          pending_session_ = std::make_shared<session::SessionData>(std::move(r->data));
+          pending_reader_ = std::move(r->reader);
+        } else {
+          apply_session_without_model(r->data);
+        }
         if (path != autosave_path()) {
           session_path_ = path;
           add_recent(path);
         }
-        open(QString::fromStdString(r->model));
+        if (has_model)
+          open(QString::fromStdString(r->model));
+        else
+          Q_EMIT model_opened(true);
       });
 }
 
@@ -136,10 +149,13 @@ session::SessionData MainWindow::session_snapshot() const {
   return d;
 }
 
+bool MainWindow::has_session() const { return doc_ || !ranks_->data().lanes.empty() || !training_.empty(); }
+
 void MainWindow::save_session_to(const QString& path, bool autosave) {
-  if (!doc_) return;
+  if (!has_session()) return;
   auto data = std::make_shared<session::SessionData>(session_snapshot());
-  const bool describe = !session_model_;
+  // Without a model (rank traces alone) the file's model table stays empty.
+  const bool describe = !session_model_ && !data->model.source.empty();
   // Bytes of pass-made constants the file keeps (the snapshots' weights past it are marked not kept).
   const auto budget = static_cast<uint64_t>(QSettings()
                                                 .value(QStringLiteral("session/snapshot_constants_mb"),
@@ -184,9 +200,9 @@ void MainWindow::save_session() {
 }
 
 void MainWindow::save_session_as() {
-  if (!doc_) return;
+  if (!has_session()) return;
   QSettings s;
-  const QString base = QFileInfo(doc_->source).completeBaseName();
+  const QString base = doc_ ? QFileInfo(doc_->source).completeBaseName() : QStringLiteral("ranks");
   const QString dir = s.value(QStringLiteral("last_dir")).toString();
   QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), QDir(dir).filePath(base + ".modescope"),
                                               tr("Modescope sessions (*.modescope)"));
@@ -294,6 +310,20 @@ void MainWindow::restore_selection() {
       log(tr("The session's selected node #%1 is not in the graph shown").arg(node), true);
   }
   if (restoring) Q_EMIT session_restored();
+}
+
+void MainWindow::apply_session_without_model(const session::SessionData& d) {
+  if (doc_) close_model();  // the session replaces the model open
+  show_start_page(false);
+  training_.clear();
+  bisect_summary_.clear();
+  session_reader_.reset();
+  pending_reader_.reset();
+  train_panel_->curve()->clear();
+  ranks_->set_data(views::ranks_data({}));
+  apply_session(d);
+  for (QAction* a : save_actions_) a->setEnabled(true);
+  set_title();
 }
 
 void MainWindow::restore_comparison(const session::SessionData& d) {

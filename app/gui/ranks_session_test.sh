@@ -3,9 +3,10 @@
 # modescope-cli trains two ranks under scripts/mpirun-local with --session: the app opens that
 # session and shows one curve per rank, each with its rank's losses (--dump-models against the
 # ranks' reports). The app opens the ranks' traces (File > Open Ranks, --open-ranks): the same
-# losses, from the traces. Then the app trains on two ranks itself (the Training tab's Ranks),
-# saves the session, and a second app opens it: the same rank curves come back. Exits 77
-# (skipped) when xvfb-run or mpirun is missing.
+# losses, from the traces, and saved as a session without a model, reopened with its Ranks tab and
+# curves (a file emptied of them is one error line). Then the app trains on two ranks itself (the
+# Training tab's Ranks), saves the session, and a second app opens it: the same rank curves come
+# back. Exits 77 (skipped) when xvfb-run or mpirun is missing.
 #   ranks_session_test.sh MODESCOPE SOURCE_DIR OUTDIR     (modescope-cli beside MODESCOPE)
 set -euo pipefail
 app="$1"; src="$2"; out="$3"
@@ -61,11 +62,36 @@ mkdir -p "$out/traces"
   --mode graph --report "$out/traces/r{rank}.json" --profile "$out/traces/p{rank}" > "$out/traces/log.txt" 2>&1 ||
   { cat "$out/traces/log.txt"; exit 1; }
 run_app --open-ranks "$out/traces/p0/graph.train.trace.json,$out/traces/p1/graph.train.trace.json" \
-  --screenshot "$out/traces" --dump-models "$out/traces/models.txt" \
+  --screenshot "$out/traces" --dump-models "$out/traces/models.txt" --save-session "$out/traces/ranks.modescope" \
   > "$out/traces/app.txt" 2>&1 || { cat "$out/traces/app.txt"; exit 1; }
 test -s "$out/traces/ranks.png" && test -s "$out/traces/train.png"
 same_losses "$out/traces/models.txt" "$out/traces" Graph
 echo "File > Open Ranks shows each rank's losses"
+
+# The ranks alone (no model opened) saved as a session: reopened, the Ranks tab and the curves come back.
+mkdir -p "$out/reopened"
+run_app "$out/traces/ranks.modescope" --screenshot "$out/reopened" --dump-models "$out/reopened/models.txt" \
+  > "$out/reopened/log.txt" 2>&1 || { cat "$out/reopened/log.txt"; exit 1; }
+grep -q "^## ranks (2 lanes)" "$out/reopened/models.txt" || { echo "the ranks were not restored"; exit 1; }
+ranks() { sed -n '/^## training/,$p' "$1"; }
+diff <(ranks "$out/traces/models.txt") <(ranks "$out/reopened/models.txt") ||
+  { echo "the ranks or their curves differ after the round trip"; exit 1; }
+same_losses "$out/reopened/models.txt" "$out/traces" Graph
+# Emptied of its ranks and curves, the file holds nothing to open: one error line naming it and the table.
+cp "$out/traces/ranks.modescope" "$out/empty.modescope"
+python3 - "$out/empty.modescope" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for t in ("rank_collectives", "rank_steps", "rank_lanes", "training"):
+    db.execute(f"DELETE FROM {t}")
+    db.execute("UPDATE digests SET rows = 0, hash = (SELECT hash FROM digests WHERE tbl = 'runs') WHERE tbl = ?", (t,))
+db.commit()
+PY
+if run_app "$out/empty.modescope" --screenshot "$out/empty" > "$out/empty.txt" 2>&1; then
+  echo "a session with nothing to open opened"; exit 1
+fi
+grep -q "error: $out/empty.modescope: table model is empty" "$out/empty.txt" || { cat "$out/empty.txt"; exit 1; }
+echo "a session of ranks alone reopens; one with nothing to open is one error line"
 
 # The app's Training tab on two ranks: saved, reopened, the same curves.
 run_app "$model" --train 3 --ranks 2 --screenshot "$out/train1" --save-session "$out/t.modescope" \

@@ -376,6 +376,16 @@ Expected<SessionData> load_session(const std::string& path) {
   return reader.load();
 }
 
+Status check_openable(const std::string& path, const SessionData& d) {
+  if (!d.model.kind.empty()) return Status::ok();
+  if (!d.runs.empty())
+    return invalid_model(path + ": table model is empty, but table runs holds " + std::to_string(d.runs.size()) +
+                         " run(s) of a model");
+  if (d.ranks.empty() && d.training.empty())
+    return invalid_model(path + ": table model is empty and so are rank_lanes and training: nothing to open");
+  return Status::ok();
+}
+
 Expected<SessionReader> SessionReader::open(const std::string& path, bool verify_content) {
   return open(path, verify_content ? Verify::All : Verify::Header);
 }

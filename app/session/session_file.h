@@ -131,6 +131,10 @@ Status save_session(const std::string& path, const SessionData& data,
                     uint64_t constant_budget = kSnapshotConstantBudget);
 // Opens, checks and reads a whole session.
 Expected<SessionData> load_session(const std::string& path);
+// What the app opens from `path`: a model (table `model`) with the runs made on it, or without a
+// model, rank lanes or training curves alone (File > Open Ranks, saved). Otherwise an error naming
+// the file and the table.
+Status check_openable(const std::string& path, const SessionData& d);
 
 // Fills in the snapshots' constants a session file left to its model (PassOutcome::
 // constants_from_model) from `model`, the model opened again (graphs copied, buffers shared). One the

@@ -119,6 +119,21 @@ Status write_model(sqlite3* db, const std::string& file, const SessionModel& m) 
   return st.status();
 }
 
+// The row must describe a model the app can open: errors name the file and the field.
+Status check_model(const std::string& file, SessionModel& m) {
+  // What a save without a model wrote before such saves left the table empty: a spec of nothing.
+  if (m.kind == "spec" && m.source.empty() && m.bytes.empty()) {
+    m = SessionModel{};
+    return Status::ok();
+  }
+  if (m.kind != "embedded" && m.kind != "path" && m.kind != "spec")
+    return invalid_model(file + ": model.kind is '" + m.kind + "', not embedded, path or spec");
+  if (m.source.empty()) return invalid_model(file + ": model.source is empty (a " + m.kind + " model)");
+  if (m.kind == "embedded" && m.bytes.empty())
+    return invalid_model(file + ": model.bytes is empty (an embedded model)");
+  return Status::ok();
+}
+
 Status read_model(sqlite3* db, const std::string& file, SessionModel& m) {
   Stmt st(db, file, "SELECT source, kind, bytes, hash, size FROM model");
   if (st.step()) {
@@ -127,6 +142,8 @@ Status read_model(sqlite3* db, const std::string& file, SessionModel& m) {
     m.bytes = st.blob(2);
     m.hash = st.text(3);
     m.size = static_cast<uint64_t>(st.i64(4));
+    MS_RETURN_IF_ERROR(st.status());
+    return check_model(file, m);
   }
   return st.status();
 }

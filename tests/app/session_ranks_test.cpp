@@ -1,6 +1,7 @@
 // Sessions keep the Ranks tab (schema 5): the lanes of a PyNative and a Graph run of two ranks
 // come back field by field, and a schema-4 file (written before ranks were kept) opens through the
-// migration with none, the file itself unchanged.
+// migration with none, the file itself unchanged. A session of rank traces alone (no model) saves
+// and opens; a model row or a file the app cannot open is one error naming the file and the field.
 #include <gtest/gtest.h>
 
 #include "app/session/session_file.h"
@@ -61,17 +62,23 @@ void expect_same_ranks(const std::vector<prof::RankLane>& a, const std::vector<p
   }
 }
 
+// `d` saved to `path` and read back (an empty session when either failed, with the failure reported).
+SessionData ranks_round_trip(const SessionData& d, const std::string& path) {
+  const Status saved = save_session(path, d);
+  EXPECT_TRUE(saved.is_ok()) << saved.message();
+  auto back = load_session(path);
+  EXPECT_TRUE(back.has_value()) << back.status().message();
+  return back ? *back : SessionData{};
+}
+
 TEST(SessionRanks, TheRanksComeBackAsSaved) {
   test::TempDir dir("session_ranks");
   const SessionData data = with_ranks();
-  const std::string path = dir.file("r.modescope");
-  ASSERT_TRUE(save_session(path, data).is_ok());
-  auto back = load_session(path);
-  ASSERT_TRUE(back.has_value()) << back.status().message();
-  expect_same_ranks(data.ranks, back->ranks);
-  test::expect_same_session(data, *back);
+  const SessionData back = ranks_round_trip(data, dir.file("r.modescope"));
+  expect_same_ranks(data.ranks, back.ranks);
+  test::expect_same_session(data, back);
   // Saved again from what came back: the same bytes' worth of ranks.
-  ASSERT_TRUE(save_session(dir.file("r2.modescope"), *back).is_ok());
+  ASSERT_TRUE(save_session(dir.file("r2.modescope"), back).is_ok());
   auto again = load_session(dir.file("r2.modescope"));
   ASSERT_TRUE(again.has_value()) << again.status().message();
   expect_same_ranks(data.ranks, again->ranks);
@@ -113,6 +120,93 @@ TEST(SessionRanks, ASchemaFourFileOpensWithoutRanksAndStaysAsItWas) {
   auto back = load_session(dir.file("new.modescope"));
   ASSERT_TRUE(back.has_value()) << back.status().message();
   expect_same_ranks(now.ranks, back->ranks);
+}
+
+// File > Open Ranks with no model, saved: the lanes and each rank's loss curve, nothing else.
+SessionData ranks_alone() {
+  SessionData d;
+  for (int r = 0; r < 2; ++r) d.ranks.push_back(lane("graph", r));
+  for (int r = 0; r < 2; ++r) {
+    TrainingCurve c;
+    c.name = "Graph rank " + std::to_string(r);
+    c.mode = "graph";
+    c.losses = {2.3 - 0.1 * r, 2.2, 2.1 + 0.01 * r};
+    c.report = R"({"rank": )" + std::to_string(r) + R"(, "world_size": 2})";
+    d.training.push_back(c);
+  }
+  return d;
+}
+
+void expect_one_line_naming(const Status& s, const std::string& path, const std::string& what) {
+  const std::string& m = s.message();
+  EXPECT_EQ(m.rfind(path + ": ", 0), 0u) << m;
+  EXPECT_NE(m.find(what), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+TEST(SessionRanks, RanksAloneWithoutAModelSaveAndOpen) {
+  test::TempDir dir("session_ranks_alone");
+  const SessionData data = ranks_alone();
+  const std::string path = dir.file("ranks.modescope");
+  const SessionData back = ranks_round_trip(data, path);
+  EXPECT_TRUE(back.model.kind.empty());
+  EXPECT_TRUE(back.runs.empty());
+  expect_same_ranks(data.ranks, back.ranks);
+  ASSERT_EQ(back.training.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.training[i].name, data.training[i].name);
+    EXPECT_EQ(back.training[i].losses, data.training[i].losses);
+    EXPECT_EQ(back.training[i].report, data.training[i].report);
+  }
+  EXPECT_TRUE(check_openable(path, back).is_ok()) << check_openable(path, back).message();
+  // Saved again from what came back: still openable, the same lanes.
+  ASSERT_TRUE(save_session(dir.file("again.modescope"), back).is_ok());
+  auto again = load_session(dir.file("again.modescope"));
+  ASSERT_TRUE(again.has_value()) << again.status().message();
+  expect_same_ranks(data.ranks, again->ranks);
+  EXPECT_TRUE(check_openable(dir.file("again.modescope"), *again).is_ok());
+}
+
+// What saves of ranks alone wrote before: a model row of kind spec with no source. It reads as no model.
+TEST(SessionRanks, AnEmptySpecModelRowReadsAsNoModel) {
+  test::TempDir dir("session_ranks_spec");
+  const std::string path = dir.file("ranks.modescope");
+  ASSERT_TRUE(save_session(path, ranks_alone()).is_ok());
+  test::exec_sql(path, "INSERT INTO model VALUES('', 'spec', X'', '', 0)");
+  auto reader = SessionReader::open(path, Verify::Header);
+  ASSERT_TRUE(reader.has_value()) << reader.status().message();
+  auto back = reader->load();
+  ASSERT_TRUE(back.has_value()) << back.status().message();
+  EXPECT_TRUE(back->model.kind.empty());
+  EXPECT_EQ(back->ranks.size(), 2u);
+  EXPECT_TRUE(check_openable(path, *back).is_ok());
+}
+
+TEST(SessionRanks, AModelRowOrAFileTheAppCannotOpenIsOneLineNamingTheField) {
+  test::TempDir dir("session_ranks_unopenable");
+  const std::string path = dir.file("ranks.modescope");
+  ASSERT_TRUE(save_session(path, ranks_alone()).is_ok());
+  const std::pair<const char*, const char*> rows[] = {
+      {"INSERT INTO model VALUES('m.onnx', 'embedded', X'', 'abc', 10)", "model.bytes"},
+      {"INSERT INTO model VALUES('m.onnx', 'onnx', X'00', 'abc', 1)", "model.kind"},
+      {"INSERT INTO model VALUES('', 'path', X'', 'abc', 1)", "model.source"},
+  };
+  for (const auto& [sql, what] : rows) {
+    const std::string bad = dir.file(std::string("bad-") + std::to_string(&sql - &rows[0].first) + ".modescope");
+    std::filesystem::copy_file(path, bad, std::filesystem::copy_options::overwrite_existing);
+    test::exec_sql(bad, sql);
+    auto reader = SessionReader::open(bad, Verify::Header);
+    ASSERT_TRUE(reader.has_value()) << reader.status().message();
+    auto got = reader->load();
+    ASSERT_FALSE(got.has_value()) << sql;
+    expect_one_line_naming(got.status(), bad, what);
+  }
+  // Runs without their model, and a file with nothing to open: check_openable names the tables.
+  SessionData runs_only = test::small_session();
+  runs_only.model = SessionModel{};
+  expect_one_line_naming(check_openable(path, runs_only), path, "table model is empty, but table runs");
+  expect_one_line_naming(check_openable(path, SessionData{}), path, "table model is empty");
+  EXPECT_FALSE(check_openable(path, SessionData{}).is_ok());
 }
 
 }  // namespace
