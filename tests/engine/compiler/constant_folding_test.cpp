@@ -40,5 +40,24 @@ TEST(ConstantFoldingPass, FoldsConstantsAndShapeSubgraphsOnStaticShapes) {
 )");
 }
 
+// A foldable node nothing reads is not evaluated (dead-code elimination drops it): its value would
+// be computed for nothing, a QDQ model's whole weights once fold-qdq took their matmuls.
+TEST(ConstantFoldingPass, LeavesDeadNodesToDeadCodeElimination) {
+  const char* text = R"(
+    input x: f32[3]
+    init a: f32[3] = 1 2 3
+    init b: f32[3] = 10
+    dead = Mul(a, b)
+    c = Add(a, b)
+    y = Add(x, c)
+    output y
+  )";
+  const std::string folded = run_passes(text, list(make_constant_folding_pass(fold_backend())));
+  EXPECT_NE(folded.find("%dead = Mul(%a, %b)"), std::string::npos) << folded;  // not evaluated
+  EXPECT_NE(folded.find("init %c: f32[3]"), std::string::npos) << folded;      // read: folded
+  const std::string cleaned = run_passes(text, list(make_constant_folding_pass(fold_backend()), make_dce_pass()));
+  EXPECT_EQ(cleaned.find("dead"), std::string::npos) << cleaned;
+}
+
 }  // namespace
 }  // namespace ms::compiler
