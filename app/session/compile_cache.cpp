@@ -5,7 +5,7 @@
 
 namespace ms::session {
 
-CompileCache::CompileCache(size_t max_graphs) : max_graphs_(std::max<size_t>(1, max_graphs)) {}
+CompileCache::CompileCache(size_t max_graphs) : max_graphs_(std::max<size_t>(1, max_graphs)), limit_(max_graphs_) {}
 
 CompileCache::~CompileCache() = default;
 
@@ -14,7 +14,19 @@ void CompileCache::set_model(std::shared_ptr<const ir::Graph> graph) {
   std::lock_guard lock(mu_);
   if (graph == model_) return;
   model_ = std::move(graph);
+  limit_ = max_graphs_;
   dropped.swap(entries_);
+}
+
+void CompileCache::reserve(size_t graphs) {
+  std::lock_guard lock(mu_);
+  const size_t most = std::max(max_graphs_, kMaxGraphs);
+  limit_ = std::max(limit_, std::min(most, max_graphs_ + std::min(graphs, most)));
+}
+
+size_t CompileCache::max_graphs() const {
+  std::lock_guard lock(mu_);
+  return limit_;
 }
 
 std::shared_ptr<const ir::Graph> CompileCache::model_of(const ir::Graph& g) const {
@@ -48,7 +60,7 @@ void CompileCache::give_back(std::unique_ptr<Entry> e) {
       break;
     }
   entries_.push_front(std::move(e));
-  while (entries_.size() > 1 && graphs_locked() > max_graphs_) {
+  while (entries_.size() > 1 && graphs_locked() > limit_) {
     dropped.push_back(std::move(entries_.back()));
     entries_.pop_back();
   }

@@ -4,9 +4,11 @@
 // bucket compiles and joins the others. Each entry owns the backend it compiled for (its executors
 // refer to it) and counts compiles and cache hits across runs. Another model (set_model) drops every
 // entry; at most `max_graphs` compiled graphs are kept in all, the least recently used entry going
-// first. Thread-safe: a run takes its entry out (take) and hands it back (give_back), so two runs
-// never share an executor or a backend; a run that finds its entry taken compiles one of its own.
-// Qt-free.
+// first. Pass Effect reserves room for its measurement beside that (reserve: the baseline and one
+// graph per pass left out), up to kMaxGraphs in all, so measuring again compiles nothing and the
+// Run panel's graphs stay; the room lasts until another model. Thread-safe: a run takes its entry out (take) and hands
+// it back (give_back), so two runs never share an executor or a backend; a run that finds its entry taken compiles one
+// of its own. Qt-free.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,10 @@ class CompileCache {
     RunCallbacks* callbacks = nullptr;  // the run holding the entry: its compiles' cancel check
   };
 
+  // The most compiled graphs a cache keeps, reserve() included: memory stays bounded however many
+  // passes a measurement leaves out.
+  static constexpr size_t kMaxGraphs = 40;
+
   explicit CompileCache(size_t max_graphs = 8);
   ~CompileCache();
   CompileCache(const CompileCache&) = delete;
@@ -53,7 +59,11 @@ class CompileCache {
   // max_graphs compiled graphs are kept (the newest entry stays).
   void give_back(std::unique_ptr<Entry> e);
 
-  size_t max_graphs() const { return max_graphs_; }
+  // Room for `graphs` compiled graphs more than max_graphs for the kept model (never less than
+  // reserved before, at most kMaxGraphs in all, or max_graphs where that is more); another model
+  // (set_model) takes the room back.
+  void reserve(size_t graphs);
+  size_t max_graphs() const;
   size_t entries() const;
   size_t graphs() const;  // compiled graphs kept, all entries together
   void clear();
@@ -62,6 +72,7 @@ class CompileCache {
   size_t graphs_locked() const;
 
   const size_t max_graphs_;
+  size_t limit_;  // max_graphs_ and the room reserved for the kept model
   mutable std::mutex mu_;
   std::shared_ptr<const ir::Graph> model_;
   std::list<std::unique_ptr<Entry>> entries_;  // most recently used first

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "app/session/compile_cache.h"
+
 namespace ms::session {
 
 namespace {
@@ -44,6 +46,9 @@ Expected<PassEffects> measure_pass_effects(const ir::Graph& g, const ModeRun& re
   ModeRun req = request;
   req.mode = "graph";
   req.disabled_passes.clear();
+  // The baseline and one graph per pass left out stay compiled beside the Run panel's graphs: the
+  // cache's count limit would evict the measurement's first graphs while it compiles its last.
+  if (cache) cache->reserve(passes.size() + 1);
   PassEffects out;
   const double total = static_cast<double>(passes.size() + 2);
   int step = 0;

@@ -213,6 +213,31 @@ TEST(CompileCache, KeepsAtMostItsBoundLeastRecentlyUsedFirst) {
   EXPECT_FALSE(base->cached);
 }
 
+// Room reserved beside the bound (Pass Effect's graphs) is kept, grows, never passes kMaxGraphs and
+// goes with the model.
+TEST(CompileCache, ReservedRoomIsBoundedAndGoesWithTheModel) {
+  Window w(2);
+  EXPECT_EQ(w.cache.max_graphs(), 2u);
+  w.cache.reserve(5);
+  EXPECT_EQ(w.cache.max_graphs(), 7u);
+  w.cache.reserve(1);  // less than reserved: the room stays
+  EXPECT_EQ(w.cache.max_graphs(), 7u);
+  w.cache.reserve(100000);
+  EXPECT_EQ(w.cache.max_graphs(), CompileCache::kMaxGraphs);
+  for (int batch : {1, 2, 4, 8}) {
+    w.req.batch = batch;
+    ASSERT_TRUE(w.run(w.req));
+  }
+  EXPECT_EQ(w.cache.graphs(), 4u);  // past the bound of 2: kept in the room
+  w.cache.set_model(batched_net());
+  EXPECT_EQ(w.cache.max_graphs(), 2u);
+  EXPECT_EQ(w.cache.entries(), 0u);
+  // A bound over kMaxGraphs stays as given.
+  CompileCache big(CompileCache::kMaxGraphs + 10);
+  big.reserve(5);
+  EXPECT_EQ(big.max_graphs(), CompileCache::kMaxGraphs + 10);
+}
+
 // Runs are jobs on worker threads: two at once with the same request each get an executor of their
 // own (one of them compiles its own), and one entry is kept.
 TEST(CompileCache, RunsAtOnceShareNoExecutor) {

@@ -124,6 +124,40 @@ TEST(PassEffectCache, TheRunPanelsGraphIsTheWholePipeline) {
   EXPECT_EQ(again->counts.compiles, 0);
 }
 
+// Every pass of the pipeline left out: more graphs than the cache's default bound of 8. The
+// measurement reserves room for them, so the second compiles nothing, and the Run panel's graph (at
+// another jit level) stays kept through both.
+TEST(PassEffectCache, MoreThanEightPassesMeasuredTwiceCompileNothingTheSecondTime) {
+  PassEffectWindow w;
+  std::vector<std::string> passes;
+  for (const auto& p : compiler::describe_pipeline(*compiler::parse_jit_level(w.req.jit_level)))
+    passes.push_back(p.argument);
+  ASSERT_GT(passes.size() + 1, w.cache.max_graphs());
+  ModeRun o0 = w.req;
+  o0.jit_level = "O0";
+  ASSERT_TRUE(run_mode(*w.g, o0, w.job, &w.cache));
+  auto first = measure_pass_effects(*w.g, w.req, passes, w.job, &w.cache);
+  ASSERT_TRUE(first) << first.status().message();
+  EXPECT_TRUE(first->full.error.empty()) << first->full.error;
+  for (const auto& [pass, run] : first->without) EXPECT_TRUE(run.error.empty()) << pass << ": " << run.error;
+  EXPECT_EQ(first->counts.compiles, static_cast<int64_t>(passes.size()) + 1);
+  EXPECT_GE(w.cache.max_graphs(), passes.size() + 2);
+  EXPECT_LE(w.cache.max_graphs(), CompileCache::kMaxGraphs);
+  const int made = w.backends;
+
+  auto second = measure_pass_effects(*w.g, w.req, passes, w.job, &w.cache);
+  ASSERT_TRUE(second) << second.status().message();
+  EXPECT_EQ(second->counts.compiles, 0);
+  EXPECT_EQ(second->counts.cache_hits, measured_iterations(w.req, passes.size()));
+  EXPECT_EQ(w.backends, made);
+  for (const auto& [pass, run] : second->without) EXPECT_TRUE(run.cached) << pass;
+  auto run = run_mode(*w.g, o0, w.job, &w.cache);
+  ASSERT_TRUE(run) << run.status().message();
+  EXPECT_TRUE(run->cached);
+  EXPECT_EQ(run->this_run.compiles, 0);
+  EXPECT_EQ(w.cache.graphs(), passes.size() + 2);
+}
+
 TEST(PassEffectCache, WithoutACacheEveryRunCompiles) {
   PassEffectWindow w;
   for (int i = 0; i < 2; ++i) {
