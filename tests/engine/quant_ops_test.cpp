@@ -194,6 +194,30 @@ TEST(QuantizeLinear, Errors) {
             std::string::npos);
 }
 
+// Past one block of the parallel range scan (16,384 values): the range's ends in different blocks
+// and in the tail, a NaN left out of the range and quantized to 0, against the formula in float.
+TEST(DynamicQuantizeLinear, LargeTensorAcrossBlocksMatchesTheFormula) {
+  constexpr int64_t n = 50001;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 0.001f * static_cast<float>((i * 7919) % 4001 - 1500);
+  v[20000] = 9.5f;    // the maximum, in the second block
+  v[n - 1] = -4.25f;  // the minimum, in the tail
+  v[123] = std::numeric_limits<float>::quiet_NaN();
+  auto y = run("DynamicQuantizeLinear", {Tensor::from_vector<float>(v, {n})}, {}, 3);
+  ASSERT_EQ(y.size(), 3u);
+  const float scale = (9.5f - -4.25f) / 255.0f;
+  const float zp = std::nearbyint(std::clamp(0.0f - -4.25f / scale, 0.0f, 255.0f));
+  EXPECT_EQ(static_cast<float>(test::value_at(y[1], 0)), scale);
+  EXPECT_EQ(test::value_at(y[2], 0), zp);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = v[static_cast<size_t>(i)];
+    const float want = std::isnan(x) ? 0.f : std::clamp(std::nearbyint(x / scale) + zp, 0.f, 255.f);
+    bad += test::value_at(y[0], i) != want;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(DynamicQuantizeLinear, ScaleZeroPointAndValues) {
   auto y = run("DynamicQuantizeLinear", {Tensor::from_vector<float>({-1.f, 0.5f, 2.f, 3.1f}, {4})}, {}, 3);
   ASSERT_EQ(y.size(), 3u);

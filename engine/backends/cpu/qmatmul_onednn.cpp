@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::quant {
 namespace {
@@ -161,6 +162,15 @@ memory weights_memory(OneDnnContext& dnn, std::mutex& mu, const Tensor& w, Packe
 
 // Adds the excess weights' products (the dense excess matmul's sums `extra`, or the entries) and the
 // zero-point terms to oneDNN's sums, row by row, in wrapping 32-bit arithmetic.
+// c[j] += K za zb[j] - za colsum[j] - zb[j] rowsum, in wrapping uint32 (cloned per instruction set:
+// one pass over every output row).
+MS_SIMD_CLONES void zero_point_terms(uint32_t* __restrict c, const uint32_t* __restrict zb,
+                                     const int32_t* __restrict col_sum, int64_t n, uint32_t kz, uint32_t za,
+                                     uint32_t row_sum) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) c[j] += kz * zb[j] - za * static_cast<uint32_t>(col_sum[j]) - zb[j] * row_sum;
+}
+
 template <class A>
 void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const int32_t* extra,
                  const std::vector<int32_t>& za, const std::vector<uint32_t>& zb, bool any_zb, int32_t* acc) {
@@ -179,11 +189,7 @@ void finish_rows(const A* a, int64_t rows, const SplitInt8Weights& s, const int3
     uint32_t row_sum = 0;
     if (any_zb)
       for (int64_t kk = 0; kk < k; ++kk) row_sum += static_cast<uint32_t>(static_cast<int32_t>(ar[kk]));
-    const uint32_t kz = static_cast<uint32_t>(k) * zai;
-    for (int64_t j = 0; j < n; ++j) {
-      const uint32_t zbj = zb[static_cast<size_t>(j)];
-      c[j] += kz * zbj - zai * static_cast<uint32_t>(s.col_sum[static_cast<size_t>(j)]) - zbj * row_sum;
-    }
+    zero_point_terms(c, zb.data(), s.col_sum.data(), n, static_cast<uint32_t>(k) * zai, zai, row_sum);
   }
 }
 

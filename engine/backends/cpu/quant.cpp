@@ -8,9 +8,12 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/narrow_io.h"
 #include "engine/backends/cpu/quant_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
 #include "engine/core/narrow.h"
 
 namespace ms::cpu {
@@ -337,30 +340,68 @@ Status dequantize_linear(runtime::KernelContext& ctx) {
 
 // ---- DynamicQuantizeLinear (uint8, float32 arithmetic as the reference) ----
 
+// min(0, x...) and max(0, x...) over [b, e), NaN left out as std::min/std::max leave it (a
+// comparison with NaN is false), in per-lane partials so each clone vectorizes the scan.
+[[gnu::always_inline]] inline void dq_range_of(const float* __restrict x, int64_t b, int64_t e, float& mn, float& mx) {
+  constexpr int L = 16;
+  float lo[L] = {}, hi[L] = {};
+  int64_t i = b;
+  for (; i + L <= e; i += L)
+    for (int l = 0; l < L; ++l) {
+      const float v = x[i + l];
+      lo[l] = v < lo[l] ? v : lo[l];
+      hi[l] = v > hi[l] ? v : hi[l];
+    }
+  for (; i < e; ++i) {
+    lo[0] = x[i] < lo[0] ? x[i] : lo[0];
+    hi[0] = x[i] > hi[0] ? x[i] : hi[0];
+  }
+  for (int l = 0; l < L; ++l) {
+    mn = lo[l] < mn ? lo[l] : mn;
+    mx = hi[l] > mx ? hi[l] : mx;
+  }
+}
+MS_SIMD_CLONES void dq_range(const float* x, int64_t b, int64_t e, float* mn, float* mx) {
+  dq_range_of(x, b, e, *mn, *mx);
+}
+
+// rint(x / scale) + zp saturated, NaN to 0: clamped before rounding (past either end the result
+// saturates the same), rounded half to even by adding and subtracting 1.5 * 2^23 (nearbyint is a
+// library call per element below SSE4.1; this vectorizes).
+MS_SIMD_CLONES void dq_quantize(const float* __restrict x, uint8_t* __restrict y, int64_t b, int64_t e, float scale,
+                                float zp) {
+  constexpr float kMagic = 12582912.f;
+  const float lo = -1.f - zp, hi = 256.f - zp;
+#pragma omp simd
+  for (int64_t i = b; i < e; ++i) {
+    float v = x[i] / scale;
+    v = v >= lo ? v : lo;
+    v = v <= hi ? v : hi;
+    const float q = ((v + kMagic) - kMagic) + zp;
+    y[i] = static_cast<uint8_t>(q < 0.f ? 0.f : q > 255.f ? 255.f : q);
+  }
+}
+
 }  // namespace
 
+// Both passes across the team for large tensors (a transformer's [128, 3072] activations), each block
+// of the range scan reduced after (min and max are exact in any order).
 DynamicQuant dynamic_quantize_u8(const float* xp, int64_t n, uint8_t* yp) {
+  constexpr int64_t kBlock = int64_t{1} << 14;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<float> lo(static_cast<size_t>(std::max<int64_t>(blocks, 1)), 0.f), hi(lo.size(), 0.f);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (int64_t k = 0; k < blocks; ++k)
+    dq_range(xp, k * kBlock, std::min(n, (k + 1) * kBlock), &lo[static_cast<size_t>(k)], &hi[static_cast<size_t>(k)]);
   float maxx = 0.f, minx = 0.f;
-  for (int64_t i = 0; i < n; ++i) {
-    maxx = std::max(maxx, xp[i]);
-    minx = std::min(minx, xp[i]);
+  for (size_t k = 0; k < lo.size(); ++k) {
+    minx = lo[k] < minx ? lo[k] : minx;
+    maxx = hi[k] > maxx ? hi[k] : maxx;
   }
   const float scale = (maxx == minx ? 1.0f : maxx - minx) / 255.0f;
   const float initial_zp = 0.0f - minx / scale;
   const float zp = std::nearbyint(std::clamp(initial_zp, 0.0f, 255.0f));
-  // rint(x / scale) + zp saturated, NaN to 0: clamped before rounding (past either end the result
-  // saturates the same), rounded half to even by adding and subtracting 1.5 * 2^23 (nearbyint is a
-  // library call per element below SSE4.1; this vectorizes).
-  constexpr float kMagic = 12582912.f;
-  const float lo = -1.f - zp, hi = 256.f - zp;
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    float v = xp[i] / scale;
-    v = v >= lo ? v : lo;
-    v = v <= hi ? v : hi;
-    const float q = ((v + kMagic) - kMagic) + zp;
-    yp[i] = static_cast<uint8_t>(q < 0.f ? 0.f : q > 255.f ? 255.f : q);
-  }
+  elementwise::parallel_chunks(n, [&](int64_t b, int64_t e) { dq_quantize(xp, yp, b, e, scale, zp); });
   return {scale, static_cast<uint8_t>(zp)};
 }
 

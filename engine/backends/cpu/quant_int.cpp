@@ -185,6 +185,22 @@ MS_SIMD_CLONES void requantize_row_u8(const int32_t* acc, const double* m, const
                                       uint8_t* y) {
   requantize_row(acc, m, bias, n, zy, y);
 }
+// One row of a dynamic-quant matmul: y[j] = float(acc[j]) * scale[j] (+ bias), the Cast, Mul and Add
+// it replaces, each rounded in float32 (no contraction here either), in place (y over acc).
+MS_SIMD_CLONES void scale_row(const int32_t* acc, const float* scale, const float* bias, bool bias_per_col, int64_t n,
+                              float* y) {
+  if (!bias) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = static_cast<float>(acc[j]) * scale[j];
+  } else if (bias_per_col) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = static_cast<float>(acc[j]) * scale[j] + bias[j];
+  } else {
+    const float b = bias[0];
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = static_cast<float>(acc[j]) * scale[j] + b;
+  }
+}
 #pragma GCC pop_options
 
 // y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
@@ -270,12 +286,7 @@ Status dynamic_quant_matmul(runtime::KernelContext& ctx) {
   float* yp = y->data<float>();
   const int64_t n = p.n, rows = n > 0 ? y->numel() / n : 0;
 #pragma omp parallel for schedule(static) if (rows * n > (1 << 16))
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      float v = static_cast<float>(acc[r * n + j]) * scale[static_cast<size_t>(j)];
-      if (bias) v += bias[bias_per_col ? j : 0];
-      yp[r * n + j] = v;
-    }
+  for (int64_t r = 0; r < rows; ++r) scale_row(acc + r * n, scale.data(), bias, bias_per_col, n, yp + r * n);
   return Status::ok();
 }
 
