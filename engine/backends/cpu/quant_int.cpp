@@ -53,8 +53,10 @@ Expected<std::vector<double>> expand_scale(runtime::KernelContext& ctx, size_t i
 
 // From here to requantize_row_u8, no FMA contraction: the clones below (AVX2, AVX-512) would
 // otherwise fuse acc * multiplier + zp and round differently from the reference loops.
+#if defined(__GNUC__) && !defined(__clang__)  // clang builds have no clones (simd_clones.h)
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 // Requantizes one int32 accumulator: rint(acc * multiplier + zp) clipped to the output type.
 // Clamped first (NaN to the low end: past either end the result saturates the same), then rounded
@@ -201,7 +203,9 @@ MS_SIMD_CLONES void scale_row(const int32_t* acc, const float* scale, const floa
     for (int64_t j = 0; j < n; ++j) y[j] = static_cast<float>(acc[j]) * scale[j] + b;
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
+#endif
 
 // y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
 // mult[r % m][j].
