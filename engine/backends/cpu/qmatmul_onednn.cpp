@@ -61,12 +61,10 @@ uint64_t int8_weights_stamp(const Tensor& w) {
 
 std::atomic<int> g_force_split{-1};  // tests: -1 the primitive decides, 0/1 forced
 
-// Whether the primitive's int8 products can saturate: oneDNN's kernels without VNNI (vpmaddubsw).
+// Whether a primitive's int8 products can saturate: oneDNN's kernels without VNNI (vpmaddubsw).
 // With VNNI (vpdpbusd adds the four u8 x s8 products of a group straight into int32) or AMX every
 // product is exact and the weights run whole: one int8 matmul instead of the split's one or two.
-bool pairs_may_saturate(const dnnl::primitive_desc_base& pd) {
-  if (const int forced = g_force_split.load(std::memory_order_relaxed); forced >= 0) return forced != 0;
-  const std::string impl = pd.impl_info_str();
+bool impl_may_saturate(const std::string& impl) {
   return impl.find("vnni") == std::string::npos && impl.find("amx") == std::string::npos;
 }
 
@@ -131,6 +129,7 @@ struct Int8MatmulPrimitive {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul prim;
   bool reference = false;
+  bool may_saturate = true;  // impl_may_saturate of its implementation
 };
 
 std::shared_ptr<Int8MatmulPrimitive> make_int8_matmul(OneDnnContext& dnn, memory::data_type src_t, int64_t rows,
@@ -141,7 +140,9 @@ std::shared_ptr<Int8MatmulPrimitive> make_int8_matmul(OneDnnContext& dnn, memory
   auto p = std::make_shared<Int8MatmulPrimitive>();
   p->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, w_md, y_md), nn::user_scratchpad_attr(), dnn.engine());
   p->prim = dnnl::matmul(p->pd);
-  p->reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
+  const std::string impl = p->pd.impl_info_str();
+  p->reference = impl.rfind("ref", 0) == 0;
+  p->may_saturate = impl_may_saturate(impl);
   return p;
 }
 
@@ -210,7 +211,8 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
                             std::to_string(k) + "x" + std::to_string(n);
     auto p = dnn.cached<Int8MatmulPrimitive>(key, [&] { return make_int8_matmul(dnn, src_t, rows, k, n); });
     if (p->reference) return ctx.unsupported_case("oneDNN has only its reference int8 matmul here");
-    const bool split = pairs_may_saturate(p->pd);
+    const int forced = g_force_split.load(std::memory_order_relaxed);
+    const bool split = forced >= 0 ? forced != 0 : p->may_saturate;
     auto s = split_of(dnn, b, split);
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, p->pd.scratchpad_desc(), holder));
