@@ -24,16 +24,23 @@ def ranks_of(stdout):
                   key=lambda r: r["rank"])
 
 
-def test_two_ranks_match_one():
+def rank_outputs(folder):
+    """Each rank's stdout as Open MPI's --output-filename keeps it (FOLDER/1/rank.N/stdout): the ranks
+    share mpirun's stdout otherwise, where two long lines can interleave."""
+    return "\n".join(p.read_text() for p in sorted(Path(folder).glob("*/rank.*/stdout")))
+
+
+def test_two_ranks_match_one(tmp_path):
     if shutil.which("mpirun") is None:
         pytest.skip("Open MPI's mpirun is not installed (Debian's openmpi-bin)")
     env = dict(os.environ)
     one = subprocess.run([sys.executable, str(SAMPLE)], capture_output=True, text=True, timeout=120, env=env)
     assert one.returncode == 0, one.stderr[-2000:]
-    two = subprocess.run([str(REPO / "scripts" / "mpirun-local"), "-np", "2", "-x", "PYTHONPATH", sys.executable,
+    two = subprocess.run([str(REPO / "scripts" / "mpirun-local"), "-np", "2", "-x", "PYTHONPATH",
+                          "--output-filename", str(tmp_path / "ranks"), sys.executable,
                           str(SAMPLE)], capture_output=True, text=True, timeout=180, env=env)
     assert two.returncode == 0, (two.stdout + two.stderr)[-3000:]
-    (single,), pair = ranks_of(one.stdout), ranks_of(two.stdout)
+    (single,), pair = ranks_of(one.stdout), ranks_of(rank_outputs(tmp_path / "ranks"))
     assert [r["rank"] for r in pair] == [0, 1] and all(r["ranks"] == 2 for r in pair)
     for r in pair:
         assert r["shard_max_diff"] < 1e-6
