@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import modescope as ms
-from modescope import nn
+from modescope import nn, ops
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
 
@@ -246,6 +246,83 @@ def test_graph_mode_schedule_compiles_once_and_each_step_takes_its_rate():
     assert any(not np.allclose(graph[n], constant[n], rtol=1e-4) for n in graph)
 
 
+# --- gradient centralization --------------------------------------------------------------------
+
+class _Quadratic(nn.Cell):
+    """loss = sum(w3^2 * c3) / 2 + sum(w2 * c2) + sum(b^2): the gradients are w3 * c3, c2 and 2b."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(7)
+        self.w3 = ms.Parameter(ms.Tensor(rng.standard_normal((3, 2, 4)).astype(np.float32)), name="w3")
+        self.w2 = ms.Parameter(ms.Tensor(rng.standard_normal((4, 5)).astype(np.float32)), name="w2")
+        self.b = ms.Parameter(ms.Tensor(rng.standard_normal(4).astype(np.float32)), name="b")
+
+    def construct(self, c3, c2):
+        return (ops.reduce_sum(self.w3 * self.w3 * c3) * 0.5 + ops.reduce_sum(self.w2 * c2)
+                + ops.reduce_sum(self.b * self.b))
+
+
+def _centralized(g):
+    return g - g.mean(axis=tuple(range(1, g.ndim)), keepdims=True) if g.ndim > 1 else g
+
+
+@pytest.mark.parametrize("how", ["pynative", "graph", "functional"])
+def test_grad_centralization_matches_a_hand_computed_momentum_step(how):
+    rng = np.random.default_rng(8)
+    c3 = rng.standard_normal((3, 2, 4)).astype(np.float32) + 2.0  # rows of non-zero mean
+    c2 = rng.standard_normal((4, 5)).astype(np.float32) + 1.0
+    net = _Quadratic()
+    start = _values(net)
+    lr, m, wd = 0.1, 0.9, 0.05
+    groups = [{"params": [net.w3, net.w2, net.b], "grad_centralization": True, "weight_decay": wd}]
+    opt = nn.Momentum(groups, lr, m)
+    if how == "functional":
+        grad_fn = ms.value_and_grad(net, None, opt.parameters)
+        for _ in range(2):
+            opt(grad_fn(ms.Tensor(c3), ms.Tensor(c2))[1])
+    else:
+        ms.set_context(mode=ms.GRAPH_MODE if how == "graph" else ms.PYNATIVE_MODE)
+        step = nn.TrainOneStepCell(net, opt)
+        for _ in range(2):
+            step(ms.Tensor(c3), ms.Tensor(c2))
+    # By hand, MindSpore's order: g = centralize(grad + wd * p); buf = m * buf + g; p -= lr * buf.
+    def by_hand(centralize):
+        p, bufs = {k: v.astype(np.float64) for k, v in start.items()}, {}
+        for _ in range(2):
+            raw = {"w3": p["w3"] * c3, "w2": c2.astype(np.float64), "b": 2 * p["b"]}
+            for k in p:
+                g = raw[k] + wd * p[k]
+                bufs[k] = m * bufs.get(k, 0) + (_centralized(g) if centralize else g)
+                p[k] = p[k] - lr * bufs[k]
+        return p
+
+    got, want, plain = _values(net), by_hand(True), by_hand(False)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # the matrices' gradients were centred (their rows have non-zero means); the vector's was not
+    assert not np.allclose(got["w3"], plain["w3"], atol=1e-3) and not np.allclose(got["w2"], plain["w2"], atol=1e-3)
+    np.testing.assert_allclose(got["b"], plain["b"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grad_centralization_is_per_group(mode):
+    x, y = _data()
+    net, with_loss = _net_and_loss()
+    ps = {p.name: p for p in net.trainable_params()}
+    before = _values(net)
+    grads = dict(zip(ps, _grads(with_loss, list(ps.values()), x, y)))
+    groups = [{"params": [ps["0.weight"], ps["0.bias"]], "grad_centralization": True},
+              {"params": [ps["1.weight"], ps["1.bias"]], "grad_centralization": False}]
+    ms.set_context(mode=mode)
+    nn.TrainOneStepCell(with_loss, nn.SGD(groups, learning_rate=0.5))(x, y)
+    after = _values(net)
+    for name, g in grads.items():
+        want = before[name] - 0.5 * (_centralized(g) if name.startswith("0.") else g)
+        np.testing.assert_allclose(after[name], want, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert not np.allclose(_centralized(grads["0.weight"]), grads["0.weight"], atol=1e-6)
+
+
 # --- errors ------------------------------------------------------------------------------------
 
 def test_group_errors_are_clear_one_liners():
@@ -261,6 +338,7 @@ def test_group_errors_are_clear_one_liners():
         ([{"params": ps, "lr": -1.0}], ValueError, "group 0 'lr' must be >= 0"),
         ([{"params": ps, "lr": "fast"}], TypeError, "group 0 'lr' must be a float"),
         ([{"params": ps, "weight_decay": -0.1}], ValueError, "group 0: 'weight_decay' must be a number >= 0"),
+        ([{"params": ps, "grad_centralization": 1}], TypeError, "group 0: 'grad_centralization' must be a bool"),
         ([{"params": [1.0]}], TypeError, "group 0 holds a float"),
         ([ps[0], {"params": ps[1:]}], TypeError, "mixes Parameters and group dicts"),
     ]

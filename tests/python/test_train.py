@@ -222,3 +222,43 @@ def test_jitted_train_step_with_value_and_grad_runs_op_by_op(capfd):
     assert train_step._compiled.runs_eagerly and train_step.compile_count == 0
     err = capfd.readouterr().err
     assert err.count("runs op by op") == 1 and "TrainOneStepCell" in err
+
+
+@pytest.mark.parametrize("make", [lambda ps: nn.Momentum(ps, learning_rate=0.05, momentum=0.9),
+                                  lambda ps: nn.Adam(ps, learning_rate=0.01)], ids=["Momentum", "Adam"])
+def test_optimizer_state_carries_over_a_mode_change(make):
+    x, y = make_data()
+
+    def train(modes):
+        ms.set_seed(11)
+        net = Classifier()
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()), make(net.trainable_params()))
+        for mode in modes:
+            ms.set_context(mode=mode)
+            step(x, y)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        return [p.asnumpy().copy() for p in net.trainable_params()], step
+
+    P, G = ms.PYNATIVE_MODE, ms.GRAPH_MODE
+    eager, _ = train([P] * 4)
+    graph, _ = train([G] * 4)
+    mixed, step = train([P, P, G, G])
+    assert step.compile_count == 1 and step.optimizer.global_step == 4
+    # back and forth: the compiled step is kept, the moments and the step count go on
+    switching, step = train([G, P, G, P])
+    assert step.compile_count == 1
+    for got in (mixed, switching):
+        for a, b, c in zip(got, eager, graph):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(a, c, rtol=1e-5, atol=1e-6)
+    # the moments restarted after two steps (a new optimizer) land elsewhere: the check above can tell
+    ms.set_seed(11)
+    net = Classifier()
+    with_loss = nn.WithLossCell(net, nn.CrossEntropyLoss())
+    for mode in (P, G):
+        ms.set_context(mode=mode)
+        restarted = nn.TrainOneStepCell(with_loss, make(net.trainable_params()))
+        restarted(x, y)
+        restarted(x, y)
+    ms.set_context(mode=P)
+    assert any(not np.allclose(p.asnumpy(), e, rtol=1e-4, atol=1e-5) for p, e in zip(net.trainable_params(), eager))

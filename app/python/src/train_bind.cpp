@@ -54,22 +54,63 @@ pyb::tuple value_and_grad_call(pyb::function fn, pyb::tuple args, const Vars& wr
   return pyb::make_tuple(result, grads);
 }
 
+// MindSpore's gradient centralization: a gradient of rank > 1 less its mean over every dimension
+// but the first (each output row's gradient centred); one of rank 0 or 1 as it is.
+Var centralized(const Var& g) {
+  const int64_t rank = g.rank();
+  if (rank <= 1) return g;
+  std::vector<int64_t> axes, kept(static_cast<size_t>(rank), 1);
+  for (int64_t a = 1; a < rank; ++a) axes.push_back(a);
+  kept[0] = -1;
+  return nn::F::sub(g, nn::F::reshape(nn::F::reduce_mean(g, axes), kept));
+}
+
+// A group's gradients for its rule: with centralization, MindSpore's order - weight decay added to
+// the gradient first (the group's rule then decays nothing), then centralized; AdamWeightDecay's
+// decay is the parameter's own (decoupled) and stays in its rule.
+struct GroupGrads {
+  bool centralize = false;
+  double decay = 0;  // added here, before centralizing
+  Vars operator()(const Vars& params, const Vars& grads) const {
+    if (!centralize) return grads;
+    Vars out;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Var g = grads[i];
+      if (decay != 0 && i < params.size()) g = nn::F::add(g, nn::F::mul(params[i], decay));
+      out.push_back(centralized(g));
+    }
+    return out;
+  }
+};
+
+// Each parameter group's settings: weight decay and grad_centralization.
+struct GroupSettings {
+  std::vector<double> weight_decay;
+  std::vector<bool> centralize;
+};
+
 // The update rule of an optimizer with parameter groups: group g runs the engine's rule with its
-// own weight decay and the g-th learning rate (the lr Var has shape [G] when G > 1, a graph input
-// in Graph mode). group_of[i] is the group of the i-th parameter the rule receives, -1 for one the
-// optimizer does not hold (left as it is). State: each group's state after the previous group's.
-nn::train::UpdateRule grouped_rule(const nn::train::OptimizerConfig& base, const std::vector<double>& group_wd,
+// own weight decay (and gradient centralization) and the g-th learning rate (the lr Var has shape
+// [G] when G > 1, a graph input in Graph mode). group_of[i] is the group of the i-th parameter the
+// rule receives, -1 for one the optimizer does not hold (left as it is). State: each group's state
+// after the previous group's.
+nn::train::UpdateRule grouped_rule(const nn::train::OptimizerConfig& base, const GroupSettings& groups,
                                    std::vector<int> group_of) {
   struct Groups {
     std::vector<nn::train::UpdateRule> rules;
+    std::vector<GroupGrads> grads;
     std::vector<int> group_of;
     size_t state_per = 0;
   };
   auto gs = std::make_shared<Groups>();
-  for (double wd : group_wd) {
+  for (size_t g = 0; g < groups.weight_decay.size(); ++g) {
     nn::train::OptimizerConfig cfg = base;
-    cfg.weight_decay = wd;
+    GroupGrads gg;
+    gg.centralize = g < groups.centralize.size() && groups.centralize[g];
+    cfg.weight_decay = groups.weight_decay[g];
+    if (gg.centralize && base.kind != nn::train::OptimizerKind::AdamW) std::swap(gg.decay, cfg.weight_decay);
     gs->rules.push_back(nn::train::make_update_rule(cfg));
+    gs->grads.push_back(gg);
   }
   gs->group_of = std::move(group_of);
   gs->state_per = base.kind == nn::train::OptimizerKind::SGD ? (base.momentum > 0 ? 1 : 0) : 2;
@@ -106,7 +147,7 @@ nn::train::UpdateRule grouped_rule(const nn::train::OptimizerConfig& base, const
                    state.begin() + static_cast<std::ptrdiff_t>(offset + n));
       offset += n;
       const Var lr_g = gs->rules.size() == 1 ? lr : nn::F::gather(lr, Var(Tensor::scalar<int64_t>(g)), 0);
-      auto [gp, gst] = gs->rules[g].update(p, members(grads, g), s, lr_g, step);
+      auto [gp, gst] = gs->rules[g].update(p, gs->grads[g](p, members(grads, g)), s, lr_g, step);
       for (size_t i = 0, k = 0; i < params.size(); ++i)
         if (gs->group_of[i] == static_cast<int>(g) && k < gp.size()) np[i] = gp[k++];
       ns.insert(ns.end(), gst.begin(), gst.end());
@@ -128,8 +169,10 @@ std::vector<double> checked_lrs(const std::vector<double>& lrs, size_t groups) {
 class PyOptimizer {
  public:
   PyOptimizer(const std::string& kind, pyb::list params, std::vector<int> group_of, std::vector<double> weight_decay,
-              double momentum, bool nesterov, double beta1, double beta2, double eps)
-      : group_wd_(std::move(weight_decay)), group_of_(std::move(group_of)) {
+              std::vector<bool> centralize, double momentum, bool nesterov, double beta1, double beta2, double eps)
+      : group_of_(std::move(group_of)) {
+    groups_.weight_decay = std::move(weight_decay);
+    groups_.centralize = std::move(centralize);
     auto k = nn::train::optimizer_kind(kind);
     if (!k) raise_status(k.status());
     cfg_.kind = *k;
@@ -138,7 +181,7 @@ class PyOptimizer {
     cfg_.beta1 = beta1;
     cfg_.beta2 = beta2;
     cfg_.eps = eps;
-    for (double wd : group_wd_) {
+    for (double wd : groups_.weight_decay) {
       cfg_.weight_decay = wd;
       Status st = nn::train::validate(cfg_);
       if (!st.is_ok()) raise_status(st);
@@ -149,19 +192,20 @@ class PyOptimizer {
       params_.push_back(p.cast<const Parameter&>());
     }
     if (params_.empty()) throw pyb::value_error("optimizer: no parameters to optimize");
-    if (group_wd_.empty()) group_wd_.push_back(0.0);
+    if (groups_.weight_decay.empty()) groups_.weight_decay.push_back(0.0);
+    groups_.centralize.resize(groups_.weight_decay.size(), false);
     if (group_of_.empty()) group_of_.assign(params_.size(), 0);
     if (group_of_.size() != params_.size())
       throw pyb::value_error("optimizer: " + std::to_string(group_of_.size()) + " group indices for " +
                              std::to_string(params_.size()) + " parameters");
     for (int g : group_of_)
-      if (g < 0 || g >= static_cast<int>(group_wd_.size()))
+      if (g < 0 || g >= static_cast<int>(groups_.weight_decay.size()))
         throw pyb::value_error("optimizer: group index " + std::to_string(g) + " out of range");
-    rule_ = grouped_rule(cfg_, group_wd_, group_of_);
+    rule_ = grouped_rule(cfg_, groups_, group_of_);
   }
 
   bool step(pyb::object grads, const std::vector<double>& lrs) {
-    const std::vector<double> lr = checked_lrs(lrs, group_wd_.size());
+    const std::vector<double> lr = checked_lrs(lrs, groups_.weight_decay.size());
     Vars g;
     for (pyb::handle x : grads) g.push_back(x.cast<const Var&>());
     if (g.size() != params_.size())
@@ -192,10 +236,10 @@ class PyOptimizer {
         if ((*params_[i].tensor()).raw() == data) g = group_of_[i];
       group_of.push_back(g);
     }
-    return grouped_rule(cfg_, group_wd_, std::move(group_of));
+    return grouped_rule(cfg_, groups_, std::move(group_of));
   }
 
-  size_t groups() const { return group_wd_.size(); }
+  size_t groups() const { return groups_.weight_decay.size(); }
   std::vector<Parameter> params_;
 
  private:
@@ -224,7 +268,7 @@ class PyOptimizer {
   }
 
   nn::train::OptimizerConfig cfg_;
-  std::vector<double> group_wd_;
+  GroupSettings groups_;
   std::vector<int> group_of_;  // each parameter's group
   nn::train::UpdateRule rule_;
   Vars state_;
@@ -273,6 +317,9 @@ class PyTrainStep {
   }
 
   bool graph_mode() const { return step_->mode() == nn::Mode::Graph; }
+  // The context's mode changed: the next steps run in it, continuing the optimizer state, the step
+  // count, loss scaling and the compiled step graphs.
+  void set_graph_mode(bool graph) { step_->set_mode(graph ? nn::Mode::Graph : nn::Mode::PyNative); }
   const nn::train::StepStats& last() const { return last_; }
   double loss_scale() const { return step_->loss_scale(); }
   int64_t skipped() const { return step_->skipped_steps(); }
@@ -313,10 +360,10 @@ void bind_train(pyb::module_& m) {
       "param"_a, "the identity of a Parameter's storage (the same for every Python object of one Parameter)");
 
   pyb::class_<PyOptimizer>(m, "Optimizer")
-      .def(pyb::init<const std::string&, pyb::list, std::vector<int>, std::vector<double>, double, bool, double, double,
-                     double>(),
-           "kind"_a, "params"_a, "group_of"_a, "weight_decay"_a, "momentum"_a = 0.0, "nesterov"_a = false,
-           "beta1"_a = 0.9, "beta2"_a = 0.999, "eps"_a = 1e-8)
+      .def(pyb::init<const std::string&, pyb::list, std::vector<int>, std::vector<double>, std::vector<bool>, double,
+                     bool, double, double, double>(),
+           "kind"_a, "params"_a, "group_of"_a, "weight_decay"_a, "grad_centralization"_a, "momentum"_a = 0.0,
+           "nesterov"_a = false, "beta1"_a = 0.9, "beta2"_a = 0.999, "eps"_a = 1e-8)
       .def("_apply", &PyOptimizer::step, "gradients"_a, "learning_rates"_a)
       .def_property_readonly("_group_count", &PyOptimizer::groups)
       .def_property_readonly("parameters", [](const PyOptimizer& o) {
@@ -334,7 +381,8 @@ void bind_train(pyb::module_& m) {
       .def_property(
           "learning_rates", [](const PyTrainStep& s) { return s.lr_; },
           [](PyTrainStep& s, const std::vector<double>& lrs) { s.lr_ = checked_lrs(lrs, s.lr_.size()); })
-      .def_property_readonly("graph_mode", &PyTrainStep::graph_mode)
+      .def_property("graph_mode", &PyTrainStep::graph_mode, &PyTrainStep::set_graph_mode,
+                    "the mode of the next steps; set, the optimizer state and the step count carry over")
       .def_property_readonly("loss_scale", &PyTrainStep::loss_scale)
       .def_property_readonly("skipped_steps", &PyTrainStep::skipped)
       .def_property_readonly("compile_count", &PyTrainStep::compiles,

@@ -247,6 +247,12 @@ void TrainStep::set_amp(const AmpOptions& amp) {
   last_ = nullptr;
 }
 
+void TrainStep::set_mode(Mode mode) {
+  if (mode == mode_) return;
+  mode_ = mode;
+  observed_ = false;  // observed_graph() and observed_plan() describe a step of the mode observed
+}
+
 void TrainStep::set_data_parallel(const DataParallelConfig& cfg) {
   dp_ = std::make_unique<DataParallel>();
   dp_->cfg = cfg;
@@ -259,9 +265,8 @@ std::vector<GradBucket> TrainStep::grad_buckets() const {
 }
 
 Status TrainStep::start_data_parallel() {
-  if (!dp_ || dp_->synced) return Status::ok();
-  dp_->comm = dist::world();
-  if (!dp_->comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
+  if (!dp_) return Status::ok();
+  // Checked at every step: the mode may change between steps (set_mode).
   if (mode_ == Mode::Graph && loss_scaled())
     return unsupported("data parallel Graph-mode training does not take loss scaling (PyNative does)");
   for (const std::string& p : disabled_passes_)
@@ -269,6 +274,9 @@ Status TrainStep::start_data_parallel() {
       return invalid_argument(
           "data parallel Graph-mode training needs the insert-allreduce pass (without it the "
           "ranks would not share their gradients)");
+  if (dp_->synced) return Status::ok();
+  dp_->comm = dist::world();
+  if (!dp_->comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
   MS_RETURN_IF_ERROR(sync_model_from_rank0(*dp_->comm, model_));
   dp_->synced = true;
   return Status::ok();

@@ -73,6 +73,10 @@ class TrainStep {
   Expected<StepStats> step(const Vars& inputs, const std::vector<double>& lr);
 
   Mode mode() const { return mode_; }
+  // Runs the next steps in `mode`: the optimizer state, the step count, loss scaling and the
+  // compiled step graphs carry over, so steps in one mode continue those of the other (MindSpore
+  // keeps an optimizer's state across set_context(mode=...)).
+  void set_mode(Mode mode);
   int64_t steps() const { return step_; }
   // Graph mode: the traced step graph of the current signature and its compiled form (nullptr before
   // the first step or in PyNative).

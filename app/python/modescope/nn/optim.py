@@ -5,8 +5,10 @@ nn.AdamWeightDecay, with MindSpore's parameter groups and learning-rate schedule
     loss, grads = grad_fn(x, y)
     optimizer(grads)            # new values written into the Parameters in place
 
-params is a list of Parameters or of group dicts: {'params': [...], 'lr': ..., 'weight_decay': ...}
-(keys a group leaves out take the optimizer's arguments) and at most one {'order_params': [...]}
+params is a list of Parameters or of group dicts: {'params': [...], 'lr': ..., 'weight_decay': ...,
+'grad_centralization': bool} (keys a group leaves out take the optimizer's arguments; gradient
+centralization, off by default, takes from each gradient of rank > 1 its mean over every dimension
+but the first, after weight decay, MindSpore's order) and at most one {'order_params': [...]}
 giving the order of optimizer.parameters (and of the gradients a call takes). learning_rate (and a
 group's 'lr') is a float, a list / tuple / 1-D ndarray of per-step rates (step i takes entry i, the
 last entry after the list ends) or a LearningRateSchedule. The optimizer counts its steps in
@@ -70,7 +72,7 @@ def _check_param(owner, where, p):
 
 
 def _parse_groups(owner, params, learning_rate, weight_decay):
-    """(parameters in order, each one's group, groups as [(lr or None, weight_decay)])."""
+    """(parameters in order, each one's group, groups as [(lr or None, weight_decay, grad_centralization)])."""
     if isinstance(params, (_C.Parameter, dict)):
         params = [params]
     params = list(params)
@@ -79,7 +81,7 @@ def _parse_groups(owner, params, learning_rate, weight_decay):
     if not any(isinstance(p, dict) for p in params):
         for i, p in enumerate(params):
             _check_param(owner, f"params[{i}]", p)
-        return params, [0] * len(params), [(None, weight_decay)]
+        return params, [0] * len(params), [(None, weight_decay, False)]
     groups, members, order, where = [], [], None, {}
     for gi, group in enumerate(params):
         if not isinstance(group, dict):
@@ -102,8 +104,9 @@ def _parse_groups(owner, params, learning_rate, weight_decay):
         ps = [group["params"]] if isinstance(group["params"], _C.Parameter) else list(group["params"])
         if not ps:
             raise ValueError(f"{owner}: group {gi} is empty: its 'params' holds no Parameters")
-        if group.get("grad_centralization"):
-            raise NotImplementedError(f"{owner}: group {gi}: 'grad_centralization' is not supported")
+        gc = group.get("grad_centralization", False)
+        if not isinstance(gc, (bool, np.bool_)):
+            raise TypeError(f"{owner}: group {gi}: 'grad_centralization' must be a bool, got {type(gc).__name__}")
         wd = group.get("weight_decay", weight_decay)
         if isinstance(wd, bool) or not isinstance(wd, numbers.Real) or not wd >= 0:
             raise ValueError(f"{owner}: group {gi}: 'weight_decay' must be a number >= 0, got {wd!r}")
@@ -113,7 +116,8 @@ def _parse_groups(owner, params, learning_rate, weight_decay):
                 raise ValueError(f"{owner}: parameter '{p.name}' is in groups {where[_key(p)]} and {gi}")
             where[_key(p)] = len(groups)
             members.append(p)
-        groups.append((_Rate(owner, f"group {gi} 'lr'", group["lr"]) if "lr" in group else None, float(wd)))
+        groups.append((_Rate(owner, f"group {gi} 'lr'", group["lr"]) if "lr" in group else None, float(wd),
+                       bool(gc)))
     if not groups:
         raise ValueError(f"{owner}: params has no group with 'params'")
     if order is not None:
@@ -148,10 +152,12 @@ class Optimizer(_C.Optimizer):
         self.global_step = 0
         default = _Rate(owner, "learning_rate", learning_rate)
         self.is_group = len(groups) > 1
-        self.is_group_lr = any(lr is not None for lr, _ in groups)
-        self._rates = [lr if lr is not None else default for lr, _ in groups]
+        self.is_group_lr = any(lr is not None for lr, _, _ in groups)
+        self._rates = [lr if lr is not None else default for lr, _, _ in groups]
         self._group_of = group_of
-        super().__init__(self._kind, params, group_of, [wd for _, wd in groups], **hyper)
+        self.grad_centralization = any(gc for _, _, gc in groups)
+        super().__init__(self._kind, params, group_of, [wd for _, wd, _ in groups], [gc for _, _, gc in groups],
+                         **hyper)
 
     @property
     def dynamic_lr(self):

@@ -26,7 +26,9 @@ class WithLossCell(Cell):
 
 class TrainOneStepCell(Cell):
     """TrainOneStepCell(network, optimizer): network(*inputs) returns the loss; a call runs one step
-    and returns the loss. The mode is the context's at the first call."""
+    in the context's mode and returns the loss. A mode change between calls keeps the optimizer's
+    state (moments, step count) and the loss scale: the steps continue where the other mode left
+    them, and Graph mode's compiled step is kept for the next time."""
 
     def __init__(self, network, optimizer, sens=None, amp_level=0, loss_scale="none", init_scale=65536.0,
                  scale_factor=2.0, scale_window=1000, jit_level=1):
@@ -40,8 +42,10 @@ class TrainOneStepCell(Cell):
 
     def __call__(self, *inputs):
         mode_graph = _C._get_context()["mode"] == 0
-        if self._step is None or self._step.graph_mode != mode_graph:
+        if self._step is None:
             self._step = _C.TrainStep(self.network, self.optimizer, **self._step_args)
+        if self._step.graph_mode != mode_graph:
+            self._step.graph_mode = mode_graph
         # The rates of this step (one per parameter group) are inputs of the step: a compiled step
         # runs with new ones, never re-traced.
         self._step.learning_rates = self.optimizer._lrs()
