@@ -2,6 +2,7 @@
 // PyNative and Graph mode; the Graph step is one graph with parameters, lr and the batch as inputs.
 #include <algorithm>
 
+#include "engine/frontend/train/optim.h"
 #include "engine/frontend/train/step.h"
 #include "tests/engine/autograd_test_util.h"
 
@@ -204,6 +205,39 @@ TEST(AutogradTrainStep, PerGroupLearningRatesAreOneGraphInputInBothModes) {
   ASSERT_NE(lr, nullptr);
   EXPECT_EQ(lr->type.to_string(), "f32[2]");
   EXPECT_FALSE(b.step(batch, std::vector<double>{}).has_value());
+}
+
+// Adam steps switching modes (set_mode) continue the moments and the step count: PyNative,
+// PyNative, Graph, Graph ends where four Graph steps do, with one compile.
+TEST(AutogradTrainStep, SetModeCarriesTheOptimizerStateOver) {
+  const Vars batch{Var(rand_tensor(DType::F32, {8, 8}, 5)), Var(one_hot_targets(8, 4))};
+  nn::train::OptimizerConfig adam;
+  adam.kind = nn::train::OptimizerKind::Adam;
+  auto mixed = tiny_mlp();
+  auto graph = tiny_mlp();
+  TrainStep a(*mixed, xent, nn::train::make_update_rule(adam), nn::Mode::PyNative);
+  TrainStep b(*graph, xent, nn::train::make_update_rule(adam), nn::Mode::Graph);
+  int compiles = 0;
+  for (int s = 0; s < 4; ++s) {
+    if (s == 2) a.set_mode(nn::Mode::Graph);
+    auto sa = a.step(batch, 0.01);
+    auto sb = b.step(batch, 0.01);
+    ASSERT_TRUE(sa.has_value() && sb.has_value()) << sa.status().message() << sb.status().message();
+    compiles += sa->compile_ms > 0;
+  }
+  EXPECT_EQ(a.mode(), nn::Mode::Graph);
+  EXPECT_EQ(a.steps(), 4);
+  EXPECT_EQ(compiles, 1);
+  EXPECT_LT(max_rel_diff(snapshot(*mixed), snapshot(*graph)), 1e-5);
+  EXPECT_LT(max_rel_diff(a.state(), b.state()), 1e-5);
+  // Back to PyNative and to Graph again: no new compile, the steps go on.
+  a.set_mode(nn::Mode::PyNative);
+  ASSERT_TRUE(a.step(batch, 0.01).has_value());
+  a.set_mode(nn::Mode::Graph);
+  auto again = a.step(batch, 0.01);
+  ASSERT_TRUE(again.has_value()) << again.status().message();
+  EXPECT_EQ(again->compile_ms, 0.0);
+  EXPECT_EQ(a.steps(), 6);
 }
 
 }  // namespace
