@@ -9,7 +9,8 @@
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
 //   modescope ... --screenshot DIR --dump-models FILE   also write the views' item models as text
-//   modescope --open-ranks R0.json,R1.json --screenshot DIR   File > Open Ranks: ranks.png, train.png, exit 0
+//   modescope --open-ranks R0.json,R1.json              File > Open Ranks on these traces
+//   modescope --open-ranks R0.json,R1.json --screenshot DIR   the same: ranks.png, train.png, exit 0
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 //   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
 //   modescope --scenario DIR MODEL                      walk through the window as a user (scenario.h),
@@ -221,8 +222,8 @@ int main(int argc, char** argv) {
       QStringLiteral("DIR"));
   QCommandLineOption open_ranks_opt(
       QStringLiteral("open-ranks"),
-      QStringLiteral("With --screenshot: open these training traces, one per rank (comma-separated), as File > "
-                     "Open Ranks does; save ranks.png and train.png (each rank's loss) and exit."),
+      QStringLiteral("Open these training traces, one per rank (comma-separated), as File > Open Ranks does; "
+                     "with --screenshot, save ranks.png and train.png (each rank's loss) and exit."),
       QStringLiteral("FILES"));
   cli.addOptions({run_opt, runs_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt,
                   side_opt, effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt,
@@ -488,6 +489,7 @@ int main(int argc, char** argv) {
         },
         Qt::SingleShotConnection);
   if (!model.isEmpty()) window.open(model);
+  if (!screenshot && cli.isSet(open_ranks_opt)) window.open_ranks(cli.value(open_ranks_opt).split(QLatin1Char(',')));
   if (offer_restore && !screenshot)
     QTimer::singleShot(0, &window, [&window] {
       const auto answer = QMessageBox::question(

@@ -299,6 +299,8 @@ class MainWindow : public QMainWindow {
   // The comparison the Compare tab shows (saved with the session), and the one a session stored
   // for its runs, shown while a trace stays in the file (the comparison needs every event).
   std::shared_ptr<const prof::Comparison> comparison_, stored_comparison_;
+  QString comparison_note_;  // what opening a session did about a comparison its file did not store
+  bool comparison_note_warns_ = false;
   std::vector<session::TrainingCurve> training_;  // the last training, as the session keeps it
   std::string bisect_summary_;                    // the last bisection's line
   void set_up_autosave();

@@ -98,6 +98,7 @@ void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
           return;
         }
         ranks_->set_data(std::move(r->ranks));
+        dirty_ = true;  // the ranks are autosaved, with or without a model open
         tabs_->setCurrentWidget(ranks_);
         for (QAction* a : save_actions_) a->setEnabled(true);  // a session of the ranks alone can be saved
         for (const QString& line : ranks_->summary_text().split(QLatin1Char('\n'))) log(line);
@@ -108,7 +109,6 @@ void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
           with_panel_text(r->curves, text);
           show_training(r->curves);
           train_panel_->set_text(text);
-          dirty_ = true;
           log(text);
         }
         Q_EMIT ranks_opened(true);

@@ -71,14 +71,18 @@ void MainWindow::open_session(const QString& path) {
     session::SessionData data;
     std::string model;                                     // what to open
     std::shared_ptr<const session::SessionReader> reader;  // when a trace stays in the file
+    session::CompletedComparison comparison;               // made again where the file stored none
   };
   // A trace of more events than this stays in the file; the timeline queries its windows. A big
   // file's trace events are not read to check them either: a damaged page fails the query reading it.
   const int64_t max_events = QSettings().value(QStringLiteral("session/max_loaded_trace_events"), 1000000).toLongLong();
   const bool big = QFileInfo(path).size() > (int64_t{64} << 20);
+  // The comparison a file did not store is made again from traces of up to this many events together.
+  const int64_t max_compared =
+      QSettings().value(QStringLiteral("session/max_compared_trace_events"), 4000000).toLongLong();
   jobs_->start(
       QStringLiteral("open"), tr("Opening session %1").arg(QFileInfo(path).fileName()), this,
-      [path, folder, max_events, big](views::JobContext& ctx) -> Expected<Loaded> {
+      [path, folder, max_events, big, max_compared](views::JobContext& ctx) -> Expected<Loaded> {
         ctx.progress(-1, QObject::tr("Reading the session"));
         MS_ASSIGN_OR_RETURN(session::SessionReader reader,
                             session::SessionReader::open(path.toStdString(),
@@ -91,7 +95,12 @@ void MainWindow::open_session(const QString& path) {
         }
         const bool kept = std::any_of(data.runs.begin(), data.runs.end(),
                                       [](const session::SessionRun& r) { return !r.trace_file.empty(); });
-        Loaded out{std::move(data), std::move(model), nullptr};
+        session::CompletedComparison comparison;
+        if (kept) {
+          ctx.progress(-1, QObject::tr("Comparing the session's runs"));
+          comparison = session::complete_comparison(reader, data, max_compared);
+        }
+        Loaded out{std::move(data), std::move(model), nullptr, std::move(comparison)};
         if (kept) out.reader = std::make_shared<const session::SessionReader>(std::move(reader));
         return out;
       },
@@ -104,6 +113,8 @@ void MainWindow::open_session(const QString& path) {
         if (r->data.model.kind == "path" && !QFileInfo::exists(QString::fromStdString(r->model)))
           log(tr("The session's model %1 is gone").arg(QString::fromStdString(r->model)), true);
         const bool has_model = !r->model.empty();
+        comparison_note_ = QString::fromStdString(r->comparison.note);
+        comparison_note_warns_ = !r->comparison.compared;
         if (has_model) {
           pending_session_ = std::make_shared<session::SessionData>(std::move(r->data));
           pending_reader_ = std::move(r->reader);
@@ -279,10 +290,7 @@ void MainWindow::apply_session(const session::SessionData& d) {
   update_fallback_marks();
   if (!d.training.empty()) restore_training(d.training);
   if (d.numerics) restore_numerics(*d.numerics);
-  if (!d.ranks.empty()) {
-    ranks_->set_data(views::ranks_data(d.ranks));
-    log(tr("Restored %n rank lane(s) from the session", nullptr, static_cast<int>(d.ranks.size())));
-  }
+  if (!d.ranks.empty()) ranks_->set_data(views::ranks_data(d.ranks));
   auto number = [&d](const char* key, int64_t fallback) {
     auto it = d.ui_state.find(key);
     return it == d.ui_state.end() ? fallback : std::atoll(it->second.c_str());
@@ -294,7 +302,7 @@ void MainWindow::apply_session(const session::SessionData& d) {
   restore_selection_ = static_cast<uint64_t>(std::max<int64_t>(0, number("selection", 0)));
   const views::JobId before = snapshot_job_;
   if (const int64_t pass = number("pass", -1); pass >= 0) show_pass(static_cast<int>(pass));
-  log(tr("Restored %n run(s) from the session", nullptr, static_cast<int>(d.runs.size())));
+  log(tr("Restored from the session: %1").arg(QString::fromStdString(session::describe_contents(d))));
   if (snapshot_job_ == before) restore_selection();  // no snapshot to lay out: the graph is shown
 }
 
@@ -327,6 +335,9 @@ void MainWindow::apply_session_without_model(const session::SessionData& d) {
 }
 
 void MainWindow::restore_comparison(const session::SessionData& d) {
+  // What opening did about a comparison the file did not store (made it again, or why not).
+  const QString note = std::exchange(comparison_note_, QString());
+  if (!note.isEmpty()) log(note, std::exchange(comparison_note_warns_, false));
   if (!eager_source_ && !graph_source_) return;  // both traces loaded: compared anew
   int eager = -1, graph = -1;
   for (size_t i = 0; i < d.runs.size(); ++i) (d.runs[i].outcome.mode == "graph" ? graph : eager) = static_cast<int>(i);
@@ -342,7 +353,7 @@ void MainWindow::restore_comparison(const session::SessionData& d) {
     update_result_views();
     return;
   }
-  if (eager >= 0 && graph >= 0)
+  if (eager >= 0 && graph >= 0 && note.isEmpty())
     log(tr("The session stores no comparison of its runs; the Compare tab needs both traces loaded"), true);
 }
 
@@ -361,8 +372,11 @@ void MainWindow::set_up_autosave() {
   });
 }
 
+// Whatever a crash would lose: runs, training curves, rank traces (with or without a model open) or
+// the numerics. A model alone is not saved: its file holds it.
 void MainWindow::autosave() {
-  if (!doc_ || autosave_job_ || runs_.empty()) return;
+  if (autosave_job_ || !has_session()) return;
+  if (runs_.empty() && training_.empty() && ranks_->data().lanes.empty() && !numerics_) return;
   dirty_ = false;
   save_session_to(autosave_path(), true);
 }

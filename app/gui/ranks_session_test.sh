@@ -4,7 +4,8 @@
 # session and shows one curve per rank, each with its rank's losses (--dump-models against the
 # ranks' reports). The app opens the ranks' traces (File > Open Ranks, --open-ranks): the same
 # losses, from the traces, and saved as a session without a model, reopened with its Ranks tab and
-# curves (a file emptied of them is one error line). Then the app trains on two ranks itself (the
+# curves (a file emptied of them is one error line), and autosaved: after kill -9 the next start
+# restores them. Then the app trains on two ranks itself (the
 # Training tab's Ranks), saves the session, and a second app opens it: the same rank curves come
 # back. Exits 77 (skipped) when xvfb-run or mpirun is missing.
 #   ranks_session_test.sh MODESCOPE SOURCE_DIR OUTDIR     (modescope-cli beside MODESCOPE)
@@ -21,6 +22,7 @@ rm -rf "$out"
 mkdir -p "$out/cli" "$out/opened" "$out/train1" "$out/train2"
 export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data" MODESCOPE_DATA_DIR="$src/samples/data"
 model="zoo:mnist_mlp?batch=16&size=8&hidden=16"
+source "$(dirname "$0")/autosave_test_util.sh"
 run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
 training() { sed -n '/^## training/,/^## ranks/p' "$1"; }
 # The dump's curves named "MODE rank R" (MODELS.txt) against each rank's report (DIR/rR.json):
@@ -77,6 +79,19 @@ ranks() { sed -n '/^## training/,$p' "$1"; }
 diff <(ranks "$out/traces/models.txt") <(ranks "$out/reopened/models.txt") ||
   { echo "the ranks or their curves differ after the round trip"; exit 1; }
 same_losses "$out/reopened/models.txt" "$out/traces" Graph
+# The ranks alone, opened in a running app (no model) that is then killed with kill -9: the autosave
+# holds them, and the next start restores them, the Ranks tab and the curves as they were shown.
+mkdir -p "$out/crashed"
+XDG_DATA_HOME="$out/crash-data" run_app \
+  --open-ranks "$out/traces/p0/graph.train.trace.json,$out/traces/p1/graph.train.trace.json" > "$out/crashed/app.txt" 2>&1 &
+kill_after_autosave $! "$out/crash-data" "$out/crashed/app.txt"
+XDG_DATA_HOME="$out/crash-data" run_app --restore-autosave --screenshot "$out/crashed" \
+  --dump-models "$out/crashed/models.txt" > "$out/crashed/log.txt" 2>&1 || { cat "$out/crashed/log.txt"; exit 1; }
+grep -q "Restored from the session: 2 rank traces, 2 training curves$" "$out/crashed/log.txt" ||
+  { echo "the autosaved ranks were not restored"; grep Restored "$out/crashed/log.txt"; exit 1; }
+diff <(ranks "$out/traces/models.txt") <(ranks "$out/crashed/models.txt") ||
+  { echo "the ranks or their curves differ after the crash"; exit 1; }
+echo "ranks opened without a model are autosaved and restored after kill -9"
 # Emptied of its ranks and curves, the file holds nothing to open: one error line naming it and the table.
 cp "$out/traces/ranks.modescope" "$out/empty.modescope"
 python3 - "$out/empty.modescope" <<'PY'

@@ -22,13 +22,16 @@ mkdir -p "$out/first" "$out/second"
 export XDG_CONFIG_HOME="$out/config" XDG_DATA_HOME="$out/data"
 # The digits the training leg learns sit beside the sample models (samples/data).
 export MODESCOPE_DATA_DIR="${MODESCOPE_DATA_DIR:-$(cd "$(dirname "$model")/../data" && pwd)}"
+source "$(dirname "$0")/autosave_test_util.sh"
 run_app() { xvfb-run -a -s "-screen 0 1920x1200x24" "$app" "$@" --size 1440x900; }
 run_app "$model" --run both --iterations 2 --show-pass 2 --numerics diff --screenshot "$out/first" \
   --save-session "$out/s.modescope" --dump-models "$out/first/models.txt" 2>&1 | tee "$out/first/log.txt"
 test -s "$out/s.modescope"
 run_app "$out/s.modescope" --screenshot "$out/second" --dump-models "$out/second/models.txt" 2>&1 |
   tee "$out/second/log.txt"
-grep -q "Restored 2 run(s) from the session" "$out/second/log.txt" || { echo "the runs were not restored"; exit 1; }
+# One line says what came back: both runs, their traces and pass snapshots, the numerics.
+grep -qE "Restored from the session: 2 runs \(PyNative, Graph\), 2 traces, [1-9][0-9]* pass snapshots, the numerics$" \
+  "$out/second/log.txt" || { echo "the runs were not restored"; grep Restored "$out/second/log.txt"; exit 1; }
 cmp "$out/first/compare.csv" "$out/second/compare.csv" || { echo "the comparison differs after the round trip"; exit 1; }
 # The item models behind the views (comparison, pass list, values of both modes, training curves),
 # row by row, in the app that saved and the app that reopened.
@@ -61,6 +64,54 @@ diff <(views "$out/first/models.txt") <(views "$out/windowed/models.txt") ||
 # Saved from there, the comparison travels on: the file opened with its traces kept again.
 mkdir -p "$out/windowed2"
 run_app "$out/w.modescope" --screenshot "$out/windowed2" --dump-models "$out/windowed2/models.txt" > "$out/windowed2/log.txt" 2>&1
+# A schema-2 file (its comparison stored without a report, as schema 2 wrote it) with its traces kept
+# in the file: the comparison is made again from the traces, the same as the first app's.
+mkdir -p "$out/old"
+cp "$out/s.modescope" "$out/old.modescope"
+python3 - "$out/old.modescope" <<'PY'
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("""
+ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;
+DROP TABLE trace_iterations; DROP TABLE run_fallback_nodes; DROP TABLE rank_lanes; DROP TABLE rank_steps;
+DROP TABLE rank_collectives; DROP TABLE snapshot_constants; DROP TABLE snapshot_values;
+DROP TABLE snapshot_constant_budget; DROP TABLE snapshot_nested_values;
+DELETE FROM digests WHERE tbl IN ('trace_iterations', 'run_fallback_nodes', 'rank_lanes', 'rank_steps',
+  'rank_collectives', 'snapshot_constants', 'snapshot_values', 'snapshot_constant_budget', 'snapshot_nested_values');
+UPDATE comparisons SET report = ''; UPDATE schema_version SET version = 2;""")
+# Each table's digest as the app computes it (FNV-1a 64 over each value's SQLite type and bytes).
+def digest(table):
+    h, rows = 1469598103934665603, 0
+    def add(b):
+        nonlocal h
+        for x in b:
+            h = ((h ^ x) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    for row in db.execute(f"SELECT * FROM {table} ORDER BY rowid"):
+        rows += 1
+        for v in row:
+            if v is None:
+                add(struct.pack("<i", 5))
+            elif isinstance(v, int):
+                add(struct.pack("<iq", 1, v))
+            elif isinstance(v, float):
+                add(struct.pack("<id", 2, v))
+            else:
+                b = v.encode() if isinstance(v, str) else v
+                add(struct.pack("<ii", 3 if isinstance(v, str) else 4, len(b)) + b)
+    return rows, f"{h:016x}"
+for (table,) in db.execute("SELECT tbl FROM digests").fetchall():
+    db.execute("UPDATE digests SET rows = ?, hash = ? WHERE tbl = ?", (*digest(table), table))
+db.commit()
+db.executescript("PRAGMA user_version = 2; PRAGMA journal_mode = DELETE; VACUUM;")
+PY
+sum=$(md5sum < "$out/old.modescope")
+run_app "$out/old.modescope" --screenshot "$out/old" --dump-models "$out/old/models.txt" > "$out/old/log.txt" 2>&1 ||
+  { cat "$out/old/log.txt"; exit 1; }
+grep -q "old.modescope: the session (schema 2) stores no comparison of its PyNative and Graph runs: compared them again from their traces" \
+  "$out/old/log.txt" || { echo "the old file's comparison was not made again"; cat "$out/old/log.txt"; exit 1; }
+diff <(views "$out/first/models.txt") <(views "$out/old/models.txt") ||
+  { echo "the comparison made again from the old file's traces differs"; exit 1; }
+test "$(md5sum < "$out/old.modescope")" = "$sum" || { echo "opening the old file changed it"; exit 1; }
 rm "$out/config/Modescope/Modescope.conf"
 diff <(views "$out/first/models.txt") <(views "$out/windowed2/models.txt") ||
   { echo "the comparison was not saved with the traces kept in the file"; exit 1; }
@@ -70,18 +121,9 @@ cmp "$out/first/compare.csv" "$out/rewritten/compare.csv" || { echo "the traces 
 # kill -9 after an autosave: the next start with --restore-autosave restores it.
 rm -rf "$out/data"
 run_app "$model" --run both --iterations 2 > "$out/killed.txt" 2>&1 &
-wrapper=$!
-autosave=""
-for _ in $(seq 600); do
-  autosave=$(find "$out/data" -name autosave.modescope 2>/dev/null | head -1 || true)
-  [[ -n "$autosave" && -s "$autosave" ]] && break
-  sleep 0.1
-done
-[[ -n "$autosave" ]] || { echo "no autosave was written"; cat "$out/killed.txt"; kill "$wrapper"; exit 1; }
-kill -9 "$(cat "$(dirname "$autosave")/running")"
-wait "$wrapper" || true
+kill_after_autosave $! "$out/data" "$out/killed.txt"
 run_app --restore-autosave --screenshot "$out/restored" 2>&1 | tee "$out/restored.txt"
-grep -qE "Restored [12] run\(s\) from the session" "$out/restored.txt" || { echo "the autosave was not restored"; exit 1; }
+grep -qE "Restored from the session: [12] runs? " "$out/restored.txt" || { echo "the autosave was not restored"; exit 1; }
 # A damaged session: one clean error line naming the file, and the app exits non-zero, file intact.
 head -c 5000 "$out/s.modescope" > "$out/cut.modescope"
 sum=$(md5sum < "$out/cut.modescope")

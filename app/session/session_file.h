@@ -219,6 +219,8 @@ class SessionReader {
   // A run's trace without its events and flows (strings, tracks, nodes, counters, memory blocks,
   // metadata), or null when the run has none; and the time its events span, [first start, last end].
   Expected<prof::TracePtr> trace_skeleton(int run) const;
+  // A run's whole trace, events and all (null when the run has none).
+  Expected<prof::TracePtr> trace(int run) const;
   Expected<std::pair<int64_t, int64_t>> trace_span(int run) const;
   // Events of a track starting in [t0_ns, t1_ns), counted from the index (two look-ups: the events
   // of a track are stored in time order, numbered).
@@ -234,5 +236,22 @@ class SessionReader {
   int version_ = 0;
   sqlite3* db_ = nullptr;
 };
+
+// What a session holds, for a log line: "2 runs (PyNative, Graph), 2 traces (1 kept in the file),
+// 17 pass snapshots, 4 rank traces, 2 training curves, the numerics"; parts with nothing left out
+// ("nothing" when it holds nothing).
+std::string describe_contents(const SessionData& d);
+
+// The comparison of the PyNative and the Graph run (the last of each) when `d` holds both runs but no
+// comparison report while a trace stays in `reader`'s file: files before schema 3 stored the
+// comparison without its report, and the app compares anew only traces it loaded whole. The traces
+// left in the file are read whole and compared, and the report is stored in `d.comparisons`, unless
+// both traces together pass `max_events` events. The note is "" when nothing was missing, else one
+// line naming the file: what was done, or why the comparison could not be made.
+struct CompletedComparison {
+  bool compared = false;  // the report was made and stored
+  std::string note;
+};
+CompletedComparison complete_comparison(const SessionReader& reader, SessionData& d, int64_t max_events);
 
 }  // namespace ms::session

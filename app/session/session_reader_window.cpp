@@ -61,6 +61,8 @@ Expected<prof::TracePtr> SessionReader::trace_skeleton(int run) const {
   return store::read_trace(db_, path_, run, /*events=*/false);
 }
 
+Expected<prof::TracePtr> SessionReader::trace(int run) const { return store::read_trace(db_, path_, run); }
+
 Expected<std::pair<int64_t, int64_t>> SessionReader::trace_span(int run) const {
   Stmt tracks(db_, path_, "SELECT idx FROM trace_tracks WHERE run = ? ORDER BY idx");
   tracks.bind(1, int64_t{run});
