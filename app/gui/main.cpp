@@ -196,9 +196,9 @@ int main(int argc, char** argv) {
       QStringLiteral("N"));
   QCommandLineOption numerics_opt(
       QStringLiteral("numerics"),
-      QStringLiteral("With --screenshot, after the runs: compare the values of both modes (diff), bisect the "
-                     "passes (bisect) or find the first NaN or infinity (nan); the inspector shows the selected "
-                     "node's values."),
+      QStringLiteral("Compare the values of both modes (diff), bisect the passes (bisect) or find the first NaN "
+                     "or infinity (nan): with --screenshot after the runs (the inspector shows the selected node's "
+                     "values), without --screenshot or --run once the model is open."),
       QStringLiteral("WHAT"));
   QCommandLineOption save_session_opt(
       QStringLiteral("save-session"),
@@ -486,6 +486,14 @@ int main(int argc, char** argv) {
         &window, &ms::app::MainWindow::model_opened, &window,
         [&window](bool ok) {
           if (ok) window.run();
+        },
+        Qt::SingleShotConnection);
+  // --numerics without --screenshot or --run: started once the model is open, the app left running.
+  if (!screenshot && run_modes.isEmpty() && numerics_kind)
+    QObject::connect(
+        &window, &ms::app::MainWindow::model_opened, &window,
+        [&window, kind = *numerics_kind](bool ok) {
+          if (ok) window.start_numerics(kind);
         },
         Qt::SingleShotConnection);
   if (!model.isEmpty()) window.open(model);

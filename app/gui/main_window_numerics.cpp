@@ -99,6 +99,7 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
         if (r->diff) take_diff(std::make_shared<const session::DiffResult>(std::move(*r->diff)));
         if (r->bisect) take_bisect(*r->bisect);
         if (!r->traps.empty()) take_traps(r->traps);
+        dirty_ = dirty_ || r->diff || r->bisect;  // kept in the session: autosaved after the job
         Q_EMIT numerics_finished(true);
       });
   return true;

@@ -8,7 +8,8 @@
 # out). A trace left in the file is read window by window and
 # copied whole by the next save, and the comparison and memory views show what the whole traces did.
 # Then a damaged session is refused with one line. And the kill -9 path: an app killed after an
-# autosave leaves its marker, and --restore-autosave restores the autosave. Exits 77 (skipped) when xvfb-run is missing.
+# autosave leaves its marker, and --restore-autosave restores the autosave (of runs, and of the
+# numerics alone, autosaved when their job ends). Exits 77 (skipped) when xvfb-run is missing.
 #   session_roundtrip_test.sh MODESCOPE MODEL OUTDIR
 set -euo pipefail
 app="$1"; model="$2"; out="$3"
@@ -124,6 +125,18 @@ run_app "$model" --run both --iterations 2 > "$out/killed.txt" 2>&1 &
 kill_after_autosave $! "$out/data" "$out/killed.txt"
 run_app --restore-autosave --screenshot "$out/restored" 2>&1 | tee "$out/restored.txt"
 grep -qE "Restored from the session: [12] runs? " "$out/restored.txt" || { echo "the autosave was not restored"; exit 1; }
+# The numerics alone (no run) are autosaved when their job ends (the timer set to an hour: not by it):
+# killed then, the next start restores them.
+rm -rf "$out/data"
+printf '[autosave]\nseconds=3600\n' > "$out/config/Modescope/Modescope.conf"
+run_app "$model" --numerics diff > "$out/killed-numerics.txt" 2>&1 &
+kill_after_autosave $! "$out/data" "$out/killed-numerics.txt"
+rm "$out/config/Modescope/Modescope.conf"
+run_app --restore-autosave --screenshot "$out/restored-numerics" --dump-models "$out/restored-numerics/models.txt" \
+  > "$out/restored-numerics.txt" 2>&1 || { cat "$out/restored-numerics.txt"; exit 1; }
+grep -q "Restored from the session: the numerics$" "$out/restored-numerics.txt" ||
+  { echo "the autosaved numerics were not restored"; grep Restored "$out/restored-numerics.txt"; exit 1; }
+grep -q "^## values ([1-9]" "$out/restored-numerics/models.txt" || { echo "no values after the restore"; exit 1; }
 # A damaged session: one clean error line naming the file, and the app exits non-zero, file intact.
 head -c 5000 "$out/s.modescope" > "$out/cut.modescope"
 sum=$(md5sum < "$out/cut.modescope")
