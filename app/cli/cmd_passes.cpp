@@ -58,7 +58,8 @@ std::string passes_json(const compiler::CompileResult& r, const runtime::MemoryP
          "\", \"producer\": " + std::to_string(v.producer.value) + ", \"offset\": " + std::to_string(v.offset) +
          ", \"bytes\": " + std::to_string(v.bytes) + ", \"first_step\": " + std::to_string(v.first_step) +
          ", \"last_step\": " + std::to_string(v.last_step) + ", \"reuses\": \"" + json_escape(v.reuses) +
-         "\", \"thread\": " + std::to_string(v.thread) + "}";
+         "\", \"thread\": " + std::to_string(v.thread) + ", \"within\": " + std::to_string(v.within) +
+         ", \"within_offset\": " + std::to_string(v.within_offset) + ", \"view\": " + (v.view ? "true" : "false") + "}";
   }
   int max_thread = 0;
   for (int t : threads) max_thread = std::max(max_thread, t);

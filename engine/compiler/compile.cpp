@@ -8,6 +8,7 @@
 #include "engine/compiler/infer.h"
 #include "engine/compiler/memory_plan.h"
 #include "engine/compiler/schedule.h"
+#include "engine/compiler/views.h"
 #include "engine/runtime/capture.h"
 
 namespace ms::compiler {
@@ -243,6 +244,33 @@ void place_concats(Build& b) {
   }
 }
 
+// Stage "values", continued. An op whose output is one contiguous piece of its input's bytes
+// (views.h: Reshape and its kin, a Slice or Gather taking a contiguous run) views its input when
+// both are planned: the output slot lies in the input's bytes (`view`) and the kernel, finding it
+// there, copies nothing. The input's block then lives as long as the view is read and is taken over
+// in place by nobody. Not for an output already inside a Concat's output, nor at an offset off the
+// arena's 64-byte alignment; CPU only, as the Concat placement.
+void place_views(Build& b) {
+  if (!b.options.plan_memory || !b.options.view_aliases || b.options.jit_level == JitLevel::O0 ||
+      !b.backend.device().is_cpu())
+    return;
+  Executable& x = *b.x;
+  const Program& p = x.program;
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    const Step& s = p.steps[si];
+    if (s.inputs.empty() || s.outputs.empty() || s.inputs[0] < 0 || s.outputs[0] < 0 || !x.is_static_step[si]) continue;
+    const int pi = b.plan_index[static_cast<size_t>(s.inputs[0])];
+    const int po = b.plan_index[static_cast<size_t>(s.outputs[0])];
+    if (pi < 0 || po < 0 || pi == po || x.value_slots[static_cast<size_t>(po)].within >= 0) continue;
+    const std::optional<uint64_t> offset = contiguous_view_offset(x.graph, *s.node);
+    MemorySlot& out = x.value_slots[static_cast<size_t>(po)];
+    if (!offset || *offset % 64 != 0 || *offset + out.bytes > x.value_slots[static_cast<size_t>(pi)].bytes) continue;
+    out.within = pi;
+    out.within_offset = *offset;
+    out.view = true;
+  }
+}
+
 // Stage "schedule": at O2, independent branches on concurrent CPU threads (when each keeps
 // branch_min_threads / 2 threads) or on CUDA streams (cuda_streams > 1). If/Loop bodies run through
 // the shared interpreter, so graphs with subgraphs stay sequential.
@@ -372,10 +400,11 @@ void schedule(Build& b) {
 // then they keep blocks of their own.
 MemoryPlan plan_arena(std::vector<MemorySlot> slots, const runtime::InplacePairs& inplace) {
   bool nested = false;
-  for (const auto& sl : slots) nested = nested || sl.within >= 0;
+  for (const auto& sl : slots) nested = nested || (sl.within >= 0 && !sl.view);
   if (!nested) return plan_memory(std::move(slots), inplace);
   std::vector<MemorySlot> apart = slots;
-  for (auto& sl : apart) sl.within = -1;
+  for (auto& sl : apart)
+    if (!sl.view) sl.within = -1;
   MemoryPlan with = plan_memory(std::move(slots), inplace), without = plan_memory(std::move(apart), inplace);
   return with.arena_bytes <= without.arena_bytes ? with : without;
 }
@@ -482,6 +511,7 @@ Status run_stages(Build& b, const ir::Graph& graph, const Signature& signature) 
   MS_RETURN_IF_ERROR(stage("kernels", [&] { return resolve_kernels(b); }));
   MS_RETURN_IF_ERROR(stage("values", [&] {
     collect_values(b);
+    place_views(b);
     place_concats(b);
     return Status::ok();
   }));

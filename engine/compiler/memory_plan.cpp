@@ -82,9 +82,16 @@ std::vector<size_t> assign_blocks(std::vector<MemorySlot>& slots, const std::vec
   std::vector<size_t> tail(n);  // per block root: its last slot
   for (size_t i = 0; i < n; ++i) tail[i] = i;
   std::vector<char> taken(n, 0);  // b already joined some block
+  // A slot viewed by another (and the slots around it) keeps its bytes while the view is read, which
+  // may be after its own last step: it gives its block to nobody in place.
+  std::vector<char> viewed(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (int o = slots[i].view ? slots[i].within : -1, guard = 0; o >= 0 && static_cast<size_t>(o) < n && guard < 64;
+         o = slots[static_cast<size_t>(o)].within, ++guard)
+      viewed[static_cast<size_t>(o)] = 1;
   for (const auto& [a, b] : inplace) {
     if (a >= n || b >= n || a == b || taken[b] || block[b] != b || tail[b] != b) continue;
-    if (outer[a] >= 0 || outer[b] >= 0) continue;
+    if (outer[a] >= 0 || outer[b] >= 0 || viewed[a]) continue;
     const size_t root = block[a];
     if (tail[root] != a || slot_size(slots[a], alignment) != slot_size(slots[b], alignment) ||
         slots[a].last_step != slots[b].first_step)

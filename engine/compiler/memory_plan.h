@@ -17,7 +17,8 @@ using runtime::MemorySlot;
 // `inplace` pairs (a, b): slot b may take over slot a's block (a's last reader is b's producer, which
 // may write its output over that input). Taken when sizes match and a's block is not taken already.
 // A slot with `within` set lives inside that slot's bytes at `within_offset` (chains of them too):
-// one block spans all their lifetimes.
+// one block spans all their lifetimes. A `view` slot is its outer slot's bytes read under another
+// shape (a Reshape that copies nothing); the slots it lies in give their blocks to nobody in place.
 MemoryPlan plan_memory(std::vector<MemorySlot> slots, const std::vector<std::pair<size_t, size_t>>& inplace = {},
                        uint64_t alignment = 64);
 

@@ -42,6 +42,7 @@ struct CompileOptions {
   bool verify_passes = false;     // ir::verify after each pass (tests, debugging)
   bool plan_memory = true;        // one arena with offsets from liveness (off: every value allocated)
   bool inplace = true;            // let elementwise outputs take over a dying input's block
+  bool view_aliases = true;       // Reshape-like outputs in their input's bytes (no copy), CPU
   bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
   AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
   // A shape bucket: the signature's symbolic dims (-1, named by the type's dim_params) with the

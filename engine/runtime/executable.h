@@ -30,6 +30,7 @@ struct MemorySlot {
   int thread = 0;              // CPU thread (branch) of the producing step, from the branch scheduler
   int within = -1;             // index of the slot this value lives inside (a Concat's output it is
   uint64_t within_offset = 0;  // a part of), at this byte offset in it; -1: a block of its own
+  bool view = false;           // `within` is the value it views (a Reshape's input): its bytes, read later
 };
 struct MemoryPlan {
   uint64_t arena_bytes = 0;

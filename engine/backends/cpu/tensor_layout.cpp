@@ -99,8 +99,10 @@ Status slice_kernel(runtime::KernelContext& ctx) {
     if (shape[i] > 0) base += dims[i].start * is[i];
   }
   if (numel(shape) == 0) return Status::ok();
-  strided_copy(ctx.output(0).raw(), static_cast<const char*>(in.raw()) + static_cast<size_t>(base) * es, shape,
-               contiguous_strides(shape), src, es);
+  const char* from = static_cast<const char*>(in.raw()) + static_cast<size_t>(base) * es;
+  // A compiled graph plans a contiguous slice as a view of its input (compiler/views.h): nothing to copy.
+  if (ctx.output(0).raw() == from) return Status::ok();
+  strided_copy(ctx.output(0).raw(), from, shape, contiguous_strides(shape), src, es);
   return Status::ok();
 }
 
@@ -165,6 +167,10 @@ Status pad_kernel(runtime::KernelContext& ctx) {
   std::vector<int64_t> full;
   std::string err;
   if (!ops::tensor::expand_pads(pads, has_axes ? &axes : nullptr, rank, full, err)) return ctx.fail(err);
+  if (std::all_of(full.begin(), full.end(), [](int64_t p) { return p == 0; }) && out.shape() == in.shape()) {
+    copy_if_distinct(in, out);  // a compiled graph plans it as a view of its input (compiler/views.h)
+    return Status::ok();
+  }
   alignas(16) unsigned char fill[16] = {0};
   if (ctx.opset() < 11) {
     store_double(in.dtype(), ctx.node().attr_float("value", 0.f), fill);

@@ -135,7 +135,8 @@ class Simplify final : public Pass {
   std::string name() const override { return "Simplify"; }
   std::string argument() const override { return "simplify"; }
   std::string description() const override {
-    return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape; merge Reshape and Transpose chains; "
+    return "drop Identity, inference Dropout, no-op Cast/Mul 1/Add 0/Reshape/Slice/Pad; merge Reshape and Transpose "
+           "chains; "
            "broadcast instead of Expand; Pow(x, 2) as x * x";
   }
 
@@ -205,6 +206,7 @@ class Simplify final : public Pass {
     if (op == "Cast" && same_static_type(g, in, out)) return s.bypass(i, in, out);
     if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") && same_static_type(g, in, out))
       return s.bypass(i, in, out);
+    if ((op == "Slice" && slice_takes_all(g, n)) || (op == "Pad" && pads_nothing(g, n))) return s.bypass(i, in, out);
     if ((op == "Mul" || op == "Div" || op == "Add" || op == "Sub") && n.inputs.size() == 2) {
       const double neutral = (op == "Mul" || op == "Div") ? 1.0 : 0.0;
       const Tensor* rhs = constant_of(g, n.inputs[1]);
@@ -214,6 +216,35 @@ class Simplify final : public Pass {
         return s.bypass(i, n.inputs[1], out);
     }
     return false;
+  }
+
+  // A Slice whose output has its input's static type and that steps forward on every axis (a
+  // negative step over a whole axis keeps the shape but reverses it).
+  static bool slice_takes_all(const ir::Graph& g, const ir::Node& n) {
+    if (!same_static_type(g, n.inputs[0], n.outputs[0])) return false;
+    if (n.inputs.size() < 5 || n.inputs[4].empty()) return true;
+    const Tensor* steps = constant_of(g, n.inputs[4]);
+    if (!steps || !is_integer(steps->dtype())) return false;
+    for (int64_t v : steps->to_int_vector())
+      if (v <= 0) return false;
+    return true;
+  }
+
+  // A Pad whose pads are all 0 (constant input, or the attribute before opset 11); negative pads
+  // that cancel keep the shape but shift the data.
+  static bool pads_nothing(const ir::Graph& g, const ir::Node& n) {
+    if (!same_static_type(g, n.inputs[0], n.outputs[0])) return false;
+    std::vector<int64_t> pads;
+    if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
+      const Tensor* t = constant_of(g, n.inputs[1]);
+      if (!t || !is_integer(t->dtype())) return false;
+      pads = t->to_int_vector();
+    } else {
+      pads = n.attr_ints("pads");
+    }
+    for (int64_t v : pads)
+      if (v != 0) return false;
+    return true;
   }
 
   // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.

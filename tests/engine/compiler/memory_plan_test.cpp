@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -12,6 +13,7 @@
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/pipeline.h"
 #include "engine/compiler/schedule.h"
+#include "engine/compiler/views.h"
 #include "engine/runtime/backend.h"
 #include "tests/engine/compiler/pass_test_util.h"
 #include "tests/engine/compiler_test_util.h"
@@ -75,6 +77,117 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
               plan.slots[3].offset + 256 <= plan.slots[2].offset);
   EXPECT_EQ(plan.lower_bound, 1536u + 256u);
   EXPECT_EQ(plan.arena_bytes, plan.lower_bound);
+}
+
+// A Reshape between planned values views its input: the output lies at the input's offset and the
+// kernel copies nothing. The input is read again after the Reshape by an op that could write its
+// output over it in place (Neg, the input's last direct reader); the view is read later still, so
+// that in-place pair must be refused. Values against eager execution; without views (the option
+// off) the output gets a block of its own.
+TEST(MemoryPlanner, ReshapeOutputViewsItsInputAndKeepsItFromInPlaceReuse) {
+  const std::string text = R"(
+    input x: f32[1,4,8]
+    init s: i64[2] = 1 32
+    a = Sigmoid(x)
+    b = Reshape(a, s)
+    n = Neg(a)
+    t = Transpose(n) {perm=[0,2,1]}
+    r = Reshape(t, s)
+    y = Add(b, r)
+    output y
+  )";
+  Compiled c = compile_and_compare(text, compiler::JitLevel::O1, 0);
+  ASSERT_TRUE(c.exe);
+  const auto& slots = c.exe->memory_plan().slots;
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < slots.size(); ++i) at[slots[i].value] = i;
+  ASSERT_TRUE(at.count("a") && at.count("b") && at.count("n"));
+  const auto& a = slots[at["a"]];
+  const auto& b = slots[at["b"]];
+  EXPECT_TRUE(b.view);
+  EXPECT_EQ(b.within, static_cast<int>(at["a"]));
+  EXPECT_EQ(b.offset, a.offset);
+  EXPECT_TRUE(slots[at["n"]].reuses.empty()) << "n was written over a while its view b is still read";
+  const bool t_in_a = slots[at["n"]].offset < a.offset + a.bytes && a.offset < slots[at["n"]].offset + 128;
+  EXPECT_FALSE(t_in_a);
+
+  auto be = backends::create_cpu_backend(2);
+  const ir::Graph g = testing::parse_graph(text);
+  compiler::CompileOptions off;
+  off.jit_level = compiler::JitLevel::O1;
+  off.view_aliases = false;
+  auto plain = compiler::compile_executor(g, *be, testing::signature_of(g), off);
+  ASSERT_TRUE(plain);
+  for (const auto& sl : (*plain)->memory_plan().slots) EXPECT_FALSE(sl.view) << sl.value;
+}
+
+// Where an op's output is a contiguous piece of its input, and where it is not.
+TEST(ContiguousViews, OffsetsOfSlicesGathersAndPadsFromTheirConstants) {
+  ir::Graph g;
+  pass_test::run_passes(R"(
+    input x: f32[1,4,16,8]
+    input w: f32[3,2,16]
+    init s1: i64[1] = 1
+    init e3: i64[1] = 3
+    init ax1: i64[1] = 1
+    init ax2: i64[1] = 2
+    init two: i64[1] = 2
+    init i2: i64[] = 2
+    init i1: i64[] = 1
+    init zeros: i64[8] = 0 0 0 0 0 0 0 0
+    init ones: i64[8] = 0 0 1 0 0 0 1 0
+    a = Slice(x, s1, e3, ax1)
+    b = Slice(x, s1, e3, ax2)
+    c = Slice(x, s1, e3, ax1, two)
+    d = Gather(w, i2) {axis=0}
+    e = Gather(w, i1) {axis=1}
+    f = Pad(x, zeros) {mode="constant"}
+    h = Pad(x, ones) {mode="constant"}
+    output a, b, c, d, e, f, h
+  )",
+                        {}, &g);
+  std::map<std::string, std::optional<uint64_t>> got;
+  for (const auto& n : g.nodes()) got[n.outputs[0]] = contiguous_view_offset(g, n);
+  EXPECT_EQ(got["a"], std::optional<uint64_t>(16 * 8 * 4));  // rows 1..2 of axis 1: one run
+  EXPECT_EQ(got["b"], std::nullopt);                         // axis 2 inside axis 1: strided
+  EXPECT_EQ(got["c"], std::optional<uint64_t>(16 * 8 * 4));  // one row taken: the step does not matter
+  EXPECT_EQ(got["d"], std::optional<uint64_t>(2 * 2 * 16 * 4));
+  EXPECT_EQ(got["e"], std::nullopt);  // axis 1 after a dim of 3
+  EXPECT_EQ(got["f"], std::optional<uint64_t>(0));
+  EXPECT_EQ(got["h"], std::nullopt);
+}
+
+// Compiled, each contiguous Slice/Gather output lies in its input's bytes at that offset and
+// values match eager execution; a strided Slice keeps a block of its own.
+TEST(ContiguousViews, PlannedInsideTheirInputAndEqualToEager) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[1,4,16,8]
+    init s1: i64[1] = 1
+    init e3: i64[1] = 3
+    init ax1: i64[1] = 1
+    init ax2: i64[1] = 2
+    init i0: i64[] = 1
+    p = Sigmoid(x)
+    a = Slice(p, s1, e3, ax1)
+    b = Slice(p, s1, e3, ax2)
+    g = Gather(p, i0) {axis=1}
+    ra = Neg(a)
+    rb = Neg(b)
+    rg = Neg(g)
+    output ra, rb, rg
+  )",
+                                   compiler::JitLevel::O1, 0);
+  ASSERT_TRUE(c.exe);
+  const auto& slots = c.exe->memory_plan().slots;
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < slots.size(); ++i) at[slots[i].value] = i;
+  ASSERT_TRUE(at.count("p") && at.count("a") && at.count("b") && at.count("g"));
+  const uint64_t base = slots[at["p"]].offset;
+  EXPECT_TRUE(slots[at["a"]].view);
+  EXPECT_EQ(slots[at["a"]].offset, base + 16 * 8 * 4);
+  EXPECT_FALSE(slots[at["b"]].view);
+  EXPECT_TRUE(slots[at["g"]].view);
+  EXPECT_EQ(slots[at["g"]].offset, base + 16 * 8 * 4);
 }
 
 TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {

@@ -32,6 +32,33 @@ TEST(SimplifyPass, DropsIdentityDropoutNoOpCastAndNeutralArithmetic) {
 )");
 }
 
+// A Slice that takes all of its input and a Pad of zeros are dropped; a Slice stepping backwards over
+// a whole axis (same shape, reversed) and a Pad whose pads cancel (same shape, shifted) stay.
+TEST(SimplifyPass, DropsSliceTakingAllAndPadOfZerosButNotReversingOrShifting) {
+  const std::string got = run_passes(R"(
+    input x: f32[2,3]
+    init s0: i64[1] = 0
+    init big: i64[1] = 9
+    init ax: i64[1] = 1
+    init one: i64[1] = 1
+    init neg: i64[1] = -1
+    init last: i64[1] = -1
+    init low: i64[1] = -9
+    init zeros: i64[4] = 0 0 0 0
+    init shift: i64[4] = 0 -1 0 1
+    a = Slice(x, s0, big, ax, one)
+    b = Pad(a, zeros) {mode="constant"}
+    c = Slice(b, last, low, ax, neg)
+    d = Pad(c, shift) {mode="constant"}
+    output d
+  )",
+                                     list(make_simplify_pass(), make_dce_pass()));
+  EXPECT_EQ(got.find("%a = Slice"), std::string::npos) << got;
+  EXPECT_EQ(got.find("%b = Pad"), std::string::npos) << got;
+  EXPECT_NE(got.find("%c = Slice(%x, %last, %low, %ax, %neg)"), std::string::npos) << got;
+  EXPECT_NE(got.find("%d = Pad(%c, %shift)"), std::string::npos) << got;
+}
+
 // A training-mode Dropout stays unless its ratio is a constant 0 (then it keeps every value, unscaled:
 // the form torchvision's Swin exports for its attention dropout).
 TEST(SimplifyPass, TrainingDropoutGoesOnlyWithRatioZero) {
