@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/backends/select.h"
 #include "engine/frontend/onnx/onnx_io.h"
 
 #ifndef MODESCOPE_BUILD_TYPE
@@ -55,6 +56,7 @@ std::map<std::string, std::string> environment_record(const runtime::Backend* ba
   env["build_type"] = MODESCOPE_BUILD_TYPE;
   env["revision"] = MODESCOPE_REVISION;
   env["onnx_opset"] = std::to_string(onnx_io::max_supported_opset(""));
+  for (const auto& [library, version] : backends::library_versions()) env[library] = version;
   if (backend) {
     env["backend"] = backend->description();
     env["threads"] = std::to_string(backend->threads());

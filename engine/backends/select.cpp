@@ -7,6 +7,16 @@
 
 namespace ms::backends {
 
+std::map<std::string, std::string> library_versions() {
+#ifdef MODESCOPE_HAVE_CUDA
+  std::map<std::string, std::string> v = cuda::cuda_library_versions();
+#else
+  std::map<std::string, std::string> v = {{"cuda", "not built"}};
+#endif
+  v["onednn"] = cpu::onednn_version();
+  return v;
+}
+
 std::unique_ptr<runtime::Backend> create_cpu_backend(int threads) { return std::make_unique<cpu::CpuBackend>(threads); }
 
 Expected<std::unique_ptr<runtime::Backend>> create_cuda_backend([[maybe_unused]] int threads) {

@@ -3,6 +3,7 @@
 // runtime::Backend.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -20,5 +21,9 @@ Expected<BackendChoice> create_backend(const std::string& name, int threads);
 std::unique_ptr<runtime::Backend> create_cpu_backend(int threads);
 // The CUDA backend; fails with one line when this build has none or no usable device exists.
 Expected<std::unique_ptr<runtime::Backend>> create_cuda_backend(int threads);
+// The libraries the backends run on and their versions, for the environment a report or session
+// records: "onednn"; where built with CUDA, "cuda_runtime" and "cudnn" (linked) and "cuda_driver"
+// (the CUDA version the installed driver supports, "none" without one); else "cuda": "not built".
+std::map<std::string, std::string> library_versions();
 
 }  // namespace ms::backends

@@ -20,10 +20,13 @@ CpuBackend::CpuBackend(int threads)
 
 CpuBackend::~CpuBackend() = default;
 
-std::string CpuBackend::description() const {
+std::string onednn_version() {
   const dnnl_version_t* v = dnnl_version();
-  return "cpu (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         ", " + std::to_string(threads_) + " threads)";
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+std::string CpuBackend::description() const {
+  return "cpu (oneDNN " + onednn_version() + ", " + std::to_string(threads_) + " threads)";
 }
 
 bool CpuBackend::native_bf16() const {

@@ -10,6 +10,9 @@ namespace ms::cpu {
 
 class OneDnnContext;  // engine, stream, primitive cache (onednn.h)
 
+// oneDNN's version as loaded: "2.6.3".
+std::string onednn_version();
+
 class CpuBackend final : public runtime::Backend {
  public:
   explicit CpuBackend(int threads);

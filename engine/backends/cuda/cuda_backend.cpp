@@ -28,6 +28,18 @@ Status cudnn_error(cudnnStatus_t e, const char* call, const char* file, int line
                                                 ":" + std::to_string(line));
 }
 
+std::map<std::string, std::string> cuda_library_versions() {
+  auto dotted = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  const size_t cudnn = cudnnGetVersion();
+  return {{"cuda_runtime", dotted(runtime)},
+          {"cuda_driver", has_driver ? dotted(driver) : "none"},
+          {"cudnn", std::to_string(cudnn / 10000) + "." + std::to_string(cudnn / 100 % 100) + "." +
+                        std::to_string(cudnn % 100)}};
+}
+
 std::string probe_device() {
   int driver = 0, runtime = 0;
   cudaRuntimeGetVersion(&runtime);
