@@ -17,9 +17,11 @@
 //                                                        state and screenshots of each step in DIR; exit 0/1
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QScreen>
 #include <QSettings>
@@ -242,11 +244,19 @@ int main(int argc, char** argv) {
   if (QFile m(marker); m.open(QIODevice::WriteOnly | QIODevice::Truncate))
     m.write(QByteArray::number(QCoreApplication::applicationPid()));
   bool offer_restore = false;
+  QString kept_autosave;
   if (unclean && model.isEmpty()) {
     if (cli.isSet(restore_opt))
       model = ms::app::MainWindow::autosave_path();
     else
       offer_restore = true;
+  } else if (unclean) {
+    // A file to open was given: the autosave is set aside, not overwritten by this start's autosaves.
+    const QFileInfo autosave(ms::app::MainWindow::autosave_path());
+    kept_autosave =
+        autosave.dir().filePath(QStringLiteral("autosave-%1.modescope")
+                                    .arg(autosave.lastModified().toString(QStringLiteral("yyyyMMdd-hhmmss"))));
+    if (!QFile::rename(autosave.filePath(), kept_autosave)) kept_autosave.clear();
   }
   const QString run_modes = cli.value(run_opt);
   if (!run_modes.isEmpty() && run_modes != QLatin1String("pynative") && run_modes != QLatin1String("graph") &&
@@ -271,6 +281,10 @@ int main(int argc, char** argv) {
                   wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
   }
   window.set_echo_log(screenshot || bench);
+  if (!kept_autosave.isEmpty())
+    window.log(QObject::tr("Modescope did not exit cleanly last time; the session it autosaved is kept as %1 (File > "
+                           "Open Session)")
+                   .arg(kept_autosave));
   if (!run_modes.isEmpty()) window.run_panel()->set_modes(run_modes);
   if (cli.isSet(iters_opt)) window.run_panel()->set_iterations(cli.value(iters_opt).toInt());
   if (cli.isSet(jit_opt) && !window.run_panel()->set_jit_level(cli.value(jit_opt)))

@@ -126,13 +126,19 @@ kill_after_autosave $! "$out/data" "$out/killed.txt"
 run_app --restore-autosave --screenshot "$out/restored" 2>&1 | tee "$out/restored.txt"
 grep -qE "Restored from the session: [12] runs? " "$out/restored.txt" || { echo "the autosave was not restored"; exit 1; }
 # The numerics alone (no run) are autosaved when their job ends (the timer set to an hour: not by it):
-# killed then, the next start restores them.
+# killed then, the autosave holds them.
 rm -rf "$out/data"
 printf '[autosave]\nseconds=3600\n' > "$out/config/Modescope/Modescope.conf"
 run_app "$model" --numerics diff > "$out/killed-numerics.txt" 2>&1 &
 kill_after_autosave $! "$out/data" "$out/killed-numerics.txt"
 rm "$out/config/Modescope/Modescope.conf"
-run_app --restore-autosave --screenshot "$out/restored-numerics" --dump-models "$out/restored-numerics/models.txt" \
+# Started with a model to open, the app sets the autosave aside (not overwritten by its own
+# autosaves) and says where; that file restores the numerics.
+run_app "$model" --screenshot "$out/aside" > "$out/aside.txt" 2>&1 || { cat "$out/aside.txt"; exit 1; }
+kept=$(sed -n 's/.*the session it autosaved is kept as \(.*autosave-[0-9-]*\.modescope\) (File > Open Session)$/\1/p' \
+  "$out/aside.txt" | head -1)
+[[ -n "$kept" && -s "$kept" ]] || { echo "the autosave was not set aside"; cat "$out/aside.txt"; exit 1; }
+run_app "$kept" --screenshot "$out/restored-numerics" --dump-models "$out/restored-numerics/models.txt" \
   > "$out/restored-numerics.txt" 2>&1 || { cat "$out/restored-numerics.txt"; exit 1; }
 grep -q "Restored from the session: the numerics$" "$out/restored-numerics.txt" ||
   { echo "the autosaved numerics were not restored"; grep Restored "$out/restored-numerics.txt"; exit 1; }
