@@ -102,6 +102,15 @@ std::optional<int64_t> pad_view(const ir::Graph& g, const ir::Node& n) {
   return 0;
 }
 
+// A Transpose that keeps the dims larger than 1 in their order moves no byte: offset 0.
+std::optional<int64_t> transpose_view(const ir::Node& n, const std::vector<int64_t>& in) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (auto i = static_cast<int64_t>(in.size()) - 1; i >= 0; --i) perm.push_back(i);
+  if (!ops::tensor::moves_only_unit_dims(in, perm)) return std::nullopt;
+  return 0;
+}
+
 }  // namespace
 
 std::optional<uint64_t> contiguous_view_offset(const ir::Graph& g, const ir::Node& n) {
@@ -119,6 +128,8 @@ std::optional<uint64_t> contiguous_view_offset(const ir::Graph& g, const ir::Nod
     elements = gather_view(g, n, *in);
   else if (n.op_type == "Pad")
     elements = pad_view(g, n);
+  else if (n.op_type == "Transpose")
+    elements = transpose_view(n, *in);
   if (!elements || *elements < 0) return std::nullopt;
   return static_cast<uint64_t>(*elements) * dtype_size(dt);
 }

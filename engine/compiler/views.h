@@ -13,7 +13,8 @@ namespace ms::compiler {
 // piece of it, from the static types and constant operands alone: Reshape, Flatten, Squeeze and
 // Unsqueeze (offset 0); Slice with constant operands whose leading output dims are 1 and trailing
 // dims whole (steps of 1 where more than one element is taken); Gather of one constant index with
-// nothing but 1s before its axis; Pad whose pads are all 0. nullopt for anything else.
+// nothing but 1s before its axis; Pad whose pads are all 0; Transpose that moves only dims of size
+// 1. nullopt for anything else.
 std::optional<uint64_t> contiguous_view_offset(const ir::Graph& g, const ir::Node& n);
 
 }  // namespace ms::compiler

@@ -131,6 +131,20 @@ SliceDim slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step) {
   return s;
 }
 
+bool moves_only_unit_dims(const Shape& in, const std::vector<int64_t>& perm) {
+  const auto rank = static_cast<int64_t>(in.size());
+  if (static_cast<int64_t>(perm.size()) != rank) return false;
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (p < 0) p += rank;
+    if (p < 0 || p >= rank) return false;
+    if (in[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 bool compute_slice(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                    std::vector<int64_t> axes, std::vector<int64_t> steps, std::vector<SliceDim>& out,
                    std::string& err) {

@@ -43,6 +43,9 @@ struct SliceDim {
   int64_t start = 0, step = 1, count = 0;
 };
 SliceDim slice_dim(int64_t dim, int64_t start, int64_t end, int64_t step);
+// True when Transpose's `perm` (negative entries count from the end) keeps the dims of `in` larger
+// than 1 in their order: the data's bytes do not move. False for a perm out of range.
+bool moves_only_unit_dims(const Shape& in, const std::vector<int64_t>& perm);
 // Full-rank slice description (axes not named are taken whole). `err` set on bad arguments.
 bool compute_slice(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                    std::vector<int64_t> axes, std::vector<int64_t> steps, std::vector<SliceDim>& out, std::string& err);

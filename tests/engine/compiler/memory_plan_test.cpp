@@ -122,7 +122,7 @@ TEST(MemoryPlanner, ReshapeOutputViewsItsInputAndKeepsItFromInPlaceReuse) {
 }
 
 // Where an op's output is a contiguous piece of its input, and where it is not.
-TEST(ContiguousViews, OffsetsOfSlicesGathersAndPadsFromTheirConstants) {
+TEST(ContiguousViews, OffsetsOfSlicesGathersPadsAndTransposes) {
   ir::Graph g;
   pass_test::run_passes(R"(
     input x: f32[1,4,16,8]
@@ -143,7 +143,9 @@ TEST(ContiguousViews, OffsetsOfSlicesGathersAndPadsFromTheirConstants) {
     e = Gather(w, i1) {axis=1}
     f = Pad(x, zeros) {mode="constant"}
     h = Pad(x, ones) {mode="constant"}
-    output a, b, c, d, e, f, h
+    t1 = Transpose(x) {perm=[1,0,2,3]}
+    t2 = Transpose(x) {perm=[0,2,1,3]}
+    output a, b, c, d, e, f, h, t1, t2
   )",
                         {}, &g);
   std::map<std::string, std::optional<uint64_t>> got;
@@ -155,9 +157,11 @@ TEST(ContiguousViews, OffsetsOfSlicesGathersAndPadsFromTheirConstants) {
   EXPECT_EQ(got["e"], std::nullopt);  // axis 1 after a dim of 3
   EXPECT_EQ(got["f"], std::optional<uint64_t>(0));
   EXPECT_EQ(got["h"], std::nullopt);
+  EXPECT_EQ(got["t1"], std::optional<uint64_t>(0));  // only the dim of size 1 moves
+  EXPECT_EQ(got["t2"], std::nullopt);
 }
 
-// Compiled, each contiguous Slice/Gather output lies in its input's bytes at that offset and
+// Compiled, each contiguous Slice/Gather/Transpose output lies in its input's bytes at that offset and
 // values match eager execution; a strided Slice keeps a block of its own.
 TEST(ContiguousViews, PlannedInsideTheirInputAndEqualToEager) {
   Compiled c = compile_and_compare(R"(
@@ -171,10 +175,12 @@ TEST(ContiguousViews, PlannedInsideTheirInputAndEqualToEager) {
     a = Slice(p, s1, e3, ax1)
     b = Slice(p, s1, e3, ax2)
     g = Gather(p, i0) {axis=1}
+    t = Transpose(p) {perm=[1,0,2,3]}
+    rt = Softmax(t) {axis=1}
     ra = Neg(a)
     rb = Neg(b)
     rg = Neg(g)
-    output ra, rb, rg
+    output ra, rb, rg, rt
   )",
                                    compiler::JitLevel::O1, 0);
   ASSERT_TRUE(c.exe);
@@ -188,6 +194,9 @@ TEST(ContiguousViews, PlannedInsideTheirInputAndEqualToEager) {
   EXPECT_FALSE(slots[at["b"]].view);
   EXPECT_TRUE(slots[at["g"]].view);
   EXPECT_EQ(slots[at["g"]].offset, base + 16 * 8 * 4);
+  ASSERT_TRUE(at.count("t"));
+  EXPECT_TRUE(slots[at["t"]].view);
+  EXPECT_EQ(slots[at["t"]].offset, base);
 }
 
 TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
