@@ -285,12 +285,10 @@ class MainWindow : public QMainWindow {
   // run on another backend said in the inspector.
   void update_fallback_marks();
   QString whole_run_fallback_;
-  // Training curves and the values' comparison of a restored session (main_window_train.cpp,
-  // main_window_numerics.cpp).
-  void restore_training(const std::vector<session::TrainingCurve>& curves);
   // Draws `curves` in the Training tab (one series each: a mode, or a rank of a multi-rank run)
-  // and keeps them for the session.
+  // and keeps them for the session (main_window_train.cpp; also a restored session's curves).
   void show_training(const std::vector<session::TrainingCurve>& curves);
+  // The values' comparison of a restored session (main_window_numerics.cpp).
   void restore_numerics(const session::SessionNumerics& n);
   // Traces the open session keeps in its file (too big to load whole): the timeline reads them
   // window by window through the reader.

@@ -288,7 +288,7 @@ void MainWindow::apply_session(const session::SessionData& d) {
   runs_ = std::move(runs);
   restore_comparison(d);
   update_fallback_marks();
-  if (!d.training.empty()) restore_training(d.training);
+  if (!d.training.empty()) show_training(d.training);  // counted in the "Restored from the session" line
   if (d.numerics) restore_numerics(*d.numerics);
   if (!d.ranks.empty()) ranks_->set_data(views::ranks_data(d.ranks));
   auto number = [&d](const char* key, int64_t fallback) {

@@ -154,11 +154,6 @@ bool MainWindow::train() {
   return true;
 }
 
-void MainWindow::restore_training(const std::vector<session::TrainingCurve>& curves) {
-  show_training(curves);
-  log(tr("Restored %n training curve(s) from the session", nullptr, static_cast<int>(curves.size())));
-}
-
 void MainWindow::show_training(const std::vector<session::TrainingCurve>& curves) {
   views::LossCurveView* curve = train_panel_->curve();
   curve->clear();

@@ -113,7 +113,7 @@ run_app "$model" --train 3 --ranks 2 --screenshot "$out/train1" --save-session "
   --dump-models "$out/train1/models.txt" > "$out/train1/log.txt" 2>&1 || { cat "$out/train1/log.txt"; exit 1; }
 grep -q "^PyNative rank 1: rank 1 of 2" "$out/train1/models.txt" || { training "$out/train1/models.txt"; exit 1; }
 run_app "$out/t.modescope" --screenshot "$out/train2" --dump-models "$out/train2/models.txt" > "$out/train2/log.txt" 2>&1
-grep -qE "Restored [24] training curve\(s\)" "$out/train2/log.txt" || { echo "the rank curves were not restored"; exit 1; }
+grep -qE "Restored from the session: (.*, )?[24] training curves" "$out/train2/log.txt" || { echo "the rank curves were not restored"; exit 1; }
 diff <(training "$out/train1/models.txt") <(training "$out/train2/models.txt") ||
   { echo "the rank curves differ after the round trip"; exit 1; }
 echo "rank curves: opened from the CLI's session, and saved and reopened by the app"

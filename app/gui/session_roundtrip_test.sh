@@ -46,7 +46,7 @@ run_app "zoo:mnist_mlp?batch=16&size=8&hidden=16" --train 6 --screenshot "$out/t
   --save-session "$out/t.modescope" --dump-models "$out/train1/models.txt" > "$out/train1/log.txt" 2>&1
 run_app "$out/t.modescope" --screenshot "$out/train2" --dump-models "$out/train2/models.txt" > "$out/train2/log.txt" 2>&1
 grep -q "^## training (2 series)" "$out/train1/models.txt" || { cat "$out/train1/models.txt"; exit 1; }
-grep -q "Restored 2 training curve(s)" "$out/train2/log.txt" || { echo "the curves were not restored"; exit 1; }
+grep -q "Restored from the session: .*2 training curves" "$out/train2/log.txt" || { echo "the curves were not restored"; exit 1; }
 diff <(sed -n '/^## training/,$p' "$out/train1/models.txt") <(sed -n '/^## training/,$p' "$out/train2/models.txt") ||
   { echo "the training curves differ after the round trip"; exit 1; }
 # Traces left in the file (a setting of 0 events loaded): the timeline reads them window by window,
