@@ -44,6 +44,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   // Before fuse-ops, which would take its activations into the 1x1 convs; CPU only (one CPU kernel).
   if (!backend || backend->device().is_cpu()) pm.add(make_fuse_squeeze_excite_pass());
   pm.add(make_fuse_ops_pass());
+  // After fuse-ops, so a packed projection's bias and post-ops split with its columns.
+  pm.add(make_split_matmul_pass());
   // Fused elementwise loops have a CPU kernel only: on a device the chain stays as single ops, each
   // with its own device kernel (and, at O2, one recorded graph), rather than round trips to the CPU.
   if (!backend || backend->device().is_cpu()) {

@@ -25,6 +25,7 @@ PassPtr make_fuse_activations_pass();                                           
 PassPtr make_fuse_squeeze_excite_pass();                                          // fuse_squeeze_excite.cpp (CPU)
 PassPtr make_fuse_attention_pass();                                               // fuse_attention.cpp (CPU)
 PassPtr make_fuse_ops_pass();                                                     // fuse_ops.cpp
+PassPtr make_split_matmul_pass();                                                 // split_matmul.cpp
 PassPtr make_fuse_elementwise_pass();                                             // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                                  // fuse_reduce.cpp
 PassPtr make_conv_layout_pass(bool bf16_convs = false);                           // conv_layout.cpp (O2)
