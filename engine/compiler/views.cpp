@@ -89,19 +89,6 @@ std::optional<int64_t> gather_view(const ir::Graph& g, const ir::Node& n, const 
   return i * inner;
 }
 
-// A Pad whose pads are all 0 (constant operand, or the attribute before opset 11): offset 0.
-std::optional<int64_t> pad_view(const ir::Graph& g, const ir::Node& n) {
-  std::vector<int64_t> pads;
-  if (n.inputs.size() == 1) {
-    pads = n.attr_ints(n.has_attr("pads") ? "pads" : "paddings");
-  } else if (!constant_ints(g, n, 1, pads)) {
-    return std::nullopt;
-  }
-  for (int64_t p : pads)
-    if (p != 0) return std::nullopt;
-  return 0;
-}
-
 // A Transpose that keeps the dims larger than 1 in their order moves no byte: offset 0.
 std::optional<int64_t> transpose_view(const ir::Node& n, const std::vector<int64_t>& in) {
   std::vector<int64_t> perm = n.attr_ints("perm");
@@ -126,12 +113,24 @@ std::optional<uint64_t> contiguous_view_offset(const ir::Graph& g, const ir::Nod
     elements = slice_view(g, n, *in);
   else if (n.op_type == "Gather")
     elements = gather_view(g, n, *in);
-  else if (n.op_type == "Pad")
-    elements = pad_view(g, n);
+  else if (n.op_type == "Pad" && pads_are_zero(g, n))
+    elements = 0;
   else if (n.op_type == "Transpose")
     elements = transpose_view(n, *in);
   if (!elements || *elements < 0) return std::nullopt;
   return static_cast<uint64_t>(*elements) * dtype_size(dt);
+}
+
+bool pads_are_zero(const ir::Graph& g, const ir::Node& n) {
+  std::vector<int64_t> pads;
+  if (n.inputs.size() == 1) {
+    pads = n.attr_ints(n.has_attr("pads") ? "pads" : "paddings");
+  } else if (!constant_ints(g, n, 1, pads)) {
+    return false;
+  }
+  for (int64_t p : pads)
+    if (p != 0) return false;
+  return true;
 }
 
 }  // namespace ms::compiler

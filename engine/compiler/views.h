@@ -17,4 +17,7 @@ namespace ms::compiler {
 // 1. nullopt for anything else.
 std::optional<uint64_t> contiguous_view_offset(const ir::Graph& g, const ir::Node& n);
 
+// True when Pad node `n`'s pads are all 0 (a constant operand, or the attribute before opset 11).
+bool pads_are_zero(const ir::Graph& g, const ir::Node& n);
+
 }  // namespace ms::compiler

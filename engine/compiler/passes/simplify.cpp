@@ -13,6 +13,7 @@
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
+#include "engine/compiler/views.h"
 #include "engine/compiler/work.h"
 
 namespace ms::compiler {
@@ -230,21 +231,9 @@ class Simplify final : public Pass {
     return true;
   }
 
-  // A Pad whose pads are all 0 (constant input, or the attribute before opset 11); negative pads
-  // that cancel keep the shape but shift the data.
+  // A Pad of zeros with its input's static type (negative pads that cancel keep the shape but shift).
   static bool pads_nothing(const ir::Graph& g, const ir::Node& n) {
-    if (!same_static_type(g, n.inputs[0], n.outputs[0])) return false;
-    std::vector<int64_t> pads;
-    if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
-      const Tensor* t = constant_of(g, n.inputs[1]);
-      if (!t || !is_integer(t->dtype())) return false;
-      pads = t->to_int_vector();
-    } else {
-      pads = n.attr_ints("pads");
-    }
-    for (int64_t v : pads)
-      if (v != 0) return false;
-    return true;
+    return same_static_type(g, n.inputs[0], n.outputs[0]) && pads_are_zero(g, n);
   }
 
   // Reshape(Reshape(x)) -> Reshape(x) with the second shape, when the first result has no other reader.
