@@ -13,6 +13,7 @@
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/ir/graph.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::cli {
 namespace {
@@ -50,8 +51,8 @@ ir::Graph seq_model() {
 TEST(CliBenchShapes, OneCompilePerBucketAndEqualOutputsAtEverySize) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_shapes_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const ms::testing::TempDir tmp("cli_shapes");
+  const fs::path dir = tmp.path;
   const std::string model = (dir / "seq.onnx").string();
   ASSERT_TRUE(onnx_io::save_model(seq_model(), model).is_ok());
   const std::string base = cli + " bench-shapes " + model + " --threads 1 --iters 1";
@@ -79,14 +80,13 @@ TEST(CliBenchShapes, OneCompilePerBucketAndEqualOutputsAtEverySize) {
   out = run_capture(base + " --sweep seq=5:2", &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("--sweep 'seq=5:2'"), std::string::npos) << out;
-  fs::remove_all(dir);
 }
 
 TEST(CliBenchShapes, RunReportCountsItsCompile) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path report =
-      fs::temp_directory_path() / ("modescope_run_compiles_" + std::to_string(::getpid()) + ".json");
+  const ms::testing::TempDir tmp("run_compiles");
+  const fs::path report = tmp.path / "report.json";
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
   int rc = -1;
   const std::string out = run_capture(
@@ -99,7 +99,6 @@ TEST(CliBenchShapes, RunReportCountsItsCompile) {
   // The MLP's matmul weights are packed: their copies count, and never more than all the weights.
   EXPECT_GT(j.at("packed_bytes").get<int64_t>(), 0);
   EXPECT_LE(j.at("packed_bytes").get<int64_t>(), j.at("weight_bytes").get<int64_t>());
-  fs::remove(report);
 }
 
 TEST(CliRunMemory, ARunThatCannotFitIsRefusedBeforeItStarts) {

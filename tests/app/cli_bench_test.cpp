@@ -14,6 +14,7 @@
 #include "engine/backends/select.h"
 #include "engine/runtime/backend.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::cli {
 namespace {
@@ -31,8 +32,8 @@ void write_baseline(const fs::path& path, const std::string& model, double ms) {
 TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_bench_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const ms::testing::TempDir tmp("cli_bench");
+  const fs::path dir = tmp.path;
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
   const std::string base = cli + " bench " + model + " --threads 1 --iters 3 --warmup 1";
   int rc = -1;
@@ -63,7 +64,6 @@ TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
   out = run_capture(base + " --baseline " + (dir / "other.json").string(), &rc);
   EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
   EXPECT_NE(out.find("other.json: no case for model"), std::string::npos) << out;
-  fs::remove_all(dir);
 }
 
 // --precision bf16: where oneDNN dispatches bf16 arithmetic, Graph mode runs in bf16 and the report
@@ -72,8 +72,8 @@ TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
 TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_bf16_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const ms::testing::TempDir tmp("cli_bf16");
+  const fs::path dir = tmp.path;
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
   const std::string args = " bench " + model + " --threads 1 --iters 2 --warmup 1 --precision bf16";
   int rc = -1;
@@ -83,7 +83,6 @@ TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   EXPECT_NE(out.find("no native bf16 arithmetic"), std::string::npos) << out;
 
   if (!backends::create_cpu_backend(1)->native_bf16()) {
-    fs::remove_all(dir);
     GTEST_SKIP() << "this CPU has no native bf16 arithmetic (AVX-512-BF16 or AMX): the refusal was checked";
   }
   out = run_capture(cli + args + " --json " + (dir / "bf16.json").string(), &rc);
@@ -95,7 +94,6 @@ TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   EXPECT_GT(c.at("max_rel_dev").get<double>(), 0.0);  // bf16 keeps 8 bits of mantissa: never exact here
   EXPECT_LT(c.at("max_rel_dev").get<double>(), 0.05);
   EXPECT_LT(c.at("mean_rel_dev").get<double>(), 0.02);
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // `--dim` positive integers only, fallbacks in the reports and `--strict-device`, and the exit
 // status of `conformance` (no device, a missed --floor).
 #include <gtest/gtest.h>
-#include <unistd.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::session {
 namespace {
@@ -21,12 +22,6 @@ namespace fs = std::filesystem;
 using ms::testing::run_capture;
 
 const char* kLenet = "'zoo:lenet5?batch=1'";
-
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("modescope_cli_input_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
 
 std::string cli_or_skip() {
   const std::string cli = ms::testing::cli_path();
@@ -67,7 +62,8 @@ TEST(CliInputs, RejectsAMismatchedInputFileAndBadDims) {
   const std::string name = g->inputs.front();
   Shape small = *g->value(name)->type.dims;
   small[small.size() - 1] = small[small.size() - 2] = 5;
-  const std::string npy = (temp_dir() / "small.npy").string();
+  const ms::testing::TempDir tmp("cli_input");
+  const std::string npy = tmp.file("small.npy");
   ASSERT_TRUE(save_npy(Tensor::zeros(DType::F32, small), npy).is_ok());
   int rc = -1;
   std::string out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --input " + name + "=" + npy, &rc);
@@ -84,7 +80,8 @@ TEST(CliInputs, RejectsAMismatchedInputFileAndBadDims) {
 TEST(CliFallbacks, ReportsCarryAFallbacksListAndStrictDeviceRefusesThem) {
   const std::string cli = cli_or_skip();
   if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
-  const std::string report = (temp_dir() / "run.json").string();
+  const ms::testing::TempDir tmp("cli_fallbacks");
+  const std::string report = tmp.file("run.json");
   int rc = -1;
   std::string out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --report " + report, &rc);
   ASSERT_EQ(rc, 0) << out;
@@ -116,12 +113,13 @@ TEST(CliConformance, ExitsNonZeroWithoutTheDeviceAndBelowTheFloor) {
   const std::string cli = cli_or_skip();
   if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
   // One case folder without data sets: it fails (not a crash).
-  const fs::path dir = temp_dir() / "conf";
+  const ms::testing::TempDir tmp("cli_conformance");
+  const fs::path dir = tmp.path / "conf";
   fs::create_directories(dir / "case_a");
   auto g = load_model_arg("zoo:lenet5?batch=1");
   ASSERT_TRUE(g);
   ASSERT_TRUE(onnx_io::save_model(*g, (dir / "case_a" / "model.onnx").string()).is_ok());
-  const std::string report = (temp_dir() / "conf.json").string();
+  const std::string report = tmp.file("conf.json");
   int rc = -1;
   std::string out = run_capture(cli + " conformance " + dir.string() + " --mode pynative --report " + report, &rc);
   EXPECT_EQ(rc, 0) << out;

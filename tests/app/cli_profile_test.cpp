@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/io/chrome_trace.h"
+#include "tests/temp_dir.h"
 
 namespace ms::prof {
 namespace {
 
 TEST(CliProfile, BothModesWriteTracesAndSummary) {
-  const std::filesystem::path out =
-      std::filesystem::temp_directory_path() / ("modescope-profile-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(out);
+  const ms::testing::TempDir tmp("cli_profile");
+  const std::filesystem::path out = tmp.path / "profile";
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/torch/mlp_op11.onnx";
   const std::string cmd = std::string(MODESCOPE_CLI) + " profile " + model +
                           " --iters 2 --warmup 1 --threads 1 --out " + out.string() + " > " + (out.string() + ".log") +
@@ -41,8 +41,6 @@ TEST(CliProfile, BothModesWriteTracesAndSummary) {
     EXPECT_TRUE(m["memory"].contains("peak_live_bytes")) << mode;
     EXPECT_TRUE(m["memory"].contains("fragmentation")) << mode;
   }
-  std::filesystem::remove_all(out);
-  std::filesystem::remove(out.string() + ".log");
 }
 
 TEST(CliProfile, UnknownModeIsAUsageError) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::cli {
 namespace {
@@ -27,9 +28,8 @@ std::string read_all(const fs::path& p) {
 TEST(CliWriteFault, FailedReportKeepsTheOldOne) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = fs::temp_directory_path() / ("modescope_cli_fault_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const ms::testing::TempDir tmp("cli_fault");
+  const fs::path dir = tmp.path;
   const fs::path report = dir / "report.json";
   std::ofstream(report) << "old report\n";
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
@@ -47,7 +47,6 @@ TEST(CliWriteFault, FailedReportKeepsTheOldOne) {
   const std::string out = run_capture(run, &rc);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(read_all(report).find("median"), std::string::npos);
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::zoo {
 namespace {
@@ -14,16 +15,11 @@ namespace {
 namespace fs = std::filesystem;
 using ms::testing::run_capture;
 
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("modescope_cli_zoo_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
 TEST(ZooExport, CliListsTemplatesAndExportsZooUris) {
   const std::string cli = ms::testing::cli_path();
   if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("cli_zoo");
+  const fs::path dir = tmp.path;
   int rc = -1;
   std::string out = run_capture(cli + " zoo --json", &rc);
   EXPECT_EQ(rc, 0) << out;
@@ -40,7 +36,6 @@ TEST(ZooExport, CliListsTemplatesAndExportsZooUris) {
   out = run_capture(cli + " export 'zoo:lenet5?batch=0' " + path, &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("out of range"), std::string::npos) << out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/app/cli_test_util.h"
 #include "tests/profiler/test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::session {
 namespace {
@@ -337,8 +338,8 @@ TEST(Numerics, EveryRewritePrefixOfEveryPassStaysCorrect) {
 TEST(NumericsCli, InspectTrapsDiffAndBisect) {
   const std::string cli = testing::cli_path();
   ASSERT_FALSE(cli.empty());
-  const auto dir = std::filesystem::temp_directory_path() / ("ms_numerics_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing::TempDir tmp("numerics_cli");
+  const std::filesystem::path dir = tmp.path;
   const std::string model = (dir / "log.onnx").string();
   ASSERT_TRUE(onnx_io::save_model(log_of_negative(), model).is_ok());
   int rc = 0;
@@ -366,7 +367,6 @@ TEST(NumericsCli, InspectTrapsDiffAndBisect) {
   out = testing::run_capture(cli + " inspect zoo:lenet5 --value no_such_value", &rc);
   EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
   EXPECT_NE(out.find("no_such_value"), std::string::npos) << out;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -18,26 +18,14 @@
 #include "app/session/model_inputs.h"
 #include "app/session/session_file.h"
 #include "engine/ir/graph.h"
+#include "tests/temp_dir.h"
 
 namespace ms::session::test {
 
 inline constexpr const char* kSmallModel = "zoo:mnist_mlp?batch=2&size=8&hidden=16";
 
 // A folder of its own under the temp folder, removed by the destructor.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& tag) {
-    path = std::filesystem::temp_directory_path() / ("modescope_" + tag + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all, ec);
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = ms::testing::TempDir;
 
 inline std::string read_bytes(const std::string& p) {
   std::ifstream f(p, std::ios::binary);

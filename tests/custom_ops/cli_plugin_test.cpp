@@ -15,21 +15,22 @@ namespace {
 class CliPlugin : public ::testing::Test {
  protected:
   void SetUp() override {
-    model_ = testing::write_scaled_tanh_model("modescope_cli_scaled_tanh.onnx");
+    model_ = testing::write_scaled_tanh_model(dir_, "scaled_tanh.onnx");
     ASSERT_FALSE(model_.empty());
   }
   std::string cli(const std::string& args, int* rc) {
     return testing::run_capture(testing::cli_path() + " " + args, rc);
   }
+  testing::TempDir dir_{"cli_plugin"};
   std::string model_;
 };
 
 TEST_F(CliPlugin, RunsInBothModesWithThePlugin) {
   int rc = 0;
   const std::string plug = " --plugin " + testing::sample_plugin();
-  const auto report = testing::temp_path("modescope_cli_plugin_report.json");
+  const std::string report = dir_.file("report.json");
   std::string out =
-      cli("run " + model_ + " --mode graph --iters 1 --warmup 0 --threads 1 --report " + report.string() + plug, &rc);
+      cli("run " + model_ + " --mode graph --iters 1 --warmup 0 --threads 1 --report " + report + plug, &rc);
   ASSERT_EQ(rc, 0) << out;
   std::ifstream f(report);
   const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
@@ -45,8 +46,7 @@ TEST_F(CliPlugin, RunsInBothModesWithThePlugin) {
 }
 
 TEST_F(CliPlugin, ProfileShowsTheOpInBothTraces) {
-  const auto dir = testing::temp_path("modescope_cli_plugin_profile");
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = dir_.path / "profile";
   int rc = 0;
   const std::string out = cli("profile " + model_ + " --iters 1 --warmup 0 --threads 1 --out " + dir.string() +
                                   " --plugin " + testing::sample_plugin(),

@@ -2,15 +2,14 @@
 // com.example.ScaledTanh (x * 3 -> ScaledTanh{alpha=2, beta=0.5} -> Relu) written as ONNX.
 #pragma once
 
-#include <unistd.h>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/ir/graph.h"
+#include "tests/temp_dir.h"
 
 namespace ms::testing {
 
@@ -55,16 +54,11 @@ inline ir::Graph scaled_tanh_graph() {
   return g;
 }
 
-// A path in the temporary folder of this test process only (ctest runs tests in parallel).
-inline std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
-}
-
-// The model above as a file in the test's temporary folder.
-inline std::string write_scaled_tanh_model(const std::string& file_name) {
-  const auto path = temp_path(file_name);
-  const Status st = onnx_io::save_model(scaled_tanh_graph(), path.string());
-  return st.is_ok() ? path.string() : std::string();
+// The model above as a file in `dir` (a TempDir the test removes), or "" when it could not be written.
+inline std::string write_scaled_tanh_model(const TempDir& dir, const std::string& file_name) {
+  const std::string path = dir.file(file_name);
+  const Status st = onnx_io::save_model(scaled_tanh_graph(), path);
+  return st.is_ok() ? path : std::string();
 }
 
 inline float scaled_tanh_reference(float x) { return std::max(0.f, 2.f * std::tanh(0.5f * (3.f * x))); }

@@ -37,9 +37,10 @@ class SamplePlugin : public ::testing::Test {
     auto info = plugin::load_plugin(testing::sample_plugin());
     ASSERT_TRUE(info.has_value()) << info.status().message();
     ASSERT_EQ(info->ops, std::vector<std::string>{"com.example.ScaledTanh"});
-    path_ = testing::write_scaled_tanh_model("modescope_scaled_tanh_test.onnx");
+    path_ = testing::write_scaled_tanh_model(dir_, "scaled_tanh.onnx");
     ASSERT_FALSE(path_.empty());
   }
+  testing::TempDir dir_{"scaled_tanh_test"};
   std::string path_;
 };
 
