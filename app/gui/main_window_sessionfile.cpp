@@ -234,12 +234,14 @@ void MainWindow::open_session_dialog() {
 // not kept): say which in the log too.
 void MainWindow::log_constants_not_kept(const std::vector<session::SessionRun>& runs,
                                         const session::SnapshotConstantBudget& budget) {
-  constants_not_kept_why_ = budget.recorded ? tr("over the snapshot budget") : tr("the file predates session schema 6");
+  constants_not_kept_why_ =
+      budget.recorded ? tr("over the snapshot budget") : tr("the file predates session schema 6; not in the model");
   std::set<std::string> names;
   for (const session::SessionRun& r : runs)
     for (const session::PassOutcome& p : r.outcome.passes) {
       names.insert(p.constants_not_kept.begin(), p.constants_not_kept.end());
       names.insert(p.nested_constants_not_kept.begin(), p.nested_constants_not_kept.end());
+      for (const auto& [value, from] : p.constants_from_model) names.insert(value);  // no model filled it in
     }
   if (names.empty()) return;
   QStringList shown;
@@ -252,7 +254,8 @@ void MainWindow::log_constants_not_kept(const std::vector<session::SessionRun>& 
   }
   const QString why = budget.recorded ? tr("over the file's %1 MB budget for constants, or not in the model")
                                             .arg(static_cast<qulonglong>(budget.budget >> 20))
-                                      : tr("the file predates session schema 6");
+                                      : tr("the file predates session schema 6, and the model has no weight "
+                                           "of that name, dtype and shape");
   log(tr("%n weight(s) of the pass snapshots were not kept in the session (%1); their statistics are not "
          "real: %2",
          nullptr, static_cast<int>(names.size()))

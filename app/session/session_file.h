@@ -157,7 +157,8 @@ std::vector<NestedConstant> nested_constants(const ir::Graph& g);
 // The constant `path` names in `g`, or null when it names none.
 const Tensor* find_nested_constant(const ir::Graph& g, std::string_view path);
 // The constants of p.graph a session file did not keep (constants_not_kept and
-// nested_constants_not_kept): the tensors read back in their place, which hold zeros.
+// nested_constants_not_kept, and constants_from_model no model has filled in): the tensors read
+// back in their place, which hold zeros.
 std::vector<Tensor> not_kept_tensors(const PassOutcome& p);
 
 // A forward migration: turns a database of schema `from` into `from + 1`, in memory.

@@ -101,7 +101,8 @@ class SnapshotConstantWriter {
 };
 
 // What a snapshot's stored constants say beyond their data (PassOutcome's marks). A file written
-// before schema 6 has no constant data: every initializer of its snapshots is not kept.
+// before schema 6 has no constant data: every initializer of its snapshots is left to the model by
+// its own name (restore_model_constants fills in those the model has, the rest become not kept).
 struct SnapshotMarks {
   std::vector<std::string> not_kept;
   std::map<std::string, std::string> from_model;

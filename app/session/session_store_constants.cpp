@@ -328,8 +328,9 @@ Status read_snapshot_constants(sqlite3* db, const std::string& file, std::map<in
                                std::map<int64_t, SnapshotMarks>& marks, SnapshotConstantBudget& budget) {
   MS_RETURN_IF_ERROR(read_budget(db, file, budget));
   std::map<int64_t, StoredConstant> constants;
-  if (!budget.recorded) {  // before schema 6: no constant data at all
-    for (auto& [id, g] : graphs) marks[id].not_kept = g.initializer_names();
+  if (!budget.recorded) {  // before schema 6: no constant data; left to the model by name
+    for (auto& [id, g] : graphs)
+      for (const std::string& name : g.initializer_names()) marks[id].from_model[name] = name;
     return read_nested(db, file, graphs, marks, constants);
   }
   Stmt c(db, file, "SELECT id, kind, name, dtype, shape, bytes, data FROM snapshot_constants ORDER BY id");
@@ -374,6 +375,9 @@ std::vector<Tensor> not_kept_tensors(const PassOutcome& p) {
   std::vector<Tensor> out;
   if (!p.graph) return out;
   for (const std::string& name : p.constants_not_kept)
+    if (const ir::Value* v = p.graph->value(name); v && v->constant) out.push_back(*v->constant);
+  // Left to a model that was not there to fill them in (restore_model_constants): zeros as well.
+  for (const auto& [name, from] : p.constants_from_model)
     if (const ir::Value* v = p.graph->value(name); v && v->constant) out.push_back(*v->constant);
   if (p.nested_constants_not_kept.empty()) return out;
   const std::set<std::string> nested(p.nested_constants_not_kept.begin(), p.nested_constants_not_kept.end());

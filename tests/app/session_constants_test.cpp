@@ -1,9 +1,11 @@
 // Sessions keep their pass snapshots' constants (schema 6): a constant a pass folded comes back with
 // the live session's values, is stored once however many snapshots share it, an embedded model's
 // initializers are filled in from the model opened again, constants past the budget are marked not
-// kept, a schema-5 file opens as it was, and damaged rows fail with one line naming the table.
+// kept, a schema-5 file's snapshots take the model's weights by name, and damaged rows fail with one
+// line naming the table.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "app/session/session_file.h"
@@ -167,10 +169,11 @@ TEST(SessionConstants, ConstantsPastTheBudgetAreMarkedNotKept) {
             (std::vector<float>{11, 12, 13}));
 }
 
-TEST(SessionConstants, ASchemaFiveFileOpensWithoutSnapshotConstants) {
+TEST(SessionConstants, ASchemaFiveFilesSnapshotsTakeTheModelsWeightsByName) {
   test::TempDir dir("session_constants_v5");
   const std::string path = dir.file("old.modescope");
-  ASSERT_TRUE(save_session(path, folded_session("spec")).is_ok());
+  const SessionData live = folded_session("embedded");
+  ASSERT_TRUE(save_session(path, live).is_ok());
   test::exec_sql(path, MS_DROP_SCHEMA_6_SQL "PRAGMA user_version = 5; PRAGMA journal_mode = DELETE; VACUUM;");
   const std::string bytes = test::read_bytes(path);
   auto reader = SessionReader::open(path);
@@ -179,19 +182,59 @@ TEST(SessionConstants, ASchemaFiveFileOpensWithoutSnapshotConstants) {
   auto old = reader->load();
   ASSERT_TRUE(old.has_value()) << old.status().message();
   EXPECT_FALSE(old->constants.recorded);
-  // Its snapshots' initializers are all marked not kept (the UI says so; a later save keeps none
-  // of their zeros as data).
+  // No constant data: each snapshot's initializers are left to the model under their own names, and
+  // until a model fills them in they count as not kept (their data is zeros, as schema 5 read them).
   for (const PassOutcome& p : old->runs[0].outcome.passes) {
-    if (p.graph) EXPECT_EQ(p.constants_not_kept, p.graph->initializer_names());
-    EXPECT_TRUE(p.constants_from_model.empty());
+    if (!p.graph) continue;
+    std::map<std::string, std::string> by_name;
+    for (const std::string& name : p.graph->initializer_names()) by_name[name] = name;
+    EXPECT_TRUE(p.constants_not_kept.empty());
+    EXPECT_EQ(p.constants_from_model, by_name);
+    EXPECT_EQ(not_kept_tensors(p).size(), by_name.size());
   }
-  // As schema 5 read them: the snapshots' constants without data.
   const std::vector<size_t> with_c = passes_with_c(*old);
   ASSERT_FALSE(with_c.empty());
   EXPECT_EQ(values(*constant_of(*old->runs[0].outcome.passes[with_c[0]].graph, "c")), (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(test::read_bytes(path), bytes);  // opening wrote nothing
+  // Saved before a model filled them in: none of their zeros is stored as data.
   ASSERT_TRUE(save_session(dir.file("new.modescope"), *old).is_ok());
-  EXPECT_EQ(count(dir.file("new.modescope"), "SELECT COUNT(*) FROM snapshot_constants WHERE kind != 'not_kept'"), 0);
+  EXPECT_EQ(count(dir.file("new.modescope"), "SELECT COUNT(*) FROM snapshot_constants WHERE kind = 'data'"), 0);
+
+  // The model opened again supplies a and b by name, with the live values, in every snapshot; c, which
+  // constant folding made, is not the model's: it stays not kept.
+  std::vector<SessionRun> runs = old->runs;
+  EXPECT_GE(restore_model_constants(runs, folding_graph()), 2);
+  const auto& live_passes = live.runs[0].outcome.passes;
+  int filled = 0;
+  for (size_t i = 0; i < runs[0].outcome.passes.size(); ++i) {
+    const PassOutcome& p = runs[0].outcome.passes[i];
+    if (!p.graph) continue;
+    EXPECT_TRUE(p.constants_from_model.empty());
+    std::vector<std::string> lost;
+    for (const std::string& name : p.graph->initializer_names()) {
+      if (name != "a" && name != "b") {
+        lost.push_back(name);
+        continue;
+      }
+      EXPECT_EQ(values(*constant_of(*p.graph, name)), values(*constant_of(*live_passes[i].graph, name)))
+          << "pass " << i << " " << name;
+      ++filled;
+    }
+    EXPECT_EQ(p.constants_not_kept, lost) << "pass " << i;
+    EXPECT_EQ(not_kept_tensors(p).size(), lost.size()) << "pass " << i;
+  }
+  EXPECT_GE(filled, 2);
+  EXPECT_EQ(runs[0].outcome.passes[with_c[0]].constants_not_kept, std::vector<std::string>{"c"});
+
+  // A model whose `b` has another shape: b is not kept rather than wrong.
+  ir::Graph other = folding_graph();
+  other.value("b")->constant = Tensor::from_vector<float>({10, 10}, {2});
+  std::vector<SessionRun> partial = old->runs;
+  restore_model_constants(partial, other);
+  const PassOutcome& input = partial[0].outcome.passes[0];
+  ASSERT_TRUE(input.graph);
+  EXPECT_EQ(input.constants_not_kept, std::vector<std::string>{"b"});
+  EXPECT_EQ(values(*constant_of(*input.graph, "a")), (std::vector<float>{1, 2, 3}));
 }
 
 void expect_row_error(const std::string& sql, const std::string& table, const std::string& what) {
