@@ -13,6 +13,7 @@
 //   modescope --open-ranks R0.json,R1.json --screenshot DIR   the same: ranks.png, train.png, exit 0
 //   modescope --restore-autosave                        after an unclean exit, restore the autosave unasked
 //   modescope --plugin LIB.so [MODEL]                   load an operator plugin first (repeatable)
+//   modescope --cancel-scenario MODEL                   start each kind of job, cancel it: controls come back
 //   modescope --scenario DIR MODEL                      walk through the window as a user (scenario.h),
 //                                                        state and screenshots of each step in DIR; exit 0/1
 #include <QApplication>
@@ -222,14 +223,18 @@ int main(int argc, char** argv) {
       QStringLiteral("Walk through the window as a user would (open MODEL, run both modes, click a pass, select "
                      "a node, timeline, compare, export), checking each step; state and screenshots to DIR."),
       QStringLiteral("DIR"));
+  QCommandLineOption cancel_scenario_opt(
+      QStringLiteral("cancel-scenario"),
+      QStringLiteral("Start each kind of job on MODEL (a zoo template) and cancel it, checking that every control "
+                     "the job disabled comes back; exit 0 when all did."));
   QCommandLineOption open_ranks_opt(
       QStringLiteral("open-ranks"),
       QStringLiteral("Open these training traces, one per rank (comma-separated), as File > Open Ranks does; "
                      "with --screenshot, save ranks.png and train.png (each rank's loss) and exit."),
       QStringLiteral("FILES"));
-  cli.addOptions({run_opt, runs_opt, shot_opt, size_opt, bench_opt, iters_opt, jit_opt, precision_opt, pass_opt,
-                  side_opt, effect_opt, train_opt, ranks_opt, numerics_opt, save_session_opt, models_opt, restore_opt,
-                  plugin_opt, scenario_opt});
+  cli.addOptions({run_opt,          runs_opt,   shot_opt,    size_opt,   bench_opt,    iters_opt,          jit_opt,
+                  precision_opt,    pass_opt,   side_opt,    effect_opt, train_opt,    ranks_opt,          numerics_opt,
+                  save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt, cancel_scenario_opt});
   cli.addOption(open_ranks_opt);
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
@@ -293,15 +298,24 @@ int main(int argc, char** argv) {
     return fail(QStringLiteral("--precision: '%1' is not f32 or bf16").arg(cli.value(precision_opt)));
   window.show();
 
-  if (cli.isSet(scenario_opt)) {
-    if (model.isEmpty()) return fail(QStringLiteral("--scenario needs a MODEL"));
+  // A walk through the window (--scenario, --cancel-scenario) once the event loop runs: its result is
+  // the exit code.
+  auto walk = [&](const std::function<int()>& body) {
     int code = 1;
     QTimer::singleShot(0, &window, [&] {
-      code = ms::app::run_scenario(window, model, cli.value(scenario_opt));
+      code = body();
       QApplication::exit(code);
     });
     app.exec();
     return code;
+  };
+  if (cli.isSet(scenario_opt)) {
+    if (model.isEmpty()) return fail(QStringLiteral("--scenario needs a MODEL"));
+    return walk([&] { return ms::app::run_scenario(window, model, cli.value(scenario_opt)); });
+  }
+  if (cli.isSet(cancel_scenario_opt)) {
+    if (model.isEmpty()) return fail(QStringLiteral("--cancel-scenario needs a MODEL"));
+    return walk([&] { return ms::app::run_cancel_scenario(window, model); });
   }
 
   int exit_code = 0;

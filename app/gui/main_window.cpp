@@ -215,6 +215,7 @@ void MainWindow::build_status_bar() {
   progress_->setTextVisible(false);
   progress_->hide();
   cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setObjectName(QStringLiteral("CancelJobs"));
   cancel_->setToolTip(tr("Cancel the running jobs (Esc)"));
   cancel_->hide();
   connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancel_jobs);

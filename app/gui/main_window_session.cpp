@@ -202,6 +202,7 @@ void MainWindow::cancel_jobs() {
   run_panel_->set_busy(false);
   if (train_job_) training_dropped();
   if (pass_effect_job_) pass_effect_dropped();
+  if (numerics_job_) numerics_dropped();  // the Numerics menu starts a new one at once
 }
 
 void MainWindow::on_job_failed(views::JobId id, const QString& title, const QString& message) {

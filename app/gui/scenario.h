@@ -13,4 +13,9 @@ class MainWindow;
 
 int run_scenario(MainWindow& w, const QString& model, const QString& dir);
 
+// Opens `model` (a zoo template, for training), starts each kind of job the window offers and
+// cancels it with the status bar's Cancel button (cancel_scenario.cpp): every control enabled before
+// the job is enabled again. Returns the process exit code: 0 when every check held.
+int run_cancel_scenario(MainWindow& w, const QString& model);
+
 }  // namespace ms::app
