@@ -11,6 +11,7 @@
 #include "engine/core/strings.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/engine/node_tests_dir.h"
+#include "tests/temp_dir.h"
 
 namespace ms::onnx_io {
 namespace {
@@ -38,12 +39,6 @@ std::string read_all(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-fs::path temp_dir() {
-  fs::path p = fs::temp_directory_path() / ("ms_onnx_test_" + std::to_string(::getpid()));
-  fs::create_directories(p);
-  return p;
 }
 
 TEST(OnnxImport, TinyMlpStructureTypesAndInitializers) {
@@ -183,7 +178,8 @@ TEST(OnnxImport, NewerOpsetThanKnownIsRefusedNamingBothNumbers) {
   EXPECT_EQ(max_supported_opset("com.example"), 0);  // other domains: checked op by op
   ir::Graph g = load_ok("tiny_mlp.onnx");
   g.opsets[""] = 29;
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("onnx_import");
+  const fs::path dir = tmp.path;
   const std::string out = (dir / "opset29.onnx").string();
   ASSERT_TRUE(save_model(g, out).is_ok());
   auto back = load_model(out, any_ops());
@@ -193,7 +189,6 @@ TEST(OnnxImport, NewerOpsetThanKnownIsRefusedNamingBothNumbers) {
       back.status().message().find("opset 29 of domain 'ai.onnx' is newer than this importer supports (newest: 28)"),
       std::string::npos)
       << back.status().message();
-  fs::remove_all(dir);
 }
 
 // Sub-byte types are one code per byte in memory and packed in the file (two int4 or four int2
@@ -207,7 +202,8 @@ TEST(OnnxImport, NarrowTypesRoundTripTheirCodes) {
     std::memcpy(t.raw(), cases[i].second.data(), cases[i].second.size());
     g.add_initializer("narrow" + std::to_string(i), t);
   }
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("onnx_import");
+  const fs::path dir = tmp.path;
   const std::string out = (dir / "narrow.onnx").string();
   ASSERT_TRUE(save_model(g, out).is_ok());
   auto back = load_model(out, any_ops());
@@ -220,11 +216,11 @@ TEST(OnnxImport, NarrowTypesRoundTripTheirCodes) {
     EXPECT_EQ(std::vector<uint8_t>(codes, codes + v->constant->numel()), cases[i].second) << i;
   }
   EXPECT_EQ(back->value("narrow0")->constant->at_int(1), -1);  // int4 code 15 is -1
-  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, RoundTripKeepsDump) {
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("onnx_import");
+  const fs::path dir = tmp.path;
   for (const char* name : {"tiny_mlp.onnx", "control_flow.onnx", "out_of_order.onnx", "external.onnx"}) {
     SCOPED_TRACE(name);
     ir::Graph a = load_ok(name);
@@ -237,7 +233,6 @@ TEST(OnnxImport, RoundTripKeepsDump) {
     EXPECT_EQ(a.metadata, b->metadata);
     EXPECT_EQ(a.opsets, b->opsets);
   }
-  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, RoundTripKeepsNodeIdsAndOrigins) {
@@ -246,7 +241,8 @@ TEST(OnnxImport, RoundTripKeepsNodeIdsAndOrigins) {
   a.nodes()[0].id = ir::NodeId{40};
   a.nodes()[0].origins = {ir::NodeId{1}, ir::NodeId{7}};
   a.nodes()[1].attr_graph("body")->nodes()[0].id = ir::NodeId{55};
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("onnx_import");
+  const fs::path dir = tmp.path;
   const std::string out = (dir / "ids.onnx").string();
   ASSERT_TRUE(save_model(a, out).is_ok());
   auto b = load_model(out, any_ops());
@@ -258,7 +254,6 @@ TEST(OnnxImport, RoundTripKeepsNodeIdsAndOrigins) {
   EXPECT_EQ(ir::dump_text(a), ir::dump_text(*b));
   EXPECT_GT(b->ids()->next().value, 55u);  // new nodes never collide with restored ids
   EXPECT_EQ(b->metadata.count("modescope.node_ids"), 0u);
-  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, LoadTensorPb) {

@@ -10,6 +10,7 @@
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/runtime/executor.h"
 #include "tests/engine/value_kinds_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms {
 namespace {
@@ -112,10 +113,10 @@ TEST(OptionalOps, OnnxRoundTripKeepsSequenceAndOptionalTypes) {
   ir::Graph g = optional_model();
   g.outputs.push_back("opt");
   g.value("opt")->type = ir::ValueType::optional_of(g.value("x")->type);
-  const auto path = (std::filesystem::temp_directory_path() / "modescope_optional_roundtrip.onnx").string();
+  const ms::testing::TempDir tmp("optional_roundtrip");
+  const std::string path = tmp.file("model.onnx");
   ASSERT_TRUE(onnx_io::save_model(g, path).is_ok());
   auto back = onnx_io::load_model(path);
-  std::filesystem::remove(path);
   ASSERT_TRUE(back) << back.status().message();
   EXPECT_EQ(back->value("opt")->type.to_string(), "optional(f32[3])");
   const ir::Node* none = nullptr;

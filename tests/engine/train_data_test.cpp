@@ -9,6 +9,7 @@
 
 #include "engine/frontend/npy.h"
 #include "engine/frontend/train/data.h"
+#include "tests/temp_dir.h"
 
 namespace ms::nn::train {
 namespace {
@@ -39,9 +40,8 @@ TEST(TrainData, DigitsLoadNormalizedWithAllClasses) {
 }
 
 TEST(TrainData, MissingAndMalformedFilesNameTheFile) {
-  const auto dir = std::filesystem::temp_directory_path() / "modescope_train_data_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const ms::testing::TempDir tmp("train_data");
+  const std::filesystem::path dir = tmp.path;
   auto missing = load_digits(dir.string());
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.status().message().find("digits_images.npy"), std::string::npos) << missing.status().message();
@@ -62,7 +62,6 @@ TEST(TrainData, MissingAndMalformedFilesNameTheFile) {
   auto labels = load_digits(dir.string());
   ASSERT_FALSE(labels);
   EXPECT_NE(labels.status().message().find("digits_labels.npy"), std::string::npos) << labels.status().message();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(TrainData, SplitIsSeededAndDisjoint) {

@@ -12,17 +12,12 @@
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "tests/engine/nn_api_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::zoo {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("modescope_zoo_export_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
 
 runtime::TensorMap inputs_for(const ir::Graph& g) {
   runtime::TensorMap m;
@@ -76,7 +71,8 @@ ir::Graph printing_graph() {
 }
 
 TEST(ZooExport, RoundTripKeepsNamesIdsAndOutputs) {
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("zoo_export");
+  const fs::path dir = tmp.path;
   std::vector<std::pair<std::string, ir::Graph>> graphs;
   for (const char* u : {"zoo:mnist_mlp?batch=2&size=8&hidden=16", "zoo:dynamic_net?size=8&classes=3", "zoo:lenet5",
                         "zoo:transformer_encoder?seq=4&layers=1&hidden=8&heads=2&vocab=10"}) {
@@ -101,13 +97,13 @@ TEST(ZooExport, RoundTripKeepsNamesIdsAndOutputs) {
     ASSERT_EQ(a.size(), b.size()) << what;
     for (size_t k = 0; k < a.size(); ++k) EXPECT_EQ(nn::testing::max_rel_diff(b[k], a[k]), 0.0) << what;
   }
-  fs::remove_all(dir);
 }
 
 TEST(ZooExport, OnnxCheckerAcceptsExportedModels) {
   if (std::system("/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "python3-onnx is not installed (/usr/bin/python3 -c 'import onnx' failed)";
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("zoo_export");
+  const fs::path dir = tmp.path;
   std::vector<std::string> files;
   int i = 0;
   for (const char* u :
@@ -133,7 +129,6 @@ TEST(ZooExport, OnnxCheckerAcceptsExportedModels) {
   while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   const int rc = ::pclose(p);
   EXPECT_EQ(rc, 0) << out;
-  fs::remove_all(dir);
 }
 
 TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
@@ -145,7 +140,8 @@ TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
   auto ex = compiler::compile_executor(*g, nn::backend(), sig, opts);
   ASSERT_TRUE(ex) << ex.status().message();
   const ir::Graph& compiled = (*ex)->graph();
-  const fs::path dir = temp_dir();
+  const ms::testing::TempDir tmp("zoo_export");
+  const fs::path dir = tmp.path;
   const std::string path = (dir / "compiled.onnx").string();
   Status st = onnx_io::save_model(compiled, path);
   ASSERT_TRUE(st.is_ok()) << st.message();
@@ -157,7 +153,6 @@ TEST(ZooExport, GraphAfterPassesRoundTripsWithOrigins) {
   for (const auto& n : g->nodes()) built.insert(n.id.value);
   for (const auto& n : back->nodes())
     for (auto o : n.origins) EXPECT_TRUE(built.count(o.value)) << n.name << " origin " << o.value;
-  fs::remove_all(dir);
 }
 
 }  // namespace

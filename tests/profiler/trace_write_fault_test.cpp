@@ -10,6 +10,7 @@
 #include "engine/core/atomic_file.h"
 #include "profiler/io/chrome_trace.h"
 #include "test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::prof {
 namespace {
@@ -26,9 +27,8 @@ std::string read_all(const fs::path& p) {
 TEST(TraceWriteFault, FailedExportKeepsTheOldTrace) {
   TracePtr t = test::record(runtime::ExecMode::Graph, 2);
   ASSERT_TRUE(t);
-  const fs::path dir = fs::temp_directory_path() / ("modescope_trace_fault_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const ms::testing::TempDir tmp("trace_fault");
+  const fs::path dir = tmp.path;
   const fs::path p = dir / "trace.json";
   ASSERT_TRUE(export_chrome_trace_file(*t, p.string()).is_ok());
   const std::string before = read_all(p);
@@ -42,7 +42,6 @@ TEST(TraceWriteFault, FailedExportKeepsTheOldTrace) {
     EXPECT_EQ(read_all(p), before);
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace
