@@ -4,6 +4,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +44,20 @@ def test_profile_one_mode_and_a_jit_function(tmp_path):
     assert runs_of(res.path) == [("graph", "graph")]
 
 
-def test_profile_errors_are_one_line(tmp_path):
+def test_profile_errors_are_one_line(tmp_path, monkeypatch):
+    # A profile that fails leaves no temporary folder of its own behind.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     with pytest.raises(ValueError, match="modes must be"):
         ms.profile(small_net(), np.ones((1, 16), np.float32), modes=("eager",))
     with pytest.raises(FileNotFoundError, match="missing.onnx"):
         ms.profile(str(tmp_path / "missing.onnx"), np.ones((1, 16), np.float32))
     with pytest.raises(Exception, match="16|shape|Dense"):  # wrong input width: the trace names the layer
         ms.profile(small_net(), np.ones((1, 7), np.float32), path=tmp_path / "bad.modescope")
+    with pytest.raises(Exception, match="16|shape|Dense"):  # the same in a temporary folder of its own
+        ms.profile(small_net(), np.ones((1, 7), np.float32))
+    assert list(temp.iterdir()) == []
 
 
 @pytest.fixture

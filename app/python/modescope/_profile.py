@@ -13,6 +13,7 @@ or ``run`` (one mode) with those inputs, profiled, into the session file.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -70,24 +71,29 @@ def profile(fn, *inputs, modes=_MODES, path=None, jit_level="O1", iters=10, warm
         raise ValueError(f"profile: jit_level must be O0, O1 or O2, got {jit_level!r}")
     tensors = [_as_tensor(x) for x in inputs]
     name = name or getattr(fn, "__name__", None) or type(fn).__name__
-    session = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="modescope-")) / f"{name}.modescope"
-    if session.suffix != ".modescope":
-        raise ValueError(f"profile: the session file must end in .modescope, got {str(session)!r}")
-    session.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(fn, (str, os.PathLike)):
-        model = Path(fn)
-        if not model.is_file():
-            raise FileNotFoundError(f"profile: {model}: no such model file")
-    else:
-        model = session.with_suffix(".onnx")
-        _C._export_onnx(_traceable(fn), tensors, str(model), name)
-    with tempfile.TemporaryDirectory(prefix="modescope-inputs-") as tmp:
-        common = [str(model), "--session", str(session), "--jit-level", jit_level, "--iters", str(iters),
-                  "--warmup", str(warmup), "--device", device, *_write_inputs(tensors, Path(tmp))]
-        if len(modes) == 2:
-            proc = run_cli(["compare", *common])
-        else:
-            proc = run_cli(["run", *common, "--mode", modes[0]])
+    if path is not None and Path(path).suffix != ".modescope":
+        raise ValueError(f"profile: the session file must end in .modescope, got {str(path)!r}")
+    if isinstance(fn, (str, os.PathLike)) and not Path(fn).is_file():
+        raise FileNotFoundError(f"profile: {fn}: no such model file")
+    # The temporary folder made here holds only this session: a profile that fails removes it.
+    made = None if path is not None else Path(tempfile.mkdtemp(prefix="modescope-"))
+    session = Path(path) if made is None else made / f"{name}.modescope"
+    try:
+        session.parent.mkdir(parents=True, exist_ok=True)
+        model = Path(fn) if isinstance(fn, (str, os.PathLike)) else session.with_suffix(".onnx")
+        if not isinstance(fn, (str, os.PathLike)):
+            _C._export_onnx(_traceable(fn), tensors, str(model), name)
+        with tempfile.TemporaryDirectory(prefix="modescope-inputs-") as tmp:
+            common = [str(model), "--session", str(session), "--jit-level", jit_level, "--iters", str(iters),
+                      "--warmup", str(warmup), "--device", device, *_write_inputs(tensors, Path(tmp))]
+            if len(modes) == 2:
+                proc = run_cli(["compare", *common])
+            else:
+                proc = run_cli(["run", *common, "--mode", modes[0]])
+    except BaseException:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
     return ProfileResult(session, model, proc.stdout, modes)
 
 
