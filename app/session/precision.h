@@ -27,6 +27,7 @@ inline Status apply_precision(compiler::CompileOptions& o, const std::string& pr
                                                      " has no native bf16 arithmetic (AVX-512-BF16 or AMX); "
                                                      "run in f32");
   o.amp = precision_amp(precision);
+  o.amp_input_layers_f32 = true;
   return Status::ok();
 }
 

@@ -45,6 +45,10 @@ struct CompileOptions {
   bool view_aliases = true;       // Reshape-like outputs in their input's bytes (no copy), CPU
   bool parallel_branches = true;  // O2: run independent branches on concurrent CPU threads / streams
   AmpLevel amp = AmpLevel::O0;    // mixed precision: O1..O3 put the amp-cast pass first (compiler/amp.h)
+  // With amp: the matrix ops reading a graph input as fed (an image model's first conv, a patch
+  // embedding) compute in f32, as quantization keeps its first layer wider. Inference precision
+  // (--precision bf16) sets it; training AMP leaves it off, so eager autocast makes the same choices.
+  bool amp_input_layers_f32 = false;
   // A shape bucket: the signature's symbolic dims (-1, named by the type's dim_params) with the
   // largest size each takes in the bucket; the bucket holds the sizes in (bound / 2, bound]. Types
   // are inferred across that range (compiler/infer.h, SymbolicRangesScope), values whose shape

@@ -23,10 +23,10 @@ const char* jit_level_name(JitLevel l) {
   return "?";
 }
 
-PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp) {
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp, bool amp_input_layers_f32) {
   PassManager pm;
   // First, so every later pass (folding, fusion, layout) sees the precision each op computes in.
-  if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend));
+  if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend, amp_input_layers_f32));
   pm.add(make_infer_types_pass(backend));
   if (level == JitLevel::O0) return pm;
   // Before constant folding, which would turn the weights' DequantizeLinear into float constants.
@@ -142,7 +142,7 @@ class BudgetOnePass final : public PassInstrumentation {
 
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
   MS_RETURN_IF_ERROR(check_pass_names(config.disabled_passes));
-  PassManager pm = build_pipeline(config.jit_level, backend, config.amp);
+  PassManager pm = build_pipeline(config.jit_level, backend, config.amp, config.amp_input_layers_f32);
   if (config.customize) config.customize(pm);
   DisablePasses disable(config.disabled_passes);
   StopAfter stop(config.stop_after);

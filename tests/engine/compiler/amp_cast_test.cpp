@@ -34,11 +34,11 @@ const char* kMlp = R"(
     output d
   )";
 
-std::string amp_dump(const std::string& text, AmpLevel level) {
+std::string amp_dump(const std::string& text, AmpLevel level, bool input_layers_f32 = false) {
   ir::Graph g = testing::parse_graph(text);
   PassManager pm;
   pm.add(make_infer_types_pass(&cpu()));
-  pm.add(make_amp_cast_pass(level, &cpu()));
+  pm.add(make_amp_cast_pass(level, &cpu(), input_layers_f32));
   VerifyAfterEachPass verify;
   pm.add_instrumentation(&verify);
   Status st = pm.run(g);
@@ -64,6 +64,23 @@ TEST(AmpCastPass, O1CastsAroundTheWhiteListWithoutPairsBetweenMatMuls) {
   #9 %b = Cast(%b.bf16) {round_mode="nearest", to=1} name="b/amp_cast" : f32[2,3]
   #3 %c = Relu(%b) : f32[2,3]
   #4 %d = Softmax(%c) {axis=1} : f32[2,3]
+  return %d
+)");
+}
+
+// Inference precision keeps the matrix op that reads the graph's input as fed in f32 (the raw input
+// is never rounded to bf16); the next one reads its output in bf16 as usual.
+TEST(AmpCastPass, InputLayersStayF32WhenAsked) {
+  EXPECT_EQ(amp_dump(kMlp, AmpLevel::O2, /*input_layers_f32=*/true), R"(graph main (%x: f32[2,4])
+  init %w1: f32[4,4]
+  init %w2: f32[4,3]
+  #1 %a = MatMul(%x, %w1) : f32[2,4]
+  #5 %a.bf16 = Cast(%a) {round_mode="nearest", to=16} name="a/amp_cast" : bf16[2,4]
+  #6 %w2.bf16 = Cast(%w2) {round_mode="nearest", to=16} name="w2/amp_cast" : bf16[4,3]
+  #2 %b = MatMul(%a.bf16, %w2.bf16) : bf16[2,3]
+  #3 %c = Relu(%b) : bf16[2,3]
+  #7 %c.f32 = Cast(%c) {round_mode="nearest", to=1} name="c/amp_cast" : f32[2,3]
+  #4 %d = Softmax(%c.f32) {axis=1} : f32[2,3]
   return %d
 )");
 }
