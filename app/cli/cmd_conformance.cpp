@@ -24,6 +24,7 @@
 
 #include "app/cli/conformance_case.h"
 #include "app/cli/fallbacks.h"
+#include "app/cli/output_compare.h"
 #include "engine/backends/select.h"
 #include "engine/core/atomic_file.h"
 
@@ -377,8 +378,8 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
     }
   }
 
-  std::printf("\nconformance summary (%s on %s, %zu case runs, rtol %g, atol %g)\n", mode.c_str(), device.c_str(),
-              records.size(), rtol, atol);
+  std::printf("\nconformance summary (%s on %s, %zu case runs, rtol %g, atol %g; bf16/f16 also within %g ulp)\n",
+              mode.c_str(), device.c_str(), records.size(), rtol, atol, kUlp16);
   if (!skipped_by_op.empty()) {
     // Most-skipped ops first: what to implement next.
     std::vector<std::pair<std::string, int>> ops(skipped_by_op.begin(), skipped_by_op.end());
@@ -448,6 +449,7 @@ int run_conformance_command(const std::string& dir, const std::string& mode, con
                              {"regressions", regressions.size()},
                              {"regressed_cases", regressions},
                              {"rtol", rtol},
+                             {"ulp16", kUlp16},
                              {"atol", atol},
                              {"floor", floor},
                              {"fallbacks", fallbacks_json(fallbacks)},
