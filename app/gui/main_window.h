@@ -278,6 +278,7 @@ class MainWindow : public QMainWindow {
                               const session::SnapshotConstantBudget& budget);
   // Why the snapshots' constants the session file did not keep are not (the inspector says it).
   QString constants_not_kept_why_;
+  std::vector<Tensor> not_kept_constants_;  // snapshot weights a session file did not keep (show_passes)
   // With a trace kept in the file: the comparison the session stored for its PyNative and Graph runs.
   void restore_comparison(const session::SessionData& d);
   // The runs' fallbacks (main_window_results.cpp): the nodes that fell back badged in the graph (of

@@ -226,6 +226,7 @@ void MainWindow::show_passes(const std::vector<PassOutcome>& passes) {
     std::vector<Tensor> t = session::not_kept_tensors(p);
     not_kept.insert(not_kept.end(), t.begin(), t.end());
   }
+  not_kept_constants_ = not_kept;
   inspector_->set_constants_not_kept(std::move(not_kept), constants_not_kept_why_.isEmpty()
                                                               ? tr("over the snapshot budget")
                                                               : constants_not_kept_why_);
@@ -262,7 +263,7 @@ void MainWindow::show_snapshot(int row) {
   auto ghosts = std::make_shared<std::unordered_set<uint64_t>>();
   snapshot_job_ = jobs_->start(
       QStringLiteral("open"), tr("Showing the graph after %1").arg(name), this,
-      [graph, before, diff, ghosts](views::JobContext& ctx)
+      [graph, before, diff, ghosts, not_kept = not_kept_constants_](views::JobContext& ctx)
           -> Expected<std::pair<std::shared_ptr<const views::GraphModel>, views::PreparedView>> {
         ctx.progress(-1, QObject::tr("Laying out the graph"));
         std::shared_ptr<const ir::Graph> shown = graph;
@@ -278,7 +279,7 @@ void MainWindow::show_snapshot(int row) {
           *ghosts = std::move(g.ghosts);
           links = std::move(g.links);
         }
-        auto model = views::GraphModel::build(shown, links);
+        auto model = views::GraphModel::build(shown, links, not_kept);
         auto view = views::prepare_view(*model, views::default_collapsed(*model));
         if (!view) return std::move(view).take_status();
         return std::make_pair(model, std::move(*view));

@@ -9,6 +9,7 @@
 #include "tests/views/test_graphs.h"
 #include "views/graph/inspector.h"
 #include "views/layout/graph_model.h"
+#include "views/layout/visible_graph.h"
 #include "views/models/node_info_model.h"
 
 namespace ms::views {
@@ -132,6 +133,31 @@ TEST(NotKeptWeights, WithoutTheMarksTheSameZerosShowAsStatistics) {
   inspector.set_constants_not_kept({}, QStringLiteral("over the snapshot budget"));
   inspector.show_node(model.get(), node_named(*model, "conv"));
   EXPECT_FALSE(inspector.info()->weights()[0].not_kept);
+}
+
+// A node box shows a one-value weight's value ("= 0.5"): for a weight not kept it says so, instead of
+// the stand-in zero; the same zero marked as known shows as a value.
+TEST(NotKeptWeights, NodeBoxesShowNoValueForAScalarNotKept) {
+  auto graph = std::make_shared<ir::Graph>();
+  const Tensor s = Tensor::zeros(DType::F32, {1});
+  graph->add_value({"x", test::f32({1, 3}), {}, {}});
+  graph->inputs = {"x"};
+  graph->add_initializer("s", s);
+  graph->outputs = {test::add(*graph, "Mul", "scale", {"x", "s"}, test::f32({1, 3}))};
+  const auto joined = [](const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l + " | ";
+    return out;
+  };
+  auto marked = GraphModel::build(graph, {}, {s});
+  const int n = node_named(*marked, "scale");
+  ASSERT_GE(n, 0);
+  const std::string lines = joined(node_lines(*marked, n));
+  EXPECT_NE(lines.find("= (not kept)"), std::string::npos) << lines;
+  EXPECT_EQ(lines.find("= 0"), std::string::npos) << lines;
+  auto plain = GraphModel::build(graph);
+  const std::string known = joined(node_lines(*plain, node_named(*plain, "scale")));
+  EXPECT_NE(known.find("= 0"), std::string::npos) << known;
 }
 
 }  // namespace

@@ -189,9 +189,12 @@ void chunk_long_groups(GraphModel& m) {
 }  // namespace
 
 std::shared_ptr<const GraphModel> GraphModel::build(std::shared_ptr<const ir::Graph> graph,
-                                                    const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links) {
+                                                    const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links,
+                                                    const std::vector<Tensor>& not_kept) {
   auto m = std::make_shared<GraphModel>();
   m->graph = graph;
+  for (const Tensor& t : not_kept)
+    if (t.buffer()) m->unknown_buffers.insert(t.buffer().get());
   ModelGroup root;
   root.title = graph->name;
   m->groups.push_back(root);

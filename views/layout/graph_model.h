@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -44,8 +45,11 @@ class GraphModel {
   // Takes shared ownership of the graph: ModelNode pointers stay valid as long as the model lives.
   // `links`: extra edges between nodes that share no value (the pass stepper ties a ghost to the
   // live nodes that read it before the pass, so the layout puts the ghost between them).
+  // `not_kept`: constants whose values a session file did not keep (zeros stand in for them): boxes
+  // show their shape but never those zeros as a value.
   static std::shared_ptr<const GraphModel> build(std::shared_ptr<const ir::Graph> graph,
-                                                 const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links = {});
+                                                 const std::vector<std::pair<ir::NodeId, ir::NodeId>>& links = {},
+                                                 const std::vector<Tensor>& not_kept = {});
 
   std::shared_ptr<const ir::Graph> graph;
   std::vector<ModelNode> nodes;
@@ -69,6 +73,9 @@ class GraphModel {
   // Data of a folded weight read by `reader`: an initializer, a Constant's value, or what an
   // Identity/Cast of one passes on. nullptr when not constant.
   const Tensor* constant(const ModelNode& reader, std::string name) const;
+  // The buffers of constants whose values are not known (GraphModel::build's `not_kept`).
+  std::unordered_set<const void*> unknown_buffers;
+  bool values_known(const Tensor& t) const { return !t.buffer() || !unknown_buffers.count(t.buffer().get()); }
 };
 
 // Scope parts of a node name: "/layer1/layer1.0/conv1/Conv" -> {"layer1", "layer1.0", "conv1"}; the

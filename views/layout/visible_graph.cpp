@@ -76,8 +76,8 @@ std::vector<std::string> node_lines(const GraphModel& m, int node) {
   std::string attrs = key_attributes(*mn.node);
   if (!mn.weights.empty()) {
     if (const Tensor* w = m.constant(mn, mn.weights[0])) {
-      char scalar[32];
-      if (w->numel() == 1) std::snprintf(scalar, sizeof scalar, "%g", w->at_double(0));
+      char scalar[32] = "(not kept)";  // a session file kept no value: never show its stand-in zero
+      if (w->numel() == 1 && m.values_known(*w)) std::snprintf(scalar, sizeof scalar, "%g", w->at_double(0));
       const std::string shape = w->numel() == 1 ? std::string("= ") + scalar : "W " + join_ints(w->shape(), "×");
       attrs = attrs.empty() ? shape : shape + "  " + attrs;
     }
