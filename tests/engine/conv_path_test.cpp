@@ -56,6 +56,37 @@ TEST(ConvPath, FusedConvPostOpsAndResidualMatchTheConvThenTheTail) {
   expect_near(fused->outputs[0], want, 1e-4);
 }
 
+// The conv kernel keeps its plan and primitive per node (by address) between calls. One node object
+// whose attributes, post-ops and input shapes change between calls (as an eager op's node made at the
+// same place each time) must never run on what it kept for the earlier call: each result equals the
+// same conv run by a node of its own.
+TEST(ConvPath, AKeptPlanIsNeverReusedForAChangedCall) {
+  ir::Node n = fused_conv({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, 3, {});
+  const Tensor w = random_f32({8, 4, 3, 3}, 11), b = random_f32({8}, 12);
+  const Tensor x1 = random_f32({1, 4, 9, 9}, 13), x2 = random_f32({1, 4, 12, 7}, 14);
+  const auto check = [&](const Tensor& x, const char* what) {
+    const ir::Node fresh = n;  // its own node: nothing kept for it yet
+    auto kept = run_kernel(n, {x, w, b});
+    auto want = run_kernel(fresh, {x, w, b});
+    ASSERT_TRUE(kept && want) << what;
+    expect_near((*kept)[0], (*want)[0], 1e-5);
+  };
+  check(x1, "first call");
+  check(x1, "the same call again");
+  check(x2, "another input shape");
+  n.attrs["strides"] = std::vector<int64_t>{2, 2};
+  check(x2, "strides 2");
+  n.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0};
+  check(x2, "no padding");
+  n.attrs["post_ops"] = std::vector<std::string>{"Relu"};
+  n.attrs["post_alphas"] = std::vector<float>{0.f};
+  n.attrs["post_betas"] = std::vector<float>{0.f};
+  check(x2, "a Relu post-op");
+  auto relu = run_kernel(n, {x2, w, b});
+  ASSERT_TRUE(relu);
+  for (int64_t i = 0; i < (*relu)[0].numel(); ++i) ASSERT_GE((*relu)[0].data<float>()[i], 0.f) << i;
+}
+
 TEST(ConvPath, Bf16FusedConvRunsOneDnnWithF32Accumulation) {
   const std::map<std::string, ir::Attribute> attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   const std::vector<Tensor> in{random_f32({1, 16, 12, 12}, 8), random_f32({32, 16, 3, 3}, 9), random_f32({32}, 10),

@@ -341,6 +341,70 @@ void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan,
   dnnl::reorder(r_mem, dst_mem).execute(dnn.stream(), r_mem, dst_mem);
 }
 
+// A conv node's plan and primitive with everything they were made from (make_plan, conv_primitive):
+// a call that matches all of it gets them without building a key or a descriptor.
+struct ConvMemo {
+  ConvMemo(const ConvArgs& a, uint64_t budget, ConvPlan p, std::shared_ptr<ConvPrimitive> c)
+      : x(a.x.shape()),
+        w(a.w.shape()),
+        y(a.y.shape()),
+        x_type(a.x.dtype()),
+        w_type(a.w.dtype()),
+        b_type(a.b ? a.b->dtype() : DType::Undefined),
+        g(a.g),
+        group(a.group),
+        transpose(a.transpose),
+        post(a.post ? *a.post : std::vector<ops::PostOp>{}),
+        has_post(a.post != nullptr),
+        layout(a.layout),
+        winograd(a.winograd),
+        scratch_budget(budget),
+        prefix(a.impl_prefix),
+        plan(std::move(p)),
+        cp(std::move(c)),
+        impl(prefix + impl_name(cp->pd) + (plan.crop ? "+crop" : "") +
+             (cp->loop_tail != SIZE_MAX ? "+loop-tail" : "")) {}
+
+  bool matches(const ConvArgs& a, uint64_t budget) const {
+    const ConvLayout& l = a.layout;
+    return a.x.shape() == x && a.w.shape() == w && a.y.shape() == y && a.x.dtype() == x_type && a.w.dtype() == w_type &&
+           (a.b ? a.b->dtype() : DType::Undefined) == b_type && a.group == group && a.transpose == transpose &&
+           a.winograd == winograd && budget == scratch_budget && l.preferred == layout.preferred &&
+           l.src_blocked == layout.src_blocked && l.dst_blocked == layout.dst_blocked &&
+           l.residual_blocked == layout.residual_blocked && l.block == layout.block &&
+           std::strcmp(a.impl_prefix, prefix.c_str()) == 0 && same_geometry(a.g) && same_post(a.post);
+  }
+
+  Shape x, w, y;
+  DType x_type, w_type, b_type;
+  ops::WindowGeometry g;
+  int64_t group;
+  bool transpose;
+  std::vector<ops::PostOp> post;
+  bool has_post;
+  ConvLayout layout;
+  bool winograd;
+  uint64_t scratch_budget;
+  std::string prefix;
+  ConvPlan plan;
+  std::shared_ptr<ConvPrimitive> cp;
+  std::string impl;  // what the profiler shows
+
+ private:
+  bool same_geometry(const ops::WindowGeometry& o) const {
+    return o.kernel == g.kernel && o.strides == g.strides && o.dilations == g.dilations &&
+           o.pads_begin == g.pads_begin && o.pads_end == g.pads_end && o.output_padding == g.output_padding;
+  }
+  bool same_post(const std::vector<ops::PostOp>* o) const {
+    if ((o != nullptr) != has_post) return false;
+    if (!o) return true;
+    if (o->size() != post.size()) return false;
+    for (size_t i = 0; i < post.size(); ++i)
+      if ((*o)[i].kind != post[i].kind || (*o)[i].alpha != post[i].alpha || (*o)[i].beta != post[i].beta) return false;
+    return true;
+  }
+};
+
 // Buffers of one run; the holders keep scratch bytes alive until the primitive ran.
 struct ConvRun {
   Tensor part, src_holder, dst_holder, scratch_holder;
@@ -377,7 +441,7 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitiv
 }
 
 Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
-                const ConvPlan& plan) {
+                const ConvPlan& plan, const std::string& impl) {
   ConvRun run;
   // The loop adds the residual after the conv: keep it when the conv writes over it (in place).
   Tensor residual;
@@ -403,8 +467,7 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimi
     fused::apply_tail(a.y.data<float>(), a.y.numel(), nullptr, 1, residual.defined() ? residual.data<float>() : nullptr,
                       tail);
   }
-  ctx.set_impl(a.impl_prefix + impl_name(cp.pd) + (plan.crop ? "+crop" : "") +
-               (cp.loop_tail != SIZE_MAX ? "+loop-tail" : ""));
+  ctx.set_impl(impl);
   return Status::ok();
 }
 
@@ -419,9 +482,16 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   const char* what = a.transpose ? "deconvolution" : a.post ? "fused convolution" : "convolution";
   return guard_onednn(ctx, what, [&]() -> Status {
-    MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
-    std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
-    return run_conv(ctx, dnn, *cp, a, plan);
+    const uint64_t budget = ctx.scratch_budget();
+    auto memo = std::static_pointer_cast<const ConvMemo>(dnn.memo(&ctx.node()));
+    if (!memo || !memo->matches(a, budget)) {
+      MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
+      std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
+      auto fresh = std::make_shared<ConvMemo>(a, budget, std::move(plan), std::move(cp));
+      dnn.set_memo(&ctx.node(), fresh);
+      memo = std::move(fresh);
+    }
+    return run_conv(ctx, dnn, *memo->cp, a, memo->plan, memo->impl);
   });
 }
 

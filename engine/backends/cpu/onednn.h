@@ -36,11 +36,28 @@ class OneDnnContext {
   }
   size_t cache_size() const { return cache_.size(); }
 
+  // What a kernel keeps per node between calls (a conv's plan and primitive: building their key
+  // and descriptors cost ~10 us a call, more than a small conv runs), by the node's address. The
+  // kernel checks that a memo still matches the call: a node freed and another made at its address
+  // (an eager op's node on the stack) gets the memo of the old one, which is then replaced.
+  std::shared_ptr<const void> memo(const void* node) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = memos_.find(node);
+    return it == memos_.end() ? nullptr : it->second;
+  }
+  void set_memo(const void* node, std::shared_ptr<const void> m) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (memos_.size() >= kMaxMemos && !memos_.count(node)) memos_.clear();  // bounded: compiles come and go
+    memos_[node] = std::move(m);
+  }
+
  private:
+  static constexpr size_t kMaxMemos = 16384;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<void>> cache_;
+  std::unordered_map<const void*, std::shared_ptr<const void>> memos_;
 };
 
 // f32 plain-layout memory descriptor for a shape (abcd... order).
