@@ -362,8 +362,13 @@ struct ConvMemo {
         prefix(a.impl_prefix),
         plan(std::move(p)),
         cp(std::move(c)),
-        impl(prefix + impl_name(cp->pd) + (plan.crop ? "+crop" : "") +
-             (cp->loop_tail != SIZE_MAX ? "+loop-tail" : "")) {}
+        impl(prefix + impl_name(cp->pd) + (plan.crop ? "+crop" : "") + (cp->loop_tail != SIZE_MAX ? "+loop-tail" : "")),
+        src_desc(cp->pd.src_desc()),
+        dst_desc(cp->pd.dst_desc()),
+        scratch_desc(cp->pd.scratchpad_desc()),
+        reorder_src(src_desc != plan.x_mem),
+        reorder_dst(dst_desc != plan.y_mem),
+        layouts_ok((!layout.src_blocked || !reorder_src) && (!layout.dst_blocked || !reorder_dst)) {}
 
   bool matches(const ConvArgs& a, uint64_t budget) const {
     const ConvLayout& l = a.layout;
@@ -389,6 +394,29 @@ struct ConvMemo {
   ConvPlan plan;
   std::shared_ptr<ConvPrimitive> cp;
   std::string impl;  // what the profiler shows
+  // The primitive's descriptors, and how they compare with the activations' (each compare reads
+  // ~1 KB of descriptor): made once.
+  memory::desc src_desc, dst_desc, scratch_desc;
+  bool reorder_src, reorder_dst, layouts_ok;
+  // Weights reordered to the primitive's layout, kept for a frozen buffer (a compiled graph's
+  // constant, which never changes): the lookup by a key of the buffer and the layout's bytes is
+  // skipped while the call reads the same buffer at the same offset.
+  std::weak_ptr<Buffer> w_source;
+  size_t w_offset = 0;
+  memory wmem;
+
+  void keep_weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& wt) {
+    if (!wt.buffer() || !wt.buffer()->frozen()) return;
+    auto m = prepared_weights(ctx, dnn, wt, cp->user_weights, cp->pd.weights_desc());
+    if (!m) return;
+    wmem = *m;
+    w_source = wt.buffer();
+    w_offset = wt.byte_offset();
+  }
+  Expected<memory> weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& wt) const {
+    if (wmem && wt.buffer() && wt.byte_offset() == w_offset && w_source.lock() == wt.buffer()) return wmem;
+    return prepared_weights(ctx, dnn, wt, cp->user_weights, cp->pd.weights_desc());
+  }
 
  private:
   bool same_geometry(const ops::WindowGeometry& o) const {
@@ -413,10 +441,9 @@ struct ConvRun {
 };
 
 // Source, destination (with the residual placed) and their reorders at the op's boundary.
-Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
-             const ConvPlan& plan, ConvRun& run) {
-  const dnnl::primitive_desc_base& pd = cp.pd;
-  if ((a.layout.src_blocked && pd.src_desc() != plan.x_mem) || (a.layout.dst_blocked && pd.dst_desc() != plan.y_mem))
+Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m, const ConvArgs& a, ConvRun& run) {
+  const ConvPlan& plan = m.plan;
+  if (!m.layouts_ok)
     return Status::error(ErrorCode::Internal,
                          "the convolution primitive does not take the blocked layout chosen at compile time");
   Tensor* target = &a.y;
@@ -428,28 +455,29 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitiv
   run.y = wrap(*target, plan.y_mem, dnn.engine());
   run.src = x_mem;
   run.dst = run.y;
-  if (pd.src_desc() != plan.x_mem) {
-    MS_ASSIGN_OR_RETURN(run.src, make_scratchpad(ctx, pd.src_desc(), run.src_holder));
+  if (m.reorder_src) {
+    MS_ASSIGN_OR_RETURN(run.src, make_scratchpad(ctx, m.src_desc, run.src_holder));
     dnnl::reorder(x_mem, run.src).execute(dnn.stream(), x_mem, run.src);
   }
-  run.reorder_dst = pd.dst_desc() != plan.y_mem;
+  run.reorder_dst = m.reorder_dst;
   if (run.reorder_dst) {
-    MS_ASSIGN_OR_RETURN(run.dst, make_scratchpad(ctx, pd.dst_desc(), run.dst_holder));
+    MS_ASSIGN_OR_RETURN(run.dst, make_scratchpad(ctx, m.dst_desc, run.dst_holder));
   }
-  if (primitive_sums_residual(cp, a)) place_residual(dnn, a, plan, run.dst);
+  if (primitive_sums_residual(*m.cp, a)) place_residual(dnn, a, plan, run.dst);
   return Status::ok();
 }
 
-Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimitive& cp, const ConvArgs& a,
-                const ConvPlan& plan, const std::string& impl) {
+Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m, const ConvArgs& a) {
+  const ConvPrimitive& cp = *m.cp;
+  const ConvPlan& plan = m.plan;
   ConvRun run;
   // The loop adds the residual after the conv: keep it when the conv writes over it (in place).
   Tensor residual;
   if (a.residual && !primitive_sums_residual(cp, a))
     residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
-  MS_RETURN_IF_ERROR(stage(ctx, dnn, cp, a, plan, run));
-  MS_ASSIGN_OR_RETURN(memory wmem, prepared_weights(ctx, dnn, a.w, cp.user_weights, cp.pd.weights_desc()));
-  MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, cp.pd.scratchpad_desc(), run.scratch_holder));
+  MS_RETURN_IF_ERROR(stage(ctx, dnn, m, a, run));
+  MS_ASSIGN_OR_RETURN(memory wmem, m.weights(ctx, dnn, a.w));
+  MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, m.scratch_desc, run.scratch_holder));
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, run.src}, {DNNL_ARG_WEIGHTS, wmem}, {DNNL_ARG_DST, run.dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
   if (a.b) args.emplace(DNNL_ARG_BIAS, wrap(*a.b, plan.bias_mem, dnn.engine()));
@@ -467,7 +495,7 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPrimi
     fused::apply_tail(a.y.data<float>(), a.y.numel(), nullptr, 1, residual.defined() ? residual.data<float>() : nullptr,
                       tail);
   }
-  ctx.set_impl(impl);
+  ctx.set_impl(m.impl);
   return Status::ok();
 }
 
@@ -488,10 +516,11 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
       MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
       std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
       auto fresh = std::make_shared<ConvMemo>(a, budget, std::move(plan), std::move(cp));
+      fresh->keep_weights(ctx, dnn, a.w);
       dnn.set_memo(&ctx.node(), fresh);
       memo = std::move(fresh);
     }
-    return run_conv(ctx, dnn, *memo->cp, a, memo->plan, memo->impl);
+    return run_conv(ctx, dnn, *memo, a);
   });
 }
 
