@@ -82,13 +82,17 @@ struct CancelWalk {
     const QStringList off = turned_off(before, enabled_controls(w));
     if (!off.isEmpty()) fail(job, QStringLiteral("%1, still disabled: %2").arg(when, off.join(QStringLiteral(", "))));
   }
-  void cancel_job(const QString& job, const std::function<bool()>& start) {
+  // `off_while_running`: actions (their text without '&') the job must disable while it runs.
+  void cancel_job(const QString& job, const std::function<bool()>& start, const QStringList& off_while_running = {}) {
     settle();
     const Controls before = enabled_controls(w);
     if (!start() || !w.busy()) {
       fail(job, QStringLiteral("did not start"));
       return;
     }
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->isEnabled() && off_while_running.contains(QString(a->text()).remove(QLatin1Char('&'))))
+        fail(job, QStringLiteral("\"%1\" stays enabled while the job runs").arg(a->text()));
     const QStringList disabled = turned_off(before, enabled_controls(w));
     std::fprintf(stderr, "cancel: %s disabled %lld control(s): %s\n", qPrintable(job),
                  static_cast<long long>(disabled.size()), qPrintable(disabled.join(QStringLiteral(", "))));
@@ -137,7 +141,9 @@ int run_cancel_scenario(MainWindow& w, const QString& model) {
   using Kind = session::NumericsJob::Kind;
   for (const auto& [name, kind] : {std::pair{"numerics diff", Kind::Diff}, std::pair{"numerics bisect", Kind::Bisect},
                                    std::pair{"numerics nan", Kind::Trap}})
-    walk.cancel_job(QLatin1String(name), [&w, kind = kind] { return w.start_numerics(kind); });
+    walk.cancel_job(QLatin1String(name), [&w, kind = kind] { return w.start_numerics(kind); },
+                    {QStringLiteral("Compare Values of Both Modes"), QStringLiteral("Bisect Passes"),
+                     QStringLiteral("Find the First NaN or Infinity")});
   walk.cancel_job(QStringLiteral("pass effect"), [&w] { return w.measure_pass_effects(); });
   std::fprintf(stderr, "cancel: %s\n", walk.failures.isEmpty() ? "every control came back" : "FAILED");
   return walk.failures.isEmpty() ? 0 : 1;

@@ -341,12 +341,13 @@ void MainWindow::build_actions() {
   connect(run_panel_, &RunPanel::run_requested, this, [this] { run(); });
 
   auto* numerics = menuBar()->addMenu(tr("&Numerics"));
-  needs_model_ << numerics->addAction(tr("&Compare Values of Both Modes"), QKeySequence(Qt::Key_F6), this,
-                                      [this] { start_numerics(session::NumericsJob::Kind::Diff); });
-  needs_model_ << numerics->addAction(tr("&Bisect Passes"), this,
-                                      [this] { start_numerics(session::NumericsJob::Kind::Bisect); });
-  needs_model_ << numerics->addAction(tr("Find the First &NaN or Infinity"), this,
-                                      [this] { start_numerics(session::NumericsJob::Kind::Trap); });
+  numerics_actions_ << numerics->addAction(tr("&Compare Values of Both Modes"), QKeySequence(Qt::Key_F6), this,
+                                           [this] { start_numerics(session::NumericsJob::Kind::Diff); });
+  numerics_actions_ << numerics->addAction(tr("&Bisect Passes"), this,
+                                           [this] { start_numerics(session::NumericsJob::Kind::Bisect); });
+  numerics_actions_ << numerics->addAction(tr("Find the First &NaN or Infinity"), this,
+                                           [this] { start_numerics(session::NumericsJob::Kind::Trap); });
+  needs_model_ << numerics_actions_;
   auto* tol = numerics->addMenu(tr("&Tolerance"));
   auto* tol_group = new QActionGroup(this);
   for (double t : {1e-6, 1e-5, 1e-4, 1e-3, 1e-2}) {

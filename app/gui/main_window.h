@@ -225,6 +225,8 @@ class MainWindow : public QMainWindow {
   QAction* run_action_;
   QAction* close_action_;
   QList<QAction*> needs_model_;
+  QList<QAction*> numerics_actions_;  // off while a numerics job runs (one at a time)
+  void set_numerics_actions_enabled(bool on);
   std::unique_ptr<OpenedModel> doc_;
   // The open model's compiled graphs, kept between runs (shared with the run jobs that use them).
   std::shared_ptr<session::CompileCache> compiled_ = std::make_shared<session::CompileCache>();

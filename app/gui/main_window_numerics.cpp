@@ -84,6 +84,7 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
       [graph, job, cache = compiled_](views::JobContext& ctx) { return run_numerics(*graph, job, ctx, cache.get()); },
       [this, what](Expected<session::NumericsOutcome> r) {
         numerics_job_ = 0;
+        set_numerics_actions_enabled(true);
         if (!r) {
           fail(r.status(), what);
           Q_EMIT numerics_finished(false);
@@ -102,11 +103,17 @@ bool MainWindow::start_numerics(session::NumericsJob::Kind kind) {
         dirty_ = dirty_ || r->diff || r->bisect;  // kept in the session: autosaved after the job
         Q_EMIT numerics_finished(true);
       });
+  set_numerics_actions_enabled(false);
   return true;
+}
+
+void MainWindow::set_numerics_actions_enabled(bool on) {
+  for (QAction* a : numerics_actions_) a->setEnabled(on && doc_);
 }
 
 void MainWindow::numerics_dropped() {
   numerics_job_ = 0;
+  set_numerics_actions_enabled(true);
   Q_EMIT numerics_finished(false);
 }
 
