@@ -116,3 +116,19 @@ def test_torch_bridge_matches_pytorch(tmp_path, fake_app, monkeypatch):
             break
         time.sleep(0.1)
     assert fake_app.read_text().strip() == str(res.path)
+
+
+def test_torch_bridge_failure_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch", reason="PyTorch (Debian's python3-torch) is not installed")
+    import modescope.torch as mstorch
+
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("forward failed on purpose")
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    with pytest.raises(RuntimeError, match="on purpose"):
+        mstorch.open(Broken(), (torch.randn(1, 3),), show_app=False)
+    assert list(temp.iterdir()) == []

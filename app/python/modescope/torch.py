@@ -11,6 +11,7 @@ outputs are checked against PyTorch's (``result.max_error``: max |ours - torch| 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -47,7 +48,21 @@ def open(model, example_inputs, *, path=None, show_app=None, opset=17, jit_level
     (``show_app``: default when a display is there). Returns the ProfileResult with ``max_error``."""
     inputs = _as_tuple(example_inputs)
     name = type(model).__name__
-    session = Path(path) if path is not None else Path(tempfile.mkdtemp(prefix="modescope-")) / f"{name}.modescope"
+    # The temporary folder made here holds only this session: an open that fails removes it.
+    made = None if path is not None else Path(tempfile.mkdtemp(prefix="modescope-"))
+    session = Path(path) if made is None else made / f"{name}.modescope"
+    try:
+        result = _open_session(model, inputs, session, name, opset, jit_level, iters)
+    except BaseException:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+    if show_app or (show_app is None and _has_display()):
+        show(result)
+    return result
+
+
+def _open_session(model, inputs, session: Path, name: str, opset: int, jit_level: str, iters: int) -> ProfileResult:
     session.parent.mkdir(parents=True, exist_ok=True)
     onnx_path = session.with_suffix(".onnx")
     expected = export(model, inputs, onnx_path, opset)
@@ -68,6 +83,4 @@ def open(model, example_inputs, *, path=None, show_app=None, opset=17, jit_level
             scale = max(float(np.abs(want).max()), 1e-30)
             err = max(err, float(np.abs(got.astype(np.float64) - want).max()) / scale)
     result.max_error = err
-    if show_app or (show_app is None and _has_display()):
-        show(result)
     return result
