@@ -29,8 +29,7 @@ compiler::CompileOptions profile_compile_options(const RunArgs& a) {
   const auto level = compiler::parse_jit_level(a.jit_level);
   o.jit_level = level ? *level : compiler::kDefaultJitLevel;
   o.disabled_passes = a.disabled_passes;
-  o.amp = precision_amp(a.precision);  // checked against the backend where the command starts
-  o.amp_input_layers_f32 = o.amp != compiler::AmpLevel::O0;
+  set_precision(o, a.precision);  // checked against the backend where the command starts
   return o;
 }
 

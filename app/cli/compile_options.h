@@ -26,7 +26,7 @@ inline Expected<compiler::CompileOptions> compile_options(const std::string& jit
 
 // --precision (session/precision.h, shared with the app's Run panel).
 using session::apply_precision;
-using session::precision_amp;
+using session::set_precision;
 
 // Minimal JSON string escaping for reports.
 inline std::string json_escape(const std::string& s) {

@@ -13,8 +13,12 @@
 
 namespace ms::session {
 
-inline compiler::AmpLevel precision_amp(const std::string& precision) {
-  return precision == "bf16" ? compiler::AmpLevel::O2 : compiler::AmpLevel::O0;
+// The compile options of a precision, unchecked: bf16 is AMP O2 with the layers that read the
+// model's inputs kept f32 (the raw input is never rounded).
+inline void set_precision(compiler::CompileOptions& o, const std::string& precision) {
+  const bool low = precision == "bf16";
+  o.amp = low ? compiler::AmpLevel::O2 : compiler::AmpLevel::O0;
+  o.amp_input_layers_f32 = low;
 }
 
 inline Status apply_precision(compiler::CompileOptions& o, const std::string& precision,
@@ -26,8 +30,7 @@ inline Status apply_precision(compiler::CompileOptions& o, const std::string& pr
     return Status::error(ErrorCode::Unsupported, "bf16 precision: " + backend.description() +
                                                      " has no native bf16 arithmetic (AVX-512-BF16 or AMX); "
                                                      "run in f32");
-  o.amp = precision_amp(precision);
-  o.amp_input_layers_f32 = true;
+  set_precision(o, precision);
   return Status::ok();
 }
 
