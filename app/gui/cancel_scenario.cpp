@@ -3,14 +3,20 @@
 // Effect measurement) is started and cancelled with the status bar's Cancel button, as a user would.
 // Every action and widget enabled before the job is enabled again right after the click and once the
 // job has ended, and the same job starts again at once. Each job's record (what it disabled, what
-// stayed disabled) goes to stderr as "cancel: ..." lines.
+// stayed disabled) goes to stderr as "cancel: ..." lines. Training on two ranks (mpirun) is cancelled
+// too, where mpirun is on PATH: no rank process may outlive the job, and the window says it was
+// cancelled.
 #include <QAbstractButton>
 #include <QAction>
+#include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTest>
+#include <QTextBlock>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "app/gui/main_window.h"
+#include "app/gui/process_tree.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/scenario.h"
 #include "app/gui/train_panel.h"
@@ -58,6 +65,11 @@ QStringList turned_off(const Controls& before, const Controls& now) {
   return out;
 }
 
+// What a job's cancel must also leave true, beside the controls (each optional).
+struct JobChecks {
+  std::function<void()> running, cancelled, ended;
+};
+
 struct CancelWalk {
   MainWindow& w;
   QStringList failures;
@@ -83,7 +95,10 @@ struct CancelWalk {
     if (!off.isEmpty()) fail(job, QStringLiteral("%1, still disabled: %2").arg(when, off.join(QStringLiteral(", "))));
   }
   // `off_while_running`: actions (their text without '&') the job must disable while it runs.
-  void cancel_job(const QString& job, const std::function<bool()>& start, const QStringList& off_while_running = {}) {
+  // `checks`: what else to check while the job runs (before Cancel), right after Cancel and once
+  // the jobs have ended.
+  void cancel_job(const QString& job, const std::function<bool()>& start, const QStringList& off_while_running = {},
+                  const JobChecks& checks = {}) {
     settle();
     const Controls before = enabled_controls(w);
     if (!start() || !w.busy()) {
@@ -96,8 +111,10 @@ struct CancelWalk {
     const QStringList disabled = turned_off(before, enabled_controls(w));
     std::fprintf(stderr, "cancel: %s disabled %lld control(s): %s\n", qPrintable(job),
                  static_cast<long long>(disabled.size()), qPrintable(disabled.join(QStringLiteral(", "))));
+    if (checks.running) checks.running();
     if (!click_cancel()) fail(job, QStringLiteral("no Cancel button while it runs"));
     check_back(job, before, QStringLiteral("right after Cancel"));
+    if (checks.cancelled) checks.cancelled();
     // Started again at once, while the cancelled one may still be winding down; cancelled again.
     if (!start())
       fail(job, QStringLiteral("does not start again right after Cancel"));
@@ -105,8 +122,72 @@ struct CancelWalk {
       fail(job, QStringLiteral("no Cancel button for the second start"));
     settle();
     check_back(job, before, QStringLiteral("once the jobs ended"));
+    if (checks.ended) checks.ended();
   }
 };
+
+// Training on two ranks, cancelled mid-way: the ranks (modescope-cli under mpirun, their command
+// lines naming the window's ranks folder) are seen running before Cancel, the window says the
+// training was cancelled, and once the jobs have ended neither mpirun nor any rank is left.
+void cancel_ranks_training(CancelWalk& walk, MainWindow& w) {
+  const QString job = QStringLiteral("train 2 ranks");
+  if (QStandardPaths::findExecutable(QStringLiteral("mpirun")).isEmpty()) {
+    std::fprintf(stderr,
+                 "cancel: skipped %s: mpirun is not on PATH, so the window cannot train on ranks "
+                 "(Debian: apt-get install openmpi-bin)\n",
+                 qPrintable(job));
+    return;
+  }
+  const QString folder = MainWindow::ranks_folder() + QLatin1Char('/');
+  std::vector<NamedProcess> seen;  // mpirun and the ranks, while the first start ran
+  JobChecks checks;
+  checks.running = [&] {
+    // Mid-way: both ranks started (their training under way), mpirun still running.
+    auto ranks_up = [&] {
+      seen = processes_naming(folder);
+      return std::count_if(seen.begin(), seen.end(), [](const NamedProcess& p) {
+               return p.command.section(QLatin1Char(' '), 0, 0).endsWith(QLatin1String("modescope-cli"));
+             }) >= 2;
+    };
+    if (!QTest::qWaitFor(ranks_up, 60000)) {
+      walk.fail(job, QStringLiteral("its two ranks were not seen running within 60 s (%1 process(es) name %2)")
+                         .arg(seen.size())
+                         .arg(folder));
+      return;
+    }
+    QTest::qWait(1500);
+    if (!w.busy()) walk.fail(job, QStringLiteral("ended by itself before Cancel"));
+    for (const NamedProcess& p : seen)
+      std::fprintf(stderr, "cancel: %s runs pid %lld: %s\n", qPrintable(job), p.id.pid, qPrintable(p.command.left(60)));
+  };
+  checks.cancelled = [&] {
+    const QString text = w.train_panel()->text();
+    if (!text.contains(QLatin1String("cancelled"), Qt::CaseInsensitive))
+      walk.fail(job, QStringLiteral("the Training tab does not say it was cancelled: \"%1\"").arg(text));
+    auto* log = w.findChild<QPlainTextEdit*>();
+    const QString last = log ? log->document()->lastBlock().text() : QString();
+    if (!last.contains(QLatin1String("Cancelled")))
+      walk.fail(job, QStringLiteral("the log's last line does not report the cancel: \"%1\"").arg(last));
+  };
+  checks.ended = [&] {
+    // Once the jobs have ended, nothing they started runs: neither the processes seen before Cancel
+    // nor any other naming the ranks folder (the second start's).
+    QStringList left;
+    for (const NamedProcess& p : seen)
+      if (process_running(p.id)) left << QStringLiteral("pid %1 (%2)").arg(p.id.pid).arg(p.command.left(60));
+    for (const NamedProcess& p : processes_naming(folder))
+      if (std::none_of(seen.begin(), seen.end(), [&](const NamedProcess& s) { return s.id.pid == p.id.pid; }))
+        left << QStringLiteral("pid %1 (%2)").arg(p.id.pid).arg(p.command.left(60));
+    if (!left.isEmpty())
+      walk.fail(job, QStringLiteral("still running once the jobs ended: ") + left.join(QStringLiteral(", ")));
+    else if (!seen.empty())
+      std::fprintf(stderr, "cancel: %s: the %zu process(es) it ran are gone\n", qPrintable(job), seen.size());
+  };
+  w.train_panel()->set_ranks(2);
+  walk.cancel_job(
+      job, [&w] { return w.train(); }, {}, checks);
+  w.train_panel()->set_ranks(1);
+}
 
 }  // namespace
 
@@ -138,6 +219,7 @@ int run_cancel_scenario(MainWindow& w, const QString& model) {
       return w.busy();
     });
   walk.cancel_job(QStringLiteral("train"), [&w] { return w.train(); });
+  cancel_ranks_training(walk, w);
   using Kind = session::NumericsJob::Kind;
   for (const auto& [name, kind] : {std::pair{"numerics diff", Kind::Diff}, std::pair{"numerics bisect", Kind::Bisect},
                                    std::pair{"numerics nan", Kind::Trap}})

@@ -72,6 +72,9 @@ class MainWindow : public QMainWindow {
   bool restoring_session() const { return restoring_session_; }
   static QString autosave_path();
   static QString running_marker_path();
+  // Where training on several ranks keeps each job's reports and traces (a folder per job; the
+  // ranks' command lines name it).
+  static QString ranks_folder();
   void close_model();
   // Runs the modes chosen in the run panel (or `modes` when given), one job each, in order.
   void run(std::vector<std::string> modes = {});

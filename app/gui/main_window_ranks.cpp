@@ -5,6 +5,7 @@
 // curve (from its report) and opens the ranks' traces. The curves are kept by the session.
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -13,10 +14,15 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QThread>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <optional>
 
 #include "app/gui/main_window.h"
+#include "app/gui/process_tree.h"
 #include "app/gui/train_panel.h"
 #include "app/session/rank_curves.h"
 #include "engine/compiler/pipeline.h"
@@ -70,6 +76,28 @@ QString find_cli() {
   return QFileInfo(beside).isExecutable() ? beside : QStandardPaths::findExecutable(QStringLiteral("modescope-cli"));
 }
 
+// Cancel stops mpirun and its ranks before the job ends. SIGTERM first: mpirun passes it on to the
+// ranks and exits once they have ended (well under a second). What it started and still runs then,
+// or after 5 s, is killed with it (SIGKILL). Killing mpirun alone left its ranks running (training,
+// writing into the job's folder) until they noticed it was gone, a second or more later.
+void stop_ranks(QProcess& p) {
+  std::vector<ProcessId> below = process_descendants(p.processId());
+  p.terminate();
+  const bool ended = p.waitForFinished(5000);
+  if (!ended)
+    for (const ProcessId& c : process_descendants(p.processId())) below.push_back(c);
+  for (const ProcessId& c : below)
+    if (process_running(c)) ::kill(static_cast<pid_t>(c.pid), SIGKILL);
+  if (!ended) {
+    p.kill();
+    p.waitForFinished(2000);
+  }
+  QDeadlineTimer gone(1000);
+  while (!gone.hasExpired() &&
+         std::any_of(below.begin(), below.end(), [](const ProcessId& c) { return process_running(c); }))
+    QThread::msleep(10);
+}
+
 }  // namespace
 
 void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
@@ -115,6 +143,10 @@ void MainWindow::open_ranks(const QStringList& paths, bool show_losses) {
       });
 }
 
+QString MainWindow::ranks_folder() {
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/ranks");
+}
+
 bool MainWindow::train_ranks() {
   const int ranks = train_panel_->ranks();
   const QString mpirun = QStandardPaths::findExecutable(QStringLiteral("mpirun"));
@@ -140,8 +172,8 @@ bool MainWindow::train_ranks() {
                         QStringLiteral("--jit-level"), QString::fromLatin1(compiler::jit_level_name(o.jit_level)),
                         QStringLiteral("--threads"),   QStringLiteral("1")};
   if (o.lr > 0) common << QStringLiteral("--lr") << QString::number(o.lr, 'g', 17);
-  const QString base = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/ranks/") +
-                       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss-zzz"));
+  const QString base =
+      ranks_folder() + QLatin1Char('/') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss-zzz"));
   std::vector<RanksRun> plan;
   for (nn::Mode m : train_panel_->modes()) {
     const QString mode = m == nn::Mode::Graph ? QStringLiteral("graph") : QStringLiteral("pynative");
@@ -181,8 +213,7 @@ bool MainWindow::train_ranks() {
           while (!p.waitForFinished(200)) {
             if (p.state() == QProcess::NotRunning) break;
             if (ctx.cancelled()) {
-              p.kill();
-              p.waitForFinished(2000);
+              stop_ranks(p);
               return plan;
             }
           }
