@@ -52,6 +52,7 @@ Status conv_kernel(runtime::KernelContext& ctx, bool transpose) {
   const Tensor& w = ctx.input(1);
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
+  if (auto again = conv_onednn_again(ctx, {x, w, b, nullptr, y}, "")) return *again;
   MS_ASSIGN_OR_RETURN(ops::WindowGeometry g,
                       geometry(ctx, transpose ? ops::WindowKind::ConvTranspose : ops::WindowKind::Conv, x.shape(),
                                Shape(w.shape().begin() + 2, w.shape().end())));
@@ -110,13 +111,14 @@ Status fused_conv_fallback(runtime::KernelContext& ctx, const Tensor* r, const s
 }
 
 Status fused_conv_kernel(runtime::KernelContext& ctx) {
-  auto post = ops::parse_post_ops(ctx.node());
-  if (!post) return post.status();
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor& y = ctx.output(0);
+  if (auto again = conv_onednn_again(ctx, {x, w, b, r, y}, "fused:")) return *again;
+  auto post = ops::parse_post_ops(ctx.node());
+  if (!post) return post.status();
   if (y.numel() == 0) return Status::ok();
   if (onednn_conv_types(x, w, b, y) && x.numel() > 0 && x.rank() >= 3 && x.rank() <= 5) {
     auto g = geometry(ctx, ops::WindowKind::Conv, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()));

@@ -1,7 +1,11 @@
 // The one oneDNN convolution path (conv_onednn.h): Conv, ConvTranspose and FusedConv.
 #include "engine/backends/cpu/conv_onednn.h"
 
+#include <atomic>
 #include <cstring>
+#include <map>
+#include <type_traits>
+#include <variant>
 
 #include "engine/backends/cpu/fused_internal.h"
 
@@ -341,11 +345,24 @@ void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan,
   dnnl::reorder(r_mem, dst_mem).execute(dnn.stream(), r_mem, dst_mem);
 }
 
+// The memory objects, reorders and argument map of a conv's calls, made at the first call and
+// pointed at each call's buffers after (making them took ~1 us of allocations a call).
+struct ConvCall {
+  memory x, y, bias, src, dst, scratch;  // the activations as in memory, the reorders' scratch
+  dnnl::reorder to_src, to_y;
+  std::unordered_map<int, memory> args;  // the primitive's, weights set per call
+};
+
 // A conv node's plan and primitive with everything they were made from (make_plan, conv_primitive):
 // a call that matches all of it gets them without building a key or a descriptor.
 struct ConvMemo {
-  ConvMemo(const ConvArgs& a, uint64_t budget, ConvPlan p, std::shared_ptr<ConvPrimitive> c)
-      : x(a.x.shape()),
+  ConvMemo(const ir::Node& node, const ConvArgs& a, uint64_t budget, ConvPlan p, std::shared_ptr<ConvPrimitive> c)
+      : op_type(node.op_type),
+        domain(node.domain),
+        attrs(node.attrs),
+        residual(a.residual ? a.residual->shape() : Shape{}),
+        r_type(a.residual ? a.residual->dtype() : DType::Undefined),
+        x(a.x.shape()),
         w(a.w.shape()),
         y(a.y.shape()),
         x_type(a.x.dtype()),
@@ -380,6 +397,21 @@ struct ConvMemo {
            std::strcmp(a.impl_prefix, prefix.c_str()) == 0 && same_geometry(a.g) && same_post(a.post);
   }
 
+  // The call again (conv_onednn_again): the node as it was (a node made later at its address, or
+  // edited, differs in its attributes) and the tensors, without deriving anything from the node.
+  bool same_call(const ir::Node& node, const ConvTensors& t, uint64_t budget, const char* impl_prefix) const {
+    const DType rt = t.residual ? t.residual->dtype() : DType::Undefined;
+    return t.x.shape() == x && t.w.shape() == w && t.y.shape() == y && t.x.dtype() == x_type && t.w.dtype() == w_type &&
+           (t.b ? t.b->dtype() : DType::Undefined) == b_type && rt == r_type &&
+           (!t.residual || t.residual->shape() == residual) && budget == scratch_budget &&
+           std::strcmp(impl_prefix, prefix.c_str()) == 0 && node.op_type == op_type && node.domain == domain &&
+           same_attrs(node.attrs);
+  }
+
+  std::string op_type, domain;
+  std::map<std::string, ir::Attribute> attrs;
+  Shape residual;
+  DType r_type;
   Shape x, w, y;
   DType x_type, w_type, b_type;
   ops::WindowGeometry g;
@@ -397,7 +429,11 @@ struct ConvMemo {
   // The primitive's descriptors, and how they compare with the activations' (each compare reads
   // ~1 KB of descriptor): made once.
   memory::desc src_desc, dst_desc, scratch_desc;
+  size_t src_bytes = src_desc.get_size(), dst_bytes = dst_desc.get_size(), scratch_bytes = scratch_desc.get_size();
   bool reorder_src, reorder_dst, layouts_ok;
+  // One call at a time uses `call`; a call of the node on another thread meanwhile makes its own.
+  mutable std::atomic<bool> call_busy{false};
+  mutable ConvCall call;
   // Weights reordered to the primitive's layout, kept for a frozen buffer (a compiled graph's
   // constant, which never changes): the lookup by a key of the buffer and the layout's bytes is
   // skipped while the call reads the same buffer at the same offset.
@@ -419,6 +455,30 @@ struct ConvMemo {
   }
 
  private:
+  // Attributes of the kinds a conv has (numbers, strings and lists of them) compared by value; any
+  // other kind counts as different.
+  bool same_attrs(const std::map<std::string, ir::Attribute>& o) const {
+    if (o.size() != attrs.size()) return false;
+    for (auto i = o.begin(), j = attrs.begin(); i != o.end(); ++i, ++j) {
+      if (i->first != j->first) return false;
+      const auto& u = i->second.storage();
+      const auto& v = j->second.storage();
+      if (u.index() != v.index()) return false;
+      const bool same = std::visit(
+          [&](const auto& a) {
+            using T = std::decay_t<decltype(a)>;
+            if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, float> || std::is_same_v<T, std::string> ||
+                          std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>> ||
+                          std::is_same_v<T, std::vector<std::string>>)
+              return a == std::get<T>(v);
+            else
+              return false;
+          },
+          u);
+      if (!same) return false;
+    }
+    return true;
+  }
   bool same_geometry(const ops::WindowGeometry& o) const {
     return o.kernel == g.kernel && o.strides == g.strides && o.dilations == g.dilations &&
            o.pads_begin == g.pads_begin && o.pads_end == g.pads_end && o.output_padding == g.output_padding;
@@ -433,15 +493,46 @@ struct ConvMemo {
   }
 };
 
+// The memo's ConvCall while this call holds it, or one of the call's own.
+class ConvCallLease {
+ public:
+  explicit ConvCallLease(const ConvMemo& m) : m_(m), mine_(!m.call_busy.exchange(true, std::memory_order_acquire)) {}
+  ~ConvCallLease() {
+    if (mine_) m_.call_busy.store(false, std::memory_order_release);
+  }
+  ConvCallLease(const ConvCallLease&) = delete;
+  ConvCallLease& operator=(const ConvCallLease&) = delete;
+  ConvCall& call() { return mine_ ? m_.call : own_; }
+
+ private:
+  const ConvMemo& m_;
+  bool mine_;
+  ConvCall own_;
+};
+
+// Points `m` at `p`, making it (with layout `d`) the first time: a set_data_handle where a memory
+// object was an allocation or two.
+void point(memory& m, const memory::desc& d, dnnl::engine& eng, void* p) {
+  if (m)
+    m.set_data_handle(p);
+  else
+    m = memory(d, eng, p);
+}
+
+// Scratch of `bytes` from the step's room (ctx.scratch), held by `holder` until the primitive ran.
+Status take_scratch(runtime::KernelContext& ctx, size_t bytes, Tensor& holder) {
+  MS_ASSIGN_OR_RETURN(holder, ctx.scratch(DType::U8, {std::max<int64_t>(static_cast<int64_t>(bytes), 1)}));
+  return Status::ok();
+}
+
 // Buffers of one run; the holders keep scratch bytes alive until the primitive ran.
 struct ConvRun {
   Tensor part, src_holder, dst_holder, scratch_holder;
-  memory src, dst, y;  // y: where the result goes in memory (the output, or `part` when cropped)
-  bool reorder_dst = false;
 };
 
 // Source, destination (with the residual placed) and their reorders at the op's boundary.
-Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m, const ConvArgs& a, ConvRun& run) {
+Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m, const ConvArgs& a, ConvRun& run,
+             ConvCall& cc) {
   const ConvPlan& plan = m.plan;
   if (!m.layouts_ok)
     return Status::error(ErrorCode::Internal,
@@ -451,38 +542,49 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m,
     MS_ASSIGN_OR_RETURN(run.part, ctx.scratch(a.y.dtype(), plan.y_dnn));
     target = &run.part;
   }
-  memory x_mem = wrap(a.x, plan.x_mem, dnn.engine());
-  run.y = wrap(*target, plan.y_mem, dnn.engine());
-  run.src = x_mem;
-  run.dst = run.y;
+  point(cc.x, plan.x_mem, dnn.engine(), a.x.raw());
+  point(cc.y, plan.y_mem, dnn.engine(), target->raw());
   if (m.reorder_src) {
-    MS_ASSIGN_OR_RETURN(run.src, make_scratchpad(ctx, m.src_desc, run.src_holder));
-    dnnl::reorder(x_mem, run.src).execute(dnn.stream(), x_mem, run.src);
+    MS_RETURN_IF_ERROR(take_scratch(ctx, m.src_bytes, run.src_holder));
+    point(cc.src, m.src_desc, dnn.engine(), run.src_holder.raw());
+    if (!cc.to_src) cc.to_src = dnnl::reorder(cc.x, cc.src);
+    cc.to_src.execute(dnn.stream(), cc.x, cc.src);
   }
-  run.reorder_dst = m.reorder_dst;
-  if (run.reorder_dst) {
-    MS_ASSIGN_OR_RETURN(run.dst, make_scratchpad(ctx, m.dst_desc, run.dst_holder));
+  if (m.reorder_dst) {
+    MS_RETURN_IF_ERROR(take_scratch(ctx, m.dst_bytes, run.dst_holder));
+    point(cc.dst, m.dst_desc, dnn.engine(), run.dst_holder.raw());
   }
-  if (primitive_sums_residual(*m.cp, a)) place_residual(dnn, a, plan, run.dst);
+  if (primitive_sums_residual(*m.cp, a)) place_residual(dnn, a, plan, m.reorder_dst ? cc.dst : cc.y);
   return Status::ok();
 }
 
 Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m, const ConvArgs& a) {
   const ConvPrimitive& cp = *m.cp;
   const ConvPlan& plan = m.plan;
+  ConvCallLease lease(m);
+  ConvCall& cc = lease.call();
   ConvRun run;
   // The loop adds the residual after the conv: keep it when the conv writes over it (in place).
   Tensor residual;
   if (a.residual && !primitive_sums_residual(cp, a))
     residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
-  MS_RETURN_IF_ERROR(stage(ctx, dnn, m, a, run));
+  MS_RETURN_IF_ERROR(stage(ctx, dnn, m, a, run, cc));
   MS_ASSIGN_OR_RETURN(memory wmem, m.weights(ctx, dnn, a.w));
-  MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, m.scratch_desc, run.scratch_holder));
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, run.src}, {DNNL_ARG_WEIGHTS, wmem}, {DNNL_ARG_DST, run.dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
-  if (a.b) args.emplace(DNNL_ARG_BIAS, wrap(*a.b, plan.bias_mem, dnn.engine()));
-  cp.prim.execute(dnn.stream(), args);
-  if (run.reorder_dst) dnnl::reorder(run.dst, run.y).execute(dnn.stream(), run.dst, run.y);
+  MS_RETURN_IF_ERROR(take_scratch(ctx, m.scratch_bytes, run.scratch_holder));
+  point(cc.scratch, m.scratch_desc, dnn.engine(), run.scratch_holder.raw());
+  if (a.b) point(cc.bias, plan.bias_mem, dnn.engine(), a.b->raw());
+  if (cc.args.empty()) {
+    cc.args = {{DNNL_ARG_SRC, m.reorder_src ? cc.src : cc.x},
+               {DNNL_ARG_DST, m.reorder_dst ? cc.dst : cc.y},
+               {DNNL_ARG_SCRATCHPAD, cc.scratch}};
+    if (a.b) cc.args.emplace(DNNL_ARG_BIAS, cc.bias);
+  }
+  cc.args[DNNL_ARG_WEIGHTS] = wmem;
+  cp.prim.execute(dnn.stream(), cc.args);
+  if (m.reorder_dst) {
+    if (!cc.to_y) cc.to_y = dnnl::reorder(cc.dst, cc.y);
+    cc.to_y.execute(dnn.stream(), cc.dst, cc.y);
+  }
   dnn.stream().wait();
   if (plan.crop) {
     if (a.y.dtype() == DType::F32)
@@ -499,6 +601,10 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo&
   return Status::ok();
 }
 
+const char* conv_what(bool transpose, bool fused) {
+  return transpose ? "deconvolution" : fused ? "fused convolution" : "convolution";
+}
+
 }  // namespace
 
 bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor& y) {
@@ -508,20 +614,39 @@ bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const 
 
 Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
-  const char* what = a.transpose ? "deconvolution" : a.post ? "fused convolution" : "convolution";
-  return guard_onednn(ctx, what, [&]() -> Status {
+  return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr), [&]() -> Status {
     const uint64_t budget = ctx.scratch_budget();
     auto memo = std::static_pointer_cast<const ConvMemo>(dnn.memo(&ctx.node()));
     if (!memo || !memo->matches(a, budget)) {
       MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
       std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
-      auto fresh = std::make_shared<ConvMemo>(a, budget, std::move(plan), std::move(cp));
+      auto fresh = std::make_shared<ConvMemo>(ctx.node(), a, budget, std::move(plan), std::move(cp));
       fresh->keep_weights(ctx, dnn, a.w);
       dnn.set_memo(&ctx.node(), fresh);
       memo = std::move(fresh);
     }
     return run_conv(ctx, dnn, *memo, a);
   });
+}
+
+std::optional<Status> conv_onednn_again(runtime::KernelContext& ctx, const ConvTensors& t, const char* impl_prefix) {
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  auto memo = std::static_pointer_cast<const ConvMemo>(dnn.memo(&ctx.node()));
+  if (!memo || !memo->same_call(ctx.node(), t, ctx.scratch_budget(), impl_prefix)) return std::nullopt;
+  const ConvArgs a{.x = t.x,
+                   .w = t.w,
+                   .b = t.b,
+                   .residual = t.residual,
+                   .y = t.y,
+                   .g = memo->g,
+                   .group = memo->group,
+                   .transpose = memo->transpose,
+                   .post = memo->has_post ? &memo->post : nullptr,
+                   .layout = memo->layout,
+                   .winograd = memo->winograd,
+                   .impl_prefix = memo->prefix.c_str()};
+  return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr),
+                      [&]() -> Status { return run_conv(ctx, dnn, *memo, a); });
 }
 
 }  // namespace ms::cpu::nn

@@ -5,6 +5,7 @@
 // caches it, and runs it with the reorders at the op's boundary.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "engine/backends/cpu/nn_onednn.h"
@@ -45,5 +46,20 @@ bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const 
 // Runs the convolution; Unsupported where oneDNN cannot express the case (negative padding, no
 // implementation), so callers fall back to the reference loops.
 Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a);
+
+// The tensors of one conv call.
+struct ConvTensors {
+  const Tensor& x;
+  const Tensor& w;
+  const Tensor* b;
+  const Tensor* residual;
+  Tensor& y;
+};
+
+// A node that conv_onednn ran before with the same attributes, tensor shapes and types, scratch
+// budget and kernel (impl_prefix) runs again from what that call derived: its geometry, post-ops and
+// layouts are not parsed from the node again (~1 us of attribute lookups a call, a small conv's run
+// time). nullopt where there is no such call: the caller takes the full path.
+std::optional<Status> conv_onednn_again(runtime::KernelContext& ctx, const ConvTensors& t, const char* impl_prefix);
 
 }  // namespace ms::cpu::nn
