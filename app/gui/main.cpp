@@ -6,6 +6,8 @@
 //   modescope MODEL --run graph --runs 2 --screenshot DIR   press Run twice (the second reuses the compiled graph)
 //   modescope MODEL --run graph --pass-effect --pass-effect --screenshot DIR   measure the passes twice
 //   modescope --bench-open MODEL                        time open -> first paint, UI stalls; JSON
+//   modescope --bench-timeline FILE.modescope           time open -> the timeline's first frame, peak RSS;
+//                                                        JSON (with --screenshot DIR: window.png, timeline.png)
 //   modescope FILE.modescope                            open a session (model, runs, views, UI state)
 //   modescope ... --screenshot DIR --save-session FILE  also save the session shown before exiting
 //   modescope ... --screenshot DIR --dump-models FILE   also write the views' item models as text
@@ -34,6 +36,8 @@
 #include <optional>
 #include <string_view>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 
 #include "app/gui/main_window.h"
@@ -46,6 +50,7 @@
 #include "engine/plugin/loader.h"
 #include "views/common/save_file.h"
 #include "views/timeline/ranks_view.h"
+#include "views/timeline/timeline_view.h"
 
 namespace {
 
@@ -136,6 +141,66 @@ bool save_session_and_models(ms::app::MainWindow& window, const QString& session
   return true;
 }
 
+// --bench-timeline: opens `file` (a session whose trace stays in the file, or a trace) as File >
+// Open does, shows the Timeline tab once the session is back (as a user clicking it), and stops at
+// the timeline's first frame with events drawn: prints the time from the open to that frame, the
+// events behind the timeline, what the frame's window loaded and the process's peak resident memory
+// (getrusage, VmHWM) as JSON, then exits 0. With `dir`, saves window.png and timeline.png of that
+// frame first. Exits 1 when the file does not open or nothing is drawn within 120 s.
+int bench_timeline(QApplication& app, ms::app::MainWindow& window, const QString& file, const QString& dir) {
+  QElapsedTimer clock;
+  double opened_ms = -1;
+  bool done = false;
+  auto* timeline = window.timeline_view();
+  auto show_timeline = [&window, timeline] { window.tabs()->setCurrentWidget(timeline); };
+  QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&](bool ok) {
+    if (!ok) {  // the log (echoed on stderr) said why
+      QApplication::exit(1);
+      return;
+    }
+    opened_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    if (window.restoring_session())
+      QObject::connect(&window, &ms::app::MainWindow::session_restored, &window, show_timeline,
+                       Qt::SingleShotConnection);
+    else
+      show_timeline();
+  });
+  QObject::connect(timeline, &ms::views::TimelineView::frame_painted, &window, [&](int items) {
+    if (items <= 0 || done) return;
+    done = true;
+    const double paint_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    const ms::views::TimelineModel& m = timeline->model();
+    long long events = 0;
+    for (int r = 0; r < static_cast<int>(m.runs().size()); ++r) events += m.run_event_count(r);
+    const ms::views::WindowLoad& load = timeline->last_load();
+    std::printf(
+        "{\"file\": \"%s\", \"events\": %lld, \"windowed\": %s, \"opened_ms\": %.1f, \"first_paint_ms\": %.1f, "
+        "\"drawn_items\": %d, \"window_loads\": %d, \"window_events\": %zu, \"window_buckets\": %zu, "
+        "\"peak_rss_mib\": %.1f}\n",
+        qPrintable(file), events, m.windowed() ? "true" : "false", opened_ms, paint_ms, items, timeline->window_loads(),
+        load.events, load.buckets, static_cast<double>(usage.ru_maxrss) / 1024.0);
+    std::fflush(stdout);
+    bool saved = true;
+    if (!dir.isEmpty())
+      saved = QDir().mkpath(dir) &&
+              ms::views::save_image(dir + QStringLiteral("/window.png"), window.grab().toImage()) &&
+              ms::views::save_image(dir + QStringLiteral("/timeline.png"), timeline->grab().toImage());
+    if (!saved) std::fprintf(stderr, "error: could not write the screenshots into %s\n", qPrintable(dir));
+    QApplication::exit(saved ? 0 : 1);
+  });
+  QTimer::singleShot(120000, &window, [&] {
+    std::fprintf(stderr, "error: %s: the timeline drew no events within 120 s\n", qPrintable(file));
+    QApplication::exit(1);
+  });
+  QTimer::singleShot(0, &window, [&] {
+    clock.start();
+    window.open(file);
+  });
+  return app.exec();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +229,11 @@ int main(int argc, char** argv) {
   QCommandLineOption bench_opt(
       QStringLiteral("bench-open"),
       QStringLiteral("Time opening MODEL to the first painted graph and the longest UI stall; print JSON and exit."));
+  QCommandLineOption bench_timeline_opt(
+      QStringLiteral("bench-timeline"),
+      QStringLiteral("Time opening MODEL (a session with a trace) to the timeline's first frame with events drawn, "
+                     "and the peak resident memory; print JSON and exit (with --screenshot DIR: window.png, "
+                     "timeline.png)."));
   QCommandLineOption pass_opt(
       QStringLiteral("show-pass"),
       QStringLiteral("With --screenshot: show the graph after pass N of the Graph-mode compile (0 = input)."),
@@ -236,6 +306,7 @@ int main(int argc, char** argv) {
                   precision_opt,    pass_opt,   side_opt,    effect_opt, train_opt,    ranks_opt,          numerics_opt,
                   save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt, cancel_scenario_opt});
   cli.addOption(open_ranks_opt);
+  cli.addOption(bench_timeline_opt);
   cli.process(app);
   // Operator plugins (the setting's list, then --plugin) before any model is opened.
   for (const QString& p : QSettings().value(QStringLiteral("plugins")).toStringList() + plugin_paths)
@@ -275,17 +346,18 @@ int main(int argc, char** argv) {
   if (!numerics.isEmpty() && !numerics_kind)
     return fail(QStringLiteral("--numerics takes diff, bisect or nan, not '%1'").arg(numerics));
   const bool screenshot = cli.isSet(shot_opt);
-  const bool bench = cli.isSet(bench_opt);
+  const bool bench = cli.isSet(bench_opt), bench_tl = cli.isSet(bench_timeline_opt);
   if ((screenshot || bench) && model.isEmpty() && !cli.isSet(open_ranks_opt))
     return fail(QStringLiteral("--screenshot and --bench-open need a MODEL (or --open-ranks)"));
+  if (bench_tl && model.isEmpty()) return fail(QStringLiteral("--bench-timeline needs a FILE (a .modescope session)"));
 
   ms::app::MainWindow window;
-  if (screenshot || bench) {
+  if (screenshot || bench || bench_tl) {
     const QStringList wh = cli.value(size_opt).split('x');
     window.resize(wh.value(0).toInt() > 0 ? wh.value(0).toInt() : 1600,
                   wh.value(1).toInt() > 0 ? wh.value(1).toInt() : 1000);
   }
-  window.set_echo_log(screenshot || bench);
+  window.set_echo_log(screenshot || bench || bench_tl);
   if (!kept_autosave.isEmpty())
     window.log(QObject::tr("Modescope did not exit cleanly last time; the session it autosaved is kept as %1 (File > "
                            "Open Session)")
@@ -317,6 +389,8 @@ int main(int argc, char** argv) {
     if (model.isEmpty()) return fail(QStringLiteral("--cancel-scenario needs a MODEL"));
     return walk([&] { return ms::app::run_cancel_scenario(window, model); });
   }
+
+  if (bench_tl) return bench_timeline(app, window, model, cli.value(shot_opt));
 
   int exit_code = 0;
   if (bench) {

@@ -359,6 +359,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     p.drawText(QPointF(x + 18, y + 10), n);
     x += w;
   }
+  Q_EMIT owner_->frame_painted(static_cast<int>(list.items.size()));
 }
 
 void TimelineCanvas::wheelEvent(QWheelEvent* e) {
