@@ -9,6 +9,7 @@
 #include "engine/compiler/memory_plan.h"
 #include "engine/compiler/schedule.h"
 #include "engine/compiler/views.h"
+#include "engine/ops/blocked_layout.h"
 #include "engine/runtime/capture.h"
 
 namespace ms::compiler {
@@ -107,7 +108,7 @@ Status resolve_kernels(Build& b) {
 
 // In place: output 0 over an input whose last reader is this step, same dtype and shape. Returns the
 // planned value it may take over, or -1.
-int inplace_source(const Build& b, const Step& s, size_t si, const ir::ValueType& t) {
+int inplace_source(const Build& b, const Step& s, size_t si, const ir::ValueType& t, uint64_t bytes) {
   const Program& p = b.x->program;
   for (size_t in : inplace_inputs(*s.node)) {
     if (in >= s.inputs.size() || s.inputs[in] < 0) continue;
@@ -116,6 +117,8 @@ int inplace_source(const Build& b, const Step& s, size_t si, const ir::ValueType
     if (pi < 0 || !t.is_static() || p.last_use[static_cast<size_t>(iv)] != static_cast<int>(si)) continue;
     const ir::Value* ival = b.x->graph.value(p.slot_names[static_cast<size_t>(iv)]);
     if (!ival || ival->type.dtype != t.dtype || !t.dims || !ival->type.dims || *ival->type.dims != *t.dims) continue;
+    // A blocked value with padded channels takes more bytes than a plain one of its shape.
+    if (b.x->value_slots[static_cast<size_t>(pi)].bytes < bytes) continue;
     return pi;
   }
   return -1;
@@ -182,12 +185,12 @@ void collect_values(Build& b) {
       MemorySlot ms;
       ms.value = p.slot_names[static_cast<size_t>(v)];
       ms.producer = s.node->id;
-      ms.bytes = static_cast<uint64_t>(ops::static_numel(sized)) * dtype_size(sized.dtype);
+      ms.bytes = ops::value_bytes_in_memory(*s.node, o, *sized.dims, dtype_size(sized.dtype));
       ms.first_step = static_cast<int>(si);
       ms.last_step = std::max(static_cast<int>(si), p.last_use[static_cast<size_t>(v)]);
       b.plan_index[static_cast<size_t>(v)] = static_cast<int>(x.value_slots.size());
       if (b.options.inplace && o == 0)
-        if (int from = inplace_source(b, s, si, t); from >= 0)
+        if (int from = inplace_source(b, s, si, t, ms.bytes); from >= 0)
           x.inplace.emplace_back(static_cast<size_t>(from), x.value_slots.size());
       x.value_slots.push_back(ms);
       x.slot_value.push_back(v);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/core/narrow.h"
+#include "engine/ops/blocked_layout.h"
 #include "engine/runtime/backend.h"
 
 namespace ms::runtime {
@@ -38,18 +39,18 @@ Expected<Tensor> host_copy(const Tensor& t, Backend* backend) {
 }
 
 // nChw<block>c (the blocked layout Graph mode's convs leave between them: the node's layout_block,
-// 8 or 16) back to nchw, from `b` wherever it is on the host: each channel's plane is read with a
-// stride of `block` elements.
+// 8 or 16, channels padded to a multiple of it) back to nchw, from `b` wherever it is on the host:
+// each channel's plane is read with a stride of `block` elements.
 Tensor unblock_nchw(const Tensor& b, int64_t block) {
   Tensor out = Tensor::empty(b.dtype(), b.shape());
-  const int64_t n = b.dim(0), c = b.dim(1), hw = b.dim(2) * b.dim(3);
+  const int64_t n = b.dim(0), c = b.dim(1), hw = b.dim(2) * b.dim(3), blocks = ops::padded_channels(c, block) / block;
   const size_t es = dtype_size(b.dtype());
   const auto* src = static_cast<const char*>(b.raw());
   auto* dst = static_cast<char*>(out.raw());
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch) {
-      const int64_t base = (i * (c / block) + ch / block) * hw * block + ch % block;
+      const int64_t base = (i * blocks + ch / block) * hw * block + ch % block;
       char* to = dst + static_cast<size_t>((i * c + ch) * hw) * es;
       if (es == 4) {
         const auto* f = reinterpret_cast<const uint32_t*>(src) + base;
@@ -66,8 +67,7 @@ Tensor unblock_nchw(const Tensor& b, int64_t block) {
 int64_t capture_channel_block(const ir::Node& node) { return node.attr_int("layout_block", 16); }
 
 bool blocked_output(const ir::Node& node, size_t output, const Tensor& t) {
-  return output == 0 && node.attr_int("dst_blocked", 0) != 0 && t.rank() == 4 &&
-         t.dim(1) % capture_channel_block(node) == 0;
+  return ops::blocked_output_block(node, output, t.shape()) > 0;
 }
 
 std::string fmt(double v) {
@@ -248,7 +248,9 @@ Status ValueCapture::on_step(const TappedStep& step) {
       v.reordered = blocked;
       v.stats = value_stats(v.value);
     } else if (t->device().is_cpu()) {
-      v.stats = value_stats(*t);  // the statistics do not depend on the layout
+      // The statistics do not depend on the layout, but padded channels are not values.
+      const bool padded = blocked && t->dim(1) % capture_channel_block(node) != 0;
+      v.stats = value_stats(padded ? unblock_nchw(*t, capture_channel_block(node)) : *t);
     } else {
       MS_ASSIGN_OR_RETURN(Tensor h, host_copy(*t, step.backend));
       v.stats = value_stats(h);

@@ -324,6 +324,21 @@ std::shared_ptr<ConvPrimitive> conv_primitive(runtime::KernelContext& ctx, OneDn
   });
 }
 
+// The first `bytes` bytes at `t` (its layout's: a blocked value with padded channels has more than
+// its shape's) in a tensor of its own, of t's type and shape.
+Tensor copy_of(const Tensor& t, size_t bytes) {
+  Tensor c(Buffer::host(bytes), t.dtype(), t.shape());
+  std::memcpy(c.raw(), t.raw(), bytes);
+  return c;
+}
+
+// A blocked result with padded channels takes the padded bytes: a value the memory plan placed has
+// them; one allocated at its shape's size (memory planning off) gets a buffer that has.
+void make_room(Tensor& y, size_t bytes) {
+  if (y.buffer() && y.buffer()->bytes() >= y.byte_offset() + bytes) return;
+  y = Tensor(Buffer::host(bytes), y.dtype(), y.shape());
+}
+
 // The sum post-op reads the residual from dst, in dst's layout: copy or reorder it there unless the
 // memory plan put the output over it already (in place).
 void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan, memory& dst_mem) {
@@ -333,12 +348,12 @@ void place_residual(OneDnnContext& dnn, const ConvArgs& a, const ConvPlan& plan,
                                   : plain_desc(r->shape(), plan.x_mem.data_type());
   Tensor copy;
   if (r->raw() == dst_mem.get_data_handle() && r_desc != dst_mem.get_desc()) {
-    copy = r->clone();  // in place but in another layout: reorder from a copy
+    copy = copy_of(*r, r_desc.get_size());  // in place but in another layout: reorder from a copy
     r = &copy;
   }
   if (r->raw() == dst_mem.get_data_handle()) return;
   if (r_desc == dst_mem.get_desc()) {
-    std::memcpy(dst_mem.get_data_handle(), r->raw(), r->nbytes());
+    std::memcpy(dst_mem.get_data_handle(), r->raw(), r_desc.get_size());
     return;
   }
   memory r_mem = wrap(*r, r_desc, dnn.engine());
@@ -430,6 +445,7 @@ struct ConvMemo {
   // ~1 KB of descriptor): made once.
   memory::desc src_desc, dst_desc, scratch_desc;
   size_t src_bytes = src_desc.get_size(), dst_bytes = dst_desc.get_size(), scratch_bytes = scratch_desc.get_size();
+  size_t y_bytes = plan.y_mem.get_size();  // the output as it lies in memory
   bool reorder_src, reorder_dst, layouts_ok;
   // One call at a time uses `call`; a call of the node on another thread meanwhile makes its own.
   mutable std::atomic<bool> call_busy{false};
@@ -538,6 +554,7 @@ Status stage(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo& m,
     return Status::error(ErrorCode::Internal,
                          "the convolution primitive does not take the blocked layout chosen at compile time");
   Tensor* target = &a.y;
+  if (m.layout.dst_blocked) make_room(a.y, m.y_bytes);
   if (plan.crop) {
     MS_ASSIGN_OR_RETURN(run.part, ctx.scratch(a.y.dtype(), plan.y_dnn));
     target = &run.part;

@@ -6,8 +6,9 @@
 // region's boundaries (eager mode must reorder around every conv). The block is the one oneDNN's jit
 // convs take on this CPU (layout_block: 16 with AVX-512, nChw16c; 8 with AVX2 or less, nChw8c; a
 // fixed nChw16c sent every AVX2 conv of a region to oneDNN's reference conv, MobileNetV2 at 19 s a
-// run). Blocked values need block | C, so the blocked buffer has the plain size; they are never
-// graph outputs nor read by subgraphs.
+// run). A blocked value whose channels are not a multiple of the block (between convs only) has its
+// channels padded to the block, and its buffer the padded size; blocked values are never graph
+// outputs nor read by subgraphs.
 // Pools between convs (a ResNet stem's MaxPool, the GlobalAveragePool after the last block) become
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
 // FusedPool left with no blocked operand goes back to the plain op. A FusedSqueezeExcite (the
@@ -261,15 +262,30 @@ class ConvLayout final : public Pass {
         if (!fresh) it->second = it->second && ok;
       }
     }
+    // Values read by blocked convs only (their activation or residual): those may have channels
+    // that are not a multiple of the block.
+    std::unordered_map<std::string, bool> conv_readers;
+    for (const auto& n : g.nodes())
+      for (size_t i = 0; i < n.inputs.size(); ++i)
+        if (!n.inputs[i].empty()) {
+          const bool conv = is_blocked_conv(n) && (i == 0 || i == 3);
+          auto [it, fresh] = conv_readers.emplace(n.inputs[i], conv);
+          if (!fresh) it->second = it->second && conv;
+        }
     std::set<std::string> blocked;
     for (const auto& n : g.nodes()) {
       if (!(is_blocked_conv(n) || is_fused_pool(n) || is_squeeze_excite(n)) || n.outputs.size() != 1) continue;
       const std::string& v = n.outputs[0];
       const ir::Value* val = g.value(v);
       auto it = readers_ok.find(v);
-      if (!val || !val->type.is_static() || val->type.dims->size() != 4 || (*val->type.dims)[1] % block != 0 ||
-          it == readers_ok.end() || !it->second || !uses.only_plain(v))
+      if (!val || !val->type.is_static() || val->type.dims->size() != 4 || it == readers_ok.end() || !it->second ||
+          !uses.only_plain(v))
         continue;
+      // Channels not a multiple of the block: oneDNN's blocked layout pads them with zeros (the value
+      // takes the padded bytes in the arena: ops::blocked_value_bytes). Between convs only: the pool
+      // and squeeze-excite kernels index whole blocks. MobileNetV2's and EfficientNet-B0's 24- and
+      // 40-channel stages reordered to plain and back around every block before.
+      if ((*val->type.dims)[1] % block != 0 && !(is_blocked_conv(n) && conv_readers[v])) continue;
       blocked.insert(v);
     }
     keep_grouped_alike(g, blocked);

@@ -2,15 +2,28 @@
 // reorder between two convs), and the outputs equal the eager run's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/value_capture.h"
 
 namespace ms {
 namespace {
+
+// The graph's first input filled with values in [-1, 1).
+runtime::TensorMap layout_test_inputs(const ir::Graph& g, uint32_t seed) {
+  const ir::ValueType& t = g.value(g.inputs[0])->type;
+  std::vector<float> x(static_cast<size_t>(numel(*t.dims)));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& v : x) v = u(rng);
+  return {{g.inputs[0], Tensor::from_vector<float>(x, *t.dims)}};
+}
 
 TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
@@ -35,11 +48,7 @@ TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
   EXPECT_GT(src_blocked, 10);
   EXPECT_GT(residual_blocked, 2);
 
-  std::vector<float> x(static_cast<size_t>(numel(*t.dims)));
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& v : x) v = u(rng);
-  runtime::TensorMap inputs{{in, Tensor::from_vector<float>(x, *t.dims)}};
+  const runtime::TensorMap inputs = layout_test_inputs(*g, 3);
   runtime::EagerExecutor eager(*g, *be);
   auto want = eager.run(inputs);
   ASSERT_TRUE(want) << want.status().message();
@@ -50,6 +59,74 @@ TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
   ASSERT_EQ(a.numel(), b.numel());
   for (int64_t i = 0; i < a.numel(); ++i)
     EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-3f + 1e-3f * std::abs(a.data<float>()[i])) << i;
+}
+
+// MobileNetV2's 24-channel stage between convs: channels not a multiple of the block (16 with
+// AVX-512, 8 below) stay blocked too, padded to the block. Such a value takes the padded bytes in the
+// arena, the outputs equal the eager run's with and without the memory plan, and a tap sees the
+// value itself (kept, or as statistics only) as the eager run does.
+TEST(CompilerLayout, ChannelsNotAMultipleOfTheBlockStayBlockedPadded) {
+  auto g = zoo::build_graph("zoo:mobilenet_v2?size=32&classes=5");
+  ASSERT_TRUE(g) << g.status().message();
+  auto be = backends::create_cpu_backend(1);
+  const runtime::TensorMap inputs = layout_test_inputs(*g, 5);
+  const std::string in = g->inputs[0];
+  const ir::ValueType t = g->value(in)->type;
+  runtime::EagerExecutor eager(*g, *be);
+  runtime::ValueCapture eager_values;
+  runtime::RunOptions eager_opts;
+  eager_opts.tap = &eager_values;
+  auto want = eager.run(inputs, eager_opts);
+  ASSERT_TRUE(want) << want.status().message();
+  auto near = [](double a, double b) { return std::abs(a - b) <= 1e-3 + 1e-3 * std::abs(a); };
+  for (bool plan : {true, false}) {
+    SCOPED_TRACE(plan ? "memory plan" : "no memory plan");
+    compiler::CompileOptions o2;
+    o2.jit_level = compiler::JitLevel::O2;
+    if (!plan) o2.disabled_passes = {"plan-memory"};
+    auto c = compiler::compile_executor(*g, *be, {{in, t}}, o2);
+    ASSERT_TRUE(c) << c.status().message();
+    std::string padded;  // a value left blocked with padded channels, read blocked by a conv
+    int64_t block = 0;
+    for (const auto& n : (*c)->graph().nodes()) {
+      const ir::Value* v = n.outputs.empty() ? nullptr : (*c)->graph().value(n.outputs[0]);
+      if (!n.attr_int("dst_blocked", 0) || !v || (*v->type.dims)[1] % n.attr_int("layout_block", 16) == 0) continue;
+      padded = n.outputs[0];
+      block = n.attr_int("layout_block", 16);
+    }
+    ASSERT_FALSE(padded.empty()) << "no value blocked with padded channels";
+    const std::vector<int64_t> dims = *(*c)->graph().value(padded)->type.dims;
+    if (plan) {
+      const auto& slots = (*c)->memory_plan().slots;
+      auto slot = std::find_if(slots.begin(), slots.end(), [&](const auto& sl) { return sl.value == padded; });
+      ASSERT_NE(slot, slots.end());
+      EXPECT_EQ(slot->bytes,
+                static_cast<uint64_t>(numel(dims) / dims[1] * ((dims[1] + block - 1) / block * block) * 4));
+    }
+    for (size_t budget : {size_t{0}, size_t{1}}) {  // 1 byte: statistics only
+      runtime::CaptureOptions co;
+      co.budget_bytes = budget;
+      runtime::ValueCapture values(co);
+      runtime::RunOptions opts;
+      opts.tap = &values;
+      auto got = (*c)->run(inputs, opts);
+      ASSERT_TRUE(got) << got.status().message();
+      for (int64_t i = 0; i < (*want)[0].numel(); ++i)
+        ASSERT_TRUE(near((*want)[0].data<float>()[i], (*got)[0].data<float>()[i])) << i;
+      const runtime::CapturedValue* a = eager_values.find(padded);
+      const runtime::CapturedValue* b = values.find(padded);
+      ASSERT_TRUE(a && b) << padded;
+      EXPECT_TRUE(near(a->stats.min, b->stats.min) && near(a->stats.max, b->stats.max) &&
+                  near(a->stats.mean, b->stats.mean))
+          << a->stats.to_string() << " against " << b->stats.to_string();
+      EXPECT_EQ(a->stats.count, b->stats.count);
+      if (budget == 0) {
+        ASSERT_EQ(b->value.numel(), a->value.numel());
+        for (int64_t i = 0; i < a->value.numel(); ++i)
+          ASSERT_TRUE(near(a->value.data<float>()[i], b->value.data<float>()[i])) << padded << " element " << i;
+      }
+    }
+  }
 }
 
 }  // namespace
