@@ -368,8 +368,9 @@ struct ConvCall {
   std::unordered_map<int, memory> args;  // the primitive's, weights set per call
 };
 
-// A conv node's plan and primitive with everything they were made from (make_plan, conv_primitive):
-// a call that matches all of it gets them without building a key or a descriptor.
+// A conv node's plan and primitive with the node and tensors they were made from (make_plan,
+// conv_primitive): a call of the node that matches them (same_call) gets them without parsing the
+// node, building a key or a descriptor.
 struct ConvMemo {
   ConvMemo(const ir::Node& node, const ConvArgs& a, uint64_t budget, ConvPlan p, std::shared_ptr<ConvPrimitive> c)
       : op_type(node.op_type),
@@ -401,16 +402,6 @@ struct ConvMemo {
         reorder_src(src_desc != plan.x_mem),
         reorder_dst(dst_desc != plan.y_mem),
         layouts_ok((!layout.src_blocked || !reorder_src) && (!layout.dst_blocked || !reorder_dst)) {}
-
-  bool matches(const ConvArgs& a, uint64_t budget) const {
-    const ConvLayout& l = a.layout;
-    return a.x.shape() == x && a.w.shape() == w && a.y.shape() == y && a.x.dtype() == x_type && a.w.dtype() == w_type &&
-           (a.b ? a.b->dtype() : DType::Undefined) == b_type && a.group == group && a.transpose == transpose &&
-           a.winograd == winograd && budget == scratch_budget && l.preferred == layout.preferred &&
-           l.src_blocked == layout.src_blocked && l.dst_blocked == layout.dst_blocked &&
-           l.residual_blocked == layout.residual_blocked && l.block == layout.block &&
-           std::strcmp(a.impl_prefix, prefix.c_str()) == 0 && same_geometry(a.g) && same_post(a.post);
-  }
 
   // The call again (conv_onednn_again): the node as it was (a node made later at its address, or
   // edited, differs in its attributes) and the tensors, without deriving anything from the node.
@@ -493,18 +484,6 @@ struct ConvMemo {
           u);
       if (!same) return false;
     }
-    return true;
-  }
-  bool same_geometry(const ops::WindowGeometry& o) const {
-    return o.kernel == g.kernel && o.strides == g.strides && o.dilations == g.dilations &&
-           o.pads_begin == g.pads_begin && o.pads_end == g.pads_end && o.output_padding == g.output_padding;
-  }
-  bool same_post(const std::vector<ops::PostOp>* o) const {
-    if ((o != nullptr) != has_post) return false;
-    if (!o) return true;
-    if (o->size() != post.size()) return false;
-    for (size_t i = 0; i < post.size(); ++i)
-      if ((*o)[i].kind != post[i].kind || (*o)[i].alpha != post[i].alpha || (*o)[i].beta != post[i].beta) return false;
     return true;
   }
 };
@@ -632,16 +611,12 @@ bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const 
 Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr), [&]() -> Status {
-    const uint64_t budget = ctx.scratch_budget();
-    auto memo = std::static_pointer_cast<const ConvMemo>(dnn.memo(&ctx.node()));
-    if (!memo || !memo->matches(a, budget)) {
-      MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
-      std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
-      auto fresh = std::make_shared<ConvMemo>(ctx.node(), a, budget, std::move(plan), std::move(cp));
-      fresh->keep_weights(ctx, dnn, a.w);
-      dnn.set_memo(&ctx.node(), fresh);
-      memo = std::move(fresh);
-    }
+    // The kernels took the node's memo (conv_onednn_again) where it matched the call: a fresh one.
+    MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
+    std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
+    auto memo = std::make_shared<ConvMemo>(ctx.node(), a, ctx.scratch_budget(), std::move(plan), std::move(cp));
+    memo->keep_weights(ctx, dnn, a.w);
+    dnn.set_memo(&ctx.node(), memo);
     return run_conv(ctx, dnn, *memo, a);
   });
 }

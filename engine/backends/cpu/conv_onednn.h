@@ -43,7 +43,8 @@ struct ConvArgs {
 // f32 or bf16 (f32 accumulation in oneDNN) with x, w and y of one type and an f32 or same-typed bias.
 bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor& y);
 
-// Runs the convolution; Unsupported where oneDNN cannot express the case (negative padding, no
+// Runs the convolution with a plan and primitive made for the call, kept as the node's memo for
+// conv_onednn_again; Unsupported where oneDNN cannot express the case (negative padding, no
 // implementation), so callers fall back to the reference loops.
 Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a);
 
