@@ -11,6 +11,7 @@
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/value_capture.h"
+#include "tests/engine/compiler_test_util.h"
 
 namespace ms {
 namespace {
@@ -61,15 +62,31 @@ TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
     EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-3f + 1e-3f * std::abs(a.data<float>()[i])) << i;
 }
 
-// MobileNetV2's 24-channel stage between convs: channels not a multiple of the block (16 with
-// AVX-512, 8 below) stay blocked too, padded to the block. Such a value takes the padded bytes in the
-// arena, the outputs equal the eager run's with and without the memory plan, and a tap sees the
-// value itself (kept, or as statistics only) as the eager run does.
+// Channels not a multiple of the block (16 with AVX-512, 8 below; 20 is neither) between convs stay
+// blocked too, padded to the block, as MobileNetV2's 24 do with AVX-512: the activation, a residual
+// and a conv's input. Such a value takes the padded bytes in the arena, the outputs equal the eager
+// run's with and without the memory plan, and a tap sees the value itself (kept, or as statistics
+// only) as the eager run does.
 TEST(CompilerLayout, ChannelsNotAMultipleOfTheBlockStayBlockedPadded) {
-  auto g = zoo::build_graph("zoo:mobilenet_v2?size=32&classes=5");
-  ASSERT_TRUE(g) << g.status().message();
+  const ir::Graph graph = testing::parse_graph(R"(
+    input x: f32[1,16,12,12]
+    init w1: f32[20,16,1,1] = 0.1 -0.2 0.05 0.3 -0.15
+    init b1: f32[20] = 0.1 -0.1 0.2
+    init w2: f32[20,20,3,3] = 0.05 -0.1 0.02 0.07 -0.03
+    init w3: f32[20,20,1,1] = 0.2 -0.1 0.15
+    init w4: f32[16,20,1,1] = 0.1 0.2 -0.3
+    a = Conv(x, w1, b1)
+    ar = Relu(a)
+    c = Conv(ar, w2) {pads=[1,1,1,1]}
+    s = Add(c, ar)
+    sr = Relu(s)
+    d = Conv(sr, w3)
+    e = Conv(d, w4)
+    output e
+  )");
+  const ir::Graph* g = &graph;
   auto be = backends::create_cpu_backend(1);
-  const runtime::TensorMap inputs = layout_test_inputs(*g, 5);
+  const runtime::TensorMap inputs = testing::inputs_of(graph, 5);
   const std::string in = g->inputs[0];
   const ir::ValueType t = g->value(in)->type;
   runtime::EagerExecutor eager(*g, *be);
@@ -88,13 +105,20 @@ TEST(CompilerLayout, ChannelsNotAMultipleOfTheBlockStayBlockedPadded) {
     ASSERT_TRUE(c) << c.status().message();
     std::string padded;  // a value left blocked with padded channels, read blocked by a conv
     int64_t block = 0;
+    int padded_values = 0, padded_residuals = 0;
     for (const auto& n : (*c)->graph().nodes()) {
+      const int64_t b = n.attr_int("layout_block", 16);
+      if (n.attr_int("residual_blocked", 0) && (*(*c)->graph().value(n.inputs[3])->type.dims)[1] % b != 0)
+        ++padded_residuals;
       const ir::Value* v = n.outputs.empty() ? nullptr : (*c)->graph().value(n.outputs[0]);
-      if (!n.attr_int("dst_blocked", 0) || !v || (*v->type.dims)[1] % n.attr_int("layout_block", 16) == 0) continue;
+      if (!n.attr_int("dst_blocked", 0) || !v || (*v->type.dims)[1] % b == 0) continue;
       padded = n.outputs[0];
-      block = n.attr_int("layout_block", 16);
+      block = b;
+      ++padded_values;
     }
     ASSERT_FALSE(padded.empty()) << "no value blocked with padded channels";
+    EXPECT_EQ(padded_values, 3);  // ar (a conv's input and a residual), sr, d
+    EXPECT_EQ(padded_residuals, 1);
     const std::vector<int64_t> dims = *(*c)->graph().value(padded)->type.dims;
     if (plan) {
       const auto& slots = (*c)->memory_plan().slots;
