@@ -251,27 +251,22 @@ class ConvLayout final : public Pass {
 
   static void propagate(ir::Graph& g, int64_t block) {
     const Uses uses = compute_uses(g);
-    // For each value: can it stay blocked as far as its readers go?
-    std::unordered_map<std::string, bool> readers_ok;
+    // For each value: can it stay blocked as far as its readers go (readers_ok), and are those readers
+    // all blocked convs, as their activation or residual (conv_readers: then its channels need not be
+    // a multiple of the block)?
+    std::unordered_map<std::string, bool> readers_ok, conv_readers;
+    auto all_of = [](std::unordered_map<std::string, bool>& m, const std::string& v, bool ok) {
+      auto [it, fresh] = m.emplace(v, ok);
+      if (!fresh) it->second = it->second && ok;
+    };
     for (const auto& n : g.nodes()) {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const std::string& v = n.inputs[i];
         if (v.empty()) continue;
-        const bool ok = takes_blocked(n, i);
-        auto [it, fresh] = readers_ok.emplace(v, ok);
-        if (!fresh) it->second = it->second && ok;
+        all_of(readers_ok, v, takes_blocked(n, i));
+        all_of(conv_readers, v, is_blocked_conv(n) && (i == 0 || i == 3));
       }
     }
-    // Values read by blocked convs only (their activation or residual): those may have channels
-    // that are not a multiple of the block.
-    std::unordered_map<std::string, bool> conv_readers;
-    for (const auto& n : g.nodes())
-      for (size_t i = 0; i < n.inputs.size(); ++i)
-        if (!n.inputs[i].empty()) {
-          const bool conv = is_blocked_conv(n) && (i == 0 || i == 3);
-          auto [it, fresh] = conv_readers.emplace(n.inputs[i], conv);
-          if (!fresh) it->second = it->second && conv;
-        }
     std::set<std::string> blocked;
     for (const auto& n : g.nodes()) {
       if (!(is_blocked_conv(n) || is_fused_pool(n) || is_squeeze_excite(n)) || n.outputs.size() != 1) continue;
@@ -282,7 +277,7 @@ class ConvLayout final : public Pass {
           !uses.only_plain(v))
         continue;
       // Channels not a multiple of the block: oneDNN's blocked layout pads them with zeros (the value
-      // takes the padded bytes in the arena: ops::blocked_value_bytes). Between convs only: the pool
+      // takes the padded bytes in the arena: ops::value_bytes_in_memory). Between convs only: the pool
       // and squeeze-excite kernels index whole blocks. MobileNetV2's and EfficientNet-B0's 24- and
       // 40-channel stages reordered to plain and back around every block before.
       if ((*val->type.dims)[1] % block != 0 && !(is_blocked_conv(n) && conv_readers[v])) continue;
