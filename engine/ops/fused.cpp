@@ -155,7 +155,7 @@ Status infer_fused_elementwise(InferContext& ctx) {
 }
 
 // FusedPool: the pooling op named by `pool` over input 0 (its schema infers and validates the
-// attributes); only single-output pools (no MaxPool Indices).
+// attributes); only single-output pools (no MaxPool Indices); with `to`, the result rounded to bf16.
 Status infer_fused_pool(InferContext& ctx) {
   const std::string pool = ctx.node.attr_string("pool", "");
   if (pool != "MaxPool" && pool != "GlobalAveragePool" && pool != "GlobalMaxPool")
@@ -169,6 +169,15 @@ Status infer_fused_pool(InferContext& ctx) {
   inner.outputs.assign(1, ir::ValueType{});
   MS_RETURN_IF_ERROR(s->infer(inner));
   ctx.outputs[0] = inner.outputs[0];
+  // `to` (an ONNX dtype, bf16 only): the pooled f32 values are written rounded to it, a Cast after
+  // the pool folded in (pooling commutes with the rounding).
+  if (ctx.node.attrs.count("to")) {
+    if (ctx.node.attr_int("to", 0) != dtype_to_onnx(DType::BF16))
+      return ctx.fail("to must be bf16 (" + std::to_string(dtype_to_onnx(DType::BF16)) + "), got " +
+                      std::to_string(ctx.node.attr_int("to", 0)));
+    if (x.dtype != DType::F32) return ctx.fail("to=bf16 needs an f32 input, got " + x.to_string());
+    ctx.outputs[0].dtype = DType::BF16;
+  }
   return Status::ok();
 }
 

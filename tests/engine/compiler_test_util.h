@@ -7,10 +7,13 @@
 // domain. Errors throw (test code only).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engine/ir/graph.h"
@@ -170,6 +173,23 @@ inline runtime::TensorMap inputs_of(const ir::Graph& g, uint32_t seed = 1) {
     m[in] = x;
   }
   return m;
+}
+
+// Output 0 of `g` run eagerly and of its compiled form `compiled` (anything with run(inputs)) on the
+// same inputs; a failure is reported and leaves both undefined.
+template <class Compiled>
+std::pair<Tensor, Tensor> eager_and_compiled(const ir::Graph& g, runtime::Backend& backend, Compiled& compiled,
+                                             const runtime::TensorMap& inputs) {
+  runtime::EagerExecutor eager(g, backend);
+  auto want = eager.run(inputs);
+  auto got = compiled.run(inputs);
+  if (!want || !got) {
+    ADD_FAILURE() << (!want ? want.status().message() : got.status().message());
+    return {};
+  }
+  EXPECT_EQ((*want)[0].numel(), (*got)[0].numel());
+  if ((*want)[0].numel() != (*got)[0].numel()) return {};
+  return {(*want)[0], (*got)[0]};
 }
 
 }  // namespace ms::testing

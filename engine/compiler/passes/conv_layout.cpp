@@ -96,6 +96,7 @@ class ConvLayout final : public Pass {
       n.domain = ops::kFusedDomain;
       any = true;
     }
+    if (any) fold_casts_into_pools(g, spent);
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     // The region marks follow from the convs and pools chosen above (not rewrites of their own).
     const int64_t block = onednn_channel_block();
@@ -130,6 +131,35 @@ class ConvLayout final : public Pass {
   // May read input i / write its output in the blocked layout.
   static bool takes_blocked(const ir::Node& n, size_t i) {
     return (is_blocked_conv(n) && (i == 0 || i == 3)) || ((is_fused_pool(n) || is_squeeze_excite(n)) && i == 0);
+  }
+
+  // A Cast to bf16 that alone reads a pool's f32 result folds into the pool (`to`): in a bf16 graph the
+  // layer that reads the input stays f32 and so does the MaxPool after it (amp-cast: pooling commutes
+  // with rounding), and the Cast after them would end the blocked region where the bf16 convs start
+  // (a ResNet-50 stem's result reordered to plain, cast, and reordered back by both of the two convs
+  // that read it). The pool rounds its result as the Cast did, in the layout its readers want.
+  static void fold_casts_into_pools(ir::Graph& g, bool& spent) {
+    const Uses uses = compute_uses(g);
+    const auto prod = producer_index(g);
+    std::set<uint64_t> dead;
+    for (auto& c : g.nodes()) {
+      if (!c.domain.empty() || c.op_type != "Cast" || !c.has_input(0) || c.outputs.size() != 1 ||
+          c.attr_int("to", 0) != dtype_to_onnx(DType::BF16))
+        continue;
+      const std::string pooled = c.inputs[0];
+      auto p = prod.find(pooled);
+      if (p == prod.end() || uses.of(pooled) != 1 || !uses.only_plain(pooled)) continue;
+      ir::Node& pool = g.nodes()[p->second];
+      const ir::Value* v = g.value(pooled);
+      if (!is_fused_pool(pool) || pool.attrs.count("to") || !v || v->type.dtype != DType::F32) continue;
+      if (!take(spent)) break;
+      pool.attrs["to"] = ir::Attribute(static_cast<int64_t>(dtype_to_onnx(DType::BF16)));
+      pool.outputs[0] = c.outputs[0];
+      g.value(c.outputs[0])->producer = pool.id;
+      g.erase_value(pooled);
+      dead.insert(c.id.value);
+    }
+    erase_nodes(g, dead);
   }
 
   // A conv (not grouped) of less than 5 MFLOPs that shares its blocked region with no other conv
@@ -302,7 +332,7 @@ class ConvLayout final : public Pass {
         n.attrs["layout_block"] = ir::Attribute(block);
       else
         n.attrs.erase("layout_block");
-      if (pool && !n.attrs.count("src_blocked") && !n.attrs.count("dst_blocked")) {
+      if (pool && !n.attrs.count("src_blocked") && !n.attrs.count("dst_blocked") && !n.attrs.count("to")) {
         // Nothing blocked around it: the plain op (same id, so the pass did not change it).
         n.op_type = n.attr_string("pool", "");
         n.domain.clear();

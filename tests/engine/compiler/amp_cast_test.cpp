@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -83,6 +84,72 @@ TEST(AmpCastPass, InputLayersStayF32WhenAsked) {
   #4 %d = Softmax(%c.f32) {axis=1} : f32[2,3]
   return %d
 )");
+}
+
+// Ops that commute with rounding (MaxPool, Relu) after the input layer stay f32 with it: the Cast
+// to bf16 comes after the pool, on a quarter of the values, with the same result.
+TEST(AmpCastPass, PoolsAfterTheInputLayerStayF32AndTheCastFollowsThem) {
+  EXPECT_EQ(amp_dump(R"(
+    input x: f32[1,2,8,8]
+    init w1: f32[4,2,3,3] = 0.1 -0.2
+    init w2: f32[4,4,1,1] = 0.3
+    a = Conv(x, w1) {pads=[1,1,1,1]}
+    r = Relu(a)
+    p = MaxPool(r) {kernel_shape=[2,2], strides=[2,2]}
+    q = MaxPool(p) {kernel_shape=[1,1]}
+    c = Conv(p, w2)
+    output c
+    output q
+  )",
+                     AmpLevel::O2, /*input_layers_f32=*/true),
+            R"(graph main (%x: f32[1,2,8,8])
+  init %w1: f32[4,2,3,3]
+  init %w2: f32[4,4,1,1]
+  #1 %a = Conv(%x, %w1) {pads=[1,1,1,1]} : f32[1,4,8,8]
+  #2 %r = Relu(%a) : f32[1,4,8,8]
+  #3 %p = MaxPool(%r) {kernel_shape=[2,2], strides=[2,2]} : f32[1,4,4,4]
+  #4 %q = MaxPool(%p) {kernel_shape=[1,1]} : f32[1,4,4,4]
+  #6 %p.bf16 = Cast(%p) {round_mode="nearest", to=16} name="p/amp_cast" : bf16[1,4,4,4]
+  #7 %w2.bf16 = Cast(%w2) {round_mode="nearest", to=16} name="w2/amp_cast" : bf16[4,4,1,1]
+  #5 %c.bf16 = Conv(%p.bf16, %w2.bf16) : bf16[1,4,4,4]
+  #8 %c = Cast(%c.bf16) {round_mode="nearest", to=1} name="c/amp_cast" : f32[1,4,4,4]
+  return %c, %q
+)");
+}
+
+// Why the Cast may move past them: rounding to bf16 is monotonic, so pooling rounded values and
+// rounding pooled values give the same bits (values drawn near bf16's rounding ties included).
+TEST(AmpCastPass, RoundingCommutesWithMaxPoolAndRelu) {
+  const char* before = R"(
+    input x: f32[1,3,9,9]
+    b = Cast(x) {to=16}
+    r = Relu(b)
+    p = MaxPool(r) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}
+    output p
+  )";
+  const char* after = R"(
+    input x: f32[1,3,9,9]
+    r = Relu(x)
+    m = MaxPool(r) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}
+    p = Cast(m) {to=16}
+    output p
+  )";
+  const ir::Graph g1 = testing::parse_graph(before);
+  const ir::Graph g2 = testing::parse_graph(after);
+  runtime::TensorMap in = testing::inputs_of(g1, 7);
+  float* x = in.begin()->second.data<float>();
+  for (int64_t i = 0; i < in.begin()->second.numel(); i += 3) {
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], 4);
+    bits = (bits & 0xFFFF0000u) | 0x8000u;  // halfway between two bf16 values
+    std::memcpy(&x[i], &bits, 4);
+  }
+  auto a = f32_outputs(g1, in);
+  auto b = f32_outputs(g2, in);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ((*a)[0].dtype(), DType::BF16);
+  ASSERT_EQ((*a)[0].nbytes(), (*b)[0].nbytes());
+  EXPECT_EQ(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].nbytes()), 0);
 }
 
 TEST(AmpCastPass, O2KeepsTheBlackListInF32) {

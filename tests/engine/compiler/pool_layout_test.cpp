@@ -9,7 +9,10 @@
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/zoo/zoo.h"
+#include "engine/ops/fused.h"
 #include "engine/runtime/executor.h"
+#include "tests/engine/compiler_test_util.h"
+#include "tests/engine/kernel_harness.h"
 
 namespace ms {
 namespace {
@@ -58,15 +61,8 @@ TEST(CompilerPoolLayout, ResNetPoolsStayInTheBlockedRegion) {
     EXPECT_EQ(n.attr_int("dst_blocked", 0), 1);
   }
 
-  const runtime::TensorMap inputs = random_inputs(*g);
-  runtime::EagerExecutor eager(*g, *be);
-  auto want = eager.run(inputs);
-  ASSERT_TRUE(want) << want.status().message();
-  auto got = (*c)->run(inputs);
-  ASSERT_TRUE(got) << got.status().message();
-  const Tensor& a = (*want)[0];
-  const Tensor& b = (*got)[0];
-  ASSERT_EQ(a.numel(), b.numel());
+  const auto [a, b] = testing::eager_and_compiled(*g, *be, **c, random_inputs(*g));
+  ASSERT_TRUE(a.defined() && b.defined());
   for (int64_t i = 0; i < a.numel(); ++i)
     EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-3f + 1e-3f * std::abs(a.data<float>()[i])) << i;
 }
@@ -108,6 +104,91 @@ TEST(CompilerPoolLayout, ScratchMovesIntoTheArena) {
   auto third = (*c)->run(inputs);  // the plan is final after the second run
   ASSERT_TRUE(third) << third.status().message();
   EXPECT_EQ((*c)->memory_plan().arena_bytes, arena_after);
+}
+
+// nchw <-> nChw16c by hand (C a multiple of 16), for feeding and reading blocked kernels.
+template <class T> Tensor pool_test_block16(const Tensor& t, bool to_blocked) {
+  const int64_t c = t.dim(1), hw = t.dim(2) * t.dim(3);
+  Tensor o = Tensor::empty(t.dtype(), t.shape());
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t i = 0; i < hw; ++i) {
+      const int64_t plain = ch * hw + i, blocked = ((ch / 16) * hw + i) * 16 + ch % 16;
+      o.data<T>()[to_blocked ? blocked : plain] = t.data<T>()[to_blocked ? plain : blocked];
+    }
+  return o;
+}
+
+// FusedPool with `to` (a bf16 graph's Cast folded into the pool): the f32 max pool rounded to bf16,
+// bit for bit what the Cast after the plain pool gave, with plain and blocked operands.
+TEST(CompilerPoolLayout, PoolRoundingToBf16EqualsTheCastAfterThePool) {
+  std::map<std::string, ir::Attribute> attrs{{"kernel_shape", ir::Attribute(std::vector<int64_t>{3, 3})},
+                                             {"strides", ir::Attribute(std::vector<int64_t>{2, 2})},
+                                             {"pads", ir::Attribute(std::vector<int64_t>{1, 1, 1, 1})}};
+  const Tensor x = test::random_f32({1, 32, 9, 9}, 3);
+  auto plain = test::run_kernel(test::make_node("MaxPool", 1, 1, attrs), {x});
+  ASSERT_TRUE(plain) << plain.status().message();
+  const Tensor want = test::to_bf16((*plain)[0]);
+  for (const bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "blocked" : "plain");
+    auto a = attrs;
+    a["pool"] = ir::Attribute(std::string("MaxPool"));
+    a["to"] = ir::Attribute(static_cast<int64_t>(dtype_to_onnx(DType::BF16)));
+    if (blocked) {
+      for (const char* k : {"src_blocked", "dst_blocked"}) a[k] = ir::Attribute(int64_t{1});
+      a["layout_block"] = ir::Attribute(int64_t{16});
+    }
+    ir::Node n = test::make_node("FusedPool", 1, 1, a);
+    n.domain = ops::kFusedDomain;
+    auto got = test::run_kernel(n, {blocked ? pool_test_block16<float>(x, true) : x});
+    ASSERT_TRUE(got) << got.status().message();
+    ASSERT_EQ((*got)[0].dtype(), DType::BF16);
+    const Tensor y = blocked ? pool_test_block16<bf16>((*got)[0], false) : (*got)[0];
+    ASSERT_EQ(y.nbytes(), want.nbytes());
+    EXPECT_EQ(std::memcmp(y.raw(), want.raw(), want.nbytes()), 0);
+  }
+  // Only bf16 from f32.
+  auto bad = attrs;
+  bad["pool"] = ir::Attribute(std::string("MaxPool"));
+  bad["to"] = ir::Attribute(int64_t{10});
+  ir::Node n = test::make_node("FusedPool", 1, 1, bad);
+  n.domain = ops::kFusedDomain;
+  auto refused = test::run_kernel(n, {x});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("to must be bf16"), std::string::npos) << refused.status().message();
+}
+
+// --precision bf16 on a ResNet: the stem conv and its MaxPool stay f32 (the layer reading the input),
+// and the Cast to bf16 folds into the pool, which writes the blocked bf16 the first block's convs
+// read (where oneDNN computes bf16): no Cast, no reorder between the stem and the first block.
+TEST(CompilerPoolLayout, Bf16ResNetStemPoolWritesTheFirstBlocksBf16) {
+  auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
+  ASSERT_TRUE(g) << g.status().message();
+  auto be = backends::create_cpu_backend(1);
+  const std::string in = g->inputs[0];
+  compiler::CompileOptions o;
+  o.jit_level = compiler::JitLevel::O2;
+  o.amp = compiler::AmpLevel::O2;
+  o.amp_input_layers_f32 = true;
+  auto c = compiler::compile_executor(*g, *be, {{in, g->value(in)->type}}, o);
+  ASSERT_TRUE(c) << c.status().message();
+  const ir::Graph& cg = (*c)->graph();
+  const ir::Node* pool = nullptr;
+  for (const auto& n : cg.nodes())
+    if (n.op_type == "FusedPool" && n.attr_string("pool", "") == "MaxPool") pool = &n;
+  ASSERT_NE(pool, nullptr) << ir::dump_text(cg);
+  EXPECT_EQ(pool->attr_int("to", 0), dtype_to_onnx(DType::BF16));
+  EXPECT_EQ(cg.value(pool->inputs[0])->type.dtype, DType::F32);
+  EXPECT_EQ(cg.value(pool->outputs[0])->type.dtype, DType::BF16);
+  EXPECT_EQ(pool->attr_int("src_blocked", 0), 1);
+  EXPECT_EQ(pool->attr_int("dst_blocked", 0), be->native_bf16() ? 1 : 0);
+  for (const auto& n : cg.nodes())
+    for (const auto& i : n.inputs) EXPECT_FALSE(n.op_type == "Cast" && i == pool->outputs[0]) << ir::dump_text(cg);
+
+  const auto [a, b] = testing::eager_and_compiled(*g, *be, **c, random_inputs(*g));
+  ASSERT_TRUE(a.defined() && b.defined());
+  double max_abs = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) max_abs = std::max(max_abs, std::abs(double{a.data<float>()[i]}));
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 0.05 * max_abs) << i;
 }
 
 TEST(CompilerPoolLayout, LonePoolStaysPlain) {
