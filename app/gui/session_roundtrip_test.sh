@@ -76,9 +76,10 @@ db.executescript("""
 ALTER TABLE trace_events DROP COLUMN depth; ALTER TABLE trace_tracks DROP COLUMN depths;
 DROP TABLE trace_iterations; DROP TABLE run_fallback_nodes; DROP TABLE rank_lanes; DROP TABLE rank_steps;
 DROP TABLE rank_collectives; DROP TABLE snapshot_constants; DROP TABLE snapshot_values;
-DROP TABLE snapshot_constant_budget; DROP TABLE snapshot_nested_values;
+DROP TABLE snapshot_constant_budget; DROP TABLE snapshot_nested_values; DROP TABLE trace_name_totals;
 DELETE FROM digests WHERE tbl IN ('trace_iterations', 'run_fallback_nodes', 'rank_lanes', 'rank_steps',
-  'rank_collectives', 'snapshot_constants', 'snapshot_values', 'snapshot_constant_budget', 'snapshot_nested_values');
+  'rank_collectives', 'snapshot_constants', 'snapshot_values', 'snapshot_constant_budget', 'snapshot_nested_values',
+  'trace_name_totals');
 UPDATE comparisons SET report = ''; UPDATE schema_version SET version = 2;""")
 # Each table's digest as the app computes it (FNV-1a 64 over each value's SQLite type and bytes).
 def digest(table):

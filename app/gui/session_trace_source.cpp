@@ -11,6 +11,7 @@ Expected<std::shared_ptr<SessionTraceSource>> SessionTraceSource::make(
   MS_ASSIGN_OR_RETURN(s->span_, reader->trace_span(run));
   MS_ASSIGN_OR_RETURN(s->events_, reader->event_count(run));
   MS_ASSIGN_OR_RETURN(s->depths_, reader->track_depths(run));
+  MS_ASSIGN_OR_RETURN(s->op_types_, reader->op_type_totals(run));
   MS_ASSIGN_OR_RETURN(s->first_iterations_, reader->trace_first_iterations(run));
   s->reader_ = std::move(reader);
   s->run_ = run;

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -207,7 +208,9 @@ Expected<std::pair<DbPtr, int>> open_checked(const std::string& path, Verify ver
   if (verify == Verify::All) MS_RETURN_IF_ERROR(as_damaged(path, integrity(db.get(), path)));
   if (verify != Verify::Header)
     MS_RETURN_IF_ERROR(as_damaged(path, check_digests(db.get(), path, version, verify == Verify::All)));
-  if (version < kSessionSchemaVersion) {
+  // Only derived tables missing (SessionMigration::derived): read as it is.
+  const std::vector<SessionMigration>& ms = session_migrations();
+  if (std::any_of(ms.begin(), ms.end(), [&](const SessionMigration& m) { return m.from >= version && !m.derived; })) {
     MS_ASSIGN_OR_RETURN(db, migrate_in_memory(std::move(db), path, version));
   }
   return std::make_pair(std::move(db), version);
@@ -255,6 +258,7 @@ Status build(sqlite3* db, const std::string& path, const SessionData& data, uint
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV5));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV6));
   MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV7));
+  MS_RETURN_IF_ERROR(sql::exec(db, path, store::kSchemaV8));
   {
     Stmt v(db, path, "INSERT INTO schema_version VALUES(?, ?)");
     v.bind(1, int64_t{kSessionSchemaVersion}).bind(2, std::string_view("modescope")).run();
@@ -275,14 +279,18 @@ Status migrate_1_to_2(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 2");
 }
 
+// The runs with a trace, in a database being migrated.
+Expected<std::vector<int>> traced_runs(sqlite3* db) {
+  std::vector<int> runs;
+  Stmt st(db, ":memory:", "SELECT run FROM trace_info ORDER BY run");
+  while (st.step()) runs.push_back(st.i32(0));
+  MS_RETURN_IF_ERROR(st.status());
+  return runs;
+}
+
 Status migrate_2_to_3(sqlite3* db) {
   MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV3));
-  std::vector<int> runs;
-  {
-    Stmt st(db, ":memory:", "SELECT run FROM trace_info ORDER BY run");
-    while (st.step()) runs.push_back(st.i32(0));
-    MS_RETURN_IF_ERROR(st.status());
-  }
+  MS_ASSIGN_OR_RETURN(const std::vector<int> runs, traced_runs(db));
   for (int run : runs) MS_RETURN_IF_ERROR(store::derive_trace_rows(db, ":memory:", run));
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 3");
 }
@@ -310,6 +318,14 @@ Status migrate_6_to_7(sqlite3* db) {
   return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 7");
 }
 
+// Schema 8's totals are made from the stored events, one pass over each trace's.
+Status migrate_7_to_8(sqlite3* db) {
+  MS_RETURN_IF_ERROR(sql::exec(db, ":memory:", store::kSchemaV8));
+  MS_ASSIGN_OR_RETURN(const std::vector<int> runs, traced_runs(db));
+  for (int run : runs) MS_RETURN_IF_ERROR(store::derive_name_totals(db, ":memory:", run));
+  return sql::exec(db, ":memory:", "UPDATE schema_version SET version = 8");
+}
+
 }  // namespace
 
 const std::vector<SessionMigration>& session_migrations() {
@@ -319,7 +335,8 @@ const std::vector<SessionMigration>& session_migrations() {
       {3, "the nodes of each run's fallbacks", &migrate_3_to_4},
       {4, "the ranks of a data-parallel training run", &migrate_4_to_5},
       {5, "the constant data of the pass snapshots", &migrate_5_to_6},
-      {6, "the constant data nested in the pass snapshots", &migrate_6_to_7}};
+      {6, "the constant data nested in the pass snapshots", &migrate_6_to_7},
+      {7, "each trace's time by kind and name of event", &migrate_7_to_8, /*derived=*/true}};
   return kMigrations;
 }
 
@@ -400,7 +417,10 @@ Expected<SessionReader> SessionReader::open(const std::string& path, Verify veri
 }
 
 SessionReader::SessionReader(SessionReader&& o) noexcept
-    : path_(std::move(o.path_)), version_(o.version_), db_(std::exchange(o.db_, nullptr)) {}
+    : path_(std::move(o.path_)),
+      version_(o.version_),
+      db_(std::exchange(o.db_, nullptr)),
+      op_types_(std::move(o.op_types_)) {}
 
 SessionReader& SessionReader::operator=(SessionReader&& o) noexcept {
   if (this != &o) {
@@ -408,6 +428,7 @@ SessionReader& SessionReader::operator=(SessionReader&& o) noexcept {
     path_ = std::move(o.path_);
     version_ = o.version_;
     db_ = std::exchange(o.db_, nullptr);
+    op_types_ = std::move(o.op_types_);
   }
   return *this;
 }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,9 @@ namespace ms::session {
 // each trace event's nesting depth and each iteration's op span, schema 4 the nodes of each run's
 // fallbacks, schema 5 the ranks of a data-parallel training run, schema 6 the constant data of the
 // pass snapshots, schema 7 that of the constants nested in them (subgraphs' initializers, tensor
-// attributes); an older file is migrated in memory on open.
-inline constexpr int kSessionSchemaVersion = 7;
+// attributes), schema 8 per trace the number and total time of its events by kind and name (the
+// timeline's legend of a trace kept in the file); an older file is migrated in memory on open.
+inline constexpr int kSessionSchemaVersion = 8;
 // How many bytes of pass-made constants a session file keeps by default (schema 6).
 inline constexpr uint64_t kSnapshotConstantBudget = 64ull << 20;
 inline constexpr int32_t kSessionApplicationId = 0x4D53434F;  // "MSCO"
@@ -162,10 +164,14 @@ const Tensor* find_nested_constant(const ir::Graph& g, std::string_view path);
 std::vector<Tensor> not_kept_tensors(const PassOutcome& p);
 
 // A forward migration: turns a database of schema `from` into `from + 1`, in memory.
+// `derived`: it adds only what the readers derive from the file's other tables when it is missing
+// (SessionReader::op_type_totals), so a file needing no other migration is read as it is, not copied
+// into memory (a big trace's file of the previous schema opens as fast as before).
 struct SessionMigration {
   int from = 0;
   const char* what = "";
   Status (*apply)(sqlite3* db) = nullptr;
+  bool derived = false;
 };
 // The list of migrations, in order.
 const std::vector<SessionMigration>& session_migrations();
@@ -230,12 +236,23 @@ class SessionReader {
   // look-ups, however many events the window holds).
   Expected<std::vector<WindowBucket>> window_summary(int run, uint32_t track, int64_t t0_ns, int64_t t1_ns,
                                                      int buckets) const;
+  // The total duration of the run's Op and Foreign events by name (the timeline's legend), by name:
+  // read from the totals stored with the trace (schema 8: a few rows, however many events it has),
+  // or in a file of schema 7 read as it is, counted from its events (one pass over them: seconds
+  // for ten million; the app asks while opening, in the background). Kept: a second call reads
+  // nothing. Safe to call from any thread.
+  Expected<std::vector<std::pair<std::string, int64_t>>> op_type_totals(int run) const;
 
  private:
   SessionReader() = default;
   std::string path_;
   int version_ = 0;
   sqlite3* db_ = nullptr;
+  struct OpTypeTotals {
+    std::mutex mutex;
+    std::map<int, std::vector<std::pair<std::string, int64_t>>> by_run;
+  };
+  std::shared_ptr<OpTypeTotals> op_types_ = std::make_shared<OpTypeTotals>();
 };
 
 // What a session holds, for a log line: "2 runs (PyNative, Graph), 2 traces (1 kept in the file),

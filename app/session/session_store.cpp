@@ -84,13 +84,19 @@ const std::vector<std::string>& content_tables(int version) {
     t.push_back("snapshot_nested_values");
     return t;
   }();
+  static const std::vector<std::string> kTables8 = [] {
+    std::vector<std::string> t = kTables7;
+    t.push_back("trace_name_totals");
+    return t;
+  }();
   return version <= 1   ? kTables1
          : version == 2 ? kTables2
          : version == 3 ? kTables3
          : version == 4 ? kTables4
          : version == 5 ? kTables5
          : version == 6 ? kTables6
-                        : kTables7;
+         : version == 7 ? kTables7
+                        : kTables8;
 }
 
 namespace {

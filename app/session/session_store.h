@@ -1,4 +1,4 @@
-// The session file's tables (schema version 7) and how a SessionData goes into them and comes back.
+// The session file's tables (schema version 8) and how a SessionData goes into them and comes back.
 // Internal to app/session: session_file.cpp opens, checks and saves; these read and write rows.
 //
 //   schema_version(version, written_by)          one row
@@ -28,6 +28,8 @@
 //   snapshot_constant_budget(budget, kept, ...)  schema 6: one row, what the save kept
 //   snapshot_nested_values(snapshot, path, constant)   schema 7: each constant nested in a snapshot
 //                                                (NestedConstant's path): its snapshot_constants row
+//   trace_name_totals(run, kind, name, events, dur)   schema 8: per kind and name of a trace's events,
+//                                                their number and total duration (the timeline's legend)
 //   digests(tbl, rows, hash)                     every other table's content, checked on open
 #pragma once
 
@@ -50,6 +52,7 @@ extern const char* const kSchemaV4;  // the table schema 4 added
 extern const char* const kSchemaV5;  // the tables schema 5 added (session_store_ranks.cpp)
 extern const char* const kSchemaV6;  // the tables schema 6 added (session_store_constants.cpp)
 extern const char* const kSchemaV7;  // the table schema 7 added (session_store_constants.cpp)
+extern const char* const kSchemaV8;  // the table schema 8 added (derive_name_totals fills it)
 // Every table a digest covers in a file of schema `version`, in the order they are checked.
 const std::vector<std::string>& content_tables(int version = kSessionSchemaVersion);
 
@@ -117,6 +120,9 @@ Status read_snapshot_constants(sqlite3* db, const std::string& file, std::map<in
 // Fills what schema 3 derives from a run's stored events (depths, iteration spans), for a trace
 // written before it.
 Status derive_trace_rows(sqlite3* db, const std::string& file, int run);
+
+// Fills schema 8's totals of a run's stored events (one pass over them), for a trace written before it.
+Status derive_name_totals(sqlite3* db, const std::string& file, int run);
 
 // Copies run `from_run`'s trace rows of the database attached as `schema` in as run `run`.
 Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run);

@@ -1,7 +1,10 @@
 // A trace's rows: strings, tracks (with each track's longest event, so a time window needs only the
 // index on (run, track, ts), and its number of nesting depths), nodes, events in the Trace's order
-// with their nesting depths, counters, flows, memory blocks and the time each iteration's ops span.
+// with their nesting depths, counters, flows, memory blocks, the time each iteration's ops span and
+// per kind and name of event their number and total time (schema 8: the timeline's legend of a trace
+// kept in the file reads these few rows, never its events).
 #include <algorithm>
+#include <unordered_map>
 
 #include "app/session/session_store.h"
 #include "app/session/sqlite_db.h"
@@ -15,6 +18,11 @@ const char* const kSchemaV3 = R"sql(
 ALTER TABLE trace_events ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trace_tracks ADD COLUMN depths INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE trace_iterations(run INTEGER, iteration INTEGER, t0 INTEGER, t1 INTEGER, PRIMARY KEY(run, iteration));
+)sql";
+
+const char* const kSchemaV8 = R"sql(
+CREATE TABLE trace_name_totals(run INTEGER, kind INTEGER, name INTEGER, events INTEGER, dur INTEGER,
+  PRIMARY KEY(run, kind, name));
 )sql";
 
 namespace {
@@ -33,6 +41,26 @@ Status write_iterations(sqlite3* db, const std::string& file, int run, const pro
   for (const prof::IterationSpan& s : prof::op_iteration_spans(t))
     it.bind(1, int64_t{run}).bind(2, int64_t{s.iteration}).bind(3, s.t0).bind(4, s.t1).run();
   return it.status();
+}
+
+// Per (kind, name) of the events, their number and total duration, by kind then name (as
+// derive_name_totals orders them).
+Status write_name_totals(sqlite3* db, const std::string& file, int run, const prof::Trace& t) {
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> totals;
+  for (const prof::Event& e : t.events) {
+    auto& [n, dur] = totals[(static_cast<uint64_t>(e.kind) << 32) | e.name];
+    ++n, dur += e.dur_ns;
+  }
+  std::vector<uint64_t> keys;
+  keys.reserve(totals.size());
+  for (const auto& kv : totals) keys.push_back(kv.first);
+  std::sort(keys.begin(), keys.end());
+  Stmt st(db, file, "INSERT INTO trace_name_totals VALUES(?, ?, ?, ?, ?)");
+  for (uint64_t k : keys) {
+    st.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(k >> 32)).bind(3, static_cast<int64_t>(k & 0xffffffffu));
+    st.bind(4, totals[k].first).bind(5, totals[k].second).run();
+  }
+  return st.status();
 }
 
 Status write_trace_tables(sqlite3* db, const std::string& file, int run, const prof::Trace& t,
@@ -198,7 +226,16 @@ Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Tr
   const std::vector<int32_t> depth = prof::nesting_depths(trace);
   MS_RETURN_IF_ERROR(write_trace_tables(db, file, run, trace, depth));
   MS_RETURN_IF_ERROR(write_trace_rows(db, file, run, trace, depth));
+  MS_RETURN_IF_ERROR(write_name_totals(db, file, run, trace));
   return write_iterations(db, file, run, trace);
+}
+
+Status derive_name_totals(sqlite3* db, const std::string& file, int run) {
+  Stmt st(db, file,
+          "INSERT INTO trace_name_totals SELECT run, kind, name, COUNT(*), SUM(dur) FROM trace_events WHERE run = ? "
+          "GROUP BY kind, name ORDER BY kind, name");
+  st.bind(1, int64_t{run}).run();
+  return st.status();
 }
 
 Status derive_trace_rows(sqlite3* db, const std::string& file, int run) {
@@ -256,17 +293,22 @@ Expected<std::vector<std::string>> table_columns(sqlite3* db, const std::string&
 }
 
 Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run) {
-  static const char* const kTraceTables[] = {"trace_info",   "trace_meta",      "trace_strings",  "trace_tracks",
-                                             "trace_nodes",  "trace_events",    "trace_counters", "trace_flows",
-                                             "trace_blocks", "trace_iterations"};
-  // A file of an older schema lacks what later schemas derive from its events: derived here.
-  bool derive = false;
+  static const char* const kTraceTables[] = {"trace_info",   "trace_meta",       "trace_strings",    "trace_tracks",
+                                             "trace_nodes",  "trace_events",     "trace_counters",   "trace_flows",
+                                             "trace_blocks", "trace_iterations", "trace_name_totals"};
+  // A file of an older schema lacks what later schemas derive from its events: derived here (the
+  // totals of schema 8 on their own: a file of schema 3 to 7 has the rest).
+  bool derive = false, totals = false;
   for (const char* table : kTraceTables) {
     MS_ASSIGN_OR_RETURN(const std::vector<std::string> mine, table_columns(db, file, "main", table));
     MS_ASSIGN_OR_RETURN(const std::vector<std::string> theirs, table_columns(db, file, schema, table));
     std::string list;
     for (const std::string& c : mine)
       if (c != "run" && std::find(theirs.begin(), theirs.end(), c) != theirs.end()) list += ", " + c;
+    if (std::string_view(table) == "trace_name_totals" && theirs.empty()) {
+      totals = true;
+      continue;
+    }
     if (theirs.size() < mine.size()) derive = true;
     if (theirs.empty()) continue;
     const std::string q = std::string("INSERT INTO main.") + table + "(run" + list + ") SELECT ?1" + list + " FROM " +
@@ -275,6 +317,7 @@ Status copy_trace(sqlite3* db, const std::string& file, const std::string& schem
     copy.bind(1, int64_t{run}).bind(2, int64_t{from_run}).run();
     MS_RETURN_IF_ERROR(copy.status());
   }
+  if (totals) MS_RETURN_IF_ERROR(derive_name_totals(db, file, run));
   return derive ? derive_trace_rows(db, file, run) : Status::ok();
 }
 

@@ -38,11 +38,13 @@ inline void write_bytes(const std::string& p, const std::string& b) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << b;
 }
 
-// What schema 7 added (the snapshots' nested constants) and what schema 6 added (the snapshots'
-// constants), dropped with their digests by the tests that turn a file into what an older schema
-// wrote: MS_DROP_SCHEMA_6_SQL drops both.
+// What schema 8 added (the traces' totals by kind and name of event), schema 7 (the snapshots' nested
+// constants) and schema 6 (the snapshots' constants), dropped with their digests by the tests that
+// turn a file into what an older schema wrote: MS_DROP_SCHEMA_7_SQL drops what schemas 7 and 8
+// added, MS_DROP_SCHEMA_6_SQL what schemas 6 to 8 added.
+#define MS_DROP_SCHEMA_8_SQL "DROP TABLE trace_name_totals; DELETE FROM digests WHERE tbl = 'trace_name_totals';"
 #define MS_DROP_SCHEMA_7_SQL \
-  "DROP TABLE snapshot_nested_values; DELETE FROM digests WHERE tbl = 'snapshot_nested_values';"
+  MS_DROP_SCHEMA_8_SQL "DROP TABLE snapshot_nested_values; DELETE FROM digests WHERE tbl = 'snapshot_nested_values';"
 #define MS_DROP_SCHEMA_6_ONLY_SQL                                                                   \
   "DROP TABLE snapshot_constants; DROP TABLE snapshot_values; DROP TABLE snapshot_constant_budget;" \
   "DELETE FROM digests WHERE tbl IN ('snapshot_constants', 'snapshot_values', 'snapshot_constant_budget');"

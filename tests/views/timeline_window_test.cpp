@@ -7,6 +7,7 @@
 #include <QImage>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "profiler/analysis/nesting.h"
@@ -68,6 +69,13 @@ class MemoryWindowSource : public TimelineWindowSource {
       if (out[k].count++ == 0) out[k].first = e, out[k].first_depth = depth_[i];
     }
     return out;
+  }
+  std::vector<std::pair<std::string, int64_t>> op_type_totals() const override {
+    std::map<std::string, int64_t> by_name;
+    for (const prof::Event& e : t_->events)
+      if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
+        by_name[std::string(t_->str(e.name))] += e.dur_ns;
+    return {by_name.begin(), by_name.end()};
   }
   mutable int queries = 0;
   mutable size_t fetched = 0;

@@ -11,10 +11,8 @@ namespace ms::views {
 void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs) {
   runs_.clear();
   rows_.clear();
-  top_names_.clear();
-  legend_pending_ = false;
+  op_time_.clear();
   span_ = 1;
-  std::map<std::string, int64_t> time_by_name;
   for (auto& [label, trace] : runs) {
     if (!trace) continue;
     const int run = static_cast<int>(runs_.size());
@@ -44,7 +42,7 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
           rows_.push_back(std::move(row));
         }
         if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
-          time_by_name[std::string(t.str(e.name))] += e.dur_ns;
+          op_time_[std::string(t.str(e.name))] += e.dur_ns;
         runs_.back().row_of_event[i] = static_cast<int32_t>(row_of_depth[depth]);
         TimelineRow& row = rows_[row_of_depth[depth]];
         row.events.push_back(static_cast<uint32_t>(i));
@@ -71,9 +69,15 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
       row.max_value = std::max(row.max_value, c.value);
     }
   }
+  rank_op_types();
+}
+
+void TimelineModel::rank_op_types() {
+  // Largest first; of equal times, the name last in order first.
   std::vector<std::pair<int64_t, std::string>> names;
-  for (auto& [n, ns] : time_by_name) names.emplace_back(ns, n);
+  for (auto& [n, ns] : op_time_) names.emplace_back(ns, n);
   std::sort(names.rbegin(), names.rend());
+  top_names_.clear();
   for (size_t i = 0; i < names.size() && i < 16; ++i) top_names_.push_back(names[i].second);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,7 +89,8 @@ class TimelineModel {
   const std::vector<TimelineRow>& rows() const { return rows_; }
   int64_t span_ns() const { return span_; }
   size_t event_count() const;
-  // Op types by total time over all runs (the legend), largest first.
+  // Op types by total time over all runs (the legend), largest first, 16 at most; a windowed run's
+  // from its source's totals.
   const std::vector<std::string>& top_names() const { return top_names_; }
 
   // Step one of a frame: the visible window [t0, t1) over `width` pixels.
@@ -112,11 +114,12 @@ class TimelineModel {
     std::vector<std::vector<uint32_t>> folds;
   };
   void fill_window_rows(int run, const WindowEvents& w);
+  void rank_op_types();  // top_names_ from op_time_
   std::vector<Run> runs_;
   std::vector<TimelineRow> rows_;
   int64_t span_ = 1;
   std::vector<std::string> top_names_;
-  bool legend_pending_ = false;  // a windowed run was added: the next load recounts the legend
+  std::map<std::string, int64_t> op_time_;  // the legend's count: time by op type over all runs
 };
 
 }  // namespace ms::views

@@ -1,8 +1,8 @@
 // A trace the timeline reads window by window instead of holding it whole (a session file's trace
 // of millions of events): the trace without its events, the time they span, and per track the
 // events of a window with their nesting depths, their number, or a summary of it in equal time
-// buckets (zoomed out: a count and the first event per bucket). Qt-free; the app implements it over
-// a session file.
+// buckets (zoomed out: a count and the first event per bucket), and the time by op type. Qt-free;
+// the app implements it over a session file.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,9 @@ class TimelineWindowSource {
   // The nesting depths `track` has (1 + its deepest event's depth; 0 for a track without events).
   virtual int depth_count(uint32_t track) const = 0;
   virtual std::vector<WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const = 0;
+  // The whole trace's Op and Foreign events' total duration by name (the legend's op types), in
+  // any order; without reading its events (a session file stores these totals).
+  virtual std::vector<std::pair<std::string, int64_t>> op_type_totals() const = 0;
   // The last query's error ("" when none): a damaged file fails the query that reads it.
   virtual std::string error() const { return {}; }
 };

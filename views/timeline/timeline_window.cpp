@@ -24,7 +24,9 @@ void TimelineModel::add_windowed_run(std::string label, std::shared_ptr<Timeline
   r.source = std::move(source);
   runs_.push_back(r);
   span_ = std::max(span_, end - begin);
-  legend_pending_ = true;
+  // The legend counts the whole trace (the source's totals), not the window shown.
+  for (const auto& [name, ns] : r.source->op_type_totals()) op_time_[name] += ns;
+  rank_op_types();
   // A row per track and nesting depth, as a loaded trace has them.
   for (uint32_t track = 0; track < skeleton->tracks.size(); ++track) {
     if (r.source->count(track, begin, end + 1) == 0) continue;  // a track of counters only
@@ -103,20 +105,6 @@ WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
       }
     }
     fill_window_rows(run, w);
-  }
-  if (legend_pending_) {
-    // The legend with a windowed run: op types by time in the first window loaded (the whole span).
-    legend_pending_ = false;
-    top_names_.clear();
-    std::map<std::string, int64_t> time_by_name;
-    for (const Run& r : runs_)
-      for (const prof::Event& e : r.trace->events)
-        if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
-          time_by_name[std::string(r.trace->str(e.name))] += e.dur_ns;
-    std::vector<std::pair<int64_t, std::string>> names;
-    for (auto& [n, ns] : time_by_name) names.emplace_back(ns, n);
-    std::sort(names.rbegin(), names.rend());
-    for (size_t i = 0; i < names.size() && i < 16; ++i) top_names_.push_back(names[i].second);
   }
   return load;
 }
