@@ -1,9 +1,9 @@
-// FusedPool: MaxPool / GlobalAveragePool / GlobalMaxPool as one oneDNN pooling over activations the
-// O2 layout pass keeps blocked (nChw8c or nChw16c, its layout_block) on either side, so the conv
-// region around a pool needs no reorder (and no reorder scratch: the stem conv of a ResNet writes its 3 MiB output
-// blocked straight into the arena and the pool reads it there). Without blocked operands it is the plain pooling kernel
-// of the op named by `pool`. With `to` (bf16: a Cast after the pool folded in by conv-layout) it pools
-// in f32 and writes the result rounded to bf16.
+// FusedPool: MaxPool / GlobalAveragePool / GlobalMaxPool (f32, or bf16 in a bf16 graph) as one oneDNN pooling over
+// activations the O2 layout pass keeps blocked (nChw8c or nChw16c, its layout_block) on either side, so the conv region
+// around a pool needs no reorder (and no reorder scratch: the stem conv of a ResNet writes its 3 MiB output blocked
+// straight into the arena and the pool reads it there). Without blocked operands it is the plain pooling kernel of the
+// op named by `pool`. With `to` (bf16: a Cast after the pool folded in by conv-layout) it pools in f32 and writes the
+// result rounded to bf16.
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/nn_onednn.h"
 
@@ -54,21 +54,22 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   }
   const auto alg =
       pool == "GlobalAveragePool" ? dnnl::algorithm::pooling_avg_exclude_padding : dnnl::algorithm::pooling_max;
-  const bool to_bf16 = y.dtype() == DType::BF16;
-  const memory::desc x_md = layout_desc(x.shape(), src_blk, block);
-  const memory::desc y_md =
-      layout_desc(y.shape(), dst_blk, block, to_bf16 ? memory::data_type::bf16 : memory::data_type::f32);
+  const memory::data_type xt = to_dnnl(x.dtype()), yt = to_dnnl(y.dtype());
+  const memory::desc x_md = layout_desc(x.shape(), src_blk, block, xt);
+  const memory::desc y_md = layout_desc(y.shape(), dst_blk, block, yt);
   // oneDNN's jit pooling takes src and dst in one layout and type (otherwise its reference loops,
-  // ~10x slower): at a region's edge, or with a bf16 result, the pool writes f32 in the input's
-  // layout into scratch and the (smaller) output is reordered, and rounded, from there.
+  // ~10x slower): at a region's edge, or with a bf16 result of an f32 pool, the pool writes the
+  // input's layout and type into scratch and the (smaller) output is reordered, and rounded, from
+  // there.
   // (A plain input needs a truly plain output: a unit-plane output described blocked would send a
   // plain input to the reference loops, as EfficientNet's squeeze-excite pools were.)
   const bool x_blocked = x_md.data.format_desc.blocking.inner_nblks > 0;
-  const memory::desc pool_md = x_blocked ? layout_desc(y.shape(), true, block) : plain_desc(y.shape());
+  const memory::desc pool_md = x_blocked ? layout_desc(y.shape(), true, block, xt) : plain_desc(y.shape(), xt);
   const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
                           nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
                           nn::key_of(dil) + "|" + nn::key_of(pad_l) + "|" + nn::key_of(pad_r) + (src_blk ? "|sb" : "") +
-                          (dst_blk ? "|db" : "") + "|b" + std::to_string(block) + (to_bf16 ? "|bf16" : "");
+                          (dst_blk ? "|db" : "") + "|b" + std::to_string(block) + "|" +
+                          std::string(dtype_name(x.dtype())) + "|" + std::string(dtype_name(y.dtype()));
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "fused pooling", [&]() -> Status {
     auto pp = dnn.cached<FusedPoolPrimitive>(key, [&] {
@@ -102,14 +103,16 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
   if (y.numel() == 0) return Status::ok();
   const bool src_blk = ctx.node().attr_int("src_blocked", 0) != 0;
   const bool dst_blk = ctx.node().attr_int("dst_blocked", 0) != 0;
-  const bool to_bf16 = y.dtype() == DType::BF16;
-  if (to_bf16 && x.dtype() != DType::F32) return ctx.fail("a bf16 result needs an f32 input");
-  if (x.dtype() == DType::F32 && x.rank() == 4 && x.numel() > 0) {
+  const bool rounds = y.dtype() != x.dtype();
+  if (rounds && !(x.dtype() == DType::F32 && y.dtype() == DType::BF16))
+    return ctx.fail("a pool rounds f32 to bf16 only, not " + std::string(dtype_name(x.dtype())) + " to " +
+                    std::string(dtype_name(y.dtype())));
+  if ((x.dtype() == DType::F32 || x.dtype() == DType::BF16) && x.rank() == 4 && x.numel() > 0) {
     Status s = pool_blocked(ctx, pool, x, y, src_blk, dst_blk, ctx.node().attr_int("layout_block", 16));
     // Blocked operands and rounded results have no plain fallback.
-    if (s.code() != ErrorCode::Unsupported || src_blk || dst_blk || to_bf16) return s;
+    if (s.code() != ErrorCode::Unsupported || src_blk || dst_blk || rounds) return s;
   } else if (src_blk || dst_blk) {
-    return ctx.fail("blocked layout needs a 4-D f32 input");
+    return ctx.fail("blocked layout needs a 4-D f32 or bf16 input");
   }
   MS_RETURN_IF_ERROR(run_anchor(ctx, pool.c_str(), 1));
   ctx.set_impl("fused:" + ctx.impl());

@@ -80,15 +80,17 @@ class ConvLayout final : public Pass {
       n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
       any = true;
     }
-    // Pool candidates: single-output f32 4-D static pools (MaxPool without Indices).
+    // Pool candidates: single-output f32 (or bf16 where bf16 convs block) 4-D static pools (MaxPool
+    // without Indices).
     for (auto& n : g.nodes()) {
       if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.size() != 1 ||
           (n.op_type != "MaxPool" && n.op_type != "GlobalAveragePool" && n.op_type != "GlobalMaxPool"))
         continue;
       const ir::Value* x = g.value(n.inputs[0]);
       const ir::Value* y = g.value(n.outputs[0]);
-      if (!x || !y || x->type.dtype != DType::F32 || !x->type.is_static() || x->type.dims->size() != 4 ||
-          !y->type.is_static() || (n.op_type == "MaxPool" && n.attr_int("storage_order", 0) != 0))
+      const bool pool_dtype_ok = x && (x->type.dtype == DType::F32 || (bf16_convs_ && x->type.dtype == DType::BF16));
+      if (!pool_dtype_ok || !y || !x->type.is_static() || x->type.dims->size() != 4 || !y->type.is_static() ||
+          (n.op_type == "MaxPool" && n.attr_int("storage_order", 0) != 0))
         continue;
       if (!take(spent)) break;
       n.attrs["pool"] = ir::Attribute(n.op_type);

@@ -159,7 +159,8 @@ TEST(CompilerPoolLayout, PoolRoundingToBf16EqualsTheCastAfterThePool) {
 
 // --precision bf16 on a ResNet: the stem conv and its MaxPool stay f32 (the layer reading the input),
 // and the Cast to bf16 folds into the pool, which writes the blocked bf16 the first block's convs
-// read (where oneDNN computes bf16): no Cast, no reorder between the stem and the first block.
+// read (where oneDNN computes bf16): no Cast, no reorder between the stem and the first block; the
+// global pool reads the last block's bf16 result blocked.
 TEST(CompilerPoolLayout, Bf16ResNetStemPoolWritesTheFirstBlocksBf16) {
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
   ASSERT_TRUE(g) << g.status().message();
@@ -183,6 +184,15 @@ TEST(CompilerPoolLayout, Bf16ResNetStemPoolWritesTheFirstBlocksBf16) {
   EXPECT_EQ(pool->attr_int("dst_blocked", 0), be->native_bf16() ? 1 : 0);
   for (const auto& n : cg.nodes())
     for (const auto& i : n.inputs) EXPECT_FALSE(n.op_type == "Cast" && i == pool->outputs[0]) << ir::dump_text(cg);
+  // The global pool after the last block pools bf16 where it is, blocked, where oneDNN computes bf16.
+  int bf16_global_pools = 0;
+  for (const auto& n : cg.nodes()) {
+    if (n.op_type != (be->native_bf16() ? "FusedPool" : "GlobalAveragePool")) continue;
+    if (n.op_type == "FusedPool" && n.attr_string("pool", "") != "GlobalAveragePool") continue;
+    bf16_global_pools += cg.value(n.inputs[0])->type.dtype == DType::BF16;
+    if (be->native_bf16()) EXPECT_EQ(n.attr_int("src_blocked", 0), 1);
+  }
+  EXPECT_EQ(bf16_global_pools, 1) << ir::dump_text(cg);
 
   const auto [a, b] = testing::eager_and_compiled(*g, *be, **c, random_inputs(*g));
   ASSERT_TRUE(a.defined() && b.defined());
