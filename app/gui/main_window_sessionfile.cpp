@@ -99,12 +99,6 @@ void MainWindow::open_session(const QString& path) {
         if (kept) {
           ctx.progress(-1, QObject::tr("Comparing the session's runs"));
           comparison = session::complete_comparison(reader, data, max_compared);
-          // The legend's op types of each trace kept in the file, kept by the reader: stored, or in
-          // a file of schema 7 counted from its events (seconds for millions), here, not on the UI
-          // thread. An error is the timeline's to report (SessionTraceSource::make asks again).
-          ctx.progress(-1, QObject::tr("Counting the op types of the traces kept in the file"));
-          for (const session::SessionRun& r : data.runs)
-            if (!r.trace_file.empty()) (void)reader.op_type_totals(r.trace_run);
         }
         Loaded out{std::move(data), std::move(model), nullptr, std::move(comparison)};
         if (kept) out.reader = std::make_shared<const session::SessionReader>(std::move(reader));

@@ -11,11 +11,24 @@ Expected<std::shared_ptr<SessionTraceSource>> SessionTraceSource::make(
   MS_ASSIGN_OR_RETURN(s->span_, reader->trace_span(run));
   MS_ASSIGN_OR_RETURN(s->events_, reader->event_count(run));
   MS_ASSIGN_OR_RETURN(s->depths_, reader->track_depths(run));
-  MS_ASSIGN_OR_RETURN(s->op_types_, reader->op_type_totals(run));
+  if (reader->stores_op_type_totals()) {
+    MS_ASSIGN_OR_RETURN(s->op_types_, reader->op_type_totals(run));
+  } else {
+    s->counting_ = std::async(std::launch::async, [reader, run] { return reader->op_type_totals(run); });
+  }
   MS_ASSIGN_OR_RETURN(s->first_iterations_, reader->trace_first_iterations(run));
   s->reader_ = std::move(reader);
   s->run_ = run;
   return s;
+}
+
+std::optional<std::vector<std::pair<std::string, int64_t>>> SessionTraceSource::op_type_totals() const {
+  if (op_types_ || !counting_.valid()) return op_types_;
+  if (counting_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return std::nullopt;
+  auto totals = counting_.get();
+  if (!totals) error_ = totals.status().message();
+  op_types_ = totals ? std::move(*totals) : std::vector<std::pair<std::string, int64_t>>{};
+  return op_types_;
 }
 
 int64_t SessionTraceSource::count(uint32_t track, int64_t t0, int64_t t1) const {

@@ -3,7 +3,9 @@
 // events reads none of them; each visible window costs a few index look-ups per track.
 #pragma once
 
+#include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +26,9 @@ class SessionTraceSource : public views::TimelineWindowSource {
   std::vector<prof::Event> events(uint32_t track, int64_t t0, int64_t t1, std::vector<int32_t>& depths) const override;
   int depth_count(uint32_t track) const override;
   std::vector<views::WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const override;
-  std::vector<std::pair<std::string, int64_t>> op_type_totals() const override { return op_types_; }
+  // Stored in the file: read by make. A file of schema 7: counted from its events on a thread of its
+  // own (seconds for millions), so the first frame does not wait for them.
+  std::optional<std::vector<std::pair<std::string, int64_t>>> op_type_totals() const override;
   std::string error() const override { return error_; }
   // The skeleton with the op events of the first iterations (SessionReader::trace_first_iterations):
   // all the memory views read of the trace.
@@ -35,7 +39,9 @@ class SessionTraceSource : public views::TimelineWindowSource {
   int run_ = 0;
   prof::TracePtr skeleton_, first_iterations_;
   std::vector<int> depths_;
-  std::vector<std::pair<std::string, int64_t>> op_types_;
+  mutable std::optional<std::vector<std::pair<std::string, int64_t>>> op_types_;
+  // Waited for by the destructor (at most the count's seconds).
+  mutable std::future<Expected<std::vector<std::pair<std::string, int64_t>>>> counting_;
   std::pair<int64_t, int64_t> span_{0, 0};
   int64_t events_ = 0;
   mutable std::string error_;

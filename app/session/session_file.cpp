@@ -413,13 +413,37 @@ Expected<SessionReader> SessionReader::open(const std::string& path, Verify veri
   r.path_ = path;
   r.version_ = opened.second;
   r.db_ = opened.first.release();
+  Stmt has(r.db_, path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'trace_name_totals'");
+  r.totals_stored_ = has.step() && has.i64(0) > 0;
+  MS_RETURN_IF_ERROR(has.status());
   return r;
+}
+
+Expected<std::vector<std::pair<std::string, int64_t>>> SessionReader::op_type_totals(int run) const {
+  {
+    std::lock_guard<std::mutex> lock(op_types_->mutex);
+    if (auto it = op_types_->by_run.find(run); it != op_types_->by_run.end()) return it->second;
+  }
+  std::vector<std::pair<std::string, int64_t>> totals;
+  if (totals_stored_) {
+    MS_ASSIGN_OR_RETURN(totals, store::read_op_type_totals(db_, path_, run, /*stored=*/true));
+  } else {
+    // Counted on a connection of its own: one step of the GROUP BY holds its connection for seconds.
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(uri_of(path_).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    DbPtr db(raw);
+    if (rc != SQLITE_OK) return sql::db_error(db.get(), path_, "cannot open the session");
+    MS_ASSIGN_OR_RETURN(totals, store::read_op_type_totals(db.get(), path_, run, /*stored=*/false));
+  }
+  std::lock_guard<std::mutex> lock(op_types_->mutex);
+  return op_types_->by_run[run] = std::move(totals);
 }
 
 SessionReader::SessionReader(SessionReader&& o) noexcept
     : path_(std::move(o.path_)),
       version_(o.version_),
       db_(std::exchange(o.db_, nullptr)),
+      totals_stored_(o.totals_stored_),
       op_types_(std::move(o.op_types_)) {}
 
 SessionReader& SessionReader::operator=(SessionReader&& o) noexcept {
@@ -428,6 +452,7 @@ SessionReader& SessionReader::operator=(SessionReader&& o) noexcept {
     path_ = std::move(o.path_);
     version_ = o.version_;
     db_ = std::exchange(o.db_, nullptr);
+    totals_stored_ = o.totals_stored_;
     op_types_ = std::move(o.op_types_);
   }
   return *this;

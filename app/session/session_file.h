@@ -239,15 +239,18 @@ class SessionReader {
   // The total duration of the run's Op and Foreign events by name (the timeline's legend), by name:
   // read from the totals stored with the trace (schema 8: a few rows, however many events it has),
   // or in a file of schema 7 read as it is, counted from its events (one pass over them: seconds
-  // for ten million; the app asks while opening, in the background). Kept: a second call reads
-  // nothing. Safe to call from any thread.
+  // for ten million) on a connection of its own, so that a thread counting them holds up no other
+  // query. Kept: a second call reads nothing. Safe to call from any thread.
   Expected<std::vector<std::pair<std::string, int64_t>>> op_type_totals(int run) const;
+  // Whether the file stores those totals (else op_type_totals counts the events).
+  bool stores_op_type_totals() const { return totals_stored_; }
 
  private:
   SessionReader() = default;
   std::string path_;
   int version_ = 0;
   sqlite3* db_ = nullptr;
+  bool totals_stored_ = false;
   struct OpTypeTotals {
     std::mutex mutex;
     std::map<int, std::vector<std::pair<std::string, int64_t>>> by_run;

@@ -1,12 +1,9 @@
 // SessionReader's queries for a timeline that reads a trace window by window instead of loading it:
-// the trace without its events, the time they span, counts and bucketed summaries of a window, the
-// time by op type (the legend, from the totals stored with the trace). A track's events are stored
-// in time order and numbered (seq), so the number of events starting in [t0, t1) is the difference
-// of the numbers of the first events at or after t1 and t0: two index look-ups, however many events
-// lie between.
+// the trace without its events, the time they span, counts and bucketed summaries of a window. A
+// track's events are stored in time order and numbered (seq), so the number of events starting in
+// [t0, t1) is the difference of the numbers of the first events at or after t1 and t0: two index
+// look-ups, however many events lie between.
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "app/session/session_file.h"
 #include "app/session/session_store.h"
@@ -127,32 +124,6 @@ Expected<std::vector<WindowBucket>> SessionReader::window_summary(int run, uint3
   }
   MS_RETURN_IF_ERROR(seek.status());
   return out;
-}
-
-Expected<std::vector<std::pair<std::string, int64_t>>> SessionReader::op_type_totals(int run) const {
-  std::lock_guard<std::mutex> lock(op_types_->mutex);
-  if (auto it = op_types_->by_run.find(run); it != op_types_->by_run.end()) return it->second;
-  // The stored totals (schema 8, or migrated), else the events themselves (a file of schema 7).
-  Stmt has(db_, path_, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'trace_name_totals'");
-  const bool stored = has.step() && has.i64(0) > 0;
-  MS_RETURN_IF_ERROR(has.status());
-  const std::string q =
-      std::string("SELECT t.name, s.text, s.id IS NULL, t.dur FROM (SELECT name, SUM(dur) AS dur FROM ") +
-      (stored ? "trace_name_totals" : "trace_events") +
-      " WHERE run = ?1 AND kind IN (?2, ?3) GROUP BY name) t LEFT JOIN trace_strings s "
-      "ON s.run = ?1 AND s.id = t.name";
-  Stmt st(db_, path_, q.c_str());
-  st.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(prof::EventKind::Op));
-  st.bind(3, static_cast<int64_t>(prof::EventKind::Foreign));
-  // By text: names are interned, but a trace may hold a string twice.
-  std::map<std::string, int64_t> by_name;
-  while (st.step()) {
-    if (st.i64(2) != 0)
-      return invalid_model(path_ + ": the trace of run " + std::to_string(run) + " is damaged (event name)");
-    by_name[st.text(1)] += st.i64(3);
-  }
-  MS_RETURN_IF_ERROR(st.status());
-  return op_types_->by_run[run] = std::vector<std::pair<std::string, int64_t>>(by_name.begin(), by_name.end());
 }
 
 Expected<std::vector<int>> SessionReader::track_depths(int run) const {

@@ -124,6 +124,11 @@ Status derive_trace_rows(sqlite3* db, const std::string& file, int run);
 // Fills schema 8's totals of a run's stored events (one pass over them), for a trace written before it.
 Status derive_name_totals(sqlite3* db, const std::string& file, int run);
 
+// The total duration of the run's Op and Foreign events by name, from schema 8's totals (`stored`) or
+// from the events themselves; errors name the file.
+Expected<std::vector<std::pair<std::string, int64_t>>> read_op_type_totals(sqlite3* db, const std::string& file,
+                                                                           int run, bool stored);
+
 // Copies run `from_run`'s trace rows of the database attached as `schema` in as run `run`.
 Status copy_trace(sqlite3* db, const std::string& file, const std::string& schema, int from_run, int run);
 

@@ -4,6 +4,7 @@
 // per kind and name of event their number and total time (schema 8: the timeline's legend of a trace
 // kept in the file reads these few rows, never its events).
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "app/session/session_store.h"
@@ -228,6 +229,26 @@ Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Tr
   MS_RETURN_IF_ERROR(write_trace_rows(db, file, run, trace, depth));
   MS_RETURN_IF_ERROR(write_name_totals(db, file, run, trace));
   return write_iterations(db, file, run, trace);
+}
+
+Expected<std::vector<std::pair<std::string, int64_t>>> read_op_type_totals(sqlite3* db, const std::string& file,
+                                                                           int run, bool stored) {
+  const std::string q =
+      std::string("SELECT t.name, s.text, s.id IS NULL, t.dur FROM (SELECT name, SUM(dur) AS dur FROM ") +
+      (stored ? "trace_name_totals" : "trace_events") +
+      " WHERE run = ?1 AND kind IN (?2, ?3) GROUP BY name) t LEFT JOIN trace_strings s "
+      "ON s.run = ?1 AND s.id = t.name";
+  Stmt st(db, file, q.c_str());
+  st.bind(1, int64_t{run}).bind(2, static_cast<int64_t>(prof::EventKind::Op));
+  st.bind(3, static_cast<int64_t>(prof::EventKind::Foreign));
+  // By text: names are interned, but a trace may hold a string twice.
+  std::map<std::string, int64_t> by_name;
+  while (st.step()) {
+    if (st.i64(2) != 0) return damaged(file, run, "event name");
+    by_name[st.text(1)] += st.i64(3);
+  }
+  MS_RETURN_IF_ERROR(st.status());
+  return std::vector<std::pair<std::string, int64_t>>(by_name.begin(), by_name.end());
 }
 
 Status derive_name_totals(sqlite3* db, const std::string& file, int run) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
+#include <QTest>
 
 #include <algorithm>
 #include <map>
@@ -70,13 +71,18 @@ class MemoryWindowSource : public TimelineWindowSource {
     }
     return out;
   }
-  std::vector<std::pair<std::string, int64_t>> op_type_totals() const override {
+  std::optional<std::vector<std::pair<std::string, int64_t>>> op_type_totals() const override {
+    if (totals_pending > 0) {
+      --totals_pending;
+      return std::nullopt;
+    }
     std::map<std::string, int64_t> by_name;
     for (const prof::Event& e : t_->events)
       if (e.kind == prof::EventKind::Op || e.kind == prof::EventKind::Foreign)
         by_name[std::string(t_->str(e.name))] += e.dur_ns;
-    return {by_name.begin(), by_name.end()};
+    return std::vector<std::pair<std::string, int64_t>>(by_name.begin(), by_name.end());
   }
+  mutable int totals_pending = 0;  // asks answered "still counting" before the totals
   mutable int queries = 0;
   mutable size_t fetched = 0;
 
@@ -185,6 +191,25 @@ TEST(TimelineWindow, TheViewLoadsTheWindowItShows) {
   EXPECT_FALSE(c->draw_list().items.empty());
   v.select_range(0, v.model().span_ns());
   EXPECT_TRUE(v.stats_text().contains(QStringLiteral("Graph")));
+}
+
+TEST(TimelineWindow, TheLegendTakesTotalsCountedAfterTheFirstFrame) {
+  test::qt_app();
+  const prof::TracePtr t = test::generated_trace(true, 4);
+  TimelineModel whole;
+  whole.set_runs({{"Graph", t}});
+  ASSERT_FALSE(whole.top_names().empty());
+  auto source = std::make_shared<MemoryWindowSource>(t);
+  source->totals_pending = 3;
+  TimelineView v;
+  v.resize(1200, 500);
+  v.set_runs({});
+  v.add_windowed_run("Graph", source);
+  EXPECT_TRUE(v.model().legend_pending());
+  EXPECT_TRUE(v.model().top_names().empty());
+  for (int i = 0; i < 100 && v.model().legend_pending(); ++i) QTest::qWait(50);
+  EXPECT_FALSE(v.model().legend_pending());
+  EXPECT_EQ(v.model().top_names(), whole.top_names());
 }
 
 }  // namespace

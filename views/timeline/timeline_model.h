@@ -71,6 +71,7 @@ class TimelineModel {
     std::shared_ptr<TimelineWindowSource> source;
     prof::TracePtr skeleton;
     std::vector<uint32_t> folded;
+    bool op_types_pending = false;  // its source is still counting the legend's totals
   };
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
   // Adds a run read window by window (timeline_window.cpp): one row per track and nesting depth
@@ -92,6 +93,10 @@ class TimelineModel {
   // Op types by total time over all runs (the legend), largest first, 16 at most; a windowed run's
   // from its source's totals.
   const std::vector<std::string>& top_names() const { return top_names_; }
+  // Whether a windowed run's source is still counting its totals (the legend lacks them), and asks
+  // such sources again: true when the legend took some in.
+  bool legend_pending() const;
+  bool recount_legend();
 
   // Step one of a frame: the visible window [t0, t1) over `width` pixels.
   DrawList build(double t0, double t1, double width) const;
@@ -114,7 +119,8 @@ class TimelineModel {
     std::vector<std::vector<uint32_t>> folds;
   };
   void fill_window_rows(int run, const WindowEvents& w);
-  void rank_op_types();  // top_names_ from op_time_
+  void rank_op_types();        // top_names_ from op_time_
+  bool take_op_types(Run& r);  // adds the source's totals to op_time_ (false: not counted yet)
   std::vector<Run> runs_;
   std::vector<TimelineRow> rows_;
   int64_t span_ = 1;

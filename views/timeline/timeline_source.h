@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,8 +40,9 @@ class TimelineWindowSource {
   virtual int depth_count(uint32_t track) const = 0;
   virtual std::vector<WindowSummaryBucket> summary(uint32_t track, int64_t t0, int64_t t1, int buckets) const = 0;
   // The whole trace's Op and Foreign events' total duration by name (the legend's op types), in
-  // any order; without reading its events (a session file stores these totals).
-  virtual std::vector<std::pair<std::string, int64_t>> op_type_totals() const = 0;
+  // any order, without reading its events (a session file stores these totals); nullopt while they
+  // are being counted (an older file's, in the background): asked again until given.
+  virtual std::optional<std::vector<std::pair<std::string, int64_t>>> op_type_totals() const = 0;
   // The last query's error ("" when none): a damaged file fails the query that reads it.
   virtual std::string error() const { return {}; }
 };

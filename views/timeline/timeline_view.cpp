@@ -4,6 +4,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QResizeEvent>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -53,6 +54,12 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
          "double-click: fit"));
   layout->addWidget(canvas_, 1);
   layout->addWidget(stats_);
+  legend_timer_ = new QTimer(this);
+  legend_timer_->setInterval(200);
+  connect(legend_timer_, &QTimer::timeout, this, [this] {
+    if (model_.recount_legend()) canvas_->update();
+    if (!model_.legend_pending()) legend_timer_->stop();
+  });
 }
 
 void TimelineView::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs) {
@@ -65,6 +72,7 @@ void TimelineView::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> 
 void TimelineView::add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source) {
   model_.add_windowed_run(std::move(label), std::move(source));
   canvas_->reset_view();
+  if (model_.legend_pending()) legend_timer_->start();
 }
 
 void TimelineView::load_window() {

@@ -14,6 +14,7 @@
 #include "views/timeline/timeline_model.h"
 
 class QLabel;
+class QTimer;
 
 namespace ms::views {
 
@@ -56,6 +57,7 @@ class TimelineView : public QWidget {
   int window_loads_ = 0;
   TimelineCanvas* canvas_;
   QLabel* stats_;
+  QTimer* legend_timer_;  // asks the sources still counting the legend's totals again
 };
 
 class TimelineCanvas : public QWidget {

@@ -22,11 +22,10 @@ void TimelineModel::add_windowed_run(std::string label, std::shared_ptr<Timeline
   r.skeleton = skeleton;
   r.origin_ns = begin;
   r.source = std::move(source);
+  // The legend counts the whole trace (the source's totals), not the window shown.
+  if (take_op_types(r)) rank_op_types();
   runs_.push_back(r);
   span_ = std::max(span_, end - begin);
-  // The legend counts the whole trace (the source's totals), not the window shown.
-  for (const auto& [name, ns] : r.source->op_type_totals()) op_time_[name] += ns;
-  rank_op_types();
   // A row per track and nesting depth, as a loaded trace has them.
   for (uint32_t track = 0; track < skeleton->tracks.size(); ++track) {
     if (r.source->count(track, begin, end + 1) == 0) continue;  // a track of counters only
@@ -70,6 +69,26 @@ int64_t TimelineModel::run_event_count(int run) const {
 uint32_t TimelineModel::folded(int row, uint32_t index) const {
   const Run& r = runs_[static_cast<size_t>(rows_[static_cast<size_t>(row)].run)];
   return index < r.folded.size() ? r.folded[index] : 1;
+}
+
+bool TimelineModel::take_op_types(Run& r) {
+  auto totals = r.source->op_type_totals();
+  r.op_types_pending = !totals;
+  if (!totals) return false;
+  for (const auto& [name, ns] : *totals) op_time_[name] += ns;
+  return true;
+}
+
+bool TimelineModel::legend_pending() const {
+  return std::any_of(runs_.begin(), runs_.end(), [](const Run& r) { return r.op_types_pending; });
+}
+
+bool TimelineModel::recount_legend() {
+  bool took = false;
+  for (Run& r : runs_)
+    if (r.op_types_pending) took = take_op_types(r) || took;
+  if (took) rank_op_types();
+  return took;
 }
 
 WindowLoad TimelineModel::load_window(double t0, double t1, double width) {
