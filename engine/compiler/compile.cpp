@@ -414,9 +414,9 @@ MemoryPlan plan_arena(std::vector<MemorySlot> slots, const runtime::InplacePairs
 }
 
 // Stage "memory": the arena plan, and per step the scratch a kernel may take for a faster algorithm:
-// the room under (1 + scratch_over_lower_bound) x the values' lower bound beside the values live at
-// the step and at the steps that may run beside it. Fixed here, so every run takes the same
-// algorithms.
+// the room under the larger of (1 + scratch_over_lower_bound) x the values' lower bound and the bound
+// + scratch_min_room, beside the values live at the step and at the steps that may run beside it. Fixed here, so every
+// run takes the same algorithms.
 void plan_arena_stage(Build& b) {
   Executable& x = *b.x;
   const size_t n = x.program.steps.size();
@@ -424,8 +424,9 @@ void plan_arena_stage(Build& b) {
   x.planner = plan_arena;
   x.plan = plan_arena(x.value_slots, x.inplace);
   x.scratch_budget.assign(n, 0);
-  const auto cap =
-      static_cast<uint64_t>(static_cast<double>(x.plan.lower_bound) * (1.0 + b.options.scratch_over_lower_bound));
+  const auto cap = std::max(
+      x.plan.lower_bound + b.options.scratch_min_room,
+      static_cast<uint64_t>(static_cast<double>(x.plan.lower_bound) * (1.0 + b.options.scratch_over_lower_bound)));
   for (size_t si = 0; si < n; ++si) {
     uint64_t room = UINT64_MAX;
     for (int t = x.branches.lo[si]; t <= x.branches.hi[si]; ++t) {

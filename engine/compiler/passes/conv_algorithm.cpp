@@ -2,9 +2,9 @@
 // layout, may run as Winograd (F(2x2,3x3): 2.25x fewer multiplications than the direct conv;
 // F(4x4,3x3): 4x), paid for with a transform scratch of up to tens of MiB per conv. The pass marks
 // them (algorithm="winograd"); the FusedConv kernel takes Winograd only where that scratch fits the
-// room the memory plan leaves beside the values live at the step (at most 5% over the values' lower
-// bound), so Graph mode keeps its small arena. Eager mode has no plan to know that room: it always
-// runs the direct conv.
+// room the memory plan leaves beside the values live at the step (5% over the values' lower bound,
+// or 8 MiB beyond it where that is more: CompileOptions), so Graph mode keeps a small arena. Eager
+// mode has no plan to know that room: it always runs the direct conv.
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/work.h"
 #include "engine/ops/fused.h"

@@ -118,16 +118,19 @@ TEST(Compile, ScratchBudgetFollowsItsMargin) {
   auto be = backends::create_cpu_backend(1);
   CompileOptions o;
   o.jit_level = JitLevel::O2;
+  auto by_default = compile(*g, *be, signature_of(*g), o);  // at least 8 MiB beyond the bound
+  o.scratch_min_room = 0;
   o.scratch_over_lower_bound = 0;
   auto tight = compile(*g, *be, signature_of(*g), o);
   o.scratch_over_lower_bound = 1.0;
   auto roomy = compile(*g, *be, signature_of(*g), o);
-  ASSERT_TRUE(tight && roomy);
+  ASSERT_TRUE(tight && roomy && by_default);
   const auto& x = *tight->executable;
   for (size_t si = 0; si < x.scratch_budget.size(); ++si) {
     const uint64_t live = si < x.plan.live.size() ? x.plan.live[si] : 0;
     EXPECT_LE(x.scratch_budget[si], x.plan.lower_bound - std::min(live, x.plan.lower_bound)) << si;
     EXPECT_GE(roomy->executable->scratch_budget[si], x.scratch_budget[si] + x.plan.lower_bound / 2) << si;
+    EXPECT_GE(by_default->executable->scratch_budget[si], CompileOptions{}.scratch_min_room) << si;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -117,14 +118,26 @@ TEST(ConvAlgorithmPass, MarksWideStrideOne3x3Convs) {
   EXPECT_NE(c.dump.substr(r, c.dump.find('\n', r) - r).find("algorithm=\"winograd\""), std::string::npos) << c.dump;
 }
 
-// Winograd runs only where its scratch fits the arena's room at the step: behind a 1 MiB value
-// that sets the lower bound there is room and both 3x3 convs take it; alone (a 64 KiB arena) they
-// stay direct. The arena stays at the lower bound and the values equal eager execution.
+// The impl each node's kernel reported, by the node's first output.
+struct ConvPassImpls final : runtime::RunObserver {
+  std::map<std::string, std::string> of;
+  void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
+};
+
+std::map<std::string, std::string> conv_pass_impls(const Compiled& c, const std::string& text) {
+  ConvPassImpls seen;
+  runtime::RunOptions ro;
+  ro.observer = &seen;
+  EXPECT_TRUE(c.exe->run(testing::inputs_of(testing::parse_graph(text)), ro));
+  return seen.of;
+}
+
+// Winograd runs only where its scratch fits the arena's room at the step. With the room kept to 5%
+// over the values' lower bound (no minimum room): behind a 1 MiB value that sets the lower bound
+// there is room and both 3x3 convs take it; alone (a 64 KiB arena) they stay direct, and the arena
+// stays within 5% of the bound. With the default minimum room (8 MiB) the small graph takes it too,
+// its arena growing by no more than that room. Values equal eager execution throughout.
 TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
-  struct Impls final : runtime::RunObserver {
-    std::map<std::string, std::string> of;
-    void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
-  };
   const std::string convs = R"(
     init w3: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
     init w4: f32[64,64,3,3] = -0.01 0.02 0.01 -0.03
@@ -145,28 +158,61 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
     d = Relu(x)
   )" + convs;
   std::map<std::string, bool> wino;
-  for (const auto* text : {&roomy, &tight}) {
-    Compiled c = compile_and_compare(*text, compiler::JitLevel::O2, 1e-3);
+  CompileOptions no_min_room;
+  no_min_room.scratch_min_room = 0;
+  uint64_t tight_bound = 0;
+  for (const auto& [label, text, options] :
+       {std::tuple{"roomy", &roomy, no_min_room}, std::tuple{"tight", &tight, no_min_room},
+        std::tuple{"tight, min room", &tight, CompileOptions{}}}) {
+    SCOPED_TRACE(label);
+    Compiled c = compile_and_compare(*text, compiler::JitLevel::O2, 1e-3, options);
     ASSERT_TRUE(c.exe);
     EXPECT_NE(
         c.dump.find("%r = ai.modescope.FusedConv(%d, %w3) {activation_layout=\"blocked\", algorithm=\"winograd\""),
         std::string::npos)
         << c.dump;
-    Impls seen;
-    runtime::RunOptions ro;
-    ro.observer = &seen;
-    const auto in = testing::inputs_of(testing::parse_graph(*text));
-    ASSERT_TRUE(c.exe->run(in, ro));
-    const bool a = seen.of["r"].find("wino") != std::string::npos, b = seen.of["b"].find("wino") != std::string::npos;
-    EXPECT_EQ(a, b) << seen.of["r"] << " / " << seen.of["b"];
-    wino[text == &roomy ? "roomy" : "tight"] = a;
+    auto seen = conv_pass_impls(c, *text);
+    const bool a = seen["r"].find("wino") != std::string::npos, b = seen["b"].find("wino") != std::string::npos;
+    EXPECT_EQ(a, b) << seen["r"] << " / " << seen["b"];
+    wino[label] = a;
     const auto& plan = c.exe->memory_plan();
-    EXPECT_LE(static_cast<double>(plan.arena_bytes), 1.05 * static_cast<double>(plan.lower_bound));
+    if (options.scratch_min_room == 0) {
+      EXPECT_LE(static_cast<double>(plan.arena_bytes), 1.05 * static_cast<double>(plan.lower_bound));
+      if (text == &tight) tight_bound = plan.lower_bound;
+    } else {
+      EXPECT_LE(plan.arena_bytes, tight_bound + options.scratch_min_room);
+    }
   }
   EXPECT_FALSE(wino["tight"]);
   if (!__builtin_cpu_supports("avx512f"))
     GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
   EXPECT_TRUE(wino["roomy"]);
+  EXPECT_TRUE(wino["tight, min room"]);
+}
+
+// With room for both, Winograd takes the large tiles (F(4x4,3x3)) where the output's sides are
+// multiples of 4 and the small ones (F(2x2,3x3)) where the large would cover the plane with padded
+// tiles (14x14: 16x16 of tiles).
+TEST(ConvAlgorithmPass, WinogradTakesLargeTilesOnlyOnPlanesOfWholeTiles) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  const std::string text = R"(
+    input x: f32[1,64,28,28]
+    init w: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+    init w2: f32[64,64,3,3] = -0.01 0.02 0.01 -0.03
+    init wp: f32[64,64,1,1] = 0.05 -0.02
+    a = Conv(x, w) {pads=[1,1,1,1]}
+    p = Conv(a, wp) {strides=[2,2]}
+    b = Conv(p, w2) {pads=[1,1,1,1]}
+    output b
+  )";
+  CompileOptions roomy;
+  roomy.scratch_min_room = uint64_t{64} << 20;
+  Compiled c = compile_and_compare(text, compiler::JitLevel::O2, 1e-3, roomy);
+  ASSERT_TRUE(c.exe);
+  auto seen = conv_pass_impls(c, text);
+  EXPECT_NE(seen["a"].find("wino_4x3"), std::string::npos) << seen["a"];  // 28x28
+  EXPECT_NE(seen["b"].find("wino_2x3"), std::string::npos) << seen["b"];  // 14x14
 }
 
 // A depthwise conv whose result goes to a non-conv reader keeps its input plain too: oneDNN's jit
@@ -247,21 +293,14 @@ TEST(ConvLayoutPass, BlockedValuesUseTheChannelBlockOfThisCpu) {
 }
 
 TEST(ConvLayoutPass, NoConvOfABlockedRegionRunsTheReferenceConv) {
-  struct Impls final : runtime::RunObserver {
-    std::map<std::string, std::string> of;
-    void on_kernel_impl(const ir::Node& n, std::string_view impl) override { of[n.outputs[0]] = std::string(impl); }
-  };
   Compiled c = compile_and_compare(kBlockInvertedResiduals, JitLevel::O2, 1e-3);
   ASSERT_TRUE(c.exe);
-  Impls seen;
-  runtime::RunOptions ro;
-  ro.observer = &seen;
-  ASSERT_TRUE(c.exe->run(testing::inputs_of(testing::parse_graph(kBlockInvertedResiduals)), ro));
+  auto seen = conv_pass_impls(c, kBlockInvertedResiduals);
   int convs = 0;
   for (const auto& n : c.exe->graph().nodes()) {
     if (n.op_type != "FusedConv") continue;
     ++convs;
-    const std::string& impl = seen.of[n.outputs[0]];
+    const std::string& impl = seen[n.outputs[0]];
     EXPECT_EQ(impl.rfind("fused:onednn:", 0), 0u) << n.outputs[0] << ": " << impl;
     EXPECT_EQ(impl.find(":ref"), std::string::npos) << n.outputs[0] << ": " << impl;
   }

@@ -44,11 +44,13 @@ struct Compiled {
   std::unique_ptr<compiler::CompiledExecutor> exe;
 };
 
-// Compiles at `level` and checks the outputs equal eager execution of the original graph.
-inline Compiled compile_and_compare(const std::string& text, compiler::JitLevel level, double tol = 1e-4) {
+// Compiles at `level` (other options from `base`) and checks the outputs equal eager execution of
+// the original graph.
+inline Compiled compile_and_compare(const std::string& text, compiler::JitLevel level, double tol = 1e-4,
+                                    const compiler::CompileOptions& base = {}) {
   auto be = backends::create_cpu_backend(2);
   ir::Graph g = testing::parse_graph(text);
-  compiler::CompileOptions o;
+  compiler::CompileOptions o = base;
   o.jit_level = level;
   o.verify_passes = true;
   auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
