@@ -215,6 +215,33 @@ TEST(ConvAlgorithmPass, WinogradTakesLargeTilesOnlyOnPlanesOfWholeTiles) {
   EXPECT_NE(seen["b"].find("wino_2x3"), std::string::npos) << seen["b"];  // 14x14
 }
 
+// A strided 1x1 conv takes oneDNN's 1x1 kernel, which copies the strided input into scratch, where
+// the step's room has space for the copy (the default 8 MiB beyond the values' bound), and a jit conv
+// without that scratch where it has not (room 5% over the bound only). Values equal eager's both ways.
+TEST(ConvAlgorithmPass, StridedPointwiseConvTakesItsInputCopyWhereTheRoomAllows) {
+  if (!__builtin_cpu_supports("avx512f"))
+    GTEST_SKIP() << "the lean alternative checked here is oneDNN's AVX-512 one (this CPU has none)";
+  const std::string text = R"(
+    input x: f32[1,64,56,56]
+    init w1: f32[256,64,1,1] = 0.05 -0.02 0.03
+    init w2: f32[512,256,1,1] = 0.01 -0.02 0.015
+    init w3: f32[128,512,1,1] = -0.01 0.02 0.01
+    a = Conv(x, w1)
+    d = Conv(a, w2) {strides=[2,2]}
+    e = Conv(d, w3)
+    output e
+  )";
+  CompileOptions no_min_room;
+  no_min_room.scratch_min_room = 0;
+  Compiled roomy = compile_and_compare(text, compiler::JitLevel::O2, 1e-3);
+  Compiled tight = compile_and_compare(text, compiler::JitLevel::O2, 1e-3, no_min_room);
+  ASSERT_TRUE(roomy.exe && tight.exe);
+  const std::string with_copy = conv_pass_impls(roomy, text)["d"], lean = conv_pass_impls(tight, text)["d"];
+  EXPECT_NE(with_copy.find("jit_1x1"), std::string::npos) << with_copy;
+  EXPECT_EQ(lean.find("1x1"), std::string::npos) << lean;
+  EXPECT_NE(lean.find("jit"), std::string::npos) << lean;
+}
+
 // A depthwise conv whose result goes to a non-conv reader keeps its input plain too: oneDNN's jit
 // depthwise conv takes one layout on both sides (a blocked input with a plain result ran its
 // reference conv). A depthwise conv between two convs stays blocked on both sides.
