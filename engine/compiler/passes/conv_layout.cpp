@@ -145,8 +145,13 @@ class ConvLayout final : public Pass {
     const auto prod = producer_index(g);
     std::set<uint64_t> dead;
     for (auto& c : g.nodes()) {
+      // Rounding to nearest as the pool's reorder does: a pass's Cast (round_mode "nearest") or any
+      // from opset 19 on (before it ONNX's f32 -> bf16 Cast drops the low bits).
+      const auto opset = g.opsets.find("");
+      const bool nearest =
+          c.attr_string("round_mode", "") == "nearest" || (opset != g.opsets.end() && opset->second >= 19);
       if (!c.domain.empty() || c.op_type != "Cast" || !c.has_input(0) || c.outputs.size() != 1 ||
-          c.attr_int("to", 0) != dtype_to_onnx(DType::BF16))
+          c.attr_int("to", 0) != dtype_to_onnx(DType::BF16) || !nearest)
         continue;
       const std::string pooled = c.inputs[0];
       auto p = prod.find(pooled);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -199,6 +200,45 @@ TEST(CompilerPoolLayout, Bf16ResNetStemPoolWritesTheFirstBlocksBf16) {
   double max_abs = 0;
   for (int64_t i = 0; i < a.numel(); ++i) max_abs = std::max(max_abs, std::abs(double{a.data<float>()[i]}));
   for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 0.05 * max_abs) << i;
+}
+
+// Only a Cast that rounds to nearest folds into the pool (the pool's reorder rounds so): one with
+// round_mode "nearest", or any from opset 19 on; before it ONNX's f32 -> bf16 Cast drops the low
+// bits, and such a Cast stays, its result as before.
+TEST(CompilerPoolLayout, OnlyACastRoundingToNearestFoldsIntoThePool) {
+  for (const auto& [mode, opset, folds] : {std::tuple{std::string(), int64_t{17}, false},
+                                           std::tuple{std::string(", round_mode=\"nearest\""), int64_t{17}, true},
+                                           std::tuple{std::string(), int64_t{19}, true}}) {
+    SCOPED_TRACE(mode + " opset " + std::to_string(opset));
+    ir::Graph g = testing::parse_graph(R"(
+      input x: f32[1,32,32,32]
+      init w: f32[64,32,3,3] = 0.02 -0.01 0.03 -0.02 0.01
+      init w2: f32[64,64,3,3] = 0.05 -0.02 0.01
+      a = Conv(x, w) {pads=[1,1,1,1]}
+      p = MaxPool(a) {kernel_shape=[2,2], strides=[2,2]}
+      c = Cast(p) {to=16)" + mode + R"(}
+      f = Cast(c) {to=1}
+      y = Conv(f, w2) {pads=[1,1,1,1]}
+      output y
+    )");
+    g.opsets[""] = opset;
+    auto be = backends::create_cpu_backend(1);
+    compiler::CompileOptions o;
+    o.jit_level = compiler::JitLevel::O2;
+    auto c = compiler::compile_executor(g, *be, testing::signature_of(g), o);
+    ASSERT_TRUE(c) << c.status().message();
+    bool folded = false, cast_to_bf16 = false;
+    for (const auto& n : (*c)->graph().nodes()) {
+      folded |= n.op_type == "FusedPool" && n.attr_int("to", 0) == dtype_to_onnx(DType::BF16);
+      cast_to_bf16 |= n.op_type == "Cast" && n.attr_int("to", 0) == dtype_to_onnx(DType::BF16);
+    }
+    EXPECT_EQ(folded, folds) << ir::dump_text((*c)->graph());
+    EXPECT_EQ(cast_to_bf16, !folds) << ir::dump_text((*c)->graph());
+    const auto [want, got] = testing::eager_and_compiled(g, *be, **c, random_inputs(g));
+    ASSERT_TRUE(want.defined() && got.defined());
+    for (int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_NEAR(want.data<float>()[i], got.data<float>()[i], 1e-3f + 1e-3f * std::abs(want.data<float>()[i])) << i;
+  }
 }
 
 TEST(CompilerPoolLayout, LonePoolStaysPlain) {
