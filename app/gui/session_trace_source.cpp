@@ -65,4 +65,15 @@ std::vector<views::WindowSummaryBucket> SessionTraceSource::summary(uint32_t tra
   return out;
 }
 
+views::RangeTotals SessionTraceSource::range_totals(int64_t t0, int64_t t1,
+                                                    const std::function<bool()>& cancelled) const {
+  auto totals = reader_->range_totals(run_, t0, t1, cancelled);
+  if (!totals) return {{}, totals.status().message()};
+  views::RangeTotals out;
+  out.names.reserve(totals->size());
+  for (const session::RangeNameTotal& n : *totals)
+    out.names.push_back({static_cast<prof::StrId>(n.name), n.count, n.ns});
+  return out;
+}
+
 }  // namespace ms::app

@@ -29,6 +29,9 @@ class SessionTraceSource : public views::TimelineWindowSource {
   // Stored in the file: read by make. A file of schema 7: counted from its events on a thread of its
   // own (seconds for millions), so the first frame does not wait for them.
   std::optional<std::vector<std::pair<std::string, int64_t>>> op_type_totals() const override;
+  // SessionReader::range_totals: an aggregate over the range's stored events (or the file's totals
+  // when it covers the whole trace) on a connection of its own.
+  views::RangeTotals range_totals(int64_t t0, int64_t t1, const std::function<bool()>& cancelled) const override;
   std::string error() const override { return error_; }
   // The skeleton with the op events of the first iterations (SessionReader::trace_first_iterations):
   // all the memory views read of the trace.

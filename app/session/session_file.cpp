@@ -419,6 +419,14 @@ Expected<SessionReader> SessionReader::open(const std::string& path, Verify veri
   return r;
 }
 
+Expected<store::Connection> store::open_read_only(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(uri_of(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  Connection db(raw);
+  if (rc != SQLITE_OK) return sql::db_error(db.get(), path, "cannot open the session");
+  return db;
+}
+
 Expected<std::vector<std::pair<std::string, int64_t>>> SessionReader::op_type_totals(int run) const {
   {
     std::lock_guard<std::mutex> lock(op_types_->mutex);
@@ -429,10 +437,7 @@ Expected<std::vector<std::pair<std::string, int64_t>>> SessionReader::op_type_to
     MS_ASSIGN_OR_RETURN(totals, store::read_op_type_totals(db_, path_, run, /*stored=*/true));
   } else {
     // Counted on a connection of its own: one step of the GROUP BY holds its connection for seconds.
-    sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(uri_of(path_).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-    DbPtr db(raw);
-    if (rc != SQLITE_OK) return sql::db_error(db.get(), path_, "cannot open the session");
+    MS_ASSIGN_OR_RETURN(store::Connection db, store::open_read_only(path_));
     MS_ASSIGN_OR_RETURN(totals, store::read_op_type_totals(db.get(), path_, run, /*stored=*/false));
   }
   std::lock_guard<std::mutex> lock(op_types_->mutex);

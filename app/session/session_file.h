@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -189,6 +190,14 @@ struct WindowBucket {
   int32_t first_depth = 0;  // its nesting depth on the track
 };
 
+// A run's events of a time range by name (SessionReader::range_totals): how many and their time
+// inside the range.
+struct RangeNameTotal {
+  int64_t name = 0;  // index into the trace's strings
+  int64_t count = 0;
+  int64_t ns = 0;
+};
+
 // How much of a file open checks: everything (integrity check and every table's digest), everything
 // but the trace events (their table's digest and the page-by-page integrity check read the whole
 // file: a big trace's damaged page then fails the query that reads it), or only the header.
@@ -244,6 +253,15 @@ class SessionReader {
   Expected<std::vector<std::pair<std::string, int64_t>>> op_type_totals(int run) const;
   // Whether the file stores those totals (else op_type_totals counts the events).
   bool stores_op_type_totals() const { return totals_stored_; }
+  // The run's events in [t0_ns, t1_ns) by name, as the timeline's range statistics count a trace
+  // loaded whole (views/timeline/timeline_source.h, range_time): of a trace with Op events only
+  // those, else all but its Run events; an event's time clipped to the range, one of no duration
+  // counted when it starts in it. A range covering the whole trace reads its stored totals (schema
+  // 8); any other is an aggregate per track over the index on (run, track, ts), from t0_ns less the
+  // track's longest event to t1_ns. On a connection of its own, so safe from any thread and holding
+  // up no window query; `cancelled`, polled every few thousand steps, interrupts it (an error).
+  Expected<std::vector<RangeNameTotal>> range_totals(int run, int64_t t0_ns, int64_t t1_ns,
+                                                     const std::function<bool()>& cancelled = {}) const;
 
  private:
   SessionReader() = default;

@@ -36,6 +36,7 @@
 #include <sqlite3.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -135,5 +136,13 @@ Status copy_trace(sqlite3* db, const std::string& file, const std::string& schem
 Status write_trace(sqlite3* db, const std::string& file, int run, const prof::Trace& trace);
 // The run's trace, or null when it has none; `events` false leaves its events and flows out.
 Expected<prof::TracePtr> read_trace(sqlite3* db, const std::string& file, int run, bool events = true);
+
+// A read-only connection of its own to the session file `path` (closed when it goes out of scope): a
+// query that runs for seconds on another thread then holds up none of the reader's.
+struct ConnectionCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+using Connection = std::unique_ptr<sqlite3, ConnectionCloser>;
+Expected<Connection> open_read_only(const std::string& path);
 
 }  // namespace ms::session::store

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "profiler/analysis/nesting.h"
 
@@ -129,42 +128,6 @@ DrawList TimelineModel::build(double t0, double t1, double width) const {
       }
     }
     if (pending) out.items.push_back(fold);
-  }
-  return out;
-}
-
-RangeStats TimelineModel::stats(int64_t t0, int64_t t1) const {
-  RangeStats out;
-  out.t0 = std::min(t0, t1);
-  out.t1 = std::max(t0, t1);
-  for (const Run& r : runs_) {
-    const prof::Trace& t = *r.trace;
-    bool has_ops = false;
-    for (const auto& e : t.events)
-      if (e.kind == prof::EventKind::Op) {
-        has_ops = true;
-        break;
-      }
-    std::unordered_map<prof::StrId, OpShare> by_name;
-    int64_t total = 0;
-    for (size_t i = 0; i < t.events.size(); ++i) {
-      const prof::Event& e = t.events[i];
-      if (has_ops ? e.kind != prof::EventKind::Op : e.kind == prof::EventKind::Run) continue;
-      const int64_t s = std::max(e.ts_ns - r.origin_ns, out.t0), f = std::min(e.end_ns() - r.origin_ns, out.t1);
-      if (f <= s && !(e.dur_ns == 0 && s >= out.t0 && s < out.t1)) continue;
-      OpShare& o = by_name[e.name];
-      o.name = std::string(t.str(e.name));
-      o.count += r.folded.empty() ? 1 : r.folded[i];
-      o.ns += std::max<int64_t>(0, f - s);
-      total += std::max<int64_t>(0, f - s);
-    }
-    std::vector<OpShare> v;
-    for (auto& [_, o] : by_name) {
-      o.share = total ? static_cast<double>(o.ns) / static_cast<double>(total) : 0;
-      v.push_back(o);
-    }
-    std::sort(v.begin(), v.end(), [](const OpShare& a, const OpShare& b) { return a.ns > b.ns; });
-    out.per_run.push_back(std::move(v));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,8 +50,11 @@ struct OpShare {
 
 struct RangeStats {
   int64_t t0 = 0, t1 = 0;
-  std::vector<std::vector<OpShare>> per_run;  // largest time first
+  std::vector<std::vector<OpShare>> per_run;  // largest time first, then by name
+  std::vector<std::string> errors;            // per run: why it could not be counted ("" when it was)
 };
+// A range's statistics, computed apart from the model (on a worker thread); `cancelled` may be empty.
+using RangeStatsJob = std::function<RangeStats(const std::function<bool()>& cancelled)>;
 
 // What one load of a window fetched from the windowed runs' sources.
 struct WindowLoad {
@@ -100,7 +104,12 @@ class TimelineModel {
 
   // Step one of a frame: the visible window [t0, t1) over `width` pixels.
   DrawList build(double t0, double t1, double width) const;
+  // The statistics of [t0, t1) (relative ns) per run, as a trace loaded whole counts them
+  // (range_counts, range_time): a windowed run's from its source's range_totals, never from the
+  // window loaded. stats() computes them here; stats_job() gives the work, holding what it needs, to
+  // run on another thread (a windowed run's query may read millions of events).
   RangeStats stats(int64_t t0, int64_t t1) const;
+  RangeStatsJob stats_job(int64_t t0, int64_t t1) const;
   // The event of `row` covering time t (within tol_ns), or -1.
   int64_t event_at(int row, double t, double tol_ns) const;
   const prof::Event& event(int row, uint32_t index) const {

@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -62,7 +63,10 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   });
 }
 
+TimelineView::~TimelineView() { cancel_stats(); }
+
 void TimelineView::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs) {
+  cancel_stats();
   model_.set_runs(std::move(runs));
   canvas_->sel0 = canvas_->sel1 = 0;
   canvas_->reset_view();
@@ -70,6 +74,7 @@ void TimelineView::set_runs(std::vector<std::pair<std::string, prof::TracePtr>> 
 }
 
 void TimelineView::add_windowed_run(std::string label, std::shared_ptr<TimelineWindowSource> source) {
+  cancel_stats();
   model_.add_windowed_run(std::move(label), std::move(source));
   canvas_->reset_view();
   if (model_.legend_pending()) legend_timer_->start();
@@ -141,15 +146,52 @@ void TimelineView::select_range(int64_t t0, int64_t t1) {
 
 QString TimelineView::stats_text() const { return stats_->text(); }
 
+void TimelineView::cancel_stats() {
+  ++stats_generation_;
+  if (stats_cancel_) stats_cancel_->store(true);
+  stats_cancel_.reset();
+  stats_pending_ = false;
+}
+
 void TimelineView::show_stats() {
-  const RangeStats st = model_.stats(canvas_->sel0, canvas_->sel1);
+  cancel_stats();
+  if (!model_.windowed()) {
+    render_stats(model_.stats(canvas_->sel0, canvas_->sel1));
+    return;
+  }
+  const uint64_t generation = stats_generation_;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  stats_cancel_ = cancel;
+  stats_pending_ = true;
+  RangeStats pending;
+  pending.t0 = std::min(canvas_->sel0, canvas_->sel1);
+  pending.t1 = std::max(canvas_->sel0, canvas_->sel1);
+  render_stats(pending);
+  QtConcurrent::run([job = model_.stats_job(canvas_->sel0, canvas_->sel1), cancel] {
+    return job([cancel] { return cancel->load(std::memory_order_relaxed); });
+  }).then(this, [this, generation](const RangeStats& st) {
+    if (generation != stats_generation_) return;  // a newer range's count superseded it
+    stats_pending_ = false;
+    stats_cancel_.reset();
+    render_stats(st);
+  });
+}
+
+void TimelineView::render_stats(const RangeStats& st) {
   QString html = tr("<b>Range %1 – %2</b> (%3)")
                      .arg(time_label(static_cast<double>(st.t0)), time_label(static_cast<double>(st.t1)),
                           time_label(static_cast<double>(st.t1 - st.t0)));
+  if (stats_pending_) html += QStringLiteral("<br>") + tr("counting the range's events…");
   for (size_t r = 0; r < st.per_run.size() && r < model_.runs().size(); ++r) {
+    const QString label = qs(model_.runs()[r].label).toHtmlEscaped();
+    if (r < st.errors.size() && !st.errors[r].empty()) {
+      html += QStringLiteral("<br><b>%1</b>: ").arg(label) +
+              tr("the range's statistics could not be counted: %1").arg(qs(st.errors[r]).toHtmlEscaped());
+      continue;
+    }
     int64_t n = 0;
     for (const auto& o : st.per_run[r]) n += o.count;
-    html += QStringLiteral("<br><b>%1</b>: %2 events; ").arg(qs(model_.runs()[r].label).toHtmlEscaped()).arg(n);
+    html += QStringLiteral("<br><b>%1</b>: %2 events; ").arg(label).arg(n);
     for (size_t i = 0; i < st.per_run[r].size() && i < 6; ++i) {
       const OpShare& o = st.per_run[r][i];
       html += QStringLiteral("%1 ×%2 %3 (%4%)  ")

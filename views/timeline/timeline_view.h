@@ -1,13 +1,15 @@
 // The kernel timeline: every run's tracks (host dispatch, kernel threads, GPU streams, counters)
 // stacked on one time scale, each run aligned at its start. Wheel zooms around the cursor, dragging
 // pans, Shift+drag (or the right button) selects a range whose time, count and share per op type
-// show below. A frame is built in two steps: TimelineModel::build culls and folds into a draw list,
-// paintEvent paints it.
+// show below (a windowed run's counted by its source off the UI thread). A frame is built in two steps:
+// TimelineModel::build culls and folds into a draw list, paintEvent paints it.
 #pragma once
 
 #include <QWidget>
 
+#include <atomic>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 
@@ -24,6 +26,7 @@ class TimelineView : public QWidget {
   Q_OBJECT
  public:
   explicit TimelineView(QWidget* parent = nullptr);
+  ~TimelineView() override;
   void set_runs(std::vector<std::pair<std::string, prof::TracePtr>> runs);
   // After set_runs: a run read window by window from `source` (each change of the visible window
   // loads that window's events, or their summary when zoomed out).
@@ -37,9 +40,13 @@ class TimelineView : public QWidget {
   // the op types `by_op` names (fallbacks that name no nodes) get an orange corner mark and the
   // reason in their tooltip. Both empty clear.
   void set_fallbacks(std::map<std::string, std::string> by_op, std::unordered_map<uint64_t, std::string> by_node = {});
-  // Selects [t0, t1) ns (relative to the runs' starts) and shows its statistics.
+  // Selects [t0, t1) ns (relative to the runs' starts) and shows its statistics: at once for traces
+  // loaded whole; with a windowed run, counted on a worker thread (its source's query may read
+  // millions of events), the panel saying so until they come. A newer range supersedes the count of
+  // an older one (cancelled, its result dropped).
   void select_range(int64_t t0, int64_t t1);
   QString stats_text() const;
+  bool stats_pending() const { return stats_pending_; }
   bool export_png(const QString& path);
 
  Q_SIGNALS:
@@ -51,6 +58,8 @@ class TimelineView : public QWidget {
  private:
   friend class TimelineCanvas;
   void show_stats();
+  void render_stats(const RangeStats& st);
+  void cancel_stats();
   void load_window();
   TimelineModel model_;
   WindowLoad last_load_;
@@ -58,6 +67,11 @@ class TimelineView : public QWidget {
   TimelineCanvas* canvas_;
   QLabel* stats_;
   QTimer* legend_timer_;  // asks the sources still counting the legend's totals again
+  // The range statistics being counted: the latest count's number (older results are dropped) and
+  // its cancel flag.
+  uint64_t stats_generation_ = 0;
+  std::shared_ptr<std::atomic<bool>> stats_cancel_;
+  bool stats_pending_ = false;
 };
 
 class TimelineCanvas : public QWidget {
