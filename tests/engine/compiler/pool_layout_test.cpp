@@ -3,6 +3,7 @@
 // arena), outputs equal the eager run's; a pool with nothing blocked around it stays the plain op.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <tuple>
@@ -107,16 +108,60 @@ TEST(CompilerPoolLayout, ScratchMovesIntoTheArena) {
   EXPECT_EQ((*c)->memory_plan().arena_bytes, arena_after);
 }
 
-// nchw <-> nChw16c by hand (C a multiple of 16), for feeding and reading blocked kernels.
-template <class T> Tensor pool_test_block16(const Tensor& t, bool to_blocked) {
+// nchw <-> nChw<block>c by hand (C a multiple of the block), for feeding and reading blocked kernels.
+template <class T> Tensor pool_test_block(const Tensor& t, bool to_blocked, int64_t block = 16) {
   const int64_t c = t.dim(1), hw = t.dim(2) * t.dim(3);
   Tensor o = Tensor::empty(t.dtype(), t.shape());
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t i = 0; i < hw; ++i) {
-      const int64_t plain = ch * hw + i, blocked = ((ch / 16) * hw + i) * 16 + ch % 16;
+      const int64_t plain = ch * hw + i, blocked = ((ch / block) * hw + i) * block + ch % block;
       o.data<T>()[to_blocked ? blocked : plain] = t.data<T>()[to_blocked ? plain : blocked];
     }
   return o;
+}
+
+// Global pools over a blocked f32 input run our loop (a vector of a block's channels over the plane):
+// equal to the plain ops (max exactly, NaN included; mean within rounding), with 16- and 8-channel
+// blocks, at one and at many samples (the loop's threaded form).
+TEST(CompilerPoolLayout, GlobalPoolsOverBlockedInputsEqualThePlainOps) {
+  for (const int64_t n : {int64_t{1}, int64_t{40}})
+    for (const int64_t block : {int64_t{16}, int64_t{8}})
+      for (const std::string pool : {"GlobalAveragePool", "GlobalMaxPool"}) {
+        SCOPED_TRACE(pool + " block " + std::to_string(block) + " n " + std::to_string(n));
+        Tensor x = test::random_f32({n, 32, 7, 7}, 11);
+        x.data<float>()[5 * 49 + 3] = std::nanf("");  // channel 5 of sample 0
+        auto plain = test::run_kernel(test::make_node(pool, 1, 1), {x});
+        ASSERT_TRUE(plain) << plain.status().message();
+        ir::Node node = test::make_node("FusedPool", 1, 1,
+                                        {{"pool", ir::Attribute(pool)},
+                                         {"src_blocked", ir::Attribute(int64_t{1})},
+                                         {"dst_blocked", ir::Attribute(int64_t{1})},
+                                         {"layout_block", ir::Attribute(block)}});
+        node.domain = ops::kFusedDomain;
+        Tensor xb = Tensor::empty(DType::F32, x.shape());
+        for (int64_t s = 0; s < n; ++s) {
+          const Tensor one = pool_test_block<float>(
+              Tensor::from_vector<float>(
+                  std::vector<float>(x.data<float>() + s * 32 * 49, x.data<float>() + (s + 1) * 32 * 49),
+                  {1, 32, 7, 7}),
+              true, block);
+          std::memcpy(xb.data<float>() + s * 32 * 49, one.raw(), one.nbytes());
+        }
+        auto got = test::run_kernel_full(node, {xb});
+        ASSERT_TRUE(got) << got.status().message();
+        EXPECT_EQ(got->impl, "fused:global_pool_blocked");
+        const Tensor& a = (*plain)[0];
+        const Tensor& b = got->outputs[0];
+        ASSERT_EQ(a.numel(), b.numel());
+        for (int64_t i = 0; i < a.numel(); ++i) {
+          const float u = a.data<float>()[i], v = b.data<float>()[i];
+          if (std::isnan(u)) {
+            EXPECT_TRUE(std::isnan(v)) << i;
+          } else {
+            EXPECT_NEAR(u, v, pool == "GlobalMaxPool" ? 0.f : 1e-6f) << i;
+          }
+        }
+      }
 }
 
 // FusedPool with `to` (a bf16 graph's Cast folded into the pool): the f32 max pool rounded to bf16,
@@ -140,10 +185,10 @@ TEST(CompilerPoolLayout, PoolRoundingToBf16EqualsTheCastAfterThePool) {
     }
     ir::Node n = test::make_node("FusedPool", 1, 1, a);
     n.domain = ops::kFusedDomain;
-    auto got = test::run_kernel(n, {blocked ? pool_test_block16<float>(x, true) : x});
+    auto got = test::run_kernel(n, {blocked ? pool_test_block<float>(x, true) : x});
     ASSERT_TRUE(got) << got.status().message();
     ASSERT_EQ((*got)[0].dtype(), DType::BF16);
-    const Tensor y = blocked ? pool_test_block16<bf16>((*got)[0], false) : (*got)[0];
+    const Tensor y = blocked ? pool_test_block<bf16>((*got)[0], false) : (*got)[0];
     ASSERT_EQ(y.nbytes(), want.nbytes());
     EXPECT_EQ(std::memcmp(y.raw(), want.raw(), want.nbytes()), 0);
   }
