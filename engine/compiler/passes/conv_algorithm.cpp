@@ -1,5 +1,5 @@
-// Conv algorithm (O2, CPU): 3x3 convs with stride 1 over at least 64 channels, on the blocked
-// layout, may run as Winograd (F(2x2,3x3): 2.25x fewer multiplications than the direct conv;
+// Conv algorithm (O2, CPU): 3x3 convs with stride 1 over at least 64 channels on planes of at least
+// 7x7, on the blocked layout, may run as Winograd (F(2x2,3x3): 2.25x fewer multiplications than the direct conv;
 // F(4x4,3x3): 4x), paid for with a transform scratch of up to tens of MiB per conv. The pass marks
 // them (algorithm="winograd"); the FusedConv kernel takes Winograd only where that scratch fits the
 // room the memory plan leaves beside the values live at the step (5% over the values' lower bound,
@@ -12,11 +12,11 @@
 namespace ms::compiler {
 namespace {
 
-// Below these the transforms cost more than the products save: on 7x7 planes F(2x2,3x3) was
-// slower than the direct conv (512 channels: 0.93 against 0.81 ms), on 14x14 faster (256: 0.55
-// against 0.91 ms).
+// Below these the transforms may cost more than the products save. On 7x7 planes F(2x2,3x3) wins
+// too: ResNet-50's 512-channel layer-4 convs, 2.5 -> 2.0-2.1 ms at one thread and 1.45 -> 1.0-1.2 ms
+// at two (AVX-512 Zen 4; on 14x14, 256 channels: 0.55 against 0.91 ms).
 constexpr int64_t kMinChannels = 64;
-constexpr int64_t kMinPlane = 14;
+constexpr int64_t kMinPlane = 7;
 
 bool all_ones(const ir::Node& n, const char* attr) {
   for (int64_t v : n.attr_ints(attr, {}))
