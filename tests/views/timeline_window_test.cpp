@@ -15,6 +15,7 @@
 
 #include "tests/views/result_traces.h"
 #include "tests/views/test_graphs.h"
+#include "views/common/palette.h"
 #include "views/timeline/timeline_view.h"
 
 namespace ms::views {
@@ -82,6 +83,8 @@ class MemoryWindowSource : public TimelineWindowSource {
         by_name[std::string(t_->str(e.name))] += e.dur_ns;
     return std::vector<std::pair<std::string, int64_t>>(by_name.begin(), by_name.end());
   }
+  std::string error() const override { return fail; }
+  std::string fail;                // what error() says (a source that failed)
   mutable int totals_pending = 0;  // asks answered "still counting" before the totals
   mutable int queries = 0;
   mutable size_t fetched = 0;
@@ -173,13 +176,18 @@ TEST(TimelineWindow, NestedEventsGetTheRowsOfTheWholeTrace) {
   }
 }
 
+// The view at 1200x500 with `source` as its one run, windowed ("Graph").
+void show_windowed(TimelineView& v, const std::shared_ptr<MemoryWindowSource>& source) {
+  v.resize(1200, 500);
+  v.set_runs({});
+  v.add_windowed_run("Graph", source);
+}
+
 TEST(TimelineWindow, TheViewLoadsTheWindowItShows) {
   test::qt_app();
   auto source = std::make_shared<MemoryWindowSource>(test::generated_trace(true, 4));
   TimelineView v;
-  v.resize(1200, 500);
-  v.set_runs({});
-  v.add_windowed_run("Graph", source);
+  show_windowed(v, source);
   const int loads = v.window_loads();
   EXPECT_GT(loads, 0);
   const QImage img = v.grab().toImage();
@@ -205,14 +213,42 @@ TEST(TimelineWindow, TheLegendTakesTotalsCountedAfterTheFirstFrame) {
   auto source = std::make_shared<MemoryWindowSource>(t);
   source->totals_pending = 3;
   TimelineView v;
-  v.resize(1200, 500);
-  v.set_runs({});
-  v.add_windowed_run("Graph", source);
+  show_windowed(v, source);
   EXPECT_TRUE(v.model().legend_pending());
   EXPECT_TRUE(v.model().top_names().empty());
   for (int i = 0; i < 100 && v.model().legend_pending(); ++i) QTest::qWait(50);
   EXPECT_FALSE(v.model().legend_pending());
   EXPECT_EQ(v.model().top_names(), whole.top_names());
+}
+
+// A windowed run whose source failed (its file moved or damaged while open) says so in the legend's
+// line, in red, in place of the op types; the model names the error.
+TEST(TimelineWindow, AFailedSourceSaysSoInTheLegend) {
+  test::qt_app();
+  auto source = std::make_shared<MemoryWindowSource>(test::generated_trace(true, 4));
+  TimelineView v;
+  show_windowed(v, source);
+  EXPECT_EQ(v.model().source_error(), "");
+  ASSERT_FALSE(v.model().top_names().empty());
+  const QColor swatch = op_type_color(QString::fromStdString(v.model().top_names()[0]));
+  // Pixels in the legend's line of the first op type's swatch colour, and reddish ones.
+  auto legend_pixels = [&v, &swatch] {
+    const QImage img = v.canvas()->grab().toImage();
+    std::pair<int, int> n{0, 0};
+    for (int y = img.height() - TimelineCanvas::kLegend; y < img.height(); ++y)
+      for (int x = TimelineCanvas::kLabel; x < img.width(); ++x) {
+        const QColor c = img.pixelColor(x, y);
+        n.first += c.rgb() == swatch.rgb();
+        n.second += c.red() > 150 && c.green() < 100 && c.blue() < 90 && c.rgb() != swatch.rgb();
+      }
+    return n;
+  };
+  EXPECT_GT(legend_pixels().first, 100);  // the swatch, 14 x 12
+  source->fail = "f.modescope: database disk image is malformed";
+  EXPECT_EQ(v.model().source_error(), source->fail);
+  const auto [swatches, red_text] = legend_pixels();
+  EXPECT_EQ(swatches, 0);
+  EXPECT_GT(red_text, 20);
 }
 
 }  // namespace

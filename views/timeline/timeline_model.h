@@ -100,6 +100,9 @@ class TimelineModel {
   // Whether a windowed run's source is still counting its totals (the legend lacks them), and asks
   // such sources again: true when the legend took some in.
   bool legend_pending() const;
+  // The first error a windowed run's source met (a trace file moved or damaged while open: its
+  // windows come back empty), or "".
+  std::string source_error() const;
   bool recount_legend();
 
   // Step one of a frame: the visible window [t0, t1) over `width` pixels.

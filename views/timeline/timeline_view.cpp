@@ -400,7 +400,16 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   p.setPen(cc.text);
   p.drawText(QPointF(x, y + 10), tr("op types:"));
   x = kLabel;
+  // A windowed run whose source failed (its file moved or damaged while open) says so in one line
+  // in place of the names: its windows come back empty.
+  const std::string source_error = model_.source_error();
+  if (!source_error.empty()) {
+    p.setPen(QColor(0xc0, 0x39, 0x2b));
+    p.drawText(QPointF(x, y + 10), p.fontMetrics().elidedText(tr("trace file: %1").arg(qs(source_error)),
+                                                              Qt::ElideRight, static_cast<int>(width() - x - 4)));
+  }
   for (const auto& name : model_.top_names()) {
+    if (!source_error.empty()) break;
     const QString n = qs(name);
     const double w = p.fontMetrics().horizontalAdvance(n) + 28;
     if (x + w > width() - 4) break;

@@ -83,6 +83,12 @@ bool TimelineModel::legend_pending() const {
   return std::any_of(runs_.begin(), runs_.end(), [](const Run& r) { return r.op_types_pending; });
 }
 
+std::string TimelineModel::source_error() const {
+  for (const Run& r : runs_)
+    if (r.source && !r.source->error().empty()) return r.source->error();
+  return {};
+}
+
 bool TimelineModel::recount_legend() {
   bool took = false;
   for (Run& r : runs_)
