@@ -154,6 +154,61 @@ TEST(ConvPath, Bf16FusedConvRunsOneDnnWithF32Accumulation) {
   expect_near(got->outputs[0], (*ref)[0], 1.5e-2 * scale + 1e-3);
 }
 
+// Swish and Sigmoid after a conv's last Add run in our loop over the result, not in oneDNN's
+// injector (slower): the primitive stops before the first of them (impl +loop-tail); the result is
+// the conv, then each post-op, in double.
+TEST(ConvPath, SwishAndSigmoidAfterTheLastAddRunInOurLoop) {
+  struct Case {
+    std::map<std::string, ir::Attribute> attrs;
+    Shape w;
+    std::vector<std::string> post;
+    std::vector<float> alphas, betas;
+  };
+  const std::vector<Case> cases{
+      // EfficientNet's depthwise 3x3 with Clip then SiLU, blocked.
+      {{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"group", int64_t{32}},
+        {"activation_layout", std::string("blocked")}},
+       {32, 1, 3, 3},
+       {"Clip", "Swish"},
+       {-2.f, 1.f},
+       {2.f, 0.f}},
+      // A 1x1 with the residual, then Sigmoid.
+      {{{"activation_layout", std::string("blocked")}}, {32, 32, 1, 1}, {"Add", "Sigmoid"}, {0.f, 0.f}, {0.f, 0.f}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.post.back());
+    auto attrs = c.attrs;
+    attrs["post_ops"] = c.post;
+    attrs["post_alphas"] = c.alphas;
+    attrs["post_betas"] = c.betas;
+    const bool add = c.post.front() == "Add";
+    ir::Node n = make_node("FusedConv", add ? 4 : 3, 1, attrs);
+    n.domain = ops::kFusedDomain;
+    const std::vector<Tensor> in{random_f32({1, 32, 12, 12}, 21), random_f32(c.w, 22), random_f32({32}, 23)};
+    const Tensor r = random_f32({1, 32, 12, 12}, 24);
+    auto conv = run_kernel(make_node("Conv", 3, 1, c.attrs), in);
+    ASSERT_TRUE(conv) << conv.status().message();
+    Tensor want = (*conv)[0].clone();
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      double v = want.data<float>()[i];
+      for (size_t k = 0; k < c.post.size(); ++k) {
+        const std::string& p = c.post[k];
+        if (p == "Add") v += r.data<float>()[i];
+        if (p == "Clip") v = std::min<double>(std::max<double>(v, c.alphas[k]), c.betas[k]);
+        if (p == "Swish") v = v / (1.0 + std::exp(-c.alphas[k] * v));
+        if (p == "Sigmoid") v = 1.0 / (1.0 + std::exp(-v));
+      }
+      want.data<float>()[i] = static_cast<float>(v);
+    }
+    auto fused = run_kernel_full(n, add ? std::vector<Tensor>{in[0], in[1], in[2], r} : in);
+    ASSERT_TRUE(fused) << fused.status().message();
+    EXPECT_EQ(fused->impl.rfind("fused:onednn:", 0), 0u) << fused->impl;
+    EXPECT_NE(fused->impl.find("+loop-tail"), std::string::npos) << fused->impl;
+    expect_near(fused->outputs[0], want, 1e-4);
+  }
+}
+
 TEST(ConvPath, PlainAndBlockedLayoutsAgree) {
   const std::vector<Tensor> in{random_f32({1, 16, 10, 10}, 12), random_f32({16, 16, 1, 1}, 13)};
   auto plain = run_kernel_full(fused_conv({{"activation_layout", std::string("plain")}}, 2, {"Relu"}), in);

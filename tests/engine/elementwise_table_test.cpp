@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/backends/cpu/simd_clones.h"
+#include "engine/backends/cpu/simd_sigmoid.h"
 #include "engine/backends/select.h"
 #include "engine/ops/elementwise_math.h"
 #include "engine/ops/elementwise_params.h"
@@ -388,6 +390,55 @@ TEST_F(ElementwiseTable, SwishAndMishLoopsMatchTheirDefinitions) {
     EXPECT_TRUE(s == want_s || (std::isnan(s) && std::isnan(want_s))) << xs[i] << ": Swish " << s;
     EXPECT_TRUE(m == want_m || (std::isnan(m) && std::isnan(want_m))) << xs[i] << ": Mish " << m;
   }
+}
+
+// Sigmoid and Swish have a vector loop of their own (simd_sigmoid.h) for each vector width: at every
+// width this CPU runs, each value within 4 ulp of the definition in double (where the result or the
+// exp in it is subnormal, within 5%), the infinities and NaN as the scalar forms give them, and a
+// value's result the same in the loop's last, partial vector as in a whole one.
+TEST_F(ElementwiseTable, SigmoidAndSwishLoopsAgreeAtEveryVectorWidth) {
+  std::vector<float> xs;
+  for (int i = -9890; i <= 9890; ++i) xs.push_back(static_cast<float>(i) * 0.0091f);
+  for (float v :
+       {-100.f, -95.f, -90.f, -88.f, -87.5f, -87.f, -20.f, 20.f, 88.f, 1e-30f, -1e-30f, 0.f, -0.f, 1e-40f, -1e-40f})
+    xs.push_back(v);
+  const size_t finite = xs.size();
+  for (float v : {kInf, -kInf, kNaN}) xs.push_back(v);
+  auto near = [](float got, double want) {
+    return ulp_distance(got, static_cast<float>(want)) <= 4 ||
+           (std::fabs(want) < 1e-30 && std::fabs(got - want) <= 0.05 * std::fabs(want) + 1e-44);
+  };
+  const int old_cap = cpu::simd_width_cap().load();
+  for (int cap : {16, 8, 4}) {
+    if (cap > cpu::cpu_simd_width()) continue;
+    cpu::simd_width_cap().store(cap);
+    SCOPED_TRACE("vector width " + std::to_string(cap));
+    std::vector<float> sg(xs.size()), sw(xs.size()), sw2(xs.size());
+    cpu::sigmoid_f32(xs.data(), sg.data(), static_cast<int64_t>(xs.size()));
+    cpu::swish_f32(xs.data(), sw.data(), static_cast<int64_t>(xs.size()), 1.f);
+    cpu::swish_f32(xs.data(), sw2.data(), static_cast<int64_t>(xs.size()), 2.f);
+    for (size_t i = 0; i < finite; ++i) {
+      const double v = xs[i];
+      const double s = 1.0 / (1.0 + std::exp(-v)), s2 = 1.0 / (1.0 + std::exp(-2.0 * v));
+      EXPECT_TRUE(near(sg[i], s)) << "Sigmoid(" << v << ") = " << sg[i] << ", want " << s;
+      EXPECT_TRUE(near(sw[i], v * s)) << "Swish(" << v << ") = " << sw[i] << ", want " << v * s;
+      if (v > -45)  // below, e^2x is 0 in f32 while x e^2x is not (the scalar form gives 0 there too)
+        EXPECT_TRUE(near(sw2[i], v * s2)) << "Swish(" << v << ", alpha 2) = " << sw2[i] << ", want " << v * s2;
+    }
+    for (size_t i = finite; i < xs.size(); ++i) {
+      const float want_g = ew::sigmoid(xs[i]), want_w = ew::swish(xs[i], 1.f);
+      EXPECT_TRUE(sg[i] == want_g || (std::isnan(sg[i]) && std::isnan(want_g))) << xs[i] << ": Sigmoid " << sg[i];
+      EXPECT_TRUE(sw[i] == want_w || (std::isnan(sw[i]) && std::isnan(want_w))) << xs[i] << ": Swish " << sw[i];
+    }
+    // The last 5 values alone (a partial vector) and in place (y = x) give the same bits.
+    std::vector<float> tail(xs.end() - 5, xs.end());
+    cpu::swish_f32(tail.data(), tail.data(), 5, 1.f);
+    for (size_t i = 0; i < 5; ++i) {
+      const float whole = sw[xs.size() - 5 + i];
+      EXPECT_TRUE(tail[i] == whole || (std::isnan(tail[i]) && std::isnan(whole))) << "tail value " << i;
+    }
+  }
+  cpu::simd_width_cap().store(old_cap);
 }
 
 // The overflow-safe forms at the edges.
