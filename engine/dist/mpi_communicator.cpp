@@ -7,7 +7,9 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -153,6 +155,7 @@ class MpiCommunicator final : public Communicator {
     return w;
   }
   void comm_loop();
+  Status rendezvous();
   Status run_item(MpiItem& item);
   void watchdog_loop();
   void maybe_fail(int64_t seq);
@@ -215,8 +218,36 @@ void MpiCommunicator::comm_loop() {
   }
 }
 
+// Returns once every rank has reached this collective, waiting by sleeping. Open MPI's blocking
+// collectives poll while a peer is late (mpi_yield_when_idle only yields between polls), and with
+// as many cores as ranks a rank's communication thread then takes its time from the compute
+// threads. The ranks meet first in a non-blocking barrier, tested in a tight loop for 20 us and
+// then between sleeps of 10 us growing to 200 us; the collective then starts with every rank there
+// and polls only while it moves data. Only for payloads of kRendezvousBytes or more, where the
+// barrier's round trip (~15 us) is small beside the transfer. resnet18 data parallel, 2 ranks x 1
+// thread on 2 cores, PyNative step: 129-134 -> 116-118 ms.
+constexpr size_t kRendezvousBytes = size_t{4} << 20;
+
+Status MpiCommunicator::rendezvous() {
+  if (size_ == 1) return Status::ok();
+  MPI_Request req = MPI_REQUEST_NULL;
+  MS_RETURN_IF_ERROR(mpi_status(MPI_Ibarrier(MPI_COMM_WORLD, &req), "rendezvous"));
+  const auto start = std::chrono::steady_clock::now();
+  auto nap = std::chrono::microseconds(10);
+  for (;;) {
+    int done = 0;
+    MS_RETURN_IF_ERROR(mpi_status(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "rendezvous"));
+    if (done) return Status::ok();
+    if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(20)) continue;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(200));
+  }
+}
+
 Status MpiCommunicator::run_item(MpiItem& item) {
   const MPI_Comm w = MPI_COMM_WORLD;
+  if (item.kind != MpiKind::Baseline && item.in.defined() && item.in.nbytes() >= kRendezvousBytes)
+    MS_RETURN_IF_ERROR(rendezvous());
   switch (item.kind) {
     case MpiKind::AllReduce: {
       const int code =

@@ -4,9 +4,13 @@
 // exactly the same weights on every rank, in both modes, with SGD and with Adam.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <thread>
+#include <vector>
 
 #include "engine/dist/world.h"
 #include "engine/frontend/nn/context.h"
@@ -134,6 +138,36 @@ TEST(DataParallelRanks, CollectivesCarryEveryRanksValues) {
   ASSERT_TRUE(comm->broadcast(b, 0).is_ok());
   EXPECT_EQ(b.data<int64_t>()[0], 42);
   EXPECT_TRUE(comm->barrier().is_ok());
+}
+
+// A rank that reaches a large all-reduce late is awaited by sleeping, not polling: rank 1 starts
+// 400 ms after rank 0, whose process spends well under half of that wait on a CPU (Open MPI's own
+// wait in a blocking collective polls through all of it), and the sum is every rank's.
+TEST(DataParallelRanks, ALateRankIsAwaitedWithoutSpinning) {
+  std::shared_ptr<dist::Communicator> comm = dist::world();
+  ASSERT_TRUE(comm);
+  const int64_t n = int64_t{2} << 20;  // 8 MiB of f32
+  std::vector<float> v(static_cast<size_t>(n), static_cast<float>(comm->rank() + 1));
+  Tensor t = Tensor::from_vector<float>(v, {n});
+  ASSERT_TRUE(comm->barrier().is_ok());
+  if (comm->rank() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto cpu_s = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  };
+  const double cpu0 = cpu_s();
+  const auto wall0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(comm->all_reduce(t, dist::ReduceOp::Sum).is_ok());
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu = cpu_s() - cpu0;
+  const float want = static_cast<float>(comm->size() * (comm->size() + 1) / 2);
+  EXPECT_EQ(t.data<float>()[0], want);
+  EXPECT_EQ(t.data<float>()[n - 1], want);
+  if (comm->rank() == 0) {
+    EXPECT_GT(wall, 0.3) << "rank 0 did not wait for rank 1";
+    EXPECT_LT(cpu, 0.5 * wall) << "rank 0 spent " << cpu << " s of CPU in a " << wall << " s wait";
+  }
 }
 
 }  // namespace
