@@ -422,8 +422,9 @@ TEST_F(ElementwiseTable, SigmoidAndSwishLoopsAgreeAtEveryVectorWidth) {
       const double s = 1.0 / (1.0 + std::exp(-v)), s2 = 1.0 / (1.0 + std::exp(-2.0 * v));
       EXPECT_TRUE(near(sg[i], s)) << "Sigmoid(" << v << ") = " << sg[i] << ", want " << s;
       EXPECT_TRUE(near(sw[i], v * s)) << "Swish(" << v << ") = " << sw[i] << ", want " << v * s;
-      if (v > -45)  // below, e^2x is 0 in f32 while x e^2x is not (the scalar form gives 0 there too)
+      if (v > -45) {  // below, e^2x is 0 in f32 while x e^2x is not (the scalar form gives 0 there too)
         EXPECT_TRUE(near(sw2[i], v * s2)) << "Swish(" << v << ", alpha 2) = " << sw2[i] << ", want " << v * s2;
+      }
     }
     for (size_t i = finite; i < xs.size(); ++i) {
       const float want_g = ew::sigmoid(xs[i]), want_w = ew::swish(xs[i], 1.f);
