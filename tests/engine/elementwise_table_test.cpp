@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/backends/cpu/simd_clones.h"
-#include "engine/backends/cpu/simd_sigmoid.h"
+#include "engine/backends/cpu/simd_exp.h"
 #include "engine/backends/select.h"
 #include "engine/ops/elementwise_math.h"
 #include "engine/ops/elementwise_params.h"
@@ -392,7 +392,7 @@ TEST_F(ElementwiseTable, SwishAndMishLoopsMatchTheirDefinitions) {
   }
 }
 
-// Sigmoid and Swish have a vector loop of their own (simd_sigmoid.h) for each vector width: at every
+// Sigmoid and Swish have a vector loop of their own (simd_exp.h) for each vector width: at every
 // width this CPU runs, each value within 4 ulp of the definition in double (where the result or the
 // exp in it is subnormal, within 5%), the infinities and NaN as the scalar forms give them, and a
 // value's result the same in the loop's last, partial vector as in a whole one.
@@ -438,6 +438,42 @@ TEST_F(ElementwiseTable, SigmoidAndSwishLoopsAgreeAtEveryVectorWidth) {
       const float whole = sw[xs.size() - 5 + i];
       EXPECT_TRUE(tail[i] == whole || (std::isnan(tail[i]) && std::isnan(whole))) << "tail value " << i;
     }
+  }
+  cpu::simd_width_cap().store(old_cap);
+}
+
+// Softmax's exponentials (exp_shifted_sum_f32, the attention kernel's): at every vector width this
+// CPU runs, each e^(x - shift) within 2 ulp of the value in double (subnormal ones within 5%), -inf
+// gives 0 and NaN stays, and the returned sum is the values' sum, a partial last vector included.
+TEST_F(ElementwiseTable, ShiftedExpAndItsSumAtEveryVectorWidth) {
+  std::vector<float> xs;
+  for (int i = 0; i <= 9000; ++i) xs.push_back(static_cast<float>(i) * -0.0113f + 3.f);
+  for (float v : {-kInf, -200.f, -101.f, -90.f, 3.f}) xs.push_back(v);
+  const float shift = 3.f;
+  const int old_cap = cpu::simd_width_cap().load();
+  for (int cap : {16, 8, 4}) {
+    if (cap > cpu::cpu_simd_width()) continue;
+    cpu::simd_width_cap().store(cap);
+    SCOPED_TRACE("vector width " + std::to_string(cap));
+    for (size_t n : {xs.size(), size_t{7}}) {  // 7: one partial vector only
+      std::vector<float> e(xs.end() - static_cast<std::ptrdiff_t>(n), xs.end());
+      const std::vector<float> in = e;
+      const float sum = cpu::exp_shifted_sum_f32(e.data(), static_cast<int64_t>(n), shift);
+      double want_sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double want = std::exp(static_cast<double>(in[i]) - shift);
+        want_sum += e[i];
+        EXPECT_TRUE(ulp_distance(e[i], static_cast<float>(want)) <= 2 ||
+                    (want < 1.2e-38 && std::fabs(e[i] - want) <= 0.05 * want + 1e-44))
+            << "e^(" << in[i] << " - 3) = " << e[i] << ", want " << want;
+      }
+      EXPECT_NEAR(sum, want_sum, 1e-5 * want_sum);
+      if (n == 7) EXPECT_EQ(e[2], 0.f) << "e^-inf";  // the 7 values are the edges and 3
+    }
+    float nan_row[3] = {0.f, kNaN, 1.f};
+    EXPECT_TRUE(std::isnan(cpu::exp_shifted_sum_f32(nan_row, 3, 1.f)));
+    EXPECT_TRUE(std::isnan(nan_row[1]));
+    EXPECT_FLOAT_EQ(nan_row[2], 1.f);
   }
   cpu::simd_width_cap().store(old_cap);
 }

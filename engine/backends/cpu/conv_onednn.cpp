@@ -291,7 +291,7 @@ bool is_ref(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_in
 // Where an f32 conv's activations after its last Add include Swish or Sigmoid, the primitive stops
 // before the first of them and our loop (fused::apply_tail) runs the rest over the result: oneDNN
 // 2.6's eltwise injector computes e^x and the division at ~0.5 ns a value at one thread, our loop
-// at ~0.3 (simd_sigmoid.h). EfficientNet-B0's depthwise 3x3 over [1,144,56,56] with its SiLU:
+// at ~0.3 (simd_exp.h). EfficientNet-B0's depthwise 3x3 over [1,144,56,56] with its SiLU:
 // ~400 us in one primitive, ~165 + ~140 us so. Null where there is no such tail, or the primitive
 // without it is oneDNN's reference or gemm conv (direct_primitive's cuts apply then), or the
 // result is blocked with padded channels.

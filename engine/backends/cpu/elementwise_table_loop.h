@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "engine/backends/cpu/simd_exp.h"
 #include "engine/backends/cpu/simd_math.h"
-#include "engine/backends/cpu/simd_sigmoid.h"
 #include "engine/ops/elementwise_math.h"
 
 namespace ms::cpu {
@@ -26,7 +26,7 @@ template <class Body>
 template <ew::Op kOp>
 [[gnu::always_inline]] inline void table_unary_f32(const float* x, float* y, int64_t n, float a, float b) {
   if constexpr (kOp == ew::Op::Swish) {
-    // Both with an exp of their own in explicit vectors (simd_sigmoid.h): through the library's
+    // Both with an exp of their own in explicit vectors (simd_exp.h): through the library's
     // vector expf they ran at ~0.5 ns a value, and SiLU in one loop with the exp and the selects
     // stayed scalar (1.2 M values: 4.9 ms at one thread).
     swish_f32(x, y, n, a);

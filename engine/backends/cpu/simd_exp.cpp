@@ -1,9 +1,10 @@
-#include "engine/backends/cpu/simd_sigmoid.h"
+#include "engine/backends/cpu/simd_exp.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -122,10 +123,59 @@ template <bool kSwish> MS_TARGET_AVX512 void sigmoid_loop_avx512(const float* x,
   _mm512_mask_storeu_ps(y + i, m, sigmoid_avx512_v<kSwish>(_mm512_maskz_loadu_ps(m, x + i), al));
 }
 
+MS_TARGET_AVX512 float exp_sum_avx512(float* x, int64_t n, float shift) {
+  const __m512 sh = _mm512_set1_ps(shift);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + i), sh));
+    _mm512_storeu_ps(x + i, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 e = exp_nonpositive_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh));
+    _mm512_mask_storeu_ps(x + i, m, e);
+    acc = _mm512_mask_add_ps(acc, m, acc, e);
+  }
+  alignas(64) float lanes[16];  // (_mm512_reduce_add_ps: GCC 12 warns of its undefined halves)
+  _mm512_store_ps(lanes, acc);
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
+
 MS_TARGET_AVX512 void sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, bool swish) {
   swish ? sigmoid_loop_avx512<true>(x, y, n, alpha) : sigmoid_loop_avx512<false>(x, y, n, alpha);
 }
 #endif
+template <class V> [[gnu::always_inline]] inline float exp_sum_loop(float* x, int64_t n, float shift) {
+  constexpr int L = kLanes<V>;
+  V acc{};
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    V v;
+    std::memcpy(&v, x + i, sizeof(V));
+    v = exp_nonpositive(v - shift);
+    std::memcpy(x + i, &v, sizeof(V));
+    acc += v;
+  }
+  float sum = 0;
+  for (int l = 0; l < L; ++l) sum += acc[l];
+  if (i == n) return sum;
+  float buf[L];
+  std::fill(buf, buf + L, -std::numeric_limits<float>::infinity());  // e^-inf = 0: adds nothing
+  std::copy(x + i, x + n, buf);
+  V v;
+  std::memcpy(&v, buf, sizeof(V));
+  v = exp_nonpositive(v - shift);
+  std::memcpy(buf, &v, sizeof(V));
+  std::copy(buf, buf + (n - i), x + i);
+  for (int l = 0; l < L; ++l) sum += buf[l];
+  return sum;
+}
+
+MS_TARGET_AVX2 float exp_sum_avx2(float* x, int64_t n, float shift) { return exp_sum_loop<vec8>(x, n, shift); }
 MS_TARGET_AVX2 void sigmoid_avx2(const float* x, float* y, int64_t n, float alpha, bool swish) {
   swish ? sigmoid_loop<vec8, true>(x, y, n, alpha) : sigmoid_loop<vec8, false>(x, y, n, alpha);
 }
@@ -140,6 +190,15 @@ void run(const float* x, float* y, int64_t n, float alpha, bool swish) {
 }
 
 }  // namespace
+
+float exp_shifted_sum_f32(float* x, int64_t n, float shift) {
+#if MS_SIMD_DISPATCH
+  const int width = simd_width();
+  if (width == 16) return exp_sum_avx512(x, n, shift);
+  if (width == 8) return exp_sum_avx2(x, n, shift);
+#endif
+  return exp_sum_loop<vec4>(x, n, shift);
+}
 
 void sigmoid_f32(const float* x, float* y, int64_t n) { run(x, y, n, 1.f, false); }
 void swish_f32(const float* x, float* y, int64_t n, float alpha) { run(x, y, n, alpha, true); }

@@ -1,5 +1,6 @@
-// Sigmoid and Swish (x sigmoid(alpha x), SiLU at alpha 1) over f32 in explicit vectors of the CPU's
-// width (simd_clones.h: simd_width()), with an exp of their own: a degree-6 polynomial on the
+// e^x where x <= 0 (softmax's exponentials, after the row's maximum is taken off), Sigmoid and Swish
+// (x sigmoid(alpha x), SiLU at alpha 1) over f32 in explicit vectors of the CPU's width
+// (simd_clones.h: simd_width()), with an exp of their own: a degree-6 polynomial on the
 // reduced argument and the power of two put in by integer arithmetic. The C library's vector expf
 // (simd_math.h) and oneDNN 2.6's eltwise_swish both spent ~0.5 ns a value at one thread; this takes
 // ~0.3 ns, within 4 ulp of the definition in double (subnormal results within the bits they have),
@@ -10,6 +11,9 @@
 
 namespace ms::cpu {
 
+// x[i] = e^(x[i] - shift) in place, returning their sum: a softmax row with `shift` its maximum
+// (x[i] - shift <= 0; -inf gives 0, NaN stays). Within 2 ulp of e^(x - shift) in double.
+float exp_shifted_sum_f32(float* x, int64_t n, float shift);
 // y[i] = sigmoid(x[i]); x may be y.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 // y[i] = x[i] sigmoid(alpha x[i]); x may be y.
