@@ -221,11 +221,12 @@ void MpiCommunicator::comm_loop() {
 // Returns once every rank has reached this collective, waiting by sleeping. Open MPI's blocking
 // collectives poll while a peer is late (mpi_yield_when_idle only yields between polls), and with
 // as many cores as ranks a rank's communication thread then takes its time from the compute
-// threads. The ranks meet first in a non-blocking barrier, tested in a tight loop for 20 us and
-// then between sleeps of 10 us growing to 200 us; the collective then starts with every rank there
-// and polls only while it moves data. Only for payloads of kRendezvousBytes or more, where the
-// barrier's round trip (~15 us) is small beside the transfer. resnet18 data parallel, 2 ranks x 1
-// thread on 2 cores, PyNative step: 129-134 -> 116-118 ms.
+// threads. The ranks meet first in a non-blocking barrier, tested in a tight loop for 250 us (ranks
+// issuing collectives back to back arrive that close: sleeping at once cost a 4 MiB all-reduce
+// ~20% against MPI_Allreduce) and then between sleeps of 10 us growing to 200 us; the collective
+// then starts with every rank there and polls only while it moves data. Only for payloads of kRendezvousBytes or more,
+// where the barrier's round trip (~15 us) is small beside the transfer. resnet18 data parallel, 2 ranks x 1 thread on 2
+// cores, PyNative step: 129-134 -> 116-118 ms.
 constexpr size_t kRendezvousBytes = size_t{4} << 20;
 
 Status MpiCommunicator::rendezvous() {
@@ -238,7 +239,7 @@ Status MpiCommunicator::rendezvous() {
     int done = 0;
     MS_RETURN_IF_ERROR(mpi_status(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "rendezvous"));
     if (done) return Status::ok();
-    if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(20)) continue;
+    if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(250)) continue;
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(200));
   }
