@@ -287,6 +287,9 @@ std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, O
 }
 
 bool is_ref(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
+bool is_gemm(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+}
 
 // Where an f32 conv's activations after its last Add include Swish or Sigmoid, the primitive stops
 // before the first of them and our loop (fused::apply_tail) runs the rest over the result: oneDNN
@@ -312,7 +315,7 @@ std::shared_ptr<ConvPrimitive> without_slow_tail(OneDnnContext& dnn, const ConvP
   head.set_post_ops(fused::onednn_post_ops({a.post->begin(), a.post->begin() + static_cast<std::ptrdiff_t>(cut)},
                                            /*sum_residual=*/true));
   auto pd = direct_pd(dnn.engine(), plan.problem, head, a.layout.preferred, lean);
-  if (is_ref(pd) || std::string(pd.impl_info_str()).find("gemm") != std::string::npos) return nullptr;
+  if (is_ref(pd) || is_gemm(pd)) return nullptr;
   auto cp = primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, plan.user_weights);
   cp->loop_tail = cut;
   return cp;
@@ -332,7 +335,7 @@ std::shared_ptr<ConvPrimitive> direct_primitive(OneDnnContext& dnn, const ConvPl
   auto cp = primitive_of<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(pd, plan.user_weights);
   // oneDNN's gemm-based conv applies eltwise post-ops in a slow pass of its own (LeNet-size convs
   // with a Relu ran 2.8x slower than the conv alone): the loop takes its trailing activations too.
-  const bool gemm = std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+  const bool gemm = is_gemm(pd);
   if (!a.post || a.post->empty() || a.x.dtype() != DType::F32 || !(is_ref(pd) || gemm)) return cp;
   std::vector<size_t> cuts;
   const size_t add = add_index(a);
