@@ -158,6 +158,32 @@ bool mask_strides(const Shape& m, int64_t heads, int64_t q_len, int64_t kv_len, 
   return true;
 }
 
+// A bf16 problem where oneDNN has no bf16 matmul (oneDNN 2.6 computes bf16 on AVX-512 only): the
+// same attention in f32 on widened Q, K and V (contiguous, as `p` reads them), Y rounded to bf16 once.
+Status attention_bf16_in_f32(runtime::KernelContext& ctx, AttentionProblem p, const Tensor& q, const Tensor& k,
+                             const Tensor& v, Tensor& y) {
+  auto widened = [&](const Tensor& x) -> Expected<Tensor> {
+    MS_ASSIGN_OR_RETURN(Tensor w, ctx.scratch(DType::F32, x.shape()));
+    widen_bf16(x.data<bf16>(), w.data<float>(), x.numel());
+    return w;
+  };
+  MS_ASSIGN_OR_RETURN(Tensor qf, widened(q));
+  MS_ASSIGN_OR_RETURN(Tensor kf, widened(k));
+  MS_ASSIGN_OR_RETURN(Tensor vf, widened(v));
+  MS_ASSIGN_OR_RETURN(Tensor yf, ctx.scratch(DType::F32, y.shape()));
+  p.dtype = DType::F32;
+  p.q.data = qf.raw();
+  p.k.data = kf.raw();
+  p.v.data = vf.raw();
+  p.y = yf.raw();
+  MS_RETURN_IF_ERROR(attention_f32(ctx, p));
+  round_to_bf16(yf.data<float>(), y.data<bf16>(), y.numel());
+  std::string inner = ctx.impl();  // "attention+" and the products' kernel
+  if (inner.rfind("attention+", 0) == 0) inner.erase(0, std::string("attention+").size());
+  ctx.set_impl("attention-bf16-in-f32+" + inner);
+  return Status::ok();
+}
+
 Status fused_attention_kernel(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   ops::AttentionAxes qa, ka, va, ya;
@@ -209,7 +235,9 @@ Status fused_attention_kernel(runtime::KernelContext& ctx) {
     }
     p.mask = mask.data<float>();
   }
-  return attention_f32(ctx, p);
+  const Status s = attention_f32(ctx, p);
+  if (t != DType::BF16 || s.code() != ErrorCode::Unsupported) return s;
+  return attention_bf16_in_f32(ctx, p, q, k, v, *y);
 }
 
 }  // namespace
