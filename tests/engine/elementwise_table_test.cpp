@@ -392,6 +392,52 @@ TEST_F(ElementwiseTable, SwishAndMishLoopsMatchTheirDefinitions) {
   }
 }
 
+// Gelu's erf form has a vector loop of its own (simd_exp.h: an erfc of its own) for each vector
+// width: over a sweep, each value within 6 ulp of 0.5 x erfc(z) in double with z = -x / sqrt 2
+// rounded to f32 as the scalar form rounds it (below -2 within 1e-5: where the result nears the
+// subnormals, so does e^-z^2 inside; subnormal results within 5%), the
+// infinities and NaN as the scalar form gives them, and a partial last vector as a whole one.
+TEST_F(ElementwiseTable, GeluErfLoopAgreesAtEveryVectorWidth) {
+  std::vector<float> xs;
+  for (int i = -14000; i <= 10000; ++i) xs.push_back(static_cast<float>(i) * 0.00101f);
+  for (float v : {-30.f, -20.f, -14.5f, -13.f, 1e-30f, -1e-30f, 0.f, -0.f, 1e-40f, -1e-40f, 20.f, 1e6f})
+    xs.push_back(v);
+  const size_t finite = xs.size();
+  for (float v : {kInf, -kInf, kNaN}) xs.push_back(v);
+  const int old_cap = cpu::simd_width_cap().load();
+  for (int cap : {16, 8, 4}) {
+    if (cap > cpu::cpu_simd_width()) continue;
+    cpu::simd_width_cap().store(cap);
+    SCOPED_TRACE("vector width " + std::to_string(cap));
+    std::vector<float> y(xs.size());
+    cpu::gelu_erf_f32(xs.data(), y.data(), static_cast<int64_t>(xs.size()));
+    int64_t worst = 0;
+    for (size_t i = 0; i < finite; ++i) {
+      const double v = xs[i];
+      const double z = static_cast<float>(xs[i] * -0.70710678118654752440f);
+      const double want = 0.5 * v * std::erfc(z);
+      const int64_t d = ulp_distance(y[i], static_cast<float>(want));
+      if (std::fabs(want) > 1e-37) worst = std::max(worst, d);
+      const bool ok = d <= 6 || (v < -2 && std::fabs(y[i] - want) <= 1e-5 * std::fabs(want)) ||
+                      (std::fabs(want) < 1.2e-38 && std::fabs(y[i] - want) <= 0.05 * std::fabs(want) + 1e-44);
+      EXPECT_TRUE(ok) << "Gelu(" << v << ") = " << y[i] << ", want " << want << " (" << d << " ulp)";
+    }
+    std::cout << "[ gelu     ] width " << cap << ": worst " << worst << " ulp\n";
+    for (size_t i = finite; i < xs.size(); ++i) {
+      const float want = ew::gelu_erf(xs[i]);
+      EXPECT_TRUE(y[i] == want || (std::isnan(y[i]) && std::isnan(want))) << xs[i] << ": Gelu " << y[i];
+      EXPECT_EQ(std::signbit(y[i]), std::signbit(want)) << xs[i];
+    }
+    std::vector<float> tail(xs.end() - 5, xs.end());
+    cpu::gelu_erf_f32(tail.data(), tail.data(), 5);
+    for (size_t i = 0; i < 5; ++i) {
+      const float whole = y[xs.size() - 5 + i];
+      EXPECT_TRUE(tail[i] == whole || (std::isnan(tail[i]) && std::isnan(whole))) << "tail value " << i;
+    }
+  }
+  cpu::simd_width_cap().store(old_cap);
+}
+
 // Sigmoid and Swish have a vector loop of their own (simd_exp.h) for each vector width: at every
 // width this CPU runs, each value within 4 ulp of the definition in double (where the result or the
 // exp in it is subnormal, within 5%), the infinities and NaN as the scalar forms give them, and a

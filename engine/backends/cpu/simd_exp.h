@@ -16,6 +16,8 @@ namespace ms::cpu {
 float exp_shifted_sum_f32(float* x, int64_t n, float shift);
 // y[i] = sigmoid(x[i]); x may be y.
 void sigmoid_f32(const float* x, float* y, int64_t n);
+// y[i] = Gelu(x[i]) in its erf form, 0.5 x erfc(-x / sqrt 2); x may be y.
+void gelu_erf_f32(const float* x, float* y, int64_t n);
 // y[i] = x[i] sigmoid(alpha x[i]); x may be y.
 void swish_f32(const float* x, float* y, int64_t n, float alpha);
 
