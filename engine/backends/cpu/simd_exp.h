@@ -4,7 +4,9 @@
 // reduced argument and the power of two put in by integer arithmetic. The C library's vector expf
 // (simd_math.h) and oneDNN 2.6's eltwise_swish both spent ~0.5 ns a value at one thread; this takes
 // ~0.3 ns, within 4 ulp of the definition in double (subnormal results within the bits they have),
-// the infinities and NaN as the scalar forms in ops/elementwise_math.h give them.
+// the infinities and NaN as the scalar forms in ops/elementwise_math.h give them. Gelu's erf form
+// takes an erfc made of that exp and a fitted polynomial, within 6 ulp: on AVX2 a matmul's GELU tail
+// over 605k values cost ~0.4 ms where the library's vector erfcf (table gathers) took ~2.8.
 #pragma once
 
 #include <cstdint>
