@@ -3,6 +3,8 @@
 // beta*C as a sum post-op over a prefilled output); other dtypes (f64, f16, i32, i64, u32, u64)
 // through a reference loop. f32 products of up to kGemvMaxRows rows run as matrix-vector products
 // (gemv.h).
+#include <cstring>
+
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/gemv.h"
 #include "engine/backends/cpu/nn_onednn.h"
@@ -160,6 +162,13 @@ Status matmul_kernel(runtime::KernelContext& ctx) {
 void fill_beta_c(const Tensor& c, Tensor& y, double beta) {
   const int64_t m = y.dim(0), n = y.dim(1);
   const int64_t cm = c.rank() == 2 ? c.dim(0) : 1, cn = c.rank() >= 1 ? c.dim(-1) : 1;
+  if (beta == 1.0 && cn == n && c.dtype() == y.dtype()) {  // a bias row (or C whole): copied by rows
+    const size_t row = static_cast<size_t>(n) * dtype_size(y.dtype());
+    for (int64_t i = 0; i < m; ++i)
+      std::memcpy(static_cast<char*>(y.raw()) + static_cast<size_t>(i) * row,
+                  static_cast<const char*>(c.raw()) + static_cast<size_t>(cm == 1 ? 0 : i) * row, row);
+    return;
+  }
   visit_matmul_type(y.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* cd = c.data<T>();
