@@ -4,6 +4,7 @@
 #include "engine/backends/cpu/attention_fast.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -235,8 +236,14 @@ Status fused_attention_kernel(runtime::KernelContext& ctx) {
     }
     p.mask = mask.data<float>();
   }
+  // Once oneDNN has refused a bf16 matmul here (the CPU's ISA does not change), later calls widen at
+  // once instead of failing to create the primitive again on every run.
+  static std::atomic<bool> no_bf16_matmul{false};
+  if (t == DType::BF16 && no_bf16_matmul.load(std::memory_order_relaxed))
+    return attention_bf16_in_f32(ctx, p, q, k, v, *y);
   const Status s = attention_f32(ctx, p);
   if (t != DType::BF16 || s.code() != ErrorCode::Unsupported) return s;
+  no_bf16_matmul.store(true, std::memory_order_relaxed);
   return attention_bf16_in_f32(ctx, p, q, k, v, *y);
 }
 
