@@ -80,6 +80,15 @@ Expected<KernelResult> run_kernel_full(const ir::Node& node, const std::vector<T
   return KernelResult{std::move(outputs), ctx.impl()};
 }
 
+Expected<std::string> run_in_kernel_context(const ir::Node& node, std::vector<const Tensor*> inputs,
+                                            std::vector<Tensor> outputs,
+                                            const std::function<Status(runtime::KernelContext&)>& fn) {
+  SimpleAllocator alloc;
+  runtime::KernelContext ctx(node, 17, backend(), inputs, outputs, alloc, nullptr);
+  MS_RETURN_IF_ERROR(fn(ctx));
+  return ctx.impl();
+}
+
 Expected<std::vector<Tensor>> run_kernel(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
   MS_ASSIGN_OR_RETURN(KernelResult r, run_kernel_full(node, inputs, opset));
   return std::move(r.outputs);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/core/status.h"
 #include "engine/core/tensor.h"
 #include "engine/ir/graph.h"
+#include "engine/runtime/kernel.h"
 
 namespace ms::test {
 
@@ -38,6 +40,11 @@ struct KernelResult {
 
 // Infers, allocates (Tensor::empty) and runs the node's CPU kernel. `inputs[i]` undefined = left out.
 Expected<KernelResult> run_kernel_full(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17);
+// Runs `fn` as a kernel of `node` on the CPU backend would run (scratch from plain host memory),
+// returning the impl it set: for kernels' internal entry points.
+Expected<std::string> run_in_kernel_context(const ir::Node& node, std::vector<const Tensor*> inputs,
+                                            std::vector<Tensor> outputs,
+                                            const std::function<Status(runtime::KernelContext&)>& fn);
 // Outputs only.
 Expected<std::vector<Tensor>> run_kernel(const ir::Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17);
 

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/winograd.h"
 
 namespace ms::cpu::nn {
 namespace {
@@ -645,6 +646,65 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo&
   return Status::ok();
 }
 
+// Our Winograd (winograd.h) for a conv the conv-algorithm pass marked, where oneDNN has no Winograd
+// for the case (below AVX-512) and the transforms' scratch, with the reorders of activations not
+// blocked already, fits the step's room; nullopt otherwise (the direct conv runs). A plain output
+// is computed blocked, reordered, and the post-ops run over it after. It keeps no memo, so every
+// call comes through here (~1 us of key and lookups against a conv of a millisecond or more).
+std::optional<Status> own_winograd(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
+                                   const ConvArgs& a) {
+  const ConvLayout& l = a.layout;
+  if (!a.winograd || a.transpose || a.group != 1 || plan.crop || !l.preferred || a.g.pads_begin.size() != 2 ||
+      (a.residual && l.residual_blocked != l.dst_blocked))
+    return std::nullopt;
+  for (size_t i = 0; i < 2; ++i)
+    if (a.g.strides[i] != 1 || a.g.dilations[i] != 1) return std::nullopt;
+  Tensor src = a.x, dst = a.y;  // blocked: the activations, or scratch made below
+  const WinogradConvArgs w{.x = src,
+                           .w = a.w,
+                           .b = a.b,
+                           .residual = l.dst_blocked ? a.residual : nullptr,
+                           .y = dst,
+                           .pad_top = a.g.pads_begin[0],
+                           .pad_left = a.g.pads_begin[1],
+                           .block = l.block,
+                           .post = l.dst_blocked ? a.post : nullptr};
+  const size_t reorders = (l.src_blocked ? 0 : a.x.nbytes()) + (l.dst_blocked ? 0 : a.y.nbytes());
+  if (!winograd_conv_applies(w) || winograd_scratch_bytes(w) + reorders > ctx.scratch_budget()) return std::nullopt;
+  const dnnl::primitive_attr attr = conv_attr(a);
+  auto onednn =
+      dnn.cached<WinogradChoice>(plan.key + "|wino", [&] { return winograd_impls(dnn.engine(), plan, l, attr); });
+  if (!onednn->impls.empty()) return std::nullopt;
+  dnn.set_memo(&ctx.node(), nullptr);  // an earlier direct conv's memo must not take the next call
+  auto reorder = [&](const Tensor& from, bool to_blocked, Tensor& to) {
+    const memory::desc plain = plain_desc(from.shape()),
+                       blocked = blocked_desc(from.shape(), memory::data_type::f32, l.block);
+    memory m_from = wrap(from, to_blocked ? plain : blocked, dnn.engine()),
+           m_to = wrap(to, to_blocked ? blocked : plain, dnn.engine());
+    dnnl::reorder(m_from, m_to).execute(dnn.stream(), m_from, m_to);
+    dnn.stream().wait();
+  };
+  if (!l.src_blocked) {
+    MS_ASSIGN_OR_RETURN(src, ctx.scratch(DType::F32, a.x.shape()));
+    reorder(a.x, true, src);
+  }
+  if (!l.dst_blocked) {
+    MS_ASSIGN_OR_RETURN(dst, ctx.scratch(DType::F32, a.y.shape()));
+  }
+  Tensor residual;  // plain, read after the reorder writes the output: a copy where it lies under it
+  if (!l.dst_blocked && a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
+  MS_RETURN_IF_ERROR(winograd_conv(ctx, w, a.impl_prefix));
+  if (!l.dst_blocked) {
+    const std::string impl = ctx.impl();
+    reorder(dst, false, a.y);
+    if (a.post && !a.post->empty())
+      fused::apply_tail(a.y.data<float>(), a.y.numel(), nullptr, 1,
+                        residual.defined() ? residual.data<float>() : nullptr, *a.post);
+    ctx.set_impl(impl);
+  }
+  return Status::ok();
+}
+
 const char* conv_what(bool transpose, bool fused) {
   return transpose ? "deconvolution" : fused ? "fused convolution" : "convolution";
 }
@@ -661,6 +721,7 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr), [&]() -> Status {
     // The kernels took the node's memo (conv_onednn_again) where it matched the call: a fresh one.
     MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
+    if (std::optional<Status> own = own_winograd(ctx, dnn, plan, a)) return *own;
     std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
     auto memo = std::make_shared<ConvMemo>(ctx.node(), a, ctx.scratch_budget(), std::move(plan), std::move(cp));
     memo->keep_weights(ctx, dnn, a.w);

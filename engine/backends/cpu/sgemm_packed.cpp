@@ -5,26 +5,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
+#include "engine/backends/cpu/onednn_sgemm_pack.h"
+#include "engine/backends/cpu/weights_registry.h"
 #include "engine/runtime/kernel.h"
-
-#if MODESCOPE_HAVE_SGEMM_PACK
-#include <dnnl.h>
-
-// oneDNN's packed sgemm (src/cpu/gemm/gemm_pack.hpp, used by its RNNs), column-major like BLAS.
-namespace dnnl::impl::cpu {
-dnnl_status_t sgemm_pack_get_size(const char* identifier, const char* transa, const char* transb, const dnnl_dim_t* M,
-                                  const dnnl_dim_t* N, const dnnl_dim_t* K, const dnnl_dim_t* lda,
-                                  const dnnl_dim_t* ldb, size_t* size, bool* pack);
-dnnl_status_t sgemm_pack(const char* identifier, const char* transa, const char* transb, const dnnl_dim_t* M,
-                         const dnnl_dim_t* N, const dnnl_dim_t* K, const dnnl_dim_t* lda, const dnnl_dim_t* ldb,
-                         const float* src, float* dst);
-dnnl_status_t sgemm_compute(const char* transa, const char* transb, const dnnl_dim_t* M, const dnnl_dim_t* N,
-                            const dnnl_dim_t* K, const float* A, const dnnl_dim_t* lda, const float* B,
-                            const dnnl_dim_t* ldb, const float* beta, float* C, const dnnl_dim_t* ldc);
-}  // namespace dnnl::impl::cpu
-#endif
 
 namespace ms::cpu::nn {
 
@@ -47,29 +31,6 @@ struct SgemmShape {
 SgemmShape sgemm_shape(bool ta, bool tw, int64_t m, int64_t n, int64_t k) {
   SgemmShape s{n, m, k, tw ? k : n, ta ? m : k, n, {tw ? 'T' : 'N', 0}, {ta ? 'T' : 'N', 0}};
   return s;
-}
-
-// The packings of every backend, by weights buffer and product shape. Packing a new one first drops
-// those whose weights are gone (a closed model's), so they live about as long as their model.
-class PackedRegistry {
- public:
-  std::shared_ptr<PackedWeights> entry(const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    if (it != entries_.end()) return it->second;
-    for (auto e = entries_.begin(); e != entries_.end();)
-      e = e->second->source.expired() && e->second.use_count() == 1 ? entries_.erase(e) : std::next(e);
-    return entries_.emplace(key, std::make_shared<PackedWeights>()).first->second;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<PackedWeights>> entries_;
-};
-
-PackedRegistry& packed_registry() {
-  static PackedRegistry* r = new PackedRegistry;  // never destroyed: kernels may run during exit
-  return *r;
 }
 
 }  // namespace
@@ -114,7 +75,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
   const std::string key = "sgemm-pack|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
                           std::to_string(w.byte_offset()) + "|" + std::to_string(m) + "x" + std::to_string(n) + "x" +
                           std::to_string(k) + "|" + s.transa + s.transb;
-  auto entry = packed_registry().entry(key);
+  auto entry = WeightsRegistry<PackedWeights>::instance().entry(key);
   std::unique_lock<std::mutex> lock(entry->mu);
   if (!entry->data || entry->source.lock() != w.buffer()) {
     entry->data.reset();

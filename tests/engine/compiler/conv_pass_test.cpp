@@ -184,8 +184,8 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
     }
   }
   EXPECT_FALSE(wino["tight"]);
-  if (!__builtin_cpu_supports("avx512f"))
-    GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "Winograd convolutions need AVX2 with FMA (ours) or AVX-512 (oneDNN's); this CPU has neither";
   EXPECT_TRUE(wino["roomy"]);
   EXPECT_TRUE(wino["tight, min room"]);
 }
@@ -194,8 +194,8 @@ TEST(ConvAlgorithmPass, WinogradRunsOnlyWhereItsScratchFitsTheArena) {
 // multiples of 4 and the small ones (F(2x2,3x3)) where the large would cover the plane with padded
 // tiles (14x14: 16x16 of tiles).
 TEST(ConvAlgorithmPass, WinogradTakesLargeTilesOnlyOnPlanesOfWholeTiles) {
-  if (!__builtin_cpu_supports("avx512f"))
-    GTEST_SKIP() << "oneDNN's Winograd convolutions need AVX-512 (this CPU has none)";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "Winograd convolutions need AVX2 with FMA (ours) or AVX-512 (oneDNN's); this CPU has neither";
   const std::string text = R"(
     input x: f32[1,64,28,28]
     init w: f32[64,64,3,3] = 0.02 -0.01 0.03 -0.02 0.01

@@ -1,0 +1,182 @@
+// Our Winograd 3x3 convs (engine/backends/cpu/winograd.h) against a direct conv in double, on the
+// blocked activations they take: both tile sizes, partial tiles, pads, a batch, bias, a residual
+// (also in place) and activations; and through the FusedConv kernel as Graph mode calls it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/backends/cpu/simd_clones.h"
+#include "engine/backends/cpu/winograd.h"
+#include "engine/ops/fused.h"
+#include "tests/engine/kernel_harness.h"
+
+namespace ms::test {
+namespace {
+
+// nchw -> nChw<block>c (to_blocked) or back (channels a multiple of the block).
+Tensor relayout(const Tensor& t, int64_t block, bool to_blocked) {
+  Tensor out = Tensor::empty(DType::F32, t.shape());
+  const int64_t n = t.dim(0), c = t.dim(1), hw = t.dim(2) * t.dim(3);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t plain = (i * c + ch) * hw + p,
+                      blocked = ((i * (c / block) + ch / block) * hw + p) * block + ch % block;
+        out.data<float>()[to_blocked ? blocked : plain] = t.data<float>()[to_blocked ? plain : blocked];
+      }
+  return out;
+}
+Tensor to_blocked(const Tensor& t, int64_t block) { return relayout(t, block, true); }
+Tensor from_blocked(const Tensor& t, int64_t block) { return relayout(t, block, false); }
+
+// relu(conv(x, w) + b + r) in double, nchw; pads (top, left) and the output's size given.
+std::vector<double> direct(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor* r, int64_t pt, int64_t pl,
+                           int64_t oh, int64_t ow, bool relu) {
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3), m = w.dim(0);
+  std::vector<double> y(static_cast<size_t>(n * m * oh * ow));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t yy = 0; yy < oh; ++yy)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double s = b.data<float>()[o];
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = yy + ky - pt, ix = xx + kx - pl;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                s += static_cast<double>(x.data<float>()[((i * c + ci) * h + iy) * wd + ix]) *
+                     w.data<float>()[((o * c + ci) * 3 + ky) * 3 + kx];
+              }
+          const size_t at = static_cast<size_t>(((i * m + o) * oh + yy) * ow + xx);
+          if (r) s += r->data<float>()[at];
+          y[at] = relu ? std::max(s, 0.0) : s;
+        }
+  return y;
+}
+
+struct Case {
+  int64_t n, c, m, h, w, pad;
+  bool residual, in_place;
+};
+
+void check_case(const Case& k, int64_t block) {
+  SCOPED_TRACE("n" + std::to_string(k.n) + " c" + std::to_string(k.c) + " m" + std::to_string(k.m) + " " +
+               std::to_string(k.h) + "x" + std::to_string(k.w) + " pad " + std::to_string(k.pad) + " block " +
+               std::to_string(block) + (k.residual ? (k.in_place ? " residual in place" : " residual") : ""));
+  const int64_t oh = k.h + 2 * k.pad - 2, ow = k.w + 2 * k.pad - 2;
+  const Tensor x = random_f32({k.n, k.c, k.h, k.w}, 11);
+  Tensor w = random_f32({k.m, k.c, 3, 3}, 12);
+  w.buffer()->freeze();
+  const Tensor b = random_f32({k.m}, 13);
+  const Tensor r = random_f32({k.n, k.m, oh, ow}, 14);
+  const std::vector<double> want = direct(x, w, b, k.residual ? &r : nullptr, k.pad, k.pad, oh, ow, true);
+
+  const Tensor xb = to_blocked(x, block);
+  const Tensor rb = to_blocked(r, block);
+  Tensor yb = k.in_place ? rb.clone() : Tensor::empty(DType::F32, {k.n, k.m, oh, ow});
+  const Tensor residual = k.in_place ? yb : rb;  // in place: the output's own buffer holds the residual
+  std::vector<ops::PostOp> post;
+  if (k.residual) post.push_back({ops::PostOp::Kind::Add, 0, 0});
+  post.push_back({ops::PostOp::Kind::Relu, 0, 0});
+  const cpu::nn::WinogradConvArgs a{.x = xb,
+                                    .w = w,
+                                    .b = &b,
+                                    .residual = k.residual ? &residual : nullptr,
+                                    .y = yb,
+                                    .pad_top = k.pad,
+                                    .pad_left = k.pad,
+                                    .block = block,
+                                    .post = &post};
+  ASSERT_TRUE(cpu::nn::winograd_conv_applies(a));
+  auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
+    return cpu::nn::winograd_conv(ctx, a, "fused:");
+  });
+  ASSERT_TRUE(impl) << impl.status().message();
+  const int tile = cpu::nn::winograd_tile(oh, ow);
+  EXPECT_EQ(*impl, tile == 4 ? "fused:modescope:wino_4x3" : "fused:modescope:wino_2x3");
+  const Tensor y = from_blocked(yb, block);
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  for (int64_t i = 0; i < y.numel(); ++i)
+    ASSERT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)], 2e-5 * scale) << "element " << i;
+}
+
+TEST(Winograd, MatchesTheDirectConvAtBothTileSizes) {
+  if (cpu::cpu_simd_width() < 8) GTEST_SKIP() << "the Winograd transforms need AVX2 (this CPU has none)";
+  const std::vector<Case> cases = {
+      {1, 16, 24, 8, 12, 1, false, false},  // F(4x4,3x3), whole tiles
+      {2, 8, 16, 9, 7, 1, true, false},     // F(2x2,3x3), partial tiles, a batch, a residual
+      {1, 16, 8, 6, 6, 0, true, true},      // no padding (4x4 out), the residual in place
+      {1, 8, 8, 5, 3, 2, false, false},     // pads of 2 (7x5 out: partial tiles)
+      {1, 64, 64, 14, 14, 1, true, false},  // ResNet-like: 14x14 takes the small tiles
+  };
+  for (int64_t block : {int64_t{8}, int64_t{16}}) {
+    if (cpu::cpu_simd_width() < block) continue;
+    for (const Case& k : cases) {
+      if (k.c % block || k.m % block) continue;
+      check_case(k, block);
+    }
+  }
+}
+
+TEST(Winograd, TakesOnlyWhatItComputes) {
+  if (cpu::cpu_simd_width() < 8) GTEST_SKIP() << "the Winograd transforms need AVX2 (this CPU has none)";
+  const Tensor x = random_f32({1, 16, 8, 8}, 1);
+  Tensor w = random_f32({16, 16, 3, 3}, 2);
+  Tensor y = Tensor::empty(DType::F32, {1, 16, 8, 8});
+  auto args = [&](const Tensor& wt, int64_t block) {
+    return cpu::nn::WinogradConvArgs{
+        .x = x, .w = wt, .b = nullptr, .residual = nullptr, .y = y, .pad_top = 1, .pad_left = 1, .block = block};
+  };
+  EXPECT_FALSE(cpu::nn::winograd_conv_applies(args(w, 8))) << "weights that may change are not transformed once";
+  w.buffer()->freeze();
+  EXPECT_TRUE(cpu::nn::winograd_conv_applies(args(w, 8)));
+  EXPECT_FALSE(cpu::nn::winograd_conv_applies(args(w, 4)));
+  Tensor w5 = random_f32({16, 16, 5, 5}, 3);
+  w5.buffer()->freeze();
+  EXPECT_FALSE(cpu::nn::winograd_conv_applies(args(w5, 8)));
+  Tensor narrow = random_f32({16, 12, 3, 3}, 4);
+  narrow.buffer()->freeze();
+  const Tensor x12 = random_f32({1, 12, 8, 8}, 5);
+  EXPECT_FALSE(cpu::nn::winograd_conv_applies(
+      {.x = x12, .w = narrow, .b = nullptr, .residual = nullptr, .y = y, .pad_top = 1, .pad_left = 1, .block = 8}));
+}
+
+// The FusedConv kernel on a conv the conv-algorithm pass marked, on the blocked layout: where oneDNN
+// has no Winograd for the CPU, ours runs; either way the values are the direct conv's.
+TEST(Winograd, TheMarkedFusedConvRunsWinogradAndMatches) {
+  if (cpu::cpu_simd_width() < 8) GTEST_SKIP() << "the Winograd transforms need AVX2 (this CPU has none)";
+  const int64_t block = cpu::cpu_simd_width() >= 16 ? 16 : 8;
+  const Tensor x = random_f32({1, 64, 16, 16}, 21);
+  Tensor w = random_f32({64, 64, 3, 3}, 22);
+  w.buffer()->freeze();
+  const Tensor b = random_f32({64}, 23);
+  ir::Node n = make_node("FusedConv", 3, 1,
+                         {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"activation_layout", std::string("blocked")},
+                          {"src_blocked", int64_t{1}},
+                          {"dst_blocked", int64_t{1}},
+                          {"layout_block", block},
+                          {"algorithm", std::string("winograd")},
+                          {"post_ops", std::vector<std::string>{"Relu"}},
+                          {"post_alphas", std::vector<float>{0.f}},
+                          {"post_betas", std::vector<float>{0.f}}});
+  n.domain = ops::kFusedDomain;
+  auto got = run_kernel_full(n, {to_blocked(x, block), w, b});
+  ASSERT_TRUE(got) << got.status().message();
+  EXPECT_NE(got->impl.find("wino"), std::string::npos) << got->impl;
+  if (!__builtin_cpu_supports("avx512f")) {
+    EXPECT_EQ(got->impl, "fused:modescope:wino_4x3");
+  }
+  const std::vector<double> want = direct(x, w, b, nullptr, 1, 1, 16, 16, true);
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  const Tensor y = from_blocked(got->outputs[0], block);
+  for (int64_t i = 0; i < y.numel(); ++i)
+    ASSERT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)], 2e-5 * scale) << "element " << i;
+}
+
+}  // namespace
+}  // namespace ms::test
