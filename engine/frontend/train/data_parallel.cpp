@@ -95,10 +95,14 @@ void GradReducer::begin() {
   work_.assign(buckets_.size(), nullptr);
   seen_.assign(where_.size(), false);
   next_to_start_ = 0;
-  // Fresh buffers every step: the reduced gradients handed out last step may live on (optimizer state).
-  flat_.clear();
-  for (const auto& b : buckets_)
-    flat_.push_back(Tensor::empty(b.dtype, {b.bytes / static_cast<int64_t>(dtype_size(b.dtype))}));
+  // A bucket's buffer of the last step again where nothing else holds it any more; a fresh one where
+  // the reduced gradients handed out last step live on (optimizer state). Fresh buffers every step
+  // cost page faults and zeroing: ~20 ms a step for ResNet-18's 45 MB of gradients.
+  flat_.resize(buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    if (!flat_[b].defined() || flat_[b].buffer().use_count() != 1)
+      flat_[b] =
+          Tensor::empty(buckets_[b].dtype, {buckets_[b].bytes / static_cast<int64_t>(dtype_size(buckets_[b].dtype))});
   backward_start_ = DpClock::now();
 }
 
