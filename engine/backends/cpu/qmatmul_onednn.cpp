@@ -7,9 +7,23 @@
 #include <string>
 
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/backends/cpu/quant_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::quant {
+
+// Weights whose buffer is frozen (a compiled graph's constants) never change; others are checked by
+// a sample of their bytes, as the f32 weights' reorder cache does.
+uint64_t int8_weights_stamp(const Tensor& w) {
+  if (w.buffer() && w.buffer()->frozen()) return 0;
+  const auto* bytes = static_cast<const uint8_t*>(w.raw());
+  const auto count = static_cast<size_t>(w.numel());
+  const size_t stride = std::max<size_t>(1, count / 8192);
+  uint64_t h = 0x9e3779b97f4a7c15ull + count;
+  for (size_t i = 0; i < count; i += stride) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
 namespace {
 
 using dnnl::memory;
@@ -46,18 +60,6 @@ struct SplitInt8Weights {
   Tensor dense_excess;              // the same as an int8 [K, N] matrix (its row pairs fit too), or none
   PackedInt8 packed, packed_excess;
 };
-
-// Weights whose buffer is frozen (a compiled graph's constants) never change; others are checked by
-// a sample of their bytes, as the f32 weights' reorder cache does.
-uint64_t int8_weights_stamp(const Tensor& w) {
-  if (w.buffer() && w.buffer()->frozen()) return 0;
-  const auto* bytes = static_cast<const uint8_t*>(w.raw());
-  const auto count = static_cast<size_t>(w.numel());
-  const size_t stride = std::max<size_t>(1, count / 8192);
-  uint64_t h = 0x9e3779b97f4a7c15ull + count;
-  for (size_t i = 0; i < count; i += stride) h = (h ^ bytes[i]) * 0x100000001b3ull;
-  return h;
-}
 
 std::atomic<int> g_force_split{-1};  // tests: -1 the primitive decides, 0/1 forced
 

@@ -50,8 +50,13 @@ Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tenso
 
 // Without VNNI, oneDNN's int8 convs add each pair of u8 x s8 products in a saturating int16
 // (vpmaddubsw): 255 * (|w1| + |w2|) can pass 32767 and the sums are no longer exact. True when the
-// CPU has no VNNI and some weight is past 64 in magnitude (then the exact loops run instead).
+// CPU has no VNNI and some weight is past 64 in magnitude: conv_acc_onednn then runs the weights in
+// two halves, and the fused requantizing conv (qconv_onednn) leaves the case to it.
 bool int8_pairs_may_saturate(const Tensor& w);
+
+// qmatmul_onednn.cpp: a stamp of 8-bit weights' contents for caches of what is derived from them:
+// 0 for a frozen buffer (never changes), else a hash of a sample of its bytes.
+uint64_t int8_weights_stamp(const Tensor& w);
 
 }  // namespace ms::cpu::quant
 

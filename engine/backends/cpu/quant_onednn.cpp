@@ -5,7 +5,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
@@ -103,6 +106,41 @@ bool cpu_has_avx_vnni() {
 #endif
 }
 
+// Int8 weights in two halves for oneDNN's kernels without VNNI: hi = w / 2 (truncated), lo = w - hi,
+// both within [-64, 64], so no pair of products saturates whichever channels a kernel pairs, and the
+// two int32 convolutions add up to w's exactly. Made once per weights (frozen, or the same bytes).
+struct HalvedInt8 {
+  std::mutex mu;
+  std::weak_ptr<Buffer> source;
+  uint64_t stamp = 0;
+  Tensor hi, lo;
+};
+
+// (hi, lo), copies taken under the entry's lock.
+std::pair<Tensor, Tensor> halves_of(OneDnnContext& dnn, const Tensor& w) {
+  const std::string key = "int8-halves|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
+                          std::to_string(w.byte_offset()) + "|" + nn::key_of(w.shape());
+  auto h = dnn.cached<HalvedInt8>(key, [] { return std::make_shared<HalvedInt8>(); });
+  std::lock_guard<std::mutex> lock(h->mu);
+  const uint64_t stamp = int8_weights_stamp(w);
+  if (!h->hi.defined() || h->source.lock() != w.buffer() || h->stamp != stamp) {
+    // Fresh tensors each time: the reorders prepared from the old ones are cached by their buffers.
+    Tensor hi = Tensor::empty(DType::I8, w.shape()), lo = Tensor::empty(DType::I8, w.shape());
+    const int8_t* src = w.data<int8_t>();
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      hi.data<int8_t>()[i] = static_cast<int8_t>(src[i] / 2);
+      lo.data<int8_t>()[i] = static_cast<int8_t>(src[i] - src[i] / 2);
+    }
+    hi.buffer()->freeze();
+    lo.buffer()->freeze();
+    h->hi = std::move(hi);
+    h->lo = std::move(lo);
+    h->source = w.buffer();
+    h->stamp = stamp;
+  }
+  return {h->hi, h->lo};
+}
+
 }  // namespace
 
 bool int8_pairs_may_saturate(const Tensor& w) {
@@ -118,13 +156,23 @@ Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tenso
                        int32_t* acc) {
   if ((x.dtype() != DType::U8 && x.dtype() != DType::I8) || w.dtype() != DType::I8 || x.shape().size() > 5)
     return ctx.unsupported_case("oneDNN int8 convolution needs uint8/int8 x and int8 w of rank 3-5");
-  if (int8_pairs_may_saturate(w)) return ctx.unsupported_case("int8 weights past 64 without VNNI (inexact pairs)");
+  const bool halve = int8_pairs_may_saturate(w);
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return nn::guard_onednn(ctx, "int8 convolution", [&]() -> Status {
     const bool has_zp = zx != 0;
     auto c = dnn.cached<Int8Conv>(key_of(x, w, p, has_zp), [&] { return make_primitive(dnn, x, w, p, has_zp); });
     if (c->reference) return ctx.unsupported_case("oneDNN has only its reference int8 convolution here");
-    return run_primitive(ctx, dnn, *c, x, w, zx, acc);
+    if (!halve) return run_primitive(ctx, dnn, *c, x, w, zx, acc);
+    const auto [hi, lo] = halves_of(dnn, w);
+    MS_RETURN_IF_ERROR(run_primitive(ctx, dnn, *c, x, hi, zx, acc));
+    MS_ASSIGN_OR_RETURN(Tensor second, ctx.scratch(DType::I32, {numel(p.out)}));
+    int32_t* s = second.data<int32_t>();
+    MS_RETURN_IF_ERROR(run_primitive(ctx, dnn, *c, x, lo, zx, s));
+    const int64_t n = second.numel();
+#pragma omp parallel for simd schedule(static) if (n > (1 << 16))
+    for (int64_t i = 0; i < n; ++i) acc[i] += s[i];
+    ctx.set_impl(impl_name(c->pd) + ":int8-halves");
+    return Status::ok();
   });
 }
 

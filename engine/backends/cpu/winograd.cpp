@@ -280,9 +280,8 @@ bool winograd_conv_applies(const WinogradConvArgs& a) {
   const int64_t blk = a.block;
   if ((blk != 8 && blk != 16) || cpu_simd_width() < blk) return false;
   if (a.x.dtype() != DType::F32 || a.w.dtype() != DType::F32 || a.y.dtype() != DType::F32) return false;
-  if ((a.b && (a.b->dtype() != DType::F32 || a.b->numel() != a.y.dim(1))) || a.x.rank() != 4 || a.w.rank() != 4 ||
-      a.y.rank() != 4)
-    return false;
+  if (a.x.rank() != 4 || a.w.rank() != 4 || a.y.rank() != 4) return false;
+  if (a.b && (a.b->dtype() != DType::F32 || a.b->numel() != a.y.dim(1))) return false;
   if (a.w.dim(2) != 3 || a.w.dim(3) != 3 || a.w.dim(0) != a.y.dim(1) || a.w.dim(1) != a.x.dim(1) ||
       a.x.dim(0) != a.y.dim(0))
     return false;
