@@ -721,7 +721,9 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr), [&]() -> Status {
     // The kernels took the node's memo (conv_onednn_again) where it matched the call: a fresh one.
     MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
-    if (std::optional<Status> own = own_winograd(ctx, dnn, plan, a)) return *own;
+    // Ours refusing at run time (the packed sgemm failing) leaves the conv to oneDNN's direct one.
+    if (std::optional<Status> own = own_winograd(ctx, dnn, plan, a); own && own->code() != ErrorCode::Unsupported)
+      return *own;
     std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);
     auto memo = std::make_shared<ConvMemo>(ctx.node(), a, ctx.scratch_budget(), std::move(plan), std::move(cp));
     memo->keep_weights(ctx, dnn, a.w);

@@ -245,7 +245,7 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
     }
     packs[static_cast<size_t>(xi)] = std::move(dst);
   }
-  if (!ok) return Status::error(ErrorCode::Internal, "Winograd conv: packing the transformed weights failed");
+  if (!ok) return Status::error(ErrorCode::Unsupported, "Winograd conv: packing the transformed weights failed");
   e.packs = std::move(packs);
   e.source = a.w.buffer();
   return Status::ok();
