@@ -5,9 +5,12 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "engine/backends/cpu/nn_onednn.h"
@@ -74,22 +77,32 @@ std::shared_ptr<Int8Conv> make_primitive(OneDnnContext& dnn, const Tensor& x, co
   return c;
 }
 
-Status run_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8Conv& c, const Tensor& x,
-                     const Tensor& w, int32_t zx, int32_t* acc) {
+// One weights tensor and the int32 accumulators its conv writes.
+struct Int8ConvRun {
+  const Tensor* w;
+  int32_t* acc;
+};
+
+// x reordered once to the primitive's layout, then one execution per run (the whole weights, or
+// their two halves).
+Status run_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8Conv& c, const Tensor& x, int32_t zx,
+                     std::initializer_list<Int8ConvRun> runs) {
   const memory::data_type src_t = c.pd.src_desc().data_type();
   memory x_plain(memory::desc(dims_of(x.shape()), src_t, contiguous_strides(x.shape())), dnn.engine(), x.raw());
   Tensor src_holder, scratch_holder;
   MS_ASSIGN_OR_RETURN(memory src, nn::make_scratchpad(ctx, c.pd.src_desc(), src_holder));
   dnnl::reorder(x_plain, src).execute(dnn.stream(), x_plain, src);
-  MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, w, c.user_weights, c.pd.weights_desc()));
   MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, c.pd.scratchpad_desc(), scratch_holder));
-  memory dst(c.pd.dst_desc(), dnn.engine(), acc);
   int32_t zp_value = zx;
   memory zp(memory::desc({1}, memory::data_type::s32, memory::format_tag::x), dnn.engine(), &zp_value);
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wmem}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
-  if (zx != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp);
-  c.prim.execute(dnn.stream(), args);
+  for (const Int8ConvRun& r : runs) {
+    MS_ASSIGN_OR_RETURN(memory wmem, nn::prepared_weights(ctx, dnn, *r.w, c.user_weights, c.pd.weights_desc()));
+    memory dst(c.pd.dst_desc(), dnn.engine(), r.acc);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wmem}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}};
+    if (zx != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp);
+    c.prim.execute(dnn.stream(), args);
+  }
   dnn.stream().wait();
   ctx.set_impl(impl_name(c.pd));
   return Status::ok();
@@ -146,10 +159,32 @@ std::pair<Tensor, Tensor> halves_of(OneDnnContext& dnn, const Tensor& w) {
 bool int8_pairs_may_saturate(const Tensor& w) {
   static const bool vnni = __builtin_cpu_supports("avx512vnni") || cpu_has_avx_vnni();
   if (vnni) return false;
-  const int8_t* p = w.data<int8_t>();
-  for (int64_t i = 0; i < w.numel(); ++i)
-    if (p[i] > 64 || p[i] < -64) return true;
-  return false;
+  const auto scan = [&] {
+    const int8_t* p = w.data<int8_t>();
+    for (int64_t i = 0; i < w.numel(); ++i)
+      if (p[i] > 64 || p[i] < -64) return true;
+    return false;
+  };
+  if (!w.buffer() || !w.buffer()->frozen()) return scan();
+  // A compiled graph's weights never change: their answer is kept, instead of reading every weight
+  // on every call (twice a QLinearConv: the requantizing conv asks, then the int32 one).
+  struct Kept {
+    std::weak_ptr<Buffer> source;
+    bool saturate;
+  };
+  static std::mutex mu;
+  static auto* kept = new std::map<std::tuple<const void*, size_t, int64_t>, Kept>;  // never destroyed
+  const auto key = std::make_tuple(static_cast<const void*>(w.buffer().get()), w.byte_offset(), w.numel());
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    auto it = kept->find(key);
+    if (it != kept->end() && it->second.source.lock() == w.buffer()) return it->second.saturate;
+  }
+  const bool saturate = scan();
+  const std::lock_guard<std::mutex> lock(mu);
+  for (auto e = kept->begin(); e != kept->end();) e = e->second.source.expired() ? kept->erase(e) : std::next(e);
+  (*kept)[key] = Kept{w.buffer(), saturate};
+  return saturate;
 }
 
 Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
@@ -162,12 +197,11 @@ Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tenso
     const bool has_zp = zx != 0;
     auto c = dnn.cached<Int8Conv>(key_of(x, w, p, has_zp), [&] { return make_primitive(dnn, x, w, p, has_zp); });
     if (c->reference) return ctx.unsupported_case("oneDNN has only its reference int8 convolution here");
-    if (!halve) return run_primitive(ctx, dnn, *c, x, w, zx, acc);
+    if (!halve) return run_primitive(ctx, dnn, *c, x, zx, {{&w, acc}});
     const auto [hi, lo] = halves_of(dnn, w);
-    MS_RETURN_IF_ERROR(run_primitive(ctx, dnn, *c, x, hi, zx, acc));
     MS_ASSIGN_OR_RETURN(Tensor second, ctx.scratch(DType::I32, {numel(p.out)}));
     int32_t* s = second.data<int32_t>();
-    MS_RETURN_IF_ERROR(run_primitive(ctx, dnn, *c, x, lo, zx, s));
+    MS_RETURN_IF_ERROR(run_primitive(ctx, dnn, *c, x, zx, {{&hi, acc}, {&lo, s}}));
     const int64_t n = second.numel();
 #pragma omp parallel for simd schedule(static) if (n > (1 << 16))
     for (int64_t i = 0; i < n; ++i) acc[i] += s[i];
