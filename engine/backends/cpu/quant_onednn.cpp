@@ -6,15 +6,14 @@
 #include <cpuid.h>
 #endif
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
+#include "engine/backends/cpu/weights_registry.h"
 
 namespace ms::cpu::quant {
 namespace {
@@ -168,23 +167,20 @@ bool int8_pairs_may_saturate(const Tensor& w) {
   if (!w.buffer() || !w.buffer()->frozen()) return scan();
   // A compiled graph's weights never change: their answer is kept, instead of reading every weight
   // on every call (twice a QLinearConv: the requantizing conv asks, then the int32 one).
-  struct Kept {
+  struct Answer {
+    std::mutex mu;
     std::weak_ptr<Buffer> source;
-    bool saturate;
+    bool saturate = false;
   };
-  static std::mutex mu;
-  static auto* kept = new std::map<std::tuple<const void*, size_t, int64_t>, Kept>;  // never destroyed
-  const auto key = std::make_tuple(static_cast<const void*>(w.buffer().get()), w.byte_offset(), w.numel());
-  {
-    const std::lock_guard<std::mutex> lock(mu);
-    auto it = kept->find(key);
-    if (it != kept->end() && it->second.source.lock() == w.buffer()) return it->second.saturate;
+  const std::string key = std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
+                          std::to_string(w.byte_offset()) + "|" + std::to_string(w.numel());
+  auto a = WeightsRegistry<Answer>::instance().entry(key);
+  const std::lock_guard<std::mutex> lock(a->mu);
+  if (a->source.lock() != w.buffer()) {
+    a->saturate = scan();
+    a->source = w.buffer();
   }
-  const bool saturate = scan();
-  const std::lock_guard<std::mutex> lock(mu);
-  for (auto e = kept->begin(); e != kept->end();) e = e->second.source.expired() ? kept->erase(e) : std::next(e);
-  (*kept)[key] = Kept{w.buffer(), saturate};
-  return saturate;
+  return a->saturate;
 }
 
 Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
