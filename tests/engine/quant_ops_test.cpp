@@ -272,47 +272,135 @@ TEST(IntegerConv, ConvIntegerAndQLinearConv) {
 
 // int8 weights without zero points take oneDNN's int8 convolution where the CPU has one; either way
 // the result must equal a naive int32 conv requantized in double.
-TEST(IntegerConv, Int8WeightsMatchNaive) {
-  const int64_t C = 8, H = 9, M = 12, K = 3;
-  std::vector<uint8_t> xs(static_cast<size_t>(C * H * H));
-  std::vector<int8_t> ws(static_cast<size_t>(M * C * K * K));
-  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
-  for (size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<int8_t>(static_cast<int>((i * 53 + 7) % 255) - 127);
+// One QLinearConv case through the kernel against int32 loops written here; the kernel's impl.
+struct QConvCase {
+  int64_t batch = 1, c = 8, h = 9, m = 12, k = 3, group = 1, stride = 1, dilation = 1;
+  std::vector<int64_t> pads{1, 1, 1, 1};  // top, left, bottom, right
+  int past127_every = 2;                  // about one activation in this many is past 127
+};
+
+std::string check_qlinear_conv(const QConvCase& t) {
+  const int64_t C = t.c, H = t.h, M = t.m, K = t.k, cg = C / t.group, mg = M / t.group;
+  std::vector<uint8_t> xs(static_cast<size_t>(t.batch * C * H * H));
+  std::vector<int8_t> ws(static_cast<size_t>(M * cg * K * K));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const auto v = static_cast<uint8_t>((i * 37 + 11) % 128);
+    xs[i] = (i * 7919) % static_cast<size_t>(t.past127_every) == 0 ? static_cast<uint8_t>(128 + v) : v;
+  }
+  // The whole int8 range, -128 and 127 included.
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<int8_t>(static_cast<int>((i * 53 + 7) % 256) - 128);
   const int32_t zx = 7, zy = 120;
   const float sx = 0.02f, sw = 0.003f, sy = 0.5f;
-  const ir::Node node = test::make_node("QLinearConv", 8, 1, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  const ir::Node node = test::make_node("QLinearConv", 8, 1,
+                                        {{"pads", t.pads},
+                                         {"group", t.group},
+                                         {"strides", std::vector<int64_t>{t.stride, t.stride}},
+                                         {"dilations", std::vector<int64_t>{t.dilation, t.dilation}}});
   auto r = test::run_kernel_full(
       node,
-      {Tensor::from_vector<uint8_t>(xs, {1, C, H, H}), Tensor::scalar(sx), Tensor::scalar(uint8_t{zx}),
-       Tensor::from_vector<int8_t>(ws, {M, C, K, K}), Tensor::scalar(sw), Tensor::scalar(int8_t{0}), Tensor::scalar(sy),
-       Tensor::scalar(uint8_t{zy})},
+      {Tensor::from_vector<uint8_t>(xs, {t.batch, C, H, H}), Tensor::scalar(sx), Tensor::scalar(uint8_t{zx}),
+       Tensor::from_vector<int8_t>(ws, {M, cg, K, K}), Tensor::scalar(sw), Tensor::scalar(int8_t{0}),
+       Tensor::scalar(sy), Tensor::scalar(uint8_t{zy})},
       kOpset);
-  ASSERT_TRUE(r) << r.status().message();
-  const std::vector<Tensor>& q = r->outputs;
-  ASSERT_EQ(q[0].shape(), (Shape{1, M, H, H}));
-  // Weights past 64 on a CPU without VNNI: oneDNN's int8 conv runs them in two halves (each pair of
-  // products within int16), not the int32 loops (~60x slower on ResNet-18's convs).
-  if (__builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512vnni") &&
-      r->impl.find("vnni") == std::string::npos) {
-    EXPECT_NE(r->impl.find("int8-halves"), std::string::npos) << r->impl;
-  }
+  EXPECT_TRUE(r) << r.status().message();
+  if (!r) return "";
+  const int64_t ext = (K - 1) * t.dilation + 1;
+  const int64_t OH = (H + t.pads[0] + t.pads[2] - ext) / t.stride + 1;
+  const int64_t OW = (H + t.pads[1] + t.pads[3] - ext) / t.stride + 1;
+  const Tensor& y = r->outputs[0];
+  EXPECT_EQ(y.shape(), (Shape{t.batch, M, OH, OW}));
   const double mult = static_cast<double>(static_cast<float>(sx * sw) / sy);
-  const auto got = test::values_of(q[0]);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t oh = 0; oh < H; ++oh)
-      for (int64_t ow = 0; ow < H; ++ow) {
-        int32_t acc = 0;
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t kh = 0; kh < K; ++kh)
-            for (int64_t kw = 0; kw < K; ++kw) {
-              const int64_t ih = oh + kh - 1, iw = ow + kw - 1;
-              if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
-              acc += (xs[static_cast<size_t>((c * H + ih) * H + iw)] - zx) *
-                     ws[static_cast<size_t>(((m * C + c) * K + kh) * K + kw)];
-            }
-        const double want = std::clamp(std::nearbyint(acc * mult + zy), 0.0, 255.0);
-        ASSERT_EQ(got[static_cast<size_t>((m * H + oh) * H + ow)], want) << m << "," << oh << "," << ow;
-      }
+  const auto got = test::values_of(y);
+  int64_t wrong = 0;
+  for (int64_t n = 0; n < t.batch; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int32_t acc = 0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < K; ++kh)
+              for (int64_t kw = 0; kw < K; ++kw) {
+                const int64_t ih = oh * t.stride + kh * t.dilation - t.pads[0];
+                const int64_t iw = ow * t.stride + kw * t.dilation - t.pads[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= H) continue;
+                const int64_t ic = (m / mg) * cg + c;
+                acc += (xs[static_cast<size_t>(((n * C + ic) * H + ih) * H + iw)] - zx) *
+                       ws[static_cast<size_t>(((m * cg + c) * K + kh) * K + kw)];
+              }
+          const double want = std::clamp(std::nearbyint(acc * mult + zy), 0.0, 255.0);
+          if (got[static_cast<size_t>(((n * M + m) * OH + oh) * OW + ow)] != want && wrong++ < 3)
+            ADD_FAILURE() << "y[" << n << "," << m << "," << oh << "," << ow
+                          << "] = " << got[static_cast<size_t>(((n * M + m) * OH + oh) * OW + ow)] << ", want " << want;
+        }
+  EXPECT_EQ(wrong, 0);
+  return r->impl;
+}
+
+// oneDNN's int8 convs on a CPU without VNNI add pairs of u8 x s8 products in a saturating int16.
+bool int8_pairs_saturate_here() { return __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512vnni"); }
+
+TEST(IntegerConv, Int8WeightsMatchNaive) {
+  // Half the activations past 127 and 64 channels x 3x3 a sum: the weights run in two halves (each
+  // pair of products within int16), not the int32 loops (~60x slower on ResNet-18's convs).
+  QConvCase wide;
+  wide.c = 64;
+  wide.m = 16;
+  const std::string impl = check_qlinear_conv(wide);
+  if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos)
+    EXPECT_NE(impl.find("int8-halves"), std::string::npos) << impl;
+}
+
+TEST(IntegerConv, FewTermsASumRunAsAnExactFloatConv) {
+  // At most 514 products a sum (ResNet's stem: 3 channels x 7x7) keep every partial sum an integer
+  // below 2^24: oneDNN's f32 conv gives the int32 sums exactly, whatever the activations.
+  QConvCase stem;  // 3 channels, 7x7, stride 2, pad 3
+  stem.c = 3;
+  stem.h = 20;
+  stem.k = 7;
+  stem.stride = 2;
+  stem.pads = {3, 3, 3, 3};
+  QConvCase edge = stem;  // 10 x 7 x 7 = 490 terms, a batch of 2, uneven pads, dilation 2
+  edge.c = 10;
+  edge.batch = 2;
+  edge.dilation = 2;
+  edge.pads = {1, 0, 2, 3};
+  for (const QConvCase& t : {stem, edge}) {
+    SCOPED_TRACE("channels " + std::to_string(t.c));
+    const std::string impl = check_qlinear_conv(t);
+    if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos)
+      EXPECT_NE(impl.find("int8-as-exact-f32"), std::string::npos) << impl;
+  }
+}
+
+TEST(IntegerConv, FewActivationsPast127RunOnePassAndACorrection) {
+  // A ReLU's activations quantized with zero point 0: few past 127. One pass over min(x, 127)
+  // (pairs of products then within int16 whatever the weights) and the rest added back exactly.
+  QConvCase plain;
+  plain.past127_every = 29;
+  QConvCase strided = plain;  // stride 2, dilation 2, uneven pads, a batch of 2
+  strided.batch = 2;
+  strided.h = 13;
+  strided.stride = 2;
+  strided.dilation = 2;
+  strided.pads = {2, 0, 1, 3};
+  QConvCase grouped = plain;
+  grouped.group = 2;
+  grouped.c = 16;
+  grouped.m = 16;
+  QConvCase depthwise = plain;
+  depthwise.group = depthwise.c = depthwise.m = 16;
+  QConvCase pointwise = plain;  // 1x1 stride 2, as ResNet's downsample
+  pointwise.k = 1;
+  pointwise.stride = 2;
+  pointwise.pads = {0, 0, 0, 0};
+  pointwise.c = 32;
+  for (const QConvCase& t : {plain, strided, grouped, depthwise, pointwise}) {
+    SCOPED_TRACE("group " + std::to_string(t.group) + " k " + std::to_string(t.k) + " stride " +
+                 std::to_string(t.stride));
+    const std::string impl = check_qlinear_conv(t);
+    if (int8_pairs_saturate_here() && impl.rfind("onednn:jit", 0) == 0)
+      EXPECT_NE(impl.find("int8-cut127"), std::string::npos) << impl;
+  }
 }
 
 }  // namespace
