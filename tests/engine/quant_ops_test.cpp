@@ -146,6 +146,41 @@ TEST(QuantizeLinear, PerTensorLoopsEqualTheGeneralLoop) {
   }
 }
 
+TEST(DequantizeLinear, PerAxisLoopsMatchTheDefinition) {
+  // Per-channel weights: one scale and zero point per index of the axis, along the last axis (the
+  // matmuls' per-column weights), the first and a middle one; y = (x - zp) * scale, in float.
+  const Shape shape{3, 5, 17};
+  for (DType xt : {DType::U8, DType::I8}) {
+    for (int64_t axis : {int64_t{0}, int64_t{1}, int64_t{-1}}) {
+      SCOPED_TRACE(std::string(dtype_name(xt)) + " axis " + std::to_string(axis));
+      const int64_t a = axis < 0 ? axis + 3 : axis, dim = shape[static_cast<size_t>(a)];
+      std::vector<double> xv(static_cast<size_t>(numel(shape))), zv(static_cast<size_t>(dim));
+      std::vector<float> sv(static_cast<size_t>(dim));
+      for (size_t i = 0; i < xv.size(); ++i)
+        xv[i] = static_cast<double>((i * 29 + 3) % 256) - (xt == DType::I8 ? 128 : 0);
+      for (int64_t d = 0; d < dim; ++d) {
+        zv[static_cast<size_t>(d)] = static_cast<double>(d * 37 % 200) - (xt == DType::I8 ? 100 : 0);
+        sv[static_cast<size_t>(d)] = 0.013f * static_cast<float>(d + 1) + 1e-7f;
+      }
+      const auto eight_bit = [&](const std::vector<double>& v, const Shape& sh) {
+        if (xt == DType::U8) return Tensor::from_vector<uint8_t>(std::vector<uint8_t>(v.begin(), v.end()), sh);
+        return Tensor::from_vector<int8_t>(std::vector<int8_t>(v.begin(), v.end()), sh);
+      };
+      const Tensor x = eight_bit(xv, shape);
+      const Tensor z = eight_bit(zv, {dim});
+      const auto y = run("DequantizeLinear", {x, Tensor::from_vector<float>(sv, {dim}), z}, {{"axis", axis}});
+      ASSERT_EQ(y.size(), 1u);
+      const auto got = test::values_of(y[0]);
+      const int64_t inner = a == 2 ? 1 : a == 1 ? shape[2] : shape[1] * shape[2];
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const auto d = static_cast<size_t>((static_cast<int64_t>(i) / inner) % dim);
+        const auto want = static_cast<float>((xv[i] - zv[d]) * static_cast<double>(sv[d]));
+        ASSERT_EQ(got[i], want) << i;
+      }
+    }
+  }
+}
+
 TEST(QuantizeLinear, BlockedInt8AndInt4) {
   const Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, -1, -2, -3, -40}, {2, 4});
   const Tensor s = Tensor::from_vector<float>({0.5f, 2.f, 1.f, 4.f}, {2, 2});

@@ -3,6 +3,7 @@
 // OpenMP team for large tensors. Same results as the general loops in quant.cpp: the quotient x / s
 // in float, rounded half to even, plus the zero point, saturated; (x - zp) * s in float.
 #include <cmath>
+#include <vector>
 
 #include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/quant_internal.h"
@@ -58,6 +59,21 @@ MS_SIMD_CLONES void dequantize_range_s8(const int8_t* x, float* y, int64_t b, in
   dequantize_range(x, y, b, e, s, fzp);
 }
 
+// A row whose every element has its own scale and zero point (per-channel weights quantized along
+// their last axis): y[j] = (x[j] - zp[j]) * s[j].
+template <class Q>
+[[gnu::always_inline]] inline void dequantize_cols(const Q* __restrict x, float* __restrict y, int64_t n,
+                                                   const float* __restrict s, const float* __restrict fzp) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) y[j] = (static_cast<float>(x[j]) - fzp[j]) * s[j];
+}
+MS_SIMD_CLONES void dequantize_cols_u8(const uint8_t* x, float* y, int64_t n, const float* s, const float* fzp) {
+  dequantize_cols(x, y, n, s, fzp);
+}
+MS_SIMD_CLONES void dequantize_cols_s8(const int8_t* x, float* y, int64_t n, const float* s, const float* fzp) {
+  dequantize_cols(x, y, n, s, fzp);
+}
+
 template <class Q> void quantize(const float* x, Q* y, int64_t n, float s, int32_t zp) {
   constexpr int32_t lo = std::is_same_v<Q, uint8_t> ? 0 : -128, hi = std::is_same_v<Q, uint8_t> ? 255 : 127;
   // Anything beyond these saturates the same; NaN goes to the low end.
@@ -80,6 +96,30 @@ template <class Q> void dequantize(const Q* x, float* y, int64_t n, float s, int
   });
 }
 
+// x [outer, dim, inner] with one scale and zero point per index of dim.
+template <class Q>
+void dequantize_axis(const Q* x, float* y, int64_t outer, int64_t dim, int64_t inner, const float* s,
+                     const std::vector<float>& fzp) {
+  if (inner == 1) {
+#pragma omp parallel for schedule(static) if (outer * dim > (1 << 16))
+    for (int64_t r = 0; r < outer; ++r) {
+      if constexpr (std::is_same_v<Q, uint8_t>)
+        dequantize_cols_u8(x + r * dim, y + r * dim, dim, s, fzp.data());
+      else
+        dequantize_cols_s8(x + r * dim, y + r * dim, dim, s, fzp.data());
+    }
+    return;
+  }
+#pragma omp parallel for schedule(static) if (outer * dim * inner > (1 << 16))
+  for (int64_t ra = 0; ra < outer * dim; ++ra) {
+    const auto a = static_cast<size_t>(ra % dim);
+    if constexpr (std::is_same_v<Q, uint8_t>)
+      dequantize_range_u8(x + ra * inner, y + ra * inner, 0, inner, s[a], fzp[a]);
+    else
+      dequantize_range_s8(x + ra * inner, y + ra * inner, 0, inner, s[a], fzp[a]);
+  }
+}
+
 bool eight_bit(DType t) { return t == DType::U8 || t == DType::I8; }
 
 // One f32 scale and (when given) one 8-bit zero point: the per-tensor case.
@@ -89,6 +129,20 @@ bool per_tensor(const runtime::KernelContext& ctx, DType zp_default) {
   if (s.dtype() != DType::F32 || s.numel() != 1) return false;
   if (!ctx.has_input(2)) return zp_default == DType::U8;
   return ctx.input(2).numel() == 1 && eight_bit(ctx.input(2).dtype());
+}
+
+// One f32 scale and (when given) one zero point of x's type per index of `axis`: per-channel
+// weights. The axis, normalized, or -1 when that is not the case.
+int64_t per_axis(const runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (ctx.node().attr_int("block_size", 0) != 0 || x.rank() == 0) return -1;
+  int64_t axis = ctx.node().attr_int("axis", 1);
+  if (axis < 0) axis += x.rank();
+  if (axis < 0 || axis >= x.rank()) return -1;
+  const Tensor& s = ctx.input(1);
+  if (s.dtype() != DType::F32 || s.rank() != 1 || s.numel() != x.dim(axis)) return -1;
+  if (ctx.has_input(2) && (ctx.input(2).dtype() != x.dtype() || ctx.input(2).shape() != s.shape())) return -1;
+  return axis;
 }
 
 }  // namespace
@@ -112,16 +166,33 @@ Expected<bool> quantize_linear_fast(runtime::KernelContext& ctx) {
 Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t od = ctx.node().attr_int("output_dtype", 0);
-  if (!eight_bit(x.dtype()) || (od != 0 && od != 1) || !per_tensor(ctx, x.dtype())) return false;
+  if (!eight_bit(x.dtype()) || (od != 0 && od != 1)) return false;
   if (ctx.has_input(2) && ctx.input(2).dtype() != x.dtype()) return false;
-  const int32_t zp = ctx.has_input(2) ? static_cast<int32_t>(ctx.input(2).at_int(0)) : 0;
-  const float s = ctx.input(1).data<float>()[0];
+  if (per_tensor(ctx, x.dtype())) {
+    const int32_t zp = ctx.has_input(2) ? static_cast<int32_t>(ctx.input(2).at_int(0)) : 0;
+    const float s = ctx.input(1).data<float>()[0];
+    MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, x.shape()));
+    if (x.dtype() == DType::U8)
+      dequantize(x.data<uint8_t>(), y->data<float>(), x.numel(), s, zp);
+    else
+      dequantize(x.data<int8_t>(), y->data<float>(), x.numel(), s, zp);
+    ctx.set_impl("loop:per-tensor");
+    return true;
+  }
+  const int64_t axis = per_axis(ctx);
+  if (axis < 0) return false;
+  const int64_t dim = x.dim(axis), inner = numel(Shape(x.shape().begin() + axis + 1, x.shape().end()));
+  const int64_t outer = dim * inner > 0 ? x.numel() / (dim * inner) : 0;
+  std::vector<float> fzp(static_cast<size_t>(dim), 0.f);
+  if (ctx.has_input(2))
+    for (int64_t a = 0; a < dim; ++a) fzp[static_cast<size_t>(a)] = static_cast<float>(ctx.input(2).at_int(a));
+  const float* s = ctx.input(1).data<float>();
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, x.shape()));
   if (x.dtype() == DType::U8)
-    dequantize(x.data<uint8_t>(), y->data<float>(), x.numel(), s, zp);
+    dequantize_axis(x.data<uint8_t>(), y->data<float>(), outer, dim, inner, s, fzp);
   else
-    dequantize(x.data<int8_t>(), y->data<float>(), x.numel(), s, zp);
-  ctx.set_impl("loop:per-tensor");
+    dequantize_axis(x.data<int8_t>(), y->data<float>(), outer, dim, inner, s, fzp);
+  ctx.set_impl("loop:per-axis");
   return true;
 }
 
