@@ -381,8 +381,9 @@ TEST(IntegerConv, Int8WeightsMatchNaive) {
   wide.c = 64;
   wide.m = 16;
   const std::string impl = check_qlinear_conv(wide);
-  if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos)
+  if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos) {
     EXPECT_NE(impl.find("int8-halves"), std::string::npos) << impl;
+  }
 }
 
 TEST(IntegerConv, FewTermsASumRunAsAnExactFloatConv) {
@@ -402,8 +403,9 @@ TEST(IntegerConv, FewTermsASumRunAsAnExactFloatConv) {
   for (const QConvCase& t : {stem, edge}) {
     SCOPED_TRACE("channels " + std::to_string(t.c));
     const std::string impl = check_qlinear_conv(t);
-    if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos)
+    if (int8_pairs_saturate_here() && impl.find("vnni") == std::string::npos) {
       EXPECT_NE(impl.find("int8-as-exact-f32"), std::string::npos) << impl;
+    }
   }
 }
 
@@ -433,8 +435,9 @@ TEST(IntegerConv, FewActivationsPast127RunOnePassAndACorrection) {
     SCOPED_TRACE("group " + std::to_string(t.group) + " k " + std::to_string(t.k) + " stride " +
                  std::to_string(t.stride));
     const std::string impl = check_qlinear_conv(t);
-    if (int8_pairs_saturate_here() && impl.rfind("onednn:jit", 0) == 0)
+    if (int8_pairs_saturate_here() && impl.rfind("onednn:jit", 0) == 0) {
       EXPECT_NE(impl.find("int8-cut127"), std::string::npos) << impl;
+    }
   }
 }
 
