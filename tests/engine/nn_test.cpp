@@ -1,6 +1,9 @@
 // CPU nn kernels against naive references; f32 (oneDNN) and f64 (reference loops) on the same cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "engine/backends/cpu/sgemm_packed.h"
 #include "engine/backends/cpu/simd_clones.h"
 #include "engine/ops/fused.h"
@@ -161,10 +164,12 @@ TEST(NnPool, AveragePoolCeilModeAndCountIncludePad) {
 // A plain 4-D f32 MaxPool (ResNet's stem pool: 3x3, stride 2, pad 1, over channels that are not a
 // multiple of the block) runs oneDNN's jit pooling on the blocked layout with reorders at its edges,
 // not its plain-layout loop (simple_nchw: 7.6 ms against ~0.3 on [1,64,112,112]); values as a naive max.
-TEST(NnPool, PlainMaxPoolRunsTheJitPoolingOnBlockedChannels) {
+// f32 on the CPU's blocked layout; 8-bit (a QDQ model's pool, folded onto its 8-bit tensor) on
+// channels last: oneDNN's jit int8 pooling, where plain nchw would get its reference loops.
+template <class T> void plain_max_pool_matches(DType t, double offset) {
   const int64_t c = 20, h = 15;
-  Tensor x = Tensor::empty(DType::F32, {1, c, h, h});
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 37) % 101) - 50.f;
+  Tensor x = Tensor::empty(t, {1, c, h, h});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<T>()[i] = static_cast<T>(static_cast<double>((i * 37) % 101) + offset);
   const Attrs attrs{{"kernel_shape", vector<int64_t>{3, 3}},
                     {"strides", vector<int64_t>{2, 2}},
                     {"pads", vector<int64_t>{1, 1, 1, 1}}};
@@ -172,16 +177,23 @@ TEST(NnPool, PlainMaxPoolRunsTheJitPoolingOnBlockedChannels) {
   ASSERT_TRUE(y.has_value()) << y.status().message();
   const int64_t o = 8;
   ASSERT_EQ(y->outputs[0].shape(), (Shape{1, c, o, o}));
+  ASSERT_EQ(y->outputs[0].dtype(), t);
   if (cpu::cpu_simd_width() >= 8) EXPECT_NE(y->impl.find("jit"), std::string::npos) << y->impl;
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t i = 0; i < o; ++i)
       for (int64_t j = 0; j < o; ++j) {
-        float m = -1e30f;
+        T m = std::numeric_limits<T>::lowest();
         for (int64_t a = 2 * i - 1; a <= 2 * i + 1; ++a)
           for (int64_t b = 2 * j - 1; b <= 2 * j + 1; ++b)
-            if (a >= 0 && a < h && b >= 0 && b < h) m = std::max(m, x.data<float>()[(ch * h + a) * h + b]);
-        ASSERT_EQ(y->outputs[0].data<float>()[(ch * o + i) * o + j], m) << ch << "," << i << "," << j;
+            if (a >= 0 && a < h && b >= 0 && b < h) m = std::max(m, x.data<T>()[(ch * h + a) * h + b]);
+        ASSERT_EQ(y->outputs[0].data<T>()[(ch * o + i) * o + j], m) << ch << "," << i << "," << j;
       }
+}
+
+TEST(NnPool, PlainMaxPoolRunsTheJitPoolingOnBlockedChannels) {
+  plain_max_pool_matches<float>(DType::F32, -50);
+  plain_max_pool_matches<uint8_t>(DType::U8, 100);  // up to 200: past 127 too
+  plain_max_pool_matches<int8_t>(DType::I8, -50);
 }
 
 // Global pools over planes of every length (a tail past the 16- and 32-float blocks, large planes

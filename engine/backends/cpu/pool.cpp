@@ -59,8 +59,14 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
     auto pp = dnn.cached<PoolPrimitive>(key, [&] { return make(x_plain, y_plain); });
     Tensor holder, x_holder, y_holder;
     std::shared_ptr<PoolPrimitive> blocked;
-    if (x.rank() == 4 && dt == memory::data_type::f32 && std::string(pp->pd.impl_info_str()).rfind("simple", 0) == 0) {
-      const auto tag = cpu_simd_width() >= 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+    const bool eight_bit = dt == memory::data_type::u8 || dt == memory::data_type::s8;
+    const std::string impl = pp->pd.impl_info_str();
+    if (x.rank() == 4 && (dt == memory::data_type::f32 || eight_bit) &&
+        (impl.rfind("simple", 0) == 0 || (eight_bit && impl.rfind("ref", 0) == 0))) {
+      // 8-bit pools: oneDNN's jit int8 pooling takes channels last (plain nchw gets its reference).
+      const auto tag = eight_bit                ? memory::format_tag::nhwc
+                       : cpu_simd_width() >= 16 ? memory::format_tag::nChw16c
+                                                : memory::format_tag::nChw8c;
       blocked = dnn.cached<PoolPrimitive>(key + "|blocked", [&] {
         return make(memory::desc(x_plain.dims(), dt, tag), memory::desc(y_plain.dims(), dt, tag));
       });
@@ -163,8 +169,11 @@ Status pool_kernel(runtime::KernelContext& ctx, PoolType type) {
              n.attr_int("storage_order", 0) == 1};
   if (type == PoolType::Max && ctx.num_outputs() > 1 && ctx.output(1).defined()) a.indices = &ctx.output(1);
   if (y.numel() == 0) return Status::ok();
-  // f32 and bf16 (mixed precision) through oneDNN; the loops below for the rest.
-  if ((x.dtype() == DType::F32 || x.dtype() == DType::BF16) && type != PoolType::Lp && !a.indices && g.spatial() <= 3) {
+  // f32 and bf16 (mixed precision), and 8-bit MaxPool (a QDQ model's, folded onto its 8-bit tensor)
+  // through oneDNN; the loops below for the rest.
+  const bool onednn_type = x.dtype() == DType::F32 || x.dtype() == DType::BF16 ||
+                           (type == PoolType::Max && (x.dtype() == DType::U8 || x.dtype() == DType::I8));
+  if (onednn_type && type != PoolType::Lp && !a.indices && g.spatial() <= 3) {
     Status s = pool_onednn(ctx, x, y, g, type, a.include_pad);
     if (s.code() != ErrorCode::Unsupported) return s;
   }

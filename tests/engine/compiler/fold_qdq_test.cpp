@@ -126,5 +126,34 @@ TEST(FoldQdq, LeavesAMoveReadTwice) {
   EXPECT_NE(dump.find("Transpose(%rq)"), std::string::npos) << dump;  // the next pair still folds
 }
 
+// ResNet's stem pool as the quantizer writes it: DequantizeLinear, MaxPool (padded, stride 2),
+// QuantizeLinear of the same scale. fold-qdq pools the 8-bit tensor (the same bits: dequantizing is
+// increasing for a positive scale); with a negative scale the pair stays.
+const char* kQdqMaxPool = R"(
+  input x: f32[1,16,9,9]
+  init s: f32[] = 0.05
+  init z: u8[] = 7
+  xq = QuantizeLinear(x, s, z)
+  xd = DequantizeLinear(xq, s, z)
+  p = MaxPool(xd) {kernel_shape=[3,3], pads=[1,1,1,1], strides=[2,2]}
+  pq = QuantizeLinear(p, s, z)
+  y = DequantizeLinear(pq, s, z)
+  output y
+)";
+
+TEST(FoldQdq, MaxPoolBetweenAPairOfOneScaleRunsOnTheEightBitTensor) {
+  const std::string dump = folded_and_cleaned(kQdqMaxPool);
+  EXPECT_NE(dump.find("MaxPool(%xq)"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("DequantizeLinear(%xq"), std::string::npos) << dump;
+  for (auto level : {JitLevel::O1, JitLevel::O2}) {
+    pass_test::Compiled c = compile_and_compare(kQdqMaxPool, level, 1e-6);  // the same bits
+    EXPECT_NE(c.dump.find("MaxPool(%xq"), std::string::npos) << c.dump;
+  }
+  std::string negative = kQdqMaxPool;
+  negative.replace(negative.find("= 0.05"), 6, "= -0.05");
+  const std::string kept = folded_and_cleaned(negative.c_str());
+  EXPECT_NE(kept.find("MaxPool(%xd)"), std::string::npos) << kept;
+}
+
 }  // namespace
 }  // namespace ms::compiler
