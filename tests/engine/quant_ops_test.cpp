@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
+#include "engine/backends/cpu/byte_transpose.h"
 #include "engine/core/narrow.h"
 #include "tests/engine/kernel_harness.h"
 
@@ -307,6 +309,24 @@ TEST(IntegerConv, ConvIntegerAndQLinearConv) {
 
 // int8 weights without zero points take oneDNN's int8 convolution where the CPU has one; either way
 // the result must equal a naive int32 conv requantized in double.
+// Byte transposes (the int8 kernels' channels-first <-> channels-last moves) against a naive one:
+// whole 16x16 blocks, edges past them, matrices narrower than a block, a batch.
+TEST(ByteTranspose, MatchesTheNaiveTranspose) {
+  for (const auto& [batch, rows, cols] : std::vector<std::array<int64_t, 3>>{
+           {1, 16, 16}, {1, 64, 3136}, {2, 37, 53}, {3, 3, 1000}, {1, 1000, 3}, {1, 15, 17}, {2, 128, 49}}) {
+    SCOPED_TRACE(std::to_string(batch) + "x" + std::to_string(rows) + "x" + std::to_string(cols));
+    std::vector<uint8_t> src(static_cast<size_t>(batch * rows * cols)), dst(src.size());
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 131 + i / 7);
+    cpu::transpose_bytes(src.data(), dst.data(), batch, rows, cols);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          ASSERT_EQ(dst[static_cast<size_t>((b * cols + c) * rows + r)],
+                    src[static_cast<size_t>((b * rows + r) * cols + c)])
+              << b << "," << r << "," << c;
+  }
+}
+
 // One QLinearConv case through the kernel against int32 loops written here; the kernel's impl.
 struct QConvCase {
   int64_t batch = 1, c = 8, h = 9, m = 12, k = 3, group = 1, stride = 1, dilation = 1;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/backends/cpu/byte_transpose.h"
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -83,6 +84,17 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
     MS_ASSIGN_OR_RETURN(memory src, make_scratchpad(ctx, blocked->pd.src_desc(), x_holder));
     MS_ASSIGN_OR_RETURN(memory dst, make_scratchpad(ctx, blocked->pd.dst_desc(), y_holder));
     MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, blocked->pd.scratchpad_desc(), holder));
+    if (eight_bit) {  // channels last, moved by our byte transposes (oneDNN's reorder is ~4x slower)
+      const int64_t n = x.dim(0), c = x.dim(1);
+      transpose_bytes(static_cast<const uint8_t*>(x.raw()), static_cast<uint8_t*>(src.get_data_handle()), n, c,
+                      x.numel() / (n * c));
+      blocked->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+      dnn.stream().wait();
+      transpose_bytes(static_cast<const uint8_t*>(dst.get_data_handle()), static_cast<uint8_t*>(y.raw()), n,
+                      y.numel() / (n * c), c);
+      ctx.set_impl(impl_name(blocked->pd) + "+transposes");
+      return Status::ok();
+    }
     memory xm = wrap(x, x_plain, dnn.engine()), ym = wrap(y, y_plain, dnn.engine());
     dnnl::reorder(xm, src).execute(dnn.stream(), xm, src);
     blocked->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/backends/cpu/byte_transpose.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/qconv_onednn.h"
 #include "engine/backends/cpu/qmatmul_onednn.h"
@@ -477,7 +478,7 @@ Status requantize_conv(runtime::KernelContext& ctx, const ConvAcc& a, const IntC
     return Status::ok();
   }
   // Each position's M accumulators requantized as one vectorized row (the matmuls'
-  // requantize_row) into 8-bit channels-last values, then oneDNN's reorder to channels first.
+  // requantize_row) into 8-bit channels-last values, then turned to channels first.
   constexpr DType kType = std::is_same_v<T, int8_t> ? DType::I8 : DType::U8;
   MS_ASSIGN_OR_RETURN(Tensor last, ctx.scratch(kType, {numel(p.out)}));
   T* q8 = last.data<T>();
@@ -489,7 +490,8 @@ Status requantize_conv(runtime::KernelContext& ctx, const ConvAcc& a, const IntC
     else
       requantize_row_u8(a.acc + r * M, rq.mult.data(), rq.bias.data(), M, rq.zy, q8 + r * M);
   }
-  return channels_last_to_first(ctx, last, p.out, y);
+  transpose_bytes(reinterpret_cast<const uint8_t*>(q8), reinterpret_cast<uint8_t*>(y), p.batch, P, M);
+  return Status::ok();
 }
 
 Status qlinear_conv(runtime::KernelContext& ctx) {

@@ -48,10 +48,6 @@ struct IntConvPlan {
 Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const IntConvPlan& p, int32_t zx,
                        int32_t* acc);
 
-// 8-bit values `last` laid out channels last ([N, spatial..., C]) copied into y, channels first with
-// shape `shape` [N, C, spatial...] (oneDNN's reorder).
-Status channels_last_to_first(runtime::KernelContext& ctx, const Tensor& last, const Shape& shape, void* y);
-
 // Without VNNI, oneDNN's int8 convs add each pair of u8 x s8 products in a saturating int16
 // (vpmaddubsw): 255 * (|w1| + |w2|) can pass 32767 and the sums are no longer exact. True when the
 // CPU has no VNNI and some weight is past 64 in magnitude. conv_acc_onednn then runs, exactly: one

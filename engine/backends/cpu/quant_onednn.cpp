@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backends/cpu/byte_transpose.h"
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
 #include "engine/backends/cpu/weights_registry.h"
@@ -92,13 +93,11 @@ struct Int8ConvRun {
 // then one execution per run (the whole weights, or their two halves).
 Status run_primitive(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8Conv& c, const Tensor& x, int32_t zx,
                      std::initializer_list<Int8ConvRun> runs, bool clamp = false) {
-  const memory::data_type src_t = c.pd.src_desc().data_type();
-  memory x_plain(memory::desc(dims_of(x.shape()), src_t, contiguous_strides(x.shape())), dnn.engine(), x.raw());
   Tensor src_holder, scratch_holder;
   MS_ASSIGN_OR_RETURN(memory src, nn::make_scratchpad(ctx, c.pd.src_desc(), src_holder));
-  dnnl::reorder(x_plain, src).execute(dnn.stream(), x_plain, src);
+  transpose_bytes(static_cast<const uint8_t*>(x.raw()), static_cast<uint8_t*>(src.get_data_handle()), x.dim(0),
+                  x.dim(1), x.numel() / (x.dim(0) * x.dim(1)));  // channels last, as the primitive was made
   if (clamp) {
-    dnn.stream().wait();
     auto* d = static_cast<uint8_t*>(src.get_data_handle());
     const auto n = static_cast<int64_t>(c.pd.src_desc().get_size());
 #pragma omp parallel for simd schedule(static) if (n > (1 << 18))
@@ -403,18 +402,6 @@ Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tenso
 #pragma omp parallel for simd schedule(static) if (n > (1 << 16))
     for (int64_t i = 0; i < n; ++i) acc[i] += s[i];
     ctx.set_impl(impl_name(c->pd) + ":int8-halves");
-    return Status::ok();
-  });
-}
-
-Status channels_last_to_first(runtime::KernelContext& ctx, const Tensor& last, const Shape& shape, void* y) {
-  OneDnnContext& dnn = cpu_backend(ctx).onednn();
-  const memory::data_type t = last.dtype() == DType::I8 ? memory::data_type::s8 : memory::data_type::u8;
-  return nn::guard_onednn(ctx, "reorder to channels first", [&]() -> Status {
-    memory src(memory::desc(dims_of(shape), t, channels_last(shape.size())), dnn.engine(), last.raw());
-    memory dst(memory::desc(dims_of(shape), t, contiguous_strides(shape)), dnn.engine(), y);
-    dnnl::reorder(src, dst).execute(dnn.stream(), src, dst);
-    dnn.stream().wait();
     return Status::ok();
   });
 }
