@@ -8,6 +8,10 @@
 //     DynamicQuantizeLinear(x) into MatMulInteger with b, then Cast to float32, times
 //     x_scale * b_scale (one or one per column) and plus a float32 bias [N]: what ONNX Runtime's
 //     quantize_dynamic writes, in its order of float32 operations.
+//   FusedQLinearAdd(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
+//     QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)) of two 8-bit tensors of one shape with
+//     per-tensor float32 scales: a QDQ residual's Add in one pass over bytes, each step in float32
+//     as the three ops compute it.
 #include <string>
 
 #include "engine/ops/fused.h"
@@ -195,6 +199,22 @@ Cost conv_cost(const CostContext& c, size_t iw) {
   return cost;
 }
 
+Status infer_fused_qlinear_add(InferContext& ctx) {
+  for (size_t i : {size_t{0}, size_t{3}, size_t{7}})
+    MS_RETURN_IF_ERROR(require_int8(ctx, i, i == 7 ? "y_zero_point" : "x"));
+  for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+    MS_RETURN_IF_ERROR(require_float_scale(ctx, i, "scale", DType::F32));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 2, "a_zero_point", 0, 1));
+  MS_RETURN_IF_ERROR(check_zero_point(ctx, 5, "b_zero_point", 3, 1));
+  const std::vector<int64_t>* a = ctx.dims(0);
+  const std::vector<int64_t>* b = ctx.dims(3);
+  if (a && b && *a != *b)
+    return ctx.fail("a " + dims_string(*a) + " and b " + dims_string(*b) + " must have one shape");
+  ctx.outputs[0] = ctx.in(0);
+  ctx.outputs[0].dtype = ctx.in(7).dtype;
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_quant_int_ops(Registry& r) {
@@ -211,6 +231,10 @@ void register_quant_int_ops(Registry& r) {
                       [](const CostContext& c) { return matmul_cost(c, 0); });
   dynamic.domain = kFusedDomain;
   r.add(dynamic);
+  OpSchema add =
+      nn::make_schema("FusedQLinearAdd", 1, 8, 8, 1, 1, OpCategory::Elementwise, infer_fused_qlinear_add, nullptr);
+  add.domain = kFusedDomain;
+  r.add(add);
   r.add(nn::make_schema("ConvInteger", 10, 2, 4, 1, 1, OpCategory::Conv, infer_conv_integer,
                         [](const CostContext& c) { return conv_cost(c, 1); }));
   r.add(nn::make_schema("QLinearConv", 10, 8, 9, 1, 1, OpCategory::Conv, infer_qlinear_conv,

@@ -22,20 +22,23 @@ inline float rne(float v) {
 // The loops over [b, e), inlined into a clone per instruction set (MS_SIMD_CLONES): the baseline
 // x86-64 build vectorized them 4 lanes wide, and the QDQ transformer encoder's 743 per-tensor
 // Quantize/DequantizeLinear nodes took a quarter of its run.
+// One quotient x / s to Q: clamped to [lo_v, hi_v] (beyond them it saturates the same; NaN to the
+// low end), rounded half to even, plus the zero point, saturated.
+template <class Q> [[gnu::always_inline]] inline Q quantize_one(float v, float lo_v, float hi_v, int32_t z) {
+  constexpr int32_t lo = std::is_same_v<Q, uint8_t> ? 0 : -128, hi = std::is_same_v<Q, uint8_t> ? 255 : 127;
+  v = v >= lo_v ? v : lo_v;
+  v = v <= hi_v ? v : hi_v;
+  int32_t q = static_cast<int32_t>(rne(v)) + z;
+  q = q < lo ? lo : q;
+  q = q > hi ? hi : q;
+  return static_cast<Q>(q);
+}
+
 template <class Q>
 [[gnu::always_inline]] inline void quantize_range(const float* __restrict x, Q* __restrict y, int64_t b, int64_t e,
                                                   float s, float lo_v, float hi_v, int32_t z) {
-  constexpr int32_t lo = std::is_same_v<Q, uint8_t> ? 0 : -128, hi = std::is_same_v<Q, uint8_t> ? 255 : 127;
 #pragma omp simd  // GCC's -O2 cost model leaves a loop with a remainder scalar
-  for (int64_t i = b; i < e; ++i) {
-    float v = x[i] / s;
-    v = v >= lo_v ? v : lo_v;
-    v = v <= hi_v ? v : hi_v;
-    int32_t q = static_cast<int32_t>(rne(v)) + z;
-    q = q < lo ? lo : q;
-    q = q > hi ? hi : q;
-    y[i] = static_cast<Q>(q);
-  }
+  for (int64_t i = b; i < e; ++i) y[i] = quantize_one<Q>(x[i] / s, lo_v, hi_v, z);
 }
 MS_SIMD_CLONES void quantize_range_u8(const float* x, uint8_t* y, int64_t b, int64_t e, float s, float lo, float hi,
                                       int32_t z) {
@@ -73,6 +76,34 @@ MS_SIMD_CLONES void dequantize_cols_u8(const uint8_t* x, float* y, int64_t n, co
 MS_SIMD_CLONES void dequantize_cols_s8(const int8_t* x, float* y, int64_t n, const float* s, const float* fzp) {
   dequantize_cols(x, y, n, s, fzp);
 }
+
+// y = QuantizeLinear(DequantizeLinear(a) + DequantizeLinear(b)), every step in float32 as the three
+// ops compute it (the same roundings, so the same bytes): no FMA contraction of the products and
+// their sum in the AVX2 and AVX-512 clones.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+template <class Q>
+[[gnu::always_inline]] inline void qadd_range(const Q* __restrict a, const Q* __restrict b, Q* __restrict y, int64_t n,
+                                              const float* p, int32_t zy) {
+  const float sa = p[0], za = p[1], sb = p[2], zb = p[3], sy = p[4], lo_v = p[5], hi_v = p[6];
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = (static_cast<float>(a[i]) - za) * sa + (static_cast<float>(b[i]) - zb) * sb;
+    y[i] = quantize_one<Q>(s / sy, lo_v, hi_v, zy);
+  }
+}
+MS_SIMD_CLONES void qadd_range_u8(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n, const float* p,
+                                  int32_t zy) {
+  qadd_range(a, b, y, n, p, zy);
+}
+MS_SIMD_CLONES void qadd_range_s8(const int8_t* a, const int8_t* b, int8_t* y, int64_t n, const float* p, int32_t zy) {
+  qadd_range(a, b, y, n, p, zy);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 template <class Q> void quantize(const float* x, Q* y, int64_t n, float s, int32_t zp) {
   constexpr int32_t lo = std::is_same_v<Q, uint8_t> ? 0 : -128, hi = std::is_same_v<Q, uint8_t> ? 255 : 127;
@@ -194,6 +225,36 @@ Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx) {
     dequantize_axis(x.data<int8_t>(), y->data<float>(), outer, dim, inner, s, fzp);
   ctx.set_impl("loop:per-axis");
   return true;
+}
+
+Status fused_qlinear_add(runtime::KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  const DType t = ctx.input(7).dtype();
+  if (a.dtype() != t || b.dtype() != t || a.shape() != b.shape())
+    return ctx.fail("a, b and y_zero_point must be one 8-bit type and a and b one shape");
+  for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+    if (ctx.input(i).dtype() != DType::F32 || ctx.input(i).numel() != 1)
+      return ctx.fail("input " + std::to_string(i) + " must be one float32 scale");
+  for (size_t i : {size_t{2}, size_t{5}, size_t{7}})
+    if (ctx.input(i).numel() != 1) return ctx.fail("input " + std::to_string(i) + " must be one zero point");
+  constexpr int32_t kLo[2] = {0, -128}, kHi[2] = {255, 127};
+  const int s8 = t == DType::I8 ? 1 : 0;
+  const auto zy = static_cast<int32_t>(ctx.input(7).at_int(0));
+  // The QuantizeLinear's clamp bounds: anything beyond saturates the same; NaN goes to the low end.
+  const float p[7] = {ctx.input(1).data<float>()[0],       static_cast<float>(ctx.input(2).at_int(0)),
+                      ctx.input(4).data<float>()[0],       static_cast<float>(ctx.input(5).at_int(0)),
+                      ctx.input(6).data<float>()[0],       static_cast<float>(kLo[s8] - zy - 1),
+                      static_cast<float>(kHi[s8] - zy + 1)};
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, t, a.shape()));
+  elementwise::parallel_chunks(a.numel(), [&](int64_t lo, int64_t hi) {
+    if (s8)
+      qadd_range_s8(a.data<int8_t>() + lo, b.data<int8_t>() + lo, y->data<int8_t>() + lo, hi - lo, p, zy);
+    else
+      qadd_range_u8(a.data<uint8_t>() + lo, b.data<uint8_t>() + lo, y->data<uint8_t>() + lo, hi - lo, p, zy);
+  });
+  ctx.set_impl("loop");
+  return Status::ok();
 }
 
 }  // namespace ms::cpu::quant

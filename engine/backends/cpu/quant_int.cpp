@@ -530,6 +530,7 @@ void register_quant_int_kernels(runtime::KernelRegistry& r) {
   r.add("QLinearMatMul", qlinear_matmul);
   r.add("FusedQLinearMatMul", qlinear_matmul, ops::kFusedDomain);
   r.add("FusedDynamicQuantMatMul", dynamic_quant_matmul, ops::kFusedDomain);
+  r.add("FusedQLinearAdd", fused_qlinear_add, ops::kFusedDomain);
   r.add("ConvInteger", conv_integer);
   r.add("QLinearConv", qlinear_conv);
 }

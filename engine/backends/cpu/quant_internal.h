@@ -15,6 +15,8 @@ namespace ms::cpu::quant {
 // general loops.
 Expected<bool> quantize_linear_fast(runtime::KernelContext& ctx);
 Expected<bool> dequantize_linear_fast(runtime::KernelContext& ctx);
+// The fused QDQ Add (ops/quant_int.cpp's FusedQLinearAdd): 8-bit in, 8-bit out, float32 steps.
+Status fused_qlinear_add(runtime::KernelContext& ctx);
 
 // quant.cpp: DynamicQuantizeLinear's arithmetic (float32, as the reference): y = saturate(rint(x /
 // scale) + zero_point) with scale = (max(x, 0) - min(x, 0)) / 255.

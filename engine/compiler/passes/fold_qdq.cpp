@@ -385,6 +385,50 @@ NodeGroup qdq_move(ir::Graph& g, const QMoveMatch& m) {
   return fused_group({m.move, m.q}, std::move(n));
 }
 
+// A QDQ residual: QuantizeLinear(Add(DequantizeLinear(a), DequantizeLinear(b))) of per-tensor f32
+// scales and 8-bit tensors of one type and one static shape, the Add read by the QuantizeLinear
+// alone, becomes one FusedQLinearAdd over the bytes (each step in float32, so the same bytes): the
+// QDQ ResNet-18's 8 residual Adds no longer dequantize both sides to float and quantize the sum.
+struct QAddMatch {
+  const ir::Node* add = nullptr;
+  const ir::Node* q = nullptr;
+  Dq a, b;
+};
+
+bool per_tensor_8bit(const PatternView& v, const Dq& d, DType t) {
+  return type_of(v, d.data) == t && type_of(v, d.scale) == DType::F32 && one_value(v, d.scale) &&
+         (d.zero.empty() ? t == DType::U8 : one_value(v, d.zero).has_value());
+}
+
+std::optional<QAddMatch> match_qadd(const PatternView& v, const ir::Node& q) {
+  if (q.inputs.size() < 3 || q.attr_int("block_size", 0) != 0 || q.attr_int("output_dtype", 0) != 0)
+    return std::nullopt;
+  QAddMatch m;
+  m.q = &q;
+  m.add = v.def(q.inputs[0], "Add");
+  if (!m.add || m.add->inputs.size() != 2 || !v.read_only_by(q.inputs[0], 1)) return std::nullopt;
+  auto a = dq_of(v, m.add->inputs[0]);
+  auto b = dq_of(v, m.add->inputs[1]);
+  const DType t = type_of(v, q.inputs[2]);
+  if (!a || !b || !is_8bit(t) || !per_tensor_8bit(v, *a, t) || !per_tensor_8bit(v, *b, t)) return std::nullopt;
+  if (type_of(v, q.inputs[1]) != DType::F32 || !one_value(v, q.inputs[1]) || !one_value(v, q.inputs[2]))
+    return std::nullopt;
+  const auto* da = v.static_dims(a->data);
+  const auto* db = v.static_dims(b->data);
+  if (!da || !db || *da != *db) return std::nullopt;
+  m.a = *a;
+  m.b = *b;
+  return m;
+}
+
+NodeGroup qlinear_add(ir::Graph& g, const QAddMatch& m) {
+  const auto zero = [&](const Dq& d) { return d.zero.empty() ? zero_point_init(g, d.data, DType::U8, {}) : d.zero; };
+  std::vector<std::string> in = {m.a.data,  m.a.scale, zero(m.a),      m.b.data,
+                                 m.b.scale, zero(m.b), m.q->inputs[1], m.q->inputs[2]};
+  return fused_group({m.add, m.q},
+                     new_node(g, "FusedQLinearAdd", ops::kFusedDomain, std::move(in), {m.q->outputs[0]}, {m.add, m.q}));
+}
+
 class FoldQdq final : public Pass {
  public:
   std::string name() const override { return "FoldQdq"; }
@@ -393,14 +437,14 @@ class FoldQdq final : public Pass {
     return "QuantizeLinear(Conv/MatMul/Gemm(DequantizeLinear...)) of a QDQ-quantized model into one 8-bit "
            "QLinearConv or QLinearMatMul; DynamicQuantizeLinear-MatMulInteger-Cast-Mul into one int8 matmul step; "
            "a Reshape, Transpose or MaxPool between a DequantizeLinear and a QuantizeLinear of one scale onto the "
-           "8-bit tensor";
+           "8-bit tensor; a QDQ Add into one FusedQLinearAdd over the bytes";
   }
   bool runs_on_subgraphs() const override { return true; }
 
   // The matches are disjoint (each Conv output is read by its QuantizeLinear alone); the
   // DequantizeLinear nodes stay for dead-code elimination or their other readers.
   Status run(ir::Graph& g) override {
-    using Found = std::variant<DynMatch, QConvMatch, QMatMulMatch, QMoveMatch>;
+    using Found = std::variant<DynMatch, QConvMatch, QMatMulMatch, QMoveMatch, QAddMatch>;
     fuse_matches(
         g, [](const ir::Node& n) { return n.op_type == "QuantizeLinear" || n.op_type == "Mul"; },
         [](const PatternView& v, const ir::Node& n) -> std::optional<Found> {
@@ -412,6 +456,8 @@ class FoldQdq final : public Pass {
             return Found(std::move(*mm));
           } else if (auto mv = match_qmove(v, n)) {
             return Found(*mv);
+          } else if (auto qa = match_qadd(v, n)) {
+            return Found(std::move(*qa));
           }
           return std::nullopt;
         },
@@ -419,6 +465,7 @@ class FoldQdq final : public Pass {
           if (const auto* d = std::get_if<DynMatch>(&f)) return dynamic_quant_matmul(g2, *d);
           if (const auto* m = std::get_if<QConvMatch>(&f)) return qlinear_conv(g2, *m);
           if (const auto* mv = std::get_if<QMoveMatch>(&f)) return qdq_move(g2, *mv);
+          if (const auto* qa = std::get_if<QAddMatch>(&f)) return qlinear_add(g2, *qa);
           return qlinear_matmul(g2, std::get<QMatMulMatch>(f));
         });
     return Status::ok();

@@ -155,5 +155,50 @@ TEST(FoldQdq, MaxPoolBetweenAPairOfOneScaleRunsOnTheEightBitTensor) {
   EXPECT_NE(kept.find("MaxPool(%xd)"), std::string::npos) << kept;
 }
 
+// A QDQ residual as the quantizer writes it (the Relu folded into the output's zero point of 0):
+// both sides dequantized, added in float and quantized. fold-qdq makes one FusedQLinearAdd over the
+// bytes whose float32 steps give the same bytes; the int8 flavour too. A broadcast Add stays float.
+const char* kQdqAdd = R"(
+  input x: f32[1,8,5,5]
+  input r: f32[1,8,5,5]
+  init sx: f32[] = 0.031
+  init zx: u8[] = 131
+  init sr: f32[] = 0.047
+  init zr: u8[] = 0
+  init sy: f32[] = 0.05
+  init zy: u8[] = 0
+  xq = QuantizeLinear(x, sx, zx)
+  rq = QuantizeLinear(r, sr, zr)
+  xd = DequantizeLinear(xq, sx, zx)
+  rd = DequantizeLinear(rq, sr, zr)
+  s = Add(xd, rd)
+  sq = QuantizeLinear(s, sy, zy)
+  y = DequantizeLinear(sq, sy, zy)
+  output y
+)";
+
+TEST(FoldQdq, QdqAddBecomesOneFusedQLinearAddWithTheSameBytes) {
+  std::string int8 = kQdqAdd;
+  for (const char* from : {"zx: u8[] = 131", "zr: u8[] = 0", "zy: u8[] = 0"}) {
+    std::string to = from;
+    to.replace(to.find("u8"), 2, "i8");
+    if (to.find("131") != std::string::npos) to.replace(to.find("131"), 3, "-9");
+    int8.replace(int8.find(from), std::string(from).size(), to);
+  }
+  for (const std::string& text : {std::string(kQdqAdd), int8}) {
+    const std::string dump = folded_and_cleaned(text.c_str());
+    EXPECT_NE(dump.find("FusedQLinearAdd(%xq, %sx, %zx, %rq, %sr, %zr, %sy, %zy)"), std::string::npos) << dump;
+    EXPECT_EQ(dump.find(" Add("), std::string::npos) << dump;
+    for (auto level : {JitLevel::O1, JitLevel::O2}) {
+      pass_test::Compiled c = compile_and_compare(text.c_str(), level, 1e-6);  // the same bytes
+      EXPECT_NE(c.dump.find("FusedQLinearAdd"), std::string::npos) << c.dump;
+    }
+  }
+  std::string broadcast = kQdqAdd;
+  broadcast.replace(broadcast.find("r: f32[1,8,5,5]"), 15, "r: f32[1,8,1,1]");
+  const std::string kept = folded_and_cleaned(broadcast.c_str());
+  EXPECT_NE(kept.find(" Add("), std::string::npos) << kept;
+}
+
 }  // namespace
 }  // namespace ms::compiler
