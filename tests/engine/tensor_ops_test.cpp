@@ -2,6 +2,7 @@
 // indices), views, partial inference, and larger cases against naive loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -275,6 +276,28 @@ TEST(TensorOps, LargeTransposesUseTilesCorrectly) {
                 << dtype_name(dt) << " width " << cap;
       ms::cpu::simd_width_cap().store(old_cap);
     }
+}
+
+// 8-bit transposes that swap two runs of axes run as batched 2-D byte transposes; others as the
+// strided copy. Every permutation of a 4-D byte tensor against the index formula.
+TEST(TensorOps, ByteTransposesOfEveryPermutationMatch) {
+  const Shape s{2, 17, 6, 19};
+  Tensor x = Tensor::empty(DType::U8, s);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  std::vector<int64_t> perm{0, 1, 2, 3};
+  const Shape is = contiguous_strides(s);
+  do {
+    const Tensor y = run_tensor_op(make_node("Transpose", 1, 1, Attrs{{"perm", perm}}), {x});
+    const Shape os = contiguous_strides(y.shape());
+    int64_t bad = 0;
+    for (int64_t k = 0; k < y.numel(); ++k) {
+      int64_t src = 0;
+      for (size_t d = 0; d < 4; ++d)
+        src += (k / os[d]) % y.dim(static_cast<int64_t>(d)) * is[static_cast<size_t>(perm[d])];
+      bad += y.data<uint8_t>()[k] != x.data<uint8_t>()[src];
+    }
+    EXPECT_EQ(bad, 0) << perm[0] << perm[1] << perm[2] << perm[3];
+  } while (std::next_permutation(perm.begin(), perm.end()));
 }
 
 // NCHW -> NHWC of a 2 MB activation (ConvNeXt's permutes): large enough that rows of tiles are split

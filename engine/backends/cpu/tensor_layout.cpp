@@ -2,11 +2,29 @@
 // (see strided_copy: contiguous runs become memcpy) or an index-map gather.
 #include <algorithm>
 
+#include "engine/backends/cpu/byte_transpose.h"
 #include "engine/backends/cpu/tensor_internal.h"
 #include "engine/ops/tensor_internal.h"
 
 namespace ms::cpu::tensor {
 namespace {
+
+// perm = (0..a-1, b..r-1, a..b-1) with a < b < r (negative entries normalized): the axes [a, b)
+// and [b, r) trade places, a batched 2-D transpose of [a..b) x [b..r) matrices.
+bool swaps_two_runs(std::vector<int64_t> perm, int64_t r, int64_t& a, int64_t& b) {
+  if (static_cast<int64_t>(perm.size()) != r) return false;
+  for (auto& p : perm) p = p < 0 ? p + r : p;
+  a = 0;
+  while (a < r && perm[static_cast<size_t>(a)] == a) ++a;
+  if (a >= r) return false;
+  b = perm[static_cast<size_t>(a)];
+  if (b <= a || b >= r) return false;
+  for (int64_t i = 0; i < r - b; ++i)
+    if (perm[static_cast<size_t>(a + i)] != b + i) return false;
+  for (int64_t i = 0; i < b - a; ++i)
+    if (perm[static_cast<size_t>(a + (r - b) + i)] != a + i) return false;
+  return true;
+}
 
 Status transpose_kernel(runtime::KernelContext& ctx) {
   MS_RETURN_IF_ERROR(ensure_outputs(ctx));
@@ -27,6 +45,17 @@ Status transpose_kernel(runtime::KernelContext& ctx) {
   // A compiled graph plans a transpose that only moves dims of size 1 as a view of its input
   // (compiler/views.h): the bytes are in order already.
   if (out.raw() == in.raw() && ops::tensor::moves_only_unit_dims(in.shape(), perm)) return Status::ok();
+  // 8-bit tensors (a QDQ model's attention keys, [1, S, H, D] -> [1, H, D, S]) whose permutation
+  // swaps two runs of axes: batched 2-D byte transposes instead of the element-wise strided copy.
+  int64_t a = 0, b = 0;
+  if (es == 1 && swaps_two_runs(perm, rank, a, b)) {
+    const auto span = [&](int64_t from, int64_t to) {
+      return numel(Shape(in.shape().begin() + from, in.shape().begin() + to));
+    };
+    transpose_bytes(static_cast<const uint8_t*>(in.raw()), static_cast<uint8_t*>(out.raw()), span(0, a), span(a, b),
+                    span(b, rank));
+    return Status::ok();
+  }
   strided_copy(out.raw(), in.raw(), out.shape(), contiguous_strides(out.shape()), src, es);
   return Status::ok();
 }
