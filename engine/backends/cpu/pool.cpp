@@ -20,6 +20,35 @@ struct PoolPrimitive {
   dnnl::pooling_v2_forward prim;
 };
 
+// The pool on the layout oneDNN's jit pooling takes (blocked channels for f32, channels last for
+// 8 bits), the activations moved there and back at the op's edges.
+Status run_relaid(runtime::KernelContext& ctx, OneDnnContext& dnn, const PoolPrimitive& p, const Tensor& x, Tensor& y,
+                  bool eight_bit) {
+  Tensor holder, x_holder, y_holder;
+  MS_ASSIGN_OR_RETURN(memory src, make_scratchpad(ctx, p.pd.src_desc(), x_holder));
+  MS_ASSIGN_OR_RETURN(memory dst, make_scratchpad(ctx, p.pd.dst_desc(), y_holder));
+  MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, p.pd.scratchpad_desc(), holder));
+  if (eight_bit) {  // channels last, moved by our byte transposes (oneDNN's reorder is ~4x slower)
+    const int64_t n = x.dim(0), c = x.dim(1);
+    transpose_bytes(static_cast<const uint8_t*>(x.raw()), static_cast<uint8_t*>(src.get_data_handle()), n, c,
+                    x.numel() / (n * c));
+    p.prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+    dnn.stream().wait();
+    transpose_bytes(static_cast<const uint8_t*>(dst.get_data_handle()), static_cast<uint8_t*>(y.raw()), n,
+                    y.numel() / (n * c), c);
+    ctx.set_impl(impl_name(p.pd) + "+transposes");
+    return Status::ok();
+  }
+  const memory::data_type dt = to_dnnl(x.dtype());
+  memory xm = wrap(x, plain_desc(x.shape(), dt), dnn.engine()), ym = wrap(y, plain_desc(y.shape(), dt), dnn.engine());
+  dnnl::reorder(xm, src).execute(dnn.stream(), xm, src);
+  p.prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
+  dnnl::reorder(dst, ym).execute(dnn.stream(), dst, ym);
+  dnn.stream().wait();
+  ctx.set_impl(impl_name(p.pd) + "+reorders");
+  return Status::ok();
+}
+
 Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, const ops::WindowGeometry& g, PoolType type,
                    bool include_pad) {
   const Shape in(x.shape().begin() + 2, x.shape().end());
@@ -58,7 +87,7 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
   return guard_onednn(ctx, "pooling", [&]() -> Status {
     const memory::desc x_plain = plain_desc(x.shape(), dt), y_plain = plain_desc(y.shape(), dt);
     auto pp = dnn.cached<PoolPrimitive>(key, [&] { return make(x_plain, y_plain); });
-    Tensor holder, x_holder, y_holder;
+    Tensor holder;
     std::shared_ptr<PoolPrimitive> blocked;
     const bool eight_bit = dt == memory::data_type::u8 || dt == memory::data_type::s8;
     const std::string impl = pp->pd.impl_info_str();
@@ -81,27 +110,7 @@ Status pool_onednn(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, cons
       ctx.set_impl(impl_name(pp->pd));
       return Status::ok();
     }
-    MS_ASSIGN_OR_RETURN(memory src, make_scratchpad(ctx, blocked->pd.src_desc(), x_holder));
-    MS_ASSIGN_OR_RETURN(memory dst, make_scratchpad(ctx, blocked->pd.dst_desc(), y_holder));
-    MS_ASSIGN_OR_RETURN(memory scratch, make_scratchpad(ctx, blocked->pd.scratchpad_desc(), holder));
-    if (eight_bit) {  // channels last, moved by our byte transposes (oneDNN's reorder is ~4x slower)
-      const int64_t n = x.dim(0), c = x.dim(1);
-      transpose_bytes(static_cast<const uint8_t*>(x.raw()), static_cast<uint8_t*>(src.get_data_handle()), n, c,
-                      x.numel() / (n * c));
-      blocked->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-      dnn.stream().wait();
-      transpose_bytes(static_cast<const uint8_t*>(dst.get_data_handle()), static_cast<uint8_t*>(y.raw()), n,
-                      y.numel() / (n * c), c);
-      ctx.set_impl(impl_name(blocked->pd) + "+transposes");
-      return Status::ok();
-    }
-    memory xm = wrap(x, x_plain, dnn.engine()), ym = wrap(y, y_plain, dnn.engine());
-    dnnl::reorder(xm, src).execute(dnn.stream(), xm, src);
-    blocked->prim.execute(dnn.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    dnnl::reorder(dst, ym).execute(dnn.stream(), dst, ym);
-    dnn.stream().wait();
-    ctx.set_impl(impl_name(blocked->pd) + "+reorders");
-    return Status::ok();
+    return run_relaid(ctx, dnn, *blocked, x, y, eight_bit);
   });
 }
 
