@@ -27,7 +27,7 @@ namespace {
 
 using dnnl::memory;
 
-struct Int8Conv {
+struct Int8Conv {  // or the exact f32 conv of the same integers (make_primitive)
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward prim;
   memory::desc user_weights;  // the ONNX weights, (g,) O, I, spatial, contiguous
@@ -59,15 +59,17 @@ std::string key_of(const Tensor& x, const Tensor& w, const IntConvPlan& p, bool 
   return k + (has_zp ? "|zp" : "");
 }
 
+// The conv of x and w as oneDNN's primitive on channels-last activations: int8 (src u8/s8, weights
+// s8, int32 sums, x's zero point at run time) or exact f32 (every type f32, no zero point).
 std::shared_ptr<Int8Conv> make_primitive(OneDnnContext& dnn, const Tensor& x, const Tensor& w, const IntConvPlan& p,
-                                         bool has_zp) {
+                                         bool has_zp, bool f32 = false) {
+  using dt = memory::data_type;
   ConvProblem prob;
   const memory::format_tag tag = channels_last(x.shape().size());
-  const memory::data_type src_t = x.dtype() == DType::U8 ? memory::data_type::u8 : memory::data_type::s8;
+  const dt src_t = f32 ? dt::f32 : x.dtype() == DType::U8 ? dt::u8 : dt::s8, wei_t = f32 ? dt::f32 : dt::s8;
   prob.src = memory::desc(dims_of(x.shape()), src_t, tag);
-  memory::dims wd = weights_desc(w, p.group).dims();
-  prob.weights = memory::desc(wd, memory::data_type::s8, memory::format_tag::any);
-  prob.dst = memory::desc(dims_of(p.out), memory::data_type::s32, tag);
+  prob.weights = memory::desc(weights_desc(w, p.group).dims(), wei_t, memory::format_tag::any);
+  prob.dst = memory::desc(dims_of(p.out), f32 ? dt::f32 : dt::s32, tag);
   prob.strides = dims_of(p.g.strides);
   prob.dilations = dims_of(p.g.dilations);
   for (auto& d : prob.dilations) d -= 1;  // oneDNN counts the gaps
@@ -78,7 +80,7 @@ std::shared_ptr<Int8Conv> make_primitive(OneDnnContext& dnn, const Tensor& x, co
   auto c = std::make_shared<Int8Conv>();
   c->pd = conv_forward_pd(dnn.engine(), prob, attr);
   c->prim = dnnl::convolution_forward(c->pd);
-  c->user_weights = weights_desc(w, p.group);
+  c->user_weights = weights_desc(w, p.group, wei_t);
   c->reference = std::string(c->pd.impl_info_str()).rfind("ref", 0) == 0;
   return c;
 }
@@ -178,8 +180,8 @@ std::pair<Tensor, Tensor> halves_of(OneDnnContext& dnn, const Tensor& w) {
 // Without VNNI the pairs saturate only where 255 meets large weights. With x cut to 127, a pair is
 // at most 2 * 127 * 128 = 32512 whatever the weights, so one pass over min(x, 127) is exact; the
 // few values past it (ReLU outputs quantized with zero point 0 have well under 1%) add
-// (x - 127) * w[:, c, kh, kw] to the outputs their window reaches, weights read as int32 rows
-// over the output channels.
+// (x - 127) * w[:, c, kh, kw] to the outputs their window reaches, the weights read as rows over
+// the output channels.
 
 // One activation past 127: batch n, channel c, position (h, w), excess x - 127.
 struct Excess {
@@ -263,33 +265,6 @@ void add_excess(const std::vector<Excess>& ex, const int8_t* rows, const IntConv
 // zero point near 128) are mostly past 127.
 constexpr int64_t kExactF32Terms = (int64_t{1} << 24) / (255 * 128);
 
-struct ExactF32Conv {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
-  memory::desc user_weights;
-  bool reference = false;
-};
-
-std::shared_ptr<ExactF32Conv> make_exact_f32(OneDnnContext& dnn, const Tensor& x, const Tensor& w,
-                                             const IntConvPlan& p) {
-  ConvProblem prob;
-  const memory::format_tag tag = channels_last(x.shape().size());
-  prob.src = memory::desc(dims_of(x.shape()), memory::data_type::f32, tag);
-  prob.weights = memory::desc(weights_desc(w, p.group).dims(), memory::data_type::f32, memory::format_tag::any);
-  prob.dst = memory::desc(dims_of(p.out), memory::data_type::f32, tag);
-  prob.strides = dims_of(p.g.strides);
-  prob.dilations = dims_of(p.g.dilations);
-  for (auto& d : prob.dilations) d -= 1;
-  prob.pad_l = dims_of(p.g.pads_begin);
-  prob.pad_r = dims_of(p.g.pads_end);
-  auto c = std::make_shared<ExactF32Conv>();
-  c->pd = conv_forward_pd(dnn.engine(), prob, nn::user_scratchpad_attr());
-  c->prim = dnnl::convolution_forward(c->pd);
-  c->user_weights = weights_desc(w, p.group, memory::data_type::f32);
-  c->reference = std::string(c->pd.impl_info_str()).rfind("ref", 0) == 0;
-  return c;
-}
-
 // The int8 weights as floats (a fresh, frozen tensor each time the weights change).
 Tensor floats_of(OneDnnContext& dnn, const Tensor& w) {
   return made_from<Tensor>(dnn, "int8-f32", w, [&] {
@@ -312,7 +287,7 @@ template <class Q> void shifted_channels_last(const Q* x, int64_t n, int64_t c, 
   }
 }
 
-Status run_exact_f32(runtime::KernelContext& ctx, OneDnnContext& dnn, const ExactF32Conv& c, const Tensor& x,
+Status run_exact_f32(runtime::KernelContext& ctx, OneDnnContext& dnn, const Int8Conv& c, const Tensor& x,
                      const Tensor& w, const IntConvPlan& p, int32_t zx, int32_t* acc) {
   Tensor src_holder, scratch_holder;
   MS_ASSIGN_OR_RETURN(memory src, nn::make_scratchpad(ctx, c.pd.src_desc(), src_holder));
@@ -390,8 +365,8 @@ Status conv_acc_onednn(runtime::KernelContext& ctx, const Tensor& x, const Tenso
       return Status::ok();
     }
     if ((p.c / p.group) * p.taps <= kExactF32Terms) {
-      auto f =
-          dnn.cached<ExactF32Conv>("exact-f32|" + key_of(x, w, p, false), [&] { return make_exact_f32(dnn, x, w, p); });
+      auto f = dnn.cached<Int8Conv>("exact-f32|" + key_of(x, w, p, false),
+                                    [&] { return make_primitive(dnn, x, w, p, false, /*f32=*/true); });
       if (!f->reference) return run_exact_f32(ctx, dnn, *f, x, w, p, zx, acc);
     }
     const auto [hi, lo] = halves_of(dnn, w);
