@@ -331,7 +331,8 @@ NodeGroup dynamic_quant_matmul(ir::Graph& g, const DynMatch& m) {
 // A data move between a DequantizeLinear and a QuantizeLinear of the same per-tensor scale and zero
 // point, as quantizers wrap Reshape and Transpose: Q(move(DQ(q))) = move(q) exactly, since
 // (q - z) * s / s rounds back to q - z for a finite normal s. The move then runs on the 8-bit tensor
-// and the pair goes (in ONNX Runtime's QDQ transformer encoder, 10 of each layer's Q/DQ pairs).
+// and the pair goes (in ONNX Runtime's QDQ transformer encoder, 10 of each layer's Q/DQ pairs, and
+// the embedding's Gather, which then reads 128 rows of bytes instead of dequantizing the table).
 // MaxPool likewise, for a positive scale: DequantizeLinear is then increasing (distinct integers
 // give distinct products), so the max of the dequantized window is the dequantized max, and the
 // padding is skipped either way (the QDQ ResNet-18's stem pool on 8 bits instead of 4x the bytes).
@@ -360,7 +361,7 @@ std::optional<QMoveMatch> match_qmove(const PatternView& v, const ir::Node& q) {
   if (q.inputs.size() < 2 || q.attr_int("block_size", 0) != 0 || q.attr_int("output_dtype", 0) != 0)
     return std::nullopt;
   const ir::Node* move = nullptr;
-  for (const char* op : {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity", "MaxPool"})
+  for (const char* op : {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Gather", "MaxPool"})
     if ((move = v.def(q.inputs[0], op))) break;
   if (!move || move->inputs.empty() || !v.read_only_by(q.inputs[0], 1)) return std::nullopt;
   if (move->op_type == "MaxPool" && move->outputs.size() > 1 && !move->outputs[1].empty()) return std::nullopt;
@@ -436,7 +437,8 @@ class FoldQdq final : public Pass {
   std::string description() const override {
     return "QuantizeLinear(Conv/MatMul/Gemm(DequantizeLinear...)) of a QDQ-quantized model into one 8-bit "
            "QLinearConv or QLinearMatMul; DynamicQuantizeLinear-MatMulInteger-Cast-Mul into one int8 matmul step; "
-           "a Reshape, Transpose or MaxPool between a DequantizeLinear and a QuantizeLinear of one scale onto the "
+           "a Reshape, Transpose, Gather or MaxPool between a DequantizeLinear and a QuantizeLinear of one scale onto "
+           "the "
            "8-bit tensor; a QDQ Add into one FusedQLinearAdd over the bytes";
   }
   bool runs_on_subgraphs() const override { return true; }

@@ -155,6 +155,27 @@ TEST(FoldQdq, MaxPoolBetweenAPairOfOneScaleRunsOnTheEightBitTensor) {
   EXPECT_NE(kept.find("MaxPool(%xd)"), std::string::npos) << kept;
 }
 
+// An embedding as the quantizer writes it: DequantizeLinear of the 8-bit table, Gather, then a
+// QuantizeLinear of the same scale. fold-qdq gathers the rows of bytes instead of dequantizing the
+// whole table on every run.
+const char* kQdqGather = R"(
+  input ids: i64[2,3]
+  init table: u8[5,4] = 0 9 18 27 36 45 54 63 72 81 90 99 108 117 126 135 144 153 162 171
+  init s: f32[] = 0.02
+  init z: u8[] = 100
+  td = DequantizeLinear(table, s, z)
+  e = Gather(td, ids)
+  eq = QuantizeLinear(e, s, z)
+  y = DequantizeLinear(eq, s, z)
+  output y
+)";
+
+TEST(FoldQdq, GatherBetweenAPairOfOneScaleReadsTheEightBitTable) {
+  const std::string dump = folded_and_cleaned(kQdqGather);
+  EXPECT_NE(dump.find("Gather(%table, %ids)"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("DequantizeLinear(%table"), std::string::npos) << dump;
+}
+
 // A QDQ residual as the quantizer writes it (the Relu folded into the output's zero point of 0):
 // both sides dequantized, added in float and quantized. fold-qdq makes one FusedQLinearAdd over the
 // bytes whose float32 steps give the same bytes; the int8 flavour too. A broadcast Add stays float.
