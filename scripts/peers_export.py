@@ -4,6 +4,9 @@ Runs under Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14). For each mo
 --out: NAME.onnx (opset 13, or 14 when 13 fails; the batch dim is the symbolic `batch`),
 NAME.input.npy (one fixed float32 input, batch 1), NAME.torch.npy (PyTorch's output on it) and
 NAME.json (versions, opset, seed, output scale). A model whose four files exist is skipped.
+With --small, each model is a narrow, shallow variant of the same architecture (the same op
+patterns: a Swin's window shifts and masks, a ViT's class token, squeeze-excite), a few MB each, so
+that it travels to a GPU machine for scripts/gpu-check.
 
 torchvision's default init gives tiny outputs for some nets (convnext's layer scale starts at 1e-6,
 heads start at zero), so the weights are re-drawn from a seed, then one forward pass rescales every
@@ -73,14 +76,34 @@ def redraw(model: torch.nn.Module, x: torch.Tensor, seed: int) -> None:
         h.remove()
 
 
-def export(name: str, out: str, seed: int) -> None:
+def small_model(name: str) -> torch.nn.Module:
+    """The architecture of `name`, narrow and shallow (a few MB of weights)."""
+    tv = torchvision.models
+    if name == "vit_b_16":
+        return tv.vision_transformer.VisionTransformer(image_size=224, patch_size=16, num_layers=2, num_heads=2,
+                                                       hidden_dim=64, mlp_dim=128)
+    if name == "swin_t":
+        return tv.swin_transformer.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2, 2, 2],
+                                                   num_heads=[1, 1, 2, 2], window_size=[7, 7])
+    if name == "convnext_tiny":
+        cfg = tv.convnext.CNBlockConfig
+        return tv.convnext.ConvNeXt([cfg(16, 32, 1), cfg(32, 64, 1), cfg(64, 128, 2), cfg(128, None, 1)])
+    if name == "efficientnet_b0":
+        setting, last = tv.efficientnet._efficientnet_conf("efficientnet_b0", width_mult=0.25, depth_mult=0.5)
+        return tv.efficientnet.EfficientNet(setting, 0.2, last_channel=last)
+    if name == "mobilenet_v2":
+        return tv.mobilenet_v2(weights=None, width_mult=0.25)
+    raise SystemExit(f"{name}: no small variant")
+
+
+def export(name: str, out: str, seed: int, small: bool = False) -> None:
     files = {k: os.path.join(out, f"{name}.{k}") for k in ("onnx", "input.npy", "torch.npy", "json")}
     if all(os.path.exists(f) for f in files.values()):
         print(f"{name}: cached in {out}")
         return
     t0 = time.time()
     torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)(weights=None).eval()
+    model = (small_model(name) if small else getattr(torchvision.models, name)(weights=None)).eval()
     x = torch.from_numpy(np.random.default_rng(seed).standard_normal((1, 3, 224, 224), dtype=np.float32))
     calib = torch.from_numpy(np.random.default_rng(seed + 1).standard_normal((2, 3, 224, 224),
                                                                               dtype=np.float32))
@@ -118,12 +141,13 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--small", action="store_true", help="narrow, shallow variants (a few MB each)")
     ap.add_argument("models", nargs="+", choices=MODELS)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
     for name in args.models:
-        export(name, args.out, args.seed)
+        export(name, args.out, args.seed, args.small)
 
 
 if __name__ == "__main__":

@@ -82,12 +82,11 @@ bool close(const Tensor& got, const Tensor& want, double rtol, double atol, doub
         b = want.data<float>()[i];
         break;
       case DType::I64:
-        a = static_cast<double>(got.data<int64_t>()[i]);
-        b = static_cast<double>(want.data<int64_t>()[i]);
-        break;
       case DType::I32:
-        a = got.data<int32_t>()[i];
-        b = want.data<int32_t>()[i];
+      case DType::BF16:
+      case DType::F16:
+        a = got.at_double(i);
+        b = want.at_double(i);
         break;
       default: why = "dtype " + std::string(dtype_name(got.dtype())) + " not compared"; return false;
     }
@@ -252,6 +251,19 @@ void conv_and_pool_cases(Rng& r, std::vector<OpCase>& cs) {
                      {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));
   cs.push_back(make("AveragePool/2x2", "AveragePool", {r.uniform({2, 4, 8, 8})},
                     {{"kernel_shape", A(std::vector<int64_t>{2, 2})}, {"strides", A(std::vector<int64_t>{2, 2})}}));
+  // The pools' gradients (a training step's): dY of the forward output's shape.
+  for (auto [name, op, pads, count_pad] :
+       {std::tuple{"MaxPoolGrad/3x3_s2_pad1", "MaxPoolGrad", int64_t{1}, int64_t{0}},
+        std::tuple{"AveragePoolGrad/3x3_s2_pad1", "AveragePoolGrad", int64_t{1}, int64_t{1}},
+        std::tuple{"AveragePoolGrad/3x3_s2_exclude_pad", "AveragePoolGrad", int64_t{1}, int64_t{0}}}) {
+    OpCase c = make(name, op, {r.uniform({2, 8, 15, 15}), r.uniform({2, 8, 8, 8})},
+                    {{"kernel_shape", A(std::vector<int64_t>{3, 3})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"pads", A(std::vector<int64_t>{pads, pads, pads, pads})}});
+    if (std::string(op) == "AveragePoolGrad") c.attrs["count_include_pad"] = A(count_pad);
+    c.domain = "ai.modescope";
+    cs.push_back(std::move(c));
+  }
 }
 
 // The compiler's fused ops.
@@ -288,10 +300,77 @@ void data_movement_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("Reshape/flat", "Reshape", {r.uniform({2, 3, 4}), i64s({6, -1})}, {}, {false, true}));
   cs.push_back(make("Flatten/axis1", "Flatten", {r.uniform({2, 3, 4, 5})}));
   cs.push_back(make("Cast/f32_to_f32", "Cast", {r.uniform({3, 7})}, {{"to", A(int64_t{1})}}));
+  cs.push_back(make("Where/broadcast", "Where",
+                    {Tensor::from_vector<bool>({true, false, true, false, true, true}, {2, 3}), r.uniform({4, 2, 3}),
+                     r.uniform({3})}));
+  cs.push_back(make("Slice/steps", "Slice",
+                    {r.uniform({4, 9, 10}), i64s({1, -1, 0}), i64s({4, -10, 9}), i64s({0, 1, 2}), i64s({1, -2, 3})}, {},
+                    {false, true, true, true, true}));
+  cs.push_back(make("Slice/last_axis", "Slice", {r.uniform({2, 3, 16}), i64s({4}), i64s({12}), i64s({-1})}, {},
+                    {false, true, true, true}));
+  cs.push_back(
+      make("Split/sizes", "Split", {r.uniform({2, 10, 3}), i64s({3, 7})}, {{"axis", A(int64_t{1})}}, {false, true}));
+  cs.back().num_outputs = 2;
+  cs.push_back(make("Expand/broadcast", "Expand", {r.uniform({3, 1, 5}), i64s({2, 3, 4, 5})}, {}, {false, true}));
+  for (const char* mode : {"constant", "edge", "reflect", "wrap"})
+    cs.push_back(
+        make(std::string("Pad/") + mode, "Pad",
+             {r.uniform({2, 3, 5, 6}), i64s({0, 0, 1, 2, 0, 1, 2, -1}), Tensor::from_vector<float>({0.5f}, {})},
+             {{"mode", A(std::string(mode))}}, {false, true, true}));
+  cs.back().opset = 19;  // wrap mode
+  cs.push_back(make("Dropout/inference", "Dropout", {r.uniform({4, 33})}));
+  cs.push_back(make("Max/broadcast", "Max", {r.uniform({2, 3, 5}), r.uniform({3, 1})}));
+  cs.push_back(make("Min/same", "Min", {r.uniform({2, 3, 5}), r.uniform({2, 3, 5})}));
   // An op the CUDA backend leaves to the CPU: the fallback path must give the same answer.
-  cs.push_back(make("Where/fallback", "Where",
-                    {Tensor::from_vector<bool>({true, false, true, false, true, true}, {2, 3}), r.uniform({2, 3}),
-                     r.uniform({2, 3})}));
+  cs.push_back(make("Hardmax/fallback", "Hardmax", {r.uniform({3, 7})}, {{"axis", A(int64_t{1})}}));
+}
+
+// `t` rounded to bf16 (nearest even).
+Tensor bf16_of(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::BF16, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<bf16>()[i] = bf16(t.data<float>()[i]);
+  return o;
+}
+
+// A mixed-precision graph's ops in bf16 (what --precision bf16 compiles to): the products on the
+// device's bf16 units against the CPU's bf16 kernels, f32 accumulation on both, so the outputs
+// differ by bf16 rounding of the result (and of the epilogue's steps) only.
+void bf16_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
+  const size_t first = cs.size();
+  cs.push_back(make("bf16/Add_broadcast", "Add", {r.uniform({2, 3, 5, 7}), r.uniform({3, 1, 7})}));
+  cs.push_back(make("bf16/Mul_same", "Mul", {r.uniform({4, 33}), r.uniform({4, 33})}));
+  cs.push_back(make("bf16/Erf", "Erf", {r.uniform({10, 100}, -3.f, 3.f)}));
+  cs.push_back(make("bf16/Relu", "Relu", {r.uniform({10, 100}, -3.f, 3.f)}));
+  cs.push_back(make("bf16/MatMul_batched", "MatMul", {r.uniform({2, 16, 64}), r.uniform({2, 64, 24})}));
+  cs.push_back(make("bf16/Gemm_transB", "Gemm", {r.uniform({8, 64}), r.uniform({32, 64}), r.uniform({32})},
+                    {{"transB", A(int64_t{1})}}, {false, true, true}));
+  cs.push_back(make("bf16/Conv_3x3_pad1", "Conv",
+                    {r.uniform({1, 16, 12, 12}), r.uniform({32, 16, 3, 3}), r.uniform({32})},
+                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}, {false, true, true}));
+  OpCase fc =
+      make("bf16/FusedConv_bias_relu_residual", "FusedConv",
+           {r.uniform({1, 8, 9, 9}), r.uniform({8, 8, 3, 3}), r.uniform({8}), r.uniform({1, 8, 9, 9})},
+           {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})}, {"post_ops", A(std::vector<std::string>{"Add", "Relu"})}},
+           {false, true, true, false});
+  fc.domain = ops::kFusedDomain;
+  cs.push_back(std::move(fc));
+  cs.push_back(make("bf16/MaxPool_3x3_s2", "MaxPool", {r.uniform({1, 8, 15, 15})},
+                    {{"kernel_shape", A(std::vector<int64_t>{3, 3})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));
+  cs.push_back(make("bf16/Transpose_0231", "Transpose", {r.uniform({2, 3, 4, 5})},
+                    {{"perm", A(std::vector<int64_t>{0, 2, 3, 1})}}));
+  cs.push_back(make("bf16/Slice", "Slice", {r.uniform({4, 9, 10}), i64s({1}), i64s({8}), i64s({1})}, {},
+                    {false, true, true, true}));
+  for (size_t i = first; i < cs.size(); ++i) {
+    OpCase& c = cs[i];
+    for (Tensor& t : c.inputs)
+      if (t.defined() && t.dtype() == DType::F32) t = bf16_of(t);
+    // One bf16 ulp of the output (2^-8 relative) plus the products' sums rounded once more.
+    c.rtol = 1.6e-2;
+    c.atol = 2e-2;
+  }
 }
 
 }  // namespace
@@ -305,6 +384,7 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
   conv_and_pool_cases(r, cs);
   fused_cases(r, cs);
   data_movement_cases(r, cs);
+  bf16_cases(r, cs);
   return cs;
 }
 

@@ -27,6 +27,15 @@ Status ensure_outputs(runtime::KernelContext& ctx);
 // Element size of the input's dtype; an error for dtypes without fixed-size storage (strings).
 Expected<size_t> element_size(runtime::KernelContext& ctx, DType t);
 
+// A Slice node's geometry on its input: the output shape, the element strides through the input
+// and the element offset of the first output element. Starts/ends/axes/steps come from attributes
+// before opset 10, from host integer inputs 1-4 after (device backends keep those on the host too).
+struct SliceGeometry {
+  Shape shape, src_strides;
+  int64_t base = 0;
+};
+Expected<SliceGeometry> slice_geometry(runtime::KernelContext& ctx);
+
 // dst[i] = src[i] over `shape`, strides in elements (src strides may be 0 or negative). Adjacent
 // dims that are contiguous in both are merged, and contiguous innermost runs become memcpy.
 void strided_copy(void* dst, const void* src, const Shape& shape, const Shape& dst_strides, const Shape& src_strides,

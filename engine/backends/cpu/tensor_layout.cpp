@@ -97,44 +97,20 @@ Status split_kernel(runtime::KernelContext& ctx) {
 
 Status slice_kernel(runtime::KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    starts = ctx.node().attr_ints("starts");
-    ends = ctx.node().attr_ints("ends");
-    axes = ctx.node().attr_ints("axes");
-  } else {
-    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.fail("starts and ends inputs are required");
-    starts = ctx.input(1).to_int_vector();
-    ends = ctx.input(2).to_int_vector();
-    if (ctx.has_input(3)) axes = ctx.input(3).to_int_vector();
-    if (ctx.has_input(4)) steps = ctx.input(4).to_int_vector();
-  }
-  std::vector<ops::tensor::SliceDim> dims;
-  std::string err;
-  if (!ops::tensor::compute_slice(in.shape(), starts, ends, axes, steps, dims, err))
-    return ctx.fail(err + " (input " + shape_to_string(in.shape()) + ")");
-  Shape shape(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) shape[i] = dims[i].count;
+  MS_ASSIGN_OR_RETURN(SliceGeometry g, slice_geometry(ctx));
   Tensor& out = ctx.output(0);
   if (!out.defined()) {
-    auto o = ctx.allocate_output(0, in.dtype(), shape);
+    auto o = ctx.allocate_output(0, in.dtype(), g.shape);
     if (!o) return std::move(o).take_status();
-  } else if (out.shape() != shape) {
-    return ctx.fail("output " + shape_to_string(out.shape()) + " does not match slice " + shape_to_string(shape));
+  } else if (out.shape() != g.shape) {
+    return ctx.fail("output " + shape_to_string(out.shape()) + " does not match slice " + shape_to_string(g.shape));
   }
   MS_ASSIGN_OR_RETURN(size_t es, element_size(ctx, in.dtype()));
-  const Shape is = contiguous_strides(in.shape());
-  Shape src(dims.size());
-  int64_t base = 0;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    src[i] = dims[i].step * is[i];
-    if (shape[i] > 0) base += dims[i].start * is[i];
-  }
-  if (numel(shape) == 0) return Status::ok();
-  const char* from = static_cast<const char*>(in.raw()) + static_cast<size_t>(base) * es;
+  if (numel(g.shape) == 0) return Status::ok();
+  const char* from = static_cast<const char*>(in.raw()) + static_cast<size_t>(g.base) * es;
   // A compiled graph plans a contiguous slice as a view of its input (compiler/views.h): nothing to copy.
   if (ctx.output(0).raw() == from) return Status::ok();
-  strided_copy(ctx.output(0).raw(), from, shape, contiguous_strides(shape), src, es);
+  strided_copy(ctx.output(0).raw(), from, g.shape, contiguous_strides(g.shape), g.src_strides, es);
   return Status::ok();
 }
 
@@ -252,6 +228,38 @@ Status pad_kernel(runtime::KernelContext& ctx) {
 }
 
 }  // namespace
+
+Expected<SliceGeometry> slice_geometry(runtime::KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.node().attr_ints("starts");
+    ends = ctx.node().attr_ints("ends");
+    axes = ctx.node().attr_ints("axes");
+  } else {
+    if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.fail("starts and ends inputs are required");
+    for (size_t i = 1; i < 5 && i < ctx.num_inputs(); ++i)
+      if (ctx.has_input(i) && !ctx.input(i).device().is_cpu()) return ctx.fail("slice arguments must be host values");
+    starts = ctx.input(1).to_int_vector();
+    ends = ctx.input(2).to_int_vector();
+    if (ctx.has_input(3)) axes = ctx.input(3).to_int_vector();
+    if (ctx.has_input(4)) steps = ctx.input(4).to_int_vector();
+  }
+  std::vector<ops::tensor::SliceDim> dims;
+  std::string err;
+  if (!ops::tensor::compute_slice(in.shape(), starts, ends, axes, steps, dims, err))
+    return ctx.fail(err + " (input " + shape_to_string(in.shape()) + ")");
+  SliceGeometry g;
+  g.shape.resize(dims.size());
+  g.src_strides.resize(dims.size());
+  const Shape is = contiguous_strides(in.shape());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    g.shape[i] = dims[i].count;
+    g.src_strides[i] = dims[i].step * is[i];
+    if (g.shape[i] > 0) g.base += dims[i].start * is[i];
+  }
+  return g;
+}
 
 void register_layout_kernels(runtime::KernelRegistry& r) {
   r.add("Transpose", transpose_kernel);

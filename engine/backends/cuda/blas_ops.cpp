@@ -1,6 +1,7 @@
-// Gemm, MatMul and the compiler's FusedGemm/FusedMatMul on cuBLASLt (f32 with f32 compute, so
-// results match the CPU reference within the usual tolerance), then one epilogue kernel for the
-// bias, activations and residual of the fused forms.
+// Gemm, MatMul and the compiler's FusedGemm/FusedMatMul on cuBLASLt (f32 with f32 compute and no
+// TF32, so results match the CPU reference within the usual tolerance; bf16 and f16 operands on the
+// tensor cores, accumulating in f32), then one epilogue kernel for the bias, activations and
+// residual of the fused forms.
 //
 // Row-major Y[M,N] = A[M,K] B[K,N] is column-major Y^T = B^T A^T: cuBLASLt gets B as its first
 // operand and A as its second, both read as column-major with their row-major leading dimensions.
@@ -26,9 +27,10 @@ struct GemmShape {
   // told; an algorithm picked for 256 fails with INVALID_VALUE on operands at a 64-byte arena
   // offset or inside a view.
   uint32_t align = 256;
+  cudaDataType_t type = CUDA_R_32F;  // of A, B and Y alike
   bool operator<(const GemmShape& o) const {
-    return std::tie(m, n, k, ta, tb, batch, stride_a, stride_b, stride_y, align) <
-           std::tie(o.m, o.n, o.k, o.ta, o.tb, o.batch, o.stride_a, o.stride_b, o.stride_y, o.align);
+    return std::tie(m, n, k, ta, tb, batch, stride_a, stride_b, stride_y, align, type) <
+           std::tie(o.m, o.n, o.k, o.ta, o.tb, o.batch, o.stride_a, o.stride_b, o.stride_y, o.align, o.type);
   }
 };
 
@@ -40,9 +42,9 @@ struct GemmPlan {
   size_t workspace = 0;
 };
 
-Status make_layout(cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
-  MS_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+Status make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
+                   int64_t batch, int64_t stride) {
+  MS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
     MS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
@@ -66,9 +68,11 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
   MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
   MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
   // B row-major [K,N] (or [N,K] when transposed) read column-major: N x K with ld N (or K x N, ld K).
-  MS_RETURN_IF_ERROR(make_layout(&p.la, s.tb ? s.k : s.n, s.tb ? s.n : s.k, s.tb ? s.k : s.n, s.batch, s.stride_b));
-  MS_RETURN_IF_ERROR(make_layout(&p.lb, s.ta ? s.m : s.k, s.ta ? s.k : s.m, s.ta ? s.m : s.k, s.batch, s.stride_a));
-  MS_RETURN_IF_ERROR(make_layout(&p.ly, s.n, s.m, s.n, s.batch, s.stride_y));
+  MS_RETURN_IF_ERROR(
+      make_layout(&p.la, s.type, s.tb ? s.k : s.n, s.tb ? s.n : s.k, s.tb ? s.k : s.n, s.batch, s.stride_b));
+  MS_RETURN_IF_ERROR(
+      make_layout(&p.lb, s.type, s.ta ? s.m : s.k, s.ta ? s.k : s.m, s.ta ? s.m : s.k, s.batch, s.stride_a));
+  MS_RETURN_IF_ERROR(make_layout(&p.ly, s.type, s.n, s.m, s.n, s.batch, s.stride_y));
   cublasLtMatmulPreference_t pref = nullptr;
   MS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const size_t ws = kWorkspace;
@@ -101,8 +105,8 @@ uint32_t common_alignment(std::initializer_list<const void*> ptrs) {
 }
 
 // Y = alpha * op(A) op(B) + beta * Y on the stream.
-Status run_gemm(runtime::KernelContext& ctx, const GemmShape& shape, const float* a, const float* b, float* y,
-                float alpha, float beta) {
+Status run_gemm(runtime::KernelContext& ctx, const GemmShape& shape, const void* a, const void* b, void* y, float alpha,
+                float beta) {
   CudaBackend& be = cuda_backend(ctx);
   GemmShape s = shape;
   s.align = common_alignment({a, b, y});
@@ -129,7 +133,10 @@ Status fill_broadcast(runtime::KernelContext& ctx, const Tensor& c, Tensor& y) {
     d.dims[k] = y.shape()[static_cast<size_t>(k)];
     d.dst_stride[k] = ys[static_cast<size_t>(k)];
   }
-  return launched(ctx, strided_copy(c.raw(), y.raw(), y.numel(), d, 4, cuda_backend(ctx).stream()), "gemm C");
+  return launched(
+      ctx,
+      strided_copy(c.raw(), y.raw(), y.numel(), d, static_cast<int>(dtype_size(y.dtype())), cuda_backend(ctx).stream()),
+      "gemm C");
 }
 
 // MatMul shapes: 2-D x 2-D, N-D x 2-D (batch folded into M), N-D x N-D with equal batch dims.
@@ -157,8 +164,8 @@ bool matmul_shape(const Shape& as, const Shape& bs, GemmShape& g) {
   return true;
 }
 
-Status epilogue(runtime::KernelContext& ctx, Tensor& y, const float* bias, int64_t channels, int64_t inner,
-                const float* residual, const std::vector<ops::PostOp>& post) {
+Status epilogue(runtime::KernelContext& ctx, Tensor& y, const void* bias, int64_t channels, int64_t inner,
+                const void* residual, const std::vector<ops::PostOp>& post) {
   Epilogue e;
   e.n = y.numel();
   e.bias = bias;
@@ -166,7 +173,7 @@ Status epilogue(runtime::KernelContext& ctx, Tensor& y, const float* bias, int64
   e.inner = inner;
   e.residual = residual;
   MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
-  return launched(ctx, epilogue_f32(y.data<float>(), e, cuda_backend(ctx).stream()), "epilogue");
+  return launched(ctx, cuda::epilogue(*scalar_type(y.dtype()), y.raw(), e, cuda_backend(ctx).stream()), "epilogue");
 }
 
 // A residual that shares the output's memory (in-place plan) is copied away before Y is written.
@@ -181,7 +188,7 @@ Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
   Tensor& y = ctx.output(0);
   const Tensor& a0 = ctx.input(0);
   const Tensor& b0 = ctx.input(1);
-  if (!y.defined() || a0.dtype() != DType::F32 || b0.dtype() != DType::F32 || y.dtype() != DType::F32)
+  if (!y.defined() || !is_device_float(y.dtype()) || a0.dtype() != y.dtype() || b0.dtype() != y.dtype())
     return cpu_fallback(ctx);
   if (y.numel() == 0) return Status::ok();
   std::vector<ops::PostOp> post;
@@ -192,6 +199,7 @@ Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
   }
   const ir::Node& node = ctx.node();
   GemmShape g;
+  g.type = y.dtype() == DType::F32 ? CUDA_R_32F : y.dtype() == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
   float alpha = 1.f, beta = 0.f;
   if (gemm) {
     if (a0.rank() != 2 || b0.rank() != 2) return cpu_fallback(ctx);
@@ -212,21 +220,22 @@ Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
   if (fused && ctx.has_input(r_index)) {
     MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(r_index));
     MS_ASSIGN_OR_RETURN(residual, keep_residual(ctx, *r, y));
+    if (residual.dtype() != y.dtype()) return cpu_fallback(ctx);
   }
-  const float* bias = nullptr;
+  const void* bias = nullptr;
   if (gemm && ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* c, in.get(2));
-    if (c->dtype() != DType::F32) return cpu_fallback(ctx);
+    if (c->dtype() != y.dtype()) return cpu_fallback(ctx);
     MS_RETURN_IF_ERROR(fill_broadcast(ctx, *c, y));
     beta = node.attr_float("beta", 1.f);
   } else if (!gemm && ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* c, in.get(2));
-    if (c->dtype() != DType::F32 || c->numel() != g.n) return cpu_fallback(ctx);
-    bias = c->data<float>();
+    if (c->dtype() != y.dtype() || c->numel() != g.n) return cpu_fallback(ctx);
+    bias = c->raw();
   }
-  MS_RETURN_IF_ERROR(run_gemm(ctx, g, a->data<float>(), b->data<float>(), y.data<float>(), alpha, beta));
+  MS_RETURN_IF_ERROR(run_gemm(ctx, g, a->raw(), b->raw(), y.raw(), alpha, beta));
   if (bias || !post.empty())
-    MS_RETURN_IF_ERROR(epilogue(ctx, y, bias, g.n, 1, residual.defined() ? residual.data<float>() : nullptr, post));
+    MS_RETURN_IF_ERROR(epilogue(ctx, y, bias, g.n, 1, residual.defined() ? residual.raw() : nullptr, post));
   ctx.set_impl(fused ? "cuda:cublaslt+epilogue" : "cuda:cublaslt");
   return Status::ok();
 }

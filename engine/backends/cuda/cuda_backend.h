@@ -48,6 +48,8 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   void set_threads(int n) override { cpu_->set_threads(n); }
   int threads() const override { return cpu_->threads(); }
   int num_streams() const override { return 1; }
+  // bf16 tensor cores from Ampere (sm_80) on: cuDNN convs, cuBLASLt products, our elementwise kernels.
+  bool native_bf16() const override { return props_.major >= 8; }
   void synchronize() override;
   runtime::MemoryInfo memory_info() const override;
   Status copy_to_host(const Tensor& src, Tensor& dst) override;
@@ -111,7 +113,15 @@ void register_data_ops(runtime::KernelRegistry& r);         // data_ops.cpp
 void register_blas_ops(runtime::KernelRegistry& r);         // blas_ops.cpp (cuBLASLt)
 void register_cudnn_ops(runtime::KernelRegistry& r);        // cudnn_ops.cpp
 // Runs the node's CPU kernel (fallback.cpp); returned by find_kernel for ops without a CUDA kernel.
+// Device inputs are copied to the host and float results back, each such move noted as a fallback;
+// an op whose inputs and outputs are all host integer or bool tensors (shape arithmetic) runs where
+// its values are, impl "host:...", and is no fallback.
 Status cpu_fallback(runtime::KernelContext& ctx);
+// The kernel of the shape-arithmetic ops (Range, Equal, Mod, ScatterND, ...): cpu_fallback under
+// another name, so a compiled graph does not count them as fallbacks before they run.
+Status host_op(runtime::KernelContext& ctx);
+// Shape and Size: the CPU kernel on the inputs where they are (it reads dims, never data).
+Status metadata_op(runtime::KernelContext& ctx);
 
 // Inputs of a kernel in device memory: uploads host inputs (graph inputs, constants) on the way.
 class DeviceInputs {

@@ -52,14 +52,19 @@ bool conv_params(const ir::Node& n, ConvParams& p) {
   return true;
 }
 
-Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s) {
+// cuDNN's type of a device float dtype.
+cudnnDataType_t cudnn_type(DType t) {
+  return t == DType::BF16 ? CUDNN_DATA_BFLOAT16 : t == DType::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
+
+Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s, DType t = DType::F32) {
   MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(d));
-  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(s[0]),
+  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, cudnn_type(t), static_cast<int>(s[0]),
                                             static_cast<int>(s[1]), static_cast<int>(s[2]), static_cast<int>(s[3])));
   return Status::ok();
 }
 
-using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 7>>;
+using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 8>>;
 
 Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& key, const Descs& d) {
   static std::mutex mu;
@@ -136,20 +141,22 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
   return true;
 }
 
-// cuDNN descriptors of an f32 NCHW conv: input, output, filter and the convolution itself.
+// cuDNN descriptors of an NCHW conv: input, output, filter and the convolution itself. f32 convs
+// keep f32 math (no TF32, comparable with the CPU); bf16 and f16 ones run on the tensor cores,
+// accumulating in f32.
 Status conv_descs(Descs& d, const Tensor& x0, const Tensor& w0, const Tensor& y, const ConvParams& p) {
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
+  const DType t = y.dtype();
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), t));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape(), t));
   MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
-  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, cudnn_type(t), CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
                                             static_cast<int>(w0.dim(1)), static_cast<int>(w0.dim(2)),
                                             static_cast<int>(w0.dim(3))));
   MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
   MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
                                                  p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
-  // f32 results comparable with the CPU: no TF32 tensor-core math.
-  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));
+  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, t == DType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
   return Status::ok();
 }
 
@@ -162,8 +169,8 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   // Layouts chosen for oneDNN (blocked activations) belong to the CPU kernel.
   const bool blocked =
       n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0);
-  if (!y.defined() || x0.dtype() != DType::F32 || w0.dtype() != DType::F32 || x0.rank() != 4 || w0.rank() != 4 ||
-      blocked || !conv_params(n, p))
+  if (!y.defined() || !is_device_float(y.dtype()) || x0.dtype() != y.dtype() || w0.dtype() != y.dtype() ||
+      x0.rank() != 4 || w0.rank() != 4 || blocked || !conv_params(n, p))
     return cpu_fallback(ctx);
   if (y.numel() == 0) return Status::ok();
   std::vector<ops::PostOp> post;
@@ -179,6 +186,7 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   Tensor residual;
   if (fused && ctx.has_input(3)) {
     MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(3));
+    if (r->dtype() != y.dtype()) return cpu_fallback(ctx);
     if (r->raw() == y.raw()) {  // in-place plan: keep the residual before Y is written
       MS_ASSIGN_OR_RETURN(residual, ctx.scratch(r->dtype(), r->shape()));
       MS_CUDA_CHECK(cudaMemcpyAsync(residual.raw(), r->raw(), r->nbytes(), cudaMemcpyDefault, be.stream()));
@@ -190,7 +198,8 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   MS_RETURN_IF_ERROR(conv_descs(d, x0, w0, y, p));
   const ConvKey key{{x0.dim(0), x0.dim(1), x0.dim(2), x0.dim(3)},
                     {w0.dim(0), w0.dim(1), w0.dim(2), w0.dim(3)},
-                    {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups}};
+                    {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups,
+                     static_cast<int>(y.dtype())}};
   MS_ASSIGN_OR_RETURN(cudnnConvolutionFwdAlgo_t algo, conv_algo(be, key, d));
   size_t ws_bytes = 0;
   MS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(be.cudnn(), d.x, d.w, d.conv, d.y, algo, &ws_bytes));
@@ -199,17 +208,19 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
     MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
   }
   const float one = 1.f, zero = 0.f;
-  const float* bias = nullptr;
+  const void* bias = nullptr;
   if (ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
     if (b->numel() != y.dim(1))
       return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
-    bias = b->data<float>();
+    if (b->dtype() != y.dtype()) return cpu_fallback(ctx);
+    bias = b->raw();
   }
-  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm;
+  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm (f32);
   // otherwise (or with MODESCOPE_CUDNN_FUSED=0) the convolution and our epilogue kernel.
-  if (bias && fused_api_enabled()) {
-    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, bias, residual, post, algo, ws, ws_bytes, y));
+  if (bias && y.dtype() == DType::F32 && fused_api_enabled()) {
+    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, static_cast<const float*>(bias), residual, post, algo,
+                                                 ws, ws_bytes, y));
     if (done) {
       ctx.set_impl("cudnn:conv_bias_act_algo" + std::to_string(static_cast<int>(algo)));
       return Status::ok();
@@ -223,34 +234,27 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
     e.bias = bias;
     e.channels = y.dim(1);
     e.inner = y.dim(2) * y.dim(3);
-    e.residual = residual.defined() ? residual.data<float>() : nullptr;
+    e.residual = residual.defined() ? residual.raw() : nullptr;
     MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
-    MS_RETURN_IF_ERROR(launched(ctx, epilogue_f32(y.data<float>(), e, be.stream()), "conv epilogue"));
+    MS_RETURN_IF_ERROR(
+        launched(ctx, cuda::epilogue(*scalar_type(y.dtype()), y.raw(), e, be.stream()), "conv epilogue"));
   }
   ctx.set_impl("cudnn:conv_algo" + std::to_string(static_cast<int>(algo)) + (fused ? "+epilogue" : ""));
   return Status::ok();
 }
 
-Status pool(runtime::KernelContext& ctx, bool max) {
-  const Tensor& x0 = ctx.input(0);
-  Tensor& y = ctx.output(0);
-  const ir::Node& n = ctx.node();
+// The cuDNN pooling descriptor of a MaxPool/AveragePool node (also of its gradient op, which
+// carries the same attributes) over an f32 NCHW input of `x`'s shape; false for the cases that stay
+// on the CPU: indices output, ceil mode, dilation, auto_pad and asymmetric pads.
+Expected<bool> pool_desc(const ir::Node& n, const Tensor& x, bool max, Descs& d) {
   const auto k = n.attr_ints("kernel_shape");
   const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
   const auto strides = n.attr_ints("strides", {1, 1});
   const auto dil = n.attr_ints("dilations", {1, 1});
-  // Indices output, ceil mode, dilation, auto_pad and asymmetric pads stay on the CPU.
-  if (!y.defined() || x0.dtype() != DType::F32 || x0.rank() != 4 || k.size() != 2 || pads.size() != 4 ||
-      strides.size() != 2 || pads[0] != pads[2] || pads[1] != pads[3] || ctx.num_outputs() > 1 ||
-      n.attr_int("ceil_mode", 0) || n.attr_string("auto_pad", "NOTSET") != "NOTSET" ||
-      dil != std::vector<int64_t>{1, 1})
-    return cpu_fallback(ctx);
-  CudaBackend& be = cuda_backend(ctx);
-  DeviceInputs in(ctx);
-  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
-  Descs d;
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape()));
+  if (!is_device_float(x.dtype()) || x.rank() != 4 || k.size() != 2 || pads.size() != 4 || strides.size() != 2 ||
+      pads[0] != pads[2] || pads[1] != pads[3] || n.attr_int("ceil_mode", 0) ||
+      n.attr_string("auto_pad", "NOTSET") != "NOTSET" || dil != std::vector<int64_t>{1, 1})
+    return false;
   MS_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d.pool));
   const cudnnPoolingMode_t mode =
       max ? CUDNN_POOLING_MAX_DETERMINISTIC
@@ -259,9 +263,50 @@ Status pool(runtime::KernelContext& ctx, bool max) {
   MS_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
       d.pool, mode, CUDNN_NOT_PROPAGATE_NAN, static_cast<int>(k[0]), static_cast<int>(k[1]), static_cast<int>(pads[0]),
       static_cast<int>(pads[1]), static_cast<int>(strides[0]), static_cast<int>(strides[1])));
+  return true;
+}
+
+Status pool(runtime::KernelContext& ctx, bool max) {
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  Descs d;
+  MS_ASSIGN_OR_RETURN(bool ok, pool_desc(ctx.node(), x0, max, d));
+  if (!ok || !y.defined() || y.dtype() != x0.dtype() || ctx.num_outputs() > 1) return cpu_fallback(ctx);
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), x0.dtype()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape(), x0.dtype()));
   const float one = 1.f, zero = 0.f;
   MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
   ctx.set_impl(max ? "cudnn:max_pool" : "cudnn:avg_pool");
+  return Status::ok();
+}
+
+// MaxPoolGrad / AveragePoolGrad (X, dY) -> dX: cuDNN's pooling backward, with the forward output it
+// needs recomputed into scratch. A max window's gradient goes to its maximum (ties, which random
+// data does not have, may pick another element of the window than the CPU's first).
+Status pool_grad(runtime::KernelContext& ctx, bool max) {
+  const Tensor& x0 = ctx.input(0);
+  const Tensor& gy0 = ctx.input(1);
+  Tensor& gx = ctx.output(0);
+  Descs d;
+  MS_ASSIGN_OR_RETURN(bool ok, pool_desc(ctx.node(), x0, max, d));
+  if (!ok || x0.dtype() != DType::F32 || !gx.defined() || gx.shape() != x0.shape() || gy0.dtype() != DType::F32 ||
+      gy0.rank() != 4)
+    return cpu_fallback(ctx);
+  CudaBackend& be = cuda_backend(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* gy, in.get(1));
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, gy0.shape()));
+  MS_ASSIGN_OR_RETURN(Tensor y, device_scratch(ctx, gy0.nbytes()));
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
+  MS_CUDNN_CHECK(cudnnPoolingBackward(be.cudnn(), d.pool, &one, d.y, y.raw(), d.y, gy->raw(), d.x, x->raw(), &zero, d.x,
+                                      gx.raw()));
+  ctx.set_impl(max ? "cudnn:max_pool_backward" : "cudnn:avg_pool_backward");
   return Status::ok();
 }
 
@@ -377,6 +422,10 @@ void register_cudnn_ops(runtime::KernelRegistry& r) {
       "FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
   r.add("MaxPool", [](runtime::KernelContext& c) { return pool(c, true); });
   r.add("AveragePool", [](runtime::KernelContext& c) { return pool(c, false); });
+  r.add(
+      "MaxPoolGrad", [](runtime::KernelContext& c) { return pool_grad(c, true); }, autodiff::kGradDomain);
+  r.add(
+      "AveragePoolGrad", [](runtime::KernelContext& c) { return pool_grad(c, false); }, autodiff::kGradDomain);
 }
 
 }  // namespace ms::cuda

@@ -1,4 +1,4 @@
-// Data movement: strided copies (Transpose, Slice, Expand, Concat, Pad), fills, Gather, Cast.
+// Data movement: strided copies (Transpose, Slice, Split, Expand, Concat), Pad, Where, fills, Gather, Cast.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -60,6 +60,51 @@ template <> __device__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __b
 template <class T> __device__ T from_f32(float v) { return static_cast<T>(v); }
 template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
 template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// Index of output position o of a padded axis in the input, or -1 (constant mode, outside).
+__device__ int64_t pad_source(int64_t o, int64_t before, int64_t n, int mode) {
+  int64_t x = o - before;
+  if (x >= 0 && x < n) return x;
+  if (mode == 0 || n == 0) return -1;
+  if (mode == 3) return ((x % n) + n) % n;
+  if (mode == 1 || n == 1) return x < 0 ? 0 : n - 1;
+  const int64_t p = 2 * (n - 1);  // reflect: period 2(n-1)
+  x = ((x % p) + p) % p;
+  return x >= n ? p - x : x;
+}
+
+template <class T> __global__ void pad_kernel(const T* src, T* dst, int64_t n, PadDesc d, T fill) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rem = i, is = 0;
+    bool inside = true;
+    for (int k = d.rank - 1; k >= 0; --k) {
+      const int64_t o = rem % d.out_dims[k];
+      rem /= d.out_dims[k];
+      const int64_t x = pad_source(o, d.before[k], d.in_dims[k], d.mode);
+      if (x < 0) inside = false;
+      is += x * d.in_stride[k];
+    }
+    dst[i] = inside ? src[is] : fill;
+  }
+}
+
+template <class T>
+__global__ void where_kernel(const uint8_t* cond, StridedDesc c, const T* a, const T* b, T* y, int64_t n,
+                             StridedDesc d) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rem = i, ic = 0, ia = 0, ib = 0;
+    for (int k = d.rank - 1; k >= 0; --k) {
+      const int64_t idx = rem % d.dims[k];
+      rem /= d.dims[k];
+      ic += idx * c.a[k];
+      ia += idx * d.a[k];
+      ib += idx * d.b[k];
+    }
+    y[i] = cond[ic] ? a[ia] : b[ib];
+  }
+}
 
 template <class S, class D> __global__ void cast_kernel(const S* src, D* dst, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -139,6 +184,54 @@ cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s) 
       fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint32_t*>(dst), n, static_cast<uint32_t>(bits));
       break;
     case 8: fill_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<uint64_t*>(dst), n, bits); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t pad(const void* src, void* dst, int64_t n, const PadDesc& d, int elem, uint64_t fill_bits, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  switch (elem) {
+    case 1:
+      pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), n, d,
+                                                    static_cast<uint8_t>(fill_bits));
+      break;
+    case 2:
+      pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), n,
+                                                    d, static_cast<uint16_t>(fill_bits));
+      break;
+    case 4:
+      pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), n,
+                                                    d, static_cast<uint32_t>(fill_bits));
+      break;
+    case 8:
+      pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), n,
+                                                    d, fill_bits);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t where(const uint8_t* cond, const int64_t* cond_stride, const void* a, const void* b, void* y, int64_t n,
+                  const StridedDesc& d, int elem, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  StridedDesc c;
+  c.rank = d.rank;
+  for (int k = 0; k < d.rank; ++k) c.a[k] = cond_stride[k];
+  switch (elem) {
+    case 2:
+      where_kernel<<<blocks_for(n), kThreads, 0, s>>>(cond, c, static_cast<const uint16_t*>(a),
+                                                      static_cast<const uint16_t*>(b), static_cast<uint16_t*>(y), n, d);
+      break;
+    case 4:
+      where_kernel<<<blocks_for(n), kThreads, 0, s>>>(cond, c, static_cast<const uint32_t*>(a),
+                                                      static_cast<const uint32_t*>(b), static_cast<uint32_t*>(y), n, d);
+      break;
+    case 8:
+      where_kernel<<<blocks_for(n), kThreads, 0, s>>>(cond, c, static_cast<const uint64_t*>(a),
+                                                      static_cast<const uint64_t*>(b), static_cast<uint64_t*>(y), n, d);
+      break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

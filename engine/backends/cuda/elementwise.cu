@@ -1,4 +1,8 @@
-// Broadcasting binary ops, unary activations and the fused ops' epilogue (f32).
+// Broadcasting binary ops, unary activations and the fused ops' epilogue, in f32, f16 and bf16
+// (low-precision values are widened to f32 for the op table's math and rounded once on the store).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "engine/backends/cuda/kernels.cuh"
 
 namespace ms::cuda {
@@ -11,6 +15,14 @@ inline unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(b < 65535 * 8 ? b : 65535 * 8);  // grid-stride loops cover the rest
 }
 
+__device__ __forceinline__ float load(float v) { return v; }
+__device__ __forceinline__ float load(__half v) { return __half2float(v); }
+__device__ __forceinline__ float load(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T store(float v);
+template <> __device__ __forceinline__ float store<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half store<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 store<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
 // The op table's functions (runtime switch on the op; the table's math is host and device code).
 __device__ __forceinline__ float apply_binary(ew::Op op, float a, float b) { return ew::apply_binary(op, a, b); }
 
@@ -18,13 +30,14 @@ __device__ __forceinline__ float apply_unary(int op, float x, float alpha, float
   return ew::apply_unary(static_cast<ew::Op>(op), x, alpha, beta);
 }
 
-__global__ void binary_same_kernel(ew::Op op, const float* a, const float* b, float* y, int64_t n) {
+template <class T> __global__ void binary_same_kernel(ew::Op op, const T* a, const T* b, T* y, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = apply_binary(op, a[i], b[i]);
+    y[i] = store<T>(apply_binary(op, load(a[i]), load(b[i])));
 }
 
-__global__ void binary_strided_kernel(ew::Op op, const float* a, const float* b, float* y, int64_t n, StridedDesc d) {
+template <class T>
+__global__ void binary_strided_kernel(ew::Op op, const T* a, const T* b, T* y, int64_t n, StridedDesc d) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t rem = i, ia = 0, ib = 0;
@@ -34,49 +47,85 @@ __global__ void binary_strided_kernel(ew::Op op, const float* a, const float* b,
       ia += idx * d.a[k];
       ib += idx * d.b[k];
     }
-    y[i] = apply_binary(op, a[ia], b[ib]);
+    y[i] = store<T>(apply_binary(op, load(a[ia]), load(b[ib])));
   }
 }
 
-__global__ void unary_kernel(int op, const float* x, float* y, int64_t n, float alpha, float beta) {
+template <class T> __global__ void unary_kernel(int op, const T* x, T* y, int64_t n, float alpha, float beta) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = apply_unary(op, x[i], alpha, beta);
+    y[i] = store<T>(apply_unary(op, load(x[i]), alpha, beta));
 }
 
-__global__ void epilogue_kernel(float* y, Epilogue e) {
+// Bias and residual are of y's type; the chain runs in f32 and rounds once.
+template <class T> __global__ void epilogue_kernel(T* y, const T* bias, const T* residual, Epilogue e) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < e.n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float v = y[i];
-    if (e.bias) v += e.bias[(i / e.inner) % e.channels];
+    float v = load(y[i]);
+    if (bias) v += load(bias[(i / e.inner) % e.channels]);
     for (int k = 0; k < e.count; ++k)
-      v = e.kind[k] == kPostAdd ? v + e.residual[i] : apply_unary(e.kind[k], v, e.alpha[k], e.beta[k]);
-    y[i] = v;
+      v = e.kind[k] == kPostAdd ? v + load(residual[i]) : apply_unary(e.kind[k], v, e.alpha[k], e.beta[k]);
+    y[i] = store<T>(v);
   }
+}
+
+template <class T>
+cudaError_t binary_t(ew::Op op, const void* a, const void* b, void* y, int64_t n, const StridedDesc& d, bool same,
+                     cudaStream_t s) {
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* py = static_cast<T*>(y);
+  if (same)
+    binary_same_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(op, pa, pb, py, n);
+  else
+    binary_strided_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(op, pa, pb, py, n, d);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t unary_t(ew::Op op, const void* x, void* y, int64_t n, float alpha, float beta, cudaStream_t s) {
+  unary_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(static_cast<int>(op), static_cast<const T*>(x), static_cast<T*>(y),
+                                                     n, alpha, beta);
+  return cudaGetLastError();
+}
+
+template <class T> cudaError_t epilogue_t(void* y, const Epilogue& e, cudaStream_t s) {
+  epilogue_kernel<T><<<blocks_for(e.n), kThreads, 0, s>>>(static_cast<T*>(y), static_cast<const T*>(e.bias),
+                                                          static_cast<const T*>(e.residual), e);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t binary_f32(ew::Op op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,
-                       bool contiguous_same, cudaStream_t s) {
+cudaError_t binary(ew::Op op, ScalarType t, const void* a, const void* b, void* y, int64_t n, const StridedDesc& d,
+                   bool contiguous_same, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
-  if (contiguous_same)
-    binary_same_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, y, n);
-  else
-    binary_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, a, b, y, n, d);
-  return cudaGetLastError();
+  switch (t) {
+    case ScalarType::F32: return binary_t<float>(op, a, b, y, n, d, contiguous_same, s);
+    case ScalarType::F16: return binary_t<__half>(op, a, b, y, n, d, contiguous_same, s);
+    case ScalarType::BF16: return binary_t<__nv_bfloat16>(op, a, b, y, n, d, contiguous_same, s);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
-cudaError_t unary_f32(ew::Op op, const float* x, float* y, int64_t n, float alpha, float beta, cudaStream_t s) {
+cudaError_t unary(ew::Op op, ScalarType t, const void* x, void* y, int64_t n, float alpha, float beta, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
-  unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<int>(op), x, y, n, alpha, beta);
-  return cudaGetLastError();
+  switch (t) {
+    case ScalarType::F32: return unary_t<float>(op, x, y, n, alpha, beta, s);
+    case ScalarType::F16: return unary_t<__half>(op, x, y, n, alpha, beta, s);
+    case ScalarType::BF16: return unary_t<__nv_bfloat16>(op, x, y, n, alpha, beta, s);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
-cudaError_t epilogue_f32(float* y, const Epilogue& e, cudaStream_t s) {
+cudaError_t epilogue(ScalarType t, void* y, const Epilogue& e, cudaStream_t s) {
   if (e.n == 0 || (!e.bias && e.count == 0)) return cudaSuccess;
-  epilogue_kernel<<<blocks_for(e.n), kThreads, 0, s>>>(y, e);
-  return cudaGetLastError();
+  switch (t) {
+    case ScalarType::F32: return epilogue_t<float>(y, e, s);
+    case ScalarType::F16: return epilogue_t<__half>(y, e, s);
+    case ScalarType::BF16: return epilogue_t<__nv_bfloat16>(y, e, s);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace ms::cuda

@@ -1,5 +1,5 @@
-// Elementwise ops on CUDA (f32): broadcasting binary arithmetic and every unary op of the op table
-// (ops/elementwise_math.h), with the table's math. Other dtypes take the CPU fallback.
+// Elementwise ops on CUDA (f32, f16, bf16): broadcasting binary arithmetic and every unary op of the
+// op table (ops/elementwise_math.h), with the table's math. Other dtypes take the CPU fallback.
 #include <cstring>
 #include <string>
 
@@ -12,9 +12,9 @@ namespace {
 template <ew::Op kOp> Status binary(runtime::KernelContext& ctx) {
   const Tensor& a0 = ctx.input(0);
   const Tensor& b0 = ctx.input(1);
-  if (a0.dtype() != DType::F32 || b0.dtype() != DType::F32) return cpu_fallback(ctx);
   Tensor& y = ctx.output(0);
-  if (!y.defined()) return cpu_fallback(ctx);
+  if (!is_device_float(a0.dtype()) || b0.dtype() != a0.dtype() || !y.defined() || y.dtype() != a0.dtype())
+    return cpu_fallback(ctx);
   StridedDesc d;
   d.rank = static_cast<int>(y.shape().size());
   if (!broadcast_strides(y.shape(), a0.shape(), d.a) || !broadcast_strides(y.shape(), b0.shape(), d.b))
@@ -26,14 +26,14 @@ template <ew::Op kOp> Status binary(runtime::KernelContext& ctx) {
   const bool same = a0.shape() == y.shape() && b0.shape() == y.shape();
   ctx.set_impl(same ? "cuda:binary" : "cuda:binary_broadcast");
   return launched(ctx,
-                  binary_f32(kOp, a->data<float>(), b->data<float>(), y.data<float>(), y.numel(), d, same,
-                             cuda_backend(ctx).stream()),
+                  cuda::binary(kOp, *scalar_type(y.dtype()), a->raw(), b->raw(), y.raw(), y.numel(), d, same,
+                               cuda_backend(ctx).stream()),
                   "binary");
 }
 
 template <ew::Op kOp> Status unary(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
-  if (x0.dtype() != DType::F32) return cpu_fallback(ctx);
+  if (!is_device_float(x0.dtype())) return cpu_fallback(ctx);
   const ops::ElementwiseParams p = ops::elementwise_params(ctx.node(), kOp);
   float alpha = p.a, beta = p.b;
   if (kOp == ew::Op::Clip && ctx.opset() >= 11) {
@@ -41,27 +41,41 @@ template <ew::Op kOp> Status unary(runtime::KernelContext& ctx) {
     for (size_t i : {size_t{1}, size_t{2}}) {
       if (!ctx.has_input(i)) continue;
       const Tensor& t = ctx.input(i);
-      if (t.dtype() != DType::F32 || t.numel() != 1) return cpu_fallback(ctx);
+      if (t.dtype() != x0.dtype() || t.numel() != 1) return cpu_fallback(ctx);
       MS_ASSIGN_OR_RETURN(Tensor h, host_copy(ctx, t));
-      const float v = h.data<float>()[0];
+      const float v = static_cast<float>(h.at_double(0));
       (i == 1 ? alpha : beta) = v;
     }
   }
   Tensor& y = ctx.output(0);
-  if (!y.defined()) return cpu_fallback(ctx);
+  if (!y.defined() || y.dtype() != x0.dtype()) return cpu_fallback(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl("cuda:unary");
-  return launched(ctx,
-                  unary_f32(kOp, x->data<float>(), y.data<float>(), y.numel(), alpha, beta, cuda_backend(ctx).stream()),
-                  "unary");
+  return launched(
+      ctx,
+      cuda::unary(kOp, *scalar_type(y.dtype()), x->raw(), y.raw(), y.numel(), alpha, beta, cuda_backend(ctx).stream()),
+      "unary");
+}
+
+// Max, Min and Sum are variadic: two inputs run the binary kernel, one a copy; more stay on the CPU.
+template <ew::Op kOp> Status variadic(runtime::KernelContext& ctx) {
+  if (ctx.num_inputs() == 2 && ctx.has_input(0) && ctx.has_input(1)) return binary<kOp>(ctx);
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (ctx.num_inputs() != 1 || !is_device_float(x0.dtype()) || !y.defined()) return cpu_fallback(ctx);
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  ctx.set_impl("cuda:copy");
+  if (y.raw() != x->raw() && x->nbytes())
+    MS_CUDA_CHECK(cudaMemcpyAsync(y.raw(), x->raw(), x->nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
+  return Status::ok();
 }
 
 }  // namespace
 
 void register_elementwise_ops(runtime::KernelRegistry& r) {
-  // Every unary op of the table, and its two-input binary ops (Max and Min are variadic in ONNX:
-  // they stay on the CPU fallback).
+  // Every unary op of the table, and its binary ops (Max, Min and Sum variadic).
 #define MS_UNARY(Name, ...) r.add(#Name, &unary<ew::Op::Name>);
   MS_EW_UNARY_OPS(MS_UNARY)
 #undef MS_UNARY
@@ -71,6 +85,9 @@ void register_elementwise_ops(runtime::KernelRegistry& r) {
   r.add("Div", &binary<ew::Op::Div>);
   r.add("Pow", &binary<ew::Op::Pow>);
   r.add("PRelu", &binary<ew::Op::PRelu>);
+  r.add("Max", &variadic<ew::Op::Max>);
+  r.add("Min", &variadic<ew::Op::Min>);
+  r.add("Sum", &variadic<ew::Op::Add>);
 }
 
 }  // namespace ms::cuda

@@ -36,14 +36,30 @@ std::string fallback_reason(runtime::KernelContext& ctx, const CudaBackend& be) 
 
 }  // namespace
 
+Status host_op(runtime::KernelContext& ctx) { return cpu_fallback(ctx); }
+
+Status metadata_op(runtime::KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
+  if (!kernel) return ctx.unsupported_case("no CPU kernel for op '" + node.op_type + "'");
+  HostOutputs host_alloc;
+  runtime::KernelContext cpu_ctx(node, ctx.opset(), cuda_backend(ctx).cpu(), ctx.input_ptrs(), ctx.outputs(),
+                                 host_alloc, ctx.subgraphs());
+  MS_RETURN_IF_ERROR(kernel(cpu_ctx));
+  ctx.set_impl("host:metadata");
+  return Status::ok();
+}
+
 Status cpu_fallback(runtime::KernelContext& ctx) {
   CudaBackend& be = cuda_backend(ctx);
   const ir::Node& node = ctx.node();
   runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
   if (!kernel) kernel = runtime::find_custom_kernel(node.op_type, node.domain, DeviceType::CPU);
   if (!kernel) return ctx.unsupported_case("no CUDA or CPU kernel for op '" + node.op_type + "'");
-  runtime::note_fallback(node, fallback_reason(ctx, be));
   size_t to_host = 0, to_device = 0;
+  // Shape arithmetic: integer and bool tensors live on the host, so an op with no float input or
+  // output runs its CPU kernel where its data already is, with nothing copied. Not a fallback.
+  bool host_values = true;
 
   // Inputs: host copies of the device ones.
   const auto in = ctx.input_ptrs();
@@ -51,6 +67,7 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   std::vector<const Tensor*> host_ptrs(in.size(), nullptr);
   for (size_t i = 0; i < in.size(); ++i) {
     if (!in[i] || !in[i]->defined()) continue;
+    host_values = host_values && in[i]->device().is_cpu() && !is_float(in[i]->dtype());
     if (in[i]->device().is_cpu()) {
       host_ptrs[i] = in[i];
       continue;
@@ -97,8 +114,15 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   }
   // Host temporaries must outlive the asynchronous copies.
   if (to_device) MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));
-  ctx.set_impl("cpu-fallback:" + (cpu_ctx.impl().empty() ? std::string("cpu") : cpu_ctx.impl()) + " (" +
-               std::to_string(to_host) + " B to host, " + std::to_string(to_device) + " B to device)");
+  for (const Tensor& h : host_out) host_values = host_values && (!h.defined() || !is_float(h.dtype()));
+  const std::string impl = cpu_ctx.impl().empty() ? std::string("cpu") : cpu_ctx.impl();
+  if (host_values && to_host == 0 && to_device == 0) {
+    ctx.set_impl("host:" + impl);
+    return Status::ok();
+  }
+  runtime::note_fallback(node, fallback_reason(ctx, be));
+  ctx.set_impl("cpu-fallback:" + impl + " (" + std::to_string(to_host) + " B to host, " + std::to_string(to_device) +
+               " B to device)");
   return Status::ok();
 }
 

@@ -23,28 +23,33 @@ struct StridedDesc {
 };
 
 // ---- elementwise.cu ----
-// The ops and their math are the op table's (ops/elementwise_math.h).
+// Element types of the kernels that take several (F32, F16, BF16; I32 and I64 for Cast).
+enum class ScalarType : int { F32, F16, BF16, I32, I64 };
+
+// The ops and their math are the op table's (ops/elementwise_math.h), computed in f32 for every
+// float type `t` (F32, F16, BF16).
 // y = op(a, b) for a binary op; `contiguous_same` skips index arithmetic when both operands have y's shape.
-cudaError_t binary_f32(ew::Op op, const float* a, const float* b, float* y, int64_t n, const StridedDesc& d,
-                       bool contiguous_same, cudaStream_t s);
+cudaError_t binary(ew::Op op, ScalarType t, const void* a, const void* b, void* y, int64_t n, const StridedDesc& d,
+                   bool contiguous_same, cudaStream_t s);
 // y = op(x, alpha, beta) for a unary op.
-cudaError_t unary_f32(ew::Op op, const float* x, float* y, int64_t n, float alpha, float beta, cudaStream_t s);
+cudaError_t unary(ew::Op op, ScalarType t, const void* x, void* y, int64_t n, float alpha, float beta, cudaStream_t s);
 
 // Epilogue of the fused ops: y = post_ops(y + bias[channel]) in place, channel = (i / inner) % channels;
-// post-op kind -1 is "add the residual". Other kinds are ew::Op values of unary ops.
+// post-op kind -1 is "add the residual". Other kinds are ew::Op values of unary ops. Bias and
+// residual have y's element type.
 inline constexpr int kMaxPostOps = 8;
 inline constexpr int kPostAdd = -1;
 struct Epilogue {
   int64_t n = 0;
   int64_t channels = 1, inner = 1;
-  const float* bias = nullptr;      // [channels] or null
-  const float* residual = nullptr;  // same shape as y, for kPostAdd
+  const void* bias = nullptr;      // [channels] or null
+  const void* residual = nullptr;  // same shape as y, for kPostAdd
   int count = 0;
   int kind[kMaxPostOps] = {};
   float alpha[kMaxPostOps] = {};
   float beta[kMaxPostOps] = {};
 };
-cudaError_t epilogue_f32(float* y, const Epilogue& e, cudaStream_t s);
+cudaError_t epilogue(ScalarType t, void* y, const Epilogue& e, cudaStream_t s);
 
 // ---- reduce.cu ----
 // Softmax / LogSoftmax over the middle axis of [outer, axis, inner].
@@ -75,7 +80,22 @@ cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s);
 // out [outer, count, inner]. Out-of-range indices set *bad (device int) to 1 and write zeros.
 cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t outer, int64_t axis_dim, int64_t count,
                    int64_t inner, int elem, int* bad, cudaStream_t s);
-enum class ScalarType : int { F32, F16, BF16, I32, I64 };
+// Pad by index mapping: every output element reads the input element its mode maps it to, or
+// `fill_bits` (constant mode) outside the input. Negative pads crop. Mode: 0 constant, 1 edge,
+// 2 reflect (the edge not repeated), 3 wrap.
+struct PadDesc {
+  int rank = 0;
+  int mode = 0;
+  int64_t out_dims[kMaxRank] = {};
+  int64_t in_dims[kMaxRank] = {};
+  int64_t in_stride[kMaxRank] = {};
+  int64_t before[kMaxRank] = {};
+};
+cudaError_t pad(const void* src, void* dst, int64_t n, const PadDesc& d, int elem, uint64_t fill_bits, cudaStream_t s);
+// y = cond ? a : b with broadcasting: `d.a`/`d.b` are a's and b's strides, `cond_stride` the
+// condition's (bytes, nonzero = true), all over d.dims.
+cudaError_t where(const uint8_t* cond, const int64_t* cond_stride, const void* a, const void* b, void* y, int64_t n,
+                  const StridedDesc& d, int elem, cudaStream_t s);
 cudaError_t cast(const void* src, ScalarType from, void* dst, ScalarType to, int64_t n, cudaStream_t s);
 
 }  // namespace ms::cuda

@@ -29,6 +29,21 @@ inline Shape row_major_strides(const Shape& dims) {
   return st;
 }
 
+// Float dtypes the device kernels compute (f32, and f16/bf16 widened to f32 in registers).
+inline bool is_device_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// The kernels' element type of a dtype (float and the index types Cast moves).
+inline Expected<ScalarType> scalar_type(DType t) {
+  switch (t) {
+    case DType::F32: return ScalarType::F32;
+    case DType::F16: return ScalarType::F16;
+    case DType::BF16: return ScalarType::BF16;
+    case DType::I32: return ScalarType::I32;
+    case DType::I64: return ScalarType::I64;
+    default: return Status::error(ErrorCode::Unsupported, "no device kernels for " + std::string(dtype_name(t)));
+  }
+}
+
 inline int64_t normalize_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 // Scratch bytes in device memory. Eager scratch comes from the allocator of its dtype, and integer
