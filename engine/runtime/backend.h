@@ -30,6 +30,10 @@ class Backend {
   // than f32 instead of emulating it (CPU: AVX-512-BF16 or AMX, as oneDNN dispatches them).
   virtual bool native_bf16() const { return false; }
 
+  // The backend that folds constants at compile time, whose results become host initializers: this
+  // one on a CPU, the host's CPU backend on a device (nullptr: no folding).
+  virtual Backend* folding_backend() { return device().is_cpu() ? this : nullptr; }
+
   // Caching allocator used by eager execution (and for scratch).
   virtual Allocator& allocator() = 0;
   // Where an eager value of this dtype lives. The CUDA backend keeps integer and bool values (shapes,

@@ -85,6 +85,7 @@ bool close(const Tensor& got, const Tensor& want, double rtol, double atol, doub
       case DType::I32:
       case DType::BF16:
       case DType::F16:
+      case DType::Bool:
         a = got.at_double(i);
         b = want.at_double(i);
         break;
@@ -321,8 +322,40 @@ void data_movement_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("Dropout/inference", "Dropout", {r.uniform({4, 33})}));
   cs.push_back(make("Max/broadcast", "Max", {r.uniform({2, 3, 5}), r.uniform({3, 1})}));
   cs.push_back(make("Min/same", "Min", {r.uniform({2, 3, 5}), r.uniform({2, 3, 5})}));
+  cs.push_back(make("Dropout/with_mask", "Dropout", {r.uniform({4, 33})}));
+  cs.back().num_outputs = 2;
+  cs.push_back(make("Cast/i64_to_f32", "Cast", {r.indices({3, 7}, 50)}, {{"to", A(int64_t{1})}}));
   // An op the CUDA backend leaves to the CPU: the fallback path must give the same answer.
   cs.push_back(make("Hardmax/fallback", "Hardmax", {r.uniform({3, 7})}, {{"axis", A(int64_t{1})}}));
+}
+
+// Masks, scatters and constants: comparisons of floats give device masks, ScatterND and OneHot
+// write float data, ConstantOfShape and Constant make float values on the device.
+void mask_and_constant_cases(Rng& r, std::vector<OpCase>& cs) {
+  using A = ir::Attribute;
+  Tensor a = r.uniform({3, 4, 5});
+  Tensor b = r.uniform({4, 1});
+  for (int64_t i = 0; i < 4; ++i) a.data<float>()[i * 5] = b.data<float>()[i];  // some equal pairs
+  cs.push_back(make("Equal/broadcast", "Equal", {a, b}));
+  cs.push_back(make("Less/broadcast", "Less", {r.uniform({3, 4, 5}), r.uniform({5})}));
+  cs.push_back(make("GreaterOrEqual/same", "GreaterOrEqual", {r.uniform({6, 7}), r.uniform({6, 7})}));
+  cs.push_back(make("ScatterND/rows", "ScatterND",
+                    {r.uniform({4, 5, 6}), Tensor::from_vector<int64_t>({1, -1}, {2, 1}), r.uniform({2, 5, 6})}, {},
+                    {false, true, false}));
+  cs.push_back(make("ScatterND/elements", "ScatterND",
+                    {r.uniform({4, 5}), Tensor::from_vector<int64_t>({0, 1, 3, 4, 2, 2}, {3, 2}), r.uniform({3})}, {},
+                    {false, true, false}));
+  cs.push_back(
+      make("OneHot/last_axis", "OneHot",
+           {r.indices({3, 4}, 5), Tensor::from_vector<int64_t>({5}, {}), Tensor::from_vector<float>({0.1f, 0.9f}, {2})},
+           {}, {false, true, true}));
+  cs.push_back(make("ConstantOfShape/float", "ConstantOfShape", {i64s({2, 3, 4})},
+                    {{"value", A(Tensor::from_vector<float>({1.5f}, {1}))}}, {true}));
+  cs.push_back(make("Constant/float", "Constant", {}, {{"value", A(r.uniform({3, 5}))}}));
+  cs.push_back(make("ReduceSum/axes_0_2_3", "ReduceSum", {r.uniform({4, 6, 5, 3}), i64s({0, 2, 3})},
+                    {{"keepdims", A(int64_t{1})}}, {false, true}));
+  cs.push_back(make("ReduceMean/axes_0_2", "ReduceMean", {r.uniform({4, 6, 5}), i64s({0, 2})},
+                    {{"keepdims", A(int64_t{0})}}, {false, true}));
 }
 
 // `t` rounded to bf16 (nearest even).
@@ -361,6 +394,9 @@ void bf16_cases(Rng& r, std::vector<OpCase>& cs) {
                      {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}}));
   cs.push_back(make("bf16/Transpose_0231", "Transpose", {r.uniform({2, 3, 4, 5})},
                     {{"perm", A(std::vector<int64_t>{0, 2, 3, 1})}}));
+  cs.push_back(make("bf16/GlobalAveragePool", "GlobalAveragePool", {r.uniform({2, 8, 7, 7})}));
+  cs.push_back(make("bf16/ReduceMean_axes_0_2", "ReduceMean", {r.uniform({4, 6, 5}), i64s({0, 2})},
+                    {{"keepdims", A(int64_t{1})}}, {false, true}));
   cs.push_back(make("bf16/Slice", "Slice", {r.uniform({4, 9, 10}), i64s({1}), i64s({8}), i64s({1})}, {},
                     {false, true, true, true}));
   for (size_t i = first; i < cs.size(); ++i) {
@@ -384,6 +420,7 @@ std::vector<OpCase> backend_check_cases(uint64_t seed) {
   conv_and_pool_cases(r, cs);
   fused_cases(r, cs);
   data_movement_cases(r, cs);
+  mask_and_constant_cases(r, cs);
   bf16_cases(r, cs);
   return cs;
 }

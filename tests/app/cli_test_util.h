@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace ms::testing {
 
 // The built modescope-cli the test target names (MODESCOPE_CLI), or "" when there is none.
+// The CLI under test: $MODESCOPE_CLI when set (a bundle run elsewhere than its build), else the
+// build's.
 inline std::string cli_path() {
+  if (const char* env = std::getenv("MODESCOPE_CLI"); env && *env) return env;
 #ifdef MODESCOPE_CLI
   return MODESCOPE_CLI;
 #else

@@ -123,8 +123,27 @@ TEST_F(CudaBackend, EveryOpCaseMatchesTheCpu) {
     }
     // Data movement, Where, inference Dropout, the variadic Max/Min, the pools' gradients and the
     // bf16 ops of a mixed-precision graph run on the device.
-    for (const char* op : {"Slice/", "Split/", "Expand/", "Pad/", "Where/", "Dropout/", "Max/", "Min/", "MaxPoolGrad/",
-                           "AveragePoolGrad/", "bf16/"})
+    for (const char* op : {"Slice/",
+                           "Split/",
+                           "Expand/",
+                           "Pad/",
+                           "Where/",
+                           "Dropout/",
+                           "Max/",
+                           "Min/",
+                           "MaxPoolGrad/",
+                           "AveragePoolGrad/",
+                           "bf16/",
+                           "Equal/",
+                           "Less/",
+                           "GreaterOrEqual/",
+                           "ScatterND/",
+                           "OneHot/",
+                           "ConstantOfShape/",
+                           "Constant/",
+                           "Cast/i64",
+                           "ReduceSum/axes",
+                           "ReduceMean/axes"})
       if (c.name.rfind(op, 0) == 0) {
         EXPECT_TRUE(r.impl.rfind("cuda:", 0) == 0 || r.impl.rfind("cudnn:", 0) == 0) << c.name << ": " << r.impl;
       }

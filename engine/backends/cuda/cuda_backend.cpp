@@ -127,6 +127,7 @@ const runtime::KernelRegistry& CudaBackend::kernels() {
     register_elementwise_ops(*r);
     register_nn_ops(*r);
     register_data_ops(*r);
+    register_logic_ops(*r);
     register_blas_ops(*r);
     register_cudnn_ops(*r);
     return r;

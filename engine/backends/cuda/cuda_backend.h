@@ -50,6 +50,7 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   int num_streams() const override { return 1; }
   // bf16 tensor cores from Ampere (sm_80) on: cuDNN convs, cuBLASLt products, our elementwise kernels.
   bool native_bf16() const override { return props_.major >= 8; }
+  runtime::Backend* folding_backend() override { return cpu_.get(); }
   void synchronize() override;
   runtime::MemoryInfo memory_info() const override;
   Status copy_to_host(const Tensor& src, Tensor& dst) override;
@@ -110,6 +111,7 @@ inline CudaBackend& cuda_backend(runtime::KernelContext& ctx) { return static_ca
 void register_elementwise_ops(runtime::KernelRegistry& r);  // elementwise_ops.cpp
 void register_nn_ops(runtime::KernelRegistry& r);           // nn_ops.cpp (softmax, norms, reductions)
 void register_data_ops(runtime::KernelRegistry& r);         // data_ops.cpp
+void register_logic_ops(runtime::KernelRegistry& r);        // logic_ops.cpp (masks, scatters, constants)
 void register_blas_ops(runtime::KernelRegistry& r);         // blas_ops.cpp (cuBLASLt)
 void register_cudnn_ops(runtime::KernelRegistry& r);        // cudnn_ops.cpp
 // Runs the node's CPU kernel (fallback.cpp); returned by find_kernel for ops without a CUDA kernel.

@@ -2,7 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "engine/backends/cuda/kernels.cuh"
+#include "engine/backends/cuda/index.cuh"
 
 namespace ms::cuda {
 namespace {
@@ -17,13 +17,8 @@ inline unsigned blocks_for(int64_t n) {
 template <class T> __global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, CopyDesc d) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, is = 0, id = 0;
-    for (int k = d.rank - 1; k >= 0; --k) {
-      const int64_t idx = rem % d.dims[k];
-      rem /= d.dims[k];
-      is += idx * d.src_stride[k];
-      id += idx * d.dst_stride[k];
-    }
+    int64_t is, id;
+    flat_offsets(i, d.rank, d.dims, d.src_stride, d.dst_stride, is, id);
     dst[id] = src[is];
   }
 }
@@ -94,15 +89,72 @@ __global__ void where_kernel(const uint8_t* cond, StridedDesc c, const T* a, con
                              StridedDesc d) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, ic = 0, ia = 0, ib = 0;
-    for (int k = d.rank - 1; k >= 0; --k) {
-      const int64_t idx = rem % d.dims[k];
-      rem /= d.dims[k];
-      ic += idx * c.a[k];
-      ia += idx * d.a[k];
-      ib += idx * d.b[k];
-    }
+    int64_t ic, ia, ib, unused;
+    flat_offsets(i, d.rank, d.dims, d.a, d.b, ia, ib);
+    flat_offsets(i, d.rank, d.dims, c.a, c.a, ic, unused);
     y[i] = cond[ic] ? a[ia] : b[ib];
+  }
+}
+
+template <class T>
+__global__ void compare_kernel(CompareOp op, const T* a, const T* b, uint8_t* y, int64_t n, StridedDesc d) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t ia, ib;
+    flat_offsets(i, d.rank, d.dims, d.a, d.b, ia, ib);
+    const float x = static_cast<float>(a[ia]), z = static_cast<float>(b[ib]);
+    bool r = false;
+    switch (op) {
+      case CompareOp::Equal: r = x == z; break;
+      case CompareOp::Less: r = x < z; break;
+      case CompareOp::Greater: r = x > z; break;
+      case CompareOp::LessOrEqual: r = x <= z; break;
+      case CompareOp::GreaterOrEqual: r = x >= z; break;
+    }
+    y[i] = r ? 1 : 0;
+  }
+}
+
+__global__ void not_kernel(const uint8_t* x, uint8_t* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = x[i] ? 0 : 1;
+}
+
+struct ScatterDims {
+  int64_t d[kMaxRank];
+};
+
+template <class T>
+__global__ void scatter_nd_kernel(const int64_t* idx, const T* upd, T* y, int64_t n, int depth, ScatterDims dims,
+                                  int64_t slice, int* bad) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / slice, within = i % slice;
+    int64_t off = 0;
+    bool ok = true;
+    for (int k = 0; k < depth; ++k) {
+      int64_t v = idx[row * depth + k];
+      if (v < 0) v += dims.d[k];
+      if (v < 0 || v >= dims.d[k]) ok = false;
+      off = off * dims.d[k] + v;
+    }
+    if (!ok) {
+      *bad = 1;
+      continue;
+    }
+    y[off * slice + within] = upd[i];
+  }
+}
+
+__global__ void one_hot_kernel(const int64_t* idx, float* y, int64_t n, int64_t depth, int64_t inner, float off,
+                               float on) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t in = i % inner, dd = (i / inner) % depth, o = i / (inner * depth);
+    int64_t v = idx[o * inner + in];
+    if (v < 0) v += depth;
+    y[i] = v == dd ? on : off;
   }
 }
 
@@ -234,6 +286,62 @@ cudaError_t where(const uint8_t* cond, const int64_t* cond_stride, const void* a
       break;
     default: return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t compare(CompareOp op, ScalarType t, const void* a, const void* b, uint8_t* y, int64_t n,
+                    const StridedDesc& d, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  switch (t) {
+    case ScalarType::F32:
+      compare_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const float*>(a), static_cast<const float*>(b),
+                                                        y, n, d);
+      break;
+    case ScalarType::F16:
+      compare_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const __half*>(a),
+                                                        static_cast<const __half*>(b), y, n, d);
+      break;
+    case ScalarType::BF16:
+      compare_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const __nv_bfloat16*>(a),
+                                                        static_cast<const __nv_bfloat16*>(b), y, n, d);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t logical_not(const uint8_t* x, uint8_t* y, int64_t n, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  not_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t scatter_nd(const int64_t* indices, const void* updates, void* y, int64_t rows, int depth,
+                       const int64_t* dims, int64_t slice, int elem, int* bad, cudaStream_t s) {
+  const int64_t n = rows * slice;
+  if (n == 0) return cudaSuccess;
+  if (depth < 0 || depth > kMaxRank) return cudaErrorInvalidValue;
+  ScatterDims sd{};
+  for (int k = 0; k < depth; ++k) sd.d[k] = dims[k];
+  switch (elem) {
+    case 2:
+      scatter_nd_kernel<<<blocks_for(n), kThreads, 0, s>>>(indices, static_cast<const uint16_t*>(updates),
+                                                           static_cast<uint16_t*>(y), n, depth, sd, slice, bad);
+      break;
+    case 4:
+      scatter_nd_kernel<<<blocks_for(n), kThreads, 0, s>>>(indices, static_cast<const uint32_t*>(updates),
+                                                           static_cast<uint32_t*>(y), n, depth, sd, slice, bad);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t one_hot(const int64_t* indices, float* y, int64_t outer, int64_t depth, int64_t inner, float off, float on,
+                    cudaStream_t s) {
+  const int64_t n = outer * depth * inner;
+  if (n == 0) return cudaSuccess;
+  one_hot_kernel<<<blocks_for(n), kThreads, 0, s>>>(indices, y, n, depth, inner, off, on);
   return cudaGetLastError();
 }
 

@@ -129,8 +129,10 @@ Status gather(runtime::KernelContext& ctx) {
 Status cast(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
-  // Only float -> float on the device: integer results (shapes, indices) are read by host code.
-  if (!y.defined() || !is_device_float(x0.dtype()) || !is_device_float(y.dtype())) return cpu_fallback(ctx);
+  // Float or integer to float on the device; integer results (shapes, indices) are host values.
+  const bool from_int = x0.dtype() == DType::I64 || x0.dtype() == DType::I32;
+  if (!y.defined() || !(is_device_float(x0.dtype()) || from_int) || !is_device_float(y.dtype()))
+    return cpu_fallback(ctx);
   MS_ASSIGN_OR_RETURN(ScalarType from, scalar_type(x0.dtype()));
   MS_ASSIGN_OR_RETURN(ScalarType to, scalar_type(y.dtype()));
   DeviceInputs in(ctx);
@@ -322,8 +324,8 @@ Status where(runtime::KernelContext& ctx) {
                   "where");
 }
 
-// Inference Dropout is the identity: a device copy (or nothing, when planned in place). Training
-// mode and a requested mask stay with the CPU kernel.
+// Inference Dropout is the identity: a device copy (or nothing, when planned in place), and its mask,
+// when asked for, all true. Training mode stays with the CPU kernel.
 Status dropout(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   const auto& outs = ctx.node().outputs;
@@ -333,13 +335,23 @@ Status dropout(runtime::KernelContext& ctx) {
     MS_ASSIGN_OR_RETURN(Tensor t, host_copy(ctx, ctx.input(2)));
     training = t.numel() > 0 && t.data<bool>()[0];
   }
-  if (!is_device_float(x0.dtype()) || mask || training) return cpu_fallback(ctx);
+  if (!is_device_float(x0.dtype()) || training) return cpu_fallback(ctx);
   MS_ASSIGN_OR_RETURN(Tensor * y, out(ctx, 0, x0.dtype(), x0.shape()));
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  CudaBackend& be = cuda_backend(ctx);
   ctx.set_impl("cuda:copy");
   if (y->raw() != x->raw() && x->nbytes())
-    MS_CUDA_CHECK(cudaMemcpyAsync(y->raw(), x->raw(), x->nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
+    MS_CUDA_CHECK(cudaMemcpyAsync(y->raw(), x->raw(), x->nbytes(), cudaMemcpyDefault, be.stream()));
+  if (mask) {  // every element kept: all true, where the executor put the mask (host, or a device arena)
+    Tensor& m = ctx.outputs()[1];
+    if (m.defined() && !m.device().is_cpu()) {
+      MS_CUDA_CHECK(cudaMemsetAsync(m.raw(), 1, m.nbytes(), be.stream()));
+    } else {
+      if (!m.defined()) m = Tensor::empty(DType::Bool, x0.shape());
+      std::memset(m.raw(), 1, m.nbytes());
+    }
+  }
   return Status::ok();
 }
 
@@ -358,9 +370,7 @@ void register_data_ops(runtime::KernelRegistry& r) {
   r.add("Shape", &metadata_op);
   r.add("Size", &metadata_op);
   // Shape arithmetic on the host's integer and bool tensors; float data through them is a fallback.
-  for (const char* op : {"Range", "ConstantOfShape", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
-                         "And", "Or", "Xor", "Mod", "ScatterND", "NonZero", "Tile", "ReduceProd"})
-    r.add(op, &host_op);
+  for (const char* op : {"Range", "And", "Or", "Xor", "Mod", "NonZero", "Tile", "ReduceProd"}) r.add(op, &host_op);
   r.add("Gather", &gather);
   r.add("Cast", &cast);
 }

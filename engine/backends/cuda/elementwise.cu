@@ -3,7 +3,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "engine/backends/cuda/kernels.cuh"
+#include "engine/backends/cuda/index.cuh"
 
 namespace ms::cuda {
 namespace {
@@ -40,13 +40,8 @@ template <class T>
 __global__ void binary_strided_kernel(ew::Op op, const T* a, const T* b, T* y, int64_t n, StridedDesc d) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rem = i, ia = 0, ib = 0;
-    for (int k = d.rank - 1; k >= 0; --k) {
-      const int64_t idx = rem % d.dims[k];
-      rem /= d.dims[k];
-      ia += idx * d.a[k];
-      ib += idx * d.b[k];
-    }
+    int64_t ia, ib;
+    flat_offsets(i, d.rank, d.dims, d.a, d.b, ia, ib);
     y[i] = store<T>(apply_binary(op, load(a[ia]), load(b[ib])));
   }
 }

@@ -42,10 +42,31 @@ Status metadata_op(runtime::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
   if (!kernel) return ctx.unsupported_case("no CPU kernel for op '" + node.op_type + "'");
+  // The dims come from the inputs as they are; the (integer) outputs are written on the host and
+  // copied to where the executor placed them (a compiled graph's arena is device memory).
+  auto outs = ctx.outputs();
+  std::vector<Tensor> host_out(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outs[i].defined())
+      host_out[i] = outs[i].device().is_cpu() ? outs[i] : Tensor::empty(outs[i].dtype(), outs[i].shape());
   HostOutputs host_alloc;
-  runtime::KernelContext cpu_ctx(node, ctx.opset(), cuda_backend(ctx).cpu(), ctx.input_ptrs(), ctx.outputs(),
-                                 host_alloc, ctx.subgraphs());
+  runtime::KernelContext cpu_ctx(node, ctx.opset(), cuda_backend(ctx).cpu(), ctx.input_ptrs(),
+                                 std::span<Tensor>(host_out.data(), host_out.size()), host_alloc, ctx.subgraphs());
   MS_RETURN_IF_ERROR(kernel(cpu_ctx));
+  CudaBackend& be = cuda_backend(ctx);
+  bool copied = false;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!host_out[i].defined() || (outs[i].defined() && outs[i].raw() == host_out[i].raw())) continue;
+    if (outs[i].defined() && !outs[i].device().is_cpu()) {
+      if (host_out[i].nbytes())
+        MS_CUDA_CHECK(
+            cudaMemcpyAsync(outs[i].raw(), host_out[i].raw(), host_out[i].nbytes(), cudaMemcpyDefault, be.stream()));
+      copied = true;
+    } else {
+      outs[i] = host_out[i];
+    }
+  }
+  if (copied) MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));  // the host values must outlive the copies
   ctx.set_impl("host:metadata");
   return Status::ok();
 }

@@ -97,5 +97,20 @@ cudaError_t pad(const void* src, void* dst, int64_t n, const PadDesc& d, int ele
 cudaError_t where(const uint8_t* cond, const int64_t* cond_stride, const void* a, const void* b, void* y, int64_t n,
                   const StridedDesc& d, int elem, cudaStream_t s);
 cudaError_t cast(const void* src, ScalarType from, void* dst, ScalarType to, int64_t n, cudaStream_t s);
+// y[i] (bytes, 0/1) = a OP b with broadcasting (strides in d.a / d.b), a and b of float type t.
+enum class CompareOp : int { Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
+cudaError_t compare(CompareOp op, ScalarType t, const void* a, const void* b, uint8_t* y, int64_t n,
+                    const StridedDesc& d, cudaStream_t s);
+// y[i] = !x[i] over bytes (0/1).
+cudaError_t logical_not(const uint8_t* x, uint8_t* y, int64_t n, cudaStream_t s);
+// ScatterND without reduction, after y holds a copy of the data: for each of `rows` index tuples
+// (int64, `depth` entries, negative ones wrap against `dims`), the slice of `slice` elements at that
+// position of y becomes the update row. Out-of-range indices set *bad and write nothing.
+cudaError_t scatter_nd(const int64_t* indices, const void* updates, void* y, int64_t rows, int depth,
+                       const int64_t* dims, int64_t slice, int elem, int* bad, cudaStream_t s);
+// OneHot: y[o, d, i] = (idx[o, i] == d, negative indices counting back from depth) ? on : off, for
+// y of [outer, depth, inner] in f32.
+cudaError_t one_hot(const int64_t* indices, float* y, int64_t outer, int64_t depth, int64_t inner, float off, float on,
+                    cudaStream_t s);
 
 }  // namespace ms::cuda

@@ -1,5 +1,6 @@
-// Softmax/LogSoftmax, reductions over contiguous axes, LayerNormalization, inference
-// BatchNormalization and GlobalAveragePool on CUDA (f32; other cases take the CPU fallback).
+// Softmax/LogSoftmax, reductions over any axes, LayerNormalization, inference BatchNormalization and
+// GlobalAveragePool on CUDA (f32; reductions and GlobalAveragePool also f16/bf16, through f32; other
+// cases take the CPU fallback).
 #include <algorithm>
 
 #include "engine/backends/cuda/ops_util.h"
@@ -52,9 +53,55 @@ bool reduce_axes(runtime::KernelContext& ctx, int64_t rank, std::vector<int64_t>
   }
   for (auto& a : axes) a = normalize_axis(a, rank);
   std::sort(axes.begin(), axes.end());
-  for (size_t i = 1; i < axes.size(); ++i)
-    if (axes[i] != axes[i - 1] + 1) return false;  // not contiguous: CPU
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   return !axes.empty() && axes.front() >= 0 && axes.back() < rank;
+}
+
+// A float input as f32 in device memory: itself, or a widened copy of an f16/bf16 one.
+Expected<Tensor> as_f32(runtime::KernelContext& ctx, const Tensor& x) {
+  if (x.dtype() == DType::F32) return x;
+  MS_ASSIGN_OR_RETURN(Tensor w, ctx.scratch(DType::F32, x.shape()));
+  MS_ASSIGN_OR_RETURN(ScalarType from, scalar_type(x.dtype()));
+  MS_RETURN_IF_ERROR(
+      launched(ctx, cast(x.raw(), from, w.raw(), ScalarType::F32, x.numel(), cuda_backend(ctx).stream()), "widen"));
+  return w;
+}
+
+// Runs `body(x32, y32)` on f32 views of input 0 and output 0: directly for f32, else through a
+// widened input and an f32 result rounded into y.
+template <class Body> Status through_f32(runtime::KernelContext& ctx, const Tensor& x, Tensor& y, Body body) {
+  MS_ASSIGN_OR_RETURN(Tensor x32, as_f32(ctx, x));
+  if (y.dtype() == DType::F32) return body(x32, y);
+  MS_ASSIGN_OR_RETURN(Tensor y32, ctx.scratch(DType::F32, y.shape()));
+  MS_RETURN_IF_ERROR(body(x32, y32));
+  MS_ASSIGN_OR_RETURN(ScalarType to, scalar_type(y.dtype()));
+  return launched(ctx, cast(y32.raw(), ScalarType::F32, y.raw(), to, y.numel(), cuda_backend(ctx).stream()), "narrow");
+}
+
+// `x` with the kept axes first and the reduced ones last, in scratch: [outer, r] with the output's
+// element order (the kept axes keep theirs).
+Expected<Tensor> reduced_last(runtime::KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> order;
+  for (int64_t k = 0; k < rank; ++k)
+    if (!std::binary_search(axes.begin(), axes.end(), k)) order.push_back(k);
+  order.insert(order.end(), axes.begin(), axes.end());
+  Shape dims(static_cast<size_t>(rank));
+  for (int64_t k = 0; k < rank; ++k) dims[static_cast<size_t>(k)] = x.shape()[static_cast<size_t>(order[k])];
+  MS_ASSIGN_OR_RETURN(Tensor moved, ctx.scratch(x.dtype(), dims));
+  const Shape xs = row_major_strides(x.shape()), ms = row_major_strides(dims);
+  CopyDesc d;
+  d.rank = static_cast<int>(rank);
+  for (int64_t k = 0; k < rank; ++k) {
+    d.dims[k] = dims[static_cast<size_t>(k)];
+    d.src_stride[k] = xs[static_cast<size_t>(order[k])];
+    d.dst_stride[k] = ms[static_cast<size_t>(k)];
+  }
+  MS_RETURN_IF_ERROR(launched(ctx,
+                              strided_copy(x.raw(), moved.raw(), x.numel(), d, static_cast<int>(dtype_size(x.dtype())),
+                                           cuda_backend(ctx).stream()),
+                              "reduce layout"));
+  return moved;
 }
 
 template <ReduceOp kOp> Status reduce(runtime::KernelContext& ctx) {
@@ -62,29 +109,47 @@ template <ReduceOp kOp> Status reduce(runtime::KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const int64_t rank = static_cast<int64_t>(x0.shape().size());
   std::vector<int64_t> axes;
-  if (x0.dtype() != DType::F32 || !y.defined() || rank == 0 || !reduce_axes(ctx, rank, axes)) return cpu_fallback(ctx);
-  int64_t outer, r, inner;
-  split3(x0.shape(), axes.front(), axes.back(), outer, r, inner);
+  if (!is_device_float(x0.dtype()) || !y.defined() || y.dtype() != x0.dtype() || rank == 0 || rank > kMaxRank ||
+      !reduce_axes(ctx, rank, axes))
+    return cpu_fallback(ctx);
+  int64_t outer = 1, r = 1, inner = 1;
+  const bool contiguous = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  if (contiguous) {
+    split3(x0.shape(), axes.front(), axes.back(), outer, r, inner);
+  } else {
+    for (int64_t k = 0; k < rank; ++k)
+      (std::binary_search(axes.begin(), axes.end(), k) ? r : outer) *= x0.shape()[static_cast<size_t>(k)];
+  }
   if (r == 0) return cpu_fallback(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
-  ctx.set_impl("cuda:reduce");
-  return launched(ctx, reduce_f32(kOp, x->data<float>(), y.data<float>(), outer, r, inner, cuda_backend(ctx).stream()),
-                  "reduce");
+  Tensor src = *x;
+  if (!contiguous) {
+    MS_ASSIGN_OR_RETURN(src, reduced_last(ctx, *x, axes));
+  }
+  ctx.set_impl(contiguous ? "cuda:reduce" : "cuda:reduce_strided");
+  return through_f32(ctx, src, y, [&](const Tensor& x32, Tensor& y32) {
+    return launched(ctx,
+                    reduce_f32(kOp, x32.data<float>(), y32.data<float>(), outer, r, inner, cuda_backend(ctx).stream()),
+                    "reduce");
+  });
 }
 
 Status global_avg_pool(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
-  if (x0.dtype() != DType::F32 || !y.defined() || x0.shape().size() < 3) return cpu_fallback(ctx);
+  if (!is_device_float(x0.dtype()) || !y.defined() || y.dtype() != x0.dtype() || x0.shape().size() < 3)
+    return cpu_fallback(ctx);
   const int64_t nc = x0.shape()[0] * x0.shape()[1];
   const int64_t hw = x0.numel() / std::max<int64_t>(nc, 1);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   ctx.set_impl("cuda:global_avg_pool");
-  return launched(ctx,
-                  reduce_f32(ReduceOp::Mean, x->data<float>(), y.data<float>(), nc, hw, 1, cuda_backend(ctx).stream()),
-                  "global_avg_pool");
+  return through_f32(ctx, *x, y, [&](const Tensor& x32, Tensor& y32) {
+    return launched(
+        ctx, reduce_f32(ReduceOp::Mean, x32.data<float>(), y32.data<float>(), nc, hw, 1, cuda_backend(ctx).stream()),
+        "global_avg_pool");
+  });
 }
 
 Status layer_norm(runtime::KernelContext& ctx) {

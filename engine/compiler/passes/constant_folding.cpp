@@ -216,7 +216,8 @@ class ConstantFolding final : public Pass {
 
  private:
   bool fold(const ir::Graph& g, const ir::Node& n, std::vector<Tensor>& outs) {
-    if (!backend_ || !backend_->device().is_cpu()) return false;
+    runtime::Backend* host = backend_ ? backend_->folding_backend() : nullptr;
+    if (!host) return false;
     ops::InferContext ctx{n, g.opset(n.domain), {}, {}, {}};
     for (const auto& in : n.inputs) {
       if (in.empty()) {
@@ -236,7 +237,7 @@ class ConstantFolding final : public Pass {
       total += std::max<int64_t>(0, ops::static_numel(t));
     }
     if (total > kMaxFoldedElements) return false;
-    runtime::KernelFn kernel = backend_->find_kernel(n);
+    runtime::KernelFn kernel = host->find_kernel(n);
     if (!kernel) return false;
     outs.assign(n.outputs.size(), Tensor());
     for (size_t i = 0; i < outs.size(); ++i)
@@ -246,7 +247,7 @@ class ConstantFolding final : public Pass {
       Expected<Tensor> allocate(size_t, DType dt, const Shape& s) override { return Tensor::empty(dt, s); }
       Expected<Tensor> scratch(DType dt, const Shape& s) override { return Tensor::empty(dt, s); }
     } alloc;
-    runtime::KernelContext kctx(n, g.opset(n.domain), *backend_, ctx.values, outs, alloc, nullptr);
+    runtime::KernelContext kctx(n, g.opset(n.domain), *host, ctx.values, outs, alloc, nullptr);
     if (!kernel(kctx).is_ok()) return false;  // the run reports real errors
     for (size_t i = 0; i < outs.size(); ++i)
       if (!n.outputs[i].empty() && !outs[i].defined()) return false;
