@@ -40,7 +40,8 @@ def main() -> int:
             got = np.load(sorted(glob.glob(os.path.join(out, "*.npy")))[0])
             err = float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30))
             r = json.load(open(report))
-            falls = ", ".join(f"{f['op']} x{f['count']}" for f in r.get("fallbacks", [])) or "none"
+            falls = "; ".join(f"{f['op']} x{f['count']} ({f.get('reason', '')})"
+                              for f in r.get("fallbacks", [])) or "none"
             ok = err <= args.tol
             status |= 0 if ok else 1
             lat = r.get("latency_ms", {})

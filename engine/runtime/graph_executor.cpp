@@ -48,6 +48,9 @@ struct GraphExecutor::Impl {
   bool record_again = false;          // the recording failed only because the plan must grow
   int recordings = 0;
 
+  // Whether the backend keeps values of dtype `t` in its own memory (a device keeps integer and bool
+  // values on the host).
+  bool on_backend_device(DType t) const { return backend->allocator_for(t).device().type == backend->device().type; }
   Status apply_plan();
   Status run_sequential(Frame& frame, const RunOptions& options, RunObserver* obs, bool recording, int all);
   Status record(Frame& frame, const RunOptions& options);
@@ -171,6 +174,9 @@ Status GraphExecutor::Impl::apply_plan() {
     for (size_t o = 0; o < s.outputs.size(); ++o) {
       if (s.outputs[o] != v) continue;
       const auto& t = x->out_types[si][o];
+      // Values a device keeps in host memory (integer and bool ones: shapes, indices) stay out of its
+      // arena; their kernels run on the host and allocate them there (allocator_for).
+      if (!on_backend_device(t.dtype)) continue;
       if (t.is_static()) {
         planned[si][o] = Tensor(arena, t.dtype, *t.dims, ms.offset);
         continue;
@@ -248,6 +254,7 @@ Status GraphExecutor::Impl::record(Frame& frame, const RunOptions& options) {
     for (size_t o = 0; o < p.steps[si].outputs.size(); ++o) {
       if (p.steps[si].outputs[o] < 0 || planned[si][o].defined()) continue;
       const auto& t = x->out_types[si][o];
+      if (!on_backend_device(t.dtype)) continue;
       const uint64_t bytes = static_cast<uint64_t>(ops::static_numel(t)) * dtype_size(t.dtype);
       auto buf = backend->arena_allocator().make_buffer(std::max<uint64_t>(bytes, 1));
       if (!buf)

@@ -289,9 +289,8 @@ TEST_F(CudaBackend, TransformerOnStreamsMatchesTheCpu) {
   }
 }
 
-// A step that cannot be recorded (Gather checks its indices on the host) keeps the runs step by
-// step, and the note names it.
-TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
+// One node `op` (x [4,3], constant indices {2, 0}) compiled at O2 on the device.
+Expected<std::unique_ptr<compiler::CompiledExecutor>> one_node_o2(Backend& dev, const char* op) {
   ir::Graph g;
   g.inputs = {"x"};
   const ir::ValueType xt{DType::F32, std::vector<int64_t>{4, 3}, {"", ""}};
@@ -299,26 +298,43 @@ TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   g.add_value(ir::Value{
       "idx", ir::ValueType{DType::I64, std::vector<int64_t>{2}, {""}}, {}, Tensor::from_vector<int64_t>({2, 0}, {2})});
   ir::Node n;
-  n.op_type = "Gather";
+  n.op_type = op;
   n.name = "pick";
-  n.inputs = {"x", "idx"};
+  n.inputs = {"x"};
+  if (std::string(op) == "Gather") n.inputs.push_back("idx");
   n.outputs = {"y"};
   g.add_node(n);
   g.outputs = {"y"};
   CompileOptions opts;
   opts.jit_level = JitLevel::O2;
-  auto exe = compiler::compile_executor(g, *dev, {{"x", xt}}, opts);
-  ASSERT_TRUE(exe.has_value()) << exe.status().message();
-  EXPECT_NE((*exe)->replay_note().find("node 'pick' (Gather #1) checks its indices on the host"), std::string::npos)
-      << (*exe)->replay_note();
+  return compiler::compile_executor(g, dev, {{"x", xt}}, opts);
+}
+
+// A Gather with constant indices checks them on the host before it launches: it is recorded and
+// replayed. A step that cannot be recorded (an op without a CUDA kernel) keeps the runs step by
+// step, and the note names it.
+TEST_F(CudaBackend, ReplayNoteNamesTheStepThatCannotBeRecorded) {
   Tensor x = Tensor::zeros(DType::F32, {4, 3});
   for (int i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>(i);
-  for (int run = 0; run < 2; ++run) {
-    auto y = (*exe)->run({{"x", x}});
+  auto gather = one_node_o2(*dev, "Gather");
+  ASSERT_TRUE(gather.has_value()) << gather.status().message();
+  for (int run = 0; run < 3; ++run) {
+    auto y = (*gather)->run({{"x", x}});
     ASSERT_TRUE(y.has_value()) << y.status().message();
-    EXPECT_FALSE((*exe)->replayed());
+    EXPECT_EQ((*gather)->replayed(), run >= 1) << (*gather)->replay_note();
     EXPECT_FLOAT_EQ((*y)[0].data<float>()[0], 6.f);
     EXPECT_FLOAT_EQ((*y)[0].data<float>()[3], 0.f);
+  }
+  auto hardmax = one_node_o2(*dev, "Hardmax");
+  ASSERT_TRUE(hardmax.has_value()) << hardmax.status().message();
+  EXPECT_NE((*hardmax)->replay_note().find("node 'pick' (Hardmax #1) runs on the CPU"), std::string::npos)
+      << (*hardmax)->replay_note();
+  for (int run = 0; run < 2; ++run) {
+    auto y = (*hardmax)->run({{"x", x}});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    EXPECT_FALSE((*hardmax)->replayed());
+    EXPECT_FLOAT_EQ((*y)[0].data<float>()[2], 1.f);  // each row's maximum is its last element
+    EXPECT_FLOAT_EQ((*y)[0].data<float>()[0], 0.f);
   }
 }
 

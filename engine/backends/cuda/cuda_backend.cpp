@@ -260,7 +260,6 @@ class CudaGraphRun final : public runtime::CapturedRun {
 
 std::string CudaBackend::why_not_capturable(const ir::Node& node) const {
   if (!kernels().find(node.op_type, node.domain)) return "runs on the CPU";
-  if (node.op_type == "Gather") return "checks its indices on the host";
   return "";
 }
 

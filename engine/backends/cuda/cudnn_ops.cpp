@@ -100,7 +100,7 @@ bool fused_api_enabled() {
 // cudnnConvolutionBiasActivationForward: y = act(conv(x, w) + alpha2 * z + bias), act ReLU or
 // identity. Maps post-ops [], [Relu], [Add], [Add, Relu] (the residual is z); false when the
 // post-ops have another shape or cuDNN does not run this algorithm fused (then nothing was written).
-Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, const Tensor& w, const float* bias,
+Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, const Tensor& w, const void* bias,
                              const Tensor& residual, const std::vector<ops::PostOp>& post,
                              cudnnConvolutionFwdAlgo_t algo, const Tensor& ws, size_t ws_bytes, Tensor& y) {
   using K = ops::PostOp::Kind;
@@ -127,7 +127,7 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
   } e;
   MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&e.b));
   MS_CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(e.b, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(y.dim(1)), 1, 1));
+      cudnnSetTensor4dDescriptor(e.b, CUDNN_TENSOR_NCHW, cudnn_type(y.dtype()), 1, static_cast<int>(y.dim(1)), 1, 1));
   MS_CUDNN_CHECK(cudnnCreateActivationDescriptor(&e.act));
   MS_CUDNN_CHECK(cudnnSetActivationDescriptor(e.act, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                               CUDNN_NOT_PROPAGATE_NAN, 0.0));
@@ -137,6 +137,12 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
                                                                  algo, ws_bytes ? ws.raw() : nullptr, ws_bytes, &alpha2,
                                                                  d.y, z, e.b, bias, e.act, d.y, y.raw());
   if (st == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  // bf16 and f16 take this call only where cuDNN has the configuration; anything else it refuses
+  // (a parameter combination of the low types) is the epilogue kernel's.
+  if (st != CUDNN_STATUS_SUCCESS && y.dtype() != DType::F32) {
+    cudaGetLastError();
+    return false;
+  }
   MS_CUDNN_CHECK(st);
   return true;
 }
@@ -216,11 +222,10 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
     if (b->dtype() != y.dtype()) return cpu_fallback(ctx);
     bias = b->raw();
   }
-  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm (f32);
+  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm and type;
   // otherwise (or with MODESCOPE_CUDNN_FUSED=0) the convolution and our epilogue kernel.
-  if (bias && y.dtype() == DType::F32 && fused_api_enabled()) {
-    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, static_cast<const float*>(bias), residual, post, algo,
-                                                 ws, ws_bytes, y));
+  if (bias && fused_api_enabled()) {
+    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, bias, residual, post, algo, ws, ws_bytes, y));
     if (done) {
       ctx.set_impl("cudnn:conv_bias_act_algo" + std::to_string(static_cast<int>(algo)));
       return Status::ok();

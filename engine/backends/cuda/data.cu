@@ -40,7 +40,7 @@ __global__ void gather_kernel(const T* data, const int64_t* idx, T* out, int64_t
     int64_t k = idx[c];
     if (k < 0) k += axis_dim;
     if (k < 0 || k >= axis_dim) {
-      *bad = 1;
+      if (bad) *bad = 1;
       out[i] = T{};
     } else {
       out[i] = data[(o * axis_dim + k) * inner + in];
@@ -193,6 +193,7 @@ template <class S> cudaError_t cast_from(const S* src, void* dst, ScalarType to,
     case ScalarType::I64:
       cast_kernel<S, int64_t><<<blocks_for(n), kThreads, 0, s>>>(src, static_cast<int64_t*>(dst), n);
       break;
+    case ScalarType::Bool: return cudaErrorInvalidValue;  // to bool: a host value
   }
   return cudaGetLastError();
 }
@@ -383,6 +384,7 @@ cudaError_t cast(const void* src, ScalarType from, void* dst, ScalarType to, int
     case ScalarType::BF16: return cast_from(static_cast<const __nv_bfloat16*>(src), dst, to, n, s);
     case ScalarType::I32: return cast_from(static_cast<const int32_t*>(src), dst, to, n, s);
     case ScalarType::I64: return cast_from(static_cast<const int64_t*>(src), dst, to, n, s);
+    case ScalarType::Bool: return cast_from(static_cast<const uint8_t*>(src), dst, to, n, s);
   }
   return cudaErrorInvalidValue;
 }

@@ -96,6 +96,9 @@ Status concat(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+// Indices that live on the host (constants, shape arithmetic) are checked there before the launch,
+// so the kernel needs no answer back and can be recorded into a CUDA Graph; device indices set a
+// device flag read after the stream drains.
 Status gather(runtime::KernelContext& ctx) {
   const Tensor& data0 = ctx.input(0);
   const Tensor& idx0 = ctx.input(1);
@@ -103,34 +106,46 @@ Status gather(runtime::KernelContext& ctx) {
   if (!y.defined() || !is_device_float(data0.dtype()) || idx0.dtype() != DType::I64) return cpu_fallback(ctx);
   const int64_t r = static_cast<int64_t>(data0.shape().size());
   const int64_t axis = normalize_axis(ctx.node().attr_int("axis", 0), r);
+  const int64_t axis_dim = data0.shape()[static_cast<size_t>(axis)];
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < axis; ++k) outer *= data0.shape()[static_cast<size_t>(k)];
   for (int64_t k = axis + 1; k < r; ++k) inner *= data0.shape()[static_cast<size_t>(k)];
+  const bool host_indices = idx0.device().is_cpu();
+  if (host_indices)
+    for (int64_t i = 0; i < idx0.numel(); ++i) {
+      const int64_t v = idx0.data<int64_t>()[i];
+      if (v < -axis_dim || v >= axis_dim)
+        return ctx.fail("index " + std::to_string(v) + " out of range for axis " + std::to_string(axis) + " of size " +
+                        std::to_string(axis_dim));
+    }
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* data, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* idx, in.get(1));
-  MS_ASSIGN_OR_RETURN(Tensor flag, device_scratch(ctx, sizeof(int)));
   CudaBackend& be = cuda_backend(ctx);
-  MS_CUDA_CHECK(cudaMemsetAsync(flag.raw(), 0, sizeof(int), be.stream()));
-  MS_RETURN_IF_ERROR(
-      launched(ctx,
-               cuda::gather(data->raw(), idx->data<int64_t>(), y.raw(), outer, data0.shape()[static_cast<size_t>(axis)],
-                            idx0.numel(), inner, static_cast<int>(dtype_size(y.dtype())), static_cast<int*>(flag.raw()),
-                            be.stream()),
-               "gather"));
+  Tensor flag;
+  if (!host_indices) {
+    MS_ASSIGN_OR_RETURN(flag, device_scratch(ctx, sizeof(int)));
+    MS_CUDA_CHECK(cudaMemsetAsync(flag.raw(), 0, sizeof(int), be.stream()));
+  }
+  MS_RETURN_IF_ERROR(launched(ctx,
+                              cuda::gather(data->raw(), idx->data<int64_t>(), y.raw(), outer, axis_dim, idx0.numel(),
+                                           inner, static_cast<int>(dtype_size(y.dtype())),
+                                           host_indices ? nullptr : static_cast<int*>(flag.raw()), be.stream()),
+                              "gather"));
+  ctx.set_impl("cuda:gather");
+  if (host_indices) return Status::ok();
   int bad = 0;
   MS_CUDA_CHECK(cudaMemcpyAsync(&bad, flag.raw(), sizeof(int), cudaMemcpyDefault, be.stream()));
   MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));
   if (bad) return ctx.fail("index out of range for axis " + std::to_string(axis));
-  ctx.set_impl("cuda:gather");
   return Status::ok();
 }
 
 Status cast(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
-  // Float or integer to float on the device; integer results (shapes, indices) are host values.
-  const bool from_int = x0.dtype() == DType::I64 || x0.dtype() == DType::I32;
+  // Float, integer or bool to float on the device; integer results (shapes, indices) are host values.
+  const bool from_int = x0.dtype() == DType::I64 || x0.dtype() == DType::I32 || x0.dtype() == DType::Bool;
   if (!y.defined() || !(is_device_float(x0.dtype()) || from_int) || !is_device_float(y.dtype()))
     return cpu_fallback(ctx);
   MS_ASSIGN_OR_RETURN(ScalarType from, scalar_type(x0.dtype()));

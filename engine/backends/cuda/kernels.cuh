@@ -24,7 +24,7 @@ struct StridedDesc {
 
 // ---- elementwise.cu ----
 // Element types of the kernels that take several (F32, F16, BF16; I32 and I64 for Cast).
-enum class ScalarType : int { F32, F16, BF16, I32, I64 };
+enum class ScalarType : int { F32, F16, BF16, I32, I64, Bool };
 
 // The ops and their math are the op table's (ops/elementwise_math.h), computed in f32 for every
 // float type `t` (F32, F16, BF16).
@@ -77,7 +77,8 @@ struct CopyDesc {
 cudaError_t strided_copy(const void* src, void* dst, int64_t n, const CopyDesc& d, int elem, cudaStream_t s);
 cudaError_t fill(void* dst, int64_t n, int elem, uint64_t bits, cudaStream_t s);
 // Gather along an axis: data [outer, axis_dim, inner], indices (int64, negative wrap) [count] ->
-// out [outer, count, inner]. Out-of-range indices set *bad (device int) to 1 and write zeros.
+// out [outer, count, inner]. Out-of-range indices set *bad (device int, unless null: indices checked
+// before) to 1 and write zeros.
 cudaError_t gather(const void* data, const int64_t* indices, void* out, int64_t outer, int64_t axis_dim, int64_t count,
                    int64_t inner, int elem, int* bad, cudaStream_t s);
 // Pad by index mapping: every output element reads the input element its mode maps it to, or

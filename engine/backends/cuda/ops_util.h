@@ -40,6 +40,7 @@ inline Expected<ScalarType> scalar_type(DType t) {
     case DType::BF16: return ScalarType::BF16;
     case DType::I32: return ScalarType::I32;
     case DType::I64: return ScalarType::I64;
+    case DType::Bool: return ScalarType::Bool;
     default: return Status::error(ErrorCode::Unsupported, "no device kernels for " + std::string(dtype_name(t)));
   }
 }
