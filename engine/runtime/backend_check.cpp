@@ -325,6 +325,10 @@ void data_movement_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("Dropout/with_mask", "Dropout", {r.uniform({4, 33})}));
   cs.back().num_outputs = 2;
   cs.push_back(make("Cast/i64_to_f32", "Cast", {r.indices({3, 7}, 50)}, {{"to", A(int64_t{1})}}));
+  cs.push_back(make("Dropout/training_ratio0", "Dropout",
+                    {r.uniform({4, 33}), Tensor::from_vector<float>({0.f}, {}), Tensor::from_vector<bool>({true}, {})},
+                    {}, {false, true, true}));
+  cs.back().num_outputs = 2;
   // An op the CUDA backend leaves to the CPU: the fallback path must give the same answer.
   cs.push_back(make("Hardmax/fallback", "Hardmax", {r.uniform({3, 7})}, {{"axis", A(int64_t{1})}}));
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/io/chrome_trace.h"
+#include "tests/app/cli_test_util.h"
 #include "tests/temp_dir.h"
 
 namespace ms::prof {
@@ -17,9 +18,8 @@ TEST(CliProfile, BothModesWriteTracesAndSummary) {
   const ms::testing::TempDir tmp("cli_profile");
   const std::filesystem::path out = tmp.path / "profile";
   const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/torch/mlp_op11.onnx";
-  const std::string cmd = std::string(MODESCOPE_CLI) + " profile " + model +
-                          " --iters 2 --warmup 1 --threads 1 --out " + out.string() + " > " + (out.string() + ".log") +
-                          " 2>&1";
+  const std::string cmd = ms::testing::cli_path() + " profile " + model + " --iters 2 --warmup 1 --threads 1 --out " +
+                          out.string() + " > " + (out.string() + ".log") + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   for (const char* name : {"pynative.trace.json", "graph.trace.json"}) {
     auto r = import_chrome_trace_file((out / name).string());
@@ -44,7 +44,7 @@ TEST(CliProfile, BothModesWriteTracesAndSummary) {
 }
 
 TEST(CliProfile, UnknownModeIsAUsageError) {
-  const std::string cmd = std::string(MODESCOPE_CLI) + " profile x.onnx --mode sideways --out /tmp/x > /dev/null 2>&1";
+  const std::string cmd = ms::testing::cli_path() + " profile x.onnx --mode sideways --out /tmp/x > /dev/null 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
 }
 

@@ -145,6 +145,13 @@ Status cast(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
   // Float, integer or bool to float on the device; integer results (shapes, indices) are host values.
+  // The same type (a Cast to bool of a device mask): a device copy.
+  if (y.defined() && y.dtype() == x0.dtype() && !x0.device().is_cpu()) {
+    ctx.set_impl("cuda:copy");
+    if (y.raw() != x0.raw() && y.nbytes())
+      MS_CUDA_CHECK(cudaMemcpyAsync(y.raw(), x0.raw(), y.nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
+    return Status::ok();
+  }
   const bool from_int = x0.dtype() == DType::I64 || x0.dtype() == DType::I32 || x0.dtype() == DType::Bool;
   if (!y.defined() || !(is_device_float(x0.dtype()) || from_int) || !is_device_float(y.dtype()))
     return cpu_fallback(ctx);
@@ -339,8 +346,8 @@ Status where(runtime::KernelContext& ctx) {
                   "where");
 }
 
-// Inference Dropout is the identity: a device copy (or nothing, when planned in place), and its mask,
-// when asked for, all true. Training mode stays with the CPU kernel.
+// Inference Dropout (or training with a ratio of 0) is the identity: a device copy (or nothing, when
+// planned in place), and its mask, when asked for, all true. Other training stays with the CPU kernel.
 Status dropout(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   const auto& outs = ctx.node().outputs;
@@ -349,6 +356,10 @@ Status dropout(runtime::KernelContext& ctx) {
   if (ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(Tensor t, host_copy(ctx, ctx.input(2)));
     training = t.numel() > 0 && t.data<bool>()[0];
+  }
+  if (training && ctx.has_input(1)) {  // training with a ratio of 0 (an export's) keeps every element
+    MS_ASSIGN_OR_RETURN(Tensor ratio, host_copy(ctx, ctx.input(1)));
+    training = !(ratio.numel() == 1 && ratio.at_double(0) == 0.0);
   }
   if (!is_device_float(x0.dtype()) || training) return cpu_fallback(ctx);
   MS_ASSIGN_OR_RETURN(Tensor * y, out(ctx, 0, x0.dtype(), x0.shape()));
