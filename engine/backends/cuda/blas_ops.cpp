@@ -176,14 +176,6 @@ Status epilogue(runtime::KernelContext& ctx, Tensor& y, const void* bias, int64_
   return launched(ctx, cuda::epilogue(*scalar_type(y.dtype()), y.raw(), e, cuda_backend(ctx).stream()), "epilogue");
 }
 
-// A residual that shares the output's memory (in-place plan) is copied away before Y is written.
-Expected<Tensor> keep_residual(runtime::KernelContext& ctx, const Tensor& r, const Tensor& y) {
-  if (r.raw() != y.raw()) return r;
-  MS_ASSIGN_OR_RETURN(Tensor copy, ctx.scratch(r.dtype(), r.shape()));
-  MS_CUDA_CHECK(cudaMemcpyAsync(copy.raw(), r.raw(), r.nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
-  return copy;
-}
-
 Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
   Tensor& y = ctx.output(0);
   const Tensor& a0 = ctx.input(0);

@@ -193,12 +193,7 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
   if (fused && ctx.has_input(3)) {
     MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(3));
     if (r->dtype() != y.dtype()) return cpu_fallback(ctx);
-    if (r->raw() == y.raw()) {  // in-place plan: keep the residual before Y is written
-      MS_ASSIGN_OR_RETURN(residual, ctx.scratch(r->dtype(), r->shape()));
-      MS_CUDA_CHECK(cudaMemcpyAsync(residual.raw(), r->raw(), r->nbytes(), cudaMemcpyDefault, be.stream()));
-    } else {
-      residual = *r;
-    }
+    MS_ASSIGN_OR_RETURN(residual, keep_residual(ctx, *r, y));
   }
   Descs d;
   MS_RETURN_IF_ERROR(conv_descs(d, x0, w0, y, p));

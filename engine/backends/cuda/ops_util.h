@@ -74,6 +74,15 @@ inline Expected<Tensor> host_copy(runtime::KernelContext& ctx, const Tensor& t) 
   return h;
 }
 
+// A fused op's residual: a residual that shares the output's memory (in-place plan) is copied away
+// before Y is written.
+inline Expected<Tensor> keep_residual(runtime::KernelContext& ctx, const Tensor& r, const Tensor& y) {
+  if (r.raw() != y.raw()) return r;
+  MS_ASSIGN_OR_RETURN(Tensor copy, ctx.scratch(r.dtype(), r.shape()));
+  MS_CUDA_CHECK(cudaMemcpyAsync(copy.raw(), r.raw(), r.nbytes(), cudaMemcpyDefault, cuda_backend(ctx).stream()));
+  return copy;
+}
+
 // The fused ops' post-ops as epilogue steps.
 inline Status set_post_ops(runtime::KernelContext& ctx, const std::vector<ops::PostOp>& post, Epilogue& e) {
   if (post.size() > static_cast<size_t>(kMaxPostOps)) return ctx.unsupported_case("too many post-ops");
