@@ -34,44 +34,10 @@ std::string fallback_reason(runtime::KernelContext& ctx, const CudaBackend& be) 
   return "case the cuda kernel does not cover (inputs " + dtypes + "): runs on the CPU";
 }
 
-}  // namespace
-
-Status host_op(runtime::KernelContext& ctx) { return cpu_fallback(ctx); }
-
-Status metadata_op(runtime::KernelContext& ctx) {
-  const ir::Node& node = ctx.node();
-  runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
-  if (!kernel) return ctx.unsupported_case("no CPU kernel for op '" + node.op_type + "'");
-  // The dims come from the inputs as they are; the (integer) outputs are written on the host and
-  // copied to where the executor placed them (a compiled graph's arena is device memory).
-  auto outs = ctx.outputs();
-  std::vector<Tensor> host_out(outs.size());
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i].defined())
-      host_out[i] = outs[i].device().is_cpu() ? outs[i] : Tensor::empty(outs[i].dtype(), outs[i].shape());
-  HostOutputs host_alloc;
-  runtime::KernelContext cpu_ctx(node, ctx.opset(), cuda_backend(ctx).cpu(), ctx.input_ptrs(),
-                                 std::span<Tensor>(host_out.data(), host_out.size()), host_alloc, ctx.subgraphs());
-  MS_RETURN_IF_ERROR(kernel(cpu_ctx));
-  CudaBackend& be = cuda_backend(ctx);
-  bool copied = false;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (!host_out[i].defined() || (outs[i].defined() && outs[i].raw() == host_out[i].raw())) continue;
-    if (outs[i].defined() && !outs[i].device().is_cpu()) {
-      if (host_out[i].nbytes())
-        MS_CUDA_CHECK(
-            cudaMemcpyAsync(outs[i].raw(), host_out[i].raw(), host_out[i].nbytes(), cudaMemcpyDefault, be.stream()));
-      copied = true;
-    } else {
-      outs[i] = host_out[i];
-    }
-  }
-  if (copied) MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));  // the host values must outlive the copies
-  ctx.set_impl("host:metadata");
-  return Status::ok();
-}
-
-Status cpu_fallback(runtime::KernelContext& ctx) {
+// The node's CPU kernel on host copies of its device inputs, or, for a `metadata` op (Shape, Size:
+// the kernel reads only dims), on the inputs as they are; its outputs go where the executor placed
+// them.
+Status run_cpu_kernel(runtime::KernelContext& ctx, bool metadata) {
   CudaBackend& be = cuda_backend(ctx);
   const ir::Node& node = ctx.node();
   runtime::KernelFn kernel = cpu::CpuBackend::kernels().find(node.op_type, node.domain);
@@ -88,8 +54,8 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
   std::vector<const Tensor*> host_ptrs(in.size(), nullptr);
   for (size_t i = 0; i < in.size(); ++i) {
     if (!in[i] || !in[i]->defined()) continue;
-    host_values = host_values && in[i]->device().is_cpu() && !is_float(in[i]->dtype());
-    if (in[i]->device().is_cpu()) {
+    host_values = host_values && (metadata || (in[i]->device().is_cpu() && !is_float(in[i]->dtype())));
+    if (metadata || in[i]->device().is_cpu()) {
       host_ptrs[i] = in[i];
       continue;
     }
@@ -100,7 +66,7 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
     to_host += in[i]->nbytes();
     host_ptrs[i] = &host_in[i];
   }
-  MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));
+  if (!metadata) MS_CUDA_CHECK(cudaStreamSynchronize(be.stream()));
 
   // Outputs: host tensors of the preallocated shapes (or none, for the kernel to allocate).
   auto outs = ctx.outputs();
@@ -146,5 +112,13 @@ Status cpu_fallback(runtime::KernelContext& ctx) {
                " B to device)");
   return Status::ok();
 }
+
+}  // namespace
+
+Status cpu_fallback(runtime::KernelContext& ctx) { return run_cpu_kernel(ctx, false); }
+
+Status host_op(runtime::KernelContext& ctx) { return cpu_fallback(ctx); }
+
+Status metadata_op(runtime::KernelContext& ctx) { return run_cpu_kernel(ctx, true); }
 
 }  // namespace ms::cuda
