@@ -330,11 +330,8 @@ Status where(runtime::KernelContext& ctx) {
     return cpu_fallback(ctx);
   StridedDesc d;
   int64_t cs[kMaxRank] = {};
-  d.rank = static_cast<int>(y.shape().size());
-  if (!broadcast_strides(y.shape(), a0.shape(), d.a) || !broadcast_strides(y.shape(), b0.shape(), d.b) ||
-      !broadcast_strides(y.shape(), c0.shape(), cs))
+  if (!broadcast_desc(y.shape(), a0.shape(), b0.shape(), d) || !broadcast_strides(y.shape(), c0.shape(), cs))
     return cpu_fallback(ctx);
-  for (int k = 0; k < d.rank; ++k) d.dims[k] = y.shape()[static_cast<size_t>(k)];
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* c, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* a, in.get(1));

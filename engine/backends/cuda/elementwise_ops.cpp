@@ -16,10 +16,7 @@ template <ew::Op kOp> Status binary(runtime::KernelContext& ctx) {
   if (!is_device_float(a0.dtype()) || b0.dtype() != a0.dtype() || !y.defined() || y.dtype() != a0.dtype())
     return cpu_fallback(ctx);
   StridedDesc d;
-  d.rank = static_cast<int>(y.shape().size());
-  if (!broadcast_strides(y.shape(), a0.shape(), d.a) || !broadcast_strides(y.shape(), b0.shape(), d.b))
-    return cpu_fallback(ctx);
-  for (int k = 0; k < d.rank; ++k) d.dims[k] = y.shape()[static_cast<size_t>(k)];
+  if (!broadcast_desc(y.shape(), a0.shape(), b0.shape(), d)) return cpu_fallback(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* a, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(1));

@@ -27,26 +27,15 @@ Expected<Tensor*> device_output(runtime::KernelContext& ctx, size_t i, DType dty
   return &y;
 }
 
-Shape broadcast_shape(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()), 1);
-  for (size_t k = 0; k < out.size(); ++k) {
-    const int64_t da = k + a.size() >= out.size() ? a[k + a.size() - out.size()] : 1;
-    const int64_t db = k + b.size() >= out.size() ? b[k + b.size() - out.size()] : 1;
-    out[k] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 template <CompareOp kOp> Status compare(runtime::KernelContext& ctx) {
   const Tensor& a0 = ctx.input(0);
   const Tensor& b0 = ctx.input(1);
   if (!is_device_float(a0.dtype()) || b0.dtype() != a0.dtype()) return cpu_fallback(ctx);
-  const Shape shape = broadcast_shape(a0.shape(), b0.shape());
+  Shape shape;
+  if (!broadcast_shapes(a0.shape(), b0.shape(), shape))
+    return ctx.fail("cannot broadcast " + shape_to_string(a0.shape()) + " with " + shape_to_string(b0.shape()));
   StridedDesc d;
-  d.rank = static_cast<int>(shape.size());
-  if (!broadcast_strides(shape, a0.shape(), d.a) || !broadcast_strides(shape, b0.shape(), d.b))
-    return cpu_fallback(ctx);
-  for (int k = 0; k < d.rank; ++k) d.dims[k] = shape[static_cast<size_t>(k)];
+  if (!broadcast_desc(shape, a0.shape(), b0.shape(), d)) return cpu_fallback(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* a, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(1));

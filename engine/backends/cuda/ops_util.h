@@ -22,6 +22,15 @@ inline bool broadcast_strides(const Shape& out, const Shape& in, int64_t* stride
   return true;
 }
 
+// The strided description of a two-operand op over `out`: its dims and each operand's broadcast
+// strides. False above kMaxRank.
+inline bool broadcast_desc(const Shape& out, const Shape& a, const Shape& b, StridedDesc& d) {
+  d.rank = static_cast<int>(out.size());
+  if (!broadcast_strides(out, a, d.a) || !broadcast_strides(out, b, d.b)) return false;
+  for (int k = 0; k < d.rank; ++k) d.dims[k] = out[static_cast<size_t>(k)];
+  return true;
+}
+
 inline Shape row_major_strides(const Shape& dims) {
   Shape st(dims.size(), 1);
   for (int k = static_cast<int>(dims.size()) - 2; k >= 0; --k)
