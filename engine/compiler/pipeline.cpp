@@ -68,6 +68,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
     pm.add(make_conv_layout_pass(backend && backend->native_bf16()));
     pm.add(make_conv_algorithm_pass());
   }
+  // cuDNN's tensor-core layout for low-precision convs: device backends only.
+  if (level == JitLevel::O2 && backend && !backend->device().is_cpu()) pm.add(make_channels_last_pass());
   return pm;
 }
 
@@ -84,6 +86,11 @@ std::vector<PipelineEntry> describe_pipeline(JitLevel level, AmpLevel amp, bool 
   PassManager pm = build_pipeline(level, nullptr, amp);
   if (data_parallel) add_data_parallel_passes(pm, {});
   for (const auto& p : pm.passes()) out.push_back({p->argument(), p->name(), p->description()});
+  // Device-only passes (the list above is the CPU pipeline's).
+  if (level == JitLevel::O2) {
+    PassPtr cl = make_channels_last_pass();
+    out.push_back({cl->argument(), cl->name(), cl->description() + " (device backends)"});
+  }
   out.push_back(
       {"plan-memory", "PlanMemory", "liveness, in-place reuse, offsets in one arena (runs on the final graph)"});
   if (level == JitLevel::O2)

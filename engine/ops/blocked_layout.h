@@ -3,6 +3,8 @@
 // of the block with zeros, as oneDNN's blocked layouts are, so such a value takes more bytes than
 // its shape says where the channel count is not a multiple of the block (MobileNetV2's 24 channels
 // in nChw16c: 32 channels' bytes).
+// On a device backend the channels-last pass marks the same attributes with layout_block 0: the block
+// is all the channels, nChw<C>c, which is NHWC (cuDNN's tensor-core layout), never padded.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +14,23 @@
 
 namespace ms::ops {
 
-// The channel block of output `output` of `producer` where it leaves it blocked, else 0.
+// layout_block 0: channels-last (NHWC), the device layout.
+inline bool channels_last(const ir::Node& n) {
+  return n.attr_int("layout_block", 16) == 0 &&
+         (n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0));
+}
+
+// The CPU kernels' refusal of a channels-last node (one that fell back from a device backend).
+inline constexpr const char* kChannelsLastOnCpu =
+    "channels-last activations (layout_block 0) are a device backend's layout; the CPU kernels take nchw or "
+    "nChw8c/16c";
+
+// The channel block of output `output` of `producer` where it leaves it blocked, else 0 (channels-last:
+// the channel count, dims[1]).
 inline int64_t blocked_output_block(const ir::Node& producer, size_t output, const std::vector<int64_t>& dims) {
   if (output != 0 || dims.size() != 4 || producer.attr_int("dst_blocked", 0) == 0) return 0;
   const int64_t block = producer.attr_int("layout_block", 16);
+  if (block == 0) return dims[1] > 0 ? dims[1] : 0;
   return block > 0 ? block : 0;
 }
 

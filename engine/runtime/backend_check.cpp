@@ -401,6 +401,9 @@ void bf16_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("bf16/GlobalAveragePool", "GlobalAveragePool", {r.uniform({2, 8, 7, 7})}));
   cs.push_back(make("bf16/ReduceMean_axes_0_2", "ReduceMean", {r.uniform({4, 6, 5}), i64s({0, 2})},
                     {{"keepdims", A(int64_t{1})}}, {false, true}));
+  cs.push_back(make("bf16/LayerNormalization_96", "LayerNormalization",
+                    {r.uniform({2, 7, 96}), r.uniform({96}), r.uniform({96})}, {{"axis", A(int64_t{-1})}},
+                    {false, true, true}));
   cs.push_back(make("bf16/Slice", "Slice", {r.uniform({4, 9, 10}), i64s({1}), i64s({8}), i64s({1})}, {},
                     {false, true, true, true}));
   for (size_t i = first; i < cs.size(); ++i) {

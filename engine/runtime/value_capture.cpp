@@ -64,7 +64,10 @@ Tensor unblock_nchw(const Tensor& b, int64_t block) {
   return out;
 }
 
-int64_t capture_channel_block(const ir::Node& node) { return node.attr_int("layout_block", 16); }
+// The block of a blocked result (channels-last: all its channels, so NHWC reorders as nChw<C>c).
+int64_t capture_channel_block(const ir::Node& node, const Tensor& t) {
+  return ops::blocked_output_block(node, 0, t.shape());
+}
 
 bool blocked_output(const ir::Node& node, size_t output, const Tensor& t) {
   return ops::blocked_output_block(node, output, t.shape()) > 0;
@@ -240,17 +243,17 @@ Status ValueCapture::on_step(const TappedStep& step) {
     const bool blocked = blocked_output(node, o, *t);
     if (keep) {
       if (blocked && t->device().is_cpu()) {
-        v.value = unblock_nchw(*t, capture_channel_block(node));
+        v.value = unblock_nchw(*t, capture_channel_block(node, *t));
       } else {
         MS_ASSIGN_OR_RETURN(v.value, host_copy(*t, step.backend));
-        if (blocked) v.value = unblock_nchw(v.value, capture_channel_block(node));
+        if (blocked) v.value = unblock_nchw(v.value, capture_channel_block(node, *t));
       }
       v.reordered = blocked;
       v.stats = value_stats(v.value);
     } else if (t->device().is_cpu()) {
       // The statistics do not depend on the layout, but padded channels are not values.
-      const bool padded = blocked && t->dim(1) % capture_channel_block(node) != 0;
-      v.stats = value_stats(padded ? unblock_nchw(*t, capture_channel_block(node)) : *t);
+      const bool padded = blocked && t->dim(1) % capture_channel_block(node, *t) != 0;
+      v.stats = value_stats(padded ? unblock_nchw(*t, capture_channel_block(node, *t)) : *t);
     } else {
       MS_ASSIGN_OR_RETURN(Tensor h, host_copy(*t, step.backend));
       v.stats = value_stats(h);

@@ -5,6 +5,7 @@
 // run the reference loops in conv_ref.cpp (a FusedConv: the Conv kernel, then its tail as one loop).
 #include "engine/backends/cpu/conv_onednn.h"
 #include "engine/backends/cpu/fused_internal.h"
+#include "engine/ops/blocked_layout.h"
 
 namespace ms::cpu::nn {
 namespace {
@@ -116,6 +117,7 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor& y = ctx.output(0);
+  if (ops::channels_last(ctx.node())) return ctx.fail(ops::kChannelsLastOnCpu);
   if (auto again = conv_onednn_again(ctx, {x, w, b, r, y}, "fused:")) return *again;
   auto post = ops::parse_post_ops(ctx.node());
   if (!post) return post.status();

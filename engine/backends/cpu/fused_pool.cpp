@@ -6,6 +6,7 @@
 // result rounded to bf16.
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/ops/blocked_layout.h"
 
 namespace ms::cpu::fused {
 namespace {
@@ -131,6 +132,7 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
   const std::string pool = ctx.node().attr_string("pool", "");
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
+  if (ops::channels_last(ctx.node())) return ctx.fail(ops::kChannelsLastOnCpu);
   if (!y.defined()) return ctx.fail("output shape unknown before the run");
   if (y.numel() == 0) return Status::ok();
   const bool src_blk = ctx.node().attr_int("src_blocked", 0) != 0;

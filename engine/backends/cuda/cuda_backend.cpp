@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_common.h"
+#include "engine/backends/cuda/ops_util.h"
 #include "engine/runtime/custom_kernels.h"
 
 namespace ms::cuda {
@@ -230,6 +231,38 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
     std::erase_if(uploads_, [](const auto& kv) { return kv.second.source.expired(); });
   uploads_[key] = Upload{t.buffer(), dev};
   return dev;
+}
+
+Expected<Tensor> CudaBackend::filter_nhwc(const Tensor& w) {
+  if (w.rank() != 4 || w.device().type != DeviceType::CUDA)
+    return Status::error(ErrorCode::InvalidArgument, "an NHWC filter is made from a 4-D device tensor");
+  const Shape krsc{w.dim(0), w.dim(2), w.dim(3), w.dim(1)};
+  {
+    std::lock_guard<std::mutex> lock(upload_mu_);
+    auto it = nhwc_filters_.find(w.raw());
+    if (it != nhwc_filters_.end() && it->second.source.lock() == w.buffer() && it->second.device.shape() == krsc &&
+        it->second.device.dtype() == w.dtype())
+      return it->second.device;
+  }
+  void* p = caching_->allocate(w.nbytes());
+  if (!p && w.nbytes())
+    return Status::error(ErrorCode::OutOfMemory, "an NHWC copy of a conv filter (" + std::to_string(w.nbytes()) +
+                                                     " bytes): " + caching_->last_error());
+  auto* alloc = caching_.get();
+  auto buf = std::make_shared<Buffer>(p, w.nbytes(), device(), [alloc](void* d, size_t n) { alloc->deallocate(d, n); });
+  Tensor out(std::move(buf), w.dtype(), krsc);
+  MS_CUDA_CHECK(strided_copy(w.raw(), out.raw(), w.numel(), nhwc_copy_desc(w.shape(), true),
+                             static_cast<int>(dtype_size(w.dtype())), current_));
+  // Made once, outside any capture (a graph's first run is eager); later kernels on other streams
+  // read it too.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  MS_CUDA_CHECK(cudaStreamIsCapturing(current_, &capturing));
+  if (capturing == cudaStreamCaptureStatusNone) MS_CUDA_CHECK(cudaStreamSynchronize(current_));
+  std::lock_guard<std::mutex> lock(upload_mu_);
+  if (nhwc_filters_.size() > 4096)
+    std::erase_if(nhwc_filters_, [](const auto& kv) { return kv.second.source.expired(); });
+  nhwc_filters_[w.raw()] = Upload{w.buffer(), out};
+  return out;
 }
 
 namespace {

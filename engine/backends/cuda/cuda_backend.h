@@ -75,6 +75,9 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   // A device-accessible view of `t`: itself when it already lives in CUDA memory, else a copy made
   // on the stream. Constants (initializers) are uploaded once and cached while their buffer lives.
   Expected<Tensor> to_device(const Tensor& t);
+  // A constant conv filter [K, C, R, S] in device memory as cuDNN's NHWC filter (KRSC), made once
+  // and cached while `w`'s buffer lives (`w` in device memory, never written: a constant).
+  Expected<Tensor> filter_nhwc(const Tensor& w);
 
   // Kernels registered for CUDA (op types; the rest fall back to the CPU).
   static const runtime::KernelRegistry& kernels();
@@ -102,6 +105,7 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
     Tensor device;
   };
   std::unordered_map<const Buffer*, Upload> uploads_;
+  std::unordered_map<const void*, Upload> nhwc_filters_;  // by the constant's device address
 };
 
 // The CUDA backend a kernel runs on (kernels registered here only ever run on it).

@@ -1,4 +1,5 @@
-// Conv, FusedConv, MaxPool and AveragePool (2-D, NCHW, f32) on cuDNN, and the conv gradients
+// Conv, FusedConv, MaxPool, AveragePool and FusedPool (2-D; NCHW, or NHWC in the channels-last
+// region of low-precision Graph runs; f32, f16, bf16) on cuDNN, and the conv gradients
 // (ConvTranspose as backward data, ConvGradWeight as backward filter). The convolution algorithm is
 // timed once per shape (cudnnFindConvolutionForwardAlgorithm; heuristics as the fallback), with its
 // workspace from the allocator; FusedConv adds bias, activations and the residual in one cuDNN call
@@ -10,6 +11,7 @@
 #include <tuple>
 
 #include "engine/backends/cuda/ops_util.h"
+#include "engine/ops/blocked_layout.h"
 #include "engine/ops/grad_ops.h"
 
 namespace ms::cuda {
@@ -57,14 +59,16 @@ cudnnDataType_t cudnn_type(DType t) {
   return t == DType::BF16 ? CUDNN_DATA_BFLOAT16 : t == DType::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 }
 
-Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s, DType t = DType::F32) {
+// A 4-D tensor of logical dims [N, C, H, W], laid out NCHW or (nhwc) NHWC.
+Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s, DType t = DType::F32, bool nhwc = false) {
   MS_CUDNN_CHECK(cudnnCreateTensorDescriptor(d));
-  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, cudnn_type(t), static_cast<int>(s[0]),
-                                            static_cast<int>(s[1]), static_cast<int>(s[2]), static_cast<int>(s[3])));
+  MS_CUDNN_CHECK(cudnnSetTensor4dDescriptor(*d, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, cudnn_type(t),
+                                            static_cast<int>(s[0]), static_cast<int>(s[1]), static_cast<int>(s[2]),
+                                            static_cast<int>(s[3])));
   return Status::ok();
 }
 
-using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 8>>;
+using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 9>>;
 
 Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& key, const Descs& d) {
   static std::mutex mu;
@@ -147,17 +151,18 @@ Expected<bool> conv_bias_act(CudaBackend& be, const Descs& d, const Tensor& x, c
   return true;
 }
 
-// cuDNN descriptors of an NCHW conv: input, output, filter and the convolution itself. f32 convs
-// keep f32 math (no TF32, comparable with the CPU); bf16 and f16 ones run on the tensor cores,
-// accumulating in f32.
-Status conv_descs(Descs& d, const Tensor& x0, const Tensor& w0, const Tensor& y, const ConvParams& p) {
+// cuDNN descriptors of a conv: input, output, filter and the convolution itself, all NCHW or all
+// NHWC (the filter KRSC). f32 convs keep f32 math (no TF32, comparable with the CPU); bf16 and f16
+// ones run on the tensor cores, accumulating in f32.
+Status conv_descs(Descs& d, const Tensor& x0, const Tensor& w0, const Tensor& y, const ConvParams& p,
+                  bool nhwc = false) {
   const DType t = y.dtype();
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), t));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape(), t));
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), t, nhwc));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape(), t, nhwc));
   MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
-  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, cudnn_type(t), CUDNN_TENSOR_NCHW, static_cast<int>(w0.dim(0)),
-                                            static_cast<int>(w0.dim(1)), static_cast<int>(w0.dim(2)),
-                                            static_cast<int>(w0.dim(3))));
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, cudnn_type(t), nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                            static_cast<int>(w0.dim(0)), static_cast<int>(w0.dim(1)),
+                                            static_cast<int>(w0.dim(2)), static_cast<int>(w0.dim(3))));
   MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
   MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
                                                  p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -166,11 +171,146 @@ Status conv_descs(Descs& d, const Tensor& x0, const Tensor& w0, const Tensor& y,
   return Status::ok();
 }
 
+// The operands of one cuDNN conv in device memory, laid out as its descriptors say.
+struct ConvOperands {
+  const Tensor* x = nullptr;
+  const Tensor* w = nullptr;
+  const void* bias = nullptr;
+  Tensor residual;
+  Tensor* y = nullptr;
+  bool nhwc = false;
+};
+
+// Runs the conv of `d` (+ bias, residual, post-ops): one cuDNN call where cuDNN fuses them for this
+// algorithm and type (unless MODESCOPE_CUDNN_FUSED=0), else the convolution and our epilogue kernel.
+Status run_conv(runtime::KernelContext& ctx, const Descs& d, const ConvKey& key, const ConvOperands& o,
+                const std::vector<ops::PostOp>& post, bool fused) {
+  CudaBackend& be = cuda_backend(ctx);
+  MS_ASSIGN_OR_RETURN(cudnnConvolutionFwdAlgo_t algo, conv_algo(be, key, d));
+  size_t ws_bytes = 0;
+  MS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(be.cudnn(), d.x, d.w, d.conv, d.y, algo, &ws_bytes));
+  Tensor ws;
+  if (ws_bytes) {
+    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
+  }
+  const std::string layout = o.nhwc ? "nhwc:" : "";
+  Tensor& y = *o.y;
+  if (o.bias && fused_api_enabled()) {
+    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *o.x, *o.w, o.bias, o.residual, post, algo, ws, ws_bytes, y));
+    if (done) {
+      ctx.set_impl("cudnn:" + layout + "conv_bias_act_algo" + std::to_string(static_cast<int>(algo)));
+      return Status::ok();
+    }
+  }
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, o.x->raw(), d.w, o.w->raw(), d.conv, algo,
+                                         ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.y, y.raw()));
+  if (o.bias || !post.empty()) {
+    Epilogue e;
+    e.n = y.numel();
+    e.bias = o.bias;
+    e.channels = y.dim(1);
+    e.inner = o.nhwc ? 1 : y.dim(2) * y.dim(3);  // NHWC: the channel is the fastest axis
+    e.residual = o.residual.defined() ? o.residual.raw() : nullptr;
+    MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
+    MS_RETURN_IF_ERROR(
+        launched(ctx, cuda::epilogue(*scalar_type(y.dtype()), y.raw(), e, be.stream()), "conv epilogue"));
+  }
+  ctx.set_impl("cudnn:" + layout + "conv_algo" + std::to_string(static_cast<int>(algo)) + (fused ? "+epilogue" : ""));
+  return Status::ok();
+}
+
+ConvKey conv_key(const Tensor& x, const Tensor& w, const ConvParams& p, DType t, bool nhwc) {
+  return {{x.dim(0), x.dim(1), x.dim(2), x.dim(3)},
+          {w.dim(0), w.dim(1), w.dim(2), w.dim(3)},
+          {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups, static_cast<int>(t),
+           nhwc ? 1 : 0}};
+}
+
+// The device bias of a conv (input 2), or null: of y's type and one value per output channel.
+Expected<const void*> conv_bias(runtime::KernelContext& ctx, DeviceInputs& in, const Tensor& y, bool& on_cpu) {
+  if (!ctx.has_input(2)) return static_cast<const void*>(nullptr);
+  MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
+  if (b->numel() != y.dim(1))
+    return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
+  on_cpu = b->dtype() != y.dtype();
+  return static_cast<const void*>(b->raw());
+}
+
+// `src` (logical dims [N, C, H, W]) copied into `dst` of the same dims, from NCHW to NHWC (to_nhwc)
+// or back.
+Status relayout_into(runtime::KernelContext& ctx, const Tensor& src, Tensor& dst, bool to_nhwc) {
+  return launched(ctx,
+                  strided_copy(src.raw(), dst.raw(), src.numel(), nhwc_copy_desc(src.shape(), to_nhwc),
+                               static_cast<int>(dtype_size(src.dtype())), cuda_backend(ctx).stream()),
+                  "channels-last transpose");
+}
+
+// `t` moved between NCHW and NHWC into scratch.
+Expected<Tensor> relayout(runtime::KernelContext& ctx, const Tensor& t, bool to_nhwc) {
+  MS_ASSIGN_OR_RETURN(Tensor out, ctx.scratch(t.dtype(), t.shape()));
+  MS_RETURN_IF_ERROR(relayout_into(ctx, t, out, to_nhwc));
+  return out;
+}
+
+// A FusedConv of the channels-last region (the device channels-last pass's layout_block 0): cuDNN's
+// NHWC kernels on NHWC activations and a KRSC copy of the constant filter. Operands outside the
+// region (src/residual not marked) are transposed in; a result outside it is computed NHWC and
+// transposed out.
+Status conv_channels_last(runtime::KernelContext& ctx, const std::vector<ops::PostOp>& post) {
+  const Tensor& x0 = ctx.input(0);
+  const Tensor& w0 = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  const ir::Node& n = ctx.node();
+  ConvParams p;
+  if (!y.defined() || !is_device_float(y.dtype()) || x0.dtype() != y.dtype() || w0.dtype() != y.dtype() ||
+      x0.rank() != 4 || w0.rank() != 4 || !conv_params(n, p))
+    return ctx.fail("a channels-last conv needs 4-D operands of one float type and explicit symmetric pads");
+  if (y.numel() == 0) return Status::ok();
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  MS_ASSIGN_OR_RETURN(const Tensor* w, in.get(1));
+  CudaBackend& be = cuda_backend(ctx);
+  MS_ASSIGN_OR_RETURN(Tensor w_krsc, be.filter_nhwc(*w));
+  Tensor x_nhwc = *x, y_nhwc = y;
+  if (!n.attr_int("src_blocked", 0)) {
+    MS_ASSIGN_OR_RETURN(x_nhwc, relayout(ctx, *x, true));
+  }
+  const bool y_plain = !n.attr_int("dst_blocked", 0);
+  if (y_plain) {
+    MS_ASSIGN_OR_RETURN(y_nhwc, ctx.scratch(y.dtype(), y.shape()));
+  }
+  ConvOperands o{&x_nhwc, &w_krsc, nullptr, Tensor(), &y_nhwc, true};
+  bool wrong_type = false;
+  MS_ASSIGN_OR_RETURN(o.bias, conv_bias(ctx, in, y, wrong_type));
+  if (ctx.has_input(3)) {
+    MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(3));
+    wrong_type = wrong_type || r->dtype() != y.dtype();
+    if (!wrong_type && n.attr_int("residual_blocked", 0)) {
+      MS_ASSIGN_OR_RETURN(o.residual, keep_residual(ctx, *r, y_nhwc));
+    } else if (!wrong_type) {
+      MS_ASSIGN_OR_RETURN(o.residual, relayout(ctx, *r, true));
+    }
+  }
+  if (wrong_type) return ctx.fail("a channels-last conv's bias and residual take the activations' type");
+  Descs d;
+  MS_RETURN_IF_ERROR(conv_descs(d, x0, w0, y, p, true));
+  MS_RETURN_IF_ERROR(run_conv(ctx, d, conv_key(x0, w0, p, y.dtype(), true), o, post, true));
+  return y_plain ? relayout_into(ctx, y_nhwc, y, false) : Status::ok();
+}
+
 Status conv(runtime::KernelContext& ctx, bool fused) {
   const Tensor& x0 = ctx.input(0);
   const Tensor& w0 = ctx.input(1);
   Tensor& y = ctx.output(0);
   const ir::Node& n = ctx.node();
+  std::vector<ops::PostOp> post;
+  if (fused) {
+    auto po = ops::parse_post_ops(n);
+    if (!po) return po.status();
+    post = std::move(*po);
+  }
+  if (fused && ops::channels_last(n)) return conv_channels_last(ctx, post);
   ConvParams p;
   // Layouts chosen for oneDNN (blocked activations) belong to the CPU kernel.
   const bool blocked =
@@ -179,68 +319,21 @@ Status conv(runtime::KernelContext& ctx, bool fused) {
       x0.rank() != 4 || w0.rank() != 4 || blocked || !conv_params(n, p))
     return cpu_fallback(ctx);
   if (y.numel() == 0) return Status::ok();
-  std::vector<ops::PostOp> post;
-  if (fused) {
-    auto po = ops::parse_post_ops(n);
-    if (!po) return po.status();
-    post = std::move(*po);
-  }
-  CudaBackend& be = cuda_backend(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* w, in.get(1));
-  Tensor residual;
+  ConvOperands o{x, w, nullptr, Tensor(), &y, false};
   if (fused && ctx.has_input(3)) {
     MS_ASSIGN_OR_RETURN(const Tensor* r, in.get(3));
     if (r->dtype() != y.dtype()) return cpu_fallback(ctx);
-    MS_ASSIGN_OR_RETURN(residual, keep_residual(ctx, *r, y));
+    MS_ASSIGN_OR_RETURN(o.residual, keep_residual(ctx, *r, y));
   }
+  bool bias_on_cpu = false;
+  MS_ASSIGN_OR_RETURN(o.bias, conv_bias(ctx, in, y, bias_on_cpu));
+  if (bias_on_cpu) return cpu_fallback(ctx);
   Descs d;
   MS_RETURN_IF_ERROR(conv_descs(d, x0, w0, y, p));
-  const ConvKey key{{x0.dim(0), x0.dim(1), x0.dim(2), x0.dim(3)},
-                    {w0.dim(0), w0.dim(1), w0.dim(2), w0.dim(3)},
-                    {p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.groups,
-                     static_cast<int>(y.dtype())}};
-  MS_ASSIGN_OR_RETURN(cudnnConvolutionFwdAlgo_t algo, conv_algo(be, key, d));
-  size_t ws_bytes = 0;
-  MS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(be.cudnn(), d.x, d.w, d.conv, d.y, algo, &ws_bytes));
-  Tensor ws;
-  if (ws_bytes) {
-    MS_ASSIGN_OR_RETURN(ws, device_scratch(ctx, ws_bytes));
-  }
-  const float one = 1.f, zero = 0.f;
-  const void* bias = nullptr;
-  if (ctx.has_input(2)) {
-    MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
-    if (b->numel() != y.dim(1))
-      return ctx.fail("bias has " + std::to_string(b->numel()) + " values, not " + std::to_string(y.dim(1)));
-    if (b->dtype() != y.dtype()) return cpu_fallback(ctx);
-    bias = b->raw();
-  }
-  // conv + bias (+ residual) (+ ReLU) in one cuDNN call where cuDNN has it for this algorithm and type;
-  // otherwise (or with MODESCOPE_CUDNN_FUSED=0) the convolution and our epilogue kernel.
-  if (bias && fused_api_enabled()) {
-    MS_ASSIGN_OR_RETURN(bool done, conv_bias_act(be, d, *x, *w, bias, residual, post, algo, ws, ws_bytes, y));
-    if (done) {
-      ctx.set_impl("cudnn:conv_bias_act_algo" + std::to_string(static_cast<int>(algo)));
-      return Status::ok();
-    }
-  }
-  MS_CUDNN_CHECK(cudnnConvolutionForward(be.cudnn(), &one, d.x, x->raw(), d.w, w->raw(), d.conv, algo,
-                                         ws_bytes ? ws.raw() : nullptr, ws_bytes, &zero, d.y, y.raw()));
-  if (bias || !post.empty()) {
-    Epilogue e;
-    e.n = y.numel();
-    e.bias = bias;
-    e.channels = y.dim(1);
-    e.inner = y.dim(2) * y.dim(3);
-    e.residual = residual.defined() ? residual.raw() : nullptr;
-    MS_RETURN_IF_ERROR(set_post_ops(ctx, post, e));
-    MS_RETURN_IF_ERROR(
-        launched(ctx, cuda::epilogue(*scalar_type(y.dtype()), y.raw(), e, be.stream()), "conv epilogue"));
-  }
-  ctx.set_impl("cudnn:conv_algo" + std::to_string(static_cast<int>(algo)) + (fused ? "+epilogue" : ""));
-  return Status::ok();
+  return run_conv(ctx, d, conv_key(x0, w0, p, y.dtype(), false), o, post, fused);
 }
 
 // The cuDNN pooling descriptor of a MaxPool/AveragePool node (also of its gradient op, which
@@ -281,6 +374,53 @@ Status pool(runtime::KernelContext& ctx, bool max) {
   MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
   ctx.set_impl(max ? "cudnn:max_pool" : "cudnn:avg_pool");
   return Status::ok();
+}
+
+// FusedPool of the channels-last region (the device channels-last pass's): MaxPool,
+// GlobalAveragePool or GlobalMaxPool (its `pool`) on cuDNN over NHWC. An input outside the region is
+// transposed in; a result outside it transposed out, unless it is 1x1 (a global pool's: both
+// layouts are the same bytes). A FusedPool of oneDNN's blocked layouts is the CPU kernel's.
+Status fused_pool(runtime::KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  if (!ops::channels_last(n)) return cpu_fallback(ctx);
+  const std::string kind = n.attr_string("pool", "");
+  const Tensor& x0 = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const bool global = kind == "GlobalAveragePool" || kind == "GlobalMaxPool";
+  const bool max = kind == "MaxPool" || kind == "GlobalMaxPool";
+  if (!y.defined() || x0.rank() != 4 || y.rank() != 4 || !is_device_float(x0.dtype()) || y.dtype() != x0.dtype() ||
+      n.attrs.count("to") || !(global || kind == "MaxPool"))
+    return ctx.fail("a channels-last pool is a 4-D " + (kind.empty() ? std::string("pool") : kind) +
+                    " keeping its float type");
+  Descs d;
+  if (global) {
+    MS_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&d.pool));
+    const int h = static_cast<int>(x0.dim(2)), w = static_cast<int>(x0.dim(3));
+    MS_CUDNN_CHECK(cudnnSetPooling2dDescriptor(
+        d.pool, max ? CUDNN_POOLING_MAX_DETERMINISTIC : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+        CUDNN_NOT_PROPAGATE_NAN, h, w, 0, 0, h, w));
+  } else {
+    MS_ASSIGN_OR_RETURN(bool ok, pool_desc(n, x0, max, d));
+    if (!ok) return ctx.fail("a channels-last pool needs explicit symmetric pads, no ceil mode and no dilation");
+  }
+  if (y.numel() == 0) return Status::ok();
+  DeviceInputs in(ctx);
+  MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
+  Tensor x_nhwc = *x, y_nhwc = y;
+  if (!n.attr_int("src_blocked", 0)) {
+    MS_ASSIGN_OR_RETURN(x_nhwc, relayout(ctx, *x, true));
+  }
+  const bool y_out = !n.attr_int("dst_blocked", 0) && y.dim(2) * y.dim(3) != 1;
+  if (y_out) {
+    MS_ASSIGN_OR_RETURN(y_nhwc, ctx.scratch(y.dtype(), y.shape()));
+  }
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), x0.dtype(), true));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y.shape(), y.dtype(), true));
+  CudaBackend& be = cuda_backend(ctx);
+  const float one = 1.f, zero = 0.f;
+  MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x_nhwc.raw(), &zero, d.y, y_nhwc.raw()));
+  ctx.set_impl("cudnn:nhwc:" + kind);
+  return y_out ? relayout_into(ctx, y_nhwc, y, false) : Status::ok();
 }
 
 // MaxPoolGrad / AveragePoolGrad (X, dY) -> dX: cuDNN's pooling backward, with the forward output it
@@ -420,6 +560,7 @@ void register_cudnn_ops(runtime::KernelRegistry& r) {
   r.add("Conv", [](runtime::KernelContext& c) { return conv(c, false); });
   r.add(
       "FusedConv", [](runtime::KernelContext& c) { return conv(c, true); }, ops::kFusedDomain);
+  r.add("FusedPool", fused_pool, ops::kFusedDomain);
   r.add("MaxPool", [](runtime::KernelContext& c) { return pool(c, true); });
   r.add("AveragePool", [](runtime::KernelContext& c) { return pool(c, false); });
   r.add(

@@ -152,29 +152,38 @@ Status global_avg_pool(runtime::KernelContext& ctx) {
   });
 }
 
+// LayerNormalization over the axes from `axis` on; f16/bf16 (a mixed-precision graph's, where the
+// decomposed form fused after amp-cast) through f32 with the scale and bias widened too.
 Status layer_norm(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t rank = static_cast<int64_t>(x0.shape().size());
   const int64_t axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
-  // Mean / InvStdDev outputs (training) and non-f32 stay on the CPU.
-  if (x0.dtype() != DType::F32 || !y.defined() || ctx.num_outputs() > 1 || rank == 0) return cpu_fallback(ctx);
+  // Mean / InvStdDev outputs (training) stay on the CPU.
+  if (!is_device_float(x0.dtype()) || !y.defined() || y.dtype() != x0.dtype() || ctx.num_outputs() > 1 || rank == 0)
+    return cpu_fallback(ctx);
   int64_t rows = 1, cols = 1;
   for (int64_t k = 0; k < rank; ++k) (k < axis ? rows : cols) *= x0.shape()[static_cast<size_t>(k)];
-  if (ctx.input(1).numel() != cols || (ctx.has_input(2) && ctx.input(2).numel() != cols)) return cpu_fallback(ctx);
+  if (ctx.input(1).numel() != cols || (ctx.has_input(2) && ctx.input(2).numel() != cols) ||
+      !is_device_float(ctx.input(1).dtype()) || (ctx.has_input(2) && !is_device_float(ctx.input(2).dtype())))
+    return cpu_fallback(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
-  MS_ASSIGN_OR_RETURN(const Tensor* scale, in.get(1));
-  const float* bias = nullptr;
+  MS_ASSIGN_OR_RETURN(const Tensor* scale0, in.get(1));
+  MS_ASSIGN_OR_RETURN(Tensor scale, as_f32(ctx, *scale0));
+  Tensor bias;
   if (ctx.has_input(2)) {
     MS_ASSIGN_OR_RETURN(const Tensor* b, in.get(2));
-    bias = b->data<float>();
+    MS_ASSIGN_OR_RETURN(bias, as_f32(ctx, *b));
   }
-  ctx.set_impl("cuda:layer_norm");
-  return launched(ctx,
-                  layer_norm_f32(x->data<float>(), scale->data<float>(), bias, y.data<float>(), rows, cols,
-                                 ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
-                  "layer_norm");
+  ctx.set_impl(x0.dtype() == DType::F32 ? "cuda:layer_norm" : "cuda:layer_norm_via_f32");
+  return through_f32(ctx, *x, y, [&](const Tensor& x32, Tensor& y32) {
+    return launched(ctx,
+                    layer_norm_f32(x32.data<float>(), scale.data<float>(),
+                                   bias.defined() ? bias.data<float>() : nullptr, y32.data<float>(), rows, cols,
+                                   ctx.node().attr_float("epsilon", 1e-5f), cuda_backend(ctx).stream()),
+                    "layer_norm");
+  });
 }
 
 Status batch_norm(runtime::KernelContext& ctx) {

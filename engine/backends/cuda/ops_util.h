@@ -38,6 +38,26 @@ inline Shape row_major_strides(const Shape& dims) {
   return st;
 }
 
+// The copy that moves a 4-D tensor of logical dims [N, C, H, W] from NCHW to NHWC (to_nhwc) or back;
+// a conv filter [K, C, R, S] goes to cuDNN's NHWC filter layout (KRSC) the same way.
+inline CopyDesc nhwc_copy_desc(const Shape& s, bool to_nhwc) {
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  CopyDesc d;
+  d.rank = 4;
+  const int64_t dims_to[4] = {n, h, w, c}, src_to[4] = {c * h * w, w, 1, h * w};
+  const int64_t dims_back[4] = {n, c, h, w}, src_back[4] = {h * w * c, 1, w * c, c};
+  for (int k = 0; k < 4; ++k) {
+    d.dims[k] = to_nhwc ? dims_to[k] : dims_back[k];
+    d.src_stride[k] = to_nhwc ? src_to[k] : src_back[k];
+  }
+  int64_t st = 1;
+  for (int k = 3; k >= 0; --k) {
+    d.dst_stride[k] = st;
+    st *= d.dims[k];
+  }
+  return d;
+}
+
 // Float dtypes the device kernels compute (f32, and f16/bf16 widened to f32 in registers).
 inline bool is_device_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 

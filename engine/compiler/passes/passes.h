@@ -30,6 +30,7 @@ PassPtr make_fuse_elementwise_pass();                           // fuse_elementw
 PassPtr make_fuse_reduce_pass();                                // fuse_reduce.cpp
 PassPtr make_conv_layout_pass(bool bf16_convs = false);         // conv_layout.cpp (O2)
 PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
+PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend,
                            bool input_layers_f32 = false);  // amp_cast.cpp
 
