@@ -18,6 +18,7 @@
 #include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
 
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -25,7 +26,15 @@
 namespace ms::compiler {
 namespace {
 
-bool low_float(DType t) { return t == DType::BF16 || t == DType::F16; }
+// bf16 and f16 (the tensor cores' types); f32 too with MODESCOPE_CHANNELS_LAST=all (cuDNN's NHWC
+// f32 kernels, measured against its NCHW ones).
+bool layout_dtype(DType t) {
+  static const bool f32_too = [] {
+    const char* v = std::getenv("MODESCOPE_CHANNELS_LAST");
+    return v && std::string(v) == "all";
+  }();
+  return t == DType::BF16 || t == DType::F16 || (f32_too && t == DType::F32);
+}
 
 bool static_4d(const ir::Value* v) { return v && v->type.is_static() && v->type.dims->size() == 4; }
 
@@ -93,7 +102,7 @@ class ChannelsLast final : public Pass {
     const ir::Value* x = g.value(n.inputs[0]);
     const ir::Value* w = g.value(n.inputs[1]);
     const ir::Value* y = g.value(n.outputs[0]);
-    if (!static_4d(x) || !static_4d(w) || !static_4d(y) || !low_float(x->type.dtype) || !w->is_initializer() ||
+    if (!static_4d(x) || !static_4d(w) || !static_4d(y) || !layout_dtype(x->type.dtype) || !w->is_initializer() ||
         w->type.dtype != x->type.dtype || y->type.dtype != x->type.dtype)
       return false;
     for (size_t i = 2; i < n.inputs.size(); ++i) {
@@ -108,7 +117,7 @@ class ChannelsLast final : public Pass {
     if (n.inputs.size() != 1 || n.outputs.size() != 1) return false;
     const ir::Value* x = g.value(n.inputs[0]);
     const ir::Value* y = g.value(n.outputs[0]);
-    if (!static_4d(x) || !static_4d(y) || !low_float(x->type.dtype) || y->type.dtype != x->type.dtype) return false;
+    if (!static_4d(x) || !static_4d(y) || !layout_dtype(x->type.dtype) || y->type.dtype != x->type.dtype) return false;
     if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") return true;
     return symmetric_pads(n) && n.attr_int("ceil_mode", 0) == 0 && n.attr_int("storage_order", 0) == 0 &&
            n.attr_ints("dilations", {1, 1}) == std::vector<int64_t>{1, 1} && n.attr_ints("kernel_shape").size() == 2;
