@@ -168,7 +168,10 @@ thread_local const std::map<std::string, DimRange>* t_ranges = nullptr;
 
 Status plain_infer(ir::Graph& g, Backend* fold_backend) {
   std::unordered_map<std::string, Tensor> known;
-  Inferrer inf(fold_backend && fold_backend->device().is_cpu() ? fold_backend : nullptr);
+  // Shape math runs where constants fold: the CPU backend itself, or a device backend's host CPU
+  // backend (without it a device compile left Shape -> Gather -> Concat -> Expand dynamic, and a
+  // ViT's class-token Expand kept its graph from whole-graph replay).
+  Inferrer inf(fold_backend ? fold_backend->folding_backend() : nullptr);
   return inf.infer(g, known);
 }
 

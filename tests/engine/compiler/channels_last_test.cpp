@@ -3,7 +3,8 @@
 // region's edges; every channels-last value is made and read by such nodes only, never a graph
 // output, and takes its plain bytes in the arena. The CPU pipeline has no such pass, and a
 // channels-last node that reaches a CPU kernel fails with a message naming the layout instead of
-// reading NHWC bytes as NCHW.
+// reading NHWC bytes as NCHW. Also: a device compile folds its shape math on the host, so a shape
+// computed from a static input is static there too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,11 +14,13 @@
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
+#include "engine/compiler/infer.h"
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/ops/blocked_layout.h"
 #include "engine/ops/fused.h"
 #include "engine/runtime/executor.h"
 #include "tests/app/forwarding_backend.h"
+#include "tests/profiler/test_util.h"
 
 namespace ms {
 namespace {
@@ -119,6 +122,38 @@ TEST(ChannelsLast, CpuKernelRefusesAChannelsLastNode) {
   auto r = (*on_cpu)->run({{in, x}});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.status().message().find("channels-last"), std::string::npos) << r.status().message();
+}
+
+// x [2,3,4] -> Shape -> Gather(0) -> Unsqueeze -> Concat([n, 1, 4]) -> Expand(token): a ViT's
+// class-token expand. Inferred for a device backend, the shape math runs on its host CPU backend and
+// the Expand's result is static (f32[2,1,4]), so the graph can be recorded whole.
+TEST(DeviceCompile, ShapeMathFoldsOnTheHost) {
+  using prof::test::make_node;
+  ir::Graph g;
+  g.opsets[""] = 17;
+  g.inputs = {"x"};
+  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{2, 3, 4}, {"", "", ""}}, {}, std::nullopt});
+  auto constant = [&](const std::string& name, Tensor t) {
+    g.add_value(ir::Value{
+        name, ir::ValueType{t.dtype(), t.shape(), std::vector<std::string>(t.shape().size())}, {}, std::move(t)});
+  };
+  constant("token", Tensor::from_vector<float>({1.f, 2.f, 3.f, 4.f}, {1, 1, 4}));
+  constant("zero", Tensor::from_vector<int64_t>({0}, {}));
+  constant("axis0", Tensor::from_vector<int64_t>({0}, {1}));
+  constant("rest", Tensor::from_vector<int64_t>({1, 4}, {2}));
+  g.add_node(make_node("Shape", {"x"}, {"s"}));
+  g.add_node(make_node("Gather", {"s", "zero"}, {"n"}));
+  g.add_node(make_node("Unsqueeze", {"n", "axis0"}, {"n1"}));
+  ir::Node cat = make_node("Concat", {"n1", "rest"}, {"shape"});
+  cat.attrs["axis"] = ir::Attribute(int64_t{0});
+  g.add_node(cat);
+  g.add_node(make_node("Expand", {"token", "shape"}, {"e"}));
+  g.outputs = {"e"};
+  DeviceLike dev;
+  ASSERT_TRUE(compiler::infer_graph_types(g, &dev).is_ok());
+  const ir::ValueType& t = g.value("e")->type;
+  ASSERT_TRUE(t.is_static()) << t.to_string();
+  EXPECT_EQ(*t.dims, (std::vector<int64_t>{2, 1, 4}));
 }
 
 }  // namespace
