@@ -252,7 +252,10 @@ int bench_model(const RunArgs& a) {
     }
     prep->backend->synchronize();
   }
-  const double peak = measure_peak_gflops(*prep->backend, 5, a.precision == "bf16" ? DType::BF16 : DType::F32);
+  const double peak = measure_peak_gflops(*prep->backend, 5,
+                                          a.precision == "bf16"   ? DType::BF16
+                                          : a.precision == "fp16" ? DType::F16
+                                                                  : DType::F32);
   // FLOPs per iteration from the cost model over the statically inferred graph.
   ir::Graph typed = prep->graph;
   for (const auto& [name, t] : prep->inputs)
@@ -301,11 +304,11 @@ int bench_model(const RunArgs& a) {
                 m == pyn ? "pynative" : "graph", m->latency.median, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
                 session::format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
-  const bool low = a.precision == "bf16";
+  const bool low = session::is_low_precision(a.precision);
   const session::Deviation dev = low ? session::deviation(gra->outputs, pyn->outputs) : session::Deviation{};
   if (low)
-    std::printf("  graph in bf16: deviation from f32 (PyNative) max %.3g, mean %.3g (relative); top-1 %s\n",
-                dev.max_rel, dev.mean_rel, dev.argmax_equal ? "the same" : "differs");
+    std::printf("  graph in %s: deviation from f32 (PyNative) max %.3g, mean %.3g (relative); top-1 %s\n",
+                a.precision.c_str(), dev.max_rel, dev.mean_rel, dev.argmax_equal ? "the same" : "differs");
   int branch_threads = 1;
   for (int t : gx.step_threads()) branch_threads = std::max(branch_threads, t + 1);
   std::printf("  speedup  %.2fx   compile %.1f ms   nodes %zu -> %zu   branch threads %d\n", speedup, gx.compile_ms(),
@@ -345,7 +348,7 @@ int bench_model(const RunArgs& a) {
       << "\", \"replayed\": " << (gx.replayed() ? "true" : "false") << ", \"replay_note\": \""
       << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump()
       << ", \"environment\": " << environment_json(prep->backend.get()).dump() << ", \"precision\": \""
-      << (low ? "bf16" : "f32") << "\"";
+      << (low ? a.precision : std::string("f32")) << "\"";
     if (low)
       f << ", \"max_rel_dev\": " << dev.max_rel << ", \"mean_rel_dev\": " << dev.mean_rel
         << ", \"argmax_equal\": " << (dev.argmax_equal ? "true" : "false");

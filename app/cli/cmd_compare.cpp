@@ -68,13 +68,14 @@ int compare_command(const RunArgs& a) {
   }
 
   int mismatches = 0;
-  const bool low = a.precision == "bf16";  // Graph in bf16: its distance from f32, not equality
+  // Graph in bf16 or fp16: its distance from f32, not equality.
+  const bool low = session::is_low_precision(a.precision);
   if (low) {
     const session::Deviation d = session::deviation(graph->outputs, eager->outputs);
     std::printf(
-        "\noutputs: %zu; Graph (bf16) from PyNative (f32): max deviation %.3g, mean %.3g (relative); "
+        "\noutputs: %zu; Graph (%s) from PyNative (f32): max deviation %.3g, mean %.3g (relative); "
         "top-1 %s\n",
-        eager->outputs.size(), d.max_rel, d.mean_rel, d.argmax_equal ? "the same" : "differs");
+        eager->outputs.size(), a.precision.c_str(), d.max_rel, d.mean_rel, d.argmax_equal ? "the same" : "differs");
   }
   for (size_t i = 0; i < eager->outputs.size() && !low; ++i) {
     const std::string diff = session::compare_tensors(graph->outputs[i], eager->outputs[i], 1e-4, 1e-5);

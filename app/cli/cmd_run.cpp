@@ -100,8 +100,9 @@ int run_command(const RunArgs& a) {
   for (size_t i = 0; i < r->outputs.size(); ++i)
     std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());
   // A bf16 Graph against one f32 PyNative pass on the same inputs.
-  const bool low = a.precision == "bf16" && cfg.mode == runtime::ExecMode::Graph;
-  if (a.precision == "bf16" && !low) std::fprintf(stderr, "note: --precision bf16 is Graph mode's; PyNative ran f32\n");
+  const bool low = session::is_low_precision(a.precision) && cfg.mode == runtime::ExecMode::Graph;
+  if (session::is_low_precision(a.precision) && !low)
+    std::fprintf(stderr, "note: --precision %s is Graph mode's; PyNative ran f32\n", a.precision.c_str());
   session::Deviation dev;
   if (low) {
     session::RunRequest ref = cfg;
@@ -112,8 +113,8 @@ int run_command(const RunArgs& a) {
     auto f32 = session::run_model(prep->graph, prep->inputs, *prep->backend, ref);
     if (!f32) return fail(a.model + ": the f32 reference pass: " + f32.status().message());
     dev = session::deviation(r->outputs, f32->outputs);
-    std::printf("  bf16      deviation from f32 max %.3g, mean %.3g (relative); top-1 %s\n", dev.max_rel, dev.mean_rel,
-                dev.argmax_equal ? "the same" : "differs");
+    std::printf("  %-9s deviation from f32 max %.3g, mean %.3g (relative); top-1 %s\n", a.precision.c_str(),
+                dev.max_rel, dev.mean_rel, dev.argmax_equal ? "the same" : "differs");
   }
   if (!a.save_outputs.empty()) {
     std::error_code ec;
@@ -146,7 +147,7 @@ int run_command(const RunArgs& a) {
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;
-    j["precision"] = low ? "bf16" : "f32";
+    j["precision"] = low ? a.precision : std::string("f32");
     if (low)
       j["deviation"] = {{"max_rel", dev.max_rel}, {"mean_rel", dev.mean_rel}, {"argmax_equal", dev.argmax_equal}};
     // Graph mode compiles once for the run's exact shapes; every later iteration reuses it

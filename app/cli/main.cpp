@@ -19,9 +19,10 @@ std::vector<CommandInfo>& command_registry() {
 
 void add_precision_option(CLI::App* cmd, RunArgs& a) {
   cmd->add_option("--precision", a.precision,
-                  "Graph mode's precision: f32, or bf16 (norms, softmax, reductions and the layer that reads "
-                  "the input kept f32; CPUs with AVX-512-BF16 or AMX); the deviation from f32 is reported")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+                  "Graph mode's precision: f32, bf16 (norms, softmax, reductions and the layer that reads "
+                  "the input kept f32; CPUs with AVX-512-BF16 or AMX, CUDA from sm_80) or fp16 (the same, in f16; "
+                  "CUDA); the deviation from f32 is reported")
+      ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
 }
 
 void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode) {

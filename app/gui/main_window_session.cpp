@@ -10,6 +10,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_panel.h"
 #include "app/gui/train_panel.h"
+#include "app/session/precision.h"
 #include "engine/compiler/diff.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/graph/inspector.h"
@@ -173,8 +174,9 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
           for (const auto& b : r->buckets) kept << QString::fromStdString(b);
           if (kept.size() > 1) line += tr("; compiled so far, latest first: %1").arg(kept.join(QStringLiteral("; ")));
         }
-        if (r->precision == "bf16")
-          line += tr("; in bf16, from f32 max %1, mean %2 (relative), top-1 %3")
+        if (session::is_low_precision(r->precision))
+          line += tr("; in %1, from f32 max %2, mean %3 (relative), top-1 %4")
+                      .arg(QString::fromStdString(r->precision))
                       .arg(r->deviation.max_rel, 0, 'g', 3)
                       .arg(r->deviation.mean_rel, 0, 'g', 3)
                       .arg(r->deviation.argmax_equal ? tr("the same") : tr("differs"));

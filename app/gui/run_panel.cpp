@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "app/session/figures.h"
+#include "app/session/precision.h"
 #include "engine/compiler/options.h"
 
 namespace ms::app {
@@ -36,9 +37,11 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent) {
   precision_->setObjectName(QStringLiteral("Precision"));
   precision_->addItem(tr("f32"), QStringLiteral("f32"));
   precision_->addItem(tr("bf16 (Graph mode)"), QStringLiteral("bf16"));
+  precision_->addItem(tr("fp16 (Graph mode, CUDA)"), QStringLiteral("fp16"));
   precision_->setToolTip(
       tr("bf16: Graph mode computes in bf16 but for normalizations, softmax and reductions, and the result says how "
-         "far its outputs lie from f32. Needs a CPU with AVX-512-BF16 or AMX."));
+         "far its outputs lie from f32. Needs a CPU with AVX-512-BF16 or AMX, or a CUDA device from sm_80. fp16: the "
+         "same in f16, on a CUDA device."));
   threads_ = new QSpinBox(this);
   threads_->setRange(0, 256);
   threads_->setSpecialValueText(tr("all cores"));
@@ -122,8 +125,9 @@ void RunPanel::show_result(const RunOutcome& r) {
           .arg(r.min_ms, 0, 'f', 3);
   if (r.mode == "graph")
     text += r.cached ? tr("<br>compile: cached (0 ms)") : tr("<br>compile %1 ms").arg(r.compile_ms, 0, 'f', 1);
-  if (r.precision == "bf16")
-    text += tr("<br>bf16: from f32 max %1, mean %2 (relative); top-1 %3")
+  if (session::is_low_precision(r.precision))
+    text += tr("<br>%1: from f32 max %2, mean %3 (relative); top-1 %4")
+                .arg(QString::fromStdString(r.precision))
                 .arg(r.deviation.max_rel, 0, 'g', 3)
                 .arg(r.deviation.mean_rel, 0, 'g', 3)
                 .arg(r.deviation.argmax_equal ? tr("the same") : tr("differs"));

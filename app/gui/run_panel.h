@@ -24,7 +24,7 @@ class RunPanel : public QWidget {
   void set_busy(bool busy);
   void set_iterations(int n);
   bool set_jit_level(const QString& level);  // "O0" | "O1" | "O2"; false for anything else
-  bool set_precision(const QString& p);      // "f32" | "bf16"; false for anything else
+  bool set_precision(const QString& p);      // "f32" | "bf16" | "fp16"; false for anything else
   void show_result(const RunOutcome& r);
   void clear_results();
   void save_settings() const;

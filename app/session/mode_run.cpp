@@ -118,7 +118,7 @@ Expected<RunRequest> loop_request(const ModeRun& req, const runtime::Backend& ba
   run.warmup = req.warmup;
   MS_ASSIGN_OR_RETURN(run.compile.jit_level, compiler::parse_jit_level(req.jit_level));
   run.compile.disabled_passes = req.disabled_passes;
-  if (run.mode == runtime::ExecMode::Graph && req.precision == "bf16")
+  if (run.mode == runtime::ExecMode::Graph && is_low_precision(req.precision))
     MS_RETURN_IF_ERROR(apply_precision(run.compile, req.precision, backend));
   run.profile = true;  // cheap (a few records per op): the timeline, heatmap and comparison need it
   run.profiling.gpu_collector = req.gpu_collector;
@@ -132,7 +132,7 @@ Expected<ModeRunOutcome> finish_mode_run(const ir::Graph& g, const ModeRun& req,
                                          const RunResult& r, const runtime::TensorMap& inputs,
                                          runtime::Backend& backend, const std::string& note, RunCallbacks& callbacks) {
   ModeRunOutcome done = mode_outcome(r, run.compile.jit_level);
-  if (run.mode == runtime::ExecMode::Graph && req.precision == "bf16") {
+  if (run.mode == runtime::ExecMode::Graph && is_low_precision(req.precision)) {
     RunRequest ref;
     ref.iters = 1;
     ref.warmup = 0;

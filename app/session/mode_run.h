@@ -32,7 +32,7 @@ struct ModeRun {
   int warmup = 2;
   int batch = 1;                             // value for a symbolic leading dim
   std::vector<std::string> disabled_passes;  // Graph mode: pipeline arguments left out
-  std::string precision = "f32";             // Graph mode: f32 or bf16 (precision.h)
+  std::string precision = "f32";             // Graph mode: f32, bf16 or fp16 (precision.h)
   // Seams for tests: the backend for `device` (default backends::create_backend), the GPU
   // collector and an observer of the timed iterations (run_loop.h).
   std::function<Expected<backends::BackendChoice>(const std::string& device, int threads)> make_backend;

@@ -59,12 +59,12 @@ AmpClass amp_class(std::string_view op, std::string_view domain) {
   return AmpClass::Keep;  // unknown domains: their kernels may not take bf16
 }
 
-DType amp_compute_type(AmpClass c, AmpLevel level) {
+DType amp_compute_type(AmpClass c, AmpLevel level, DType low) {
   if (level == AmpLevel::O0 || c == AmpClass::Keep) return DType::Undefined;
   switch (c) {
-    case AmpClass::White: return kAmpLowType;
-    case AmpClass::Black: return level == AmpLevel::O3 ? kAmpLowType : DType::F32;
-    case AmpClass::Grey: return level == AmpLevel::O1 ? DType::Undefined : kAmpLowType;
+    case AmpClass::White: return low;
+    case AmpClass::Black: return level == AmpLevel::O3 ? low : DType::F32;
+    case AmpClass::Grey: return level == AmpLevel::O1 ? DType::Undefined : low;
     case AmpClass::Keep: break;
   }
   return DType::Undefined;

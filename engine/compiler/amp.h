@@ -32,9 +32,9 @@ enum class AmpClass {
 };
 AmpClass amp_class(std::string_view op_type, std::string_view domain);
 
-// The precision a node of this class computes in at `level` (F32, kAmpLowType, or Undefined: leave
-// its inputs as they are).
-DType amp_compute_type(AmpClass c, AmpLevel level);
+// The precision a node of this class computes in at `level` (F32, `low`, or Undefined: leave its
+// inputs as they are). `low` is bf16, or f16 on a device (inference with --precision fp16).
+DType amp_compute_type(AmpClass c, AmpLevel level, DType low = kAmpLowType);
 
 // Float inputs that are not data (Resize's roi/scales, Dropout's ratio): never cast.
 bool amp_keeps_input(std::string_view op_type, size_t input_index);

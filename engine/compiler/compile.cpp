@@ -72,6 +72,7 @@ Status run_passes(Build& b, const ir::Graph& graph, const Signature& signature) 
   jit.verify = b.options.verify_passes;
   jit.amp = b.options.amp;
   jit.amp_input_layers_f32 = b.options.amp_input_layers_f32;
+  jit.amp_type = b.options.amp_type;
   jit.cancelled = b.options.cancelled;
   MS_ASSIGN_OR_RETURN(b.out.passes, run_pipeline(x.graph, &b.backend, jit));
   return Status::ok();

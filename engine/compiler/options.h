@@ -49,6 +49,8 @@ struct CompileOptions {
   // embedding) compute in f32, as quantization keeps its first layer wider. Inference precision
   // (--precision bf16) sets it; training AMP leaves it off, so eager autocast makes the same choices.
   bool amp_input_layers_f32 = false;
+  // The type AMP computes in: bf16, or f16 (--precision fp16; a device's, the CPU has no f16 math).
+  DType amp_type = DType::BF16;
   // A shape bucket: the signature's symbolic dims (-1, named by the type's dim_params) with the
   // largest size each takes in the bucket; the bucket holds the sizes in (bound / 2, bound]. Types
   // are inferred across that range (compiler/infer.h, SymbolicRangesScope), values whose shape

@@ -23,7 +23,8 @@ const char* jit_level_name(JitLevel l) {
   return "?";
 }
 
-PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp, bool amp_input_layers_f32) {
+PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp, bool amp_input_layers_f32,
+                           DType amp_type) {
   PassManager pm;
   // Inference in bf16 (the layers reading the input kept f32): inference BatchNorms fold into their
   // convs first, in f32; after amp-cast a bf16 conv's result reaches its (black-list, f32) BatchNorm
@@ -34,7 +35,7 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
     pm.add(make_fold_batchnorm_pass());
   }
   // First, so every later pass (folding, fusion, layout) sees the precision each op computes in.
-  if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend, amp_input_layers_f32));
+  if (amp != AmpLevel::O0) pm.add(make_amp_cast_pass(amp, backend, amp_input_layers_f32, amp_type));
   pm.add(make_infer_types_pass(backend));
   if (level == JitLevel::O0) return pm;
   // Before constant folding, which would turn the weights' DequantizeLinear into float constants.
@@ -51,7 +52,7 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   if (!backend || backend->device().is_cpu()) pm.add(make_fuse_attention_pass());
   // Before fuse-ops, which would take its activations into the 1x1 convs; CPU only (one CPU kernel).
   if (!backend || backend->device().is_cpu()) pm.add(make_fuse_squeeze_excite_pass());
-  pm.add(make_fuse_ops_pass());
+  pm.add(make_fuse_ops_pass(backend && !backend->device().is_cpu()));
   // After fuse-ops, so a packed projection's bias and post-ops split with its columns.
   pm.add(make_split_matmul_pass());
   // Fused elementwise loops have a CPU kernel only: on a device the chain stays as single ops, each
@@ -157,7 +158,7 @@ class BudgetOnePass final : public PassInstrumentation {
 
 Expected<CompileResult> run_pipeline(ir::Graph& g, runtime::Backend* backend, const JitConfig& config) {
   MS_RETURN_IF_ERROR(check_pass_names(config.disabled_passes));
-  PassManager pm = build_pipeline(config.jit_level, backend, config.amp, config.amp_input_layers_f32);
+  PassManager pm = build_pipeline(config.jit_level, backend, config.amp, config.amp_input_layers_f32, config.amp_type);
   if (config.customize) config.customize(pm);
   DisablePasses disable(config.disabled_passes);
   StopAfter stop(config.stop_after);

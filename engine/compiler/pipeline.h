@@ -29,6 +29,7 @@ struct JitConfig {
   bool verify = false;                          // ir::verify after each pass (tests, debug builds)
   AmpLevel amp = AmpLevel::O0;                  // O1..O3: the amp-cast pass runs first (compiler/amp.h)
   bool amp_input_layers_f32 = false;            // white ops reading a graph input stay f32 (inference bf16)
+  DType amp_type = DType::BF16;                 // the low type: bf16, or f16 (a device's --precision fp16)
   std::function<bool()> cancelled;              // polled before each pass: true stops with Cancelled
 };
 
@@ -38,7 +39,7 @@ const char* jit_level_name(JitLevel l);
 // The passes of a level, in order (backend used for folding; may be null for listing). An AMP level
 // other than O0 puts the amp-cast pass first.
 PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel amp = AmpLevel::O0,
-                           bool amp_input_layers_f32 = false);
+                           bool amp_input_layers_f32 = false, DType amp_type = DType::BF16);
 
 struct PipelineEntry {
   std::string argument, name, description;

@@ -2,8 +2,10 @@
 // carries each mode's median, min and p90; a baseline far faster than any machine flags regressions
 // (exit status 3), one far slower flags none, a baseline without the model is a one-line error.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -94,6 +96,20 @@ TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   EXPECT_GT(c.at("max_rel_dev").get<double>(), 0.0);  // bf16 keeps 8 bits of mantissa: never exact here
   EXPECT_LT(c.at("max_rel_dev").get<double>(), 0.05);
   EXPECT_LT(c.at("mean_rel_dev").get<double>(), 0.02);
+}
+
+// fp16 is a device's precision: on the CPU, one line naming the backend and what to use instead.
+TEST(CliBench, Fp16PrecisionIsRefusedOnTheCpu) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  int rc = -1;
+  const std::string out =
+      run_capture(cli + " bench " + model + " --threads 1 --iters 2 --warmup 1 --precision fp16", &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
+  EXPECT_NE(out.find("error: fp16 precision: cpu"), std::string::npos) << out;
+  EXPECT_NE(out.find("fp16 runs on a CUDA device"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

@@ -237,53 +237,58 @@ TEST_F(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   EXPECT_GT((*exe)->last_stats().kernels, 20);
 }
 
-// bf16 Graph O2 on the device keeps the convs' activations channels-last (NHWC) between them: the
+// bf16 (and fp16) Graph O2 on the device keeps the convs' activations channels-last (NHWC) between them: the
 // result matches the same graph compiled without the channels-last pass (NCHW, cuDNN's own
 // transposes) to bf16's precision, in the first (eager) run and in the replays after it, and the
 // f32 CPU result to AMP's.
-TEST_F(CudaBackend, Bf16ChannelsLastMatchesTheNchwGraph) {
+TEST_F(CudaBackend, LowPrecisionChannelsLastMatchesTheNchwGraph) {
   if (!dev->native_bf16()) GTEST_SKIP() << "no native bf16 on this device (sm_80 and later)";
-  for (const char* uri : {"zoo:resnet18?batch=2&size=64", "zoo:mobilenet_v2?batch=2&size=64&width=16"}) {
-    auto built = zoo::build_graph(std::string_view(uri));
-    ASSERT_TRUE(built.has_value()) << uri << ": " << built.status().message();
-    const ir::Graph& g = *built;
-    const ir::ValueType& t = g.value(g.inputs[0])->type;
-    CompileOptions opts;
-    opts.jit_level = JitLevel::O2;
-    opts.amp = compiler::AmpLevel::O2;
-    opts.amp_input_layers_f32 = true;
-    auto nhwc = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
-    ASSERT_TRUE(nhwc.has_value()) << uri << ": " << nhwc.status().message();
-    int marked = 0;
-    for (const auto& n : (*nhwc)->graph().nodes()) marked += n.attr_int("layout_block", -1) == 0 ? 1 : 0;
-    EXPECT_GE(marked, 10) << uri;
-    opts.disabled_passes = {"channels-last"};
-    auto nchw = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
-    ASSERT_TRUE(nchw.has_value()) << uri << ": " << nchw.status().message();
-    EagerExecutor cpu_exe(g, *cpu);
-    for (int run = 0; run < 3; ++run) {
-      Tensor x = Tensor::zeros(t.dtype, *t.dims);
-      for (int64_t i = 0; i < x.numel(); ++i)
-        x.data<float>()[i] = static_cast<float>((i * (37 + 6 * run)) % 101) / 101.f - 0.5f;
-      auto a = (*nhwc)->run({{g.inputs[0], x}});
-      auto b = (*nchw)->run({{g.inputs[0], x}});
-      auto want = cpu_exe.run({{g.inputs[0], x}});
-      ASSERT_TRUE(a.has_value() && b.has_value() && want.has_value()) << uri << " run " << run;
-      const Tensor& ya = (*a)[0];
-      const Tensor& yb = (*b)[0];
-      const Tensor& yw = (*want)[0];
-      ASSERT_EQ(ya.shape(), yw.shape());
-      float scale = 0.f, d_nchw = 0.f, d_cpu = 0.f;
-      for (int64_t i = 0; i < yw.numel(); ++i) scale = std::max(scale, std::abs(yw.data<float>()[i]));
-      for (int64_t i = 0; i < yw.numel(); ++i) {
-        d_nchw = std::max(d_nchw, std::abs(ya.data<float>()[i] - yb.data<float>()[i]));
-        d_cpu = std::max(d_cpu, std::abs(ya.data<float>()[i] - yw.data<float>()[i]));
+  // bf16 and fp16 (--precision fp16: the same lists in f16).
+  for (DType low : {DType::BF16, DType::F16})
+    for (const char* uri : {"zoo:resnet18?batch=2&size=64", "zoo:mobilenet_v2?batch=2&size=64&width=16"}) {
+      auto built = zoo::build_graph(std::string_view(uri));
+      ASSERT_TRUE(built.has_value()) << uri << ": " << built.status().message();
+      const ir::Graph& g = *built;
+      const ir::ValueType& t = g.value(g.inputs[0])->type;
+      CompileOptions opts;
+      opts.jit_level = JitLevel::O2;
+      opts.amp = compiler::AmpLevel::O2;
+      opts.amp_input_layers_f32 = true;
+      opts.amp_type = low;
+      auto nhwc = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
+      ASSERT_TRUE(nhwc.has_value()) << uri << ": " << nhwc.status().message();
+      int marked = 0;
+      for (const auto& n : (*nhwc)->graph().nodes()) marked += n.attr_int("layout_block", -1) == 0 ? 1 : 0;
+      EXPECT_GE(marked, 10) << uri;
+      opts.disabled_passes = {"channels-last"};
+      auto nchw = compiler::compile_executor(g, *dev, {{g.inputs[0], t}}, opts);
+      ASSERT_TRUE(nchw.has_value()) << uri << ": " << nchw.status().message();
+      EagerExecutor cpu_exe(g, *cpu);
+      for (int run = 0; run < 3; ++run) {
+        Tensor x = Tensor::zeros(t.dtype, *t.dims);
+        for (int64_t i = 0; i < x.numel(); ++i)
+          x.data<float>()[i] = static_cast<float>((i * (37 + 6 * run)) % 101) / 101.f - 0.5f;
+        auto a = (*nhwc)->run({{g.inputs[0], x}});
+        auto b = (*nchw)->run({{g.inputs[0], x}});
+        auto want = cpu_exe.run({{g.inputs[0], x}});
+        ASSERT_TRUE(a.has_value() && b.has_value() && want.has_value())
+            << uri << " " << dtype_name(low) << " run " << run;
+        const Tensor& ya = (*a)[0];
+        const Tensor& yb = (*b)[0];
+        const Tensor& yw = (*want)[0];
+        ASSERT_EQ(ya.shape(), yw.shape());
+        float scale = 0.f, d_nchw = 0.f, d_cpu = 0.f;
+        for (int64_t i = 0; i < yw.numel(); ++i) scale = std::max(scale, std::abs(yw.data<float>()[i]));
+        for (int64_t i = 0; i < yw.numel(); ++i) {
+          d_nchw = std::max(d_nchw, std::abs(ya.data<float>()[i] - yb.data<float>()[i]));
+          d_cpu = std::max(d_cpu, std::abs(ya.data<float>()[i] - yw.data<float>()[i]));
+        }
+        EXPECT_LE(d_nchw, 0.03f * scale + 1e-4f)
+            << uri << " " << dtype_name(low) << " run " << run << " (vs NCHW bf16)";
+        EXPECT_LE(d_cpu, 0.08f * scale + 1e-4f) << uri << " " << dtype_name(low) << " run " << run << " (vs f32 CPU)";
       }
-      EXPECT_LE(d_nchw, 0.03f * scale + 1e-4f) << uri << " run " << run << " (vs NCHW bf16)";
-      EXPECT_LE(d_cpu, 0.08f * scale + 1e-4f) << uri << " run " << run << " (vs f32 CPU)";
+      if (std::string(uri).find("resnet") != std::string::npos) EXPECT_EQ((*nhwc)->replay_note(), "") << uri;
     }
-    if (std::string(uri).find("resnet") != std::string::npos) EXPECT_EQ((*nhwc)->replay_note(), "") << uri;
-  }
 }
 
 // O2 with MODESCOPE_CUDA_STREAMS=4: the Inception block's branches go to separate streams (joined by

@@ -29,7 +29,9 @@ namespace {
 using compiler::AmpClass;
 using compiler::AmpLevel;
 
-bool is_amp_float(DType t) { return t == DType::F32 || t == compiler::kAmpLowType; }
+// f32 and the low type of the run (bf16, or f16 on a device); other float types (an f16 model's own
+// values in a bf16 run) are left as they are.
+bool is_amp_float(DType t, DType low) { return t == DType::F32 || t == low; }
 
 bool in_full_precision_scope(const ir::Node& n) {
   for (const char* scope : {"optimizer", "loss_scale"}) {
@@ -67,25 +69,27 @@ bool take(bool& spent) {
 
 class AmpCast final : public Pass {
  public:
-  AmpCast(AmpLevel level, runtime::Backend* backend, bool input_layers_f32)
-      : level_(level), backend_(backend), input_layers_f32_(input_layers_f32) {}
+  AmpCast(AmpLevel level, runtime::Backend* backend, bool input_layers_f32, DType low)
+      : level_(level), backend_(backend), input_layers_f32_(input_layers_f32), low_(low) {}
   std::string name() const override { return "AmpCast"; }
   std::string argument() const override { return "amp-cast"; }
   std::string description() const override {
     return "mixed precision: Casts so the white list (O1), all but the black list (O2) or all ops (O3) compute in "
-           "bf16";
+           "bf16 (f16 with --precision fp16 on a device)";
   }
 
   Status run(ir::Graph& g) override {
     if (level_ == AmpLevel::O0) return Status::ok();
     spent_ = false;
     auto it = g.metadata.find("amp");
-    const bool traced_with_autocast = it != g.metadata.end() && it->second == compiler::amp_level_name(level_);
+    // Autocast (the builder API's) computes in bf16: a graph it traced is already cast for a bf16 run.
+    const bool traced_with_autocast =
+        low_ == compiler::kAmpLowType && it != g.metadata.end() && it->second == compiler::amp_level_name(level_);
     if (!traced_with_autocast) {
       MS_RETURN_IF_ERROR(compiler::infer_graph_types(g, backend_));
       MS_RETURN_IF_ERROR(insert_casts(g));
     }
-    remove_redundant_casts(g, spent_);
+    remove_redundant_casts(g, low_, spent_);
     Status st = compiler::infer_graph_types(g, backend_);
     if (!st.is_ok()) return st.prepend(std::string("after amp-cast ") + compiler::amp_level_name(level_) + ": ");
     return Status::ok();
@@ -118,7 +122,7 @@ class AmpCast final : public Pass {
     auto it = e.by_type.find(want);
     if (it != e.by_type.end()) return it->second;
     const std::string src = e.primary;
-    const std::string name = fresh_name(g, v + (want == DType::F32 ? ".f32" : ".bf16"));
+    const std::string name = fresh_name(g, v + "." + std::string(dtype_name(want)));
     ir::Node cast = new_node(g, "Cast", "", {src}, {name}, {});
     cast.name = v + "/amp_cast";
     cast.attrs["to"] = ir::Attribute(onnx_to(want));
@@ -140,7 +144,7 @@ class AmpCast final : public Pass {
       if (n.inputs[i].empty()) continue;
       const auto e = versions_.find(n.inputs[i]);
       const DType now = type_of(g, e != versions_.end() ? e->second.primary : n.inputs[i]);
-      if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) continue;
+      if (!is_amp_float(now, low_) || compiler::amp_keeps_input(n.op_type, i)) continue;
       float_data = true;
       const auto o = original_.find(n.inputs[i]);
       if ((o != original_.end() ? o->second : now) != want) differs = true;
@@ -148,7 +152,7 @@ class AmpCast final : public Pass {
     if (!float_data) return false;
     for (const auto& o : n.outputs) {
       const ir::Value* v = o.empty() ? nullptr : g.value(o);
-      if (v && is_amp_float(v->type.dtype) && v->type.dtype != want) differs = true;
+      if (v && is_amp_float(v->type.dtype, low_) && v->type.dtype != want) differs = true;
     }
     return differs;
   }
@@ -162,7 +166,7 @@ class AmpCast final : public Pass {
       const std::string orig = n.inputs[i];
       Versions& e = versions(g, orig);
       const DType now = type_of(g, e.primary);
-      if (!is_amp_float(now) || compiler::amp_keeps_input(n.op_type, i)) {
+      if (!is_amp_float(now, low_) || compiler::amp_keeps_input(n.op_type, i)) {
         n.inputs[i] = e.primary;
         continue;
       }
@@ -221,7 +225,7 @@ class AmpCast final : public Pass {
     out.reserve(nodes.size() * 2);
     for (ir::Node& n : nodes) {
       const AmpClass cls = compiler::amp_class(n.op_type, n.domain);
-      DType want = compiler::amp_compute_type(cls, level_);
+      DType want = compiler::amp_compute_type(cls, level_, low_);
       if (in_full_precision_scope(n) && cls != AmpClass::Keep) want = DType::F32;
       if (input_layers_f32_ && in_input_layer(g, n, cls)) {
         want = DType::F32;
@@ -244,13 +248,13 @@ class AmpCast final : public Pass {
         if (!v) continue;
         const DType before = v->type.dtype;
         original_[o] = before;
-        if (!converts || !is_amp_float(before) || before == want) continue;
+        if (!converts || !is_amp_float(before, low_) || before == want) continue;
         const bool keep_name_type = level_ == AmpLevel::O1 || declared.count(o);
         if (!keep_name_type) {
           v->type.dtype = want;  // readers see the new type under the same name
           continue;
         }
-        const std::string low = fresh_name(g, o + (want == DType::F32 ? ".f32" : ".bf16"));
+        const std::string low = fresh_name(g, o + "." + std::string(dtype_name(want)));
         ir::ValueType t = v->type;
         t.dtype = want;
         g.add_value(ir::Value{low, t, n.id, std::nullopt});
@@ -270,7 +274,7 @@ class AmpCast final : public Pass {
   // in reverse order removes the Casts left unread (a removed Cast may leave the Cast it read
   // unread). Rounds repeat while one changes something; rescanning after every single rewrite was
   // quadratic in the graph.
-  static void remove_redundant_casts(ir::Graph& g, bool& spent) {
+  static void remove_redundant_casts(ir::Graph& g, DType low, bool& spent) {
     rewrite_to_fixpoint([&] {
       Uses uses = compute_uses(g);
       const auto prod = producer_index(g);
@@ -293,7 +297,7 @@ class AmpCast final : public Pass {
         const ir::Value* mid = g.value(n.inputs[0]);
         const ir::Value* dst = g.value(out);
         if (!src || !mid || !dst || mid->type.dtype != DType::F32 || src->type.dtype != dst->type.dtype ||
-            !is_amp_float(src->type.dtype) || !uses.only_plain(out) || !take(spent))
+            !is_amp_float(src->type.dtype, low) || !uses.only_plain(out) || !take(spent))
           continue;
         const std::string source = first.inputs[0];
         alias[out] = source;  // `source` is no alias: the scan renamed `first`'s input already
@@ -320,6 +324,7 @@ class AmpCast final : public Pass {
   AmpLevel level_;
   runtime::Backend* backend_;
   bool input_layers_f32_;
+  DType low_;                                 // bf16, or f16
   std::set<std::string> input_layer_values_;  // outputs of the input layers kept f32 (insert_casts)
   std::unordered_map<std::string, Versions> versions_;
   std::unordered_map<std::string, DType> original_;
@@ -328,8 +333,8 @@ class AmpCast final : public Pass {
 
 }  // namespace
 
-PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32) {
-  return std::make_unique<AmpCast>(level, backend, input_layers_f32);
+PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32, DType low) {
+  return std::make_unique<AmpCast>(level, backend, input_layers_f32, low);
 }
 
 }  // namespace ms::compiler

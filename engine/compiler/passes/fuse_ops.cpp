@@ -68,11 +68,13 @@ const ir::ValueType* ranked(const ir::Graph& g, const std::string& name, DType t
 }
 
 // The anchor's output type when a chain can start there: f32 or bf16 (a bf16 Graph's: FusedConv and
-// FusedMatMul/FusedGemm run oneDNN's bf16 primitives with the post-ops).
+// FusedMatMul/FusedGemm run oneDNN's bf16 primitives with the post-ops), or f16 (an fp16 Graph's on a
+// device: the pass fuses those only for a device backend, whose kernels take f16).
 const ir::ValueType* anchor_type(const ir::Graph& g, const ir::Node& a) {
   if (a.outputs.size() != 1) return nullptr;
-  if (const ir::ValueType* t = ranked(g, a.outputs[0], DType::F32)) return t;
-  return ranked(g, a.outputs[0], DType::BF16);
+  for (DType t : {DType::F32, DType::BF16, DType::F16})
+    if (const ir::ValueType* r = ranked(g, a.outputs[0], t)) return r;
+  return nullptr;
 }
 
 // A residual operand of the chain's shape: equal dims, where each symbolic dim has the same name as
@@ -192,6 +194,7 @@ std::vector<std::string> fused_inputs(const ir::Node& a, const FusionChain& c, b
 
 class FuseOps final : public Pass {
  public:
+  explicit FuseOps(bool f16) : f16_(f16) {}
   std::string name() const override { return "FuseOps"; }
   std::string argument() const override { return "fuse-ops"; }
   std::string description() const override {
@@ -217,7 +220,8 @@ class FuseOps final : public Pass {
     for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& a = g.nodes()[i];
       if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
-      if (!anchor_type(g, a)) continue;
+      const ir::ValueType* t = anchor_type(g, a);
+      if (!t || (t->dtype == DType::F16 && !f16_)) continue;
       ++work().patterns_tried;
       if (auto grp = fuse_from(g, i, uses, readers, taken, refused)) groups.push_back(std::move(*grp));
     }
@@ -228,6 +232,7 @@ class FuseOps final : public Pass {
   }
 
  private:
+  bool f16_;  // f16 anchors too (a device backend's fp16 graph)
   // The fused node of the chain from `anchor`, or nothing; marks the chain's nodes taken. `refused`
   // when take_rewrite() said no.
   std::optional<NodeGroup> fuse_from(ir::Graph& g, size_t anchor, const Uses& uses,
@@ -258,6 +263,6 @@ class FuseOps final : public Pass {
 
 }  // namespace
 
-PassPtr make_fuse_ops_pass() { return std::make_unique<FuseOps>(); }
+PassPtr make_fuse_ops_pass(bool f16_anchors) { return std::make_unique<FuseOps>(f16_anchors); }
 
 }  // namespace ms::compiler

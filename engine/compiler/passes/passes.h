@@ -24,15 +24,15 @@ PassPtr make_fuse_layer_norm_pass();                            // fuse_layer_no
 PassPtr make_fuse_activations_pass();                           // fuse_activations.cpp
 PassPtr make_fuse_squeeze_excite_pass();                        // fuse_squeeze_excite.cpp (CPU)
 PassPtr make_fuse_attention_pass();                             // fuse_attention.cpp (CPU)
-PassPtr make_fuse_ops_pass();                                   // fuse_ops.cpp
+PassPtr make_fuse_ops_pass(bool f16_anchors = false);           // fuse_ops.cpp (f16: device backends)
 PassPtr make_split_matmul_pass();                               // split_matmul.cpp
 PassPtr make_fuse_elementwise_pass();                           // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                // fuse_reduce.cpp
 PassPtr make_conv_layout_pass(bool bf16_convs = false);         // conv_layout.cpp (O2)
 PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
 PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
-PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend,
-                           bool input_layers_f32 = false);  // amp_cast.cpp
+PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32 = false,
+                           DType low = DType::BF16);  // amp_cast.cpp
 
 // Data parallel (only in a data-parallel step's pipeline, pipeline.h add_data_parallel_passes).
 struct AllReduceFusion {

@@ -34,13 +34,15 @@ class DeviceLike final : public testing::ForwardingBackend {
   runtime::Backend* folding_backend() override { return &cpu(); }
 };
 
-Expected<std::unique_ptr<compiler::CompiledExecutor>> compile_bf16(const ir::Graph& g, runtime::Backend& be) {
+Expected<std::unique_ptr<compiler::CompiledExecutor>> compile_bf16(const ir::Graph& g, runtime::Backend& be,
+                                                                   DType low = DType::BF16) {
   const std::string in = g.inputs[0];
   std::map<std::string, ir::ValueType> sig{{in, g.value(in)->type}};
   compiler::CompileOptions o;
   o.jit_level = compiler::JitLevel::O2;
   o.amp = compiler::AmpLevel::O2;
   o.amp_input_layers_f32 = true;
+  o.amp_type = low;
   return compiler::compile_executor(g, be, sig, o);
 }
 
@@ -122,6 +124,26 @@ TEST(ChannelsLast, CpuKernelRefusesAChannelsLastNode) {
   auto r = (*on_cpu)->run({{in, x}});
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.status().message().find("channels-last"), std::string::npos) << r.status().message();
+}
+
+// --precision fp16 on a device: the same AMP O2 lists in f16 (no bf16 value anywhere), the convs'
+// weights folded to f16 constants, and the f16 convs in the channels-last region.
+TEST(ChannelsLast, DeviceFp16ComputesInF16) {
+  auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
+  ASSERT_TRUE(g) << g.status().message();
+  DeviceLike dev;
+  auto c = compile_bf16(*g, dev, DType::F16);
+  ASSERT_TRUE(c) << c.status().message();
+  const ir::Graph& out = (*c)->graph();
+  int f16_convs = 0;
+  for (const auto& [name, v] : out.values()) EXPECT_NE(v.type.dtype, DType::BF16) << name;
+  for (const auto& n : out.nodes()) {
+    if (n.op_type != "FusedConv" || out.value(n.inputs[0])->type.dtype != DType::F16) continue;
+    ++f16_convs;
+    EXPECT_TRUE(out.value(n.inputs[1])->is_initializer()) << n.label();
+    EXPECT_TRUE(is_nhwc(n)) << n.label();
+  }
+  EXPECT_GE(f16_convs, 19);
 }
 
 // x [2,3,4] -> Shape -> Gather(0) -> Unsqueeze -> Concat([n, 1, 4]) -> Expand(token): a ViT's
