@@ -3,8 +3,8 @@
 // region's edges; every channels-last value is made and read by such nodes only, never a graph
 // output, and takes its plain bytes in the arena. The CPU pipeline has no such pass, and a
 // channels-last node that reaches a CPU kernel fails with a message naming the layout instead of
-// reading NHWC bytes as NCHW. Also: a device compile folds its shape math on the host, so a shape
-// computed from a static input is static there too.
+// reading NHWC bytes as NCHW; a captured channels-last value comes back NCHW. Also: a device compile folds its shape
+// math on the host, so a shape computed from a static input is static there too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "engine/ops/blocked_layout.h"
 #include "engine/ops/fused.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/value_capture.h"
 #include "tests/app/forwarding_backend.h"
 #include "tests/profiler/test_util.h"
 
@@ -144,6 +145,43 @@ TEST(ChannelsLast, DeviceFp16ComputesInF16) {
     EXPECT_TRUE(is_nhwc(n)) << n.label();
   }
   EXPECT_GE(f16_convs, 19);
+}
+
+// A value capture (the inspector's, the modes' diff) of a channels-last result hands out the NCHW
+// layout: element [n, c, h, w] of the copy is element [n, h, w, c] of the NHWC bytes.
+TEST(ChannelsLast, CapturedValuesComeBackNchw) {
+  const int64_t n = 2, c = 3, h = 2, w = 4;
+  Tensor nhwc = Tensor::empty(DType::F32, {n, c, h, w});  // logical NCHW dims, NHWC bytes
+  float* p = nhwc.data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int64_t ch = 0; ch < c; ++ch)
+          p[((i * h + y) * w + x) * c + ch] = static_cast<float>(1000 * i + 100 * ch + 10 * y + x);
+  ir::Node conv;
+  conv.op_type = "FusedConv";
+  conv.domain = ops::kFusedDomain;
+  conv.outputs = {"y"};
+  conv.attrs["dst_blocked"] = ir::Attribute(int64_t{1});
+  conv.attrs["layout_block"] = ir::Attribute(int64_t{0});
+  auto cpu = backends::create_cpu_backend(1);
+  runtime::ValueCapture cap;
+  runtime::TappedStep step;
+  step.node = &conv;
+  step.outputs = {&nhwc};
+  step.backend = cpu.get();
+  step.mode = runtime::ExecMode::Graph;
+  ASSERT_TRUE(cap.on_step(step).is_ok());
+  const runtime::CapturedValue* v = cap.find("y");
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->reordered);
+  ASSERT_EQ(v->value.shape(), (Shape{n, c, h, w}));
+  const float* q = v->value.data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x)
+          ASSERT_EQ(q[((i * c + ch) * h + y) * w + x], static_cast<float>(1000 * i + 100 * ch + 10 * y + x));
 }
 
 // x [2,3,4] -> Shape -> Gather(0) -> Unsqueeze -> Concat([n, 1, 4]) -> Expand(token): a ViT's
