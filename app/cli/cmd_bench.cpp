@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -189,8 +190,14 @@ Expected<std::vector<PassEffect>> pass_effects(const RunArgs& a, const compiler:
                                                const ir::Graph& g, const runtime::TensorMap& inputs,
                                                runtime::Backend& backend) {
   std::vector<PassEffect> out;
+  // The passes this backend's pipeline runs (a device leaves the CPU's layout passes out and runs its
+  // own), and the closing stages.
+  std::set<std::string> runs{"plan-memory", "branch-schedule"};
+  const compiler::PassManager pm =
+      compiler::build_pipeline(full.jit_level, &backend, full.amp, full.amp_input_layers_f32, full.amp_type);
+  for (const auto& p : pm.passes()) runs.insert(p->argument());
   for (const auto& e : compiler::describe_pipeline(full.jit_level, full.amp)) {
-    if (e.argument == "infer-types" ||
+    if (e.argument == "infer-types" || !runs.count(e.argument) ||
         std::find(full.disabled_passes.begin(), full.disabled_passes.end(), e.argument) != full.disabled_passes.end())
       continue;
     std::vector<session::InterleavedRun> both(2);
