@@ -404,6 +404,23 @@ void bf16_cases(Rng& r, std::vector<OpCase>& cs) {
   cs.push_back(make("bf16/LayerNormalization_96", "LayerNormalization",
                     {r.uniform({2, 7, 96}), r.uniform({96}), r.uniform({96})}, {{"axis", A(int64_t{-1})}},
                     {false, true, true}));
+  // A mixed-precision training step's gradients.
+  cs.push_back(make("bf16/ConvTranspose_3x3_s2", "ConvTranspose", {r.uniform({1, 8, 7, 7}), r.uniform({8, 4, 3, 3})},
+                    {{"pads", A(std::vector<int64_t>{1, 1, 1, 1})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"output_padding", A(std::vector<int64_t>{1, 1})}},
+                    {false, true}));
+  OpCase gw =
+      make("bf16/ConvGradWeight_3x3_pad1", "ConvGradWeight", {r.uniform({2, 8, 9, 9}), r.uniform({2, 16, 9, 9})},
+           {{"kernel_shape", A(std::vector<int64_t>{3, 3})}, {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}});
+  gw.domain = "ai.modescope";
+  cs.push_back(std::move(gw));
+  OpCase mpg = make("bf16/MaxPoolGrad_3x3_s2", "MaxPoolGrad", {r.uniform({2, 8, 15, 15}), r.uniform({2, 8, 8, 8})},
+                    {{"kernel_shape", A(std::vector<int64_t>{3, 3})},
+                     {"strides", A(std::vector<int64_t>{2, 2})},
+                     {"pads", A(std::vector<int64_t>{1, 1, 1, 1})}});
+  mpg.domain = "ai.modescope";
+  cs.push_back(std::move(mpg));
   cs.push_back(make("bf16/Slice", "Slice", {r.uniform({4, 9, 10}), i64s({1}), i64s({8}), i64s({1})}, {},
                     {false, true, true, true}));
   for (size_t i = first; i < cs.size(); ++i) {

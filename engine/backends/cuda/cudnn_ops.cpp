@@ -69,6 +69,11 @@ Status tensor4d(cudnnTensorDescriptor_t* d, const Shape& s, DType t = DType::F32
   return Status::ok();
 }
 
+// Device float tensors of one type.
+bool same_device_float(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return is_device_float(a.dtype()) && b.dtype() == a.dtype() && c.dtype() == a.dtype();
+}
+
 using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 9>>;
 
 Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& key, const Descs& d) {
@@ -457,15 +462,14 @@ Status pool_grad(runtime::KernelContext& ctx, bool max) {
   Tensor& gx = ctx.output(0);
   Descs d;
   MS_ASSIGN_OR_RETURN(bool ok, pool_desc(ctx.node(), x0, max, d));
-  if (!ok || x0.dtype() != DType::F32 || !gx.defined() || gx.shape() != x0.shape() || gy0.dtype() != DType::F32 ||
-      gy0.rank() != 4)
+  if (!ok || !gx.defined() || !same_device_float(x0, gy0, gx) || gx.shape() != x0.shape() || gy0.rank() != 4)
     return cpu_fallback(ctx);
   CudaBackend& be = cuda_backend(ctx);
   DeviceInputs in(ctx);
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* gy, in.get(1));
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape()));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, gy0.shape()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x0.shape(), x0.dtype()));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, gy0.shape(), x0.dtype()));
   MS_ASSIGN_OR_RETURN(Tensor y, device_scratch(ctx, gy0.nbytes()));
   const float one = 1.f, zero = 0.f;
   MS_CUDNN_CHECK(cudnnPoolingForward(be.cudnn(), d.pool, &one, d.x, x->raw(), &zero, d.y, y.raw()));
@@ -476,18 +480,20 @@ Status pool_grad(runtime::KernelContext& ctx, bool max) {
 }
 
 // The conv geometry of a gradient op, with the filter descriptor `w` (K, C/g, kh, kw) and the
-// descriptors x (the forward conv's input) and y (its output); false when cuDNN cannot take it here.
-Status grad_descs(Descs& d, const Shape& x, const Shape& y, const Shape& w, const ConvParams& p) {
-  MS_RETURN_IF_ERROR(tensor4d(&d.x, x));
-  MS_RETURN_IF_ERROR(tensor4d(&d.y, y));
+// descriptors x (the forward conv's input) and y (its output), all of type `t`: f32 with f32 math
+// (results comparable with the CPU), bf16/f16 (a mixed-precision step's) on the tensor cores with
+// f32 accumulation.
+Status grad_descs(Descs& d, const Shape& x, const Shape& y, const Shape& w, const ConvParams& p, DType t) {
+  MS_RETURN_IF_ERROR(tensor4d(&d.x, x, t));
+  MS_RETURN_IF_ERROR(tensor4d(&d.y, y, t));
   MS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d.w));
-  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
+  MS_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d.w, cudnn_type(t), CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
                                             static_cast<int>(w[1]), static_cast<int>(w[2]), static_cast<int>(w[3])));
   MS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d.conv));
   MS_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d.conv, p.pad[0], p.pad[1], p.stride[0], p.stride[1], p.dilation[0],
                                                  p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   MS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, p.groups));
-  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, CUDNN_FMA_MATH));  // f32 results comparable with the CPU
+  MS_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv, t == DType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
   return Status::ok();
 }
 
@@ -501,14 +507,15 @@ bool maps_to(const Shape& in, const Shape& out, const Shape& w, const ConvParams
   return true;
 }
 
-// ConvGradWeight(X, dY) -> dW: cuDNN's backward-filter convolution (2-D, NCHW, f32, symmetric pads).
+// ConvGradWeight(X, dY) -> dW: cuDNN's backward-filter convolution (2-D, NCHW, symmetric pads; f32,
+// f16 or bf16).
 Status conv_grad_weight(runtime::KernelContext& ctx) {
   const Tensor& x0 = ctx.input(0);
   const Tensor& gy0 = ctx.input(1);
   Tensor& gw = ctx.output(0);
   ConvParams p;
-  if (!gw.defined() || x0.dtype() != DType::F32 || gy0.dtype() != DType::F32 || x0.rank() != 4 || gy0.rank() != 4 ||
-      gw.rank() != 4 || x0.numel() == 0 || gy0.numel() == 0 || !conv_params(ctx.node(), p) ||
+  if (!gw.defined() || !same_device_float(x0, gy0, gw) || x0.rank() != 4 || gy0.rank() != 4 || gw.rank() != 4 ||
+      x0.numel() == 0 || gy0.numel() == 0 || !conv_params(ctx.node(), p) ||
       !maps_to(x0.shape(), gy0.shape(), gw.shape(), p))
     return cpu_fallback(ctx);
   CudaBackend& be = cuda_backend(ctx);
@@ -516,7 +523,7 @@ Status conv_grad_weight(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* gy, in.get(1));
   Descs d;
-  MS_RETURN_IF_ERROR(grad_descs(d, x0.shape(), gy0.shape(), gw.shape(), p));
+  MS_RETURN_IF_ERROR(grad_descs(d, x0.shape(), gy0.shape(), gw.shape(), p, x0.dtype()));
   cudnnConvolutionBwdFilterAlgoPerf_t perf[8];
   int found = 0;
   MS_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(be.cudnn(), d.x, d.y, d.conv, d.w, 8, &found, perf));
@@ -546,8 +553,8 @@ Status conv_transpose(runtime::KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   const ir::Node& n = ctx.node();
   ConvParams p;
-  if (!y.defined() || x0.dtype() != DType::F32 || w0.dtype() != DType::F32 || x0.rank() != 4 || w0.rank() != 4 ||
-      ctx.has_input(2) || n.attrs.count("output_shape") || x0.numel() == 0 || y.numel() == 0 || !conv_params(n, p) ||
+  if (!y.defined() || !same_device_float(x0, w0, y) || x0.rank() != 4 || w0.rank() != 4 || ctx.has_input(2) ||
+      n.attrs.count("output_shape") || x0.numel() == 0 || y.numel() == 0 || !conv_params(n, p) ||
       !maps_to(y.shape(), x0.shape(), w0.shape(), p))
     return cpu_fallback(ctx);
   CudaBackend& be = cuda_backend(ctx);
@@ -555,7 +562,7 @@ Status conv_transpose(runtime::KernelContext& ctx) {
   MS_ASSIGN_OR_RETURN(const Tensor* x, in.get(0));
   MS_ASSIGN_OR_RETURN(const Tensor* w, in.get(1));
   Descs d;  // x: the forward conv's input (our output), y: its output (our input)
-  MS_RETURN_IF_ERROR(grad_descs(d, y.shape(), x0.shape(), w0.shape(), p));
+  MS_RETURN_IF_ERROR(grad_descs(d, y.shape(), x0.shape(), w0.shape(), p, x0.dtype()));
   cudnnConvolutionBwdDataAlgoPerf_t perf[8];
   int found = 0;
   MS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(be.cudnn(), d.w, d.y, d.conv, d.x, 8, &found, perf));
