@@ -55,12 +55,11 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   pm.add(make_fuse_ops_pass(backend && !backend->device().is_cpu()));
   // After fuse-ops, so a packed projection's bias and post-ops split with its columns.
   pm.add(make_split_matmul_pass());
-  // Fused elementwise loops have a CPU kernel only: on a device the chain stays as single ops, each
-  // with its own device kernel (and, at O2, one recorded graph), rather than round trips to the CPU.
-  if (!backend || backend->device().is_cpu()) {
-    pm.add(make_fuse_elementwise_pass());
-    pm.add(make_fuse_reduce_pass());
-  }
+  // Fused elementwise loops where the backend runs them (the CPU; a device that says so): elsewhere
+  // a chain stays as single ops, each with its own device kernel (and, at O2, one recorded graph),
+  // rather than round trips to the CPU. Reducing chains have a CPU kernel only.
+  if (!backend || backend->runs_fused_elementwise()) pm.add(make_fuse_elementwise_pass());
+  if (!backend || backend->device().is_cpu()) pm.add(make_fuse_reduce_pass());
   pm.add(make_dce_pass());
   // oneDNN's blocked activation layouts: CPU only (cuDNN convs take NCHW).
   if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) {

@@ -34,6 +34,10 @@ class Backend {
   // one on a CPU, the host's CPU backend on a device (nullptr: no folding).
   virtual Backend* folding_backend() { return device().is_cpu() ? this : nullptr; }
 
+  // Whether the fuse-elementwise pass's chains (FusedElementwise) run natively here, so the pass
+  // makes them: the CPU's loops; a device backend's kernel where it says so.
+  virtual bool runs_fused_elementwise() const { return device().is_cpu(); }
+
   // Caching allocator used by eager execution (and for scratch).
   virtual Allocator& allocator() = 0;
   // Where an eager value of this dtype lives. The CUDA backend keeps integer and bool values (shapes,

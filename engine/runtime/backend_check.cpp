@@ -286,6 +286,31 @@ void fused_cases(Rng& r, std::vector<OpCase>& cs) {
     g.atol = 1e-4;
     cs.push_back(std::move(g));
   }
+  // Elementwise chains (the fuse-elementwise pass's): per-channel operands broadcast over NCHW, an
+  // operand on the left, and a chain that squares, rounds to bf16 (a Cast link) and ends in bf16.
+  auto chain = [](std::vector<std::string> names, std::vector<int64_t> arity, std::vector<int64_t> side,
+                  std::vector<float> alphas) {
+    std::map<std::string, A> attrs{{"chain", A(std::move(names))},
+                                   {"chain_arity", A(std::move(arity))},
+                                   {"chain_side", A(std::move(side))},
+                                   {"chain_alphas", A(std::move(alphas))}};
+    return attrs;
+  };
+  {
+    OpCase c = make("FusedElementwise/bias_relu_scale_sigmoid", "FusedElementwise",
+                    {r.uniform({2, 8, 5, 5}), r.uniform({8, 1, 1}), r.uniform({1, 8, 1, 1})},
+                    chain({"Add", "Relu", "Mul", "Sigmoid"}, {2, 1, 2, 1}, {0, 0, 1, 0}, {0, 0, 0, 0}));
+    c.domain = ops::kFusedDomain;
+    cs.push_back(std::move(c));
+    OpCase b =
+        make("FusedElementwise/square_sub_cast_bf16_tanh", "FusedElementwise", {r.uniform({4, 33}), r.uniform({33})},
+             chain({"Square", "Sub", "Cast", "Tanh"}, {1, 2, 1, 1}, {0, 1, 0, 0},
+                   {0, 0, static_cast<float>(dtype_to_onnx(DType::BF16)), 0}));
+    b.domain = ops::kFusedDomain;
+    b.rtol = 1.6e-2;
+    b.atol = 2e-2;
+    cs.push_back(std::move(b));
+  }
 }
 
 // Data movement.

@@ -3,6 +3,7 @@
 
 #include <cudnn.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/backends/cuda/cuda_common.h"
@@ -231,6 +232,14 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
     std::erase_if(uploads_, [](const auto& kv) { return kv.second.source.expired(); });
   uploads_[key] = Upload{t.buffer(), dev};
   return dev;
+}
+
+bool CudaBackend::runs_fused_elementwise() const {
+  static const bool on = [] {
+    const char* v = std::getenv("MODESCOPE_CUDA_FUSE_ELEMENTWISE");
+    return v && std::string(v) == "1";
+  }();
+  return on;
 }
 
 Expected<Tensor> CudaBackend::filter_nhwc(const Tensor& w) {

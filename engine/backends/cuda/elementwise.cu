@@ -112,7 +112,72 @@ template <class T> cudaError_t epilogue_t(void* y, const Epilogue& e, cudaStream
   return cudaGetLastError();
 }
 
+// One operand element of a chain, widened to f32.
+__device__ __forceinline__ float load_operand(const ChainDesc& d, int o, int64_t off) {
+  switch (d.type[o]) {
+    case static_cast<int>(ScalarType::F16): return load(static_cast<const __half*>(d.ptr[o])[off]);
+    case static_cast<int>(ScalarType::BF16): return load(static_cast<const __nv_bfloat16*>(d.ptr[o])[off]);
+    default: return static_cast<const float*>(d.ptr[o])[off];
+  }
+}
+
+template <class TI, class TO> __global__ void chain_kernel(const TI* x, TO* y, int64_t n, ChainDesc d) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = load(x[i]);
+    for (int k = 0; k < d.links; ++k) {
+      const int kind = d.kind[k], o = d.operand[k];
+      if (o >= 0) {
+        int64_t off = 0, rem = i;
+        for (int a = d.rank - 1; a >= 0; --a) {
+          off += (rem % d.dims[a]) * d.stride[o][a];
+          rem /= d.dims[a];
+        }
+        const float b = load_operand(d, o, off);
+        v = d.side[k] == 0 ? apply_binary(static_cast<ew::Op>(kind), v, b)
+                           : apply_binary(static_cast<ew::Op>(kind), b, v);
+      } else if (kind == kChainSquare) {
+        v = v * v;
+      } else if (kind == kChainRoundBf16) {
+        v = __bfloat162float(__float2bfloat16_rn(v));
+      } else {
+        v = apply_unary(kind, v, d.alpha[k], d.beta[k]);
+      }
+    }
+    y[i] = store<TO>(v);
+  }
+}
+
+template <class TI>
+cudaError_t chain_in(const void* x, ScalarType out, void* y, int64_t n, const ChainDesc& d, cudaStream_t s) {
+  const TI* xi = static_cast<const TI*>(x);
+  switch (out) {
+    case ScalarType::F32:
+      chain_kernel<TI, float><<<blocks_for(n), kThreads, 0, s>>>(xi, static_cast<float*>(y), n, d);
+      break;
+    case ScalarType::F16:
+      chain_kernel<TI, __half><<<blocks_for(n), kThreads, 0, s>>>(xi, static_cast<__half*>(y), n, d);
+      break;
+    case ScalarType::BF16:
+      chain_kernel<TI, __nv_bfloat16><<<blocks_for(n), kThreads, 0, s>>>(xi, static_cast<__nv_bfloat16*>(y), n, d);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+cudaError_t elementwise_chain(ScalarType in, const void* x, ScalarType out, void* y, int64_t n, const ChainDesc& d,
+                              cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  switch (in) {
+    case ScalarType::F32: return chain_in<float>(x, out, y, n, d, s);
+    case ScalarType::F16: return chain_in<__half>(x, out, y, n, d, s);
+    case ScalarType::BF16: return chain_in<__nv_bfloat16>(x, out, y, n, d, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
 
 cudaError_t binary(ew::Op op, ScalarType t, const void* a, const void* b, void* y, int64_t n, const StridedDesc& d,
                    bool contiguous_same, cudaStream_t s) {

@@ -51,6 +51,31 @@ struct Epilogue {
 };
 cudaError_t epilogue(ScalarType t, void* y, const Epilogue& e, cudaStream_t s);
 
+// FusedElementwise: a chain of the op table's ops over the input, computed in f32 per element and
+// rounded once on the store. A link's kind is an ew::Op (unary, or binary reading one operand with
+// broadcast strides over the output's dims, the chain value on the `side` 0 = left), or one of the
+// chain's own: kChainSquare (x * x), kChainRoundBf16 (a Cast to bf16: rounded there and back).
+inline constexpr int kMaxChainLinks = 32;
+inline constexpr int kMaxChainOperands = 8;
+inline constexpr int kChainSquare = -2;
+inline constexpr int kChainRoundBf16 = -3;
+struct ChainDesc {
+  int links = 0;
+  int kind[kMaxChainLinks] = {};
+  int operand[kMaxChainLinks] = {};  // binary links: the operand they read; -1 unary
+  int side[kMaxChainLinks] = {};
+  float alpha[kMaxChainLinks] = {};
+  float beta[kMaxChainLinks] = {};
+  int operands = 0;
+  const void* ptr[kMaxChainOperands] = {};
+  int type[kMaxChainOperands] = {};  // ScalarType (F32, F16, BF16)
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t stride[kMaxChainOperands][kMaxRank] = {};
+};
+cudaError_t elementwise_chain(ScalarType in, const void* x, ScalarType out, void* y, int64_t n, const ChainDesc& d,
+                              cudaStream_t s);
+
 // ---- reduce.cu ----
 // Softmax / LogSoftmax over the middle axis of [outer, axis, inner].
 cudaError_t softmax_f32(const float* x, float* y, int64_t outer, int64_t axis, int64_t inner, bool log, cudaStream_t s);

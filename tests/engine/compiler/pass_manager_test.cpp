@@ -161,10 +161,13 @@ TEST(Pipeline, LevelsListTheirPassesAndMemoryPlanning) {
 }
 
 // A backend that says it is a CUDA device (nothing runs on it): what the pipeline leaves out there.
+// `chains`: it says it runs FusedElementwise chains.
 class DeviceLikeBackend final : public runtime::Backend {
  public:
+  explicit DeviceLikeBackend(bool chains = false) : chains_(chains) {}
   std::string name() const override { return "device-like"; }
   Device device() const override { return {DeviceType::CUDA, 0}; }
+  bool runs_fused_elementwise() const override { return chains_; }
   runtime::Allocator& allocator() override { return cpu_->allocator(); }
   runtime::Allocator& arena_allocator() override { return cpu_->arena_allocator(); }
   runtime::KernelFn find_kernel(const ir::Node& n) const override { return cpu_->find_kernel(n); }
@@ -174,6 +177,7 @@ class DeviceLikeBackend final : public runtime::Backend {
   Status copy_from_host(const Tensor& s, Tensor& d) override { return cpu_->copy_from_host(s, d); }
 
  private:
+  bool chains_;
   std::unique_ptr<runtime::Backend> cpu_ = backends::create_cpu_backend(1);
 };
 
@@ -199,6 +203,17 @@ TEST(Pipeline, DevicePipelinesLeaveOutCpuOnlyPasses) {
   EXPECT_FALSE(has(on_dev, "fuse-reduce"));
   EXPECT_FALSE(has(on_dev, "conv-layout"));
   EXPECT_TRUE(has(on_dev, "fuse-ops"));
+  EXPECT_TRUE(has(on_dev, "channels-last"));
+  EXPECT_FALSE(has(on_cpu, "channels-last"));
+}
+
+// A device whose backend runs FusedElementwise chains gets the fuse-elementwise pass (not the
+// reducing chains, which have a CPU kernel only).
+TEST(Pipeline, ADeviceThatRunsChainsGetsTheElementwiseFusion) {
+  DeviceLikeBackend dev(/*chains=*/true);
+  const auto on_dev = pass_arguments(build_pipeline(JitLevel::O2, &dev));
+  EXPECT_NE(std::find(on_dev.begin(), on_dev.end(), "fuse-elementwise"), on_dev.end());
+  EXPECT_EQ(std::find(on_dev.begin(), on_dev.end(), "fuse-reduce"), on_dev.end());
 }
 
 }  // namespace
