@@ -52,6 +52,9 @@ void add_parallel_options(CLI::App& cmd, ParallelArgs& a) {
                  "Seconds a collective may wait for the other ranks before the job aborts")
       ->check(CLI::PositiveNumber);
   cmd.add_flag("--gradients-sum", a.sum, "Sum the gradients over the ranks instead of averaging them");
+  cmd.add_flag("--sync-bn", a.sync_bn,
+               "BatchNorm layers take their batch statistics over every rank's slice of the global batch "
+               "(SyncBatchNorm: N ranks train as one rank on the whole batch)");
 }
 
 int threads_per_local_rank() {
@@ -79,6 +82,7 @@ Expected<int> start_parallel(const ParallelArgs& a) {
   pc.all_reduce_fusion_mb = a.fusion_mb;
   pc.bucket_mb = a.bucket_mb;
   pc.first_bucket_mb = a.first_bucket_mb;
+  pc.sync_batchnorm = a.sync_bn;
   nn::set_auto_parallel_context(pc);
   return (*world)->rank();
 }
@@ -120,6 +124,7 @@ void add_parallel_json(nlohmann::json& j, const nn::train::RunResult& r) {
   j["world_size"] = r.world_size;
   j["rank"] = r.rank;
   j["communicator"] = r.communicator.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.communicator);
+  j["sync_batchnorm_layers"] = r.sync_batchnorm_layers;
   j["allreduce_ms"] = r.allreduce_ms;
   j["overlap"] = r.overlap;
   // The same steps as step_ms (2..N): the warm-up step 1 on its own.

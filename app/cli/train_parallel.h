@@ -20,7 +20,8 @@ struct ParallelArgs {
   double fusion_mb = 25;              // --all-reduce-fusion-mb
   double bucket_mb = 25, first_bucket_mb = 1;
   double timeout_s = 60;
-  bool sum = false;  // --gradients-sum: no mean
+  bool sum = false;      // --gradients-sum: no mean
+  bool sync_bn = false;  // --sync-bn: BatchNorm statistics over every rank
 };
 
 void add_parallel_options(CLI::App& cmd, ParallelArgs& a);

@@ -74,7 +74,10 @@ Expected<Tensor> pack_inputs(runtime::KernelContext& ctx, size_t first) {
     if (ctx.input(i).dtype() != dt) return invalid_argument(ctx.node().label() + ": inputs of different dtypes");
     total += ctx.input(i).numel();
   }
-  Tensor packed = pack_buffer(ctx.node(), dt, total);
+  // A batch statistics collective (SyncBatchNorm: a few floats, also run eagerly by PyNative, whose
+  // nodes live for one call) packs into a buffer of its own.
+  Tensor packed =
+      ctx.node().attr_int("batch_stats", 0) ? Tensor::empty(dt, {total}) : pack_buffer(ctx.node(), dt, total);
   size_t off = 0;
   for (size_t i = first; i < n; ++i) {
     const Tensor& in = ctx.input(i);
@@ -110,7 +113,9 @@ Status all_reduce_kernel(runtime::KernelContext& ctx) {
   const auto waited_at = KernelClock::now();
   Status st = work->wait();
   if (!st.is_ok()) return st.prepend(ctx.node().label() + ": ");
-  record_graph_collective(*work, static_cast<int64_t>(packed.nbytes()), waited_at);
+  // The step's all-reduce figures (time, overlap) are the gradients'; batch statistics are not.
+  if (!ctx.node().attr_int("batch_stats", 0))
+    record_graph_collective(*work, static_cast<int64_t>(packed.nbytes()), waited_at);
   return unpack_outputs(ctx, packed, 0);
 }
 

@@ -52,6 +52,10 @@ def test_two_ranks_match_one(tmp_path):
 
 
 def test_parallel_context_errors():
+    ms.set_auto_parallel_context(sync_batchnorm=True)
+    assert ms.get_auto_parallel_context("sync_batchnorm") is True
+    ms.reset_auto_parallel_context()
+    assert ms.get_auto_parallel_context("sync_batchnorm") is False
     with pytest.raises(ValueError, match="unknown"):
         ms.set_auto_parallel_context(pipeline_stages=2)
     with pytest.raises(ValueError, match="not supported"):

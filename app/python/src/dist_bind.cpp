@@ -31,7 +31,7 @@ pyb::tuple init_world(const std::string& backend, double timeout_s) {
   return pyb::make_tuple((*comm)->rank(), (*comm)->size());
 }
 
-void set_parallel(const std::string& mode, int device_num, bool gradients_mean, double fusion_mb) {
+void set_parallel(const std::string& mode, int device_num, bool gradients_mean, double fusion_mb, bool sync_batchnorm) {
   nn::AutoParallelContext ctx;
   if (mode == "data_parallel") {
     ctx.parallel_mode = nn::ParallelMode::DataParallel;
@@ -43,6 +43,7 @@ void set_parallel(const std::string& mode, int device_num, bool gradients_mean, 
   ctx.device_num = device_num;
   ctx.gradients_mean = gradients_mean;
   ctx.all_reduce_fusion_mb = fusion_mb;
+  ctx.sync_batchnorm = sync_batchnorm;
   nn::set_auto_parallel_context(ctx);
 }
 
@@ -77,7 +78,8 @@ void apply_data_parallel(nn::train::TrainStep& step) {
     throw pyb::value_error("set_auto_parallel_context: device_num is " + std::to_string(pc.device_num) +
                            " but the job has " + std::to_string(comm->size()) + " ranks");
   step.set_data_parallel(nn::train::DataParallelConfig{pc.gradients_mean, pc.first_bucket_mb, pc.bucket_mb,
-                                                       pc.all_reduce_fusion, pc.all_reduce_fusion_mb});
+                                                       pc.all_reduce_fusion, pc.all_reduce_fusion_mb,
+                                                       pc.sync_batchnorm});
 }
 
 void bind_dist(pyb::module_& m) {
@@ -87,7 +89,8 @@ void bind_dist(pyb::module_& m) {
   m.def("_comm_launched_size", &dist::launched_world_size);
   m.def("_comm_release", [] { dist::finalize(); });
   m.def("_set_auto_parallel_context", &set_parallel, pybind11::arg("parallel_mode"), pybind11::arg("device_num") = 0,
-        pybind11::arg("gradients_mean") = true, pybind11::arg("all_reduce_fusion_mb") = 25.0);
+        pybind11::arg("gradients_mean") = true, pybind11::arg("all_reduce_fusion_mb") = 25.0,
+        pybind11::arg("sync_batchnorm") = false);
   m.def("_reset_auto_parallel_context", &nn::reset_auto_parallel_context);
   m.def("_all_gather", &all_gather, pybind11::arg("x"));
 }

@@ -1,5 +1,6 @@
 // fuse-allreduce (data parallel only): the single AllReduce nodes insert-allreduce placed, taken in
-// graph order (the parameter order), grouped (MindSpore's all_reduce_fusion_config):
+// graph order (the parameter order), grouped (MindSpore's all_reduce_fusion_config); a
+// SyncBatchNorm's statistics collectives (attribute batch_stats) stay as they are:
 //   split indices [i1, i2, ...]: a new group starts at gradient i1, i2, ... ;
 //   or a size in MiB: neighbours join a group until it would exceed the size;
 //   neither: one group of every gradient.
@@ -82,7 +83,9 @@ class FuseAllReduce final : public Pass {
   Status run(ir::Graph& g) override {
     std::vector<const ir::Node*> singles;
     for (const ir::Node& n : g.nodes())
-      if (n.op_type == "AllReduce" && n.domain == "ai.modescope" && n.inputs.size() == 1) singles.push_back(&n);
+      if (n.op_type == "AllReduce" && n.domain == "ai.modescope" && n.inputs.size() == 1 &&
+          !n.attr_int("batch_stats", 0))
+        singles.push_back(&n);
     work().nodes_visited += g.nodes().size();
     std::vector<NodeGroup> starts;
     std::vector<ir::Node> waits;

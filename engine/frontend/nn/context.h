@@ -49,6 +49,8 @@ struct AutoParallelContext {
   // PyNative: gradient buckets (MiB), the first and the rest.
   double first_bucket_mb = 1;
   double bucket_mb = 25;
+  // BatchNorm layers take their batch statistics over every rank's slice (SyncBatchNorm).
+  bool sync_batchnorm = false;
 };
 void set_auto_parallel_context(const AutoParallelContext& ctx);
 AutoParallelContext get_auto_parallel_context();

@@ -220,9 +220,23 @@ Expected<Vars> dropout_grad(const GradContext& c) {
   return out;
 }
 
+// AllReduce (ai.modescope) over ranks: every rank's output i is the sum of every rank's input i, so
+// the gradient of input i on a rank is the sum over the ranks of the gradients of output i: the
+// same collective on the output gradients (one collective for all of them, issued by every rank at
+// the same point of its backward), divided by the rank count where the forward averaged.
+Expected<Vars> all_reduce_grad(const GradContext& c) {
+  Vars g;
+  for (size_t i = 0; i < c.outputs.size(); ++i)
+    g.push_back(c.gout(i).defined() ? c.gout(i) : zeros(c.out(i).dtype(), c.out(i).shape()));
+  F::Attrs attrs{{"mean", c.node.attr_int("mean", 0)}};
+  if (c.node.attr_int("batch_stats", 0)) attrs.emplace("batch_stats", int64_t{1});
+  return F::op_n("AllReduce", g, std::move(attrs), static_cast<int>(g.size()), "ai.modescope");
+}
+
 }  // namespace
 
 void register_tensor_grads(GradRegistry& r) {
+  r.add("AllReduce", all_reduce_grad, "ai.modescope");
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.add(op, reshape_like_input);
   r.add("Transpose", transpose_grad);
   r.add("Expand", expand_grad);

@@ -78,19 +78,55 @@ Var BatchNorm2d::forward_training(const Var& x) {
   // running statistics move by `momentum` (unbiased variance, as PyTorch does).
   const int64_t c = channels;
   const std::vector<int64_t> axes{0, 2, 3};
-  F::Attrs keep{{"axes", axes}, {"keepdims", int64_t{1}}};
-  Var mean = F::op("ReduceMean", {x}, keep);
-  Var xc = x - mean;
-  Var var = F::op("ReduceMean", {xc * xc}, keep);
+  const double n = static_cast<double>(x.dim(0) * x.dim(2) * x.dim(3));
+  Var mean, xc, var;
+  Var var_term;  // the running variance's update term: momentum * var * n / (n - 1)
+  if (sync_stats) {
+    // Two passes as on one rank (the mean, then the centred squares), each a sum over this rank's
+    // values added over the ranks and divided by the global count.
+    F::Attrs keep{{"keepdims", int64_t{1}}};
+    Var count;
+    mean = F::div(sum_over_ranks(F::op("ReduceSum", {x, F::ints(axes)}, keep), n, &count), count);
+    xc = x - mean;
+    var = F::div(sum_over_ranks(F::op("ReduceSum", {xc * xc, F::ints(axes)}, keep), n, nullptr), count);
+    const Var unbias = F::div(count, F::add(count, -1.0));
+    var_term = F::mul(F::reshape(var, {c}) * unbias, momentum);
+  } else {
+    F::Attrs keep{{"axes", axes}, {"keepdims", int64_t{1}}};
+    mean = F::op("ReduceMean", {x}, keep);
+    xc = x - mean;
+    var = F::op("ReduceMean", {xc * xc}, keep);
+    const double unbias = n > 1 ? n / (n - 1) : 1.0;
+    var_term = F::mul(F::reshape(var, {c}), momentum * unbias);
+  }
   Var rstd = F::op("Reciprocal", {F::sqrt(F::add(var, eps))});
   Var y = xc * (F::reshape(param("weight"), {1, c, 1, 1}) * rstd) + F::reshape(param("bias"), {1, c, 1, 1});
-  const double n = static_cast<double>(x.dim(0) * x.dim(2) * x.dim(3));
-  const double unbias = n > 1 ? n / (n - 1) : 1.0;
   update_buffer("running_mean",
                 F::mul(param("running_mean"), 1.0 - momentum) + F::mul(F::reshape(mean, {c}), momentum));
-  update_buffer("running_var",
-                F::mul(param("running_var"), 1.0 - momentum) + F::mul(F::reshape(var, {c}), momentum * unbias));
+  update_buffer("running_var", F::mul(param("running_var"), 1.0 - momentum) + var_term);
   return y;
+}
+
+// One collective: the per-channel sums `s` added over the ranks; with `count`, also this rank's
+// number of values per channel (`local_count`), added over the ranks into *count (a scalar).
+// Attribute batch_stats keeps the node out of fuse-allreduce (which groups the gradients' nodes)
+// and out of the step's gradient all-reduce figures.
+Var BatchNorm2d::sum_over_ranks(const Var& s, double local_count, Var* count) {
+  F::Attrs attrs{{"mean", int64_t{0}}, {"batch_stats", int64_t{1}}};
+  if (!count) return F::op("AllReduce", {s}, std::move(attrs), "ai.modescope");
+  Vars out = F::op_n("AllReduce", {s, F::scalar(local_count, s.dtype())}, std::move(attrs), 2, "ai.modescope");
+  *count = out[1];
+  return out[0];
+}
+
+int set_sync_batchnorm(Module& m, bool on) {
+  int n = 0;
+  if (auto* bn = dynamic_cast<BatchNorm2d*>(&m)) {
+    bn->sync_stats = on;
+    ++n;
+  }
+  for (auto& [name, child] : m.children()) n += set_sync_batchnorm(*child, on);
+  return n;
 }
 
 Var Dropout::forward(const Var& x) {

@@ -37,10 +37,20 @@ class BatchNorm2d : public Module {
   int64_t channels;
   float eps;
   float momentum = 0.1f;  // running statistics update in training mode
+  // Data parallel (SyncBatchNorm): the batch statistics are taken over every rank's slice of the
+  // global batch, through ai.modescope AllReduce ops (each rank's sums and count, added over the
+  // ranks; their gradients are added over the ranks the same way). Set by set_sync_batchnorm.
+  bool sync_stats = false;
 
  private:
   Var forward_training(const Var& x);
+  Var sum_over_ranks(const Var& s, double local_count, Var* count);
 };
+
+// Turns synchronized batch statistics on or off in every BatchNorm2d of `m` (itself included);
+// returns how many it set. Only for data parallel runs: the AllReduce ops need the world
+// communicator (engine/dist).
+int set_sync_batchnorm(Module& m, bool on);
 
 class LayerNorm : public Module {
  public:

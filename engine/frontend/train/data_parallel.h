@@ -31,6 +31,9 @@ struct DataParallelConfig {
   // Graph: all_reduce_fusion as split indices (parameter order) or a size in MiB.
   std::vector<int64_t> fusion_split;
   double fusion_mb = 25;  // like the buckets: the last parameters' group starts while the backward goes on
+  // BatchNorm statistics over the global batch (SyncBatchNorm): with it, N ranks train a BatchNorm
+  // net as one rank on the whole batch would; without, each rank normalizes by its own slice.
+  bool sync_batchnorm = false;
 };
 
 // One bucket: parameter indices (in the order their gradients are packed) and its size.

@@ -268,8 +268,8 @@ Expected<DpSetup> data_parallel_setup(const RunOptions& o, zoo::Uri& uri) {
   s.cfg = o.data_parallel;
   const AutoParallelContext pc = get_auto_parallel_context();
   if (!s.cfg && pc.parallel_mode == ParallelMode::DataParallel)
-    s.cfg = DataParallelConfig{pc.gradients_mean, pc.first_bucket_mb, pc.bucket_mb, pc.all_reduce_fusion,
-                               pc.all_reduce_fusion_mb};
+    s.cfg = DataParallelConfig{pc.gradients_mean,    pc.first_bucket_mb,      pc.bucket_mb,
+                               pc.all_reduce_fusion, pc.all_reduce_fusion_mb, pc.sync_batchnorm};
   if (!s.cfg) return s;
   const std::shared_ptr<dist::Communicator> comm = dist::world();
   if (!comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
@@ -353,6 +353,7 @@ Expected<RunResult> run_training(const RunOptions& o, const StepCallback& on_ste
   if (dp.cfg) step.set_data_parallel(*dp.cfg);
   MS_RETURN_IF_ERROR(run_steps(o, step, loader, sched, on_step, r));
   collect_step_results(step, r);
+  r.sync_batchnorm_layers = step.sync_batchnorm_layers();
   if (o.keep_parameters)
     for (const auto& slot : m.parameter_slots())
       if (!slot.buffer) r.final_parameters.emplace_back(slot.name, slot.tensor->clone());

@@ -86,6 +86,7 @@ struct RunResult {
   std::vector<double> allreduce_ms, overlap;
   std::vector<std::vector<CollectiveEvent>> collectives;  // per step (the trace's collective events)
   std::string communicator;                               // "local", "mpi", "nccl" ("" when not data parallel)
+  int sync_batchnorm_layers = 0;  // BatchNorm layers taking statistics over every rank (sync_batchnorm)
   // With keep_parameters: the trained parameters (copies), by name in parameter order.
   std::vector<std::pair<std::string, Tensor>> final_parameters;
   // With observe_last_step: what that step ran (PyNative: its eager ops, one node each).

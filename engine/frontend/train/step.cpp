@@ -13,6 +13,7 @@
 #include "engine/frontend/nn/autograd.h"
 #include "engine/frontend/nn/eager_observe.h"
 #include "engine/frontend/nn/jit.h"
+#include "engine/frontend/nn/layers.h"
 #include "engine/frontend/nn/trace.h"
 #include "engine/runtime/allocator.h"
 #include "engine/runtime/program.h"
@@ -219,6 +220,7 @@ struct TrainStep::DataParallel {
   std::shared_ptr<dist::Communicator> comm;
   std::unique_ptr<GradReducer> reducer;
   bool synced = false;
+  int sync_bn_layers = 0;
 };
 
 struct TrainStep::Compiled {
@@ -260,6 +262,8 @@ void TrainStep::set_data_parallel(const DataParallelConfig& cfg) {
   last_ = nullptr;
 }
 
+int TrainStep::sync_batchnorm_layers() const { return dp_ ? dp_->sync_bn_layers : 0; }
+
 std::vector<GradBucket> TrainStep::grad_buckets() const {
   return dp_ && dp_->reducer ? dp_->reducer->buckets() : std::vector<GradBucket>{};
 }
@@ -278,6 +282,8 @@ Status TrainStep::start_data_parallel() {
   dp_->comm = dist::world();
   if (!dp_->comm) return invalid_argument("data parallel training needs a communicator: call dist::init() first");
   MS_RETURN_IF_ERROR(sync_model_from_rank0(*dp_->comm, model_));
+  // Before the first forward (and so before Graph mode traces the step).
+  if (dp_->cfg.sync_batchnorm && dp_->comm->size() > 1) dp_->sync_bn_layers = set_sync_batchnorm(model_, true);
   dp_->synced = true;
   return Status::ok();
 }

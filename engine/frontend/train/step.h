@@ -97,6 +97,9 @@ class TrainStep {
   bool data_parallel() const { return dp_ != nullptr; }
   // PyNative: the gradient buckets (empty before the first data-parallel step).
   std::vector<GradBucket> grad_buckets() const;
+  // With sync_batchnorm over more than one rank: the BatchNorm layers the first step switched to
+  // statistics over every rank (they stay so: the model is meant for this job's ranks).
+  int sync_batchnorm_layers() const;
   const AmpOptions& amp() const { return amp_; }
   double loss_scale() const { return scale_; }  // current scale (0 without loss scaling)
   int64_t skipped_steps() const { return skipped_; }

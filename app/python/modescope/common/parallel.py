@@ -24,18 +24,19 @@ class ParallelMode:
 
 
 _context = {"parallel_mode": ParallelMode.STAND_ALONE, "device_num": 0, "gradients_mean": True,
-            "all_reduce_fusion_mb": 25.0}
+            "all_reduce_fusion_mb": 25.0, "sync_batchnorm": False}
 
 
 def set_auto_parallel_context(**kwargs):
     """parallel_mode (STAND_ALONE or DATA_PARALLEL), device_num (0: the job's ranks; else it must
-    equal them), gradients_mean (average, else sum), all_reduce_fusion_mb."""
+    equal them), gradients_mean (average, else sum), all_reduce_fusion_mb, sync_batchnorm
+    (BatchNorm statistics over every rank's slice of the global batch, as SyncBatchNorm)."""
     unknown = set(kwargs) - set(_context)
     if unknown:
         raise ValueError(f"set_auto_parallel_context: unknown or unsupported argument(s) {sorted(unknown)}")
     new = dict(_context, **kwargs)
     _C._set_auto_parallel_context(new["parallel_mode"], int(new["device_num"]), bool(new["gradients_mean"]),
-                                  float(new["all_reduce_fusion_mb"]))
+                                  float(new["all_reduce_fusion_mb"]), bool(new["sync_batchnorm"]))
     _context.update(new)
 
 
@@ -48,7 +49,7 @@ def get_auto_parallel_context(attr_key):
 def reset_auto_parallel_context():
     _C._reset_auto_parallel_context()
     _context.update(parallel_mode=ParallelMode.STAND_ALONE, device_num=0, gradients_mean=True,
-                    all_reduce_fusion_mb=25.0)
+                    all_reduce_fusion_mb=25.0, sync_batchnorm=False)
 
 
 def _strategies(strategy, count, what):
