@@ -267,6 +267,9 @@ int main(int argc, char** argv) {
       QStringLiteral("With --train: train on N data-parallel ranks (modescope-cli train under mpirun); also "
                      "save ranks.png (the Ranks tab)."),
       QStringLiteral("N"));
+  QCommandLineOption sync_bn_opt(
+      QStringLiteral("sync-bn"),
+      QStringLiteral("With --train and --ranks: BatchNorm statistics over every rank (train --sync-bn)."));
   QCommandLineOption numerics_opt(
       QStringLiteral("numerics"),
       QStringLiteral("Compare the values of both modes (diff), bisect the passes (bisect) or find the first NaN "
@@ -305,6 +308,7 @@ int main(int argc, char** argv) {
   cli.addOptions({run_opt,          runs_opt,   shot_opt,    size_opt,   bench_opt,    iters_opt,          jit_opt,
                   precision_opt,    pass_opt,   side_opt,    effect_opt, train_opt,    ranks_opt,          numerics_opt,
                   save_session_opt, models_opt, restore_opt, plugin_opt, scenario_opt, cancel_scenario_opt});
+  cli.addOption(sync_bn_opt);
   cli.addOption(open_ranks_opt);
   cli.addOption(bench_timeline_opt);
   cli.process(app);
@@ -460,6 +464,7 @@ int main(int argc, char** argv) {
     if (!QDir().mkpath(dir)) return fail(QStringLiteral("cannot create %1").arg(dir));
     window.train_panel()->set_steps(std::max(1, cli.value(train_opt).toInt()));
     if (cli.isSet(ranks_opt)) window.train_panel()->set_ranks(std::max(1, cli.value(ranks_opt).toInt()));
+    window.train_panel()->set_sync_batchnorm(cli.isSet(sync_bn_opt));
     QObject::connect(&window, &ms::app::MainWindow::model_opened, &window, [&window](bool ok) {
       if (!ok || !window.train()) QApplication::exit(1);
     });

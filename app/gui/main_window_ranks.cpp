@@ -222,6 +222,7 @@ bool MainWindow::train_ranks() {
                         QStringLiteral("--jit-level"), QString::fromLatin1(compiler::jit_level_name(o.jit_level)),
                         QStringLiteral("--threads"),   QStringLiteral("1")};
   if (o.lr > 0) common << QStringLiteral("--lr") << QString::number(o.lr, 'g', 17);
+  if (train_panel_->sync_batchnorm()) common << QStringLiteral("--sync-bn");
   const QString base =
       ranks_folder() + QLatin1Char('/') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss-zzz"));
   std::vector<RanksRun> plan;

@@ -52,6 +52,13 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
   ranks_->setToolTip(
       tr("Data-parallel ranks: more than 1 runs modescope-cli train under mpirun (Open MPI), "
          "each rank on its slice of every batch; the Ranks tab then shows them side by side"));
+  sync_bn_ = new QCheckBox(tr("sync BatchNorm"), this);
+  sync_bn_->setObjectName(QStringLiteral("TrainSyncBatchNorm"));
+  sync_bn_->setToolTip(
+      tr("With more than one rank: BatchNorm layers take their batch statistics over every rank's slice of the "
+         "batch (SyncBatchNorm), so the ranks train as one process on the whole batch would"));
+  sync_bn_->setEnabled(false);
+  connect(ranks_, &QSpinBox::valueChanged, sync_bn_, [this](int n) { sync_bn_->setEnabled(n > 1); });
   train_ = new QPushButton(tr("Train"), this);
   auto* log_scale = new QCheckBox(tr("log scale"), this);
   for (auto [label, w] : std::initializer_list<std::pair<QString, QWidget*>>{{tr("Mode"), mode_},
@@ -66,6 +73,7 @@ TrainPanel::TrainPanel(QWidget* parent) : QWidget(parent) {
     into->addWidget(w);
   }
   row->addStretch(1);
+  row2->addWidget(sync_bn_);
   row2->addWidget(log_scale);
   row2->addStretch(1);
   row2->addWidget(train_);
@@ -103,6 +111,8 @@ std::vector<nn::Mode> TrainPanel::modes() const {
 void TrainPanel::set_steps(int steps) { steps_->setValue(steps); }
 int TrainPanel::ranks() const { return ranks_->value(); }
 void TrainPanel::set_ranks(int ranks) { ranks_->setValue(ranks); }
+bool TrainPanel::sync_batchnorm() const { return ranks_->value() > 1 && sync_bn_->isChecked(); }
+void TrainPanel::set_sync_batchnorm(bool on) { sync_bn_->setChecked(on); }
 
 void TrainPanel::set_busy(bool busy) {
   train_->setEnabled(!busy);

@@ -13,6 +13,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
+class QCheckBox;
 class QSpinBox;
 
 namespace ms::views {
@@ -33,6 +34,9 @@ class TrainPanel : public QWidget {
   // Data-parallel ranks (1: one process, in the app).
   int ranks() const;
   void set_ranks(int ranks);
+  // With ranks > 1: BatchNorm statistics over every rank's slice (train --sync-bn).
+  bool sync_batchnorm() const;
+  void set_sync_batchnorm(bool on);
   void set_busy(bool busy);
   void set_text(const QString& text);
   QString text() const;
@@ -49,6 +53,7 @@ class TrainPanel : public QWidget {
   QComboBox* data_;
   QComboBox* jit_;
   QSpinBox* ranks_;
+  QCheckBox* sync_bn_;
   QPushButton* train_;
   views::LossCurveView* curve_;
   QLabel* text_;
