@@ -245,15 +245,36 @@ Status MpiCommunicator::rendezvous() {
   }
 }
 
+// A large all-reduce runs as consecutive all-reduces of up to this many bytes: Open MPI's own
+// large-message path reduces the whole buffer out of memory, while 4 MiB pieces keep each piece's
+// reduce and copy-back in cache. 2 ranks on 2 cores: 64 MiB in 16-21 ms against 39-54 ms as one
+// MPI_Allreduce, 16 MiB 3.6-5.8 against 4.5-6.5 ms; up to 4 MiB unchanged.
+// MODESCOPE_ALLREDUCE_CHUNK_MIB overrides it (0: one call for the whole buffer).
+int64_t all_reduce_chunk_bytes() {
+  static const int64_t bytes = [] {
+    const char* e = std::getenv("MODESCOPE_ALLREDUCE_CHUNK_MIB");
+    const double mib = e ? std::atof(e) : 4.0;
+    return mib > 0 ? std::max<int64_t>(1, static_cast<int64_t>(mib * 1048576)) : INT64_MAX;
+  }();
+  return bytes;
+}
+
 Status MpiCommunicator::run_item(MpiItem& item) {
   const MPI_Comm w = MPI_COMM_WORLD;
   if (item.kind != MpiKind::Baseline && item.in.defined() && item.in.nbytes() >= kRendezvousBytes)
     MS_RETURN_IF_ERROR(rendezvous());
   switch (item.kind) {
     case MpiKind::AllReduce: {
-      const int code =
-          MPI_Allreduce(MPI_IN_PLACE, item.in.raw(), mpi_count_of(item.in), mpi_type_of(item.in.dtype()), MPI_SUM, w);
-      MS_RETURN_IF_ERROR(mpi_status(code, "all-reduce"));
+      const size_t esize = dtype_size(item.in.dtype());
+      const int64_t total = item.in.numel();
+      const int64_t chunk = std::max<int64_t>(1, all_reduce_chunk_bytes() / static_cast<int64_t>(esize));
+      for (int64_t off = 0; off < total; off += chunk) {
+        const int n = static_cast<int>(std::min(chunk, total - off));
+        const int code =
+            MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(item.in.raw()) + off * static_cast<int64_t>(esize), n,
+                          mpi_type_of(item.in.dtype()), MPI_SUM, w);
+        MS_RETURN_IF_ERROR(mpi_status(code, "all-reduce"));
+      }
       if (item.op == ReduceOp::Mean) divide_in_place(item.in, size_);
       return Status::ok();
     }

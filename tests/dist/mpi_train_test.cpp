@@ -229,6 +229,25 @@ TEST(DataParallelRanks, CollectivesCarryEveryRanksValues) {
   EXPECT_TRUE(comm->barrier().is_ok());
 }
 
+// An all-reduce larger than the 4 MiB pieces it runs in (two whole pieces and 3 values more) sums
+// every element, the tail included; so does one of a single piece's size and one below it.
+TEST(DataParallelRanks, LargeAllReducesSumEveryElementPieceByPiece) {
+  std::shared_ptr<dist::Communicator> comm = dist::world();
+  ASSERT_TRUE(comm);
+  for (int64_t n : {int64_t{2} << 20, int64_t{1} << 20, (int64_t{1} << 20) - 5}) {
+    for (int64_t extra : {int64_t{0}, int64_t{3}}) {
+      const int64_t total = n + extra;
+      std::vector<float> v(static_cast<size_t>(total));
+      for (int64_t i = 0; i < total; ++i) v[static_cast<size_t>(i)] = static_cast<float>(comm->rank() + 1 + i % 7);
+      Tensor t = Tensor::from_vector<float>(v, {total});
+      ASSERT_TRUE(comm->all_reduce(t, dist::ReduceOp::Sum).is_ok());
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < total; ++i) wrong += t.data<float>()[i] != static_cast<float>(3 + 2 * (i % 7)) ? 1 : 0;
+      EXPECT_EQ(wrong, 0) << total << " values: " << wrong << " not the sum of both ranks'";
+    }
+  }
+}
+
 // A rank that reaches a large all-reduce late is awaited by sleeping, not polling: rank 1 starts
 // 400 ms after rank 0, whose process spends well under half of that wait on a CPU (Open MPI's own
 // wait in a blocking collective polls through all of it), and the sum is every rank's.
