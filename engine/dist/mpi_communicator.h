@@ -1,9 +1,11 @@
 // Open MPI communicator (built where CMake finds MPI: MODESCOPE_HAVE_MPI).
 //
-// Like PyTorch's MPI process group: MPI is initialized with MPI_THREAD_SERIALIZED and ONE
-// communication thread makes every MPI call, taking collectives from a queue in the order they
+// Like PyTorch's MPI process group: MPI is initialized with MPI_THREAD_SERIALIZED and one
+// communication thread makes the MPI calls, taking collectives from a queue in the order they
 // were started; the caller gets a Work handle and keeps computing (the training step's gradient
-// buckets overlap the rest of the backward this way). Nothing polls in our code: the thread and
+// buckets overlap the rest of the backward this way). A small collective (64 KiB or less) with
+// nothing queued or in flight runs at once on the caller's thread, still one MPI call at a time and
+// in the order started (the hand-over cost more than the collective). Nothing polls in our code: the thread and
 // every waiter sleep on condition variables, and OMPI_MCA_mpi_yield_when_idle=1 (set before
 // MPI_Init unless the environment says otherwise) makes Open MPI's own progress loop yield.
 //
