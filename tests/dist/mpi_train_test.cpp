@@ -138,16 +138,16 @@ TEST(DataParallelRanks, EncoderSgdGraph) { check_data_parallel_case({kEncoder, "
 TEST(DataParallelRanks, EncoderAdamGraph) { check_data_parallel_case({kEncoder, "adam", nn::Mode::Graph}); }
 
 // A BatchNorm net (ResNet-18, narrow) trains on 2 ranks as on one rank at the whole batch only with
-// synchronized statistics; without, each rank normalizes by its own half and the weights part.
+// synchronized statistics; without, each rank normalizes by its own half and the weights part. SGD
+// only: Adam's step is about lr in size whatever the gradient's, so rounding differences in small
+// gradients become lr-sized weight differences; on this net the sanitizer build (other
+// vectorization) saw 25K of 177K weights up to 1.3e-3 (about lr) apart, the release build 17.
 constexpr const char* kResNet = "zoo:resnet18?batch=16&size=32&classes=4&width=8";
 TEST(DataParallelRanks, SyncBatchNormResNetSgdPyNative) {
   check_data_parallel_case({kResNet, "sgd", nn::Mode::PyNative, true});
 }
 TEST(DataParallelRanks, SyncBatchNormResNetSgdGraph) {
   check_data_parallel_case({kResNet, "sgd", nn::Mode::Graph, true});
-}
-TEST(DataParallelRanks, SyncBatchNormResNetAdamGraph) {
-  check_data_parallel_case({kResNet, "adam", nn::Mode::Graph, true});
 }
 TEST(DataParallelRanks, WithoutSyncBatchNormTheRanksNormalizeTheirOwnSlice) {
   for (nn::Mode mode : {nn::Mode::PyNative, nn::Mode::Graph}) {
