@@ -296,7 +296,9 @@ bool is_gemm(const dnnl::primitive_desc_base& pd) {
 // the primitive stops before the first of them and our loop (fused::apply_tail) runs the rest over
 // the result: oneDNN 2.6's eltwise injector computes e^x and the division at ~0.5 ns a value at one
 // thread, our loop at ~0.3 (simd_exp.h). EfficientNet-B0's depthwise 3x3 over [1,144,56,56] with
-// its SiLU: ~400 us in one primitive, ~165 + ~140 us so. Other convs keep the activation in the
+// its SiLU: ~400 us in one primitive, ~165 + ~140 us so, at one thread. (jit_dw takes swish on
+// AVX2 too; at two threads EfficientNet-B0's 16 depthwise convs ran 2.21 ms with it against 2.32-2.43
+// with the loop, so the choice is close there.) Other convs keep the activation in the
 // primitive, where it is applied while the result is still in cache: EfficientNet-B0's 1x1 convs
 // with SiLU (AVX2, sums of per-node minima over 30 runs) 6.19 -> 5.80 ms at two threads, the
 // model's kernels 9.34 -> 9.03 ms (1 thread: 16.23 -> 16.06). Null where there is no such tail, the
