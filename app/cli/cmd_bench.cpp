@@ -214,7 +214,7 @@ Expected<std::vector<PassEffect>> pass_effects(const RunArgs& a, const compiler:
       both[1].request.compile.parallel_branches = false;
     else
       both[1].request.compile.disabled_passes.push_back(e.argument);
-    MS_ASSIGN_OR_RETURN(auto runs, session::run_interleaved(both));
+    MS_ASSIGN_OR_RETURN(auto runs, session::run_interleaved(both, a.turn));
     out.push_back({e.argument, runs[0].latency.median, runs[1].latency.median});
   }
   return out;
@@ -278,8 +278,8 @@ int bench_model(const RunArgs& a) {
     flops += ops::node_cost(n, in, out).flops;
   }
   const int iters = std::max(1, a.iters), warmup = std::max(0, a.warmup);
-  // Both modes' iterations interleaved (PyNative, Graph, PyNative, ...) so a change in machine load
-  // hits both alike.
+  // Both modes' iterations interleaved in turns (`--turn` PyNative iterations, as many Graph ones,
+  // ...) so a change in machine load hits both alike, each turn's timed iterations running warm.
   std::vector<session::InterleavedRun> both(2);
   for (int m = 0; m < 2; ++m) {
     both[m].graph = &prep->graph;
@@ -290,7 +290,7 @@ int bench_model(const RunArgs& a) {
     both[m].request.warmup = warmup;
     both[m].request.compile = *opts;
   }
-  auto runs = session::run_interleaved(both);
+  auto runs = session::run_interleaved(both, a.turn);
   if (!runs) return fail(a.model + ": " + runs.status().message());
   const session::RunResult* pyn = &(*runs)[0];
   const session::RunResult* gra = &(*runs)[1];
@@ -302,8 +302,8 @@ int bench_model(const RunArgs& a) {
   const auto& plan = gx.memory_plan();
   const double speedup = gra->latency.median > 0 ? pyn->latency.median / gra->latency.median : 0;
 
-  std::printf("%s on %s, jit level %s, median of %d runs after %d warm-up\n", a.model.c_str(),
-              prep->backend->description().c_str(), a.jit_level.c_str(), iters, warmup);
+  std::printf("%s on %s, jit level %s, median of %d runs after %d warm-up, modes alternating every %d\n",
+              a.model.c_str(), prep->backend->description().c_str(), a.jit_level.c_str(), iters, warmup, a.turn);
   std::printf("  machine fp32 peak (2048^3 matmul): %.1f GFLOP/s; model %.4g FLOPs per iteration\n", peak, flops);
   for (const auto* m : {pyn, gra}) {
     const double gflops = m->latency.median > 0 ? flops / (m->latency.median * 1e6) : 0;

@@ -20,6 +20,7 @@ struct RunArgs {
   std::string save_outputs;
   int iters = 10;
   int warmup = 2;
+  int turn = 5;  // bench: iterations per mode before the other mode's (session::run_interleaved)
   std::string report;
   uint64_t seed = 0;
   std::string jit_level = compiler::kDefaultJitLevelName;  // O0 | O1 | O2 (Graph mode pipeline)

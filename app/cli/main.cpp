@@ -104,6 +104,11 @@ int main(int argc, char** argv) {
   bench->add_option("--threads", bench_args.threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
   bench->add_option("--iters", bench_args.iters, "Timed iterations")->check(CLI::PositiveNumber);
   bench->add_option("--warmup", bench_args.warmup, "Warm-up iterations")->check(CLI::NonNegativeNumber);
+  bench
+      ->add_option("--turn", bench_args.turn,
+                   "Timed iterations of one mode before the other's (default 5; each later turn first runs one "
+                   "untimed iteration so the timed ones find their data in the caches; 1: strict alternation)")
+      ->check(CLI::PositiveNumber);
   bench->add_option("--input", bench_args.inputs, "NAME=FILE.npy (repeatable)");
   bench->add_option("--dim", bench_args.dims, "PARAM=N for symbolic input dims");
   bench->add_option("--json", bench_args.report, "Write the figures as JSON");

@@ -41,6 +41,7 @@ class ModelRun {
         total_(warmup_ + std::max(1, r.iters)) {}
 
   int total() const { return total_; }
+  int warmup() const { return warmup_; }
   const char* mode_name() const { return runtime::exec_mode_name(req_.mode); }
 
   Status prepare(RunCallbacks& cb) {
@@ -115,7 +116,8 @@ class ModelRun {
                              format_bytes(static_cast<double>(available)) + " is available");
   }
 
-  // Iteration i of total(): warm-up while i < warmup, then timed (and observed).
+  // Iteration i of total(): warm-up while i < warmup, then timed (and observed). A settling
+  // iteration (i < 0) is run but neither timed nor observed.
   Status iterate(int i, RunCallbacks& cb) {
     const bool timed = i >= warmup_;
     runtime::RunOptions ro;
@@ -217,7 +219,8 @@ Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inpu
   return run_model(g, inputs, backend, request, no_callbacks());
 }
 
-Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks) {
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks,
+                                                 int turn) {
   const auto profiled =
       std::count_if(runs.begin(), runs.end(), [](const InterleavedRun& r) { return r.request.profile; });
   if (profiled > 1) return invalid_argument("interleaved runs: at most one may profile");
@@ -230,12 +233,19 @@ Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRu
     MS_RETURN_IF_ERROR(loop.back()->prepare(callbacks));
     longest = std::max(longest, loop.back()->total());
   }
-  for (int i = 0; i < longest; ++i) {
+  turn = std::max(1, turn);
+  for (int start = 0; start < longest; start += turn) {
     for (auto& run : loop) {
-      if (i >= run->total()) continue;
+      if (start >= run->total()) continue;
       if (callbacks.cancelled()) return cancelled();
-      callbacks.progress(0.05 + 0.95 * i / longest, iteration_text(*run, i));
-      MS_RETURN_IF_ERROR(run->iterate(i, callbacks));
+      // A turn after the others' starts with an untimed iteration that brings this run's weights
+      // and arena back into the caches, as the iteration before it would have in a loop of its own.
+      if (turn > 1 && start > 0 && start >= run->warmup()) MS_RETURN_IF_ERROR(run->iterate(-1, callbacks));
+      for (int i = start; i < std::min(start + turn, run->total()); ++i) {
+        if (callbacks.cancelled()) return cancelled();
+        callbacks.progress(0.05 + 0.95 * i / longest, iteration_text(*run, i));
+        MS_RETURN_IF_ERROR(run->iterate(i, callbacks));
+      }
     }
   }
   std::vector<RunResult> out;
@@ -243,8 +253,8 @@ Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRu
   return out;
 }
 
-Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs) {
-  return run_interleaved(runs, no_callbacks());
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, int turn) {
+  return run_interleaved(runs, no_callbacks(), turn);
 }
 
 }  // namespace ms::session

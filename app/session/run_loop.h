@@ -86,16 +86,20 @@ Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inpu
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
                               const RunRequest& request);
 
-// Several runs of the same loop with their iterations interleaved (the first's iteration i, the
-// second's, ..., then i + 1), so a change in machine load hits all alike (bench). At most one of
-// them may profile: two GPU collectors cannot run at once.
+// Several runs of the same loop with their iterations interleaved in turns of `turn` iterations
+// (the first's iterations i..i+turn-1, the second's, ..., then i+turn), so a change in machine load
+// hits all alike (bench). With turns longer than one, each turn after the first (past the warm-up)
+// starts with one untimed iteration: the timed ones then find their weights and arena in the
+// caches as in a loop of their own (a framework's benchmark loop), not evicted by the other mode's
+// iteration. At most one of them may profile: two GPU collectors cannot run at once.
 struct InterleavedRun {
   const ir::Graph* graph = nullptr;
   const runtime::TensorMap* inputs = nullptr;
   runtime::Backend* backend = nullptr;
   RunRequest request;
 };
-Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks);
-Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs);
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, RunCallbacks& callbacks,
+                                                 int turn = 1);
+Expected<std::vector<RunResult>> run_interleaved(const std::vector<InterleavedRun>& runs, int turn = 1);
 
 }  // namespace ms::session

@@ -358,6 +358,32 @@ TEST(RunLoop, InterleavedRunsAlternateIterations) {
   EXPECT_FALSE(run_interleaved(runs, none));  // two profiled runs would need two collectors at once
 }
 
+// In turns of two: each mode's timed iterations two at a time (the untimed iteration that opens
+// a later turn is not observed), the last turn shorter.
+TEST(RunLoop, InterleavedRunsTakeTurns) {
+  auto cpu = backends::create_cpu_backend(1);
+  const ir::Graph g = small_net();
+  const runtime::TensorMap in = small_inputs();
+  CountingObserver seen;
+  std::vector<InterleavedRun> runs(2);
+  for (int m = 0; m < 2; ++m) {
+    runs[m] = InterleavedRun{&g, &in, cpu.get(), {}};
+    runs[m].request.mode = m == 0 ? runtime::ExecMode::PyNative : runtime::ExecMode::Graph;
+    runs[m].request.iters = 5;
+    runs[m].request.warmup = 1;
+    runs[m].request.observer = &seen;
+  }
+  RunCallbacks none;
+  auto r = run_interleaved(runs, none, /*turn=*/2);
+  ASSERT_TRUE(r) << r.status().message();
+  using M = runtime::ExecMode;
+  // Iterations 0-1 (the warm-up and the first timed), 2-3, 4-5 of each mode.
+  EXPECT_EQ(seen.modes, (std::vector<M>{M::PyNative, M::Graph, M::PyNative, M::PyNative, M::Graph, M::Graph,
+                                        M::PyNative, M::PyNative, M::Graph, M::Graph}));
+  EXPECT_EQ((*r)[0].latencies_ms.size(), 5u);
+  EXPECT_EQ((*r)[1].latencies_ms.size(), 5u);
+}
+
 // A run observed elsewhere (a training step) through the same profiling: GPU activity brackets
 // exactly that run.
 TEST(RunLoop, OneRunObservationBracketsTheGpuActivity) {
