@@ -56,8 +56,9 @@ int bench_allreduce_command(const BenchAllReduceArgs& a) {
   dist::Communicator& comm = **world;
   const bool print = comm.rank() == 0;
   if (print)
-    std::printf("all-reduce of f32 over %d ranks (%s)\n%12s %8s %12s %12s %10s %10s\n", comm.size(),
-                comm.name().c_str(), "bytes", "calls", "ours ms", "MPI ms", "ours GB/s", "MPI GB/s");
+    std::printf("all-reduce of f32 over %d ranks (%s, ours through %s)\n%12s %8s %12s %12s %10s %10s\n", comm.size(),
+                comm.name().c_str(), dist::mpi_all_reduce_path(comm).c_str(), "bytes", "calls", "ours ms", "MPI ms",
+                "ours GB/s", "MPI GB/s");
   nlohmann::json rows = nlohmann::json::array();
   for (int64_t bytes = 1024; bytes <= static_cast<int64_t>(a.max_mib * 1024 * 1024); bytes *= 4) {
     auto row = time_all_reduce(comm, bytes);

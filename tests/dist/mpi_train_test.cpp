@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/dist/mpi_communicator.h"
 #include "engine/dist/world.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/train/run.h"
@@ -115,9 +116,10 @@ void check_data_parallel_case(const DpCase& c) {
   // BatchNorm divides by each channel's batch deviation, which magnifies the rounding of the
   // statistics' summation order (over ranks here): on the ResNet below our own two modes on one rank
   // differ from each other in ~1 weight of 177K beyond the tolerance (max 1.3e-6); a few such
-  // weights are allowed the same way.
+  // weights are allowed the same way: up to 2e-4 of them (one AVX2 machine saw 20 of 177K, max
+  // |diff| 1.6e-6, another at most 17), every one within the 1e-5 bound below.
   const bool adam = std::string(c.optimizer) == "adam";
-  const auto allowed = adam || c.sync_bn ? r.weights / 10000 : 0;
+  const auto allowed = adam ? r.weights / 10000 : c.sync_bn ? r.weights / 5000 : 0;
   EXPECT_LE(r.bad, allowed) << r.bad << " of " << r.weights
                             << " weights differ from the 1-rank run by more than rtol 1e-5 (max |diff| " << r.worst
                             << ")";
@@ -229,8 +231,9 @@ TEST(DataParallelRanks, CollectivesCarryEveryRanksValues) {
   EXPECT_TRUE(comm->barrier().is_ok());
 }
 
-// An all-reduce larger than the 4 MiB pieces it runs in (two whole pieces and 3 values more) sums
-// every element, the tail included; so does one of a single piece's size and one below it.
+// An all-reduce larger than the pieces it runs in (1 MiB through shared memory, 4 MiB through
+// MPI_Allreduce; here 8 MiB and 3 values more) sums every element, the tail included; so does one
+// of 4 MiB and one just below it.
 TEST(DataParallelRanks, LargeAllReducesSumEveryElementPieceByPiece) {
   std::shared_ptr<dist::Communicator> comm = dist::world();
   ASSERT_TRUE(comm);
@@ -246,6 +249,40 @@ TEST(DataParallelRanks, LargeAllReducesSumEveryElementPieceByPiece) {
       EXPECT_EQ(wrong, 0) << total << " values: " << wrong << " not the sum of both ranks'";
     }
   }
+}
+
+// Ranks on one node sum through the shared-memory window: bit for bit what MPI_Allreduce gives on
+// the same values (non-integral ones, so the order of the additions shows), for each element type it
+// takes, at sizes around the 64-byte shares and the 1 MiB pieces, Mean included, and the same on
+// every rank.
+TEST(DataParallelRanks, SharedMemoryAllReduceMatchesMpiAllreduceBitForBit) {
+  std::shared_ptr<dist::Communicator> comm = dist::world();
+  ASSERT_TRUE(comm);
+  EXPECT_EQ(dist::mpi_all_reduce_path(*comm), "shared memory");
+  const int64_t piece = int64_t{1} << 18;  // f32 values in a 1 MiB piece
+  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64}) {
+    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, piece + 7, 3 * piece + 5}) {
+      Tensor t = Tensor::empty(d, {n});
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = std::sin(0.37 * static_cast<double>(i) + comm->rank()) * 1000.0;
+        if (d == DType::F32) t.data<float>()[i] = static_cast<float>(v) / 7.0f;
+        if (d == DType::F64) t.data<double>()[i] = v / 7.0;
+        if (d == DType::I32) t.data<int32_t>()[i] = static_cast<int32_t>(v);
+        if (d == DType::I64) t.data<int64_t>()[i] = static_cast<int64_t>(v) << 20;
+      }
+      Tensor mpi = t.clone();
+      ASSERT_TRUE(dist::mpi_baseline_all_reduce_ms(*comm, mpi, 1));
+      ASSERT_TRUE(comm->all_reduce(t, dist::ReduceOp::Sum).is_ok());
+      EXPECT_EQ(std::memcmp(t.raw(), mpi.raw(), t.nbytes()), 0) << dtype_name(d) << " x " << n;
+      auto all = comm->all_gather(t);
+      ASSERT_TRUE(all);
+      EXPECT_EQ(std::memcmp(all->raw(), static_cast<const char*>(all->raw()) + t.nbytes(), t.nbytes()), 0)
+          << dtype_name(d) << " x " << n << ": the ranks hold different sums";
+    }
+  }
+  Tensor m = Tensor::from_vector<double>({comm->rank() == 0 ? 1.0 : 2.0}, {1});
+  ASSERT_TRUE(comm->all_reduce(m, dist::ReduceOp::Mean).is_ok());
+  EXPECT_EQ(m.data<double>()[0], 1.5);
 }
 
 // A rank that reaches a large all-reduce late is awaited by sleeping, not polling: rank 1 starts
