@@ -81,4 +81,21 @@ inline Tensor to_bf16(const Tensor& t) {
   return o;
 }
 
+// An f32 nchw tensor as nChw<block>c in memory (the same shape; channels a multiple of the block),
+// or back.
+inline Tensor relayout_blocked(const Tensor& t, int64_t block, bool to_blocked) {
+  Tensor out = Tensor::empty(DType::F32, t.shape());
+  const int64_t n = t.dim(0), c = t.dim(1), hw = t.dim(2) * t.dim(3);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t plain = (i * c + ch) * hw + p,
+                      blocked = ((i * (c / block) + ch / block) * hw + p) * block + ch % block;
+        out.data<float>()[to_blocked ? blocked : plain] = t.data<float>()[to_blocked ? plain : blocked];
+      }
+  return out;
+}
+inline Tensor to_blocked(const Tensor& t, int64_t block) { return relayout_blocked(t, block, true); }
+inline Tensor from_blocked(const Tensor& t, int64_t block) { return relayout_blocked(t, block, false); }
+
 }  // namespace ms::test

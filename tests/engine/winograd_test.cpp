@@ -15,22 +15,6 @@
 namespace ms::test {
 namespace {
 
-// nchw -> nChw<block>c (to_blocked) or back (channels a multiple of the block).
-Tensor relayout(const Tensor& t, int64_t block, bool to_blocked) {
-  Tensor out = Tensor::empty(DType::F32, t.shape());
-  const int64_t n = t.dim(0), c = t.dim(1), hw = t.dim(2) * t.dim(3);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) {
-        const int64_t plain = (i * c + ch) * hw + p,
-                      blocked = ((i * (c / block) + ch / block) * hw + p) * block + ch % block;
-        out.data<float>()[to_blocked ? blocked : plain] = t.data<float>()[to_blocked ? plain : blocked];
-      }
-  return out;
-}
-Tensor to_blocked(const Tensor& t, int64_t block) { return relayout(t, block, true); }
-Tensor from_blocked(const Tensor& t, int64_t block) { return relayout(t, block, false); }
-
 // relu(conv(x, w) + b + r) in double, nchw; pads (top, left) and the output's size given.
 std::vector<double> direct(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor* r, int64_t pt, int64_t pl,
                            int64_t oh, int64_t ow, bool relu) {

@@ -3,6 +3,7 @@
 // and weights, f32 accumulation inside oneDNN, bf16 dst) with 1-3 spatial axes: a Conv is a
 // FusedConv without post-ops. They differ only in the activation layout they ask for. Other cases
 // run the reference loops in conv_ref.cpp (a FusedConv: the Conv kernel, then its tail as one loop).
+#include "engine/backends/cpu/conv_depthwise.h"
 #include "engine/backends/cpu/conv_onednn.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/ops/blocked_layout.h"
@@ -53,6 +54,7 @@ Status conv_kernel(runtime::KernelContext& ctx, bool transpose) {
   const Tensor& w = ctx.input(1);
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
+  if (auto dw = depthwise_again(ctx, {x, w, b, nullptr, y})) return *dw;
   if (auto again = conv_onednn_again(ctx, {x, w, b, nullptr, y}, "")) return *again;
   MS_ASSIGN_OR_RETURN(ops::WindowGeometry g,
                       geometry(ctx, transpose ? ops::WindowKind::ConvTranspose : ops::WindowKind::Conv, x.shape(),
@@ -118,6 +120,7 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor& y = ctx.output(0);
   if (ops::channels_last(ctx.node())) return ctx.fail(ops::kChannelsLastOnCpu);
+  if (auto dw = depthwise_again(ctx, {x, w, b, r, y})) return *dw;
   if (auto again = conv_onednn_again(ctx, {x, w, b, r, y}, "fused:")) return *again;
   auto post = ops::parse_post_ops(ctx.node());
   if (!post) return post.status();

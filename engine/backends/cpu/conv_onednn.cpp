@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "engine/backends/cpu/conv_depthwise.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/winograd.h"
 
@@ -292,7 +293,8 @@ bool is_gemm(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
 }
 
-// Where a grouped (depthwise) f32 conv's activations after its last Add include Swish or Sigmoid,
+// Where a grouped (depthwise) f32 conv's activations after its last Add include Swish or Sigmoid
+// (and it is not one our depthwise kernel takes: conv_depthwise.h, for blocked values in and out),
 // the primitive stops before the first of them and our loop (fused::apply_tail) runs the rest over
 // the result: oneDNN 2.6's eltwise injector computes e^x and the division at ~0.5 ns a value at one
 // thread, our loop at ~0.3 (simd_exp.h). EfficientNet-B0's depthwise 3x3 over [1,144,56,56] with
@@ -466,7 +468,7 @@ struct ConvMemo {
            (t.b ? t.b->dtype() : DType::Undefined) == b_type && rt == r_type &&
            (!t.residual || t.residual->shape() == residual) && budget == scratch_budget &&
            std::strcmp(impl_prefix, prefix.c_str()) == 0 && node.op_type == op_type && node.domain == domain &&
-           same_attrs(node.attrs);
+           same_conv_attrs(node.attrs, attrs);
   }
 
   std::string op_type, domain;
@@ -514,32 +516,6 @@ struct ConvMemo {
   Expected<memory> weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& wt) const {
     if (wmem && wt.buffer() && wt.byte_offset() == w_offset && w_source.lock() == wt.buffer()) return wmem;
     return prepared_weights(ctx, dnn, wt, cp->user_weights, cp->pd.weights_desc());
-  }
-
- private:
-  // Attributes of the kinds a conv has (numbers, strings and lists of them) compared by value; any
-  // other kind counts as different.
-  bool same_attrs(const std::map<std::string, ir::Attribute>& o) const {
-    if (o.size() != attrs.size()) return false;
-    for (auto i = o.begin(), j = attrs.begin(); i != o.end(); ++i, ++j) {
-      if (i->first != j->first) return false;
-      const auto& u = i->second.storage();
-      const auto& v = j->second.storage();
-      if (u.index() != v.index()) return false;
-      const bool same = std::visit(
-          [&](const auto& a) {
-            using T = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, float> || std::is_same_v<T, std::string> ||
-                          std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>> ||
-                          std::is_same_v<T, std::vector<std::string>>)
-              return a == std::get<T>(v);
-            else
-              return false;
-          },
-          u);
-      if (!same) return false;
-    }
-    return true;
   }
 };
 
@@ -717,6 +693,29 @@ const char* conv_what(bool transpose, bool fused) {
 
 }  // namespace
 
+bool same_conv_attrs(const std::map<std::string, ir::Attribute>& o, const std::map<std::string, ir::Attribute>& attrs) {
+  if (o.size() != attrs.size()) return false;
+  for (auto i = o.begin(), j = attrs.begin(); i != o.end(); ++i, ++j) {
+    if (i->first != j->first) return false;
+    const auto& u = i->second.storage();
+    const auto& v = j->second.storage();
+    if (u.index() != v.index()) return false;
+    const bool same = std::visit(
+        [&](const auto& a) {
+          using T = std::decay_t<decltype(a)>;
+          if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, float> || std::is_same_v<T, std::string> ||
+                        std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<float>> ||
+                        std::is_same_v<T, std::vector<std::string>>)
+            return a == std::get<T>(v);
+          else
+            return false;
+        },
+        u);
+    if (!same) return false;
+  }
+  return true;
+}
+
 bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const Tensor& y) {
   return (x.dtype() == DType::F32 || x.dtype() == DType::BF16) && w.dtype() == x.dtype() && y.dtype() == x.dtype() &&
          (!b || b->dtype() == DType::F32 || b->dtype() == x.dtype());
@@ -726,6 +725,7 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   return guard_onednn(ctx, conv_what(a.transpose, a.post != nullptr), [&]() -> Status {
     // The kernels took the node's memo (conv_onednn_again) where it matched the call: a fresh one.
+    if (depthwise_applies(a)) return depthwise_conv(ctx, a);
     MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
     // Ours refusing at run time (the packed sgemm failing) leaves the conv to oneDNN's direct one.
     if (std::optional<Status> own = own_winograd(ctx, dnn, plan, a); own && own->code() != ErrorCode::Unsupported)

@@ -5,7 +5,9 @@
 // caches it, and runs it with the reorders at the op's boundary.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/backends/cpu/nn_onednn.h"
@@ -47,6 +49,10 @@ bool onednn_conv_types(const Tensor& x, const Tensor& w, const Tensor* b, const 
 // conv_onednn_again; Unsupported where oneDNN cannot express the case (negative padding, no
 // implementation), so callers fall back to the reference loops.
 Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a);
+
+// A conv node's attributes against those a memo kept: the kinds a conv has (numbers, strings and
+// lists of them) by value; any other kind counts as different.
+bool same_conv_attrs(const std::map<std::string, ir::Attribute>& a, const std::map<std::string, ir::Attribute>& b);
 
 // The tensors of one conv call.
 struct ConvTensors {

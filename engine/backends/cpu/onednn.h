@@ -40,18 +40,23 @@ class OneDnnContext {
   // and descriptors cost ~10 us a call, more than a small conv runs), by the node's address. The
   // kernel checks that a memo still matches the call: a node freed and another made at its address
   // (an eager op's node on the stack) gets the memo of the old one, which is then replaced.
-  std::shared_ptr<const void> memo(const void* node) {
+  // `kind` keeps another path's memo for the same node apart (0: the conv primitive's, 1: our
+  // depthwise kernel's), each path reading only its own type.
+  std::shared_ptr<const void> memo(const void* node, int kind = 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = memos_.find(node);
+    auto it = memos_.find(memo_key(node, kind));
     return it == memos_.end() ? nullptr : it->second;
   }
-  void set_memo(const void* node, std::shared_ptr<const void> m) {
+  void set_memo(const void* node, std::shared_ptr<const void> m, int kind = 0) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (memos_.size() >= kMaxMemos && !memos_.count(node)) memos_.clear();  // bounded: compiles come and go
-    memos_[node] = std::move(m);
+    const void* key = memo_key(node, kind);
+    if (memos_.size() >= kMaxMemos && !memos_.count(key)) memos_.clear();  // bounded: compiles come and go
+    memos_[key] = std::move(m);
   }
 
  private:
+  // Nodes are larger than the few kinds, so a node's address plus its kind is no other node's.
+  static const void* memo_key(const void* node, int kind) { return static_cast<const char*>(node) + kind; }
   static constexpr size_t kMaxMemos = 16384;
   dnnl::engine engine_;
   dnnl::stream stream_;
