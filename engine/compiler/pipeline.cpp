@@ -67,6 +67,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
     // oneDNN's bf16 convs they run the plain conv with an f32 tail.
     pm.add(make_conv_layout_pass(backend && backend->native_bf16()));
     pm.add(make_conv_algorithm_pass());
+    // After the layout is chosen: it fuses blocked convs only.
+    pm.add(make_fuse_inverted_residual_pass());
   }
   // cuDNN's tensor-core layout for low-precision convs: device backends only.
   if (level == JitLevel::O2 && backend && !backend->device().is_cpu()) pm.add(make_channels_last_pass());

@@ -231,6 +231,62 @@ Cost squeeze_excite_cost(const CostContext& c) {
   return cost;
 }
 
+// FusedInvertedResidual(X, W1?, B1?, Wd, Bd?, W3?, B3?, R?): the fuse-inverted-residual pass's
+// block, expand 1x1 conv -> depthwise conv (strides, pads) -> project 1x1 conv (+ R). Y is
+// [N, W3's outputs (Wd's channels without W3), OH, OW], f32.
+Status infer_fused_inverted_residual(InferContext& ctx) {
+  const auto* x = ctx.dims(0);
+  if (ctx.in(0).dtype != DType::F32) return ctx.fail("FusedInvertedResidual takes f32, got " + ctx.in(0).to_string());
+  if (!ctx.has_input(3) || !ctx.in(3).is_static() || ctx.dims(3)->size() != 4)
+    return ctx.fail("input 3 (the depthwise weights) needs a static 4-D shape");
+  const auto& wd = *ctx.dims(3);
+  const auto strides = ctx.node.attr_ints("strides"), pads = ctx.node.attr_ints("pads");
+  if (strides.size() != 2 || pads.size() != 4 || strides[0] < 1 || strides[1] < 1)
+    return ctx.fail("strides must hold 2 positive values and pads 4");
+  int64_t cout = wd[0];
+  if (ctx.has_input(5)) {
+    if (!ctx.in(5).is_static() || ctx.dims(5)->size() != 4) return ctx.fail("input 5 (W3) needs a static 4-D shape");
+    cout = (*ctx.dims(5))[0];
+  }
+  if (!x || x->size() != 4) {
+    ctx.set_output_rank_unknown(0, DType::F32);
+    return Status::ok();
+  }
+  auto out = [&](int64_t in, int64_t k, int64_t s, int64_t b, int64_t e) {
+    return in < 0 ? int64_t{-1} : (in + b + e - k) / s + 1;
+  };
+  ctx.set_output(0, DType::F32,
+                 {(*x)[0], cout, out((*x)[2], wd[2], strides[0], pads[0], pads[2]),
+                  out((*x)[3], wd[3], strides[1], pads[1], pads[3])});
+  return Status::ok();
+}
+
+// The three convs' multiply-adds; x, y and the weights once through memory (the block's wide
+// tensors stay in cache).
+Cost inverted_residual_cost(const CostContext& c) {
+  Cost cost;
+  if (c.inputs.size() < 4 || c.outputs.empty()) return cost;
+  const int64_t xn = static_numel(c.inputs[0]), yn = static_numel(c.outputs[0]);
+  const auto& wd = c.inputs[3];
+  if (xn <= 0 || yn <= 0 || !wd.is_static() || wd.dims->size() != 4 || !c.outputs[0].dims) return cost;
+  const double cexp = static_cast<double>((*wd.dims)[0]), k = static_cast<double>((*wd.dims)[2] * (*wd.dims)[3]);
+  const auto& yd = *c.outputs[0].dims;
+  const double pixels_out = static_cast<double>(yn) / static_cast<double>(yd[1]);
+  const auto& xd = *c.inputs[0].dims;
+  const double pixels_in = static_cast<double>(xn) / static_cast<double>(xd[1]);
+  cost.flops = 2.0 * pixels_out * cexp * k;
+  if (c.inputs.size() > 1 && c.inputs[1].dtype != DType::Undefined)
+    cost.flops += 2.0 * pixels_in * cexp * static_cast<double>(xd[1]);
+  if (c.inputs.size() > 5 && c.inputs[5].dtype != DType::Undefined)
+    cost.flops += 2.0 * pixels_out * cexp * static_cast<double>(yd[1]);
+  cost.bytes = 4.0 * static_cast<double>(xn + yn);
+  for (size_t i = 1; i < c.inputs.size(); ++i) {
+    const int64_t n = static_numel(c.inputs[i]);
+    if (n > 0) cost.bytes += 4.0 * static_cast<double>(n);
+  }
+  return cost;
+}
+
 OpSchema fused_schema(const char* op, int min_in, int max_in, OpCategory cat, std::function<Status(InferContext&)> f) {
   OpSchema s;
   s.op_type = op;
@@ -283,6 +339,9 @@ void register_fused_ops(Registry& r) {
   OpSchema se = fused_schema("FusedSqueezeExcite", 5, 5, OpCategory::Pool, infer_fused_squeeze_excite);
   se.cost = squeeze_excite_cost;
   r.add(std::move(se));
+  OpSchema ir = fused_schema("FusedInvertedResidual", 1, 8, OpCategory::Conv, infer_fused_inverted_residual);
+  ir.cost = inverted_residual_cost;
+  r.add(std::move(ir));
   register_fused_attention_op(r);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/depthwise_row.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
 
@@ -16,59 +17,6 @@ namespace ms::cpu::nn {
 namespace {
 
 #define LOADV(p) MS_LOADV(V, p)
-
-// One output row of one channel block: outputs whose taps all lie inside the input row span four
-// at a time (four accumulators, the tap's weights loaded once for the four), the others one at a
-// time with the taps outside skipped (zero padding). K > 0: the kernel width known at compile time;
-// S > 0: the stride (with stride 1 the four outputs' taps overlap, and the loads of one input vector
-// for several of them become one).
-template <class V, int K, int S>
-[[gnu::always_inline]] inline void dw_row(const float* __restrict xc, const float* __restrict wc, V bias,
-                                          float* __restrict yr, const DepthwiseProblem& p, int64_t r) {
-  constexpr int B = kLanes<V>;
-  const int64_t kw = K > 0 ? K : p.kw;
-  const int64_t ih0 = r * p.sh - p.ph;
-  const int64_t kh0 = std::max<int64_t>(0, -ih0), kh1 = std::min<int64_t>(p.kh, p.ih - ih0);
-  // Outputs o with 0 <= o*sw - pw and o*sw - pw + kw <= iw.
-  int64_t lo = (p.pw + p.sw - 1) / p.sw;
-  int64_t hi = p.iw - kw + p.pw >= 0 ? (p.iw - kw + p.pw) / p.sw + 1 : 0;
-  lo = std::min(lo, p.ow);
-  hi = std::clamp(hi, lo, p.ow);
-  auto edge = [&](int64_t o) {
-    V acc = bias;
-    const int64_t iw0 = o * p.sw - p.pw;
-    const int64_t k0 = std::max<int64_t>(0, -iw0), k1 = std::min<int64_t>(kw, p.iw - iw0);
-    for (int64_t i = kh0; i < kh1; ++i) {
-      const float* xrow = xc + (ih0 + i) * p.iw * B;
-      const float* wrow = wc + i * kw * B;
-      for (int64_t j = k0; j < k1; ++j) acc += LOADV(xrow + (iw0 + j) * B) * LOADV(wrow + j * B);
-    }
-    MS_STOREV(yr + o * B, acc);
-  };
-  for (int64_t o = 0; o < lo; ++o) edge(o);
-  int64_t o = lo;
-  const int64_t step = (S > 0 ? S : p.sw) * B;
-  for (; o + 4 <= hi; o += 4) {
-    V a0 = bias, a1 = bias, a2 = bias, a3 = bias;
-    for (int64_t i = kh0; i < kh1; ++i) {
-      const float* xp = xc + ((ih0 + i) * p.iw + o * (S > 0 ? S : p.sw) - p.pw) * B;
-      const float* wrow = wc + i * kw * B;
-      for (int64_t j = 0; j < kw; ++j) {
-        const V wv = LOADV(wrow + j * B);
-        const float* xj = xp + j * B;
-        a0 += LOADV(xj) * wv;
-        a1 += LOADV(xj + step) * wv;
-        a2 += LOADV(xj + 2 * step) * wv;
-        a3 += LOADV(xj + 3 * step) * wv;
-      }
-    }
-    MS_STOREV(yr + o * B, a0);
-    MS_STOREV(yr + (o + 1) * B, a1);
-    MS_STOREV(yr + (o + 2) * B, a2);
-    MS_STOREV(yr + (o + 3) * B, a3);
-  }
-  for (; o < p.ow; ++o) edge(o);
-}
 
 template <class V>
 [[gnu::always_inline]] inline void dw_rows(const float* x, const float* w, const float* bias, float* y,
@@ -82,20 +30,11 @@ template <class V>
     const float* wc = w + c * p.kh * p.kw * B;
     float* yr = y + row * p.ow * B;
     const V bv = bias ? LOADV(bias + c * B) : V{};
-    if (p.sw == 1) {
-      switch (p.kw) {
-        case 3: dw_row<V, 3, 1>(xc, wc, bv, yr, p, r); break;
-        case 5: dw_row<V, 5, 1>(xc, wc, bv, yr, p, r); break;
-        case 7: dw_row<V, 7, 1>(xc, wc, bv, yr, p, r); break;
-        default: dw_row<V, 0, 1>(xc, wc, bv, yr, p, r); break;
-      }
-    } else {
-      switch (p.kw) {
-        case 3: dw_row<V, 3, 0>(xc, wc, bv, yr, p, r); break;
-        case 5: dw_row<V, 5, 0>(xc, wc, bv, yr, p, r); break;
-        default: dw_row<V, 0, 0>(xc, wc, bv, yr, p, r); break;
-      }
-    }
+    const float* rows[kMaxDepthwiseKernel];
+    const int64_t ih0 = r * p.sh - p.ph;
+    for (int64_t i = 0; i < p.kh; ++i) rows[i] = ih0 + i >= 0 && ih0 + i < p.ih ? xc + (ih0 + i) * p.iw * B : nullptr;
+    const DwRow geom{.iw = p.iw, .ow = p.ow, .kh = p.kh, .kw = p.kw, .sw = p.sw, .pw = p.pw};
+    depthwise_row_any<V>(rows, wc, bv, yr, geom, /*clamp=*/false, V{}, V{});
     // The row's activations while it is in L1 (rows are short: one loop, one thread).
     if (!post.empty()) fused::apply_tail(yr, p.ow * B, nullptr, 1, nullptr, post);
   }
@@ -227,6 +166,7 @@ bool depthwise_applies(const ConvArgs& a) {
   if (a.post)
     for (const auto& p : *a.post)
       if (p.kind == ops::PostOp::Kind::Add) return false;
+  if (a.w.dim(2) > kMaxDepthwiseKernel) return false;
   for (size_t i = 0; i < 2; ++i)
     if (a.g.dilations[i] != 1 || a.g.strides[i] < 1 || a.g.pads_begin[i] < 0 || a.g.pads_end[i] < 0) return false;
   // The output is what the geometry gives (no crop), padding at most the kernel's.

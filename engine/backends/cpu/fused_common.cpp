@@ -180,6 +180,10 @@ void register_fused_squeeze_excite_kernels(runtime::KernelRegistry& r);
 
 }  // namespace ms::cpu::fused
 
+namespace ms::cpu::nn {
+void register_inverted_residual_kernel(runtime::KernelRegistry& r);
+}
+
 namespace ms::cpu {
 void register_fused_kernels(runtime::KernelRegistry& r) {
   fused::register_fused_conv_kernels(r);
@@ -188,5 +192,6 @@ void register_fused_kernels(runtime::KernelRegistry& r) {
   fused::register_fused_pool_kernels(r);
   fused::register_fused_squeeze_excite_kernels(r);
   register_fused_attention_kernel(r);
+  nn::register_inverted_residual_kernel(r);
 }
 }  // namespace ms::cpu

@@ -41,7 +41,7 @@ class OneDnnContext {
   // kernel checks that a memo still matches the call: a node freed and another made at its address
   // (an eager op's node on the stack) gets the memo of the old one, which is then replaced.
   // `kind` keeps another path's memo for the same node apart (0: the conv primitive's, 1: our
-  // depthwise kernel's), each path reading only its own type.
+  // depthwise kernel's, 2: the inverted-residual kernel's), each path reading only its own type.
   std::shared_ptr<const void> memo(const void* node, int kind = 0) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = memos_.find(memo_key(node, kind));

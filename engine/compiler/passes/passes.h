@@ -29,6 +29,7 @@ PassPtr make_split_matmul_pass();                               // split_matmul.
 PassPtr make_fuse_elementwise_pass();                           // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                // fuse_reduce.cpp
 PassPtr make_conv_layout_pass(bool bf16_convs = false);         // conv_layout.cpp (O2)
+PassPtr make_fuse_inverted_residual_pass();                     // fuse_inverted_residual.cpp (O2, CPU)
 PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
 PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32 = false,

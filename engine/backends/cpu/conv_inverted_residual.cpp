@@ -1,0 +1,507 @@
+#include "engine/backends/cpu/conv_inverted_residual.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/depthwise_row.h"
+#include "engine/backends/cpu/fused_internal.h"
+#include "engine/backends/cpu/simd_clones.h"
+
+namespace ms::cpu::nn {
+namespace {
+
+#define LOADV(p) MS_LOADV(V, p)
+
+// A stage's post-ops as the kernel applies them in its stores: an optional residual Add first, then
+// Relu or Clip as a clamp; any other list (`generic`) runs as apply_tail over each finished chunk.
+struct Tail {
+  bool add = false, generic = false, clamp = false;
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+};
+
+Tail tail_of(const std::vector<ops::PostOp>& post) {
+  Tail t;
+  size_t i = 0;
+  if (!post.empty() && post[0].kind == ops::PostOp::Kind::Add) {
+    t.add = true;
+    i = 1;
+  }
+  if (post.size() == i) return t;
+  if (post.size() == i + 1 && post[i].kind == ops::PostOp::Kind::Relu) {
+    t.clamp = true;
+    t.lo = 0.f;
+    return t;
+  }
+  if (post.size() == i + 1 && post[i].kind == ops::PostOp::Kind::Clip) {
+    t.clamp = true;
+    t.lo = post[i].alpha;
+    t.hi = post[i].beta;
+    return t;
+  }
+  return Tail{.generic = true};
+}
+
+// One tile of a 1x1 conv over blocked channels: NB output blocks x NP pixels, every input channel.
+// The small loops unrolled (GCC 12 at -O2 keeps the accumulators of rolled ones on the stack: 40-60
+// GFLOP/s against ~170 in registers).
+// in: the tile's first pixel (channel block stride in_cs, pixel stride B); w: [ob][cin][B] from the
+// tile's first block (block stride w_os); out/res: the tile's first output (block stride out_cs).
+template <class V, int NB, int NP>
+[[gnu::always_inline]] inline void pw_tile(const float* __restrict in, int64_t in_cs, int64_t cin,
+                                           const float* __restrict w, int64_t w_os, const float* __restrict bias,
+                                           float* __restrict out, const float* __restrict res, int64_t out_cs,
+                                           const Tail& t) {
+  constexpr int B = kLanes<V>;
+  V acc[NB][NP];
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    const V bv = LOADV(bias + b * B);
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) acc[b][p] = bv;
+  }
+  for (int64_t ci = 0; ci < cin; ci += B) {
+    const float* ip = in + (ci / B) * in_cs;
+    const float* wp = w + ci * B;
+    const int64_t lanes = std::min<int64_t>(B, cin - ci);
+    for (int64_t l = 0; l < lanes; ++l) {
+      V wv[NB];
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) wv[b] = LOADV(wp + b * w_os + l * B);
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) {
+        const V xv = ip[p * B + l] - V{};  // a broadcast (x - 0 is x: no add)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; ++b) acc[b][p] += wv[b] * xv;
+      }
+    }
+  }
+  const V lo = V{} + t.lo, hi = V{} + t.hi;
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b)
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) {
+      V v = acc[b][p];
+      if (t.add) v += LOADV(res + b * out_cs + p * B);
+      if (t.clamp) {
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+      }
+      MS_STOREV(out + b * out_cs + p * B, v);
+    }
+}
+
+template <class V, int NB>
+[[gnu::always_inline]] inline void pw_blocks(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
+                                             int64_t w_os, const float* bias, float* out, const float* res,
+                                             int64_t out_cs, const Tail& t) {
+  constexpr int B = kLanes<V>;
+  int64_t p = 0;
+  for (; p + 4 <= npix; p += 4)
+    pw_tile<V, NB, 4>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t);
+  switch (npix - p) {
+    case 3: pw_tile<V, NB, 3>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t); break;
+    case 2: pw_tile<V, NB, 2>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t); break;
+    case 1: pw_tile<V, NB, 1>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t); break;
+    default: break;
+  }
+}
+
+// A 1x1 conv of npix pixels for output blocks [ob0, ob1): in [cin/B][..npix..][B] (block stride
+// in_cs), w packed [ob][cin][B], out/res block stride out_cs, out at block ob0 (res likewise).
+template <class V>
+[[gnu::always_inline]] inline void pointwise(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
+                                             const float* bias, int64_t ob0, int64_t ob1, float* out, const float* res,
+                                             int64_t out_cs, const Tail& t) {
+  constexpr int B = kLanes<V>;
+  const int64_t w_os = cin * B;
+  // Output blocks three at a time (12 accumulators, 3 weight vectors and a broadcast: 16 registers
+  // with AVX2), pixels four at a time.
+  int64_t ob = ob0;
+  for (; ob + 3 <= ob1; ob += 3)
+    pw_blocks<V, 3>(in, in_cs, cin, npix, w + ob * w_os, w_os, bias + ob * B, out + (ob - ob0) * out_cs,
+                    res + (ob - ob0) * out_cs, out_cs, t);
+  if (ob1 - ob == 2)
+    pw_blocks<V, 2>(in, in_cs, cin, npix, w + ob * w_os, w_os, bias + ob * B, out + (ob - ob0) * out_cs,
+                    res + (ob - ob0) * out_cs, out_cs, t);
+  else if (ob1 - ob == 1)
+    pw_blocks<V, 1>(in, in_cs, cin, npix, w + ob * w_os, w_os, bias + ob * B, out + (ob - ob0) * out_cs,
+                    res + (ob - ob0) * out_cs, out_cs, t);
+}
+
+// Scratch of one thread, 64-byte aligned, kept between calls (OpenMP's threads persist).
+float* scratch(size_t floats, int which) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { std::free(p); }
+  };
+  thread_local Buf bufs[3];
+  Buf& b = bufs[which];
+  if (b.n < floats) {
+    std::free(b.p);
+    const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+    b.p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    b.n = b.p ? floats : 0;
+  }
+  return b.p;
+}
+
+struct Args {
+  const float* x;
+  const InvertedResidualWeights* w;
+  const float* r;
+  float* y;
+  const InvertedResidualProblem* p;
+  const std::vector<ops::PostOp>*post1, *post2, *post3;
+  Tail t1, t2, t3;
+};
+
+// One thread's share of the expansion and the depthwise conv: channel blocks [cb0, cb1) of image n,
+// output rows [oy0, oy1) in bands of `band` rows; each band's depthwise rows go to
+// dst(band_start) + (cb - cb0) * d_cs + (oy - band_start) * ow * B, and then to finish(band_start,
+// band_end) (the projection of a band, when the rows are the thread's to project).
+template <class V, class Dst, class Finish>
+[[gnu::always_inline]] inline void expand_depthwise(const Args& a, int64_t n, int64_t oy0, int64_t oy1, int64_t cb0,
+                                                    int64_t cb1, int64_t band, int64_t d_cs, Dst dst, Finish finish) {
+  constexpr int B = kLanes<V>;
+  const InvertedResidualProblem& p = *a.p;
+  const int64_t ncb = cb1 - cb0, cib = (p.cin + B - 1) / B;
+  const int64_t ring = p.expand ? (band - 1) * p.sh + p.kh : 0;
+  float* ring_buf = p.expand ? scratch(static_cast<size_t>(ring * ncb * p.iw * B), 0) : nullptr;
+  int64_t held[64];  // ring slot -> input row it holds (ring <= 64: bands are sized so)
+  std::fill(held, held + 64, int64_t{-1});
+  const float* xn = a.x + n * cib * p.ih * p.iw * B;
+  auto expand_row = [&](int64_t iy) __attribute__((always_inline)) {
+    const int64_t slot = iy % ring;
+    if (held[slot] == iy) return;
+    held[slot] = iy;
+    float* out = ring_buf + slot * ncb * p.iw * B;
+    pointwise<V>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, p.iw, a.w->w1.data(), a.w->b1.data(), cb0, cb1, out, out,
+                 p.iw * B, a.t1);
+    if (a.t1.generic) fused::apply_tail(out, ncb * p.iw * B, nullptr, 1, nullptr, *a.post1);
+  };
+  auto row_of = [&](int64_t cb, int64_t iy) __attribute__((always_inline))->const float* {
+    if (p.expand) return ring_buf + ((iy % ring) * ncb + (cb - cb0)) * p.iw * B;
+    return xn + (cb * p.ih + iy) * p.iw * B;
+  };
+  const float* rows[kMaxDepthwiseKernel];
+  const DwRow row{.iw = p.iw, .ow = p.ow, .kh = p.kh, .kw = p.kw, .sw = p.sw, .pw = p.pw};
+  const V lo2 = V{} + a.t2.lo, hi2 = V{} + a.t2.hi;
+  for (int64_t b0 = oy0; b0 < oy1; b0 += band) {
+    const int64_t b1 = std::min(b0 + band, oy1);
+    if (p.expand) {
+      const int64_t iy0 = std::max<int64_t>(0, b0 * p.sh - p.ph);
+      const int64_t iy1 = std::min<int64_t>(p.ih, (b1 - 1) * p.sh - p.ph + p.kh);
+      for (int64_t iy = iy0; iy < iy1; ++iy) expand_row(iy);
+    }
+    float* d = dst(b0);
+    for (int64_t oy = b0; oy < b1; ++oy) {
+      const int64_t ih0 = oy * p.sh - p.ph;
+      for (int64_t cb = cb0; cb < cb1; ++cb) {
+        for (int64_t i = 0; i < p.kh; ++i) {
+          const int64_t iy = ih0 + i;
+          rows[i] = iy >= 0 && iy < p.ih ? row_of(cb, iy) : nullptr;
+        }
+        float* yr = d + (cb - cb0) * d_cs + (oy - b0) * p.ow * B;
+        const V bv = LOADV(a.w->bd.data() + cb * B);
+        depthwise_row_any<V>(rows, a.w->wd.data() + cb * p.kh * p.kw * B, bv, yr, row, a.t2.clamp, lo2, hi2);
+        if (a.t2.generic) fused::apply_tail(yr, p.ow * B, nullptr, 1, nullptr, *a.post2);
+      }
+    }
+    finish(b0, b1);
+  }
+}
+
+// The projection of pixels [p0, p1) of image n (pixel = oy * ow + ox) from d (block stride d_cs, at
+// pixel p0) into y.
+template <class V>
+[[gnu::always_inline]] inline void project(const Args& a, int64_t n, const float* d, int64_t d_cs, int64_t p0,
+                                           int64_t p1) {
+  constexpr int B = kLanes<V>;
+  const InvertedResidualProblem& p = *a.p;
+  const int64_t cob = (p.cout + B - 1) / B, plane = p.oh * p.ow * B;
+  float* out = a.y + n * cob * plane + p0 * B;
+  const float* res = a.r ? a.r + n * cob * plane + p0 * B : out;
+  pointwise<V>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), 0, cob, out, res, plane, a.t3);
+  if (a.t3.generic)
+    for (int64_t ob = 0; ob < cob; ++ob)
+      fused::apply_tail(out + ob * plane, (p1 - p0) * B, nullptr, 1, a.r ? res + ob * plane : nullptr, *a.post3);
+  if (p.cout % B != 0)  // the padding channels stay zero, whatever the tail made of them
+    for (int64_t px = 0; px < p1 - p0; ++px)
+      std::fill(out + (cob - 1) * plane + px * B + p.cout % B, out + (cob - 1) * plane + (px + 1) * B, 0.f);
+}
+
+// Bands of rows sized so a thread's ring of expanded rows and its band of depthwise rows stay in L2.
+int64_t band_rows(const InvertedResidualProblem& p, int64_t channels, bool local_d, int64_t rows) {
+  constexpr double kBudget = 224.0 * 1024;
+  int64_t band = 1;
+  while (band < rows) {
+    const int64_t next = band + 1;
+    const double ring = p.expand ? static_cast<double>(((next - 1) * p.sh + p.kh) * channels * p.iw) * 4 : 0;
+    const double d = local_d ? static_cast<double>(next * channels * p.ow) * 4 : 0;
+    if (ring + d > kBudget || (next - 1) * p.sh + p.kh > 64) break;
+    band = next;
+  }
+  return band;
+}
+
+// Thread t of nt: rows split between threads (each its own ring, the rows above its first band
+// expanded again), or on small planes the expanded channels split, then the projection's pixels.
+template <class V> [[gnu::always_inline]] inline void run_thread(const Args& a, int t, int nt) {
+  constexpr int B = kLanes<V>;
+  const InvertedResidualProblem& p = *a.p;
+  const int64_t eb = p.cexp / B, plane = p.oh * p.ow * B;
+  const bool split_channels = nt > 1 && p.oh <= 14 && eb >= 2 * nt;
+  if (!split_channels) {
+    const int64_t rows = p.batch * p.oh, r0 = rows * t / nt, r1 = rows * (t + 1) / nt;
+    for (int64_t n = r0 / p.oh; n < p.batch && n * p.oh < r1; ++n) {
+      const int64_t oy0 = std::max(r0 - n * p.oh, int64_t{0}), oy1 = std::min(r1 - n * p.oh, p.oh);
+      if (oy0 >= oy1) continue;
+      const int64_t band = band_rows(p, p.cexp, p.project, oy1 - oy0);
+      if (p.project) {
+        float* d = scratch(static_cast<size_t>(band * p.ow * p.cexp), 1);
+        expand_depthwise<V>(
+            a, n, oy0, oy1, 0, eb, band, band * p.ow * B, [&](int64_t) __attribute__((always_inline)) { return d; },
+            [&](int64_t b0, int64_t b1)
+                __attribute__((always_inline)) { project<V>(a, n, d, band * p.ow * B, b0 * p.ow, b1 * p.ow); });
+      } else {
+        float* yn = a.y + n * eb * plane;
+        expand_depthwise<V>(
+            a, n, oy0, oy1, 0, eb, band,
+            plane, [&](int64_t b0) __attribute__((always_inline)) { return yn + b0 * p.ow * B; },
+            [](int64_t, int64_t) __attribute__((always_inline)){});
+      }
+    }
+    return;
+  }
+  const int64_t cb0 = eb * t / nt, cb1 = eb * (t + 1) / nt;
+  const int64_t band = band_rows(p, cb1 - cb0, false, p.oh);
+  // The whole depthwise result of an image, shared by the threads (the caller's buffer).
+  float* shared = nullptr;
+  if (p.project) {
+#pragma omp single copyprivate(shared)
+    shared = scratch(static_cast<size_t>(p.cexp * p.oh * p.ow), 2);
+  }
+  for (int64_t n = 0; n < p.batch; ++n) {
+    float* d = p.project ? shared : a.y + n * eb * plane;
+    expand_depthwise<V>(
+        a, n, 0, p.oh, cb0, cb1, band,
+        plane, [&](int64_t b0) __attribute__((always_inline)) { return d + cb0 * plane + b0 * p.ow * B; },
+        [](int64_t, int64_t) __attribute__((always_inline)){});
+    if (!p.project) continue;
+#pragma omp barrier
+    const int64_t pix = p.oh * p.ow;
+    const int64_t p0 = pix * t / nt / 4 * 4, p1 = t + 1 == nt ? pix : pix * (t + 1) / nt / 4 * 4;
+    if (p1 > p0) project<V>(a, n, d + p0 * B, plane, p0, p1);
+#pragma omp barrier
+  }
+}
+
+MS_TARGET_AVX512 void run_avx512(const Args& a, int t, int nt) { run_thread<vec16>(a, t, nt); }
+MS_TARGET_AVX2 void run_avx2(const Args& a, int t, int nt) { run_thread<vec8>(a, t, nt); }
+void run_plain(const Args& a, int t, int nt) {
+  if (a.p->block == 16)
+    run_thread<vec16>(a, t, nt);
+  else
+    run_thread<vec8>(a, t, nt);
+}
+
+#undef LOADV
+
+}  // namespace
+
+InvertedResidualWeights pack_inverted_residual(const InvertedResidualProblem& p, const float* w1, const float* b1,
+                                               const float* wd, const float* bd, const float* w3, const float* b3) {
+  const int64_t B = p.block;
+  InvertedResidualWeights out;
+  auto pack_pointwise = [&](const float* w, const float* b, int64_t outs, int64_t ins, std::vector<float>& wp,
+                            std::vector<float>& bp) {
+    const int64_t ob = (outs + B - 1) / B;
+    wp.assign(static_cast<size_t>(ob * ins * B), 0.f);
+    bp.assign(static_cast<size_t>(ob * B), 0.f);
+    for (int64_t o = 0; o < outs; ++o) {
+      for (int64_t i = 0; i < ins; ++i) wp[static_cast<size_t>(((o / B) * ins + i) * B + o % B)] = w[o * ins + i];
+      if (b) bp[static_cast<size_t>(o)] = b[o];
+    }
+  };
+  if (p.expand && w1) pack_pointwise(w1, b1, p.cexp, p.cin, out.w1, out.b1);
+  out.wd.assign(static_cast<size_t>(p.cexp * p.kh * p.kw), 0.f);
+  for (int64_t c = 0; c < p.cexp; ++c)
+    for (int64_t k = 0; k < p.kh * p.kw; ++k)
+      out.wd[static_cast<size_t>(((c / B) * p.kh * p.kw + k) * B + c % B)] = wd[c * p.kh * p.kw + k];
+  out.bd.assign(static_cast<size_t>(p.cexp), 0.f);
+  if (bd) std::copy(bd, bd + p.cexp, out.bd.begin());
+  if (p.project && w3) pack_pointwise(w3, b3, p.cout, p.cexp, out.w3, out.b3);
+  return out;
+}
+
+void inverted_residual_blocked(const float* x, const InvertedResidualWeights& w, const float* r, float* y,
+                               const InvertedResidualProblem& p, const std::vector<ops::PostOp>& post1,
+                               const std::vector<ops::PostOp>& post2, const std::vector<ops::PostOp>& post3) {
+  Args a{x, &w, r, y, &p, &post1, &post2, &post3, tail_of(post1), tail_of(post2), tail_of(post3)};
+  const int width = simd_width();
+  auto body = [&](int t, int nt) {
+    if (p.block == 16 && width >= 16)
+      run_avx512(a, t, nt);
+    else if (p.block == 8 && width >= 8)
+      run_avx2(a, t, nt);
+    else
+      run_plain(a, t, nt);
+  };
+  const double macs = static_cast<double>(p.batch * p.oh * p.ow) *
+                      static_cast<double>(p.cexp * (p.kh * p.kw + (p.expand ? p.cin : 0) + (p.project ? p.cout : 0)));
+  const int threads = macs < 4e5 ? 1 : omp_get_max_threads();
+  if (threads < 2) {
+    body(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body(omp_get_thread_num(), omp_get_num_threads());
+}
+
+namespace {
+
+// The post-ops of one stage: `<prefix>post_ops` / `_alphas` / `_betas` on the node.
+Expected<std::vector<ops::PostOp>> stage_post_ops(const ir::Node& n, const std::string& prefix) {
+  ir::Node stage;
+  stage.op_type = n.op_type;
+  stage.name = n.name;
+  stage.id = n.id;
+  for (const char* a : {"post_ops", "post_alphas", "post_betas"}) {
+    auto it = n.attrs.find(prefix + a);
+    if (it != n.attrs.end()) stage.attrs[a] = it->second;
+  }
+  return ops::parse_post_ops(stage);
+}
+
+// What the node keeps between calls: the parsed geometry and post-ops and the packed weights, with
+// the frozen buffers they were packed from.
+struct InvertedResidualMemo {
+  InvertedResidualProblem p;
+  std::vector<ops::PostOp> post[3];
+  InvertedResidualWeights w;
+  std::weak_ptr<Buffer> sources[6];
+  size_t offsets[6] = {};
+  Shape x, y;
+  std::string impl;
+};
+
+const Tensor* optional_input(runtime::KernelContext& ctx, size_t i) {
+  return ctx.has_input(i) ? &ctx.input(i) : nullptr;
+}
+
+bool memo_matches(runtime::KernelContext& ctx, const InvertedResidualMemo& m) {
+  if (ctx.input(0).shape() != m.x || ctx.output(0).shape() != m.y) return false;
+  for (size_t i = 0; i < 6; ++i) {
+    const Tensor* t = optional_input(ctx, i + 1);
+    if ((t != nullptr) != (m.sources[i].lock() != nullptr)) return false;
+    if (t && (t->buffer() != m.sources[i].lock() || t->byte_offset() != m.offsets[i])) return false;
+  }
+  return true;
+}
+
+Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  auto m = std::make_shared<InvertedResidualMemo>();
+  const Tensor& x = ctx.input(0);
+  const Tensor* w1 = optional_input(ctx, 1);
+  const Tensor* wd = optional_input(ctx, 3);
+  const Tensor* w3 = optional_input(ctx, 5);
+  Tensor& y = ctx.output(0);
+  if (!wd || x.rank() != 4 || y.rank() != 4 || wd->rank() != 4)
+    return ctx.fail("FusedInvertedResidual needs a 4-D input, output and depthwise weights");
+  for (size_t i = 0; i < 8; ++i)
+    if (ctx.has_input(i) && ctx.input(i).dtype() != DType::F32)
+      return ctx.fail("FusedInvertedResidual takes f32 tensors; input " + std::to_string(i) + " is " +
+                      std::string(dtype_name(ctx.input(i).dtype())));
+  const int64_t block = n.attr_int("layout_block", 0);
+  if (block != 8 && block != 16) return ctx.fail("FusedInvertedResidual needs layout_block 8 or 16");
+  const auto strides = n.attr_ints("strides"), pads = n.attr_ints("pads");
+  if (strides.size() != 2 || pads.size() != 4) return ctx.fail("FusedInvertedResidual needs 2 strides and 4 pads");
+  InvertedResidualProblem& p = m->p;
+  p = InvertedResidualProblem{.batch = x.dim(0),
+                              .block = block,
+                              .cin = x.dim(1),
+                              .cexp = wd->dim(0),
+                              .cout = y.dim(1),
+                              .ih = x.dim(2),
+                              .iw = x.dim(3),
+                              .oh = y.dim(2),
+                              .ow = y.dim(3),
+                              .kh = wd->dim(2),
+                              .kw = wd->dim(3),
+                              .sh = strides[0],
+                              .sw = strides[1],
+                              .ph = pads[0],
+                              .pw = pads[1],
+                              .expand = w1 != nullptr,
+                              .project = w3 != nullptr};
+  const bool shapes_ok = p.cexp % block == 0 && p.kh <= kMaxDepthwiseKernel && p.sh >= 1 && p.sw >= 1 && p.ph >= 0 &&
+                         p.pw >= 0 && p.ph < p.kh && p.pw < p.kw && wd->dim(1) == 1 &&
+                         (w1 ? w1->shape() == Shape{p.cexp, p.cin, 1, 1} : p.cin == p.cexp) &&
+                         (w3 ? w3->shape() == Shape{p.cout, p.cexp, 1, 1} : p.cout == p.cexp) &&
+                         p.oh == (p.ih + pads[0] + pads[2] - p.kh) / p.sh + 1 &&
+                         p.ow == (p.iw + pads[1] + pads[3] - p.kw) / p.sw + 1;
+  if (!shapes_ok)
+    return ctx.fail("FusedInvertedResidual: input " + shape_to_string(x.shape()) + ", depthwise weights " +
+                    shape_to_string(wd->shape()) + " and output " + shape_to_string(y.shape()) +
+                    " do not make one block");
+  const char* prefixes[3] = {"expand_", "dw_", "project_"};
+  for (int s = 0; s < 3; ++s) {
+    auto post = stage_post_ops(n, prefixes[s]);
+    if (!post) return post.status();
+    m->post[s] = std::move(*post);
+  }
+  for (int s = 0; s < 2; ++s)
+    for (const auto& q : m->post[s])
+      if (q.kind == ops::PostOp::Kind::Add) return ctx.fail("only the projection's post-ops may add the residual");
+  bool adds = false;
+  for (const auto& q : m->post[2]) adds = adds || q.kind == ops::PostOp::Kind::Add;
+  if (adds != ctx.has_input(7) || (adds && ctx.input(7).shape() != y.shape()))
+    return ctx.fail(
+        "the residual (input 7) and the projection's Add post-op must come together, of the output's shape");
+  auto data = [&](size_t i) { return ctx.has_input(i) ? ctx.input(i).data<float>() : nullptr; };
+  m->w = pack_inverted_residual(p, data(1), data(2), data(3), data(4), data(5), data(6));
+  for (size_t i = 0; i < 6; ++i)
+    if (const Tensor* t = optional_input(ctx, i + 1)) {
+      m->sources[i] = t->buffer();
+      m->offsets[i] = t->byte_offset();
+    }
+  m->x = x.shape();
+  m->y = y.shape();
+  m->impl = std::string("fused:inverted-residual:") + (block == 16 ? "avx512" : "avx2");
+  return m;
+}
+
+Status fused_inverted_residual_kernel(runtime::KernelContext& ctx) {
+  if (!ctx.output(0).defined()) return ctx.fail("FusedInvertedResidual needs its output's shape before the run");
+  OneDnnContext& dnn = cpu_backend(ctx).onednn();
+  auto m = std::static_pointer_cast<const InvertedResidualMemo>(dnn.memo(&ctx.node(), /*kind=*/2));
+  // Weights that are not frozen constants (a caller's own) are packed at every call.
+  bool frozen = true;
+  for (size_t i = 1; i < 7; ++i)
+    frozen = frozen && (!ctx.has_input(i) || (ctx.input(i).buffer() && ctx.input(i).buffer()->frozen()));
+  if (!m || !memo_matches(ctx, *m)) {
+    MS_ASSIGN_OR_RETURN(auto fresh, make_memo(ctx));
+    if (frozen) dnn.set_memo(&ctx.node(), fresh, /*kind=*/2);
+    m = fresh;
+  }
+  inverted_residual_blocked(ctx.input(0).data<float>(), m->w, ctx.has_input(7) ? ctx.input(7).data<float>() : nullptr,
+                            ctx.output(0).data<float>(), m->p, m->post[0], m->post[1], m->post[2]);
+  ctx.set_impl(m->impl);
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_inverted_residual_kernel(runtime::KernelRegistry& r) {
+  r.add("FusedInvertedResidual", fused_inverted_residual_kernel, ops::kFusedDomain);
+}
+
+}  // namespace ms::cpu::nn
