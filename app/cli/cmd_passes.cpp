@@ -23,12 +23,12 @@ int list_pipelines(bool data_parallel) {
   for (auto level : {compiler::JitLevel::O0, compiler::JitLevel::O1, compiler::JitLevel::O2}) {
     std::printf("%s:\n", compiler::jit_level_name(level));
     for (const auto& e : compiler::describe_pipeline(level, compiler::AmpLevel::O0, data_parallel))
-      std::printf("  %-18s %-30s %s\n", e.argument.c_str(), e.name.c_str(), e.description.c_str());
+      std::printf("  %-22s %-30s %s\n", e.argument.c_str(), e.name.c_str(), e.description.c_str());
   }
   // Mixed precision (train --amp): the amp-cast pass runs first at any JIT level.
   std::printf("with an AMP level (O1, O2, O3), first:\n");
   const auto amp = compiler::describe_pipeline(compiler::JitLevel::O0, compiler::AmpLevel::O2).front();
-  std::printf("  %-18s %-30s %s\n", amp.argument.c_str(), amp.name.c_str(), amp.description.c_str());
+  std::printf("  %-22s %-30s %s\n", amp.argument.c_str(), amp.name.c_str(), amp.description.c_str());
   return 0;
 }
 
@@ -91,10 +91,10 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list, bool da
   const auto& plan = (*ex)->memory_plan();
   std::printf("%s at %s: %zu nodes -> %zu nodes, compile %.1f ms\n", a.model.c_str(), a.jit_level.c_str(),
               prep->graph.nodes().size(), (*ex)->graph().nodes().size(), (*ex)->compile_ms());
-  std::printf("  %-3s %-18s %-8s %9s %6s %6s %6s %6s %6s %6s\n", "#", "pass", "changed", "ms", "before", "after",
+  std::printf("  %-3s %-22s %-8s %9s %6s %6s %6s %6s %6s %6s\n", "#", "pass", "changed", "ms", "before", "after",
               "added", "remov", "rewr", "fused");
   for (const auto& p : r.reports)
-    std::printf("  %-3d %-18s %-8s %9.3f %6zu %6zu %6zu %6zu %6zu %6zu\n", p.index, p.pass.c_str(),
+    std::printf("  %-3d %-22s %-8s %9.3f %6zu %6zu %6zu %6zu %6zu %6zu\n", p.index, p.pass.c_str(),
                 !p.ran      ? "skipped"
                 : p.changed ? "yes"
                             : "no",

@@ -211,9 +211,13 @@ template <class V, class Dst, class Finish>
         float* yr = d + (cb - cb0) * d_cs + (oy - b0) * p.ow * B;
         const V bv = LOADV(a.w->bd.data() + cb * B);
         depthwise_row_any<V>(rows, a.w->wd.data() + cb * p.kh * p.kw * B, bv, yr, row, a.t2.clamp, lo2, hi2);
-        if (a.t2.generic) fused::apply_tail(yr, p.ow * B, nullptr, 1, nullptr, *a.post2);
       }
     }
+    // Other activations (SiLU) over each channel block's rows of the band, one call each: a band's
+    // rows of a block are contiguous, and a 7-wide row alone is 56 values a call.
+    if (a.t2.generic)
+      for (int64_t cb = cb0; cb < cb1; ++cb)
+        fused::apply_tail(d + (cb - cb0) * d_cs, (b1 - b0) * p.ow * B, nullptr, 1, nullptr, *a.post2);
     finish(b0, b1);
   }
 }
