@@ -244,8 +244,26 @@ Status infer_fused_inverted_residual(InferContext& ctx) {
   if (strides.size() != 2 || pads.size() != 4 || strides[0] < 1 || strides[1] < 1)
     return ctx.fail("strides must hold 2 positive values and pads 4");
   int64_t cout = wd[0];
+  // A 1x1 conv's weights [outs, ins, 1, 1] of the channels the block gives them.
+  auto pointwise = [&](size_t i, const char* name, int64_t ins, int64_t outs) -> Status {
+    if (!ctx.in(i).is_static() || ctx.dims(i)->size() != 4)
+      return ctx.fail("input " + std::to_string(i) + " (" + name + ") needs a static 4-D shape");
+    const auto& w = *ctx.dims(i);
+    if (w[2] != 1 || w[3] != 1 || (ins >= 0 && w[1] != ins) || (outs >= 0 && w[0] != outs))
+      return ctx.fail("input " + std::to_string(i) + " (" + name + ") " + ctx.in(i).to_string() + " is not [" +
+                      (outs >= 0 ? std::to_string(outs) : std::string("M")) + "," +
+                      (ins >= 0 ? std::to_string(ins) : std::string("C")) + ",1,1] for the depthwise conv's " +
+                      std::to_string(wd[0]) + " channels");
+    return Status::ok();
+  };
+  if (ctx.has_input(1)) {
+    MS_RETURN_IF_ERROR(pointwise(1, "W1", x && x->size() == 4 ? (*x)[1] : -1, wd[0]));
+  } else if (x && x->size() == 4 && (*x)[1] >= 0 && (*x)[1] != wd[0]) {
+    return ctx.fail("without W1 the input " + ctx.in(0).to_string() + " must have the depthwise conv's " +
+                    std::to_string(wd[0]) + " channels");
+  }
   if (ctx.has_input(5)) {
-    if (!ctx.in(5).is_static() || ctx.dims(5)->size() != 4) return ctx.fail("input 5 (W3) needs a static 4-D shape");
+    MS_RETURN_IF_ERROR(pointwise(5, "W3", wd[0], -1));
     cout = (*ctx.dims(5))[0];
   }
   if (!x || x->size() != 4) {

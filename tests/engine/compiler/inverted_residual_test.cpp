@@ -147,5 +147,31 @@ TEST(FuseInvertedResidualPass, CanBeLeftOut) {
   EXPECT_GE(count_ops(o2.dump, "ai.modescope.FusedConv"), 8) << o2.dump;
 }
 
+// The node's checks: a projection whose weights do not read the depthwise channels is refused,
+// naming the node and the shapes; a node without its blocked layout is refused too.
+TEST(FuseInvertedResidualPass, RefusesANodeThatIsNotOneBlock) {
+  const char* text = R"(
+    input x: f32[1,16,8,8]
+    init we: f32[64,16,1,1] = 0.1
+    init wd: f32[64,1,3,3] = 0.2
+    init wp: f32[16,32,1,1] = 0.1
+    y = ai.modescope.FusedInvertedResidual(x, we, , wd, , wp, ) {strides=[1,1], pads=[1,1,1,1], layout_block=8, src_blocked=1, dst_blocked=1}
+    output y
+  )";
+  ir::Graph g = testing::parse_graph(text);
+  auto be = backends::create_cpu_backend(1);
+  CompileOptions o;
+  o.jit_level = JitLevel::O0;
+  auto c = compile_executor(g, *be, testing::signature_of(g), o);
+  std::string message = c ? std::string() : c.status().message();
+  if (c) {
+    auto run = (*c)->run(testing::inputs_of(g));
+    ASSERT_FALSE(run);
+    message = run.status().message();
+  }
+  EXPECT_NE(message.find("FusedInvertedResidual"), std::string::npos) << message;
+  EXPECT_NE(message.find("[16,32,1,1]"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace ms::compiler
