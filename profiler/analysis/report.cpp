@@ -238,12 +238,12 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
 std::string format_op_table(const OpTable& t, size_t max_rows) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-24s %7s %10s %10s %7s %12s %12s\n", "op", "count", "total ms", "self ms", "share",
+  std::snprintf(line, sizeof line, "%-34s %7s %10s %10s %7s %12s %12s\n", "op", "count", "total ms", "self ms", "share",
                 "GFLOP/s", "GB/s");
   out += line;
   for (size_t i = 0; i < t.by_op.size() && i < max_rows; ++i) {
     const OpStat& s = t.by_op[i];
-    std::snprintf(line, sizeof line, "%-24s %7lld %10.3f %10.3f %6.1f%% %12.2f %12.2f\n", cut(s.op, 24).c_str(),
+    std::snprintf(line, sizeof line, "%-34s %7lld %10.3f %10.3f %6.1f%% %12.2f %12.2f\n", cut(s.op, 34).c_str(),
                   static_cast<long long>(s.count), s.total_ms, s.self_ms, s.share * 100, s.flops_per_s * 1e-9,
                   s.bytes_per_s * 1e-9);
     out += line;
