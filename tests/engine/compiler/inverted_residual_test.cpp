@@ -12,12 +12,7 @@ namespace {
 
 using pass_test::compile_and_compare;
 using pass_test::Compiled;
-
-int count_ops(const std::string& dump, const std::string& op) {
-  int n = 0;
-  for (size_t at = dump.find(" " + op + "("); at != std::string::npos; at = dump.find(" " + op + "(", at + 1)) ++n;
-  return n;
-}
+using pass_test::count_ops;
 
 // MobileNetV2 after its stem conv (a block's input is blocked): a stride-1 block with its residual, a stride-2 one
 // without, the t = 1 block (no expansion) between them, ReLU6 as Clip.

@@ -89,4 +89,11 @@ template <class... P> std::vector<PassPtr> list(P... p) {
   return v;
 }
 
+// How many nodes of `op` (its dump spelling, e.g. "ai.modescope.FusedConv") a graph dump holds.
+inline int count_ops(const std::string& dump, const std::string& op) {
+  int n = 0;
+  for (size_t at = dump.find(" " + op + "("); at != std::string::npos; at = dump.find(" " + op + "(", at + 1)) ++n;
+  return n;
+}
+
 }  // namespace ms::compiler::pass_test

@@ -16,6 +16,7 @@ namespace {
 
 using pass_test::compile_and_compare;
 using pass_test::Compiled;
+using pass_test::count_ops;
 
 // EfficientNet's block: 1x1 expansion + SiLU, depthwise conv + SiLU, squeeze-excite (SiLU,
 // Sigmoid; the Mul's scale first), 1x1 projection.
@@ -44,12 +45,6 @@ const char* kEfficientNetBlock = R"(
     y = Conv(m, wp)
     output y
   )";
-
-int count_ops(const std::string& dump, const std::string& op) {
-  int n = 0;
-  for (size_t at = dump.find(" " + op + "("); at != std::string::npos; at = dump.find(" " + op + "(", at + 1)) ++n;
-  return n;
-}
 
 TEST(FuseSqueezeExcitePass, FusesTheBlockIntoOneNode) {
   ir::Graph fused;
