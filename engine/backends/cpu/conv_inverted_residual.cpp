@@ -522,8 +522,34 @@ Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext
   return m;
 }
 
+// The output as the kernel writes it: blocked, its channels padded to the block. A value the memory
+// plan placed has those bytes; one allocated at its shape's size (memory planning off, an eager
+// run of the compiled graph) or not at all gets a buffer that has.
+Status make_output_room(runtime::KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  const Tensor& x = ctx.input(0);
+  if (!ctx.has_input(3) || x.rank() != 4 || ctx.input(3).rank() != 4)
+    return ctx.fail("FusedInvertedResidual needs a 4-D input and depthwise weights");
+  const int64_t block = std::max<int64_t>(1, n.attr_int("layout_block", 1));
+  const auto strides = n.attr_ints("strides"), pads = n.attr_ints("pads");
+  if (strides.size() != 2 || pads.size() != 4 || strides[0] < 1 || strides[1] < 1)
+    return ctx.fail("FusedInvertedResidual needs 2 positive strides and 4 pads");
+  const Tensor& wd = ctx.input(3);
+  Shape shape = ctx.output(0).defined() ? ctx.output(0).shape()
+                                        : Shape{x.dim(0), ctx.has_input(5) ? ctx.input(5).dim(0) : wd.dim(0),
+                                                (x.dim(2) + pads[0] + pads[2] - wd.dim(2)) / strides[0] + 1,
+                                                (x.dim(3) + pads[1] + pads[3] - wd.dim(3)) / strides[1] + 1};
+  if (shape.size() != 4 || shape[2] < 1 || shape[3] < 1) return ctx.fail("FusedInvertedResidual: no output plane");
+  const size_t bytes =
+      static_cast<size_t>(shape[0] * (shape[1] + block - 1) / block * block * shape[2] * shape[3]) * sizeof(float);
+  const Tensor& y = ctx.output(0);
+  if (y.defined() && y.buffer() && y.buffer()->bytes() >= y.byte_offset() + bytes) return Status::ok();
+  ctx.set_output(0, Tensor(Buffer::host(bytes), DType::F32, shape));
+  return Status::ok();
+}
+
 Status fused_inverted_residual_kernel(runtime::KernelContext& ctx) {
-  if (!ctx.output(0).defined()) return ctx.fail("FusedInvertedResidual needs its output's shape before the run");
+  MS_RETURN_IF_ERROR(make_output_room(ctx));
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   auto m = std::static_pointer_cast<const InvertedResidualMemo>(dnn.memo(&ctx.node(), /*kind=*/2));
   // Weights that are not frozen constants (a caller's own) are packed at every call.

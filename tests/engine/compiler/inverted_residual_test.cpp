@@ -132,6 +132,16 @@ TEST(FuseInvertedResidualPass, LeavesABlockWhoseExpansionHasOtherReaders) {
     if (n.op_type == "FusedInvertedResidual") EXPECT_FALSE(n.inputs[1] == "we") << o2.dump;
 }
 
+// Without a memory plan every value is allocated at its shape's size: the block's blocked output
+// (24 channels: padded to the block) gets a buffer large enough for the padding.
+TEST(FuseInvertedResidualPass, WithoutAMemoryPlanTheOutputHasRoomForThePadding) {
+  CompileOptions base;
+  base.plan_memory = false;
+  Compiled o2 = compile_and_compare(kMobileNetBlocks, JitLevel::O2, 1e-4, base);
+  ASSERT_TRUE(o2.exe);
+  EXPECT_EQ(count_ops(o2.dump, "ai.modescope.FusedInvertedResidual"), 3) << o2.dump;
+}
+
 // --disable fuse-inverted-residual leaves the three FusedConvs.
 TEST(FuseInvertedResidualPass, CanBeLeftOut) {
   CompileOptions base;
