@@ -524,43 +524,47 @@ Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext
 
 // The output as the kernel writes it: blocked, its channels padded to the block. A value the memory
 // plan placed has those bytes; one allocated at its shape's size (memory planning off, an eager
-// run of the compiled graph) or not at all gets a buffer that has.
-Status make_output_room(runtime::KernelContext& ctx) {
+// run of the compiled graph) gets a buffer that has.
+void make_output_room(runtime::KernelContext& ctx, const Shape& shape, int64_t block) {
+  const size_t bytes =
+      static_cast<size_t>(shape[0] * (shape[1] + block - 1) / block * block * shape[2] * shape[3]) * sizeof(float);
+  const Tensor& y = ctx.output(0);
+  if (y.defined() && y.buffer() && y.buffer()->bytes() >= y.byte_offset() + bytes) return;
+  ctx.set_output(0, Tensor(Buffer::host(bytes), DType::F32, shape));
+}
+
+// An output not allocated before the run: its shape from the input, the weights and the geometry.
+Status allocate_output(runtime::KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   const Tensor& x = ctx.input(0);
   if (!ctx.has_input(3) || x.rank() != 4 || ctx.input(3).rank() != 4)
     return ctx.fail("FusedInvertedResidual needs a 4-D input and depthwise weights");
-  const int64_t block = std::max<int64_t>(1, n.attr_int("layout_block", 1));
   const auto strides = n.attr_ints("strides"), pads = n.attr_ints("pads");
   if (strides.size() != 2 || pads.size() != 4 || strides[0] < 1 || strides[1] < 1)
     return ctx.fail("FusedInvertedResidual needs 2 positive strides and 4 pads");
   const Tensor& wd = ctx.input(3);
-  Shape shape = ctx.output(0).defined() ? ctx.output(0).shape()
-                                        : Shape{x.dim(0), ctx.has_input(5) ? ctx.input(5).dim(0) : wd.dim(0),
-                                                (x.dim(2) + pads[0] + pads[2] - wd.dim(2)) / strides[0] + 1,
-                                                (x.dim(3) + pads[1] + pads[3] - wd.dim(3)) / strides[1] + 1};
-  if (shape.size() != 4 || shape[2] < 1 || shape[3] < 1) return ctx.fail("FusedInvertedResidual: no output plane");
-  const size_t bytes =
-      static_cast<size_t>(shape[0] * (shape[1] + block - 1) / block * block * shape[2] * shape[3]) * sizeof(float);
-  const Tensor& y = ctx.output(0);
-  if (y.defined() && y.buffer() && y.buffer()->bytes() >= y.byte_offset() + bytes) return Status::ok();
-  ctx.set_output(0, Tensor(Buffer::host(bytes), DType::F32, shape));
+  const Shape shape{x.dim(0), ctx.has_input(5) ? ctx.input(5).dim(0) : wd.dim(0),
+                    (x.dim(2) + pads[0] + pads[2] - wd.dim(2)) / strides[0] + 1,
+                    (x.dim(3) + pads[1] + pads[3] - wd.dim(3)) / strides[1] + 1};
+  if (shape[2] < 1 || shape[3] < 1) return ctx.fail("FusedInvertedResidual: no output plane");
+  make_output_room(ctx, shape, std::max<int64_t>(1, n.attr_int("layout_block", 1)));
   return Status::ok();
 }
 
 Status fused_inverted_residual_kernel(runtime::KernelContext& ctx) {
-  MS_RETURN_IF_ERROR(make_output_room(ctx));
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   auto m = std::static_pointer_cast<const InvertedResidualMemo>(dnn.memo(&ctx.node(), /*kind=*/2));
-  // Weights that are not frozen constants (a caller's own) are packed at every call.
-  bool frozen = true;
-  for (size_t i = 1; i < 7; ++i)
-    frozen = frozen && (!ctx.has_input(i) || (ctx.input(i).buffer() && ctx.input(i).buffer()->frozen()));
-  if (!m || !memo_matches(ctx, *m)) {
+  if (!m || !ctx.output(0).defined() || !memo_matches(ctx, *m)) {
+    if (!ctx.output(0).defined()) MS_RETURN_IF_ERROR(allocate_output(ctx));
     MS_ASSIGN_OR_RETURN(auto fresh, make_memo(ctx));
+    // Weights that are not frozen constants (a caller's own) are packed at every call.
+    bool frozen = true;
+    for (size_t i = 1; i < 7; ++i)
+      frozen = frozen && (!ctx.has_input(i) || (ctx.input(i).buffer() && ctx.input(i).buffer()->frozen()));
     if (frozen) dnn.set_memo(&ctx.node(), fresh, /*kind=*/2);
     m = fresh;
   }
+  make_output_room(ctx, m->y, m->p.block);
   inverted_residual_blocked(ctx.input(0).data<float>(), m->w, ctx.has_input(7) ? ctx.input(7).data<float>() : nullptr,
                             ctx.output(0).data<float>(), m->p, m->post[0], m->post[1], m->post[2]);
   ctx.set_impl(m->impl);
