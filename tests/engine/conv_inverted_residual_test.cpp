@@ -100,6 +100,7 @@ TEST(InvertedResidual, MatchesTheThreeConvsInDouble) {
       {1, 12, 48, 20, 8, 8, 3, 1, true, true, false, {relu}, {relu6}, {sigmoid}},  // padded channels, tail
       {1, 16, 64, 24, 6, 5, 3, 1, true, true, true, {relu6}, {relu6}, {add, relu}},
       {1, 40, 320, 64, 7, 7, 3, 1, true, true, true, {relu6}, {relu6}, {add}},  // channel passes, split outputs
+      {1, 32, 192, 72, 5, 5, 3, 1, true, true, false, {relu6}, {relu6}, {}},    // split outputs, a half block
   };
   for (int64_t block : {int64_t{8}, int64_t{16}}) {
     for (const Case& c : cases) {

@@ -47,46 +47,64 @@ Tail tail_of(const std::vector<ops::PostOp>& post) {
   return Tail{.generic = true};
 }
 
+// The vector of half V's lanes.
+template <class V> struct HalfOf;
+template <> struct HalfOf<vec16> { using type = vec8; };
+template <> struct HalfOf<vec8> { using type = vec4; };
+
 // One tile of a 1x1 conv over blocked channels: NB output blocks x NP pixels, every input channel.
 // The small loops unrolled (GCC 12 at -O2 keeps the accumulators of rolled ones on the stack: 40-60
 // GFLOP/s against ~170 in registers).
 // in: the tile's first pixel (channel block stride in_cs, pixel stride B); w: [ob][cin][B] from the
 // tile's first block (block stride w_os); out/res: the tile's first output (block stride out_cs).
 // A pass over part of the input channels starts from out unless `first` and applies the tail only
-// when `last`.
-template <class V, int NB, int NP>
+// when `last`. With HALF the tile's last block holds real channels in its first half only (24 or 40
+// channels in 16-lane blocks): it is computed in half-width vectors, which cost half a full FMA on
+// CPUs that split 512-bit ones, and its other lanes are left to the caller.
+template <class V, int NB, int NP, bool HALF>
 [[gnu::always_inline]] inline void pw_tile(const float* __restrict in, int64_t in_cs, int64_t cin,
                                            const float* __restrict w, int64_t w_os, const float* __restrict bias,
                                            float* __restrict out, const float* __restrict res, int64_t out_cs,
                                            const Tail& t, bool first, bool last) {
+  using Vh = typename HalfOf<V>::type;
   constexpr int B = kLanes<V>;
-  V acc[NB][NP];
+  constexpr int NF = NB - (HALF ? 1 : 0);  // full blocks
+  V acc[NF > 0 ? NF : 1][NP];
+  Vh acch[NP];
 #pragma GCC unroll 4
-  for (int b = 0; b < NB; ++b) {
+  for (int b = 0; b < NF; ++b) {
     const V bv = LOADV(bias + b * B);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) acc[b][p] = first ? bv : LOADV(out + b * out_cs + p * B);
+  }
+  if constexpr (HALF) {
+    const Vh bv = MS_LOADV(Vh, bias + NF * B);
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) acch[p] = first ? bv : MS_LOADV(Vh, out + NF * out_cs + p * B);
   }
   for (int64_t ci = 0; ci < cin; ci += B) {
     const float* ip = in + (ci / B) * in_cs;
     const float* wp = w + ci * B;
     const int64_t lanes = std::min<int64_t>(B, cin - ci);
     for (int64_t l = 0; l < lanes; ++l) {
-      V wv[NB];
+      V wv[NF > 0 ? NF : 1];
 #pragma GCC unroll 4
-      for (int b = 0; b < NB; ++b) wv[b] = LOADV(wp + b * w_os + l * B);
-#pragma GCC unroll 4
+      for (int b = 0; b < NF; ++b) wv[b] = LOADV(wp + b * w_os + l * B);
+      [[maybe_unused]] Vh wh{};
+      if constexpr (HALF) wh = MS_LOADV(Vh, wp + NF * w_os + l * B);
+#pragma GCC unroll 8
       for (int p = 0; p < NP; ++p) {
         const V xv = ip[p * B + l] - V{};  // a broadcast (x - 0 is x: no add)
 #pragma GCC unroll 4
-        for (int b = 0; b < NB; ++b) acc[b][p] += wv[b] * xv;
+        for (int b = 0; b < NF; ++b) acc[b][p] += wv[b] * xv;
+        if constexpr (HALF) acch[p] += wh * (ip[p * B + l] - Vh{});
       }
     }
   }
   const V lo = V{} + t.lo, hi = V{} + t.hi;
 #pragma GCC unroll 4
-  for (int b = 0; b < NB; ++b)
-#pragma GCC unroll 4
+  for (int b = 0; b < NF; ++b)
+#pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) {
       V v = acc[b][p];
       if (last && t.add) v += LOADV(res + b * out_cs + p * B);
@@ -96,25 +114,38 @@ template <class V, int NB, int NP>
       }
       MS_STOREV(out + b * out_cs + p * B, v);
     }
+  if constexpr (HALF) {
+    const Vh loh = Vh{} + t.lo, hih = Vh{} + t.hi;
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) {
+      Vh v = acch[p];
+      if (last && t.add) v += MS_LOADV(Vh, res + NF * out_cs + p * B);
+      if (last && t.clamp) {
+        v = v > loh ? v : loh;
+        v = v < hih ? v : hih;
+      }
+      MS_STOREV(out + NF * out_cs + p * B, v);
+    }
+  }
 }
 
-template <class V, int NB>
+template <class V, int NB, bool HALF>
 [[gnu::always_inline]] inline void pw_blocks(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
                                              int64_t w_os, const float* bias, float* out, const float* res,
                                              int64_t out_cs, const Tail& t, bool first, bool last) {
   constexpr int B = kLanes<V>;
   int64_t p = 0;
   for (; p + 4 <= npix; p += 4)
-    pw_tile<V, NB, 4>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
+    pw_tile<V, NB, 4, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
   switch (npix - p) {
     case 3:
-      pw_tile<V, NB, 3>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
+      pw_tile<V, NB, 3, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
       break;
     case 2:
-      pw_tile<V, NB, 2>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
+      pw_tile<V, NB, 2, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
       break;
     case 1:
-      pw_tile<V, NB, 1>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
+      pw_tile<V, NB, 1, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
       break;
     default: break;
   }
@@ -125,27 +156,36 @@ template <class V, int NB>
 // Output blocks three at a time (12 accumulators, 3 weight vectors and a broadcast: 16 registers
 // with AVX2), pixels four at a time, input channels kc at a time so a group's weights stay in L1
 // across the pixels (a projection from 960 channels: 184 KB of weights a group of 16-lane blocks).
+// half_last: block ob1 - 1 holds real channels in its first half only (see pw_tile).
 template <class V>
 [[gnu::always_inline]] inline void pointwise(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
                                              const float* bias, int64_t ob0, int64_t ob1, float* out, const float* res,
-                                             int64_t out_cs, const Tail& t) {
+                                             int64_t out_cs, const Tail& t, bool half_last) {
   constexpr int B = kLanes<V>;
   constexpr int64_t kc = 2048 / B;
   const int64_t w_os = cin * B;
   for (int64_t ob = ob0; ob < ob1;) {
     const int64_t nb = std::min<int64_t>(3, ob1 - ob);
+    const bool half = half_last && ob + nb == ob1;
     for (int64_t k0 = 0; k0 < cin; k0 += kc) {
       const int64_t k1 = std::min(cin, k0 + kc);
       const float* ik = in + (k0 / B) * in_cs;
       const float* wk = w + ob * w_os + k0 * B;
       float* o = out + (ob - ob0) * out_cs;
       const float* r = res + (ob - ob0) * out_cs;
-      if (nb == 3)
-        pw_blocks<V, 3>(ik, in_cs, k1 - k0, npix, wk, w_os, bias + ob * B, o, r, out_cs, t, k0 == 0, k1 == cin);
-      else if (nb == 2)
-        pw_blocks<V, 2>(ik, in_cs, k1 - k0, npix, wk, w_os, bias + ob * B, o, r, out_cs, t, k0 == 0, k1 == cin);
-      else
-        pw_blocks<V, 1>(ik, in_cs, k1 - k0, npix, wk, w_os, bias + ob * B, o, r, out_cs, t, k0 == 0, k1 == cin);
+      const float* bk = bias + ob * B;
+      const bool first = k0 == 0, last = k1 == cin;
+#define MS_PW_BLOCKS(NB, HALF) \
+  pw_blocks<V, NB, HALF>(ik, in_cs, k1 - k0, npix, wk, w_os, bk, o, r, out_cs, t, first, last)
+      switch (nb * 2 + (half ? 1 : 0)) {
+        case 7: MS_PW_BLOCKS(3, true); break;
+        case 6: MS_PW_BLOCKS(3, false); break;
+        case 5: MS_PW_BLOCKS(2, true); break;
+        case 4: MS_PW_BLOCKS(2, false); break;
+        case 3: MS_PW_BLOCKS(1, true); break;
+        default: MS_PW_BLOCKS(1, false); break;
+      }
+#undef MS_PW_BLOCKS
     }
     ob += nb;
   }
@@ -211,7 +251,7 @@ template <class V, class Dst, class Finish>
       float* out = ring_buf + (iy % ring) * p.iw * B;
       const int64_t pixels = (end - iy) * p.iw;
       pointwise<V>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, pixels, a.w->w1.data(), a.w->b1.data(), cb0, cb1, out,
-                   out, ring_cs, a.t1);
+                   out, ring_cs, a.t1, false);
       if (a.t1.generic)
         for (int64_t cb = 0; cb < ncb; ++cb)
           fused::apply_tail(out + cb * ring_cs, pixels * B, nullptr, 1, nullptr, *a.post1);
@@ -264,7 +304,9 @@ template <class V>
   const int64_t cob = (p.cout + B - 1) / B, plane = p.oh * p.ow * B;
   float* out = a.y + (n * cob + ob0) * plane + p0 * B;
   const float* res = a.r ? a.r + (n * cob + ob0) * plane + p0 * B : out;
-  pointwise<V>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane, a.t3);
+  // A last block half padding computed at half width: its padding lanes are zeroed below.
+  const bool half_last = ob1 == cob && p.cout % B != 0 && p.cout % B <= B / 2;
+  pointwise<V>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane, a.t3, half_last);
   if (a.t3.generic)
     for (int64_t ob = 0; ob < ob1 - ob0; ++ob)
       fused::apply_tail(out + ob * plane, (p1 - p0) * B, nullptr, 1, a.r ? res + ob * plane : nullptr, *a.post3);
