@@ -134,21 +134,36 @@ template <class V, int NB, bool HALF>
                                              int64_t w_os, const float* bias, float* out, const float* res,
                                              int64_t out_cs, const Tail& t, bool first, bool last) {
   constexpr int B = kLanes<V>;
+  // Eight pixels a tile with AVX-512's 32 registers (up to 24 accumulators), four with AVX2's 16
+  // and for a single block (measured: 6% slower at eight on MobileNetV2's 32->16 projection).
+  constexpr int NP = B == 16 && NB > 1 ? 8 : 4;
   int64_t p = 0;
-  for (; p + 4 <= npix; p += 4)
-    pw_tile<V, NB, 4, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
-  switch (npix - p) {
-    case 3:
-      pw_tile<V, NB, 3, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
-      break;
-    case 2:
-      pw_tile<V, NB, 2, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
-      break;
-    case 1:
-      pw_tile<V, NB, 1, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
-      break;
-    default: break;
+  for (; p + NP <= npix; p += NP)
+    pw_tile<V, NB, NP, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
+#define MS_PW_TAIL(N)                                                                                                 \
+  case N:                                                                                                             \
+    pw_tile<V, NB, N, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last); \
+    break;
+  if constexpr (NP == 8) {
+    switch (npix - p) {
+      MS_PW_TAIL(7)
+      MS_PW_TAIL(6)
+      MS_PW_TAIL(5)
+      MS_PW_TAIL(4)
+      MS_PW_TAIL(3)
+      MS_PW_TAIL(2)
+      MS_PW_TAIL(1)
+      default: break;
+    }
+  } else {
+    switch (npix - p) {
+      MS_PW_TAIL(3)
+      MS_PW_TAIL(2)
+      MS_PW_TAIL(1)
+      default: break;
+    }
   }
+#undef MS_PW_TAIL
 }
 
 // A 1x1 conv of npix pixels for output blocks [ob0, ob1): in [cin/B][..npix..][B] (block stride
@@ -165,7 +180,9 @@ template <class V>
   constexpr int64_t kc = 2048 / B;
   const int64_t w_os = cin * B;
   for (int64_t ob = ob0; ob < ob1;) {
-    const int64_t nb = std::min<int64_t>(3, ob1 - ob);
+    // Groups of three, but four left as two and two (an NB=1 tile is four accumulators: one FMA
+    // chain per pipeline's latency, and a weight load for every four FMAs).
+    const int64_t nb = ob1 - ob == 4 ? 2 : std::min<int64_t>(3, ob1 - ob);
     const bool half = half_last && ob + nb == ob1;
     for (int64_t k0 = 0; k0 < cin; k0 += kc) {
       const int64_t k1 = std::min(cin, k0 + kc);
