@@ -29,6 +29,9 @@ class Backend {
   // Whether the device does bf16 arithmetic natively, so a bf16 Graph (--precision bf16) runs faster
   // than f32 instead of emulating it (CPU: AVX-512-BF16 or AMX, as oneDNN dispatches them).
   virtual bool native_bf16() const { return false; }
+  // Whether bf16 matrix products run on matrix units (a CPU's AMX, a GPU's tensor cores), many times
+  // f32's rate, rather than on the vector units at about twice it (AVX-512-BF16).
+  virtual bool bf16_matrix_units() const { return false; }
 
   // The backend that folds constants at compile time, whose results become host initializers: this
   // one on a CPU, the host's CPU backend on a device (nullptr: no folding).

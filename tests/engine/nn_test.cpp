@@ -289,6 +289,33 @@ void few_rows_run_as_matrix_vector_products() {
         }
 }
 
+// bf16 Gemm of a few rows with weights stored [N, K] (a bf16 Graph's classifier head): the bf16
+// matrix-vector product, f32 sums, against the product of the same bf16 values in double; every
+// vector width, odd K and N, shared between threads, with alpha and beta * C.
+TEST(NnMatMul, FewBf16RowsRunAsMatrixVectorProducts) {
+  for (int width : simd_widths()) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    const SimdWidthCap cap(width);
+    for (int64_t m : {1, 2, 3, 4})
+      for (auto [k, n] : {std::pair<int64_t, int64_t>{7, 5}, {300, 203}, {1280, 1000}}) {
+        SCOPED_TRACE("m " + std::to_string(m) + " k " + std::to_string(k) + " n " + std::to_string(n));
+        const Tensor a = to_bf16(random_tensor(DType::F32, {m, k}, 60));
+        const Tensor b = to_bf16(random_tensor(DType::F32, {n, k}, 61));
+        const Tensor c = to_bf16(random_tensor(DType::F32, {n}, 62));
+        const Attrs attrs{{"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}};
+        auto y = run_kernel_full(make_node("Gemm", 3, 1, attrs), {a, b, c});
+        ASSERT_TRUE(y.has_value()) << y.status().message();
+        EXPECT_EQ(y->impl, "gemv:bf16");
+        ASSERT_EQ(y->outputs[0].dtype(), DType::BF16);
+        const vector<double> want = reference_gemm(a, false, b, true, &c, m, n, k, 0.5);
+        for (int64_t i = 0; i < m * n; ++i) {
+          const double w = want[static_cast<size_t>(i)];
+          ASSERT_NEAR(value_at(y->outputs[0], i), w, 1e-5 + std::abs(w) * 8e-3) << "output " << i;
+        }
+      }
+  }
+}
+
 // A compiled graph's constant (frozen) weights go through the packed sgemm where the build has it:
 // every transpose, shapes whose packing rearranges the weights and shapes it keeps as they are;
 // Gemm with beta * C, MatMul over a 3-D A, FusedGemm with bias, ReLU and a residual. Each runs twice

@@ -37,6 +37,12 @@ bool CpuBackend::native_bf16() const {
   return (isa & bf16) == bf16;
 }
 
+bool CpuBackend::bf16_matrix_units() const {
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+  return (isa & amx) == amx;
+}
+
 void CpuBackend::set_threads(int n) {
   if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_ = n;

@@ -22,6 +22,7 @@ class CpuBackend final : public runtime::Backend {
   Device device() const override { return {}; }
   std::string description() const override;
   bool native_bf16() const override;
+  bool bf16_matrix_units() const override;
   runtime::Allocator& allocator() override { return *caching_; }
   runtime::Allocator& arena_allocator() override { return host_; }
   runtime::KernelFn find_kernel(const ir::Node& node) const override;

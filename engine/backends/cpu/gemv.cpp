@@ -15,28 +15,66 @@ namespace {
 // Independent partial sums per row of A, so the adds of one row do not wait on each other.
 template <int M> constexpr int kPartials = M == 1 ? 4 : (M == 2 ? 2 : 1);
 
-// Columns [j0, j1) of W stored [N, K]: one row of W (one output column) at a time, its K weights one
-// sequential stream dotted with each row of A (rows contiguous). V: the CPU's vector (simd_width()).
-template <class V, int M>
-[[gnu::always_inline]] inline void nk_columns(const float* __restrict a, const float* __restrict w, int64_t k,
-                                              int64_t j0, int64_t j1, float* __restrict out) {
+// bf16 lanes widened to f32: the bf16 bits are an f32's high half.
+template <class V> struct Bf16Lanes;
+template <> struct Bf16Lanes<vec16> {
+  typedef uint16_t half __attribute__((vector_size(32)));
+  typedef uint32_t word __attribute__((vector_size(64)));
+};
+template <> struct Bf16Lanes<vec8> {
+  typedef uint16_t half __attribute__((vector_size(16)));
+  typedef uint32_t word __attribute__((vector_size(32)));
+};
+template <> struct Bf16Lanes<vec4> {
+  typedef uint16_t half __attribute__((vector_size(8)));
+  typedef uint32_t word __attribute__((vector_size(16)));
+};
+template <class V> [[gnu::always_inline]] inline V widen(const uint16_t* p) {
+  using L = Bf16Lanes<V>;
+  typename L::half h;
+  __builtin_memcpy(&h, p, sizeof h);
+  const typename L::word wd = __builtin_convertvector(h, typename L::word) << 16;
+  V v;
+  __builtin_memcpy(&v, &wd, sizeof v);
+  return v;
+}
+
+inline float widen1(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// A weight vector and a weight as f32: f32 read as it is, bf16 widened.
+template <class V> [[gnu::always_inline]] inline V weights(const float* p) { return LOADV(p); }
+template <class V> [[gnu::always_inline]] inline V weights(const uint16_t* p) { return widen<V>(p); }
+inline float weight(float w) { return w; }
+inline float weight(uint16_t w) { return widen1(w); }
+
+// Columns [j0, j1) of W stored [N, K] (f32, or bf16 widened as read): one row of W (one output
+// column) at a time, its K weights one sequential stream dotted with each row of A (rows contiguous).
+// V: the CPU's vector (simd_width()).
+template <class V, int M, class W>
+[[gnu::always_inline]] inline void nk_columns(const float* __restrict a, const W* __restrict w, int64_t k, int64_t j0,
+                                              int64_t j1, float* __restrict out) {
   constexpr int P = kPartials<M>, L = kLanes<V>;
   const int64_t len = j1 - j0;
   for (int64_t j = j0; j < j1; ++j) {
-    const float* wj = w + j * k;
+    const W* wj = w + j * k;
     V acc[P * M];
     for (int q = 0; q < P * M; ++q) acc[q] = V{};
     int64_t i = 0;
     for (; i + L * P <= k; i += L * P) {
 #pragma GCC unroll 4
       for (int p = 0; p < P; ++p) {
-        const V wv = LOADV(wj + i + L * p);
+        const V wv = weights<V>(wj + i + L * p);
 #pragma GCC unroll 4
         for (int r = 0; r < M; ++r) acc[p * M + r] += LOADV(a + r * k + i + L * p) * wv;
       }
     }
     for (; i + L <= k; i += L) {
-      const V wv = LOADV(wj + i);
+      const V wv = weights<V>(wj + i);
 #pragma GCC unroll 4
       for (int r = 0; r < M; ++r) acc[r] += LOADV(a + r * k + i) * wv;
     }
@@ -47,7 +85,7 @@ template <class V, int M>
       for (int p = 1; p < P; ++p) s += acc[p * M + r];
       float t = 0;
       for (int l = 0; l < L; ++l) t += s[l];
-      for (int64_t ii = i; ii < k; ++ii) t += wj[ii] * a[r * k + ii];
+      for (int64_t ii = i; ii < k; ++ii) t += weight(wj[ii]) * a[r * k + ii];
       out[r * len + (j - j0)] = t;
     }
   }
@@ -87,6 +125,25 @@ template <class V>
       float* o = out + r * len;
       for (int64_t j = 0; j < len; ++j) o[j] += av * wi[j];
     }
+}
+
+template <class V>
+[[gnu::always_inline]] inline void run_bf16(const float* a, const uint16_t* w, int64_t m, int64_t k, int64_t j0,
+                                            int64_t j1, float* out) {
+  switch (m) {
+    case 1: return nk_columns<V, 1>(a, w, k, j0, j1, out);
+    case 2: return nk_columns<V, 2>(a, w, k, j0, j1, out);
+    case 3: return nk_columns<V, 3>(a, w, k, j0, j1, out);
+    default: return nk_columns<V, 4>(a, w, k, j0, j1, out);
+  }
+}
+MS_TARGET_AVX512 void run_bf16_avx512(const float* a, const uint16_t* w, int64_t m, int64_t k, int64_t j0, int64_t j1,
+                                      float* out) {
+  run_bf16<vec16>(a, w, m, k, j0, j1, out);
+}
+MS_TARGET_AVX2 void run_bf16_avx2(const float* a, const uint16_t* w, int64_t m, int64_t k, int64_t j0, int64_t j1,
+                                  float* out) {
+  run_bf16<vec8>(a, w, m, k, j0, j1, out);
 }
 
 // One block of the product: columns [j0, j1) (W stored [N, K] or [K, N]) over rows [i0, i1) of W
@@ -187,6 +244,32 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
   } else {
     run(0);
   }
+}
+
+void gemv_bf16_nk(const bf16* a, const bf16* w, int64_t m, int64_t n, int64_t k, float* out) {
+  std::vector<float> af(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m * k; ++i) af[static_cast<size_t>(i)] = widen1(Eigen::numext::bit_cast<uint16_t>(a[i]));
+  const auto* wb = reinterpret_cast<const uint16_t*>(w);
+  const int64_t threads = threads_for(n, k);
+  // Threads take blocks of 16 columns; each writes its columns of out through a local block.
+  const int64_t block = std::max<int64_t>(16, (n + threads - 1) / threads + 15) / 16 * 16;
+  const int64_t tasks = (n + block - 1) / block;
+  auto run = [&](int64_t t) {
+    const int64_t j0 = t * block, j1 = std::min(n, j0 + block), len = j1 - j0;
+    std::vector<float> part(static_cast<size_t>(m * len));
+    switch (simd_width()) {
+      case 16: run_bf16_avx512(af.data(), wb, m, k, j0, j1, part.data()); break;
+      case 8: run_bf16_avx2(af.data(), wb, m, k, j0, j1, part.data()); break;
+      default: run_bf16<vec4>(af.data(), wb, m, k, j0, j1, part.data()); break;
+    }
+    for (int64_t r = 0; r < m; ++r) std::copy(part.begin() + r * len, part.begin() + (r + 1) * len, out + r * n + j0);
+  };
+  if (tasks == 1) {
+    run(0);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(static_cast <int>(std::min(tasks, threads)))
+  for (int64_t t = 0; t < tasks; ++t) run(t);
 }
 
 }  // namespace ms::cpu::nn

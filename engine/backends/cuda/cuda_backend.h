@@ -50,6 +50,7 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   int num_streams() const override { return 1; }
   // bf16 tensor cores from Ampere (sm_80) on: cuDNN convs, cuBLASLt products, our elementwise kernels.
   bool native_bf16() const override { return props_.major >= 8; }
+  bool bf16_matrix_units() const override { return props_.major >= 8; }
   runtime::Backend* folding_backend() override { return cpu_.get(); }
   // FusedElementwise has a kernel here (one pass per chain, the op table's math); the pass makes
   // chains on the device with MODESCOPE_CUDA_FUSE_ELEMENTWISE=1 (measured against single ops first).

@@ -33,7 +33,7 @@ PassPtr make_fuse_inverted_residual_pass();                     // fuse_inverted
 PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
 PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32 = false,
-                           DType low = DType::BF16);  // amp_cast.cpp
+                           DType low = DType::BF16, bool f32_depthwise_blocks = false);  // amp_cast.cpp
 
 // Data parallel (only in a data-parallel step's pipeline, pipeline.h add_data_parallel_passes).
 struct AllReduceFusion {

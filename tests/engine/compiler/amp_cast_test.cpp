@@ -348,5 +348,118 @@ TEST(AmpCastPass, Bf16Relu6FusesIntoTheConv) {
   EXPECT_LT(d.max_diff, 0.03 * d.max_abs);
 }
 
+// Output types of the compute nodes after amp-cast O2 (inference, blocks f32 as asked): f32 and bf16
+// counts.
+std::pair<int, int> f32_bf16_nodes(const std::string& text, bool blocks_f32) {
+  ir::Graph g = testing::parse_graph(text);
+  PassManager pm;
+  pm.add(make_infer_types_pass(&cpu()));
+  pm.add(make_amp_cast_pass(AmpLevel::O2, &cpu(), /*input_layers_f32=*/true, DType::BF16, blocks_f32));
+  const Status st = pm.run(g);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  int f32 = 0, bf16 = 0;
+  for (const auto& n : g.nodes()) {
+    if (n.op_type == "Cast" || n.op_type == "Constant") continue;
+    const DType t = g.value(n.outputs[0])->type.dtype;
+    f32 += t == DType::F32;
+    bf16 += t == DType::BF16;
+  }
+  return {f32, bf16};
+}
+
+// A MobileNetV2 block in a bf16 inference graph on a CPU without bf16 matrix units: the block (1x1
+// expand, depthwise, 1x1 project, residual Add and their ReLU6s) stays f32 and becomes one
+// FusedInvertedResidual, the conv after it computes in bf16; with the option off (or bf16 matrix
+// units) every conv is bf16.
+TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
+  const std::string text = R"(
+    input x: f32[1,16,14,14]
+    init w0: f32[16,16,1,1] = 0.05 -0.03 0.02 0.04 -0.01
+    init w1: f32[96,16,1,1] = 0.04 -0.03 0.02 0.05 -0.01
+    init wd: f32[96,1,3,3] = 0.1 -0.05 0.08 0.02 -0.07
+    init w3: f32[16,96,1,1] = -0.02 0.03 0.01 -0.04 0.02
+    init w4: f32[32,16,1,1] = 0.03 -0.02 0.04 0.01 -0.05
+    lo = Constant() {value_float=0.0}
+    hi = Constant() {value_float=6.0}
+    s = Conv(x, w0)
+    a = Conv(s, w1)
+    b = Clip(a, lo, hi)
+    c = Conv(b, wd) {group=96, pads=[1,1,1,1]}
+    d = Clip(c, lo, hi)
+    e = Conv(d, w3)
+    f = Add(e, s)
+    y = Conv(f, w4)
+    output y
+  )";
+  // x's conv reads the graph input (kept f32 as an input layer); then the block's 6 nodes; the head.
+  EXPECT_EQ(f32_bf16_nodes(text, true), std::make_pair(7, 1));
+  EXPECT_EQ(f32_bf16_nodes(text, false), std::make_pair(1, 7));
+  // The whole pipeline, as --precision bf16 compiles it here.
+  ir::Graph g = testing::parse_graph(text);
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.amp_input_layers_f32 = true;
+  cfg.verify = true;
+  auto r = run_pipeline(g, &cpu(), cfg);
+  ASSERT_TRUE(r) << r.status().message();
+  int fused_blocks = 0, bf16_convs = 0;
+  for (const auto& n : g.nodes()) {
+    fused_blocks += n.op_type == "FusedInvertedResidual";
+    bf16_convs += n.op_type == "FusedConv" && g.value(n.outputs[0])->type.dtype == DType::BF16;
+  }
+  EXPECT_EQ(fused_blocks, cpu().bf16_matrix_units() ? 0 : 1) << ir::dump_text(g);
+  EXPECT_EQ(bf16_convs, cpu().bf16_matrix_units() ? 4 : 1) << ir::dump_text(g);
+}
+
+// EfficientNet's block: SiLU activations and a squeeze-excite between the depthwise conv and the
+// projection stay f32 with the block; a depthwise conv with no 1x1 conv beside it (ConvNeXt's) does
+// not.
+TEST(AmpCastPass, SqueezeExciteBlocksStayF32AndLoneDepthwiseConvsDoNot) {
+  const std::string effnet = R"(
+    input x: f32[1,16,12,12]
+    init w0: f32[16,16,3,3] = 0.05 -0.03 0.02 0.04 -0.01
+    init w1: f32[64,16,1,1] = 0.04 -0.03 0.02 0.05 -0.01
+    init wd: f32[64,1,5,5] = 0.1 -0.05 0.08 0.02 -0.07
+    init ws1: f32[4,64,1,1] = 0.2 -0.1 0.3
+    init ws2: f32[64,4,1,1] = -0.2 0.1 0.25
+    init w3: f32[24,64,1,1] = -0.02 0.03 0.01 -0.04 0.02
+    init w4: f32[32,24,3,3] = 0.03 -0.02 0.04 0.01 -0.05
+    s = Conv(x, w0) {pads=[1,1,1,1]}
+    a = Conv(s, w1)
+    as = Sigmoid(a)
+    b = Mul(a, as)
+    c = Conv(b, wd) {group=64, pads=[2,2,2,2]}
+    cs = Sigmoid(c)
+    d = Mul(c, cs)
+    p = GlobalAveragePool(d)
+    q = Conv(p, ws1)
+    qs = Sigmoid(q)
+    r = Mul(q, qs)
+    t = Conv(r, ws2)
+    u = Sigmoid(t)
+    v = Mul(d, u)
+    e = Conv(v, w3)
+    y = Conv(e, w4) {pads=[1,1,1,1]}
+    output y
+  )";
+  // The input layer, then the 14 nodes of the block; the 3x3 conv after it.
+  EXPECT_EQ(f32_bf16_nodes(effnet, true), std::make_pair(15, 1));
+  EXPECT_EQ(f32_bf16_nodes(effnet, false), std::make_pair(1, 15));
+
+  const std::string convnext = R"(
+    input x: f32[1,16,12,12]
+    init w0: f32[16,16,3,3] = 0.05 -0.03 0.02 0.04 -0.01
+    init wd: f32[16,1,7,7] = 0.1 -0.05 0.08 0.02 -0.07
+    init w2: f32[16,16,3,3] = 0.03 -0.02 0.04 0.01 -0.05
+    s = Conv(x, w0) {pads=[1,1,1,1]}
+    t = Conv(s, w2) {pads=[1,1,1,1]}
+    c = Conv(t, wd) {group=16, pads=[3,3,3,3]}
+    y = Relu(c)
+    output y
+  )";
+  EXPECT_EQ(f32_bf16_nodes(convnext, true), std::make_pair(1, 3));
+}
+
 }  // namespace
 }  // namespace ms::compiler
