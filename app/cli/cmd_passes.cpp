@@ -78,6 +78,8 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list, bool da
   if (!opts) return fail(opts.status().message());
   auto prep = prepare(a);
   if (!prep) return fail(prep.status().message());
+  // The pipeline a bf16 Graph run compiles (amp-cast first), as the app's stepper shows it.
+  if (Status ps = apply_precision(*opts, a.precision, *prep->backend); !ps) return fail(ps.message());
   std::map<std::string, ir::ValueType> sig;
   for (const auto& [name, t] : prep->inputs) sig[name] = ir::ValueType{t.dtype(), t.shape(), {}};
   // The whole compile's work (passes, type inference, memory plan), next to each pass's own.
@@ -89,7 +91,8 @@ int passes_command(const RunArgs& a, const std::string& dump, bool list, bool da
   if (!ex) return fail(a.model + ": " + ex.status().message());
   const auto& r = (*ex)->compile_result();
   const auto& plan = (*ex)->memory_plan();
-  std::printf("%s at %s: %zu nodes -> %zu nodes, compile %.1f ms\n", a.model.c_str(), a.jit_level.c_str(),
+  const std::string level = a.jit_level + (session::is_low_precision(a.precision) ? " " + a.precision : "");
+  std::printf("%s at %s: %zu nodes -> %zu nodes, compile %.1f ms\n", a.model.c_str(), level.c_str(),
               prep->graph.nodes().size(), (*ex)->graph().nodes().size(), (*ex)->compile_ms());
   std::printf("  %-3s %-22s %-8s %9s %6s %6s %6s %6s %6s %6s\n", "#", "pass", "changed", "ms", "before", "after",
               "added", "remov", "rewr", "fused");
@@ -143,6 +146,7 @@ const RegisterCommand kPasses{
       cmd.add_option("--seed", a.seed, "Seed for random inputs");
       cmd.add_option("--jit-level", a.jit_level, "Pipeline: O0, O1 or O2")->check(CLI::IsMember({"O0", "O1", "O2"}));
       cmd.add_option("--disable", a.disabled_passes, "Leave a pass out (repeatable)");
+      add_precision_option(&cmd, a);
       cmd.add_option("--dump", st->dump, "Folder for NN_<pass>.txt/.json and passes.json");
       cmd.add_flag("--list", st->list, "Print each level's pipeline");
       cmd.add_flag("--data-parallel", st->data_parallel,

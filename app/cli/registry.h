@@ -41,7 +41,7 @@ struct RegisterCommand {
 // The options every model-running command shares (MODEL, --device, --threads, --input, --dim,
 // --iters, --warmup, --seed, --jit-level, --disable; --mode when with_mode).
 void add_run_options(CLI::App* cmd, RunArgs& a, bool with_mode);
-// --precision f32|bf16 (run, compare, bench, profile).
+// --precision f32|bf16 (run, compare, bench, profile, passes).
 void add_precision_option(CLI::App* cmd, RunArgs& a);
 
 }  // namespace ms::cli

@@ -98,6 +98,28 @@ TEST(CliBench, Bf16PrecisionReportsItsDeviationOrRefuses) {
   EXPECT_LT(c.at("mean_rel_dev").get<double>(), 0.02);
 }
 
+// `passes --precision bf16` lists the pipeline a bf16 Graph run compiles: amp-cast among its passes
+// (absent from the f32 one), or the same refusal where the CPU has no bf16 arithmetic.
+TEST(CliPasses, Bf16PrecisionShowsTheAmpPipelineOrRefuses) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !fs::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  const std::string args = " passes " + model + " --threads 1 --jit-level O2";
+  int rc = -1;
+  std::string out = run_capture(cli + args, &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("amp-cast"), std::string::npos) << out;
+  out = run_capture("ONEDNN_MAX_CPU_ISA=AVX2 " + cli + args + " --precision bf16", &rc);
+  EXPECT_EQ(WEXITSTATUS(rc), 1) << out;
+  EXPECT_NE(out.find("error: bf16 precision: "), std::string::npos) << out;
+  if (!backends::create_cpu_backend(1)->native_bf16())
+    GTEST_SKIP() << "this CPU has no native bf16 arithmetic (AVX-512-BF16 or AMX): the refusal was checked";
+  out = run_capture(cli + args + " --precision bf16", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("at O2 bf16:"), std::string::npos) << out;
+  EXPECT_NE(out.find("amp-cast"), std::string::npos) << out;
+}
+
 // fp16 is a device's precision: on the CPU, one line naming the backend and what to use instead.
 TEST(CliBench, Fp16PrecisionIsRefusedOnTheCpu) {
   const std::string cli = ms::testing::cli_path();
