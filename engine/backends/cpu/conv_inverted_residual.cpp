@@ -7,11 +7,19 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/depthwise_row.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/core/dtype.h"
+
+#if MS_SIMD_DISPATCH
+#include <immintrin.h>
+// AVX-512 with the bf16 dot product (vdpbf16ps: two bf16 products a lane into f32).
+#define MS_TARGET_AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512bf16,avx2,fma")))
+#endif
 
 namespace ms::cpu::nn {
 namespace {
@@ -52,6 +60,49 @@ template <class V> struct HalfOf;
 template <> struct HalfOf<vec16> { using type = vec8; };
 template <> struct HalfOf<vec8> { using type = vec4; };
 
+#if MS_SIMD_DISPATCH
+// The bf16 products of a tile (pw_tile with S = uint16_t): each pair of input channels broadcast as
+// one 32-bit word, two products a lane by vdpbf16ps into the f32 accumulators.
+template <int NF, int NP, bool HALF>
+MS_TARGET_AVX512_BF16 inline void dot_bf16(vec16 (&acc)[NF > 0 ? NF : 1][NP], vec8 (&acch)[NP], const uint16_t* in,
+                                           int64_t in_cs, int64_t cin, const uint16_t* w, int64_t w_os) {
+  constexpr int B = 16;
+  for (int64_t ci = 0; ci < cin; ci += B) {
+    const uint16_t* ip = in + (ci / B) * in_cs;
+    const uint16_t* wp = w + ci * B;  // pair j of the block: 2B values from wp + j * 2B
+    const int64_t pairs = std::min<int64_t>(B / 2, (cin - ci + 1) / 2);
+    for (int64_t j = 0; j < pairs; ++j) {
+      __m512i wv[NF > 0 ? NF : 1];
+#pragma GCC unroll 4
+      for (int b = 0; b < NF; ++b) wv[b] = _mm512_loadu_si512(wp + b * w_os + j * 2 * B);
+      [[maybe_unused]] __m256i wh{};
+      if constexpr (HALF) wh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + NF * w_os + j * 2 * B));
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) {
+        int32_t pair;
+        __builtin_memcpy(&pair, ip + p * B + 2 * j, sizeof pair);
+        const __m512i xv = _mm512_set1_epi32(pair);
+#pragma GCC unroll 4
+        for (int b = 0; b < NF; ++b)
+          acc[b][p] = (vec16)_mm512_dpbf16_ps((__m512)acc[b][p], (__m512bh)xv, (__m512bh)wv[b]);
+        if constexpr (HALF)
+          acch[p] = (vec8)_mm256_dpbf16_ps((__m256)acch[p], (__m256bh)_mm256_set1_epi32(pair), (__m256bh)wh);
+      }
+    }
+  }
+}
+
+// Channel blocks of f32 rounded to bf16 (nearest even): `blocks` blocks of n values (a multiple of
+// 16; block stride src_cs) into dst [blocks][n].
+MS_TARGET_AVX512_BF16 inline void round_blocks_bf16(const float* src, int64_t src_cs, int64_t blocks, int64_t n,
+                                                    uint16_t* dst) {
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = 0; i < n; i += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + b * n + i),
+                          (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + b * src_cs + i)));
+}
+#endif
+
 // One tile of a 1x1 conv over blocked channels: NB output blocks x NP pixels, every input channel.
 // The small loops unrolled (GCC 12 at -O2 keeps the accumulators of rolled ones on the stack: 40-60
 // GFLOP/s against ~170 in registers).
@@ -61,11 +112,14 @@ template <> struct HalfOf<vec8> { using type = vec4; };
 // when `last`. With HALF the tile's last block holds real channels in its first half only (24 or 40
 // channels in 16-lane blocks): it is computed in half-width vectors, which cost half a full FMA on
 // CPUs that split 512-bit ones, and its other lanes are left to the caller.
-template <class V, int NB, int NP, bool HALF>
-[[gnu::always_inline]] inline void pw_tile(const float* __restrict in, int64_t in_cs, int64_t cin,
-                                           const float* __restrict w, int64_t w_os, const float* __restrict bias,
-                                           float* __restrict out, const float* __restrict res, int64_t out_cs,
-                                           const Tail& t, bool first, bool last) {
+// S = uint16_t: in and w are bf16 (16-lane blocks only; w [ob][cin rounded up to even][B] with each
+// lane's two channels of a pair adjacent), the products two channels at a time by vdpbf16ps into
+// the same f32 accumulators: twice the FMA's rate.
+template <class V, int NB, int NP, bool HALF, class S>
+[[gnu::always_inline]] inline void pw_tile(const S* __restrict in, int64_t in_cs, int64_t cin, const S* __restrict w,
+                                           int64_t w_os, const float* __restrict bias, float* __restrict out,
+                                           const float* __restrict res, int64_t out_cs, const Tail& t, bool first,
+                                           bool last) {
   using Vh = typename HalfOf<V>::type;
   constexpr int B = kLanes<V>;
   constexpr int NF = NB - (HALF ? 1 : 0);  // full blocks
@@ -82,22 +136,29 @@ template <class V, int NB, int NP, bool HALF>
 #pragma GCC unroll 8
     for (int p = 0; p < NP; ++p) acch[p] = first ? bv : MS_LOADV(Vh, out + NF * out_cs + p * B);
   }
-  for (int64_t ci = 0; ci < cin; ci += B) {
-    const float* ip = in + (ci / B) * in_cs;
-    const float* wp = w + ci * B;
-    const int64_t lanes = std::min<int64_t>(B, cin - ci);
-    for (int64_t l = 0; l < lanes; ++l) {
-      V wv[NF > 0 ? NF : 1];
+  if constexpr (!std::is_same_v<S, float>) {
+#if MS_SIMD_DISPATCH
+    static_assert(B == 16, "bf16 tiles are 16-lane");
+    dot_bf16<NF, NP, HALF>(acc, acch, in, in_cs, cin, w, w_os);
+#endif
+  } else {
+    for (int64_t ci = 0; ci < cin; ci += B) {
+      const float* ip = in + (ci / B) * in_cs;
+      const float* wp = w + ci * B;
+      const int64_t lanes = std::min<int64_t>(B, cin - ci);
+      for (int64_t l = 0; l < lanes; ++l) {
+        V wv[NF > 0 ? NF : 1];
 #pragma GCC unroll 4
-      for (int b = 0; b < NF; ++b) wv[b] = LOADV(wp + b * w_os + l * B);
-      [[maybe_unused]] Vh wh{};
-      if constexpr (HALF) wh = MS_LOADV(Vh, wp + NF * w_os + l * B);
+        for (int b = 0; b < NF; ++b) wv[b] = LOADV(wp + b * w_os + l * B);
+        [[maybe_unused]] Vh wh{};
+        if constexpr (HALF) wh = MS_LOADV(Vh, wp + NF * w_os + l * B);
 #pragma GCC unroll 8
-      for (int p = 0; p < NP; ++p) {
-        const V xv = ip[p * B + l] - V{};  // a broadcast (x - 0 is x: no add)
+        for (int p = 0; p < NP; ++p) {
+          const V xv = ip[p * B + l] - V{};  // a broadcast (x - 0 is x: no add)
 #pragma GCC unroll 4
-        for (int b = 0; b < NF; ++b) acc[b][p] += wv[b] * xv;
-        if constexpr (HALF) acch[p] += wh * (ip[p * B + l] - Vh{});
+          for (int b = 0; b < NF; ++b) acc[b][p] += wv[b] * xv;
+          if constexpr (HALF) acch[p] += wh * (ip[p * B + l] - Vh{});
+        }
       }
     }
   }
@@ -129,8 +190,8 @@ template <class V, int NB, int NP, bool HALF>
   }
 }
 
-template <class V, int NB, bool HALF>
-[[gnu::always_inline]] inline void pw_blocks(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
+template <class V, int NB, bool HALF, class S>
+[[gnu::always_inline]] inline void pw_blocks(const S* in, int64_t in_cs, int64_t cin, int64_t npix, const S* w,
                                              int64_t w_os, const float* bias, float* out, const float* res,
                                              int64_t out_cs, const Tail& t, bool first, bool last) {
   constexpr int B = kLanes<V>;
@@ -139,10 +200,12 @@ template <class V, int NB, bool HALF>
   constexpr int NP = B == 16 && NB > 1 ? 8 : 4;
   int64_t p = 0;
   for (; p + NP <= npix; p += NP)
-    pw_tile<V, NB, NP, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last);
-#define MS_PW_TAIL(N)                                                                                                 \
-  case N:                                                                                                             \
-    pw_tile<V, NB, N, HALF>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, last); \
+    pw_tile<V, NB, NP, HALF, S>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first,
+                                last);
+#define MS_PW_TAIL(N)                                                                                             \
+  case N:                                                                                                         \
+    pw_tile<V, NB, N, HALF, S>(in + p * B, in_cs, cin, w, w_os, bias, out + p * B, res + p * B, out_cs, t, first, \
+                               last);                                                                             \
     break;
   if constexpr (NP == 8) {
     switch (npix - p) {
@@ -172,13 +235,14 @@ template <class V, int NB, bool HALF>
 // with AVX2), pixels four at a time, input channels kc at a time so a group's weights stay in L1
 // across the pixels (a projection from 960 channels: 184 KB of weights a group of 16-lane blocks).
 // half_last: block ob1 - 1 holds real channels in its first half only (see pw_tile).
-template <class V>
-[[gnu::always_inline]] inline void pointwise(const float* in, int64_t in_cs, int64_t cin, int64_t npix, const float* w,
+// S = uint16_t: in and w bf16 (see pw_tile).
+template <class V, class S>
+[[gnu::always_inline]] inline void pointwise(const S* in, int64_t in_cs, int64_t cin, int64_t npix, const S* w,
                                              const float* bias, int64_t ob0, int64_t ob1, float* out, const float* res,
                                              int64_t out_cs, const Tail& t, bool half_last) {
   constexpr int B = kLanes<V>;
   constexpr int64_t kc = 2048 / B;
-  const int64_t w_os = cin * B;
+  const int64_t w_os = (std::is_same_v<S, float> ? cin : (cin + 1) / 2 * 2) * B;
   for (int64_t ob = ob0; ob < ob1;) {
     // Groups of three, but four left as two and two (an NB=1 tile is four accumulators: one FMA
     // chain per pipeline's latency, and a weight load for every four FMAs).
@@ -186,14 +250,14 @@ template <class V>
     const bool half = half_last && ob + nb == ob1;
     for (int64_t k0 = 0; k0 < cin; k0 += kc) {
       const int64_t k1 = std::min(cin, k0 + kc);
-      const float* ik = in + (k0 / B) * in_cs;
-      const float* wk = w + ob * w_os + k0 * B;
+      const S* ik = in + (k0 / B) * in_cs;
+      const S* wk = w + ob * w_os + k0 * B;
       float* o = out + (ob - ob0) * out_cs;
       const float* r = res + (ob - ob0) * out_cs;
       const float* bk = bias + ob * B;
       const bool first = k0 == 0, last = k1 == cin;
 #define MS_PW_BLOCKS(NB, HALF) \
-  pw_blocks<V, NB, HALF>(ik, in_cs, k1 - k0, npix, wk, w_os, bk, o, r, out_cs, t, first, last)
+  pw_blocks<V, NB, HALF, S>(ik, in_cs, k1 - k0, npix, wk, w_os, bk, o, r, out_cs, t, first, last)
       switch (nb * 2 + (half ? 1 : 0)) {
         case 7: MS_PW_BLOCKS(3, true); break;
         case 6: MS_PW_BLOCKS(3, false); break;
@@ -215,7 +279,7 @@ float* scratch(size_t floats, int which) {
     size_t n = 0;
     ~Buf() { std::free(p); }
   };
-  thread_local Buf bufs[3];
+  thread_local Buf bufs[4];
   Buf& b = bufs[which];
   if (b.n < floats) {
     std::free(b.p);
@@ -224,6 +288,21 @@ float* scratch(size_t floats, int which) {
     b.n = b.p ? floats : 0;
   }
   return b.p;
+}
+
+// Channel blocks of f32 rounded to bf16 (nearest even) for the bf16 1x1 convs: `blocks` blocks of n
+// values (block stride src_cs) into dst [blocks][n] (thread scratch 3). S = float: src as it is.
+template <class S>
+[[gnu::always_inline]] inline const S* bf16_blocks(const float* src, int64_t src_cs, int64_t blocks, int64_t n) {
+  if constexpr (std::is_same_v<S, float>) {
+    return src;
+  } else {
+    S* dst = reinterpret_cast<S*>(scratch(static_cast<size_t>(blocks * n + 1) / 2, 3));
+#if MS_SIMD_DISPATCH
+    round_blocks_bf16(src, src_cs, blocks, n, dst);
+#endif
+    return dst;
+  }
 }
 
 struct Args {
@@ -240,7 +319,7 @@ struct Args {
 // output rows [oy0, oy1) in bands of `band` rows; each band's depthwise rows go to
 // dst(band_start) + (cb - cb0) * d_cs + (oy - band_start) * ow * B, and then to finish(band_start,
 // band_end) (the projection of a band, when the rows are the thread's to project).
-template <class V, class Dst, class Finish>
+template <class V, class S, class Dst, class Finish>
 [[gnu::always_inline]] inline void expand_depthwise(const Args& a, int64_t n, int64_t oy0, int64_t oy1, int64_t cb0,
                                                     int64_t cb1, int64_t band, int64_t d_cs, Dst dst, Finish finish) {
   constexpr int B = kLanes<V>;
@@ -267,8 +346,14 @@ template <class V, class Dst, class Finish>
       for (int64_t r = iy; r < end; ++r) held[r % ring] = r;
       float* out = ring_buf + (iy % ring) * p.iw * B;
       const int64_t pixels = (end - iy) * p.iw;
-      pointwise<V>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, pixels, a.w->w1.data(), a.w->b1.data(), cb0, cb1, out,
-                   out, ring_cs, a.t1, false);
+      if constexpr (std::is_same_v<S, float>) {
+        pointwise<V, S>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, pixels, a.w->w1.data(), a.w->b1.data(), cb0, cb1,
+                        out, out, ring_cs, a.t1, false);
+      } else {
+        const S* xb = bf16_blocks<S>(xn + iy * p.iw * B, p.ih * p.iw * B, cib, pixels * B);
+        pointwise<V, S>(xb, pixels * B, p.cin, pixels, a.w->w1h.data(), a.w->b1.data(), cb0, cb1, out, out, ring_cs,
+                        a.t1, false);
+      }
       if (a.t1.generic)
         for (int64_t cb = 0; cb < ncb; ++cb)
           fused::apply_tail(out + cb * ring_cs, pixels * B, nullptr, 1, nullptr, *a.post1);
@@ -313,7 +398,7 @@ template <class V, class Dst, class Finish>
 
 // The projection of pixels [p0, p1) of image n (pixel = oy * ow + ox) into output channel blocks
 // [ob0, ob1) of y, from d (block stride d_cs, at pixel p0).
-template <class V>
+template <class V, class S>
 [[gnu::always_inline]] inline void project(const Args& a, int64_t n, const float* d, int64_t d_cs, int64_t p0,
                                            int64_t p1, int64_t ob0, int64_t ob1) {
   constexpr int B = kLanes<V>;
@@ -323,7 +408,14 @@ template <class V>
   const float* res = a.r ? a.r + (n * cob + ob0) * plane + p0 * B : out;
   // A last block half padding computed at half width: its padding lanes are zeroed below.
   const bool half_last = ob1 == cob && p.cout % B != 0 && p.cout % B <= B / 2;
-  pointwise<V>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane, a.t3, half_last);
+  if constexpr (std::is_same_v<S, float>) {
+    pointwise<V, S>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane, a.t3,
+                    half_last);
+  } else {
+    const S* db = bf16_blocks<S>(d, d_cs, p.cexp / B, (p1 - p0) * B);
+    pointwise<V, S>(db, (p1 - p0) * B, p.cexp, p1 - p0, a.w->w3h.data(), a.w->b3.data(), ob0, ob1, out, res, plane,
+                    a.t3, half_last);
+  }
   if (a.t3.generic)
     for (int64_t ob = 0; ob < ob1 - ob0; ++ob)
       fused::apply_tail(out + ob * plane, (p1 - p0) * B, nullptr, 1, a.r ? res + ob * plane : nullptr, *a.post3);
@@ -348,7 +440,7 @@ int64_t band_rows(const InvertedResidualProblem& p, int64_t channels, bool local
 
 // Thread t of nt: rows split between threads (each its own ring, the rows above its first band
 // expanded again), or on small planes the expanded channels split, then the projection's pixels.
-template <class V> [[gnu::always_inline]] inline void run_thread(const Args& a, int t, int nt) {
+template <class V, class S> [[gnu::always_inline]] inline void run_thread(const Args& a, int t, int nt) {
   constexpr int B = kLanes<V>;
   const InvertedResidualProblem& p = *a.p;
   const int64_t eb = p.cexp / B, plane = p.oh * p.ow * B;
@@ -361,14 +453,14 @@ template <class V> [[gnu::always_inline]] inline void run_thread(const Args& a, 
       const int64_t band = band_rows(p, p.cexp, p.project, oy1 - oy0);
       if (p.project) {
         float* d = scratch(static_cast<size_t>(band * p.ow * p.cexp), 1);
-        expand_depthwise<V>(
+        expand_depthwise<V, S>(
             a, n, oy0, oy1, 0, eb, band, band * p.ow * B, [&](int64_t) __attribute__((always_inline)) { return d; },
             [&](int64_t b0, int64_t b1) __attribute__((always_inline)) {
-              project<V>(a, n, d, band * p.ow * B, b0 * p.ow, b1 * p.ow, 0, (p.cout + B - 1) / B);
+              project<V, S>(a, n, d, band * p.ow * B, b0 * p.ow, b1 * p.ow, 0, (p.cout + B - 1) / B);
             });
       } else {
         float* yn = a.y + n * eb * plane;
-        expand_depthwise<V>(
+        expand_depthwise<V, S>(
             a, n, oy0, oy1, 0, eb, band,
             plane, [&](int64_t b0) __attribute__((always_inline)) { return yn + b0 * p.ow * B; },
             [](int64_t, int64_t) __attribute__((always_inline)){});
@@ -386,7 +478,7 @@ template <class V> [[gnu::always_inline]] inline void run_thread(const Args& a, 
   }
   for (int64_t n = 0; n < p.batch; ++n) {
     float* d = p.project ? shared : a.y + n * eb * plane;
-    expand_depthwise<V>(
+    expand_depthwise<V, S>(
         a, n, 0, p.oh, cb0, cb1, band,
         plane, [&](int64_t b0) __attribute__((always_inline)) { return d + cb0 * plane + b0 * p.ow * B; },
         [](int64_t, int64_t) __attribute__((always_inline)){});
@@ -396,27 +488,42 @@ template <class V> [[gnu::always_inline]] inline void run_thread(const Args& a, 
     if (p.cout > pix && cob >= 2 * nt) {
       // More weights than pixels (7x7 planes): each thread projects its share of the output
       // channels, reading half the weights, rather than every weight for half the pixels.
-      project<V>(a, n, d, plane, 0, pix, cob * t / nt, cob * (t + 1) / nt);
+      project<V, S>(a, n, d, plane, 0, pix, cob * t / nt, cob * (t + 1) / nt);
     } else {
       const int64_t p0 = pix * t / nt / 4 * 4, p1 = t + 1 == nt ? pix : pix * (t + 1) / nt / 4 * 4;
-      if (p1 > p0) project<V>(a, n, d + p0 * B, plane, p0, p1, 0, cob);
+      if (p1 > p0) project<V, S>(a, n, d + p0 * B, plane, p0, p1, 0, cob);
     }
 #pragma omp barrier
   }
 }
 
-MS_TARGET_AVX512 void run_avx512(const Args& a, int t, int nt) { run_thread<vec16>(a, t, nt); }
-MS_TARGET_AVX2 void run_avx2(const Args& a, int t, int nt) { run_thread<vec8>(a, t, nt); }
+MS_TARGET_AVX512 void run_avx512(const Args& a, int t, int nt) { run_thread<vec16, float>(a, t, nt); }
+MS_TARGET_AVX2 void run_avx2(const Args& a, int t, int nt) { run_thread<vec8, float>(a, t, nt); }
+#if MS_SIMD_DISPATCH
+MS_TARGET_AVX512_BF16 void run_avx512_bf16(const Args& a, int t, int nt) { run_thread<vec16, uint16_t>(a, t, nt); }
+#endif
 void run_plain(const Args& a, int t, int nt) {
   if (a.p->block == 16)
-    run_thread<vec16>(a, t, nt);
+    run_thread<vec16, float>(a, t, nt);
   else
-    run_thread<vec8>(a, t, nt);
+    run_thread<vec8, float>(a, t, nt);
 }
 
 #undef LOADV
 
 }  // namespace
+
+bool cpu_has_avx512_bf16() {
+#if MS_SIMD_DISPATCH
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return has && simd_width() >= 16;
+#else
+  return false;
+#endif
+}
 
 InvertedResidualWeights pack_inverted_residual(const InvertedResidualProblem& p, const float* w1, const float* b1,
                                                const float* wd, const float* bd, const float* w3, const float* b3) {
@@ -440,6 +547,19 @@ InvertedResidualWeights pack_inverted_residual(const InvertedResidualProblem& p,
   out.bd.assign(static_cast<size_t>(p.cexp), 0.f);
   if (bd) std::copy(bd, bd + p.cexp, out.bd.begin());
   if (p.project && w3) pack_pointwise(w3, b3, p.cout, p.cexp, out.w3, out.b3);
+  // bf16 copies for the bf16 1x1 convs: [ob][ins rounded up to even][B], each lane's two channels of
+  // a pair adjacent (vdpbf16ps's operand), from the packed f32 [ob][ins][B].
+  auto pack_pairs = [&](const std::vector<float>& wp, int64_t outs, int64_t ins, std::vector<uint16_t>& wh) {
+    const int64_t ob = (outs + B - 1) / B, ins2 = (ins + 1) / 2 * 2;
+    wh.assign(static_cast<size_t>(ob * ins2 * B), 0);
+    for (int64_t o = 0; o < ob; ++o)
+      for (int64_t i = 0; i < ins; ++i)
+        for (int64_t l = 0; l < B; ++l)
+          wh[static_cast<size_t>(((o * ins2 + i / 2 * 2) * B + l * 2) + i % 2)] =
+              Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(wp[static_cast<size_t>((o * ins + i) * B + l)]));
+  };
+  if (p.bf16 && !out.w1.empty()) pack_pairs(out.w1, p.cexp, p.cin, out.w1h);
+  if (p.bf16 && !out.w3.empty()) pack_pairs(out.w3, p.cout, p.cexp, out.w3h);
   return out;
 }
 
@@ -449,6 +569,9 @@ void inverted_residual_blocked(const float* x, const InvertedResidualWeights& w,
   Args a{x, &w, r, y, &p, &post1, &post2, &post3, tail_of(post1), tail_of(post2), tail_of(post3)};
   const int width = simd_width();
   auto body = [&](int t, int nt) {
+#if MS_SIMD_DISPATCH
+    if (p.bf16 && p.block == 16 && width >= 16 && cpu_has_avx512_bf16()) return run_avx512_bf16(a, t, nt);
+#endif
     if (p.block == 16 && width >= 16)
       run_avx512(a, t, nt);
     else if (p.block == 8 && width >= 8)
@@ -543,7 +666,8 @@ Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext
                               .ph = pads[0],
                               .pw = pads[1],
                               .expand = w1 != nullptr,
-                              .project = w3 != nullptr};
+                              .project = w3 != nullptr,
+                              .bf16 = n.attr_string("products", "") == "bf16" && block == 16 && cpu_has_avx512_bf16()};
   const bool shapes_ok = p.cexp % block == 0 && p.kh <= kMaxDepthwiseKernel && p.sh >= 1 && p.sw >= 1 && p.ph >= 0 &&
                          p.pw >= 0 && p.ph < p.kh && p.pw < p.kw && wd->dim(1) == 1 &&
                          (w1 ? w1->shape() == Shape{p.cexp, p.cin, 1, 1} : p.cin == p.cexp) &&
@@ -577,7 +701,7 @@ Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext
     }
   m->x = x.shape();
   m->y = y.shape();
-  m->impl = std::string("fused:inverted-residual:") + (block == 16 ? "avx512" : "avx2");
+  m->impl = std::string("fused:inverted-residual:") + (p.bf16 ? "avx512_bf16" : block == 16 ? "avx512" : "avx2");
   return m;
 }
 

@@ -25,13 +25,20 @@ struct InvertedResidualProblem {
   int64_t ih = 0, iw = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
   bool expand = true, project = true;
+  // The 1x1 convs' products in bf16 (x, the depthwise result and W1/W3 rounded to bf16, f32 sums):
+  // 16-lane blocks on a CPU with AVX-512-BF16 (cpu_has_avx512_bf16), f32 elsewhere.
+  bool bf16 = false;
 };
+
+// Whether this CPU has AVX-512-BF16 (vdpbf16ps) and runs 16-lane kernels (simd_width()).
+bool cpu_has_avx512_bf16();
 
 // Weights as the kernel reads them (pack_inverted_residual): w1 [cexp/B][cin][B], b1 [cexp],
 // wd [cexp/B][kh][kw][B], bd [cexp], w3 [ceil(cout/B)][cexp][B] (zeros past cout), b3
 // [ceil(cout/B)*B]. Absent stages' are empty.
 struct InvertedResidualWeights {
   std::vector<float> w1, b1, wd, bd, w3, b3;
+  std::vector<uint16_t> w1h, w3h;  // with bf16: W1 and W3 in bf16, [ob][in rounded up to even][B], pairs adjacent
 };
 
 // From ONNX weights: w1 [cexp, cin, 1, 1], wd [cexp, 1, kh, kw], w3 [cout, cexp, 1, 1]; a null bias
@@ -49,7 +56,8 @@ void inverted_residual_blocked(const float* x, const InvertedResidualWeights& w,
 // The FusedInvertedResidual kernel (the fuse-inverted-residual pass's node): inputs x, W1, B1, Wd,
 // Bd, W3, B3, R (W1/B1 and W3/B3 empty where the block has no such stage, B* optional, R with the
 // projection's Add), x and y blocked by layout_block; the depthwise geometry in strides and pads
-// and each stage's post-ops under expand_ / dw_ / project_ prefixed post_ops attributes.
+// and each stage's post-ops under expand_ / dw_ / project_ prefixed post_ops attributes;
+// products="bf16" (a bf16 graph's) asks for the bf16 products where the CPU has them.
 void register_inverted_residual_kernel(runtime::KernelRegistry& r);
 
 }  // namespace ms::cpu::nn

@@ -16,7 +16,9 @@
 // between them and the residual Add after the projection, the region fuse-inverted-residual makes
 // one node of. Its f32 kernel keeps the block's wide intermediates in cache and runs the 1x1 convs
 // near the FMA peak; there the bf16 convs (oneDNN's on AVX-512-BF16) were slower: MobileNetV2 4.2
-// against 3.2 ms f32. The rest of the graph (the head, the convs outside blocks) computes in bf16.
+// against 3.2 ms f32. The rest of the graph (the head, the convs outside blocks) computes in bf16,
+// and the graph's kAmpBlockProducts metadata lets the fused block kernel take its 1x1 products in
+// bf16 (fuse-inverted-residual's `products`).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -355,6 +357,8 @@ class AmpCast final : public Pass {
     std::unordered_map<std::string, DType> declared;  // graph outputs' types before the pass
     for (const auto& o : g.outputs) declared[o] = type_of(g, o);
     const std::set<uint64_t> blocks_f32 = f32_depthwise_blocks_ ? depthwise_block_nodes(g) : std::set<uint64_t>{};
+    // Their fused kernel may still take the products in bf16, rounding where the user asked for it.
+    if (!blocks_f32.empty()) g.metadata[kAmpBlockProducts] = std::string(dtype_name(low_));
     std::vector<ir::Node> nodes = std::move(g.nodes());
     g.nodes().clear();
     std::vector<ir::Node> out;

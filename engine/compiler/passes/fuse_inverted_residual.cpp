@@ -166,6 +166,10 @@ class FuseInvertedResidual final : public Pass {
       f.attrs["src_blocked"] = ir::Attribute(int64_t{1});
       f.attrs["dst_blocked"] = ir::Attribute(int64_t{1});
       if (inputs.size() > 7) f.attrs["residual_blocked"] = ir::Attribute(int64_t{1});
+      // A bf16 graph whose blocks amp-cast kept f32 (kAmpBlockProducts): the 1x1 convs' products in
+      // bf16 inside the kernel where the CPU has the bf16 dot product.
+      if (auto it = g.metadata.find(kAmpBlockProducts); it != g.metadata.end() && it->second == "bf16")
+        f.attrs["products"] = ir::Attribute(std::string("bf16"));
       copy_post_ops(b.expand, "expand_", f);
       copy_post_ops(b.dw, "dw_", f);
       copy_post_ops(b.project, "project_", f);

@@ -32,6 +32,9 @@ PassPtr make_conv_layout_pass(bool bf16_convs = false);         // conv_layout.c
 PassPtr make_fuse_inverted_residual_pass();                     // fuse_inverted_residual.cpp (O2, CPU)
 PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
 PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
+// Graph metadata amp-cast sets when it kept a bf16 graph's depthwise-separable blocks f32
+// (f32_depthwise_blocks): "bf16", the precision their fused kernel's products may take.
+inline constexpr const char* kAmpBlockProducts = "amp_block_products";
 PassPtr make_amp_cast_pass(compiler::AmpLevel level, runtime::Backend* backend, bool input_layers_f32 = false,
                            DType low = DType::BF16, bool f32_depthwise_blocks = false);  // amp_cast.cpp
 
