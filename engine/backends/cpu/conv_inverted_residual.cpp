@@ -272,6 +272,42 @@ template <class V, class S>
   }
 }
 
+// The 1x1 convs out of line, once per instruction set: inlined at each of run_thread's call sites
+// (every tile shape at each) they made this file's build take half an hour under the sanitizers.
+#define MS_PW_PARAMS(S)                                                                                           \
+  const S *in, int64_t in_cs, int64_t cin, int64_t npix, const S *w, const float *bias, int64_t ob0, int64_t ob1, \
+      float *out, const float *res, int64_t out_cs, const Tail &t, bool half_last
+#define MS_PW_ARGS in, in_cs, cin, npix, w, bias, ob0, ob1, out, res, out_cs, t, half_last
+[[gnu::noinline]] MS_TARGET_AVX512 void pointwise_avx512(MS_PW_PARAMS(float)) { pointwise<vec16, float>(MS_PW_ARGS); }
+[[gnu::noinline]] MS_TARGET_AVX2 void pointwise_avx2(MS_PW_PARAMS(float)) { pointwise<vec8, float>(MS_PW_ARGS); }
+[[gnu::noinline]] void pointwise_plain16(MS_PW_PARAMS(float)) { pointwise<vec16, float>(MS_PW_ARGS); }
+[[gnu::noinline]] void pointwise_plain8(MS_PW_PARAMS(float)) { pointwise<vec8, float>(MS_PW_ARGS); }
+#if MS_SIMD_DISPATCH
+[[gnu::noinline]] MS_TARGET_AVX512_BF16 void pointwise_avx512_bf16(MS_PW_PARAMS(uint16_t)) {
+  pointwise<vec16, uint16_t>(MS_PW_ARGS);
+}
+#endif
+
+// The instruction set's 1x1 conv: Native, the one its V was built for (run_avx512 and the like);
+// otherwise the baseline's (run_plain).
+template <class V, class S, bool Native> [[gnu::always_inline]] inline void pointwise_of(MS_PW_PARAMS(S)) {
+  if constexpr (!std::is_same_v<S, float>) {
+#if MS_SIMD_DISPATCH
+    pointwise_avx512_bf16(MS_PW_ARGS);
+#endif
+  } else if constexpr (Native && kLanes<V> == 16) {
+    pointwise_avx512(MS_PW_ARGS);
+  } else if constexpr (Native) {
+    pointwise_avx2(MS_PW_ARGS);
+  } else if constexpr (kLanes<V> == 16) {
+    pointwise_plain16(MS_PW_ARGS);
+  } else {
+    pointwise_plain8(MS_PW_ARGS);
+  }
+}
+#undef MS_PW_ARGS
+#undef MS_PW_PARAMS
+
 // Scratch of one thread, 64-byte aligned, kept between calls (OpenMP's threads persist).
 float* scratch(size_t floats, int which) {
   struct Buf {
@@ -319,7 +355,7 @@ struct Args {
 // output rows [oy0, oy1) in bands of `band` rows; each band's depthwise rows go to
 // dst(band_start) + (cb - cb0) * d_cs + (oy - band_start) * ow * B, and then to finish(band_start,
 // band_end) (the projection of a band, when the rows are the thread's to project).
-template <class V, class S, class Dst, class Finish>
+template <class V, class S, bool Native, class Dst, class Finish>
 [[gnu::always_inline]] inline void expand_depthwise(const Args& a, int64_t n, int64_t oy0, int64_t oy1, int64_t cb0,
                                                     int64_t cb1, int64_t band, int64_t d_cs, Dst dst, Finish finish) {
   constexpr int B = kLanes<V>;
@@ -347,12 +383,12 @@ template <class V, class S, class Dst, class Finish>
       float* out = ring_buf + (iy % ring) * p.iw * B;
       const int64_t pixels = (end - iy) * p.iw;
       if constexpr (std::is_same_v<S, float>) {
-        pointwise<V, S>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, pixels, a.w->w1.data(), a.w->b1.data(), cb0, cb1,
-                        out, out, ring_cs, a.t1, false);
+        pointwise_of<V, S, Native>(xn + iy * p.iw * B, p.ih * p.iw * B, p.cin, pixels, a.w->w1.data(), a.w->b1.data(),
+                                   cb0, cb1, out, out, ring_cs, a.t1, false);
       } else {
         const S* xb = bf16_blocks<S>(xn + iy * p.iw * B, p.ih * p.iw * B, cib, pixels * B);
-        pointwise<V, S>(xb, pixels * B, p.cin, pixels, a.w->w1h.data(), a.w->b1.data(), cb0, cb1, out, out, ring_cs,
-                        a.t1, false);
+        pointwise_of<V, S, Native>(xb, pixels * B, p.cin, pixels, a.w->w1h.data(), a.w->b1.data(), cb0, cb1, out, out,
+                                   ring_cs, a.t1, false);
       }
       if (a.t1.generic)
         for (int64_t cb = 0; cb < ncb; ++cb)
@@ -398,7 +434,7 @@ template <class V, class S, class Dst, class Finish>
 
 // The projection of pixels [p0, p1) of image n (pixel = oy * ow + ox) into output channel blocks
 // [ob0, ob1) of y, from d (block stride d_cs, at pixel p0).
-template <class V, class S>
+template <class V, class S, bool Native>
 [[gnu::always_inline]] inline void project(const Args& a, int64_t n, const float* d, int64_t d_cs, int64_t p0,
                                            int64_t p1, int64_t ob0, int64_t ob1) {
   constexpr int B = kLanes<V>;
@@ -409,12 +445,12 @@ template <class V, class S>
   // A last block half padding computed at half width: its padding lanes are zeroed below.
   const bool half_last = ob1 == cob && p.cout % B != 0 && p.cout % B <= B / 2;
   if constexpr (std::is_same_v<S, float>) {
-    pointwise<V, S>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane, a.t3,
-                    half_last);
+    pointwise_of<V, S, Native>(d, d_cs, p.cexp, p1 - p0, a.w->w3.data(), a.w->b3.data(), ob0, ob1, out, res, plane,
+                               a.t3, half_last);
   } else {
     const S* db = bf16_blocks<S>(d, d_cs, p.cexp / B, (p1 - p0) * B);
-    pointwise<V, S>(db, (p1 - p0) * B, p.cexp, p1 - p0, a.w->w3h.data(), a.w->b3.data(), ob0, ob1, out, res, plane,
-                    a.t3, half_last);
+    pointwise_of<V, S, Native>(db, (p1 - p0) * B, p.cexp, p1 - p0, a.w->w3h.data(), a.w->b3.data(), ob0, ob1, out, res,
+                               plane, a.t3, half_last);
   }
   if (a.t3.generic)
     for (int64_t ob = 0; ob < ob1 - ob0; ++ob)
@@ -440,7 +476,7 @@ int64_t band_rows(const InvertedResidualProblem& p, int64_t channels, bool local
 
 // Thread t of nt: rows split between threads (each its own ring, the rows above its first band
 // expanded again), or on small planes the expanded channels split, then the projection's pixels.
-template <class V, class S> [[gnu::always_inline]] inline void run_thread(const Args& a, int t, int nt) {
+template <class V, class S, bool Native> [[gnu::always_inline]] inline void run_thread(const Args& a, int t, int nt) {
   constexpr int B = kLanes<V>;
   const InvertedResidualProblem& p = *a.p;
   const int64_t eb = p.cexp / B, plane = p.oh * p.ow * B;
@@ -453,14 +489,14 @@ template <class V, class S> [[gnu::always_inline]] inline void run_thread(const 
       const int64_t band = band_rows(p, p.cexp, p.project, oy1 - oy0);
       if (p.project) {
         float* d = scratch(static_cast<size_t>(band * p.ow * p.cexp), 1);
-        expand_depthwise<V, S>(
+        expand_depthwise<V, S, Native>(
             a, n, oy0, oy1, 0, eb, band, band * p.ow * B, [&](int64_t) __attribute__((always_inline)) { return d; },
             [&](int64_t b0, int64_t b1) __attribute__((always_inline)) {
-              project<V, S>(a, n, d, band * p.ow * B, b0 * p.ow, b1 * p.ow, 0, (p.cout + B - 1) / B);
+              project<V, S, Native>(a, n, d, band * p.ow * B, b0 * p.ow, b1 * p.ow, 0, (p.cout + B - 1) / B);
             });
       } else {
         float* yn = a.y + n * eb * plane;
-        expand_depthwise<V, S>(
+        expand_depthwise<V, S, Native>(
             a, n, oy0, oy1, 0, eb, band,
             plane, [&](int64_t b0) __attribute__((always_inline)) { return yn + b0 * p.ow * B; },
             [](int64_t, int64_t) __attribute__((always_inline)){});
@@ -478,7 +514,7 @@ template <class V, class S> [[gnu::always_inline]] inline void run_thread(const 
   }
   for (int64_t n = 0; n < p.batch; ++n) {
     float* d = p.project ? shared : a.y + n * eb * plane;
-    expand_depthwise<V, S>(
+    expand_depthwise<V, S, Native>(
         a, n, 0, p.oh, cb0, cb1, band,
         plane, [&](int64_t b0) __attribute__((always_inline)) { return d + cb0 * plane + b0 * p.ow * B; },
         [](int64_t, int64_t) __attribute__((always_inline)){});
@@ -488,25 +524,27 @@ template <class V, class S> [[gnu::always_inline]] inline void run_thread(const 
     if (p.cout > pix && cob >= 2 * nt) {
       // More weights than pixels (7x7 planes): each thread projects its share of the output
       // channels, reading half the weights, rather than every weight for half the pixels.
-      project<V, S>(a, n, d, plane, 0, pix, cob * t / nt, cob * (t + 1) / nt);
+      project<V, S, Native>(a, n, d, plane, 0, pix, cob * t / nt, cob * (t + 1) / nt);
     } else {
       const int64_t p0 = pix * t / nt / 4 * 4, p1 = t + 1 == nt ? pix : pix * (t + 1) / nt / 4 * 4;
-      if (p1 > p0) project<V, S>(a, n, d + p0 * B, plane, p0, p1, 0, cob);
+      if (p1 > p0) project<V, S, Native>(a, n, d + p0 * B, plane, p0, p1, 0, cob);
     }
 #pragma omp barrier
   }
 }
 
-MS_TARGET_AVX512 void run_avx512(const Args& a, int t, int nt) { run_thread<vec16, float>(a, t, nt); }
-MS_TARGET_AVX2 void run_avx2(const Args& a, int t, int nt) { run_thread<vec8, float>(a, t, nt); }
+MS_TARGET_AVX512 void run_avx512(const Args& a, int t, int nt) { run_thread<vec16, float, true>(a, t, nt); }
+MS_TARGET_AVX2 void run_avx2(const Args& a, int t, int nt) { run_thread<vec8, float, true>(a, t, nt); }
 #if MS_SIMD_DISPATCH
-MS_TARGET_AVX512_BF16 void run_avx512_bf16(const Args& a, int t, int nt) { run_thread<vec16, uint16_t>(a, t, nt); }
+MS_TARGET_AVX512_BF16 void run_avx512_bf16(const Args& a, int t, int nt) {
+  run_thread<vec16, uint16_t, true>(a, t, nt);
+}
 #endif
 void run_plain(const Args& a, int t, int nt) {
   if (a.p->block == 16)
-    run_thread<vec16, float>(a, t, nt);
+    run_thread<vec16, float, false>(a, t, nt);
   else
-    run_thread<vec8, float>(a, t, nt);
+    run_thread<vec8, float, false>(a, t, nt);
 }
 
 #undef LOADV
