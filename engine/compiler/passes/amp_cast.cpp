@@ -99,55 +99,77 @@ bool is_constant_input(const ir::Graph& g, const std::unordered_map<std::string,
   return p != prod.end() && g.nodes()[p->second].op_type == "Constant" && g.nodes()[p->second].domain.empty();
 }
 
-// The ids of the nodes of every depthwise-separable block (see the file's comment).
-std::set<uint64_t> depthwise_block_nodes(const ir::Graph& g) {
-  const auto prod = producer_index(g);
-  std::unordered_map<std::string, std::vector<size_t>> readers;
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (const auto& in : g.nodes()[i].inputs)
-      if (!in.empty()) readers[in].push_back(i);
-  const auto& nodes = g.nodes();
+// The depthwise-separable blocks of a graph (see the file's comment), found from each depthwise
+// conv: backward to its expansion, forward to its projection.
+class DepthwiseBlocks {
+ public:
+  explicit DepthwiseBlocks(const ir::Graph& g) : g_(g), nodes_(g.nodes()), prod_(producer_index(g)) {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      for (const auto& in : nodes_[i].inputs)
+        if (!in.empty()) readers_[in].push_back(i);
+  }
+
+  // The ids of every block's nodes.
+  std::set<uint64_t> nodes() const {
+    std::set<uint64_t> out;
+    for (const ir::Node& dw : nodes_) {
+      if (!is_block_conv(g_, dw, true)) continue;
+      std::set<uint64_t> block{dw.id.value};
+      const bool expanded = expansion(dw, block);
+      const bool projected = projection(dw, block);
+      // A depthwise conv with no 1x1 conv on either side (ConvNeXt's, between a conv and a
+      // LayerNorm) is left to the precision of the rest: there the Casts around an f32 one cost more
+      // (32.5 against 34.6 ms a ConvNeXt-T run).
+      if (expanded || projected) out.insert(block.begin(), block.end());
+    }
+    return out;
+  }
+
+ private:
   // The conv whose output reaches v through block activations only (added to path), or -1.
-  auto conv_behind = [&](auto&& self, const std::string& v, std::vector<size_t>& path, int depth) -> int64_t {
-    const auto p = prod.find(v);
-    if (p == prod.end()) return -1;
-    const ir::Node& n = nodes[p->second];
+  int64_t conv_behind(const std::string& v, std::vector<size_t>& path, int depth) const {
+    const auto p = prod_.find(v);
+    if (p == prod_.end()) return -1;
+    const ir::Node& n = nodes_[p->second];
     if (n.op_type == "Conv" && n.domain.empty()) return static_cast<int64_t>(p->second);
     if (depth == 0 || !is_block_activation(n)) return -1;
     int64_t found = -1;
     for (const auto& in : n.inputs) {
-      if (in.empty() || is_constant_input(g, prod, in)) continue;
-      const int64_t c = self(self, in, path, depth - 1);
+      if (in.empty() || is_constant_input(g_, prod_, in)) continue;
+      const int64_t c = conv_behind(in, path, depth - 1);
       if (c < 0 || (found >= 0 && c != found)) return -1;
       found = c;
     }
     if (found >= 0) path.push_back(p->second);
     return found;
-  };
-  std::set<uint64_t> out;
-  for (const ir::Node& dw : nodes) {
-    if (!is_block_conv(g, dw, true)) continue;
-    std::set<uint64_t> block{dw.id.value};
-    bool expanded = false;
-    // Backward: the 1x1 expansion and its activations; or, after the layer that reads the graph's
-    // input (kept f32, MobileNetV2's stem), that layer's activations, so they fuse into it and the
-    // depthwise conv reads its f32 result.
+  }
+
+  // Backward: the 1x1 expansion and its activations into block (true: there is one); or, after the
+  // layer that reads the graph's input (kept f32, MobileNetV2's stem), that layer's activations, so
+  // they fuse into it and the depthwise conv reads its f32 result.
+  bool expansion(const ir::Node& dw, std::set<uint64_t>& block) const {
     std::vector<size_t> path;
-    if (const int64_t behind = conv_behind(conv_behind, dw.inputs[0], path, 4); behind >= 0) {
-      const ir::Node& c = nodes[static_cast<size_t>(behind)];
-      expanded = is_block_conv(g, c, false);
-      if (expanded) block.insert(c.id.value);
-      if (expanded || reads_graph_input(g, c))
-        for (size_t i : path) block.insert(nodes[i].id.value);
-    }
-    // Forward: the activations after the depthwise conv, a squeeze-excite on the way (a pool to 1x1,
-    // 1x1 convs and activations on the pooled values, the Mul that scales the block by them), then
-    // the one 1x1 conv over the full plane they all lead to: the projection.
-    auto pooled = [&](const std::string& v) {
-      const ir::Value* val = g.resolve(v);
-      return val && val->type.dims && val->type.dims->size() == 4 && (*val->type.dims)[2] == 1 &&
-             (*val->type.dims)[3] == 1;
-    };
+    const int64_t behind = conv_behind(dw.inputs[0], path, 4);
+    if (behind < 0) return false;
+    const ir::Node& c = nodes_[static_cast<size_t>(behind)];
+    const bool expanded = is_block_conv(g_, c, false);
+    if (expanded) block.insert(c.id.value);
+    if (expanded || reads_graph_input(g_, c))
+      for (size_t i : path) block.insert(nodes_[i].id.value);
+    return expanded;
+  }
+
+  bool pooled(const std::string& v) const {
+    const ir::Value* val = g_.resolve(v);
+    return val && val->type.dims && val->type.dims->size() == 4 && (*val->type.dims)[2] == 1 &&
+           (*val->type.dims)[3] == 1;
+  }
+
+  // Forward: the activations after the depthwise conv, a squeeze-excite on the way (a pool to 1x1,
+  // 1x1 convs and activations on the pooled values, the Mul that scales the block by them), then the
+  // one 1x1 conv over the full plane they all lead to (the projection) and a residual Add reading
+  // it, into block. True: there is a projection.
+  bool projection(const ir::Node& dw, std::set<uint64_t>& block) const {
     std::vector<std::string> frontier{dw.outputs[0]};
     std::set<size_t> acts;
     int64_t project = -1;
@@ -155,16 +177,16 @@ std::set<uint64_t> depthwise_block_nodes(const ir::Graph& g) {
     for (int depth = 0; depth < 10 && !frontier.empty() && !other; ++depth) {
       std::vector<std::string> next;
       for (const auto& v : frontier) {
-        auto r = readers.find(v);
-        if (r == readers.end()) continue;
+        auto r = readers_.find(v);
+        if (r == readers_.end()) continue;
         for (size_t i : r->second) {
-          const ir::Node& n = nodes[i];
+          const ir::Node& n = nodes_[i];
           if (acts.count(i) || static_cast<int64_t>(i) == project) continue;
           const bool pool = n.domain.empty() && n.op_type == "GlobalAveragePool" && n.outputs.size() == 1;
-          if (is_block_conv(g, n, false) && !pooled(v)) {
+          if (is_block_conv(g_, n, false) && !pooled(v)) {
             other = other || project >= 0;
             project = static_cast<int64_t>(i);
-          } else if (is_block_activation(n) || pool || (is_block_conv(g, n, false) && pooled(v))) {
+          } else if (is_block_activation(n) || pool || (is_block_conv(g_, n, false) && pooled(v))) {
             acts.insert(i);
             next.push_back(n.outputs[0]);
           } else {
@@ -174,25 +196,24 @@ std::set<uint64_t> depthwise_block_nodes(const ir::Graph& g) {
       }
       frontier = std::move(next);
     }
-    for (size_t i : acts) block.insert(nodes[i].id.value);
-    const bool projected = !other && project >= 0;
-    if (projected) {
-      const ir::Node& pc = nodes[static_cast<size_t>(project)];
-      block.insert(pc.id.value);
-      // The residual Add reading the projection (and nothing else does).
-      auto r = readers.find(pc.outputs[0]);
-      if (r != readers.end() && r->second.size() == 1) {
-        const ir::Node& add = nodes[r->second[0]];
-        if (add.op_type == "Add" && add.domain.empty()) block.insert(add.id.value);
-      }
+    for (size_t i : acts) block.insert(nodes_[i].id.value);
+    if (other || project < 0) return false;
+    const ir::Node& pc = nodes_[static_cast<size_t>(project)];
+    block.insert(pc.id.value);
+    // The residual Add reading the projection (and nothing else does).
+    auto r = readers_.find(pc.outputs[0]);
+    if (r != readers_.end() && r->second.size() == 1) {
+      const ir::Node& add = nodes_[r->second[0]];
+      if (add.op_type == "Add" && add.domain.empty()) block.insert(add.id.value);
     }
-    // A depthwise conv with no 1x1 conv on either side (ConvNeXt's, between a conv and a LayerNorm)
-    // is left to the precision of the rest: there the Casts around an f32 one cost more (32.5 against
-    // 34.6 ms a ConvNeXt-T run).
-    if (expanded || projected) out.insert(block.begin(), block.end());
+    return true;
   }
-  return out;
-}
+
+  const ir::Graph& g_;
+  const std::vector<ir::Node>& nodes_;
+  const std::unordered_map<std::string, size_t> prod_;
+  std::unordered_map<std::string, std::vector<size_t>> readers_;
+};
 
 // One rewrite from take_rewrite(); once refused (`spent`), none for the rest of the pass.
 bool take(bool& spent) {
@@ -356,7 +377,7 @@ class AmpCast final : public Pass {
     input_layer_values_.clear();
     std::unordered_map<std::string, DType> declared;  // graph outputs' types before the pass
     for (const auto& o : g.outputs) declared[o] = type_of(g, o);
-    const std::set<uint64_t> blocks_f32 = f32_depthwise_blocks_ ? depthwise_block_nodes(g) : std::set<uint64_t>{};
+    const std::set<uint64_t> blocks_f32 = f32_depthwise_blocks_ ? DepthwiseBlocks(g).nodes() : std::set<uint64_t>{};
     // Their fused kernel may still take the products in bf16, rounding where the user asked for it.
     if (!blocks_f32.empty()) g.metadata[kAmpBlockProducts] = std::string(dtype_name(low_));
     std::vector<ir::Node> nodes = std::move(g.nodes());
