@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu::nn {
@@ -248,7 +249,7 @@ void gemv_f32(const float* a, int64_t a_rs, int64_t a_cs, const float* w, bool w
 
 void gemv_bf16_nk(const bf16* a, const bf16* w, int64_t m, int64_t n, int64_t k, float* out) {
   std::vector<float> af(static_cast<size_t>(m * k));
-  for (int64_t i = 0; i < m * k; ++i) af[static_cast<size_t>(i)] = widen1(Eigen::numext::bit_cast<uint16_t>(a[i]));
+  widen_bf16(a, af.data(), m * k);
   const auto* wb = reinterpret_cast<const uint16_t*>(w);
   const int64_t threads = threads_for(n, k);
   // Threads take blocks of 16 columns; each writes its columns of out through a local block.
