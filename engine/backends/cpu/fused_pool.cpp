@@ -4,6 +4,8 @@
 // straight into the arena and the pool reads it there). Without blocked operands it is the plain pooling kernel of the
 // op named by `pool`. With `to` (bf16: a Cast after the pool folded in by conv-layout) it pools in f32 and writes the
 // result rounded to bf16.
+#include "engine/backends/cpu/bf16_convert.h"
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/ops/blocked_layout.h"
@@ -27,6 +29,16 @@ memory::desc layout_desc(const Shape& s, bool blocked, int64_t block, memory::da
   const auto tag = block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c;
   if (blocked || unit_plane) return memory::desc(dims_of(s), dt, tag);
   return plain_desc(s, dt);
+}
+
+// n floats rounded to bf16, in chunks over the threads.
+void round_rows_to_bf16(const float* src, bf16* dst, int64_t n) {
+  const int64_t chunks = (n + elementwise::kParallelChunk - 1) / elementwise::kParallelChunk;
+#pragma omp parallel for schedule(static) if (n >= elementwise::kParallelThreshold)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t b = c * elementwise::kParallelChunk;
+    round_to_bf16(src + b, dst + b, std::min(elementwise::kParallelChunk, n - b));
+  }
 }
 
 Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const Tensor& x, Tensor& y, bool src_blk,
@@ -89,7 +101,18 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
     pp->prim.execute(
         dnn.stream(),
         {{DNNL_ARG_SRC, wrap(x, x_md, dnn.engine())}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    if (pool_md != y_md) dnnl::reorder(dst, y_mem).execute(dnn.stream(), dst, y_mem);
+    if (pool_md != y_md) {
+      dnn.stream().wait();
+      // The same layout in another type (an f32 pool rounded to bf16 where it lies): rounded in
+      // place of oneDNN's reorder, which took 30 us more on a ResNet stem's [1, 64, 56, 56].
+      memory::desc as_y = pool_md;
+      as_y.data.data_type = y_md.data.data_type;
+      if (as_y == y_md && xt == memory::data_type::f32 && yt == memory::data_type::bf16)
+        round_rows_to_bf16(static_cast<const float*>(dst.get_data_handle()), y.data<bf16>(),
+                           static_cast<int64_t>(pool_md.get_size() / sizeof(float)));
+      else
+        dnnl::reorder(dst, y_mem).execute(dnn.stream(), dst, y_mem);
+    }
     dnn.stream().wait();
     ctx.set_impl("fused:" + impl_name(pp->pd));
     return Status::ok();
@@ -100,32 +123,43 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
 // vector of B sums (or maxima) runs over the plane; the result [N, C, 1, 1] has the same bytes
 // blocked and plain. oneDNN 2.6's pooling took 50 us on ResNet-50's [1, 2048, 7, 7] at one or two
 // threads (ONNX Runtime: 15 us); this is a few us.
-template <int B>
-void global_pool_blocked(const float* __restrict x, float* __restrict y, int64_t tasks, int64_t hw, bool avg) {
+// bf16 (a bf16 graph's) sums in f32 and rounds once, as oneDNN's bf16 pooling does.
+inline float pool_load(float v) { return v; }
+inline float pool_load(bf16 v) { return elementwise::bf16_to_f32(v); }
+inline void pool_store(float v, float& out) { out = v; }
+inline void pool_store(float v, bf16& out) { out = elementwise::f32_to_bf16(v); }
+
+template <int B, class T>
+void global_pool_blocked(const T* __restrict x, T* __restrict y, int64_t tasks, int64_t hw, bool avg) {
   const float inv = 1.f / static_cast<float>(hw);
 #pragma omp parallel for schedule(static) if (tasks * hw * B >= (int64_t{1} << 14))
   for (int64_t t = 0; t < tasks; ++t) {
-    const float* p = x + t * hw * B;
+    const T* p = x + t * hw * B;
     float acc[B];
-    for (int l = 0; l < B; ++l) acc[l] = avg ? 0.f : p[l];
+    for (int l = 0; l < B; ++l) acc[l] = avg ? 0.f : pool_load(p[l]);
     for (int64_t i = avg ? 0 : 1; i < hw; ++i) {
-      const float* q = p + i * B;
+      const T* q = p + i * B;
       if (avg) {
 #pragma omp simd
-        for (int l = 0; l < B; ++l) acc[l] += q[l];
+        for (int l = 0; l < B; ++l) acc[l] += pool_load(q[l]);
       } else {
 #pragma omp simd
-        for (int l = 0; l < B; ++l) acc[l] = acc[l] < q[l] || q[l] != q[l] ? q[l] : acc[l];  // NaN wins
+        for (int l = 0; l < B; ++l) {
+          const float v = pool_load(q[l]);
+          acc[l] = acc[l] < v || v != v ? v : acc[l];  // NaN wins
+        }
       }
     }
-    for (int l = 0; l < B; ++l) y[t * B + l] = avg ? acc[l] * inv : acc[l];
+    for (int l = 0; l < B; ++l) pool_store(avg ? acc[l] * inv : acc[l], y[t * B + l]);
   }
 }
 
-// Whether the node is a global pool over a blocked f32 input our loop takes (whole blocks).
+// Whether the node is a global pool over a blocked f32 or bf16 input our loop takes (whole blocks,
+// the output in the input's type).
 bool runs_global_pool_loop(const std::string& pool, const Tensor& x, const Tensor& y, bool src_blk, int64_t block) {
-  return (pool == "GlobalAveragePool" || pool == "GlobalMaxPool") && src_blk && x.dtype() == DType::F32 &&
-         y.dtype() == DType::F32 && x.rank() == 4 && (block == 8 || block == 16) && x.dim(1) % block == 0;
+  return (pool == "GlobalAveragePool" || pool == "GlobalMaxPool") && src_blk &&
+         (x.dtype() == DType::F32 || x.dtype() == DType::BF16) && y.dtype() == x.dtype() && x.rank() == 4 &&
+         (block == 8 || block == 16) && x.dim(1) % block == 0;
 }
 
 Status fused_pool_kernel(runtime::KernelContext& ctx) {
@@ -145,10 +179,17 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
   if (runs_global_pool_loop(pool, x, y, src_blk, block)) {
     const int64_t tasks = x.dim(0) * (x.dim(1) / block), hw = x.dim(2) * x.dim(3);
     const bool avg = pool == "GlobalAveragePool";
-    if (block == 16)
-      global_pool_blocked<16>(x.data<float>(), y.data<float>(), tasks, hw, avg);
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      if (block == 16)
+        global_pool_blocked<16>(x.data<T>(), y.data<T>(), tasks, hw, avg);
+      else
+        global_pool_blocked<8>(x.data<T>(), y.data<T>(), tasks, hw, avg);
+    };
+    if (x.dtype() == DType::BF16)
+      run(bf16{});
     else
-      global_pool_blocked<8>(x.data<float>(), y.data<float>(), tasks, hw, avg);
+      run(float{});
     ctx.set_impl("fused:global_pool_blocked");
     return Status::ok();
   }

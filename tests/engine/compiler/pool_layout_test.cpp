@@ -164,6 +164,46 @@ TEST(CompilerPoolLayout, GlobalPoolsOverBlockedInputsEqualThePlainOps) {
       }
 }
 
+// The same loop over a bf16 graph's blocked bf16 input: the maximum exactly, the mean summed in f32
+// and rounded once (within one bf16 step of the mean of the bf16 values taken in double).
+TEST(CompilerPoolLayout, GlobalPoolsOverBlockedBf16InputsSumInF32) {
+  for (const int64_t n : {int64_t{1}, int64_t{40}})
+    for (const std::string pool : {"GlobalAveragePool", "GlobalMaxPool"}) {
+      SCOPED_TRACE(pool + " n " + std::to_string(n));
+      const Tensor xf = test::random_f32({n, 32, 7, 7}, 12);
+      const Tensor x = test::to_bf16(xf);
+      ir::Node node = test::make_node("FusedPool", 1, 1,
+                                      {{"pool", ir::Attribute(pool)},
+                                       {"src_blocked", ir::Attribute(int64_t{1})},
+                                       {"dst_blocked", ir::Attribute(int64_t{1})},
+                                       {"layout_block", ir::Attribute(int64_t{16})}});
+      node.domain = ops::kFusedDomain;
+      Tensor xb = Tensor::empty(DType::BF16, x.shape());
+      for (int64_t s = 0; s < n; ++s) {
+        Tensor one = Tensor::empty(DType::BF16, {1, 32, 7, 7});
+        std::memcpy(one.raw(), x.data<bf16>() + s * 32 * 49, one.nbytes());
+        const Tensor blocked = pool_test_block<bf16>(one, true);
+        std::memcpy(xb.data<bf16>() + s * 32 * 49, blocked.raw(), blocked.nbytes());
+      }
+      auto got = test::run_kernel_full(node, {xb});
+      ASSERT_TRUE(got) << got.status().message();
+      EXPECT_EQ(got->impl, "fused:global_pool_blocked");
+      const Tensor& y = got->outputs[0];
+      ASSERT_EQ(y.dtype(), DType::BF16);
+      ASSERT_EQ(y.numel(), n * 32);
+      for (int64_t s = 0; s < n; ++s)
+        for (int64_t c = 0; c < 32; ++c) {
+          double want = pool == "GlobalMaxPool" ? -INFINITY : 0.0;
+          for (int64_t i = 0; i < 49; ++i) {
+            const double v = static_cast<float>(x.data<bf16>()[(s * 32 + c) * 49 + i]);
+            want = pool == "GlobalMaxPool" ? std::max(want, v) : want + v / 49;
+          }
+          const double v = static_cast<float>(y.data<bf16>()[s * 32 + c]);  // [N, C, 1, 1]: plain and blocked alike
+          EXPECT_NEAR(v, want, pool == "GlobalMaxPool" ? 0.0 : std::abs(want) / 128 + 1e-6) << s << " " << c;
+        }
+    }
+}
+
 // FusedPool with `to` (a bf16 graph's Cast folded into the pool): the f32 max pool rounded to bf16,
 // bit for bit what the Cast after the plain pool gave, with plain and blocked operands.
 TEST(CompilerPoolLayout, PoolRoundingToBf16EqualsTheCastAfterThePool) {
