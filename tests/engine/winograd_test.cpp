@@ -1,14 +1,17 @@
 // Our Winograd 3x3 convs (engine/backends/cpu/winograd.h) against a direct conv in double, on the
 // blocked activations they take: both tile sizes, partial tiles, pads, a batch, bias, a residual
-// (also in place) and activations; and through the FusedConv kernel as Graph mode calls it.
+// (also in place) and activations; and through the FusedConv kernel as Graph mode calls it. The bf16
+// form (F(2x2,3x3) with bf16 products) against the same conv of the bf16 values.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "engine/backends/cpu/conv_inverted_residual.h"
 #include "engine/backends/cpu/simd_clones.h"
 #include "engine/backends/cpu/winograd.h"
+#include "engine/backends/select.h"
 #include "engine/ops/fused.h"
 #include "tests/engine/kernel_harness.h"
 
@@ -160,6 +163,119 @@ TEST(Winograd, TheMarkedFusedConvRunsWinogradAndMatches) {
   const Tensor y = from_blocked(got->outputs[0], block);
   for (int64_t i = 0; i < y.numel(); ++i)
     ASSERT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)], 2e-5 * scale) << "element " << i;
+}
+
+// f32 values rounded to bf16 (still f32: the reference's operands), and bf16 widened.
+Tensor bf16_exact(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::F32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<float>()[i] = static_cast<float>(bf16(t.data<float>()[i]));
+  return o;
+}
+Tensor widened(const Tensor& t) {
+  Tensor o = Tensor::empty(DType::F32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) o.data<float>()[i] = static_cast<float>(t.data<bf16>()[i]);
+  return o;
+}
+
+// Whether this CPU runs the bf16 form (AVX-512-BF16 without AMX) and the build has the bf16 gemm.
+bool runs_bf16_winograd() {
+  auto be = backends::create_cpu_backend(1);
+  return cpu::nn::cpu_has_avx512_bf16() && be->native_bf16() && !be->bf16_matrix_units();
+}
+
+// The largest |got - want| over the output, relative to its largest |want|.
+double relative_error(const Tensor& got, const std::vector<double>& want) {
+  double scale = 0, err = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  for (int64_t i = 0; i < got.numel(); ++i)
+    err = std::max(err, std::abs(got.data<float>()[i] - want[static_cast<size_t>(i)]));
+  return err / scale;
+}
+
+// bf16 in, bf16 out: within 1e-2 of the output's scale of the conv of the bf16 values in double (the
+// direct bf16 conv's error is about half that; the f32 Winograd's 1e-6), at 16x16 (whole tiles) and
+// 15x14 (a partial row of tiles), a batch, a residual in place and not; and in chunks of rows of
+// tiles that cross from one image to the next (3 images of 12 rows of tiles, chunks of 18 rows).
+TEST(Winograd, Bf16ProductsMatchTheConvOfTheBf16Values) {
+  if (!runs_bf16_winograd()) GTEST_SKIP() << "the bf16 Winograd needs AVX-512-BF16 without AMX (this CPU differs)";
+  const std::vector<Case> cases = {
+      {1, 64, 32, 16, 16, 1, false, false},
+      {2, 32, 48, 15, 14, 1, true, false},
+      {1, 16, 16, 14, 14, 1, true, true},
+      {3, 64, 64, 24, 24, 1, true, false},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE("n" + std::to_string(k.n) + " c" + std::to_string(k.c) + " m" + std::to_string(k.m) + " " +
+                 std::to_string(k.h) + "x" + std::to_string(k.w) + (k.in_place ? " in place" : ""));
+    const int64_t oh = k.h, ow = k.w;
+    const Tensor x = bf16_exact(random_f32({k.n, k.c, k.h, k.w}, 31));
+    const Tensor wf = bf16_exact(random_f32({k.m, k.c, 3, 3}, 32));
+    const Tensor b = bf16_exact(random_f32({k.m}, 33));
+    const Tensor r = bf16_exact(random_f32({k.n, k.m, oh, ow}, 34));
+    const std::vector<double> want = direct(x, wf, b, k.residual ? &r : nullptr, 1, 1, oh, ow, true);
+    const Tensor xb = to_bf16(to_blocked(x, 16));
+    Tensor w = to_bf16(wf);
+    w.buffer()->freeze();
+    const Tensor bb = to_bf16(b);
+    const Tensor rb = to_bf16(to_blocked(r, 16));
+    Tensor yb = k.in_place ? rb.clone() : Tensor::empty(DType::BF16, {k.n, k.m, oh, ow});
+    const Tensor residual = k.in_place ? yb : rb;
+    std::vector<ops::PostOp> post;
+    if (k.residual) post.push_back({ops::PostOp::Kind::Add, 0, 0});
+    post.push_back({ops::PostOp::Kind::Relu, 0, 0});
+    const cpu::nn::WinogradConvArgs a{.x = xb,
+                                      .w = w,
+                                      .b = &bb,
+                                      .residual = k.residual ? &residual : nullptr,
+                                      .y = yb,
+                                      .pad_top = 1,
+                                      .pad_left = 1,
+                                      .block = 16,
+                                      .post = &post};
+    EXPECT_FALSE(cpu::nn::winograd_conv_applies(a)) << "bf16 only where the caller says its products may be";
+    ASSERT_TRUE(cpu::nn::winograd_conv_applies(a, true));
+    auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
+      return cpu::nn::winograd_conv(ctx, a, "fused:");
+    });
+    ASSERT_TRUE(impl) << impl.status().message();
+    EXPECT_EQ(*impl, "fused:modescope:wino_2x3_bf16");
+    const double err = relative_error(from_blocked(widened(yb), 16), want);
+    EXPECT_LT(err, 1e-2);
+    EXPECT_GT(err, 1e-5) << "the products are bf16, not f32";
+  }
+  // 7x7 planes stay with the direct conv (their transformed weights would stream from memory).
+  const Tensor x7 = to_bf16(random_f32({1, 16, 7, 7}, 1));
+  Tensor w7 = to_bf16(random_f32({16, 16, 3, 3}, 2));
+  w7.buffer()->freeze();
+  Tensor y7 = Tensor::empty(DType::BF16, {1, 16, 7, 7});
+  EXPECT_FALSE(cpu::nn::winograd_conv_applies(
+      {.x = x7, .w = w7, .b = nullptr, .residual = nullptr, .y = y7, .pad_top = 1, .pad_left = 1, .block = 16}, true));
+}
+
+// A bf16 graph's marked FusedConv on the blocked layout runs the bf16 form where the CPU has it.
+TEST(Winograd, TheMarkedBf16FusedConvRunsTheBf16Form) {
+  if (!runs_bf16_winograd()) GTEST_SKIP() << "the bf16 Winograd needs AVX-512-BF16 without AMX (this CPU differs)";
+  const Tensor x = bf16_exact(random_f32({1, 64, 16, 16}, 41));
+  const Tensor wf = bf16_exact(random_f32({64, 64, 3, 3}, 42));
+  const Tensor b = bf16_exact(random_f32({64}, 43));
+  Tensor w = to_bf16(wf);
+  w.buffer()->freeze();
+  ir::Node n = make_node("FusedConv", 3, 1,
+                         {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"activation_layout", std::string("blocked")},
+                          {"src_blocked", int64_t{1}},
+                          {"dst_blocked", int64_t{1}},
+                          {"layout_block", int64_t{16}},
+                          {"algorithm", std::string("winograd")},
+                          {"post_ops", std::vector<std::string>{"Relu"}},
+                          {"post_alphas", std::vector<float>{0.f}},
+                          {"post_betas", std::vector<float>{0.f}}});
+  n.domain = ops::kFusedDomain;
+  auto got = run_kernel_full(n, {to_bf16(to_blocked(x, 16)), w, to_bf16(b)});
+  ASSERT_TRUE(got) << got.status().message();
+  EXPECT_EQ(got->impl, "fused:modescope:wino_2x3_bf16");
+  EXPECT_LT(relative_error(from_blocked(widened(got->outputs[0]), 16), direct(x, wf, b, nullptr, 1, 1, 16, 16, true)),
+            1e-2);
 }
 
 }  // namespace

@@ -652,7 +652,12 @@ std::optional<Status> own_winograd(runtime::KernelContext& ctx, OneDnnContext& d
                            .block = l.block,
                            .post = l.dst_blocked ? a.post : nullptr};
   const size_t reorders = (l.src_blocked ? 0 : a.x.nbytes()) + (l.dst_blocked ? 0 : a.y.nbytes());
-  if (!winograd_conv_applies(w) || winograd_scratch_bytes(w) + reorders > ctx.scratch_budget()) return std::nullopt;
+  // bf16: blocked on both sides, on AVX-512-BF16 without AMX (whose direct bf16 convs are faster).
+  const bool bf16 = a.x.dtype() == DType::BF16;
+  const bool bf16_products =
+      bf16 && l.src_blocked && l.dst_blocked && cpu_backend(ctx).native_bf16() && !cpu_backend(ctx).bf16_matrix_units();
+  if (!winograd_conv_applies(w, bf16_products) || winograd_scratch_bytes(w) + reorders > ctx.scratch_budget())
+    return std::nullopt;
   const dnnl::primitive_attr attr = conv_attr(a);
   auto onednn =
       dnn.cached<WinogradChoice>(plan.key + "|wino", [&] { return winograd_impls(dnn.engine(), plan, l, attr); });

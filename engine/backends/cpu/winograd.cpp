@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/onednn_sgemm_pack.h"
 #include "engine/backends/cpu/simd_clones.h"
@@ -17,6 +18,14 @@
 // 2.64 -> 1.08 ms (F(4x4)), 128 at 28x28 2.68 -> 1.00 ms (F(4x4)), 256 at 14x14 2.69 -> 1.40 ms
 // (F(2x2); F(4x4) on its 16x16 of padded tiles 1.65), 512 at 7x7 3.09 -> 2.80 ms (F(2x2); F(4x4)
 // 3.70: four tiles stream 36 MiB of transformed weights). The whole model 98 -> 81 ms.
+// bf16 F(2x2,3x3) against oneDNN's direct bf16 conv (jit_bf16:avx512_core_bf16), two threads, AVX-512
+// Zen 4 (no AMX), ResNet-50's convs with bias and Relu, profile medians: 64 channels at 56x56 495 ->
+// 410 us, 128 at 28x28 486 -> 315, 256 at 14x14 500 -> 325; the whole bf16 model 20.4 -> 18.6 ms.
+
+#if MS_SIMD_DISPATCH
+#include <immintrin.h>
+#define MS_WINO_AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512bf16,avx2,fma")))
+#endif
 
 namespace ms::cpu::nn {
 
@@ -33,7 +42,7 @@ Geometry geometry_of(const WinogradConvArgs& a) {
   g.n = a.x.dim(0), g.c = a.x.dim(1), g.h = a.x.dim(2), g.w = a.x.dim(3);
   g.m = a.y.dim(1), g.oh = a.y.dim(2), g.ow = a.y.dim(3);
   g.pt = a.pad_top, g.pl = a.pad_left;
-  g.tile = winograd_tile(g.oh, g.ow);
+  g.tile = winograd_tile(g.oh, g.ow, a.x.dtype() == DType::BF16);
   g.alpha = g.tile + 2;
   g.th = (g.oh + g.tile - 1) / g.tile, g.tw = (g.ow + g.tile - 1) / g.tile;
   g.tiles = g.n * g.th * g.tw;
@@ -82,10 +91,34 @@ template <class V, int T> [[gnu::always_inline]] inline void at(const V (&m)[T +
   }
 }
 
+// A block's lanes in memory: f32, or bf16 (winograd_conv_bf16: 16 lanes, instructions of
+// MS_WINO_AVX512_BF16 functions, inlined there).
+// (Through references: a vector passed or returned by value outside one instruction set's functions
+// changes the ABI.)
+template <class V> [[gnu::always_inline]] inline void load_lanes(V& v, const float* p) { v = MS_LOADV(V, p); }
+template <class V> [[gnu::always_inline]] inline void store_lanes(float* p, const V& v) { MS_STOREV(p, v); }
+#if MODESCOPE_HAVE_BF16_GEMM_PACK
+// bf16 in the transforms' memory (16 lanes: one channel block), f32 in their registers. (The
+// zero-masked forms: GCC 12 warns of the plain ones' undefined pass-through operand.)
+#define MS_WINO_LOAD_BF16(p)                           \
+  ((vec16)_mm512_castsi512_ps(_mm512_maskz_slli_epi32( \
+      0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)))
+#define MS_WINO_STORE_BF16(p, v) \
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh((__m512)(v)))
+template <class V> MS_WINO_AVX512_BF16 inline void load_lanes(V& v, const uint16_t* p) {
+  static_assert(kLanes<V> == 16);
+  v = MS_WINO_LOAD_BF16(p);
+}
+template <class V> MS_WINO_AVX512_BF16 inline void store_lanes(uint16_t* p, const V& v) {
+  static_assert(kLanes<V> == 16);
+  MS_WINO_STORE_BF16(p, v);
+}
+#endif
+
 // Step 1 for one row of tiles of one image and one block of input channels: x is that block's plane
 // ([H][W][block]), v the first tile of the row in V[xi][tile][C] offset to the block's channels.
-template <class V, int T>
-[[gnu::always_inline]] inline void input_row(const float* x, const Geometry& g, int64_t row, float* v) {
+template <class V, int T, class E>
+[[gnu::always_inline]] inline void input_row(const E* x, const Geometry& g, int64_t row, E* v) {
   constexpr int A = T + 2;
   constexpr int64_t B = kLanes<V>;
   const int64_t ih0 = row * T - g.pt, xi_stride = g.tiles * g.c;
@@ -100,7 +133,8 @@ template <class V, int T>
 #pragma GCC unroll 6
       for (int i = 0; i < A; ++i) {
         const int64_t ih = ih0 + i;
-        col[i] = inside || (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) ? MS_LOADV(V, x + (ih * g.w + iw) * B) : V{};
+        col[i] = V{};
+        if (inside || (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)) load_lanes(col[i], x + (ih * g.w + iw) * B);
       }
       bt<V, T>(col, o);
 #pragma GCC unroll 6
@@ -111,16 +145,17 @@ template <class V, int T>
       V o[A];
       bt<V, T>(t[i], o);
 #pragma GCC unroll 6
-      for (int j = 0; j < A; ++j) MS_STOREV(v + (i * A + j) * xi_stride, o[j]);
+      for (int j = 0; j < A; ++j) store_lanes(v + (i * A + j) * xi_stride, o[j]);
     }
   }
 }
 
 // Step 3 for one row of tiles of one image and one block of output channels: mo the row's first
 // tile in the products [xi][tile][M] offset to the block's channels, y that block's output plane.
+// y holds the plane's rows from oh0 on.
 template <class V, int T>
 [[gnu::always_inline]] inline void output_row(const float* mo, const Geometry& g, int64_t row, const float* bias,
-                                              float* y) {
+                                              float* y, int64_t oh0 = 0) {
   constexpr int A = T + 2;
   constexpr int64_t B = kLanes<V>;
   const int64_t xi_stride = g.tiles * g.m;
@@ -145,7 +180,7 @@ template <class V, int T>
 #pragma GCC unroll 4
       for (int k = 0; k < T; ++k) {
         const int64_t oh = row * T + k;
-        if (oh < g.oh) MS_STOREV(y + (oh * g.ow + ow) * B, o[k] + bv);
+        if (oh < g.oh) MS_STOREV(y + ((oh - oh0) * g.ow + ow) * B, o[k] + bv);
       }
     }
   }
@@ -190,13 +225,45 @@ MS_TARGET_AVX512 void output_rows_avx512(const float* mo, const Geometry& g, con
   output_rows<vec16>(mo, g, bias, y, item);
 }
 
+#if MODESCOPE_HAVE_BF16_GEMM_PACK
+// Step 1 in bf16 (F(2x2,3x3), 16-channel blocks): input_rows' work, x read and V written in bf16,
+// for the rows of tiles from r0 on (over the batch: row r of image r / th) of a chunk whose tiles
+// g.tiles counts: item is (row in the chunk, channel block).
+MS_WINO_AVX512_BF16 void input_rows_bf16(const uint16_t* x, const Geometry& g, uint16_t* v, int64_t r0, int64_t item) {
+  constexpr int64_t B = 16;
+  const int64_t blocks = g.c / B, cb = item % blocks, r = r0 + item / blocks;
+  input_row<vec16, 2>(x + (r / g.th * blocks + cb) * g.h * g.w * B, g, r % g.th, v + (r - r0) * g.tw * g.c + cb * B);
+}
+
+// Step 3 in bf16: one row of tiles of one output block (of the chunk from row r0, as in step 1) into
+// `strip` (f32, the plane's rows from the row's first), the post-ops over it, rounded into y; `res`
+// the residual (bf16) or null, `rs` room for its rows in f32.
+MS_WINO_AVX512_BF16 void output_rows_bf16(const float* mo, const Geometry& g, const float* bias, uint16_t* y,
+                                          const uint16_t* res, const std::vector<ops::PostOp>* post, float* strip,
+                                          float* rs, int64_t r0, int64_t item) {
+  constexpr int T = 2;
+  constexpr int64_t B = 16;
+  const int64_t blocks = g.m / B, ob = item % blocks, r = r0 + item / blocks, row = r % g.th, img = r / g.th;
+  const float* first = mo + (r - r0) * g.tw * g.m + ob * B;
+  const int64_t oh0 = row * T, rows = std::min<int64_t>(T, g.oh - oh0), n = rows * g.ow * B;
+  output_row<vec16, T>(first, g, row, bias ? bias + ob * B : nullptr, strip, oh0);
+  const int64_t at = ((img * blocks + ob) * g.oh + oh0) * g.ow * B;
+  if (post && !post->empty()) {
+    if (res)
+      for (int64_t i = 0; i < n; i += B) MS_STOREV(rs + i, MS_WINO_LOAD_BF16(res + at + i));
+    fused::apply_tail(strip, n, nullptr, 1, res ? rs : nullptr, *post);
+  }
+  for (int64_t i = 0; i < n; i += B) MS_WINO_STORE_BF16(y + at + i, MS_LOADV(vec16, strip + i));
+}
+#endif
+
 // The weights transformed (U_xi = G g G^T at each point xi, column-major [M, C]) and packed for the
-// sgemm, one packing per point, kept per weights buffer and problem (the packing depends on the
-// number of tiles).
+// sgemm (bf16: rounded, packed for the bf16 gemm), one packing per point, kept per weights buffer
+// and problem (the packing depends on the number of tiles).
 struct TransformedWeights {
   std::mutex mu;
   std::weak_ptr<Buffer> source;
-  std::vector<std::shared_ptr<float>> packs;
+  std::vector<std::shared_ptr<void>> packs;
 };
 
 // The sgemm of point xi in column-major terms: C_xi^T [M, tiles] = U_xi [M, C] V_xi^T [C, tiles].
@@ -208,12 +275,15 @@ Product product_of(const Geometry& g) { return {g.m, g.tiles, g.c, g.m, g.c, g.m
 Status transform_weights(const WinogradConvArgs& a, const Geometry& g, TransformedWeights& e) {
   const int64_t A = g.alpha, points = A * A;
   std::vector<float> u(static_cast<size_t>(points * g.c * g.m));
-  const float* w = a.w.data<float>();
+  const bool low = a.w.dtype() == DType::BF16;
   const double(*G)[3] = g.tile == 4 ? kG4 : kG2;
 #pragma omp parallel for schedule(static)
   for (int64_t co = 0; co < g.m; ++co)
     for (int64_t ci = 0; ci < g.c; ++ci) {
-      const float* k = w + (co * g.c + ci) * 9;
+      float k[9];
+      for (int e = 0; e < 9; ++e)
+        k[e] = low ? elementwise::bf16_to_f32(a.w.data<bf16>()[(co * g.c + ci) * 9 + e])
+                   : a.w.data<float>()[(co * g.c + ci) * 9 + e];
       double t[6][3];  // G g
       for (int64_t i = 0; i < A; ++i)
         for (int c = 0; c < 3; ++c) t[i][c] = G[i][0] * k[c] + G[i][1] * k[3 + c] + G[i][2] * k[6 + c];
@@ -223,27 +293,43 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
               static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
     }
   const Product p = product_of(g);
-  std::vector<std::shared_ptr<float>> packs(static_cast<size_t>(points));
+  std::vector<std::shared_ptr<void>> packs(static_cast<size_t>(points));
   bool ok = true;
   // Packed inside a parallel region as the products are computed in one (onednn_sgemm_pack.h).
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t xi = 0; xi < points; ++xi) {
     size_t bytes = 0;
     bool repacked = false;
-    if (dnnl::impl::cpu::sgemm_pack_get_size("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, &bytes, &repacked) !=
-        dnnl_success) {
+    const float* uxi = u.data() + xi * g.c * g.m;
+    bool packed = false;
+    if (!low) {
+      if (dnnl::impl::cpu::sgemm_pack_get_size("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, &bytes, &repacked) ==
+          dnnl_success) {
+        std::shared_ptr<void> dst(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+        packed = dst && dnnl::impl::cpu::sgemm_pack("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, uxi,
+                                                    static_cast<float*>(dst.get())) == dnnl_success;
+        packs[static_cast<size_t>(xi)] = std::move(dst);
+      }
+    } else {
+#if MODESCOPE_HAVE_BF16_GEMM_PACK
+      using dnnl::impl::bfloat16_t;
+      std::vector<bfloat16_t> ub(static_cast<size_t>(g.c * g.m));
+      for (size_t e = 0; e < ub.size(); ++e)
+        ub[e].raw_bits_ = Eigen::numext::bit_cast<uint16_t>(elementwise::f32_to_bf16(uxi[e]));
+      if (dnnl::impl::cpu::gemm_bf16bf16f32_pack_get_size("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, &bytes,
+                                                          &repacked) == dnnl_success) {
+        std::shared_ptr<void> dst(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+        packed =
+            dst && dnnl::impl::cpu::gemm_bf16bf16f32_pack("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, ub.data(),
+                                                          static_cast<bfloat16_t*>(dst.get())) == dnnl_success;
+        packs[static_cast<size_t>(xi)] = std::move(dst);
+      }
+#endif
+    }
+    if (!packed) {
 #pragma omp atomic write
       ok = false;
-      continue;
     }
-    std::shared_ptr<float> dst(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
-    if (!dst || dnnl::impl::cpu::sgemm_pack("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, u.data() + xi * g.c * g.m,
-                                            dst.get()) != dnnl_success) {
-#pragma omp atomic write
-      ok = false;
-      continue;
-    }
-    packs[static_cast<size_t>(xi)] = std::move(dst);
   }
   if (!ok) return Status::error(ErrorCode::Unsupported, "Winograd conv: packing the transformed weights failed");
   e.packs = std::move(packs);
@@ -251,10 +337,11 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
   return Status::ok();
 }
 
-Expected<std::vector<std::shared_ptr<float>>> weights_of(const WinogradConvArgs& a, const Geometry& g) {
+Expected<std::vector<std::shared_ptr<void>>> weights_of(const WinogradConvArgs& a, const Geometry& g) {
   const std::string key = std::to_string(reinterpret_cast<uintptr_t>(a.w.buffer().get())) + "|" +
                           std::to_string(a.w.byte_offset()) + "|" + std::to_string(g.m) + "x" + std::to_string(g.c) +
-                          "|" + std::to_string(g.tile) + "|" + std::to_string(g.tiles);
+                          "|" + std::to_string(g.tile) + "|" + std::to_string(g.tiles) + "|" +
+                          std::string(dtype_name(a.w.dtype()));
   auto e = WeightsRegistry<TransformedWeights>::instance().entry(key);
   std::lock_guard<std::mutex> lock(e->mu);
   if (e->packs.empty() || e->source.lock() != a.w.buffer()) {
@@ -264,33 +351,124 @@ Expected<std::vector<std::shared_ptr<float>>> weights_of(const WinogradConvArgs&
   return e->packs;  // copies of the shared pointers: a repacking meanwhile leaves these alive
 }
 
+// The rows of tiles (over the batch) a bf16 chunk takes: the most, dividing them evenly (one packing
+// of the weights serves every chunk), whose V and products fit kChunkBytes, so that a batch's scratch
+// stays within the memory plan's room. Smaller chunks cost more than the cache they save: ResNet-50's
+// 64-channel 56x56 conv at two threads took 400 us in one chunk (4.8 MiB) or chunks of 1.2 MiB, 450
+// in 0.6 MiB ones, 500 in 0.3 MiB ones (the direct bf16 conv: 490; its products alone, K = 64, 305).
+constexpr int64_t kChunkBytes = int64_t{3} << 19;  // 1.5 MiB
+int64_t chunk_rows(const Geometry& g) {
+  const int64_t rows = g.n * g.th, per_row = g.alpha * g.alpha * g.tw * (g.c * 2 + g.m * 4);
+  int64_t best = 1;
+  for (int64_t d = 1; d <= rows; ++d)
+    if (rows % d == 0 && d * per_row <= kChunkBytes) best = d;
+  return best;
+}
+
+// winograd_conv in bf16 (F(2x2,3x3)), a chunk of rows of tiles at a time (chunk_rows): V in bf16,
+// the products by the packed bf16 gemm into f32, the output transform per row of tiles into an f32
+// strip that the post-ops run over before it is rounded into y. g is the chunk's geometry (tiles:
+// the chunk's).
+Status winograd_conv_bf16(runtime::KernelContext& ctx, const WinogradConvArgs& a, const Geometry& g, int64_t rc,
+                          const std::vector<std::shared_ptr<void>>& packs, const char* impl_prefix) {
+#if MODESCOPE_HAVE_BF16_GEMM_PACK
+  using dnnl::impl::bfloat16_t;
+  const int64_t points = g.alpha * g.alpha, chunks = g.n * g.th / rc;
+  MS_ASSIGN_OR_RETURN(Tensor vt, ctx.scratch(DType::BF16, {points * g.tiles * g.c}));
+  MS_ASSIGN_OR_RETURN(Tensor mt, ctx.scratch(DType::F32, {points * g.tiles * g.m}));
+  Tensor residual;  // read after the output's rows are written: a copy where it lies under the output
+  if (a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
+  std::vector<float> bias;
+  if (a.b) {
+    bias.resize(static_cast<size_t>(g.m));
+    for (int64_t i = 0; i < g.m; ++i)
+      bias[static_cast<size_t>(i)] =
+          a.b->dtype() == DType::BF16 ? elementwise::bf16_to_f32(a.b->data<bf16>()[i]) : a.b->data<float>()[i];
+  }
+  const auto* x = reinterpret_cast<const uint16_t*>(a.x.data<bf16>());
+  auto* v = reinterpret_cast<uint16_t*>(vt.data<bf16>());
+  float* mo = mt.data<float>();
+
+  auto* y = reinterpret_cast<uint16_t*>(a.y.data<bf16>());
+  const auto* r = residual.defined() ? reinterpret_cast<const uint16_t*>(residual.data<bf16>()) : nullptr;
+  const int64_t in_items = rc * (g.c / 16), out_items = rc * (g.m / 16), strip = g.tile * g.ow * 16;
+  const Product p = product_of(g);
+  bool ok = true;
+#pragma omp parallel
+  {
+    std::vector<float> buf(static_cast<size_t>(2 * strip));
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const int64_t r0 = chunk * rc;
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < in_items; ++item) input_rows_bf16(x, g, v, r0, item);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t xi = 0; xi < points; ++xi) {
+        const float beta = 0.f;
+        if (dnnl::impl::cpu::gemm_bf16bf16f32_compute(
+                "P", "N", &p.m, &p.n, &p.k, static_cast<const bfloat16_t*>(packs[static_cast<size_t>(xi)].get()),
+                &p.lda, reinterpret_cast<const bfloat16_t*>(v) + xi * g.tiles * g.c, &p.ldb, &beta,
+                mo + xi * g.tiles * g.m, &p.ldc) != dnnl_success) {
+#pragma omp atomic write
+          ok = false;
+        }
+      }
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < out_items; ++item)
+        output_rows_bf16(mo, g, a.b ? bias.data() : nullptr, y, r, a.post, buf.data(), buf.data() + strip, r0, item);
+    }
+  }
+  if (!ok) return ctx.unsupported_case("Winograd conv: the packed bf16 gemm failed");
+  ctx.set_impl(std::string(impl_prefix) + "modescope:wino_2x3_bf16");
+  return Status::ok();
+#else
+  (void)a, (void)g, (void)rc, (void)packs, (void)impl_prefix;
+  return ctx.unsupported_case("bf16 Winograd conv not built in");
+#endif
+}
+
 }  // namespace
 #endif
 
-int winograd_tile(int64_t oh, int64_t ow) { return oh % 4 == 0 && ow % 4 == 0 ? 4 : 2; }
+int winograd_tile(int64_t oh, int64_t ow, bool bf16) { return !bf16 && oh % 4 == 0 && ow % 4 == 0 ? 4 : 2; }
 
 size_t winograd_scratch_bytes(const WinogradConvArgs& a) {
-  const int64_t t = winograd_tile(a.y.dim(2), a.y.dim(3)), alpha = t + 2;
-  const int64_t tiles = a.y.dim(0) * ((a.y.dim(2) + t - 1) / t) * ((a.y.dim(3) + t - 1) / t);
-  return static_cast<size_t>(alpha * alpha * tiles * (a.x.dim(1) + a.y.dim(1))) * sizeof(float);
+  const bool bf16 = a.x.dtype() == DType::BF16;
+  const int64_t t = winograd_tile(a.y.dim(2), a.y.dim(3), bf16), alpha = t + 2;
+  int64_t tiles = a.y.dim(0) * ((a.y.dim(2) + t - 1) / t) * ((a.y.dim(3) + t - 1) / t);
+#if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
+  if (bf16) tiles = chunk_rows(geometry_of(a)) * ((a.y.dim(3) + t - 1) / t);  // a chunk's
+#endif
+  return static_cast<size_t>(alpha * alpha * tiles) *
+         (static_cast<size_t>(a.x.dim(1)) * dtype_size(a.x.dtype()) + static_cast<size_t>(a.y.dim(1)) * sizeof(float));
 }
 
-bool winograd_conv_applies(const WinogradConvArgs& a) {
+bool winograd_conv_applies(const WinogradConvArgs& a, bool bf16_products) {
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
   const int64_t blk = a.block;
   if ((blk != 8 && blk != 16) || cpu_simd_width() < blk) return false;
-  if (a.x.dtype() != DType::F32 || a.w.dtype() != DType::F32 || a.y.dtype() != DType::F32) return false;
+  const DType t = a.x.dtype();
+  if ((t != DType::F32 && t != DType::BF16) || a.w.dtype() != t || a.y.dtype() != t) return false;
+  if (t == DType::BF16) {
+#if MODESCOPE_HAVE_BF16_GEMM_PACK
+    // Not on 7x7 planes, where oneDNN's direct bf16 conv keeps up: the 16 points' 8 MiB of transformed
+    // weights of ResNet-50's 512-channel layer-4 convs serve 16 tiles (two threads: 525-530 against
+    // 550 us at best, medians 585-595 against 565).
+    if (!bf16_products || blk != 16 || a.y.dim(2) < 14 || a.y.dim(3) < 14) return false;
+#else
+    return false;
+#endif
+  }
   if (a.x.rank() != 4 || a.w.rank() != 4 || a.y.rank() != 4) return false;
-  if (a.b && (a.b->dtype() != DType::F32 || a.b->numel() != a.y.dim(1))) return false;
+  if (a.b && ((a.b->dtype() != DType::F32 && a.b->dtype() != t) || a.b->numel() != a.y.dim(1))) return false;
   if (a.w.dim(2) != 3 || a.w.dim(3) != 3 || a.w.dim(0) != a.y.dim(1) || a.w.dim(1) != a.x.dim(1) ||
       a.x.dim(0) != a.y.dim(0))
     return false;
   if (a.x.dim(1) % blk != 0 || a.y.dim(1) % blk != 0 || a.y.dim(2) < 1 || a.y.dim(3) < 1) return false;
   if (a.pad_top < 0 || a.pad_left < 0 || a.pad_top > 2 || a.pad_left > 2) return false;
-  if (a.residual && (a.residual->dtype() != DType::F32 || a.residual->shape() != a.y.shape())) return false;
+  if (a.residual && (a.residual->dtype() != t || a.residual->shape() != a.y.shape())) return false;
   return a.w.buffer() && a.w.buffer()->frozen();
 #else
-  (void)a;
+  (void)a, (void)bf16_products;
   return false;
 #endif
 }
@@ -298,6 +476,13 @@ bool winograd_conv_applies(const WinogradConvArgs& a) {
 Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, const char* impl_prefix) {
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
   const Geometry g = geometry_of(a);
+  if (a.x.dtype() == DType::BF16) {
+    Geometry gc = g;
+    const int64_t rc = chunk_rows(g);
+    gc.tiles = rc * g.tw;
+    MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, gc));
+    return winograd_conv_bf16(ctx, a, gc, rc, packs, impl_prefix);
+  }
   MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, g));
   const int64_t points = g.alpha * g.alpha;
   MS_ASSIGN_OR_RETURN(Tensor vt, ctx.scratch(DType::F32, {points * g.tiles * g.c}));
@@ -323,9 +508,9 @@ Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, con
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t xi = 0; xi < points; ++xi) {
     const float beta = 0.f;
-    if (dnnl::impl::cpu::sgemm_compute("P", "N", &p.m, &p.n, &p.k, packs[static_cast<size_t>(xi)].get(), &p.lda,
-                                       v + xi * g.tiles * g.c, &p.ldb, &beta, mo + xi * g.tiles * g.m,
-                                       &p.ldc) != dnnl_success) {
+    if (dnnl::impl::cpu::sgemm_compute(
+            "P", "N", &p.m, &p.n, &p.k, static_cast<const float*>(packs[static_cast<size_t>(xi)].get()), &p.lda,
+            v + xi * g.tiles * g.c, &p.ldb, &beta, mo + xi * g.tiles * g.m, &p.ldc) != dnnl_success) {
 #pragma omp atomic write
       ok = false;
     }

@@ -8,6 +8,12 @@
 //      sgemm, the weights transformed (G g G^T) and packed once per weights buffer;
 //   3. A^T m A back to the output's tiles, the bias added, and the post-ops (activations, the
 //      residual's Add) run over each finished strip of rows while it is in cache.
+// In a bf16 graph (x, w, y bf16, on AVX-512-BF16 without AMX, planes of 14x14 or more) it is
+// F(2x2,3x3) always: V and U rounded to bf16, the products by oneDNN's packed bf16 gemm into f32 sums,
+// the output transform, bias and post-ops in f32, the result rounded once. F(4x4,3x3)'s transforms
+// scale V and U by up to 25x and its bf16 rounding errors with them: 20x the direct bf16 conv's error
+// against 2x for F(2x2,3x3) (relative to the output's largest value, ReLU activations, 64 and 256
+// channels: 5.5e-2 and 4.3e-3 against 2.5e-3).
 // The conv-algorithm pass marks the convs (3x3, stride 1, >= 64 channels each way, planes >= 7x7);
 // the FusedConv kernel takes this where oneDNN has no Winograd for the case and the transforms'
 // scratch fits the step's room. ResNet-50's 64-channel 56x56 conv at one thread on AVX2: measured
@@ -29,25 +35,28 @@ namespace ms::cpu::nn {
 
 struct WinogradConvArgs {
   const Tensor& x;         // [N, C, H, W], nChw<block>c in memory
-  const Tensor& w;         // [M, C, 3, 3], f32, a frozen constant (a compiled graph's weights)
-  const Tensor* b;         // [M] f32, or null
-  const Tensor* residual;  // [N, M, OH, OW] nChw<block>c, summed at the post-ops' Add; or null
-  Tensor& y;               // [N, M, OH, OW] nChw<block>c
+  const Tensor& w;         // [M, C, 3, 3], x's type, a frozen constant (a compiled graph's weights)
+  const Tensor* b;         // [M] f32 (or bf16 with bf16 x), or null
+  const Tensor* residual;  // [N, M, OH, OW] nChw<block>c, y's type, summed at the post-ops' Add; or null
+  Tensor& y;               // [N, M, OH, OW] nChw<block>c, x's type
   int64_t pad_top = 0, pad_left = 0;
   int64_t block = 8;                               // 8 or 16 channels a vector
   const std::vector<ops::PostOp>* post = nullptr;  // after the bias, in order; may be null
 };
 
-// The output tile side taken for an OH x OW output: 4 where both are multiples of 4, else 2.
-int winograd_tile(int64_t oh, int64_t ow);
+// The output tile side taken for an OH x OW output: 4 where both are multiples of 4, else 2; 2 in
+// bf16.
+int winograd_tile(int64_t oh, int64_t ow, bool bf16 = false);
 
-// Scratch the transforms need (V and the products, f32).
+// Scratch the transforms need (V in x's type and the products in f32).
 size_t winograd_scratch_bytes(const WinogradConvArgs& a);
 
 // Whether winograd_conv takes the case: f32 tensors of the shapes above with C and M multiples of
 // the block, a 3x3 kernel, pads of at most 2, the CPU's vectors at least `block` wide, the packed
-// sgemm built in and the weights frozen. Stride 1, no dilation and group 1 are the caller's to check.
-bool winograd_conv_applies(const WinogradConvArgs& a);
+// sgemm built in and the weights frozen; or bf16 ones (above) with 16-channel blocks where
+// `bf16_products` (the CPU has AVX-512-BF16 and no bf16 matrix units, which run oneDNN's direct bf16
+// convs faster). Stride 1, no dilation and group 1 are the caller's to check.
+bool winograd_conv_applies(const WinogradConvArgs& a, bool bf16_products = false);
 
 // Runs the conv (see the file's comment); sets the impl "<prefix>modescope:wino_4x3" or "_2x3".
 // The caller checked winograd_conv_applies and the scratch budget.

@@ -4,7 +4,9 @@
 // them (algorithm="winograd"); the FusedConv kernel takes Winograd only where that scratch fits the
 // room the memory plan leaves beside the values live at the step (5% over the values' lower bound,
 // or 8 MiB beyond it where that is more: CompileOptions), so Graph mode keeps a small arena. Eager
-// mode has no plan to know that room: it always runs the direct conv.
+// mode has no plan to know that room: it always runs the direct conv. bf16 convs (a --precision bf16
+// graph's) are marked too: the kernel runs them as bf16 F(2x2,3x3) on planes of 14x14 or more where
+// the CPU has AVX-512-BF16 but no AMX (engine/backends/cpu/winograd.h).
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/work.h"
 #include "engine/ops/fused.h"
@@ -39,7 +41,7 @@ class ConvAlgorithm final : public Pass {
           !all_ones(n, "strides") || !all_ones(n, "dilations") || n.attrs.count("algorithm"))
         continue;
       const ir::Value* w = g.value(n.inputs[1]);
-      if (!w || w->type.dtype != DType::F32 || !w->type.is_static()) continue;
+      if (!w || (w->type.dtype != DType::F32 && w->type.dtype != DType::BF16) || !w->type.is_static()) continue;
       const Shape& ws = *w->type.dims;
       if (ws.size() != 4 || ws[2] != 3 || ws[3] != 3 || ws[0] < kMinChannels || ws[1] < kMinChannels ||
           ws[0] % 16 != 0 || ws[1] % 16 != 0)
