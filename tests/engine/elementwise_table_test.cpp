@@ -13,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <vector>
 
@@ -522,6 +523,30 @@ TEST_F(ElementwiseTable, ShiftedExpAndItsSumAtEveryVectorWidth) {
     EXPECT_FLOAT_EQ(nan_row[2], 1.f);
   }
   cpu::simd_width_cap().store(old_cap);
+}
+
+// A softmax row's maximum (max_f32): std::max's over the values at every length 0..150 (whole blocks
+// of four vectors, single vectors, a partial one), the maximum at each position in turn, NaN skipped,
+// -inf for none.
+TEST_F(ElementwiseTable, RowMaximumIsStdMaxsAtEveryLength) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-50.f, 50.f);
+  for (int64_t n = 0; n <= 150; ++n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = d(rng);
+    for (int64_t at = 0; at < std::max<int64_t>(n, 1); at += 7) {
+      if (n > 0) x[static_cast<size_t>(at)] = 60.f + static_cast<float>(at);
+      float want = -kInf;
+      for (float v : x) want = std::max(want, v);
+      EXPECT_EQ(cpu::max_f32(x.data(), n), want) << "n " << n << " at " << at;
+    }
+  }
+  float some_nan[5] = {kNaN, 1.f, kNaN, 3.f, -2.f};
+  EXPECT_EQ(cpu::max_f32(some_nan, 5), 3.f);
+  float all_nan[2] = {kNaN, kNaN};
+  EXPECT_EQ(cpu::max_f32(all_nan, 2), -kInf);
+  float ninf[3] = {-kInf, -kInf, -kInf};
+  EXPECT_EQ(cpu::max_f32(ninf, 3), -kInf);
 }
 
 // The overflow-safe forms at the edges.

@@ -197,6 +197,29 @@ MS_TARGET_AVX512 float exp_sum_avx512(float* x, int64_t n, float shift) {
   return sum;
 }
 
+// Four accumulators (vmaxps' latency); max(x, acc) keeps acc where x is NaN.
+MS_TARGET_AVX512 float max_avx512(const float* x, int64_t n) {
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 a0 = ninf, a1 = ninf, a2 = ninf, a3 = ninf;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    a0 = _mm512_max_ps(_mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_max_ps(_mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_max_ps(_mm512_loadu_ps(x + i + 48), a3);
+  }
+  for (; i + 16 <= n; i += 16) a0 = _mm512_max_ps(_mm512_loadu_ps(x + i), a0);
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    a1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m, x + i), a1);
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, _mm512_max_ps(_mm512_max_ps(a0, a1), _mm512_max_ps(a2, a3)));
+  float mx = lanes[0];
+  for (float v : lanes) mx = std::max(mx, v);
+  return mx;
+}
+
 MS_TARGET_AVX512 void sigmoid_avx512(const float* x, float* y, int64_t n, float alpha, bool swish) {
   swish ? sigmoid_loop_avx512<true>(x, y, n, alpha) : sigmoid_loop_avx512<false>(x, y, n, alpha);
 }
@@ -250,6 +273,15 @@ float exp_shifted_sum_f32(float* x, int64_t n, float shift) {
   if (width == 8) return exp_sum_avx2(x, n, shift);
 #endif
   return exp_sum_loop<vec4>(x, n, shift);
+}
+
+float max_f32(const float* x, int64_t n) {
+#if MS_SIMD_DISPATCH
+  if (simd_width() == 16) return max_avx512(x, n);
+#endif
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
+  return mx;
 }
 
 void sigmoid_f32(const float* x, float* y, int64_t n) { run(x, y, n, 1.f, false); }

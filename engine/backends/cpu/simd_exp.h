@@ -16,6 +16,8 @@ namespace ms::cpu {
 // x[i] = e^(x[i] - shift) in place, returning their sum: a softmax row with `shift` its maximum
 // (x[i] - shift <= 0; -inf gives 0, NaN stays). Within 2 ulp of e^(x - shift) in double.
 float exp_shifted_sum_f32(float* x, int64_t n, float shift);
+// The largest of x[0 .. n) that is not NaN (-inf for none), as std::max over them gives it.
+float max_f32(const float* x, int64_t n);
 // y[i] = sigmoid(x[i]); x may be y.
 void sigmoid_f32(const float* x, float* y, int64_t n);
 // y[i] = Gelu(x[i]) in its erf form, 0.5 x erfc(-x / sqrt 2); x may be y.
