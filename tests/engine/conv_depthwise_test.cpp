@@ -46,7 +46,7 @@ std::vector<double> reference(const Tensor& x, const Tensor& w, const Tensor* b,
   return y;
 }
 
-struct Case {
+struct DwCase {
   int64_t batch, channels, h, w, k, stride, pad;
   bool bias;
   std::vector<PostOp> post;
@@ -55,7 +55,7 @@ struct Case {
 TEST(DepthwiseConv, MatchesTheConvInDoubleAcrossShapesAndActivations) {
   const PostOp silu{PostOp::Kind::Swish, 1.f, 0.f}, relu6{PostOp::Kind::Clip, 0.f, 6.f},
       sigmoid{PostOp::Kind::Sigmoid, 0.f, 0.f};
-  const std::vector<Case> cases{
+  const std::vector<DwCase> cases{
       {1, 32, 12, 12, 3, 1, 1, true, {silu}},       // EfficientNet's 3x3 with SiLU
       {1, 32, 13, 11, 3, 2, 1, true, {relu6}},      // MobileNetV2's stride 2, odd sizes
       {2, 16, 9, 10, 5, 1, 2, true, {silu}},        // a 5x5, two images
@@ -65,7 +65,7 @@ TEST(DepthwiseConv, MatchesTheConvInDoubleAcrossShapesAndActivations) {
       {1, 16, 2, 3, 3, 1, 1, true, {silu}},         // narrower than four outputs
   };
   for (int64_t block : {int64_t{8}, int64_t{16}}) {
-    for (const Case& c : cases) {
+    for (const DwCase& c : cases) {
       SCOPED_TRACE("block " + std::to_string(block) + ", " + std::to_string(c.channels) + "x" + std::to_string(c.h) +
                    "x" + std::to_string(c.w) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride));
       if (c.channels % block != 0) continue;

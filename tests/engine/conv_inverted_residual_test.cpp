@@ -90,7 +90,7 @@ std::vector<float> blocked(const std::vector<float>& x, int64_t n, int64_t c, in
   return out;
 }
 
-struct Case {
+struct IrCase {
   int64_t batch, cin, cexp, cout, h, w, k, stride;
   bool expand, project, residual;
   std::vector<PostOp> post1, post2, post3;
@@ -99,7 +99,7 @@ struct Case {
 TEST(InvertedResidual, MatchesTheThreeConvsInDouble) {
   const PostOp relu6{PostOp::Kind::Clip, 0.f, 6.f}, silu{PostOp::Kind::Swish, 1.f, 0.f},
       relu{PostOp::Kind::Relu, 0.f, 0.f}, add{PostOp::Kind::Add, 0.f, 0.f}, sigmoid{PostOp::Kind::Sigmoid, 0.f, 0.f};
-  const std::vector<Case> cases{
+  const std::vector<IrCase> cases{
       {1, 24, 144, 24, 20, 20, 3, 1, true, true, true, {relu6}, {relu6}, {add}},   // MobileNetV2, rows split
       {1, 16, 96, 24, 23, 21, 3, 2, true, true, false, {relu6}, {relu6}, {}},      // stride 2, odd sizes
       {2, 32, 192, 32, 7, 7, 3, 1, true, true, true, {relu6}, {relu6}, {add}},     // small plane: channels split
@@ -117,7 +117,7 @@ TEST(InvertedResidual, MatchesTheThreeConvsInDouble) {
   std::vector<std::pair<int64_t, bool>> variants{{8, false}, {16, false}};
   if (cpu::nn::cpu_has_avx512_bf16()) variants.push_back({16, true});
   for (const auto& [block, bf16] : variants) {
-    for (const Case& c : cases) {
+    for (const IrCase& c : cases) {
       SCOPED_TRACE(std::string(bf16 ? "bf16, " : "") + "block " + std::to_string(block) + ", " + std::to_string(c.cin) +
                    "->" + std::to_string(c.cexp) + "->" + std::to_string(c.cout) + " at " + std::to_string(c.h) + "x" +
                    std::to_string(c.w) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride));

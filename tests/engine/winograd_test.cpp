@@ -43,12 +43,12 @@ std::vector<double> direct(const Tensor& x, const Tensor& w, const Tensor& b, co
   return y;
 }
 
-struct Case {
+struct WinoCase {
   int64_t n, c, m, h, w, pad;
   bool residual, in_place;
 };
 
-void check_case(const Case& k, int64_t block) {
+void check_case(const WinoCase& k, int64_t block) {
   SCOPED_TRACE("n" + std::to_string(k.n) + " c" + std::to_string(k.c) + " m" + std::to_string(k.m) + " " +
                std::to_string(k.h) + "x" + std::to_string(k.w) + " pad " + std::to_string(k.pad) + " block " +
                std::to_string(block) + (k.residual ? (k.in_place ? " residual in place" : " residual") : ""));
@@ -92,7 +92,7 @@ void check_case(const Case& k, int64_t block) {
 
 TEST(Winograd, MatchesTheDirectConvAtBothTileSizes) {
   if (cpu::cpu_simd_width() < 8) GTEST_SKIP() << "the Winograd transforms need AVX2 (this CPU has none)";
-  const std::vector<Case> cases = {
+  const std::vector<WinoCase> cases = {
       {1, 16, 24, 8, 12, 1, false, false},  // F(4x4,3x3), whole tiles
       {2, 8, 16, 9, 7, 1, true, false},     // F(2x2,3x3), partial tiles, a batch, a residual
       {1, 16, 8, 6, 6, 0, true, true},      // no padding (4x4 out), the residual in place
@@ -101,7 +101,7 @@ TEST(Winograd, MatchesTheDirectConvAtBothTileSizes) {
   };
   for (int64_t block : {int64_t{8}, int64_t{16}}) {
     if (cpu::cpu_simd_width() < block) continue;
-    for (const Case& k : cases) {
+    for (const WinoCase& k : cases) {
       if (k.c % block || k.m % block) continue;
       check_case(k, block);
     }
@@ -198,13 +198,13 @@ double relative_error(const Tensor& got, const std::vector<double>& want) {
 // tiles that cross from one image to the next (3 images of 12 rows of tiles, chunks of 18 rows).
 TEST(Winograd, Bf16ProductsMatchTheConvOfTheBf16Values) {
   if (!runs_bf16_winograd()) GTEST_SKIP() << "the bf16 Winograd needs AVX-512-BF16 without AMX (this CPU differs)";
-  const std::vector<Case> cases = {
+  const std::vector<WinoCase> cases = {
       {1, 64, 32, 16, 16, 1, false, false},
       {2, 32, 48, 15, 14, 1, true, false},
       {1, 16, 16, 14, 14, 1, true, true},
       {3, 64, 64, 24, 24, 1, true, false},
   };
-  for (const Case& k : cases) {
+  for (const WinoCase& k : cases) {
     SCOPED_TRACE("n" + std::to_string(k.n) + " c" + std::to_string(k.c) + " m" + std::to_string(k.m) + " " +
                  std::to_string(k.h) + "x" + std::to_string(k.w) + (k.in_place ? " in place" : ""));
     const int64_t oh = k.h, ow = k.w;

@@ -203,18 +203,19 @@ MS_TARGET_AVX512 float max_avx512(const float* x, int64_t n) {
   __m512 a0 = ninf, a1 = ninf, a2 = ninf, a3 = ninf;
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    a0 = _mm512_max_ps(_mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), a1);
-    a2 = _mm512_max_ps(_mm512_loadu_ps(x + i + 32), a2);
-    a3 = _mm512_max_ps(_mm512_loadu_ps(x + i + 48), a3);
+    a0 = _mm512_maskz_max_ps(0xFFFF, _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_maskz_max_ps(0xFFFF, _mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_maskz_max_ps(0xFFFF, _mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_maskz_max_ps(0xFFFF, _mm512_loadu_ps(x + i + 48), a3);
   }
-  for (; i + 16 <= n; i += 16) a0 = _mm512_max_ps(_mm512_loadu_ps(x + i), a0);
+  for (; i + 16 <= n; i += 16) a0 = _mm512_maskz_max_ps(0xFFFF, _mm512_loadu_ps(x + i), a0);
   if (i < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    a1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, m, x + i), a1);
+    a1 = _mm512_maskz_max_ps(0xFFFF, _mm512_mask_loadu_ps(ninf, m, x + i), a1);
   }
   alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, _mm512_max_ps(_mm512_max_ps(a0, a1), _mm512_max_ps(a2, a3)));
+  _mm512_store_ps(
+      lanes, _mm512_maskz_max_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, a0, a1), _mm512_maskz_max_ps(0xFFFF, a2, a3)));
   float mx = lanes[0];
   for (float v : lanes) mx = std::max(mx, v);
   return mx;
