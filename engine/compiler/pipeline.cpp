@@ -60,6 +60,9 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   pm.add(make_fuse_ops_pass(backend && !backend->device().is_cpu()));
   // After fuse-ops, so a packed projection's bias and post-ops split with its columns.
   pm.add(make_split_matmul_pass());
+  // After split-matmul, so a selection of rows reaches a packed projection's query part alone; before
+  // fuse-elementwise, whose chains it would otherwise have to cross.
+  pm.add(make_narrow_rows_pass());
   // Fused elementwise loops where the backend runs them (the CPU; a device that says so): elsewhere
   // a chain stays as single ops, each with its own device kernel (and, at O2, one recorded graph),
   // rather than round trips to the CPU. Reducing chains have a CPU kernel only.
