@@ -13,8 +13,11 @@
 // binary, Where, Cast), LayerNormalization over later axes, MatMul/FusedMatMul rows and batch axes
 // (not the columns: split-matmul's), Gemm rows, Transpose, Reshape where the axis survives whole,
 // FusedAttention's query positions (no causal mask; a mask that broadcasts over the queries).
-#include <numeric>
+#include <algorithm>
 #include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
@@ -247,6 +250,9 @@ class NarrowRows final : public Pass {
 
  private:
   // One rewrite: a merge of identical Slices, or one selection moved above one op.
+  // One scan: a merge of identical Slices, or every selection that can move moved above its op (the
+  // pairs are disjoint: an op read by its selection alone belongs to one selection). A chain of k ops
+  // takes k scans, however many chains there are.
   static bool step(ir::Graph& g) {
     const Uses uses = live_uses(g);
     const auto prod = producer_index(g);
@@ -255,29 +261,51 @@ class NarrowRows final : public Pass {
       for (const auto& in : g.nodes()[i].inputs)
         if (!in.empty()) readers[in].push_back(i);
     work().nodes_visited += g.nodes().size();
+    struct Move {
+      ir::NodeId p, s;
+      Rows rows;
+      bool squeeze, keep_producer;
+      PushPlan plan;
+    };
+    std::vector<Move> moves;
     for (size_t i = 0; i < g.nodes().size(); ++i) {
       const ir::Node& s = g.nodes()[i];
       if (!s.domain.empty() || (s.op_type != "Slice" && s.op_type != "Gather")) continue;
       ++work().patterns_tried;
       const std::string& x = s.inputs[0];
+      const ir::Value* xv = g.value(x);
+      // Float data only: index and shape arithmetic is not worth narrowing.
+      if (!xv || !is_float(xv->type.dtype)) continue;
       const std::vector<int64_t>* xd = static_dims(g, x);
       bool squeeze = false;
       const auto rows = xd ? selection_rows(g, s, *xd, squeeze) : std::nullopt;
       if (!rows || !uses.only_plain(x) || !uses.of(s.outputs[0])) continue;
       if (uses.of(x) > 1) {
-        if (merge_identical(g, uses, readers[x], i, *rows)) return true;
+        if (moves.empty() && merge_identical(g, uses, readers[x], i, *rows)) return true;
         continue;
       }
       auto pit = prod.find(x);
       if (pit == prod.end()) continue;
       const ir::Node& p = g.nodes()[pit->second];
-      const auto plan = plan_push(g, p, *rows);
+      auto plan = plan_push(g, p, *rows);
       if (!plan || !take_rewrite()) continue;
       // A dead reader of x (dce's to remove) keeps p in the graph, as dead as it is.
-      push(g, pit->second, i, *rows, squeeze, *plan, readers[x].size() > 1);
-      return true;
+      moves.push_back(Move{p.id, s.id, *rows, squeeze, readers[x].size() > 1, std::move(*plan)});
     }
-    return false;
+    if (moves.empty()) return false;
+    std::set<uint64_t> gone;
+    auto index_of = [&](ir::NodeId id) {
+      const auto& nodes = g.nodes();
+      return static_cast<size_t>(
+          std::find_if(nodes.begin(), nodes.end(), [&](const ir::Node& n) { return n.id == id; }) - nodes.begin());
+    };
+    for (const Move& m : moves) {
+      push(g, index_of(m.p), index_of(m.s), m.rows, m.squeeze, m.plan);
+      gone.insert(m.s.value);
+      if (!m.keep_producer) gone.insert(m.p.value);
+    }
+    erase_nodes(g, gone);
+    return true;
   }
 
   // compute_uses over the nodes whose results are read (earlier passes leave dead nodes for dce,
@@ -286,7 +314,7 @@ class NarrowRows final : public Pass {
     ++work().use_list_rebuilds;
     work().nodes_visited += g.nodes().size();
     Uses u;
-    std::set<std::string> needed(g.outputs.begin(), g.outputs.end());
+    std::unordered_set<std::string_view> needed(g.outputs.begin(), g.outputs.end());
     for (const auto& o : g.outputs) {
       ++u.count[o];
       u.graph_outputs.insert(o);
@@ -303,8 +331,8 @@ class NarrowRows final : public Pass {
         }
       for (const auto& name : runtime::implicit_inputs(*it)) {
         ++u.count[name];
-        u.implicit.insert(name);
-        needed.insert(name);
+        const auto at = u.implicit.insert(name).first;  // the set owns the name the view reads
+        needed.insert(*at);
       }
     }
     return u;
@@ -343,9 +371,8 @@ class NarrowRows final : public Pass {
   }
 
   // Remakes node `pi` over Slices of its inputs per `plan`, producing what selection `si` (rows `r`
-  // of p's output) produced; removes both (the selection alone with `keep_producer`).
-  static void push(ir::Graph& g, size_t pi, size_t si, const Rows& r, bool squeeze, const PushPlan& plan,
-                   bool keep_producer) {
+  // of p's output) produced; the caller removes the selection (and p).
+  static void push(ir::Graph& g, size_t pi, size_t si, const Rows& r, bool squeeze, const PushPlan& plan) {
     const ir::Node p = g.nodes()[pi];
     const ir::Node s = g.nodes()[si];
     const DType out_dtype = g.value(p.outputs[0])->type.dtype;
@@ -412,10 +439,6 @@ class NarrowRows final : public Pass {
     for (auto& n : made) insert_node(g, at++, std::move(n));
     if (reshape) insert_node(g, si + made.size(), std::move(*reshape));
     for (const auto& [name, t] : types) g.value(name)->type = t;
-    if (keep_producer)
-      erase_nodes(g, {s.id.value});
-    else
-      erase_nodes(g, {p.id.value, s.id.value});
   }
 };
 
