@@ -293,18 +293,12 @@ class NarrowRows final : public Pass {
       moves.push_back(Move{p.id, s.id, *rows, squeeze, readers[x].size() > 1, std::move(*plan)});
     }
     if (moves.empty()) return false;
-    std::set<uint64_t> gone;
     auto index_of = [&](ir::NodeId id) {
       const auto& nodes = g.nodes();
       return static_cast<size_t>(
           std::find_if(nodes.begin(), nodes.end(), [&](const ir::Node& n) { return n.id == id; }) - nodes.begin());
     };
-    for (const Move& m : moves) {
-      push(g, index_of(m.p), index_of(m.s), m.rows, m.squeeze, m.plan);
-      gone.insert(m.s.value);
-      if (!m.keep_producer) gone.insert(m.p.value);
-    }
-    erase_nodes(g, gone);
+    for (const Move& m : moves) push(g, index_of(m.p), index_of(m.s), m.rows, m.squeeze, m.plan, m.keep_producer);
     return true;
   }
 
@@ -371,8 +365,9 @@ class NarrowRows final : public Pass {
   }
 
   // Remakes node `pi` over Slices of its inputs per `plan`, producing what selection `si` (rows `r`
-  // of p's output) produced; the caller removes the selection (and p).
-  static void push(ir::Graph& g, size_t pi, size_t si, const Rows& r, bool squeeze, const PushPlan& plan) {
+  // of p's output) produced, in place of both (p stays, dead, with `keep_producer`).
+  static void push(ir::Graph& g, size_t pi, size_t si, const Rows& r, bool squeeze, const PushPlan& plan,
+                   bool keep_producer) {
     const ir::Node p = g.nodes()[pi];
     const ir::Node s = g.nodes()[si];
     const DType out_dtype = g.value(p.outputs[0])->type.dtype;
@@ -414,7 +409,10 @@ class NarrowRows final : public Pass {
     // The narrowed op produces the selection's value, or (a Gather dropping the axis) a value that a
     // Reshape turns into it.
     const std::string out = squeeze ? fresh_name(g, p.outputs[0] + "_rows") : s.outputs[0];
-    ir::Node np = new_node(g, p.op_type, p.domain, inputs, {out}, {&p, &s});
+    // The op keeps its id and origins (the pass stepper shows it rewritten), unless a dead reader
+    // keeps the old node too.
+    ir::Node np = new_node(g, p.op_type, p.domain, inputs, {out}, {&p});
+    if (!keep_producer) np.id = p.id;
     np.attrs = p.attrs;
     np.name = p.name;
     np.outputs.resize(p.outputs.size());  // unused optional outputs stay empty
@@ -432,12 +430,23 @@ class NarrowRows final : public Pass {
       const std::vector<int64_t>& sd = *static_dims(g, s.outputs[0]);
       g.add_initializer(shape, Tensor::from_vector<int64_t>(sd, Shape{static_cast<int64_t>(sd.size())}));
       reshape = new_node(g, "Reshape", "", {out, shape}, {s.outputs[0]}, {&s});
+      reshape->id = s.id;  // the Gather, rewritten
       reshape->name = s.name;
     }
-    // New nodes where p was (its inputs are defined by then), the Reshape where the selection was.
+    // Out go the selection and the op (their ids return), in come the new nodes where the op was
+    // (its inputs are defined by then) and the Reshape where the selection was.
+    auto& nodes = g.nodes();
+    nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(si));
+    size_t reshape_at = si - 1 + made.size();
+    if (!keep_producer) {
+      nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(pi));
+      g.erase_value(p.outputs[0]);
+    } else {
+      ++reshape_at;
+    }
     size_t at = pi;
     for (auto& n : made) insert_node(g, at++, std::move(n));
-    if (reshape) insert_node(g, si + made.size(), std::move(*reshape));
+    if (reshape) insert_node(g, reshape_at, std::move(*reshape));
     for (const auto& [name, t] : types) g.value(name)->type = t;
   }
 };
