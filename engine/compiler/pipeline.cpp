@@ -37,8 +37,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   // First, so every later pass (folding, fusion, layout) sees the precision each op computes in.
   // Inference at O2 on a CPU without bf16 matrix units: depthwise-separable blocks stay f32, where
   // fuse-inverted-residual's kernel outruns the bf16 convs (amp_cast.cpp).
-  const bool f32_depthwise_blocks = level == JitLevel::O2 && amp_input_layers_f32 && amp_type == DType::BF16 &&
-                                    backend && backend->device().is_cpu() && !backend->bf16_matrix_units();
+  const bool f32_depthwise_blocks =
+      level == JitLevel::O2 && amp_input_layers_f32 && amp_type == DType::BF16 && backend && backend->device().is_cpu();
   if (amp != AmpLevel::O0)
     pm.add(make_amp_cast_pass(amp, backend, amp_input_layers_f32, amp_type, f32_depthwise_blocks));
   pm.add(make_infer_types_pass(backend));
@@ -73,7 +73,8 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   if (level == JitLevel::O2 && (!backend || backend->device().is_cpu())) {
     // bf16 convs (an AMP graph's) blocked too where the backend computes bf16 natively: without
     // oneDNN's bf16 convs they run the plain conv with an f32 tail.
-    pm.add(make_conv_layout_pass(backend && backend->native_bf16()));
+    // On AMX, a graph with bf16 convs channels-last (the layout of oneDNN's AMX convs).
+    pm.add(make_conv_layout_pass(backend && backend->native_bf16(), backend && backend->bf16_matrix_units()));
     pm.add(make_conv_algorithm_pass());
     // After the layout is chosen: it fuses blocked convs only.
     pm.add(make_fuse_inverted_residual_pass());

@@ -3,8 +3,9 @@
 // of the block with zeros, as oneDNN's blocked layouts are, so such a value takes more bytes than
 // its shape says where the channel count is not a multiple of the block (MobileNetV2's 24 channels
 // in nChw16c: 32 channels' bytes).
-// On a device backend the channels-last pass marks the same attributes with layout_block 0: the block
-// is all the channels, nChw<C>c, which is NHWC (cuDNN's tensor-core layout), never padded.
+// layout_block 0: the block is all the channels, nChw<C>c, which is NHWC, never padded. A device
+// backend's channels-last pass marks it (cuDNN's tensor-core layout); on a CPU with AMX the conv-layout
+// pass takes it for a bf16 graph (oneDNN's AMX convolutions take NHWC only).
 #pragma once
 
 #include <cstdint>
@@ -14,16 +15,11 @@
 
 namespace ms::ops {
 
-// layout_block 0: channels-last (NHWC), the device layout.
+// layout_block 0: channels-last (NHWC).
 inline bool channels_last(const ir::Node& n) {
   return n.attr_int("layout_block", 16) == 0 &&
          (n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0) || n.attr_int("residual_blocked", 0));
 }
-
-// The CPU kernels' refusal of a channels-last node (one that fell back from a device backend).
-inline constexpr const char* kChannelsLastOnCpu =
-    "channels-last activations (layout_block 0) are a device backend's layout; the CPU kernels take nchw or "
-    "nChw8c/16c";
 
 // The channel block of output `output` of `producer` where it leaves it blocked, else 0 (channels-last:
 // the channel count, dims[1]).

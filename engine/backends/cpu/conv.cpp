@@ -119,7 +119,6 @@ Status fused_conv_kernel(runtime::KernelContext& ctx) {
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor& y = ctx.output(0);
-  if (ops::channels_last(ctx.node())) return ctx.fail(ops::kChannelsLastOnCpu);
   if (auto dw = depthwise_again(ctx, {x, w, b, r, y})) return *dw;
   if (auto again = conv_onednn_again(ctx, {x, w, b, r, y}, "fused:")) return *again;
   auto post = ops::parse_post_ops(ctx.node());

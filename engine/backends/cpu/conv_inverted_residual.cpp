@@ -476,7 +476,8 @@ Expected<std::shared_ptr<InvertedResidualMemo>> make_memo(runtime::KernelContext
                               .pw = pads[1],
                               .expand = w1 != nullptr,
                               .project = w3 != nullptr,
-                              .bf16 = n.attr_string("products", "") == "bf16" && block == 16 && cpu_has_avx512_bf16()};
+                              .bf16 = n.attr_string("products", "") == "bf16" && block == 16 && cpu_has_avx512_bf16() &&
+                                      !cpu_backend(ctx).bf16_matrix_units()};
   const bool shapes_ok = p.cexp % block == 0 && p.kh <= kMaxDepthwiseKernel && p.sh >= 1 && p.sw >= 1 && p.ph >= 0 &&
                          p.pw >= 0 && p.ph < p.kh && p.pw < p.kw && wd->dim(1) == 1 &&
                          (w1 ? w1->shape() == Shape{p.cexp, p.cin, 1, 1} : p.cin == p.cexp) &&

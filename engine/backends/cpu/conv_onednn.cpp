@@ -61,8 +61,12 @@ struct ConvPlan {
 
 memory::dims dnnl_dims(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
+// nChw8c, nChw16c, or (block 0) channels-last.
 memory::desc blocked_desc(const Shape& s, memory::data_type dt, int64_t block) {
-  return memory::desc(dnnl_dims(s), dt, block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c);
+  const auto tag = block == 0   ? memory::format_tag::nhwc
+                   : block == 8 ? memory::format_tag::nChw8c
+                                : memory::format_tag::nChw16c;
+  return memory::desc(dnnl_dims(s), dt, tag);
 }
 
 // Plain desc of the ONNX weights in oneDNN's (g,) O, I, spatial order.
@@ -636,8 +640,8 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo&
 std::optional<Status> own_winograd(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
                                    const ConvArgs& a) {
   const ConvLayout& l = a.layout;
-  if (!a.winograd || a.transpose || a.group != 1 || plan.crop || !l.preferred || a.g.pads_begin.size() != 2 ||
-      (a.residual && l.residual_blocked != l.dst_blocked))
+  if (!a.winograd || a.transpose || a.group != 1 || plan.crop || !l.preferred || l.block == 0 ||
+      a.g.pads_begin.size() != 2 || (a.residual && l.residual_blocked != l.dst_blocked))
     return std::nullopt;
   for (size_t i = 0; i < 2; ++i)
     if (a.g.strides[i] != 1 || a.g.dilations[i] != 1) return std::nullopt;

@@ -22,11 +22,14 @@ struct FusedPoolPrimitive {
 
 memory::dims dims_of(const std::vector<int64_t>& v) { return memory::dims(v.begin(), v.end()); }
 
-// nChw<block>c, or plain nchw. A [N, C, 1, 1] tensor has the same bytes in both when block | C, so
-// such a plain output is described blocked too (oneDNN's fast pooling wants src and dst alike).
+// nChw<block>c (block 0: channels-last), or plain nchw. A [N, C, 1, 1] tensor has the same bytes in
+// all of them when block | C, so such a plain output is described blocked too (oneDNN's fast pooling
+// wants src and dst alike).
 memory::desc layout_desc(const Shape& s, bool blocked, int64_t block, memory::data_type dt = memory::data_type::f32) {
-  const bool unit_plane = s.size() == 4 && s[2] == 1 && s[3] == 1 && s[1] % block == 0;
-  const auto tag = block == 8 ? memory::format_tag::nChw8c : memory::format_tag::nChw16c;
+  const bool unit_plane = s.size() == 4 && s[2] == 1 && s[3] == 1 && (block == 0 || s[1] % block == 0);
+  const auto tag = block == 0   ? memory::format_tag::nhwc
+                   : block == 8 ? memory::format_tag::nChw8c
+                                : memory::format_tag::nChw16c;
   if (blocked || unit_plane) return memory::desc(dims_of(s), dt, tag);
   return plain_desc(s, dt);
 }
@@ -76,7 +79,7 @@ Status pool_blocked(runtime::KernelContext& ctx, const std::string& pool, const 
   // there.
   // (A plain input needs a truly plain output: a unit-plane output described blocked would send a
   // plain input to the reference loops, as EfficientNet's squeeze-excite pools were.)
-  const bool x_blocked = x_md.data.format_desc.blocking.inner_nblks > 0;
+  const bool x_blocked = x_md != plain_desc(x.shape(), xt);
   const memory::desc pool_md = x_blocked ? layout_desc(y.shape(), true, block, xt) : plain_desc(y.shape(), xt);
   const std::string key = "fpool|" + std::to_string(static_cast<int>(alg)) + "|" + nn::key_of(x.shape()) + "|" +
                           nn::key_of(y.shape()) + "|" + nn::key_of(kernel) + "|" + nn::key_of(strides) + "|" +
@@ -166,7 +169,6 @@ Status fused_pool_kernel(runtime::KernelContext& ctx) {
   const std::string pool = ctx.node().attr_string("pool", "");
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
-  if (ops::channels_last(ctx.node())) return ctx.fail(ops::kChannelsLastOnCpu);
   if (!y.defined()) return ctx.fail("output shape unknown before the run");
   if (y.numel() == 0) return Status::ok();
   const bool src_blk = ctx.node().attr_int("src_blocked", 0) != 0;

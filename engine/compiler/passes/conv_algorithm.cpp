@@ -37,8 +37,9 @@ class ConvAlgorithm final : public Pass {
     work().nodes_visited += g.nodes().size();
     for (auto& n : g.nodes()) {
       if (n.domain != ops::kFusedDomain || n.op_type != "FusedConv" || n.inputs.size() < 2 || n.outputs.size() != 1 ||
-          n.attr_string("activation_layout", "") != "blocked" || n.attr_int("group", 1) != 1 ||
-          !all_ones(n, "strides") || !all_ones(n, "dilations") || n.attrs.count("algorithm"))
+          n.attr_string("activation_layout", "") != "blocked" || n.attr_int("layout_block", 16) == 0 ||
+          n.attr_int("group", 1) != 1 || !all_ones(n, "strides") || !all_ones(n, "dilations") ||
+          n.attrs.count("algorithm"))
         continue;
       const ir::Value* w = g.value(n.inputs[1]);
       if (!w || (w->type.dtype != DType::F32 && w->type.dtype != DType::BF16) || !w->type.is_static()) continue;

@@ -9,6 +9,12 @@
 // run). A blocked value whose channels are not a multiple of the block (between convs only) has its
 // channels padded to the block, and its buffer the padded size; blocked values are never graph
 // outputs nor read by subgraphs.
+// On a CPU whose bf16 products run on matrix units (AMX), a graph with bf16 convs (an AMP graph's) is
+// laid out channels-last instead (layout_block 0: NHWC, never padded): oneDNN's AMX convolutions
+// (brgconv) take only NHWC, and on the blocked layouts it runs its AVX-512-BF16 direct convs, 15-20x
+// slower there (64->64 3x3 at 56x56, 2 threads: 4.0 TFLOP/s against 0.21). The f32 convs of such a
+// graph (the layer that reads the input) join the region (oneDNN's brgconv f32 kernels take NHWC).
+// Squeeze-excite blocks index whole channel blocks and stay outside such a region.
 // Pools between convs (a ResNet stem's MaxPool, the GlobalAveragePool after the last block) become
 // FusedPool so the region does not end there: the pool reads and writes the blocked layout, and a
 // FusedPool left with no blocked operand goes back to the plain op. A FusedSqueezeExcite (the
@@ -48,9 +54,20 @@ int64_t onednn_channel_block() {
 #endif
 }
 
+// MODESCOPE_CHANNELS_LAST=all: f32 graphs channels-last too (oneDNN's brgconv f32 kernels), to
+// measure against the blocked layouts.
+bool channels_last_f32() {
+  static const bool all = [] {
+    const char* v = std::getenv("MODESCOPE_CHANNELS_LAST");
+    return v && std::string(v) == "all";
+  }();
+  return all;
+}
+
 class ConvLayout final : public Pass {
  public:
-  explicit ConvLayout(bool bf16_convs) : bf16_convs_(bf16_convs) {}
+  ConvLayout(bool bf16_convs, bool bf16_channels_last)
+      : bf16_convs_(bf16_convs), bf16_channels_last_(bf16_channels_last) {}
   std::string name() const override { return "ConvLayout"; }
   std::string argument() const override { return "conv-layout"; }
   std::string description() const override {
@@ -61,6 +78,7 @@ class ConvLayout final : public Pass {
   Status run(ir::Graph& g) override {
     bool any = false;
     bool spent = false;                            // take_rewrite() said no: no more layout choices in this pass
+    int64_t bf16_convs = 0, f32_convs = 0;         // the convs chosen, by type
     work().nodes_visited += 3 * g.nodes().size();  // the conv, pool and ConvTranspose scans
     std::set<uint64_t> from_plain;                 // plain Convs made FusedConv here (no post-ops, no residual)
     for (auto& n : g.nodes()) {
@@ -78,6 +96,7 @@ class ConvLayout final : public Pass {
         from_plain.insert(n.id.value);
       }
       n.attrs["activation_layout"] = ir::Attribute(std::string("blocked"));
+      ++(x->type.dtype == DType::BF16 ? bf16_convs : f32_convs);
       any = true;
     }
     // Pool candidates: single-output f32 (or bf16 where bf16 convs block) 4-D static pools (MaxPool
@@ -101,7 +120,8 @@ class ConvLayout final : public Pass {
     if (any) fold_casts_into_pools(g, spent);
     if (any && !g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;
     // The region marks follow from the convs and pools chosen above (not rewrites of their own).
-    const int64_t block = onednn_channel_block();
+    const bool nhwc = (bf16_channels_last_ && bf16_convs > f32_convs) || channels_last_f32();
+    const int64_t block = nhwc ? 0 : onednn_channel_block();
     if (any) propagate(g, block);
     if (any && unblock_small_lone(g, spent)) propagate(g, block);
     if (any) unblock_lone_pointwise(g, from_plain, spent);
@@ -110,7 +130,8 @@ class ConvLayout final : public Pass {
   }
 
  private:
-  bool bf16_convs_;  // bf16 convs may be blocked too (oneDNN has native bf16 convs on this backend)
+  bool bf16_convs_;          // bf16 convs may be blocked too (oneDNN has native bf16 convs on this backend)
+  bool bf16_channels_last_;  // bf16 products on matrix units: a graph with bf16 convs goes channels-last
 
   // One rewrite from take_rewrite(); once refused (`spent`), none for the rest of the pass.
   static bool take(bool& spent) {
@@ -130,9 +151,11 @@ class ConvLayout final : public Pass {
     return n.domain == ops::kFusedDomain && n.op_type == "FusedSqueezeExcite";
   }
 
-  // May read input i / write its output in the blocked layout.
-  static bool takes_blocked(const ir::Node& n, size_t i) {
-    return (is_blocked_conv(n) && (i == 0 || i == 3)) || ((is_fused_pool(n) || is_squeeze_excite(n)) && i == 0);
+  // May read input i / write its output in the blocked layout (block 0: channels-last, which the
+  // squeeze-excite kernel does not take).
+  static bool takes_blocked(const ir::Node& n, size_t i, int64_t block) {
+    return (is_blocked_conv(n) && (i == 0 || i == 3)) ||
+           ((is_fused_pool(n) || (block != 0 && is_squeeze_excite(n))) && i == 0);
   }
 
   // A Cast to bf16 that alone reads a pool's f32 result folds into the pool (`to`): in a bf16 graph the
@@ -300,13 +323,14 @@ class ConvLayout final : public Pass {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const std::string& v = n.inputs[i];
         if (v.empty()) continue;
-        all_of(readers_ok, v, takes_blocked(n, i));
+        all_of(readers_ok, v, takes_blocked(n, i, block));
         all_of(conv_readers, v, is_blocked_conv(n) && (i == 0 || i == 3));
       }
     }
     std::set<std::string> blocked;
     for (const auto& n : g.nodes()) {
-      if (!(is_blocked_conv(n) || is_fused_pool(n) || is_squeeze_excite(n)) || n.outputs.size() != 1) continue;
+      if (!(is_blocked_conv(n) || is_fused_pool(n) || (block != 0 && is_squeeze_excite(n))) || n.outputs.size() != 1)
+        continue;
       const std::string& v = n.outputs[0];
       const ir::Value* val = g.value(v);
       auto it = readers_ok.find(v);
@@ -317,7 +341,7 @@ class ConvLayout final : public Pass {
       // takes the padded bytes in the arena: ops::value_bytes_in_memory). Between convs only: the pool
       // and squeeze-excite kernels index whole blocks. MobileNetV2's and EfficientNet-B0's 24- and
       // 40-channel stages reordered to plain and back around every block before.
-      if ((*val->type.dims)[1] % block != 0 && !(is_blocked_conv(n) && conv_readers[v])) continue;
+      if (block != 0 && (*val->type.dims)[1] % block != 0 && !(is_blocked_conv(n) && conv_readers[v])) continue;
       blocked.insert(v);
     }
     keep_grouped_alike(g, blocked);
@@ -351,6 +375,8 @@ class ConvLayout final : public Pass {
 
 }  // namespace
 
-PassPtr make_conv_layout_pass(bool bf16_convs) { return std::make_unique<ConvLayout>(bf16_convs); }
+PassPtr make_conv_layout_pass(bool bf16_convs, bool bf16_channels_last) {
+  return std::make_unique<ConvLayout>(bf16_convs, bf16_channels_last);
+}
 
 }  // namespace ms::compiler

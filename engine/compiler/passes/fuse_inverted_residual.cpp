@@ -22,9 +22,9 @@ namespace {
 
 bool blocked_fused_conv(const ir::Node& n) {
   return n.domain == ops::kFusedDomain && n.op_type == "FusedConv" &&
-         n.attr_string("activation_layout", "") == "blocked" && n.attr_int("src_blocked", 0) == 1 &&
-         n.attr_int("dst_blocked", 0) == 1 && n.inputs.size() >= 2 && n.outputs.size() == 1 &&
-         n.attr_string("auto_pad", "NOTSET") == "NOTSET";
+         n.attr_string("activation_layout", "") == "blocked" && n.attr_int("layout_block", 16) != 0 &&
+         n.attr_int("src_blocked", 0) == 1 && n.attr_int("dst_blocked", 0) == 1 && n.inputs.size() >= 2 &&
+         n.outputs.size() == 1 && n.attr_string("auto_pad", "NOTSET") == "NOTSET";
 }
 
 bool all_equal(const std::vector<int64_t>& v, int64_t x) {

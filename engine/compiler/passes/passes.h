@@ -29,10 +29,10 @@ PassPtr make_split_matmul_pass();                               // split_matmul.
 PassPtr make_narrow_rows_pass();                                // narrow_rows.cpp
 PassPtr make_fuse_elementwise_pass();                           // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                // fuse_reduce.cpp
-PassPtr make_conv_layout_pass(bool bf16_convs = false);         // conv_layout.cpp (O2)
-PassPtr make_fuse_inverted_residual_pass();                     // fuse_inverted_residual.cpp (O2, CPU)
-PassPtr make_conv_algorithm_pass();                             // conv_algorithm.cpp (O2)
-PassPtr make_channels_last_pass();                              // channels_last.cpp (O2, device backends)
+PassPtr make_conv_layout_pass(bool bf16_convs = false, bool bf16_channels_last = false);  // conv_layout.cpp (O2)
+PassPtr make_fuse_inverted_residual_pass();  // fuse_inverted_residual.cpp (O2, CPU)
+PassPtr make_conv_algorithm_pass();          // conv_algorithm.cpp (O2)
+PassPtr make_channels_last_pass();           // channels_last.cpp (O2, device backends)
 // Graph metadata amp-cast sets when it kept a bf16 graph's depthwise-separable blocks f32
 // (f32_depthwise_blocks): "bf16", the precision their fused kernel's products may take.
 inline constexpr const char* kAmpBlockProducts = "amp_block_products";

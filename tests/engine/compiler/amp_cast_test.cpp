@@ -367,10 +367,11 @@ std::pair<int, int> f32_bf16_nodes(const std::string& text, bool blocks_f32) {
   return {f32, bf16};
 }
 
-// A MobileNetV2 block in a bf16 inference graph on a CPU without bf16 matrix units: the block (1x1
-// expand, depthwise, 1x1 project, residual Add and their ReLU6s) stays f32 and becomes one
-// FusedInvertedResidual, the conv after it computes in bf16; with the option off (or bf16 matrix
-// units) every conv is bf16.
+// A MobileNetV2 block in a bf16 inference graph on a CPU: the block (1x1 expand, depthwise, 1x1
+// project, residual Add and their ReLU6s) stays f32 and becomes one FusedInvertedResidual, the conv
+// after it computes in bf16; with the option off every conv is bf16. (With AMX too: oneDNN's bf16
+// depthwise convs and the reorders around the squeeze-excite blocks lost to the fused f32 block,
+// MobileNetV2 3.1 against 3.0 ms, EfficientNet-B0 8.8 against 5.9.)
 TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
   const std::string text = R"(
     input x: f32[1,16,14,14]
@@ -410,8 +411,8 @@ TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
     fused_blocks += n.op_type == "FusedInvertedResidual";
     bf16_convs += n.op_type == "FusedConv" && g.value(n.outputs[0])->type.dtype == DType::BF16;
   }
-  EXPECT_EQ(fused_blocks, cpu().bf16_matrix_units() ? 0 : 1) << ir::dump_text(g);
-  EXPECT_EQ(bf16_convs, cpu().bf16_matrix_units() ? 4 : 1) << ir::dump_text(g);
+  EXPECT_EQ(fused_blocks, 1) << ir::dump_text(g);
+  EXPECT_EQ(bf16_convs, 1) << ir::dump_text(g);
 }
 
 // EfficientNet's block: SiLU activations and a squeeze-excite between the depthwise conv and the

@@ -1,13 +1,15 @@
 // The device channels-last pass (O2): in a bf16 Graph compile for a device backend, the convs and
 // the pools between them keep their activations NHWC (layout_block 0), transposed only at the
 // region's edges; every channels-last value is made and read by such nodes only, never a graph
-// output, and takes its plain bytes in the arena. The CPU pipeline has no such pass, and a
-// channels-last node that reaches a CPU kernel fails with a message naming the layout instead of
-// reading NHWC bytes as NCHW; a captured channels-last value comes back NCHW. Also: a device compile folds its shape
+// output, and takes its plain bytes in the arena. The CPU pipeline has no such pass, but its
+// conv-layout pass takes the same layout for a bf16 graph on a CPU with AMX, and the CPU kernels run
+// channels-last convs and pools; a captured channels-last value comes back NCHW. Also: a device compile folds its shape
 // math on the host, so a shape computed from a static input is static there too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -107,24 +109,108 @@ TEST(ChannelsLast, CpuPipelineHasNoChannelsLastNodes) {
   }
 }
 
-// The device's compiled graph run by the CPU backend: the first channels-last conv stops the run with
-// the layout named (a device kernel would have taken it).
-TEST(ChannelsLast, CpuKernelRefusesAChannelsLastNode) {
+// x drawn from a fixed sequence in [-1, 1).
+Tensor seeded_input(const Shape& s) {
+  Tensor x = Tensor::empty(DType::F32, s);
+  uint32_t state = 12345u;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    x.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.f;
+  }
+  return x;
+}
+
+// The graph's first output for x at O0 on a CPU backend (the reference: g in f32; or a compiled
+// graph's, its layouts and types as they are).
+Expected<Tensor> run_on_cpu(const ir::Graph& g, const Tensor& x) {
+  auto cpu = backends::create_cpu_backend(1);
+  const std::string in = g.inputs[0];
+  compiler::CompileOptions o0;
+  o0.jit_level = compiler::JitLevel::O0;
+  MS_ASSIGN_OR_RETURN(auto c, compiler::compile_executor(g, *cpu, {{in, g.value(in)->type}}, o0));
+  MS_ASSIGN_OR_RETURN(std::vector<Tensor> out, c->run({{in, x}}));
+  return out.at(0).clone();  // its own memory: the backend's goes with it
+}
+
+// oneDNN has bf16 convolutions on AVX-512 CPUs only (native or emulated), none below.
+bool onednn_bf16_convs() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+constexpr const char* kNoBf16Convs = "oneDNN computes bf16 convs on AVX-512 CPUs only (this one has none)";
+
+// max |got - want| / max |want|.
+double relative_error(const Tensor& got, const Tensor& want) {
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    err = std::max(err, static_cast<double>(std::abs(got.data<float>()[i] - want.data<float>()[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(want.data<float>()[i])));
+  }
+  return err / scale;
+}
+
+// The compiled bf16 graph run by the CPU backend gives g's f32 output on a fixed input within bf16's
+// rounding.
+void expect_close_to_f32(const ir::Graph& g, const ir::Graph& compiled) {
+  const Tensor x = seeded_input(*g.value(g.inputs[0])->type.dims);
+  auto want = run_on_cpu(g, x);
+  ASSERT_TRUE(want) << want.status().message();
+  auto got = run_on_cpu(compiled, x);
+  ASSERT_TRUE(got) << got.status().message();
+  EXPECT_LT(relative_error(*got, *want), 5e-2);
+}
+
+// The device's compiled graph run by the CPU backend: its kernels take channels-last convs and pools
+// (the layout of oneDNN's AMX convs), so the bf16 graph gives the f32 graph's output within bf16's
+// rounding instead of reading NHWC bytes as NCHW.
+TEST(ChannelsLast, CpuKernelsRunTheDevicesChannelsLastGraph) {
+  if (!onednn_bf16_convs()) GTEST_SKIP() << kNoBf16Convs;
   auto g = zoo::build_graph("zoo:resnet18?size=32&classes=5");
   ASSERT_TRUE(g) << g.status().message();
   DeviceLike dev;
   auto c = compile_bf16(*g, dev);
   ASSERT_TRUE(c) << c.status().message();
-  auto cpu = backends::create_cpu_backend(1);
-  const std::string in = g->inputs[0];
-  compiler::CompileOptions o0;
-  o0.jit_level = compiler::JitLevel::O0;
-  auto on_cpu = compiler::compile_executor((*c)->graph(), *cpu, {{in, g->value(in)->type}}, o0);
-  ASSERT_TRUE(on_cpu) << on_cpu.status().message();
-  Tensor x = Tensor::zeros(DType::F32, *g->value(in)->type.dims);
-  auto r = (*on_cpu)->run({{in, x}});
-  ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.status().message().find("channels-last"), std::string::npos) << r.status().message();
+  expect_close_to_f32(*g, (*c)->graph());
+}
+
+// A CPU whose bf16 products run on matrix units (AMX); its kernels are the CPU's.
+class AmxLike final : public testing::ForwardingBackend {
+ public:
+  bool native_bf16() const override { return true; }
+  bool bf16_matrix_units() const override { return true; }
+};
+
+// On such a CPU a graph whose convs are mostly bf16 goes channels-last (oneDNN's AMX convs take
+// NHWC only): every conv of the region has layout_block 0, the f32 stem included. MobileNetV2's
+// depthwise-separable blocks stay f32 (amp-cast), so its few bf16 convs leave it blocked, its blocks
+// fused into FusedInvertedResidual (whose kernel takes nChw8c/16c only). Both outputs are the f32
+// graph's within bf16's rounding.
+TEST(ChannelsLast, AmxCpuBf16ConvsRunChannelsLast) {
+  if (!onednn_bf16_convs()) GTEST_SKIP() << kNoBf16Convs;
+  for (const char* uri : {"zoo:resnet18?size=32&classes=5", "zoo:mobilenet_v2?size=32&width=8&classes=5"}) {
+    SCOPED_TRACE(uri);
+    const bool resnet = std::string(uri).find("resnet") != std::string::npos;
+    auto g = zoo::build_graph(uri);
+    ASSERT_TRUE(g) << g.status().message();
+    AmxLike amx;
+    auto c = compile_bf16(*g, amx);
+    ASSERT_TRUE(c) << c.status().message();
+    int in_region = 0, fused_blocks = 0;
+    for (const auto& n : (*c)->graph().nodes()) {
+      fused_blocks += n.op_type == "FusedInvertedResidual";
+      if (n.op_type != "FusedConv" && n.op_type != "FusedPool") continue;
+      if (n.attr_int("src_blocked", 0) || n.attr_int("dst_blocked", 0)) {
+        EXPECT_EQ(n.attr_int("layout_block", -1), resnet ? 0 : 16) << n.label();
+        ++in_region;
+      }
+    }
+    EXPECT_GE(in_region, resnet ? 15 : 1);
+    if (resnet)
+      EXPECT_EQ(fused_blocks, 0);
+    else
+      EXPECT_GE(fused_blocks, 10);
+    expect_close_to_f32(*g, (*c)->graph());
+  }
 }
 
 // --precision fp16 on a device: the same AMP O2 lists in f16 (no bf16 value anywhere), the convs'
