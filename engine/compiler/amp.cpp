@@ -36,11 +36,23 @@ constexpr std::array<std::string_view, 8> kBlack{
     "BatchNormalization",        "LayerNormalization",    "Softmax",           "LogSoftmax", "SoftmaxCrossEntropyLoss",
     "NegativeLogLikelihoodLoss", "InstanceNormalization", "GroupNormalization"};
 // Control flow runs subgraphs typed for the original precision; Cast says its own type; the rest
-// read only shapes or produce values whose type an attribute fixes.
-constexpr std::array<std::string_view, 12> kKeep{"If",    "Loop",     "Scan",
-                                                 "Cast",  "CastLike", "Shape",
-                                                 "Size",  "Constant", "ConstantOfShape",
-                                                 "Range", "EyeLike",  "RandomNormalLike"};
+// read only shapes or produce values whose type an attribute fixes, or (the quantization ops)
+// convert between f32 and 8-bit values with f32 scales.
+constexpr std::array<std::string_view, 15> kKeep{"If",
+                                                 "Loop",
+                                                 "Scan",
+                                                 "Cast",
+                                                 "CastLike",
+                                                 "Shape",
+                                                 "Size",
+                                                 "Constant",
+                                                 "ConstantOfShape",
+                                                 "Range",
+                                                 "EyeLike",
+                                                 "RandomNormalLike",
+                                                 "QuantizeLinear",
+                                                 "DequantizeLinear",
+                                                 "DynamicQuantizeLinear"};
 
 }  // namespace
 

@@ -481,6 +481,25 @@ TEST(ElementwiseKernel, UnaryOtherDtypes) {
   expect_values(run1(make_node("IsInf", 1, 1, {{"detect_positive", int64_t{0}}}), {special}), {0, 0, 0, 0, 1, 0});
 }
 
+// A bf16 table op (Gelu) runs in chunks through the f32 loop: its result is the f32 kernel's on the
+// widened values, rounded to bf16, bit for bit, over several chunks and a tail.
+TEST(ElementwiseKernel, Bf16TableOpIsTheRoundedF32Result) {
+  const int64_t n = 3000;
+  std::vector<bf16> xs(static_cast<size_t>(n));
+  std::vector<float> xf(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    xs[static_cast<size_t>(i)] = bf16(static_cast<float>(i - n / 2) / 300.f);
+    xf[static_cast<size_t>(i)] = static_cast<float>(xs[static_cast<size_t>(i)]);
+  }
+  const Tensor y = run1(make_node("Gelu", 1), {Tensor::from_vector<bf16>(xs, {n})});
+  const Tensor want = run1(make_node("Gelu", 1), {Tensor::from_vector<float>(xf, {n})});
+  ASSERT_EQ(y.dtype(), DType::BF16);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(Eigen::numext::bit_cast<uint16_t>(y.data<bf16>()[i]),
+              Eigen::numext::bit_cast<uint16_t>(bf16(want.data<float>()[i])))
+        << i;
+}
+
 TEST(ElementwiseKernel, ActivationsWithAttributes) {
   Tensor x = f32({-2, -1, 0, 1, 2}, {5});
   expect_values(run1(make_node("LeakyRelu", 1, 1, {{"alpha", 0.1f}}), {x}), {-0.2, -0.1, 0, 1, 2});

@@ -8,6 +8,9 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+
+#include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/elementwise_internal.h"
 #include "engine/backends/cpu/elementwise_table_loop.h"
 #include "engine/backends/cpu/simd_clones.h"
@@ -55,6 +58,18 @@ template <class Op, class T, class O> inline void unary_range(const Op& op, cons
     Eigen::Map<Eigen::ArrayXf>(y, n) = op.array(Eigen::Map<const Eigen::ArrayXf>(x, n));
   } else if constexpr (std::is_same_v<T, float> && std::is_same_v<O, float>) {
     unary_f32_range(op, x, y, n);
+  } else if constexpr (std::is_same_v<T, bf16> && std::is_same_v<O, bf16> && IsTableOp<Op>) {
+    // Table ops in chunks: widened, the f32 loop (its vectorized math), rounded back. Element by
+    // element a bf16 Gelu called the scalar erf: 3.9 ns a value against 0.46 in f32 (a bf16
+    // transformer encoder's 12 Gelus, 18.5 ms a run).
+    constexpr int64_t kChunk = 1024;
+    alignas(64) float buf[kChunk];
+    for (int64_t b = 0; b < n; b += kChunk) {
+      const int64_t m = std::min(kChunk, n - b);
+      widen_bf16(x + b, buf, m);
+      table_unary_f32<Op::kTableOp>(buf, buf, m, op.a, op.b);
+      round_to_bf16(buf, y + b, m);
+    }
   } else if constexpr (std::is_same_v<T, bf16> && std::is_same_v<O, bf16>) {
     if (x == y) {  // in place
 #pragma omp simd

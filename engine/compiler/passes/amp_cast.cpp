@@ -11,7 +11,12 @@
 // already in the graph are short-circuited, and Casts left unread are dropped.
 // A graph traced under the builder API's autocast (metadata "amp" = the level) already has its
 // Casts: only the clean-up runs.
-// With `f32_depthwise_blocks` (a CPU without bf16 matrix units, inference at O2) the depthwise-
+// A quantized graph's float glue stays f32: the quantization ops (kept: QuantizeLinear and
+// DynamicQuantizeLinear read f32, DequantizeLinear writes it) and every op that reads a
+// DequantizeLinear's result or feeds a QuantizeLinear, so fold-qdq still finds its QDQ patterns and
+// runs them as 8-bit kernels (a bf16 pass over a QDQ ResNet-18 left its convs as dequantized bf16
+// convs, 17x slower; over a dynamically quantized encoder it gave DynamicQuantizeLinear bf16).
+// With `f32_depthwise_blocks` (a CPU, inference at O2) the depthwise-
 // separable blocks stay f32: the depthwise conv, the 1x1 convs on either side of it, the activations
 // between them and the residual Add after the projection, the region fuse-inverted-residual makes
 // one node of. Its f32 kernel keeps the block's wide intermediates in cache and runs the 1x1 convs
@@ -371,6 +376,32 @@ class AmpCast final : public Pass {
     return commutes_with_rounding(n) && n.has_input(0) && input_layer_values_.count(n.inputs[0]) != 0;
   }
 
+  // The ops on either side of a quantization: readers of a DequantizeLinear's result, of a dynamic
+  // quantization's scale or of an integer product's Cast to float (MatMulInteger -> Cast -> Mul by
+  // the scales), producers of a
+  // QuantizeLinear's or DynamicQuantizeLinear's input.
+  static std::set<uint64_t> quantized_glue(const ir::Graph& g) {
+    std::set<std::string> dequantized, quantized, int_products;
+    for (const auto& n : g.nodes()) {
+      if (!n.domain.empty() || n.outputs.empty()) continue;
+      if (n.op_type == "MatMulInteger" || n.op_type == "ConvInteger") int_products.insert(n.outputs[0]);
+      if (n.op_type == "Cast" && n.has_input(0) && int_products.count(n.inputs[0])) dequantized.insert(n.outputs[0]);
+      if (n.op_type == "DequantizeLinear") dequantized.insert(n.outputs[0]);
+      if (n.op_type == "DynamicQuantizeLinear" && n.outputs.size() > 1) dequantized.insert(n.outputs[1]);  // scale
+      if ((n.op_type == "QuantizeLinear" || n.op_type == "DynamicQuantizeLinear") && n.has_input(0))
+        quantized.insert(n.inputs[0]);
+    }
+    std::set<uint64_t> out;
+    if (dequantized.empty() && quantized.empty()) return out;
+    for (const auto& n : g.nodes()) {
+      bool glue = false;
+      for (const auto& i : n.inputs) glue = glue || dequantized.count(i);
+      for (const auto& o : n.outputs) glue = glue || quantized.count(o);
+      if (glue) out.insert(n.id.value);
+    }
+    return out;
+  }
+
   Status insert_casts(ir::Graph& g) {
     versions_.clear();
     original_.clear();
@@ -378,6 +409,7 @@ class AmpCast final : public Pass {
     std::unordered_map<std::string, DType> declared;  // graph outputs' types before the pass
     for (const auto& o : g.outputs) declared[o] = type_of(g, o);
     const std::set<uint64_t> blocks_f32 = f32_depthwise_blocks_ ? DepthwiseBlocks(g).nodes() : std::set<uint64_t>{};
+    const std::set<uint64_t> qdq_f32 = quantized_glue(g);
     // Their fused kernel may still take the products in bf16, rounding where the user asked for it.
     if (!blocks_f32.empty()) g.metadata[kAmpBlockProducts] = std::string(dtype_name(low_));
     std::vector<ir::Node> nodes = std::move(g.nodes());
@@ -388,7 +420,7 @@ class AmpCast final : public Pass {
       const AmpClass cls = compiler::amp_class(n.op_type, n.domain);
       DType want = compiler::amp_compute_type(cls, level_, low_);
       if (in_full_precision_scope(n) && cls != AmpClass::Keep) want = DType::F32;
-      if (blocks_f32.count(n.id.value) && cls != AmpClass::Keep) want = DType::F32;
+      if ((blocks_f32.count(n.id.value) || qdq_f32.count(n.id.value)) && cls != AmpClass::Keep) want = DType::F32;
       if (input_layers_f32_ && in_input_layer(g, n, cls)) {
         want = DType::F32;
         for (const auto& o : n.outputs) input_layer_values_.insert(o);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <tuple>
 
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
@@ -12,6 +14,7 @@
 #include "engine/compiler/pipeline.h"
 #include "engine/runtime/backend.h"
 #include "tests/engine/compiler/bf16_compile_util.h"
+#include "tests/engine/compiler/quant_graphs.h"
 #include "tests/engine/compiler_test_util.h"
 
 namespace ms::compiler {
@@ -367,6 +370,16 @@ std::pair<int, int> f32_bf16_nodes(const std::string& text, bool blocks_f32) {
   return {f32, bf16};
 }
 
+// The whole O2 pipeline as --precision bf16 compiles it on this CPU.
+auto run_bf16_inference_pipeline(ir::Graph& g) {
+  JitConfig cfg;
+  cfg.jit_level = JitLevel::O2;
+  cfg.amp = AmpLevel::O2;
+  cfg.amp_input_layers_f32 = true;
+  cfg.verify = true;
+  return run_pipeline(g, &cpu(), cfg);
+}
+
 // A MobileNetV2 block in a bf16 inference graph on a CPU: the block (1x1 expand, depthwise, 1x1
 // project, residual Add and their ReLU6s) stays f32 and becomes one FusedInvertedResidual, the conv
 // after it computes in bf16; with the option off every conv is bf16. (With AMX too: oneDNN's bf16
@@ -397,12 +410,7 @@ TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
   EXPECT_EQ(f32_bf16_nodes(text, false), std::make_pair(1, 7));
   // The whole pipeline, as --precision bf16 compiles it here.
   ir::Graph g = testing::parse_graph(text);
-  JitConfig cfg;
-  cfg.jit_level = JitLevel::O2;
-  cfg.amp = AmpLevel::O2;
-  cfg.amp_input_layers_f32 = true;
-  cfg.verify = true;
-  auto r = run_pipeline(g, &cpu(), cfg);
+  auto r = run_bf16_inference_pipeline(g);
   ASSERT_TRUE(r) << r.status().message();
   int fused_blocks = 0, bf16_convs = 0;
   for (const auto& n : g.nodes()) {
@@ -413,6 +421,41 @@ TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
   }
   EXPECT_EQ(fused_blocks, 1) << ir::dump_text(g);
   EXPECT_EQ(bf16_convs, 1) << ir::dump_text(g);
+}
+
+// A quantized graph under bf16: the quantization ops and the float ops beside them stay f32, so
+// fold-qdq still runs the static QDQ matmul as one QLinearMatMul and ONNX Runtime's dynamic form as
+// FusedDynamicQuantMatMul steps (before, DynamicQuantizeLinear was handed a bf16 input and the
+// pipeline failed; the static one ran as a dequantized bf16 matmul).
+TEST(AmpCastPass, QuantizedGraphsKeepTheirFloatGlueF32) {
+  const std::string qdq = R"(
+    input x: f32[2,5,16]
+    init sx: f32[] = 0.01
+    init zx: u8[] = 120
+    init wq: i8[16,12] = 17 -5 90 -128 3 64 -33 0 127 8 -71 22 41 -9 100 -57 6
+    init sw: f32[12] = 0.004 0.006 0.003 0.005 0.002 0.004 0.007 0.003 0.005 0.004 0.006 0.002
+    init sy: f32[] = 0.05
+    init zy: u8[] = 128
+    xq = QuantizeLinear(x, sx, zx)
+    xd = DequantizeLinear(xq, sx, zx)
+    wd = DequantizeLinear(wq, sw) {axis=1}
+    m = MatMul(xd, wd)
+    yq = QuantizeLinear(m, sy, zy)
+    y = DequantizeLinear(yq, sy, zy)
+    output y
+  )";
+  for (const auto& [text, fused, count] :
+       {std::tuple{qdq, "QLinearMatMul(", 1}, {std::string(kDynamicMatMul), "FusedDynamicQuantMatMul(", 2}}) {
+    ir::Graph g = testing::parse_graph(text);
+    auto r = run_bf16_inference_pipeline(g);
+    ASSERT_TRUE(r) << r.status().message();
+    const std::string dump = ir::dump_text(g);
+    size_t found = 0;
+    for (size_t p = dump.find(fused); p != std::string::npos; p = dump.find(fused, p + 1)) ++found;
+    EXPECT_EQ(found, static_cast<size_t>(count)) << dump;
+    EXPECT_EQ(dump.find("MatMul(%xd"), std::string::npos) << dump;
+    EXPECT_EQ(dump.find("MatMulInteger("), std::string::npos) << dump;
+  }
 }
 
 // EfficientNet's block: SiLU activations and a squeeze-excite between the depthwise conv and the
