@@ -72,7 +72,7 @@ class ConvLayout final : public Pass {
   std::string argument() const override { return "conv-layout"; }
   std::string description() const override {
     return "2-D f32 convs (and bf16 ones where the CPU computes bf16) run on oneDNN's preferred (blocked) "
-           "activation layout, reordered at the op";
+           "activation layout, reordered at the op; channels-last (NHWC) where bf16 convs run on AMX";
   }
   bool runs_on_subgraphs() const override { return true; }
   Status run(ir::Graph& g) override {
