@@ -127,6 +127,137 @@ bool is_elementwise(const ir::Node& p) {
          p.op_type == "Identity";
 }
 
+// Plans the move of rows `r` of p's (only) output above p, one op kind at a time: each step returns
+// the plan, or nullopt where p does not act row by row along that axis.
+class PushPlanner {
+ public:
+  PushPlanner(const ir::Graph& g, const ir::Node& p, const Rows& r, const std::vector<int64_t>& od)
+      : g_(g), p_(p), r_(r), od_(od), rank_(static_cast<int64_t>(od.size())), in_(p.inputs.size(), nullptr) {
+    plan_.inputs.resize(p.inputs.size());
+  }
+
+  // The inputs' static dims; false where one is not static.
+  bool read_inputs() {
+    for (size_t i = 0; i < p_.inputs.size(); ++i)
+      if (!p_.inputs[i].empty() && !(in_[i] = static_dims(g_, p_.inputs[i]))) return false;
+    return true;
+  }
+
+  std::optional<PushPlan> plan() {
+    const bool plain = p_.domain.empty(), fused = p_.domain == kFusedDomain;
+    if (is_elementwise(p_)) return broadcast_all(0, p_.inputs.size()) ? done() : std::nullopt;
+    if (plain && p_.op_type == "LayerNormalization") return layer_norm();
+    if ((plain && p_.op_type == "MatMul") || (fused && p_.op_type == "FusedMatMul")) return matmul();
+    if (plain && p_.op_type == "Gemm") return gemm();
+    if (plain && p_.op_type == "Transpose") return transpose();
+    if (plain && p_.op_type == "Reshape") return reshape();
+    if (fused && p_.op_type == "FusedAttention") return attention();
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<PushPlan> done() { return std::move(plan_); }
+
+  // Inputs [from, to) broadcast against the output: the rows they hold, if any.
+  bool broadcast_all(size_t from, size_t to) {
+    for (size_t i = from; i < to && i < p_.inputs.size(); ++i) {
+      if (!in_[i]) continue;
+      const auto b = broadcast_input(*in_[i], od_, r_);
+      if (!b) return false;
+      plan_.inputs[i] = *b;
+    }
+    return true;
+  }
+
+  std::optional<PushPlan> layer_norm() {
+    int64_t axis = p_.attr_int("axis", -1);
+    if (axis < 0) axis += rank_;
+    if (r_.axis >= axis || !in_[0] || in_[0]->size() != od_.size()) return std::nullopt;
+    plan_.inputs[0] = InputRows{true, r_};
+    return done();
+  }
+
+  std::optional<PushPlan> matmul() {
+    if (p_.inputs.size() < 2 || !in_[0] || !in_[1] || in_[0]->size() < 2 || in_[1]->size() < 2 || r_.axis >= rank_ - 1)
+      return std::nullopt;
+    if (r_.axis == rank_ - 2) {  // rows of A
+      plan_.inputs[0] = InputRows{true, Rows{static_cast<int64_t>(in_[0]->size()) - 2, r_.begin, r_.count}};
+    } else if (!broadcast_all(0, 2)) {  // a batch axis
+      return std::nullopt;
+    }
+    // The bias acts per column; the residual has the output's dims.
+    if (p_.has_input(3) && !broadcast_all(3, 4)) return std::nullopt;
+    return done();
+  }
+
+  std::optional<PushPlan> gemm() {
+    if (p_.attr_int("transA", 0) != 0 || r_.axis != 0 || !in_[0] || in_[0]->size() != 2) return std::nullopt;
+    plan_.inputs[0] = InputRows{true, r_};
+    if (p_.has_input(2) && !broadcast_all(2, 3)) return std::nullopt;
+    return done();
+  }
+
+  std::optional<PushPlan> transpose() {
+    if (!in_[0] || in_[0]->size() != od_.size()) return std::nullopt;
+    std::vector<int64_t> perm = p_.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = rank_ - 1; i >= 0; --i) perm.push_back(i);
+    if (static_cast<int64_t>(perm.size()) != rank_) return std::nullopt;
+    int64_t from = perm[static_cast<size_t>(r_.axis)];
+    if (from < 0) from += rank_;
+    if (from < 0 || from >= rank_) return std::nullopt;
+    plan_.inputs[0] = InputRows{true, Rows{from, r_.begin, r_.count}};
+    return done();
+  }
+
+  // The axis survives whole: the same product of dims before it and the same extent on both sides.
+  std::optional<PushPlan> reshape() {
+    if (p_.inputs.size() != 2 || !in_[0] || !constant_of(g_, p_.inputs[1])) return std::nullopt;
+    const auto& id = *in_[0];
+    for (int64_t d : id)
+      if (d == 0) return std::nullopt;
+    int64_t before_out = 1;
+    for (int64_t a = 0; a < r_.axis; ++a) before_out *= od_[static_cast<size_t>(a)];
+    int64_t before_in = 1;
+    for (size_t b = 0; b < id.size(); ++b) {
+      if (before_in == before_out && id[b] == od_[static_cast<size_t>(r_.axis)]) {
+        plan_.inputs[0] = InputRows{true, Rows{static_cast<int64_t>(b), r_.begin, r_.count}};
+        std::vector<int64_t> shape = od_;
+        shape[static_cast<size_t>(r_.axis)] = r_.count;
+        plan_.replaced_input = 1;
+        plan_.replacement = Tensor::from_vector<int64_t>(shape, Shape{static_cast<int64_t>(shape.size())});
+        return done();
+      }
+      before_in *= id[b];
+      if (before_in > before_out) break;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<PushPlan> attention() {
+    if (p_.attr_int("is_causal", 0) != 0 || !in_[0] || !in_[1]) return std::nullopt;
+    const std::string yl = p_.attr_string("y_layout", ""), ql = p_.attr_string("q_layout", "");
+    ops::AttentionAxes qa;
+    if (yl.size() != od_.size() || yl[static_cast<size_t>(r_.axis)] != 's' ||
+        !ops::parse_attention_layout(ql, in_[0]->size(), qa))
+      return std::nullopt;
+    if (p_.has_input(3)) {  // a mask over [B, H, Sq, Sk], right-aligned: one row for every query
+      if (!in_[3]) return std::nullopt;
+      if (in_[3]->size() >= 2 && (*in_[3])[in_[3]->size() - 2] != 1) return std::nullopt;
+    }
+    plan_.inputs[0] = InputRows{true, Rows{qa.s, r_.begin, r_.count}};
+    return done();
+  }
+
+  const ir::Graph& g_;
+  const ir::Node& p_;
+  const Rows& r_;
+  const std::vector<int64_t>& od_;
+  const int64_t rank_;
+  std::vector<const std::vector<int64_t>*> in_;
+  PushPlan plan_;
+};
+
 // The plan that moves rows `r` of p's (only) output above p, or nullopt where p does not act row by
 // row along that axis.
 std::optional<PushPlan> plan_push(const ir::Graph& g, const ir::Node& p, const Rows& r) {
@@ -135,101 +266,9 @@ std::optional<PushPlan> plan_push(const ir::Graph& g, const ir::Node& p, const R
     if (!p.outputs[i].empty()) return std::nullopt;
   const std::vector<int64_t>* od = static_dims(g, p.outputs[0]);
   if (!od) return std::nullopt;
-  const auto rank = static_cast<int64_t>(od->size());
-  PushPlan plan;
-  plan.inputs.resize(p.inputs.size());
-  std::vector<const std::vector<int64_t>*> in(p.inputs.size(), nullptr);
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    if (!p.inputs[i].empty() && !(in[i] = static_dims(g, p.inputs[i]))) return std::nullopt;
-  auto broadcast_all = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to && i < p.inputs.size(); ++i) {
-      if (!in[i]) continue;
-      const auto b = broadcast_input(*in[i], *od, r);
-      if (!b) return false;
-      plan.inputs[i] = *b;
-    }
-    return true;
-  };
-  const bool fused = p.domain == kFusedDomain;
-  if (is_elementwise(p)) {
-    if (!broadcast_all(0, p.inputs.size())) return std::nullopt;
-    return plan;
-  }
-  if (p.domain.empty() && p.op_type == "LayerNormalization") {
-    int64_t axis = p.attr_int("axis", -1);
-    if (axis < 0) axis += rank;
-    if (r.axis >= axis || !in[0] || in[0]->size() != od->size()) return std::nullopt;
-    plan.inputs[0] = InputRows{true, r};
-    return plan;
-  }
-  if ((p.domain.empty() && p.op_type == "MatMul") || (fused && p.op_type == "FusedMatMul")) {
-    if (p.inputs.size() < 2 || !in[0] || !in[1] || in[0]->size() < 2 || in[1]->size() < 2 || r.axis >= rank - 1)
-      return std::nullopt;
-    if (r.axis == rank - 2) {  // rows of A
-      plan.inputs[0] = InputRows{true, Rows{static_cast<int64_t>(in[0]->size()) - 2, r.begin, r.count}};
-    } else if (!broadcast_all(0, 2)) {  // a batch axis
-      return std::nullopt;
-    }
-    // The bias acts per column; the residual has the output's dims.
-    if (p.has_input(3) && !broadcast_all(3, 4)) return std::nullopt;
-    return plan;
-  }
-  if (p.domain.empty() && p.op_type == "Gemm") {
-    if (p.attr_int("transA", 0) != 0 || r.axis != 0 || !in[0] || in[0]->size() != 2) return std::nullopt;
-    plan.inputs[0] = InputRows{true, r};
-    if (p.has_input(2) && !broadcast_all(2, 3)) return std::nullopt;
-    return plan;
-  }
-  if (p.domain.empty() && p.op_type == "Transpose") {
-    if (!in[0] || in[0]->size() != od->size()) return std::nullopt;
-    std::vector<int64_t> perm = p.attr_ints("perm");
-    if (perm.empty())
-      for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
-    if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
-    int64_t from = perm[static_cast<size_t>(r.axis)];
-    if (from < 0) from += rank;
-    if (from < 0 || from >= rank) return std::nullopt;
-    plan.inputs[0] = InputRows{true, Rows{from, r.begin, r.count}};
-    return plan;
-  }
-  if (p.domain.empty() && p.op_type == "Reshape") {
-    if (p.inputs.size() != 2 || !in[0] || !constant_of(g, p.inputs[1])) return std::nullopt;
-    // The axis survives whole: the same product of dims before it and the same extent on both sides.
-    const auto& id = *in[0];
-    for (int64_t d : id)
-      if (d == 0) return std::nullopt;
-    int64_t before_out = 1;
-    for (int64_t a = 0; a < r.axis; ++a) before_out *= (*od)[static_cast<size_t>(a)];
-    int64_t before_in = 1;
-    for (size_t b = 0; b < id.size(); ++b) {
-      if (before_in == before_out && id[b] == (*od)[static_cast<size_t>(r.axis)]) {
-        plan.inputs[0] = InputRows{true, Rows{static_cast<int64_t>(b), r.begin, r.count}};
-        std::vector<int64_t> shape = *od;
-        shape[static_cast<size_t>(r.axis)] = r.count;
-        plan.replaced_input = 1;
-        plan.replacement = Tensor::from_vector<int64_t>(shape, Shape{static_cast<int64_t>(shape.size())});
-        return plan;
-      }
-      before_in *= id[b];
-      if (before_in > before_out) break;
-    }
-    return std::nullopt;
-  }
-  if (fused && p.op_type == "FusedAttention") {
-    if (p.attr_int("is_causal", 0) != 0 || !in[0] || !in[1]) return std::nullopt;
-    const std::string yl = p.attr_string("y_layout", ""), ql = p.attr_string("q_layout", "");
-    ops::AttentionAxes qa;
-    if (yl.size() != od->size() || yl[static_cast<size_t>(r.axis)] != 's' ||
-        !ops::parse_attention_layout(ql, in[0]->size(), qa))
-      return std::nullopt;
-    if (p.has_input(3)) {  // a mask over [B, H, Sq, Sk], right-aligned: one row for every query
-      if (!in[3]) return std::nullopt;
-      if (in[3]->size() >= 2 && (*in[3])[in[3]->size() - 2] != 1) return std::nullopt;
-    }
-    plan.inputs[0] = InputRows{true, Rows{qa.s, r.begin, r.count}};
-    return plan;
-  }
-  return std::nullopt;
+  PushPlanner planner(g, p, r, *od);
+  if (!planner.read_inputs()) return std::nullopt;
+  return planner.plan();
 }
 
 Tensor i64_vector(int64_t v) { return Tensor::from_vector<int64_t>({v}, Shape{1}); }
@@ -364,6 +403,40 @@ class NarrowRows final : public Pass {
     return true;
   }
 
+  // A Slice of rows `ir` of p's input i (its value declared with the narrowed type, recorded in
+  // `types` too, so the next input's fresh names cannot take its name).
+  static ir::Node slice_rows(ir::Graph& g, const ir::Node& p, size_t i, const Rows& ir,
+                             std::vector<std::pair<std::string, ir::ValueType>>& types) {
+    const std::string base = p.inputs[i] + "_rows";
+    const std::string starts = fresh_name(g, base + "_starts");
+    g.add_initializer(starts, i64_vector(ir.begin));
+    const std::string ends = fresh_name(g, base + "_ends");
+    g.add_initializer(ends, i64_vector(ir.begin + ir.count));
+    const std::string axes = fresh_name(g, base + "_axes");
+    g.add_initializer(axes, i64_vector(ir.axis));
+    const std::string out = fresh_name(g, base);
+    ir::Node sl = new_node(g, "Slice", "", {p.inputs[i], starts, ends, axes}, {out}, {});
+    sl.name = (p.name.empty() ? p.op_type : p.name) + "/rows";
+    ir::ValueType t = g.value(p.inputs[i])->type;
+    (*t.dims)[static_cast<size_t>(ir.axis)] = ir.count;
+    if (!t.dim_params.empty()) t.dim_params[static_cast<size_t>(ir.axis)] = "";
+    types.emplace_back(out, t);
+    g.add_value(ir::Value{out, t, sl.id, std::nullopt});
+    return sl;
+  }
+
+  // The Reshape of the narrowed op's result `from` to what the Gather `s` produced (the axis it
+  // dropped); it takes the Gather's id, the Gather rewritten.
+  static ir::Node squeeze_reshape(ir::Graph& g, const ir::Node& s, const std::string& from) {
+    const std::string shape = fresh_name(g, s.outputs[0] + "_shape");
+    const std::vector<int64_t>& sd = *static_dims(g, s.outputs[0]);
+    g.add_initializer(shape, Tensor::from_vector<int64_t>(sd, Shape{static_cast<int64_t>(sd.size())}));
+    ir::Node reshape = new_node(g, "Reshape", "", {from, shape}, {s.outputs[0]}, {&s});
+    reshape.id = s.id;
+    reshape.name = s.name;
+    return reshape;
+  }
+
   // Remakes node `pi` over Slices of its inputs per `plan`, producing what selection `si` (rows `r`
   // of p's output) produced, in place of both (p stays, dead, with `keep_producer`).
   static void push(ir::Graph& g, size_t pi, size_t si, const Rows& r, bool squeeze, const PushPlan& plan,
@@ -385,26 +458,8 @@ class NarrowRows final : public Pass {
         continue;
       }
       if (!plan.inputs[i].slice) continue;
-      const Rows& ir = plan.inputs[i].rows;
-      const ir::Value* v = g.value(p.inputs[i]);
-      const std::string base = p.inputs[i] + "_rows";
-      const std::string starts = fresh_name(g, base + "_starts");
-      g.add_initializer(starts, i64_vector(ir.begin));
-      const std::string ends = fresh_name(g, base + "_ends");
-      g.add_initializer(ends, i64_vector(ir.begin + ir.count));
-      const std::string axes = fresh_name(g, base + "_axes");
-      g.add_initializer(axes, i64_vector(ir.axis));
-      const std::string out = fresh_name(g, base);
-      ir::Node sl = new_node(g, "Slice", "", {p.inputs[i], starts, ends, axes}, {out}, {});
-      sl.name = (p.name.empty() ? p.op_type : p.name) + "/rows";
-      ir::ValueType t = v->type;
-      (*t.dims)[static_cast<size_t>(ir.axis)] = ir.count;
-      if (!t.dim_params.empty()) t.dim_params[static_cast<size_t>(ir.axis)] = "";
-      types.emplace_back(out, t);
-      // Reserve the name now: the next input's fresh names must not take it.
-      g.add_value(ir::Value{out, t, sl.id, std::nullopt});
-      inputs[i] = out;
-      made.push_back(std::move(sl));
+      made.push_back(slice_rows(g, p, i, plan.inputs[i].rows, types));
+      inputs[i] = made.back().outputs[0];
     }
     // The narrowed op produces the selection's value, or (a Gather dropping the axis) a value that a
     // Reshape turns into it.
@@ -425,14 +480,7 @@ class NarrowRows final : public Pass {
     }
     made.push_back(std::move(np));
     std::optional<ir::Node> reshape;
-    if (squeeze) {
-      const std::string shape = fresh_name(g, s.outputs[0] + "_shape");
-      const std::vector<int64_t>& sd = *static_dims(g, s.outputs[0]);
-      g.add_initializer(shape, Tensor::from_vector<int64_t>(sd, Shape{static_cast<int64_t>(sd.size())}));
-      reshape = new_node(g, "Reshape", "", {out, shape}, {s.outputs[0]}, {&s});
-      reshape->id = s.id;  // the Gather, rewritten
-      reshape->name = s.name;
-    }
+    if (squeeze) reshape = squeeze_reshape(g, s, out);
     // Out go the selection and the op (their ids return), in come the new nodes where the op was
     // (its inputs are defined by then) and the Reshape where the selection was.
     auto& nodes = g.nodes();
