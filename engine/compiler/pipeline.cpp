@@ -35,7 +35,7 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
     pm.add(make_fold_batchnorm_pass());
   }
   // First, so every later pass (folding, fusion, layout) sees the precision each op computes in.
-  // Inference at O2 on a CPU without bf16 matrix units: depthwise-separable blocks stay f32, where
+  // Inference at O2 on a CPU (with AMX too): depthwise-separable blocks stay f32, where
   // fuse-inverted-residual's kernel outruns the bf16 convs (amp_cast.cpp).
   const bool f32_depthwise_blocks =
       level == JitLevel::O2 && amp_input_layers_f32 && amp_type == DType::BF16 && backend && backend->device().is_cpu();

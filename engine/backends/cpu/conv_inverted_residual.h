@@ -57,7 +57,8 @@ void inverted_residual_blocked(const float* x, const InvertedResidualWeights& w,
 // Bd, W3, B3, R (W1/B1 and W3/B3 empty where the block has no such stage, B* optional, R with the
 // projection's Add), x and y blocked by layout_block; the depthwise geometry in strides and pads
 // and each stage's post-ops under expand_ / dw_ / project_ prefixed post_ops attributes;
-// products="bf16" (a bf16 graph's) asks for the bf16 products where the CPU has them.
+// products="bf16" (a bf16 graph's) asks for the bf16 products where the CPU has AVX-512-BF16 without AMX (with
+// AMX, vdpbf16ps ran no faster than the f32 FMAs).
 void register_inverted_residual_kernel(runtime::KernelRegistry& r);
 
 }  // namespace ms::cpu::nn
