@@ -19,8 +19,9 @@ std::vector<CommandInfo>& command_registry() {
 
 void add_precision_option(CLI::App* cmd, RunArgs& a) {
   cmd->add_option("--precision", a.precision,
-                  "Graph mode's precision: f32, bf16 (norms, softmax, reductions and the layer that reads "
-                  "the input kept f32; CPUs with AVX-512-BF16 or AMX, CUDA from sm_80) or fp16 (the same, in f16; "
+                  "Graph mode's precision: f32, bf16 (norms, softmax, reductions, the sums a LayerNorm "
+                  "centres and the layer that reads the input kept f32; CPUs with AVX-512-BF16 or AMX, CUDA from "
+                  "sm_80) or fp16 (the same, in f16; "
                   "CUDA); the deviation from f32 is reported")
       ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
 }

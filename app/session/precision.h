@@ -1,9 +1,9 @@
 // The precision a Graph run computes in, as the CLI's --precision and the app's Run panel ask for it:
 // "f32" (nothing changes), "bf16": the AMP O2 lists (compiler/amp.h; normalizations, softmax,
-// reductions and losses stay f32), on a backend with native bf16 arithmetic only (elsewhere bf16
-// would be emulated, slower than f32, so it is refused with the reason), or "fp16": the same lists
-// in f16, on a device (the CPU kernels have no f16 arithmetic). PyNative runs stay f32: they are the
-// reference the deviation (figures.h, deviation) is measured from.
+// reductions and losses stay f32, and so do the sums a normalization centres: amp_cast.cpp), on a backend with native
+// bf16 arithmetic only (elsewhere bf16 would be emulated, slower than f32, so it is refused with the reason), or
+// "fp16": the same lists in f16, on a device (the CPU kernels have no f16 arithmetic). PyNative runs stay f32: they are
+// the reference the deviation (figures.h, deviation) is measured from.
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -118,6 +119,54 @@ TEST(AmpCastPass, PoolsAfterTheInputLayerStayF32AndTheCastFollowsThem) {
   #8 %c = Cast(%c.bf16) {round_mode="nearest", to=1} name="c/amp_cast" : f32[1,4,4,4]
   return %c, %q
 )");
+}
+
+// Inference precision keeps the sums a normalization centres in f32 (a pre-norm transformer's
+// residual stream), the LayerNormalization op's input and the decomposed form's (a ReduceMean that a
+// Sub reads with its input); the branch they add stays bf16, and a sum no norm centres too. Training
+// AMP (no input_layers_f32) rounds them as the O2 lists say, as eager autocast does.
+TEST(AmpCastPass, InferenceKeepsTheSumsANormCentresF32) {
+  const char* text = R"(
+    input x: f32[2,4]
+    init w1: f32[4,4] = 0.5
+    init w2: f32[4,4] = 0.25
+    init s: f32[4] = 1
+    init b: f32[4] = 0
+    a = MatMul(x, w1)
+    h = MatMul(a, w2)
+    r1 = Add(h, a)
+    n1 = LayerNormalization(r1, s, b) {axis=-1}
+    k = MatMul(n1, w2)
+    r2 = Add(k, r1)
+    m = ReduceMean(r2) {axes=[1]}
+    d = Sub(r2, m)
+    e = Add(k, h)
+    output d
+    output e
+  )";
+  auto types = [&](bool inference) {
+    ir::Graph g = testing::parse_graph(text);
+    PassManager pm;
+    pm.add(make_infer_types_pass(&cpu()));
+    pm.add(make_amp_cast_pass(AmpLevel::O2, &cpu(), inference));
+    Status st = pm.run(g);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+    // The type each Add or MatMul computes in, by the initials of its inputs (Casts renamed them).
+    std::map<std::string, DType> by_value;
+    for (const auto& n : g.nodes())
+      if (n.op_type == "Add" || n.op_type == "MatMul")
+        by_value[n.op_type + ":" + n.inputs[0].substr(0, 1) + n.inputs[1].substr(0, 1)] =
+            g.value(n.outputs[0])->type.dtype;
+    return by_value;
+  };
+  const auto inf = types(true);
+  EXPECT_EQ(inf.at("Add:ha"), DType::F32);      // r1: a LayerNormalization's input
+  EXPECT_EQ(inf.at("Add:kr"), DType::F32);      // r2: centred by ReduceMean and Sub
+  EXPECT_EQ(inf.at("Add:kh"), DType::BF16);     // e: no norm reads it
+  EXPECT_EQ(inf.at("MatMul:aw"), DType::BF16);  // h: the branch
+  const auto train = types(false);
+  EXPECT_EQ(train.at("Add:ha"), DType::BF16);
+  EXPECT_EQ(train.at("Add:kr"), DType::BF16);
 }
 
 // Why the Cast may move past them: rounding to bf16 is monotonic, so pooling rounded values and
