@@ -209,6 +209,22 @@ template <class T> MS_EW_INLINE T gelu_tanh(T x) { return gelu_tanh_finish(x, ge
 template <class T> MS_EW_INLINE T gelu(T x, T approximate) { return approximate != T(0) ? gelu_tanh(x) : gelu_erf(x); }
 // Swish (opset 24; SiLU at alpha 1): x sigmoid(alpha x), the sigmoid in its stable form.
 template <class T> MS_EW_INLINE T swish(T x, T alpha) { return x * sigmoid(alpha * x); }
+// QuantizeLinear then DequantizeLinear with one scale s and zero point z onto the 8-bit grid
+// [lo, hi], in float as those kernels compute them (the same bits): x / s, clamped where it
+// saturates anyway (NaN to the low end), rounded half to even (adding and subtracting 1.5 * 2^23),
+// plus z, saturated; then (q - z) * s. A fused elementwise chain's link for a QDQ model's
+// fake-quantization between two float ops.
+template <class T> MS_EW_INLINE T quantize_dequantize(T x, T s, T z, T lo, T hi) {
+  T t = x / s;
+  const T flo = lo - z - T(1), fhi = hi - z + T(1);
+  t = t >= flo ? t : flo;
+  t = t <= fhi ? t : fhi;
+  const T magic = T(12582912);
+  T q = ((t + magic) - magic) + z;
+  q = q < lo ? lo : q;
+  q = q > hi ? hi : q;
+  return (q - z) * s;
+}
 // numpy's minimum(maximum(x, lo), hi): hi wins when lo > hi. NaN passes (x < lo and y > hi are false).
 template <class T> MS_EW_INLINE T clip(T x, T lo, T hi) {
   const T y = x < lo ? lo : x;

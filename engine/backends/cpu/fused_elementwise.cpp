@@ -21,15 +21,17 @@ namespace {
 using elementwise::bf16_to_f32;
 using elementwise::f32_to_bf16;
 
-// A link runs an op of the table (ops/elementwise_math.h), or one of the chain's own: Square (x * x)
-// and RoundBf16 (a Cast to bf16: the value rounded to bf16 and back).
-enum class Special : uint8_t { None, Square, RoundBf16 };
+// A link runs an op of the table (ops/elementwise_math.h), or one of the chain's own: Square (x * x),
+// RoundBf16 (a Cast to bf16: the value rounded to bf16 and back) and QuantizeDequantize (a QDQ
+// model's QuantizeLinear -> DequantizeLinear pair: scale alpha, zero point beta, grid [lo, hi]).
+enum class Special : uint8_t { None, Square, RoundBf16, QuantizeDequantize };
 
 struct Link {
   ew::Op op = ew::Op::Relu;
   Special special = Special::None;
   int side = 0;  // binary: 0 chain value is the lhs
   float alpha = 0, beta = 0;
+  float lo = 0, hi = 0;  // QuantizeDequantize's 8-bit grid
   int operand = -1;
 };
 
@@ -113,6 +115,11 @@ MS_SIMD_CLONES void apply_unary(const Link& l, float* __restrict v, int64_t n) {
   }
   if (l.special == Special::RoundBf16) {
     MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
+    return;
+  }
+  if (l.special == Special::QuantizeDequantize) {
+    const float sc = l.alpha, z = l.beta, lo = l.lo, hi = l.hi;
+    MS_SIMD_FOR(int64_t i = 0; i < n; ++i) v[i] = ew::quantize_dequantize(v[i], sc, z, lo, hi);
     return;
   }
   switch (l.op) {
@@ -224,6 +231,12 @@ Status link_op(const runtime::KernelContext& ctx, const std::string& name, int64
     l.special = Special::RoundBf16;
   } else if (name == "Square") {
     l.special = Special::Square;
+  } else if (name == "QuantizeDequantizeU8" || name == "QuantizeDequantizeS8") {
+    if (dt != DType::F32) return ctx.fail("a QuantizeDequantize link runs on f32 only");
+    l.special = Special::QuantizeDequantize;
+    const bool s8 = name == "QuantizeDequantizeS8";
+    l.lo = s8 ? -128.f : 0.f;
+    l.hi = s8 ? 127.f : 255.f;
   } else if (const ew::OpInfo* op = ew::find(name.c_str()); op && op->arity == arity) {
     l.op = op->op;
   } else {

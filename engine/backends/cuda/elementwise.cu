@@ -140,6 +140,9 @@ template <class TI, class TO> __global__ void chain_kernel(const TI* x, TO* y, i
         v = v * v;
       } else if (kind == kChainRoundBf16) {
         v = __bfloat162float(__float2bfloat16_rn(v));
+      } else if (kind == kChainQdqU8 || kind == kChainQdqS8) {
+        const bool s8 = kind == kChainQdqS8;
+        v = ew::quantize_dequantize(v, d.alpha[k], d.beta[k], s8 ? -128.f : 0.f, s8 ? 127.f : 255.f);
       } else {
         v = apply_unary(kind, v, d.alpha[k], d.beta[k]);
       }

@@ -83,6 +83,9 @@ Status chain_link(runtime::KernelContext& ctx, const std::string& name, int64_t 
     d.kind[k] = kChainRoundBf16;
   } else if (name == "Square") {
     d.kind[k] = kChainSquare;
+  } else if (name == "QuantizeDequantizeU8" || name == "QuantizeDequantizeS8") {
+    if (dt != DType::F32) return ctx.fail("a QuantizeDequantize link runs on f32 only");
+    d.kind[k] = name == "QuantizeDequantizeS8" ? kChainQdqS8 : kChainQdqU8;
   } else if (const ew::OpInfo* op = ew::find(name.c_str()); op && op->arity == arity) {
     d.kind[k] = static_cast<int>(op->op);
   } else {

@@ -54,11 +54,14 @@ cudaError_t epilogue(ScalarType t, void* y, const Epilogue& e, cudaStream_t s);
 // FusedElementwise: a chain of the op table's ops over the input, computed in f32 per element and
 // rounded once on the store. A link's kind is an ew::Op (unary, or binary reading one operand with
 // broadcast strides over the output's dims, the chain value on the `side` 0 = left), or one of the
-// chain's own: kChainSquare (x * x), kChainRoundBf16 (a Cast to bf16: rounded there and back).
+// chain's own: kChainSquare (x * x), kChainRoundBf16 (a Cast to bf16: rounded there and back),
+// kChainQdqU8 / kChainQdqS8 (QuantizeLinear then DequantizeLinear, scale alpha, zero point beta).
 inline constexpr int kMaxChainLinks = 32;
 inline constexpr int kMaxChainOperands = 8;
 inline constexpr int kChainSquare = -2;
 inline constexpr int kChainRoundBf16 = -3;
+inline constexpr int kChainQdqU8 = -4;
+inline constexpr int kChainQdqS8 = -5;
 struct ChainDesc {
   int links = 0;
   int kind[kMaxChainLinks] = {};

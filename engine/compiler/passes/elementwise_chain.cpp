@@ -2,6 +2,8 @@
 // elementwise chain, and the FusedElementwise node of a chain.
 #include "engine/compiler/passes/elementwise_chain.h"
 
+#include <cmath>
+
 #include "engine/compiler/rewrite.h"
 #include "engine/ops/elementwise_params.h"
 #include "engine/ops/fused.h"
@@ -123,6 +125,50 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
   const ir::ValueType* t = static_float(g, l.operand);
   return t && (t->dtype == ct->dtype || (ct->dtype == DType::F32 && t->dtype == DType::BF16)) &&
          t->dims->size() <= dims.size();
+}
+
+namespace {
+
+// The constant scalar `name` as a float (f32, or an 8-bit integer), or false. Empty: `fallback`.
+bool scalar_constant(const ir::Graph& g, const std::string& name, DType want, float fallback, float& out) {
+  if (name.empty()) {
+    out = fallback;
+    return want == DType::U8 || want == DType::F32;
+  }
+  const Tensor* t = constant_of(g, name);
+  if (!t || t->numel() != 1 || t->dtype() != want) return false;
+  out = want == DType::F32 ? t->data<float>()[0] : static_cast<float>(t->at_int(0));
+  return true;
+}
+
+}  // namespace
+
+bool qdq_link(const ir::Graph& g, const ir::Node& q, const ir::Node& dq, const std::string& cur,
+              const std::vector<int64_t>& dims, Link& l) {
+  if (!q.domain.empty() || q.op_type != "QuantizeLinear" || !dq.domain.empty() || dq.op_type != "DequantizeLinear" ||
+      q.inputs.size() < 2 || q.inputs[0] != cur || q.outputs.size() != 1 || dq.inputs.size() < 2 ||
+      dq.inputs[0] != q.outputs[0] || dq.outputs.size() != 1)
+    return false;
+  for (const ir::Node* n : {&q, &dq})
+    if (n->attr_int("block_size", 0) != 0 || n->attr_int("output_dtype", 0) != 0 || n->attr_int("precision", 0) != 0)
+      return false;
+  const ir::ValueType* ct = static_float(g, cur);
+  const ir::ValueType* ot = static_float(g, dq.outputs[0]);
+  const ir::Value* qv = g.value(q.outputs[0]);
+  if (!ct || !ot || !qv || ct->dtype != DType::F32 || ot->dtype != DType::F32 || *ot->dims != dims) return false;
+  const DType t = qv->type.dtype;
+  if (t != DType::U8 && t != DType::I8) return false;
+  auto input = [](const ir::Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : std::string(); };
+  float s1 = 0, s2 = 0, z1 = 0, z2 = 0;
+  if (!scalar_constant(g, q.inputs[1], DType::F32, 0, s1) || !scalar_constant(g, dq.inputs[1], DType::F32, 0, s2) ||
+      !scalar_constant(g, input(q, 2), t, 0, z1) || !scalar_constant(g, input(dq, 2), t, 0, z2) || s1 != s2 ||
+      z1 != z2 || !(s1 > 0) || !std::isfinite(s1))
+    return false;
+  l = Link{};
+  l.op = t == DType::U8 ? "QuantizeDequantizeU8" : "QuantizeDequantizeS8";
+  l.alpha = s1;
+  l.beta = z1;
+  return true;
 }
 
 ir::Node chain_node(ir::Graph& g, const std::string& x, const std::vector<Link>& links,

@@ -50,6 +50,13 @@ Recompute recompute_of(const ir::Graph& g, const Producers& prod, const std::str
 bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, const std::vector<int64_t>& dims, Link& l,
              const Producers* prod = nullptr);
 
+// The link a QDQ model's fake-quantization makes (QuantizeDequantizeU8 / S8: scale in alpha, zero
+// point in beta) when the f32 chain value `cur` (of shape `dims`) flows into QuantizeLinear `q`
+// whose only reader is DequantizeLinear `dq`: one constant f32 scale and one constant 8-bit zero
+// point (or none: uint8 0), the same on both, and dq's f32 result of `cur`'s shape. False otherwise.
+bool qdq_link(const ir::Graph& g, const ir::Node& q, const ir::Node& dq, const std::string& cur,
+              const std::vector<int64_t>& dims, Link& l);
+
 // The FusedElementwise node running `links` over `x` into `out`, standing for `nodes` (origins);
 // not yet in the graph.
 ir::Node chain_node(ir::Graph& g, const std::string& x, const std::vector<Link>& links,

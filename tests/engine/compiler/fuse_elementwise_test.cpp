@@ -48,6 +48,47 @@ TEST(FusionPass, ElementwiseChainsBecomeOneLoop) {
 )");
 }
 
+// A QDQ model's fake-quantization between float ops (QuantizeLinear whose only reader is a
+// DequantizeLinear with the same constant scale and zero point) is one link of the chain, on uint8
+// and int8 grids, saturating at both ends (x * 3 / 0.01 reaches past them): the chain's values are
+// the separate ops' bit for bit. A chain may start at such a pair (after a MatMul); a pair whose
+// quantized value has another reader stays two ops.
+TEST(FusionPass, QuantizeDequantizePairsAreChainLinks) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[4,8]
+    input w: f32[8,8]
+    init three: f32[] = 3
+    init one: f32[] = 1
+    init s: f32[] = 0.01
+    init s2: f32[] = 0.02
+    init zu: u8[] = 128
+    init zs: i8[] = -3
+    a = Mul(x, three)
+    qa = QuantizeLinear(a, s, zu)
+    da = DequantizeLinear(qa, s, zu)
+    e = Erf(da)
+    qe = QuantizeLinear(e, s, zs)
+    de = DequantizeLinear(qe, s, zs)
+    f = Add(de, one)
+    m = MatMul(x, w)
+    qm = QuantizeLinear(m, s)
+    dm = DequantizeLinear(qm, s)
+    g = Mul(dm, three)
+    qg = QuantizeLinear(g, s, zu)
+    dg = DequantizeLinear(qg, s, zu)
+    ra = DequantizeLinear(qa, s2, zu)
+    h = Relu(ra)
+    output f
+    output dg
+    output h
+  )",
+                                   compiler::JitLevel::O1, /*tol=*/0.0);
+  EXPECT_NE(c.dump.find(R"(chain=["QuantizeDequantizeU8","Mul","QuantizeDequantizeU8"])"), std::string::npos)
+      << c.dump;  // from the MatMul's pair on
+  EXPECT_NE(c.dump.find(R"(chain=["Erf","QuantizeDequantizeS8","Add"])"), std::string::npos) << c.dump;
+  EXPECT_NE(c.dump.find("QuantizeLinear(%a"), std::string::npos) << c.dump;  // qa has two readers
+}
+
 // The fused loop over NCHW with the operands a training step's BatchNorm gradient has: one value per
 // channel, per (batch, row), per column, a scalar on the left; large enough for several threads and
 // for rows longer than one tile. Against eager execution of the separate ops.
