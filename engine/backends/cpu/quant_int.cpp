@@ -258,17 +258,17 @@ MS_SIMD_CLONES void scale_row(const int32_t* acc, const float* scale, const floa
 // y[r, j] = requantize(acc[r, j] + bias[j]) with multiplier mult[j] (per-tensor a_scale) or
 // mult[r % m][j].
 template <class T>
-void requantize_rows(const std::vector<int32_t>& acc, const MatmulPlan& p, const std::vector<double>& mult,
+void requantize_rows(const int32_t* acc, int64_t count, const MatmulPlan& p, const std::vector<double>& mult,
                      const int32_t* bias, int32_t zy, T* y) {
-  const int64_t n = p.n, rows = n > 0 ? static_cast<int64_t>(acc.size()) / n : 0;
+  const int64_t n = p.n, rows = n > 0 ? count / n : 0;
   const bool per_row = static_cast<int64_t>(mult.size()) != n;
 #pragma omp parallel for schedule(static) if (rows * n > (1 << 16))
   for (int64_t r = 0; r < rows; ++r) {
     const double* mr = mult.data() + (per_row ? (r % p.m) * n : 0);
     if constexpr (std::is_same_v<T, int8_t>)
-      requantize_row_s8(acc.data() + r * n, mr, bias, n, zy, y + r * n);
+      requantize_row_s8(acc + r * n, mr, bias, n, zy, y + r * n);
     else
-      requantize_row_u8(acc.data() + r * n, mr, bias, n, zy, y + r * n);
+      requantize_row_u8(acc + r * n, mr, bias, n, zy, y + r * n);
   }
 }
 
@@ -302,13 +302,15 @@ Status qlinear_matmul(runtime::KernelContext& ctx) {
       return ctx.fail("bias must be int32 with one value per column of b (" + to_string(p.n) + ")");
     bias = ctx.input(8).data<int32_t>();
   }
-  std::vector<int32_t> acc(static_cast<size_t>(numel(p.out)));
-  MS_RETURN_IF_ERROR(matmul_accumulate(ctx, a, b, p, za, zb, acc.data()));
+  // The int32 sums in the step's scratch: every one is written (a zero-filled vector of them, 1.5 MB
+  // for the QDQ encoder's widest matmul, cost a memset and fresh pages on every call).
+  MS_ASSIGN_OR_RETURN(Tensor acc, ctx.scratch(DType::I32, p.out));
+  MS_RETURN_IF_ERROR(matmul_accumulate(ctx, a, b, p, za, zb, acc.data<int32_t>()));
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ctx.input(7).dtype(), p.out));
   if (y->dtype() == DType::I8)
-    requantize_rows(acc, p, mult, bias, yz, y->data<int8_t>());
+    requantize_rows(acc.data<int32_t>(), acc.numel(), p, mult, bias, yz, y->data<int8_t>());
   else
-    requantize_rows(acc, p, mult, bias, yz, y->data<uint8_t>());
+    requantize_rows(acc.data<int32_t>(), acc.numel(), p, mult, bias, yz, y->data<uint8_t>());
   return Status::ok();
 }
 
