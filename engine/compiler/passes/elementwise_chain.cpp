@@ -129,11 +129,12 @@ bool as_link(const ir::Graph& g, const ir::Node& n, const std::string& cur, cons
 
 namespace {
 
-// The constant scalar `name` as a float (f32, or an 8-bit integer), or false. Empty: `fallback`.
-bool scalar_constant(const ir::Graph& g, const std::string& name, DType want, float fallback, float& out) {
+// The constant scalar `name` as a float (f32, or an 8-bit integer), or false. An absent zero point
+// (empty name) is uint8 0.
+bool scalar_constant(const ir::Graph& g, const std::string& name, DType want, float& out) {
   if (name.empty()) {
-    out = fallback;
-    return want == DType::U8 || want == DType::F32;
+    out = 0;
+    return want == DType::U8;
   }
   const Tensor* t = constant_of(g, name);
   if (!t || t->numel() != 1 || t->dtype() != want) return false;
@@ -160,9 +161,9 @@ bool qdq_link(const ir::Graph& g, const ir::Node& q, const ir::Node& dq, const s
   if (t != DType::U8 && t != DType::I8) return false;
   auto input = [](const ir::Node& n, size_t i) { return n.inputs.size() > i ? n.inputs[i] : std::string(); };
   float s1 = 0, s2 = 0, z1 = 0, z2 = 0;
-  if (!scalar_constant(g, q.inputs[1], DType::F32, 0, s1) || !scalar_constant(g, dq.inputs[1], DType::F32, 0, s2) ||
-      !scalar_constant(g, input(q, 2), t, 0, z1) || !scalar_constant(g, input(dq, 2), t, 0, z2) || s1 != s2 ||
-      z1 != z2 || !(s1 > 0) || !std::isfinite(s1))
+  if (!scalar_constant(g, q.inputs[1], DType::F32, s1) || !scalar_constant(g, dq.inputs[1], DType::F32, s2) ||
+      !scalar_constant(g, input(q, 2), t, z1) || !scalar_constant(g, input(dq, 2), t, z2) || s1 != s2 || z1 != z2 ||
+      !(s1 > 0) || !std::isfinite(s1))
     return false;
   l = Link{};
   l.op = t == DType::U8 ? "QuantizeDequantizeU8" : "QuantizeDequantizeS8";
