@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/core/alloc_error.h"
+#include "engine/core/host_memory.h"
 #include "engine/core/narrow.h"
 #include "engine/core/strings.h"
 
@@ -28,10 +29,9 @@ std::string format_alloc_bytes(double bytes) {
 }
 
 std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
-  const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
-  void* p = take_allocation_fault() ? nullptr : std::aligned_alloc(64, rounded);
+  void* p = take_allocation_fault() ? nullptr : host_allocate(bytes);
   if (!p) throw AllocationFailed(bytes, "a host buffer");
-  return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { std::free(d); });
+  return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { host_free(d); });
 }
 
 std::shared_ptr<Buffer> Buffer::borrowed(void* data, size_t bytes, Device device) {

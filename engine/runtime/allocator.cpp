@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "engine/core/alloc_error.h"
+#include "engine/core/host_memory.h"
 
 namespace ms::runtime {
 
@@ -14,11 +15,10 @@ std::shared_ptr<Buffer> Allocator::make_buffer(size_t bytes) {
 
 void* HostAllocator::allocate(size_t bytes) {
   if (take_allocation_fault()) return nullptr;
-  const size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
-  return std::aligned_alloc(64, rounded);
+  return host_allocate(bytes);
 }
 
-void HostAllocator::deallocate(void* p, size_t) { std::free(p); }
+void HostAllocator::deallocate(void* p, size_t) { host_free(p); }
 
 CachingAllocator::CachingAllocator(std::unique_ptr<Allocator> raw) : raw_(std::move(raw)) {}
 

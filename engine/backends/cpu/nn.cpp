@@ -2,6 +2,8 @@
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/nn_onednn.h"
+#include "engine/core/alloc_error.h"
+#include "engine/core/host_memory.h"
 
 namespace ms::cpu {
 
@@ -75,6 +77,8 @@ struct ReorderedWeights {
   std::mutex mu;
   std::weak_ptr<Buffer> source;
   uint64_t fingerprint = 0;
+  // The reordered bytes (host_allocate: huge pages for large weights), which `mem` points at.
+  std::shared_ptr<void> bytes;
   dnnl::memory mem;
 };
 
@@ -108,11 +112,16 @@ Expected<dnnl::memory> prepared_weights(runtime::KernelContext& ctx, OneDnnConte
   const uint64_t fp = w.buffer() && w.buffer()->frozen() ? 0 : fingerprint(w);
   const auto alive = entry->source.lock();
   if (alive && alive == w.buffer() && entry->fingerprint == fp && entry->mem) return entry->mem;
-  dnnl::memory dst(want, dnn.engine());
+  const size_t size = want.get_size();
+  std::shared_ptr<void> bytes(host_allocate(size), &host_free);
+  if (!bytes)
+    return Status::error(ErrorCode::OutOfMemory, "no memory for " + format_alloc_bytes(size) + " of reordered weights");
+  dnnl::memory dst(want, dnn.engine(), bytes.get());
   dnnl::reorder(src, dst).execute(dnn.stream(), src, dst);
   dnn.stream().wait();
   entry->source = w.buffer();
   entry->fingerprint = fp;
+  entry->bytes = std::move(bytes);
   entry->mem = dst;
   return dst;
 }

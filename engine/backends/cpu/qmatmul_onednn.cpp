@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "engine/backends/cpu/nn_onednn.h"
 #include "engine/backends/cpu/quant_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/core/alloc_error.h"
+#include "engine/core/host_memory.h"
 
 namespace ms::cpu::quant {
 
@@ -36,6 +39,7 @@ struct ExcessEntry {
 // Int8 weights in the layout a primitive wants (reordered once per layout), or none yet.
 struct PackedInt8 {
   memory::desc desc;
+  std::shared_ptr<void> bytes;  // host_allocate'd; `mem` points at them
   memory mem;
 };
 
@@ -155,7 +159,9 @@ memory weights_memory(OneDnnContext& dnn, std::mutex& mu, const Tensor& w, Packe
   std::lock_guard<std::mutex> lock(mu);
   if (slot.desc != want) {
     memory src(plain, dnn.engine(), w.raw());
-    slot.mem = memory(want, dnn.engine());
+    slot.bytes.reset(host_allocate(want.get_size()), &host_free);
+    if (!slot.bytes) throw AllocationFailed(want.get_size(), "reordered int8 weights");
+    slot.mem = memory(want, dnn.engine(), slot.bytes.get());
     dnnl::reorder(src, slot.mem).execute(dnn.stream(), src, slot.mem);
     dnn.stream().wait();
     slot.desc = want;

@@ -8,6 +8,7 @@
 
 #include "engine/backends/cpu/onednn_sgemm_pack.h"
 #include "engine/backends/cpu/weights_registry.h"
+#include "engine/core/host_memory.h"
 #include "engine/runtime/kernel.h"
 
 namespace ms::cpu::nn {
@@ -84,7 +85,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
     if (dnnl::impl::cpu::sgemm_pack_get_size("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, &bytes,
                                              &repacked) != dnnl_success)
       return ctx.unsupported_case("sgemm packing unavailable");
-    entry->data.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
+    entry->data.reset(static_cast<float*>(host_allocate(bytes)), &host_free);
     if (!entry->data) return Status::error(ErrorCode::OutOfMemory, "packed weights: out of memory");
     if (dnnl::impl::cpu::sgemm_pack("A", s.transa, s.transb, &s.M, &s.N, &s.K, &s.lda, &s.ldb, w.data<float>(),
                                     entry->data.get()) != dnnl_success) {

@@ -11,6 +11,7 @@
 #include "engine/backends/cpu/onednn_sgemm_pack.h"
 #include "engine/backends/cpu/simd_clones.h"
 #include "engine/backends/cpu/weights_registry.h"
+#include "engine/core/host_memory.h"
 #include "engine/runtime/kernel.h"
 
 // Measured at one thread on a 2-core AVX2 CPU (AMD EPYC; oneDNN's direct convs run jit:avx2 on
@@ -305,7 +306,7 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
     if (!low) {
       if (dnnl::impl::cpu::sgemm_pack_get_size("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, &bytes, &repacked) ==
           dnnl_success) {
-        std::shared_ptr<void> dst(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+        std::shared_ptr<void> dst(host_allocate(bytes), &host_free);
         packed = dst && dnnl::impl::cpu::sgemm_pack("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, uxi,
                                                     static_cast<float*>(dst.get())) == dnnl_success;
         packs[static_cast<size_t>(xi)] = std::move(dst);
@@ -318,7 +319,7 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
         ub[e].raw_bits_ = Eigen::numext::bit_cast<uint16_t>(elementwise::f32_to_bf16(uxi[e]));
       if (dnnl::impl::cpu::gemm_bf16bf16f32_pack_get_size("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, &bytes,
                                                           &repacked) == dnnl_success) {
-        std::shared_ptr<void> dst(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+        std::shared_ptr<void> dst(host_allocate(bytes), &host_free);
         packed =
             dst && dnnl::impl::cpu::gemm_bf16bf16f32_pack("A", "N", "N", &p.m, &p.n, &p.k, &p.lda, &p.ldb, ub.data(),
                                                           static_cast<bfloat16_t*>(dst.get())) == dnnl_success;
