@@ -145,11 +145,34 @@ void se_block_scale(const bf16* x, bf16* y, int64_t hw, int64_t block, const flo
   }
 }
 
-MS_SIMD_CLONES float se_dot(const float* __restrict a, const float* __restrict b, int64_t n) {
-  float s = 0.f;
+// out[o] = sum_i w[o * in + i] * v[i] for o in [o0, o1): one call for the rows (a call per row
+// through the clones' resolver cost more than an excitation's 48-long dot).
+// Rows four at a time: four sums in flight (one FMA chain each) sharing the loads of v.
+MS_SIMD_CLONES void se_dots(const float* __restrict w, const float* __restrict v, int64_t in, int64_t o0, int64_t o1,
+                            float* __restrict out) {
+  int64_t o = o0;
+  for (; o + 4 <= o1; o += 4) {
+    const float *a0 = w + o * in, *a1 = a0 + in, *a2 = a1 + in, *a3 = a2 + in;
+    float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int64_t i = 0; i < in; ++i) {
+      s0 += a0[i] * v[i];
+      s1 += a1[i] * v[i];
+      s2 += a2[i] * v[i];
+      s3 += a3[i] * v[i];
+    }
+    out[o] = s0;
+    out[o + 1] = s1;
+    out[o + 2] = s2;
+    out[o + 3] = s3;
+  }
+  for (; o < o1; ++o) {
+    const float* a = w + o * in;
+    float s = 0.f;
 #pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+    for (int64_t i = 0; i < in; ++i) s += a[i] * v[i];
+    out[o] = s;
+  }
 }
 
 // pooled[n * C + c] = mean over the plane of channel c of sample n.
@@ -168,10 +191,22 @@ template <class T> void se_pool(const T* x, const SeLayout& l, int64_t batch, fl
   }
 }
 
-// out[o] = act(bias[o] + sum_i w[o * in + i] * v[i]) for o < outs.
+// out[o] = act(bias[o] + sum_i w[o * in + i] * v[i]) for o < outs: the dots over the threads where
+// there are enough, then the bias and the activation in one vector pass (apply_tail). EfficientNet-B0's
+// 1152-channel squeeze-excites took 60 us, ~55 of them here (a scalar e^x and a call per output, at
+// one thread), now ~30; the rest is mostly the 442 KB of weights coming from beyond L2.
 void se_matvec(const float* w, const float* bias, const float* v, int64_t outs, int64_t in, const ops::PostOp& act,
                float* out) {
-  for (int64_t o = 0; o < outs; ++o) out[o] = ops::apply_activation(act, se_dot(w + o * in, v, in) + bias[o]);
+  if (outs * in < kSeParallelGrain || outs < 2) {
+    se_dots(w, v, in, 0, outs, out);
+  } else {
+#pragma omp parallel
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      se_dots(w, v, in, outs * t / nt, outs * (t + 1) / nt, out);
+    }
+  }
+  apply_tail(out, outs, bias, outs, nullptr, {act});
 }
 
 // y = x * scale[n * C + c], both in one layout.

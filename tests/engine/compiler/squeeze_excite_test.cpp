@@ -131,6 +131,30 @@ TEST(FuseSqueezeExcitePass, TakesOtherActivationsAndNoBiases) {
   }
 }
 
+// Wide excitations (256 channels squeezed to 66, batch 2): the kernel's matrix-vector products run
+// over the threads, four rows at a time with rows left over; equal to eager.
+TEST(FuseSqueezeExcitePass, WideExcitationsMatchEager) {
+  const char* text = R"(
+    input x: f32[2,256,5,5]
+    init w1: f32[66,256,1,1] = 0.03 -0.02 0.01 0.025 -0.005 0.015 -0.03
+    init b1: f32[66] = 0.1 -0.2 0.05
+    init w2: f32[256,66,1,1] = -0.02 0.04 0.01 -0.03 0.025
+    init b2: f32[256] = -0.1 0.2 0.3 -0.05
+    p = GlobalAveragePool(x)
+    c1 = Conv(p, w1, b1)
+    r = Relu(c1)
+    c2 = Conv(r, w2, b2)
+    s = Sigmoid(c2)
+    y = Mul(x, s)
+    output y
+  )";
+  for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
+    Compiled c = compile_and_compare(text, level, 1e-5);
+    ASSERT_TRUE(c.exe);
+    EXPECT_EQ(count_ops(c.dump, "ai.modescope.FusedSqueezeExcite"), 1) << c.dump;
+  }
+}
+
 // An intermediate read outside the pattern (the pooled vector is also an output) leaves it alone.
 TEST(FuseSqueezeExcitePass, LeavesABlockWhoseIntermediateHasOtherReaders) {
   const char* text = R"(
