@@ -145,9 +145,9 @@ void se_block_scale(const bf16* x, bf16* y, int64_t hw, int64_t block, const flo
   }
 }
 
-// out[o] = sum_i w[o * in + i] * v[i] for o in [o0, o1): one call for the rows (a call per row
-// through the clones' resolver cost more than an excitation's 48-long dot).
-// Rows four at a time: four sums in flight (one FMA chain each) sharing the loads of v.
+// out[o] = sum_i w[o * in + i] * v[i] for o in [o0, o1), four rows at a time (four sums in flight,
+// one FMA chain each, sharing the loads of v); one call for all the rows, since a call per row
+// through the clones' resolver cost more than an excitation's 48-long dot.
 MS_SIMD_CLONES void se_dots(const float* __restrict w, const float* __restrict v, int64_t in, int64_t o0, int64_t o1,
                             float* __restrict out) {
   int64_t o = o0;
