@@ -123,8 +123,8 @@ template <class T> Tensor pool_test_block(const Tensor& t, bool to_blocked, int6
 
 // MaxPool from a blocked input into a blocked output runs our loop (a vector of a block's channels
 // per output pixel): equal to the plain op exactly, over strides, asymmetric pads, dilations and
-// ceil_mode, with 16- and 8-channel blocks, on a plane small enough for one thread and on a ResNet
-// stem's (threaded).
+// ceil_mode, with 16- and 8-channel blocks, in f32 and bf16, on a plane small enough for one thread
+// and on a ResNet stem's (threaded).
 TEST(CompilerPoolLayout, MaxPoolsOverBlockedInputsEqualThePlainOp) {
   struct Case {
     std::vector<int64_t> kernel, strides, pads, dilations;
@@ -161,6 +161,19 @@ TEST(CompilerPoolLayout, MaxPoolsOverBlockedInputsEqualThePlainOp) {
       ASSERT_EQ(a.shape(), got->outputs[0].shape());
       const Tensor b = pool_test_block<float>(got->outputs[0], false, block);
       for (int64_t i = 0; i < a.numel(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+      // A bf16 graph's: the maxima of the bf16 values, exactly.
+      const Tensor xh = test::to_bf16(x);
+      Tensor xr = Tensor::empty(DType::F32, x.shape());
+      for (int64_t i = 0; i < x.numel(); ++i) xr.data<float>()[i] = static_cast<float>(xh.data<bf16>()[i]);
+      auto plain_r = test::run_kernel(test::make_node("MaxPool", 1, 1, attrs), {xr});
+      ASSERT_TRUE(plain_r) << plain_r.status().message();
+      auto got_h = test::run_kernel_full(node, {pool_test_block<bf16>(xh, true, block)});
+      ASSERT_TRUE(got_h) << got_h.status().message();
+      EXPECT_EQ(got_h->impl, "fused:max_pool_blocked");
+      ASSERT_EQ(got_h->outputs[0].dtype(), DType::BF16);
+      const Tensor bh = pool_test_block<bf16>(got_h->outputs[0], false, block);
+      for (int64_t i = 0; i < bh.numel(); ++i)
+        ASSERT_EQ((*plain_r)[0].data<float>()[i], static_cast<float>(bh.data<bf16>()[i])) << i;
     }
 }
 
