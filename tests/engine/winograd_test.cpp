@@ -98,6 +98,12 @@ TEST(Winograd, MatchesTheDirectConvAtBothTileSizes) {
       {1, 16, 8, 6, 6, 0, true, true},      // no padding (4x4 out), the residual in place
       {1, 8, 8, 5, 3, 2, false, false},     // pads of 2 (7x5 out: partial tiles)
       {1, 64, 64, 14, 14, 1, true, false},  // ResNet-like: 14x14 takes the small tiles
+      // Our products on AVX-512 (16-channel blocks): one group of at most 16 tiles (16-channel panels
+      // of U), and groups of up to 14 tiles against 32-channel panels with a last panel of 16.
+      {1, 32, 48, 7, 7, 1, true, true},      // 16 tiles
+      {2, 16, 48, 4, 6, 1, false, false},    // 2 x 2 x 3 = 12 tiles (F(2x2,3x3): 6 is no multiple of 4)
+      {1, 48, 48, 20, 20, 1, true, false},   // 25 tiles (F(4x4,3x3)): groups of 13 and 12
+      {3, 32, 32, 12, 12, 1, false, false},  // 27 tiles: groups of 14 and 13
   };
   for (int64_t block : {int64_t{8}, int64_t{16}}) {
     if (cpu::cpu_simd_width() < block) continue;

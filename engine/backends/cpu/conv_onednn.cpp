@@ -260,9 +260,6 @@ std::shared_ptr<WinogradChoice> winograd_impls(dnnl::engine& eng, const ConvPlan
   return c;
 }
 
-// F(4x4,3x3) only on output planes from this side up (see winograd_primitive).
-constexpr int64_t kLargeTilesMinSide = 32;
-
 // Winograd (the conv-algorithm pass's mark at O2): F(2x2,3x3) needs 2.25x fewer multiplications
 // than the direct conv, F(4x4,3x3) 4x, but they transform the activations through a scratch of up
 // to tens of MiB. Winograd runs only where that scratch fits the room the memory plan leaves at
@@ -274,13 +271,14 @@ std::shared_ptr<ConvPrimitive> winograd_primitive(runtime::KernelContext& ctx, O
                                          [&] { return winograd_impls(dnn.engine(), plan, a.layout, attr); });
   // The larger tiles (F(4x4,3x3)) multiply least but need the most scratch, and cover a plane whose
   // sides are not multiples of 4 with padded tiles: they where the output's sides are multiples of 4
-  // and at least kLargeTilesMinSide and they fit, F(2x2,3x3) elsewhere where it fits, else the first
+  // and at least kOneDnnLargeTilesMinSide and they fit, F(2x2,3x3) elsewhere where it fits, else the first
   // implementation that fits. ResNet-50, one thread: a 64-channel 56x56 conv 0.96 -> 0.81 ms with the
   // large tiles, a 256-channel 14x14 one 1.27 -> 1.53 ms with them (16x16 of padded tiles); in the
   // model at two threads (Intel Xeon) the 128-channel 28x28 convs 0.55 -> 0.46 ms with the small ones.
   const WinogradChoice::Impl* pick = nullptr;
   const auto& od = plan.problem.dst.data.dims;
-  const bool large = od[2] % 4 == 0 && od[3] % 4 == 0 && od[2] >= kLargeTilesMinSide && od[3] >= kLargeTilesMinSide;
+  const bool large =
+      od[2] % 4 == 0 && od[3] % 4 == 0 && od[2] >= kOneDnnLargeTilesMinSide && od[3] >= kOneDnnLargeTilesMinSide;
   for (const auto& im : wino->impls)
     if (im.scratch <= ctx.scratch_budget() && (!pick || (im.large_tiles == large && pick->large_tiles != large)))
       pick = &im;
@@ -637,7 +635,8 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo&
 }
 
 // Our Winograd (winograd.h) for a conv the conv-algorithm pass marked, where oneDNN has no Winograd
-// for the case (below AVX-512) and the transforms' scratch, with the reorders of activations not
+// for the case (below AVX-512) or ours is the faster (winograd_preferred_over_onednn), and the
+// transforms' scratch, with the reorders of activations not
 // blocked already, fits the step's room; nullopt otherwise (the direct conv runs). A plain output
 // is computed blocked, reordered, and the post-ops run over it after. It keeps no memo, so every
 // call comes through here (~1 us of key and lookups against a conv of a millisecond or more).
@@ -669,7 +668,7 @@ std::optional<Status> own_winograd(runtime::KernelContext& ctx, OneDnnContext& d
   const dnnl::primitive_attr attr = conv_attr(a);
   auto onednn =
       dnn.cached<WinogradChoice>(plan.key + "|wino", [&] { return winograd_impls(dnn.engine(), plan, l, attr); });
-  if (!onednn->impls.empty()) return std::nullopt;
+  if (!onednn->impls.empty() && !winograd_preferred_over_onednn(w)) return std::nullopt;
   dnn.set_memo(&ctx.node(), nullptr);  // an earlier direct conv's memo must not take the next call
   auto reorder = [&](const Tensor& from, bool to_blocked, Tensor& to) {
     const memory::desc plain = plain_desc(from.shape()),

@@ -1,11 +1,15 @@
 // Winograd 3x3 convolutions of our own, for CPUs where oneDNN 2.6 has none (it ships Winograd only
-// for AVX-512): F(4x4,3x3) (4x fewer multiplications than the direct conv) where the output's sides
+// for AVX-512) and, on AVX-512, for the cases where ours is the faster (winograd_preferred_over_onednn):
+// F(4x4,3x3) (4x fewer multiplications than the direct conv) where the output's sides
 // are multiples of 4, F(2x2,3x3) (2.25x) elsewhere, over the blocked nChw8c/nChw16c activations the
 // layout pass keeps between convs. Three steps, each OpenMP-parallel:
 //   1. the input's 6x6 (4x4) patches, one vector of `block` channels at a time, through B^T d B into
 //      V[xi][tile][C], zeros where a patch reaches past the input (padding, partial tiles);
 //   2. one product per transform point xi, V_xi [tiles, C] x U_xi [C, M], through oneDNN's packed
-//      sgemm, the weights transformed (G g G^T) and packed once per weights buffer;
+//      sgemm, or on AVX-512 (f32, 16-channel blocks) our own kernel: up to 14 tiles at a time against
+//      a panel of 32 output channels in registers over all of C (16 tiles against 16 channels where
+//      the output has no more), the panels prefetched as they stream; the weights transformed
+//      (G g G^T) and packed once per weights buffer;
 //   3. A^T m A back to the output's tiles, the bias added, and the post-ops (activations, the
 //      residual's Add) run over each finished strip of rows while it is in cache.
 // In a bf16 graph (x, w, y bf16, on AVX-512-BF16 without AMX, planes of 14x14 or more) it is
@@ -57,6 +61,19 @@ size_t winograd_scratch_bytes(const WinogradConvArgs& a);
 // `bf16_products` (the CPU has AVX-512-BF16 and no bf16 matrix units, which run oneDNN's direct bf16
 // convs faster). Stride 1, no dilation and group 1 are the caller's to check.
 bool winograd_conv_applies(const WinogradConvArgs& a, bool bf16_products = false);
+
+// oneDNN's Winograd (AVX-512) takes F(4x4,3x3) only on output planes from this side up, its
+// F(2x2,3x3) being faster than its F(4x4,3x3) below (conv_onednn.cpp's winograd_primitive).
+inline constexpr int64_t kOneDnnLargeTilesMinSide = 32;
+
+// Whether ours runs the case faster than oneDNN's Winograd where oneDNN has one (f32 on AVX-512,
+// 16-channel blocks; step 2 then runs our own kernel, products_avx512): outputs of at most 16 tiles,
+// whose transformed weights stream from memory once per run and serve few tiles (ResNet-50's
+// 512-channel 7x7 convs, two threads, in the model: 1.05 -> 0.93-0.98 ms), and planes below
+// kOneDnnLargeTilesMinSide of whole 4x4 tiles, where ours takes F(4x4,3x3) and oneDNN F(2x2,3x3)
+// (its 128-channel 28x28 ones: 0.45-0.49 -> 0.41-0.42 ms). Elsewhere oneDNN's is faster (ours, with
+// our products: 56x56 64 channels 0.40 -> 0.50 ms, 14x14 256 channels 0.39 -> 0.44).
+bool winograd_preferred_over_onednn(const WinogradConvArgs& a);
 
 // Runs the conv (see the file's comment); sets the impl "<prefix>modescope:wino_4x3" or "_2x3".
 // The caller checked winograd_conv_applies and the scratch budget.
