@@ -3,6 +3,8 @@
 // kernel in the CPU registry and run it; and seeded random inputs (f32, rounded to bf16).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -97,5 +99,41 @@ inline Tensor relayout_blocked(const Tensor& t, int64_t block, bool to_blocked) 
 }
 inline Tensor to_blocked(const Tensor& t, int64_t block) { return relayout_blocked(t, block, true); }
 inline Tensor from_blocked(const Tensor& t, int64_t block) { return relayout_blocked(t, block, false); }
+
+// act(conv(x, w) + b + r) in double for a 3x3 kernel of the given stride, nchw; pads (top, left)
+// and the output's size given; act: Relu, or none. The Winograd and strided conv tests' reference.
+inline std::vector<double> conv3x3_reference(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor* r,
+                                             int64_t stride, int64_t pt, int64_t pl, int64_t oh, int64_t ow,
+                                             bool relu) {
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3), m = w.dim(0);
+  std::vector<double> y(static_cast<size_t>(n * m * oh * ow));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t yy = 0; yy < oh; ++yy)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double s = b.data<float>()[o];
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = stride * yy + ky - pt, ix = stride * xx + kx - pl;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                s += static_cast<double>(x.data<float>()[((i * c + ci) * h + iy) * wd + ix]) *
+                     w.data<float>()[((o * c + ci) * 3 + ky) * 3 + kx];
+              }
+          const size_t at = static_cast<size_t>(((i * m + o) * oh + yy) * ow + xx);
+          if (r) s += r->data<float>()[at];
+          y[at] = relu ? std::max(s, 0.0) : s;
+        }
+  return y;
+}
+
+// The first element of y (f32) farther from want than rel times want's largest magnitude, or -1.
+inline int64_t first_far_element(const Tensor& y, const std::vector<double>& want, double rel) {
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  for (int64_t i = 0; i < y.numel(); ++i)
+    if (!(std::abs(y.data<float>()[i] - want[static_cast<size_t>(i)]) <= rel * scale)) return i;
+  return -1;
+}
 
 }  // namespace ms::test
