@@ -1,7 +1,8 @@
-// Our 3x3 stride-2 convs (engine/backends/cpu/conv_strided.h) against a direct conv in double, on
-// the 16-channel blocks they take: rows of more and fewer than 7 pixels (32- and 64-channel panels),
-// rows split into tiles, a last narrower panel, pads of 0 and 1, a batch, bias, a residual (also in
-// place) and activations; what they refuse; and through the FusedConv kernel as Graph mode calls it.
+// Our direct 3x3 convs (engine/backends/cpu/conv_strided.h) against a direct conv in double, on the
+// 16-channel blocks they take: stride 2 on rows of more and fewer than 7 pixels (single rows against
+// 32- and 64-channel panels, pairs of rows against 32), rows split into tiles, a last narrower panel,
+// pads of 0 and 1, a batch, bias, a residual (also in place) and activations; stride 1 on rows of 7
+// or fewer; what they refuse; and through the FusedConv kernel as Graph mode calls it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,15 +17,10 @@
 namespace ms::test {
 namespace {
 
-// act(conv(x, w, stride 2) + b + r) in double, nchw; act: Relu, or none.
-std::vector<double> direct_s2(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor* r, int64_t pt,
-                              int64_t pl, int64_t oh, int64_t ow, bool relu) {
-  return conv3x3_reference(x, w, b, r, 2, pt, pl, oh, ow, relu);
-}
-
 struct S2Case {
   int64_t n, c, m, h, w, pad;
   bool residual, in_place, relu;
+  int64_t stride = 2;
 };
 
 bool runs_avx512() { return cpu::cpu_simd_width() >= 16; }
@@ -32,14 +28,16 @@ bool runs_avx512() { return cpu::cpu_simd_width() >= 16; }
 void check_case(const S2Case& k) {
   SCOPED_TRACE("n" + std::to_string(k.n) + " c" + std::to_string(k.c) + " m" + std::to_string(k.m) + " " +
                std::to_string(k.h) + "x" + std::to_string(k.w) + " pad " + std::to_string(k.pad) +
-               (k.residual ? (k.in_place ? " residual in place" : " residual") : "") + (k.relu ? " relu" : ""));
-  const int64_t oh = (k.h + 2 * k.pad - 3) / 2 + 1, ow = (k.w + 2 * k.pad - 3) / 2 + 1;
+               (k.residual ? (k.in_place ? " residual in place" : " residual") : "") + (k.relu ? " relu" : "") +
+               " stride " + std::to_string(k.stride));
+  const int64_t oh = (k.h + 2 * k.pad - 3) / k.stride + 1, ow = (k.w + 2 * k.pad - 3) / k.stride + 1;
   const Tensor x = random_f32({k.n, k.c, k.h, k.w}, 31);
   Tensor w = random_f32({k.m, k.c, 3, 3}, 32);
   w.buffer()->freeze();
   const Tensor b = random_f32({k.m}, 33);
   const Tensor r = random_f32({k.n, k.m, oh, ow}, 34);
-  const std::vector<double> want = direct_s2(x, w, b, k.residual ? &r : nullptr, k.pad, k.pad, oh, ow, k.relu);
+  const std::vector<double> want =
+      conv3x3_reference(x, w, b, k.residual ? &r : nullptr, k.stride, k.pad, k.pad, oh, ow, k.relu);
 
   const Tensor xb = to_blocked(x, 16);
   const Tensor rb = to_blocked(r, 16);
@@ -56,12 +54,12 @@ void check_case(const S2Case& k) {
                                    .pad_top = k.pad,
                                    .pad_left = k.pad,
                                    .post = &post};
-  ASSERT_TRUE(cpu::nn::strided_conv_applies(a));
+  ASSERT_TRUE(k.stride == 2 ? cpu::nn::strided_conv_applies(a) : cpu::nn::small_plane_conv_applies(a));
   auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
-    return cpu::nn::strided_conv(ctx, a, "fused:");
+    return cpu::nn::strided_conv(ctx, a, "fused:", static_cast<int>(k.stride));
   });
   ASSERT_TRUE(impl) << impl.status().message();
-  EXPECT_EQ(*impl, "fused:modescope:conv3x3s2");
+  EXPECT_EQ(*impl, k.stride == 2 ? "fused:modescope:conv3x3s2" : "fused:modescope:conv3x3");
   const Tensor y = from_blocked(yb, 16);
   EXPECT_EQ(first_far_element(y, want, 2e-5), -1);
 }
@@ -74,6 +72,11 @@ TEST(StridedConv, MatchesTheDirectConv) {
       {1, 32, 96, 14, 10, 1, true, true, false},   // 7x5 out: a last panel of 32, the residual in place
       {1, 16, 32, 9, 9, 0, false, false, true},    // no padding: 4x4 out
       {1, 48, 32, 62, 62, 1, true, false, true},   // 31 a row: tiles of 10, 10 and 11
+      // Stride 1 on rows of at most 7: two rows a tile against 32 channels, a last row alone where
+      // the count is odd, each row alone against a last panel of 16.
+      {1, 32, 96, 7, 7, 1, true, false, true, 1},
+      {2, 16, 48, 6, 5, 1, true, true, false, 1},
+      {1, 16, 32, 3, 2, 1, false, false, true, 1},
   };
   for (const S2Case& k : cases) check_case(k);
 }
@@ -126,7 +129,7 @@ TEST(StridedConv, TheBlockedFusedConvRunsOursAndMatches) {
   auto got = run_kernel_full(n, {to_blocked(x, 16), w, b});
   ASSERT_TRUE(got) << got.status().message();
   EXPECT_EQ(got->impl, "fused:modescope:conv3x3s2");
-  const std::vector<double> want = direct_s2(x, w, b, nullptr, 1, 1, 14, 14, true);
+  const std::vector<double> want = conv3x3_reference(x, w, b, nullptr, 2, 1, 1, 14, 14, true);
   EXPECT_EQ(first_far_element(from_blocked(got->outputs[0], 16), want, 2e-5), -1);
 }
 

@@ -1,11 +1,13 @@
-// Our f32 3x3 stride-2 convolutions over the nChw16c activations the layout pass keeps between
-// convs, on AVX-512 (ResNet's downsampling 3x3 convs, where oneDNN 2.6 runs its direct jit conv):
-// the weights packed once per weights buffer into panels of output channels ([M / P16][C / 16][3][3]
-// [16][P16]), the products of up to 14 output pixels of a row against a panel of 32 output channels
-// (7 pixels against 64 on rows of 7 or fewer) in 28 accumulators over all input channels and taps,
-// each pixel's input broadcast from its channel block; the bias, the residual's Add and Relu or Clip
-// in the accumulators before the one store, other post-ops over the stored tile. The panels are
-// prefetched as they stream (ResNet-50's layer-4 weights come from memory).
+// Our f32 direct 3x3 convolutions over the nChw16c activations the layout pass keeps between convs,
+// on AVX-512, for two cases where oneDNN 2.6 is slower: stride 2 (ResNet's downsampling convs, its
+// direct jit conv otherwise) and stride 1 on planes of rows of 7 or fewer (ResNet-50's layer 4, a
+// Winograd conv otherwise, whose transformed weights are 1.8x the direct conv's to stream). The
+// weights are packed once per weights buffer into panels of output channels ([M / pw][C / 16][3][3]
+// [16][pw]); a tile is up to 14 output pixels of a row against a panel of 32 channels, or two whole
+// rows of up to 7 against 32 (7 against 64 where unpadded), in 28 accumulators over all input
+// channels and taps, each pixel's input broadcast from its channel block; the bias, the residual's
+// Add and Relu or Clip in the accumulators before the one store, other post-ops over the stored
+// tile. The panels are prefetched as they stream (ResNet-50's layer-4 weights come from memory).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +39,12 @@ struct StridedConvArgs {
 // a CPU with AVX-512 and a build with the vector dispatch.
 bool strided_conv_applies(const StridedConvArgs& a);
 
-// Runs the conv; sets the impl "<prefix>modescope:conv3x3s2". The caller checked strided_conv_applies.
-Status strided_conv(runtime::KernelContext& ctx, const StridedConvArgs& a, const char* impl_prefix);
+// Whether strided_conv takes the case at stride 1: pads of 1 and an output as large as the input,
+// of rows of 2 to 7 pixels, otherwise as strided_conv_applies.
+bool small_plane_conv_applies(const StridedConvArgs& a);
+
+// Runs the conv at `stride` (2, or 1); sets the impl "<prefix>modescope:conv3x3s2" or
+// "<prefix>modescope:conv3x3". The caller checked strided_conv_applies or small_plane_conv_applies.
+Status strided_conv(runtime::KernelContext& ctx, const StridedConvArgs& a, const char* impl_prefix, int stride = 2);
 
 }  // namespace ms::cpu::nn
