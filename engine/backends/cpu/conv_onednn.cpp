@@ -635,36 +635,6 @@ Status run_conv(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvMemo&
   return Status::ok();
 }
 
-// Our direct 3x3 conv (conv_strided.h) at stride 2, or at stride 1 on rows of 7 or fewer, for one of
-// at least kStridedMinChannels input channels whose activations the layout pass keeps in 16-channel
-// blocks (its input, output and residual), where strided_conv_applies (small_plane_conv_applies);
-// nullopt otherwise. Two threads, in the models: ResNet-50's stride-2 convs of 128, 256 and 512
-// channels 0.91 -> 0.80, 0.93 -> 0.86 and 1.23 -> 0.98 ms against oneDNN's direct conv, its
-// 512-channel 7x7 ones 0.98-1.01 -> 0.86-0.89 against our Winograd; ResNet-18's stride-2 ones of 128
-// and 256 channels 0.48 -> 0.44 and 0.63 -> 0.57, but its 64-channel one 0.45 -> 0.48.
-constexpr int64_t kStridedMinChannels = 128;
-std::optional<Status> own_strided(runtime::KernelContext& ctx, OneDnnContext& dnn, const ConvPlan& plan,
-                                  const ConvArgs& a) {
-  const ConvLayout& l = a.layout;
-  if (a.x.rank() != 4 || a.x.dim(1) < kStridedMinChannels || a.transpose || a.group != 1 || plan.crop || !l.preferred ||
-      l.block != 16 || !l.src_blocked || !l.dst_blocked || (a.residual && !l.residual_blocked) || a.g.spatial() != 2)
-    return std::nullopt;
-  const int64_t stride = a.g.strides[0];
-  for (size_t i = 0; i < 2; ++i)
-    if (a.g.kernel[i] != 3 || a.g.strides[i] != stride || a.g.dilations[i] != 1) return std::nullopt;
-  const StridedConvArgs s{.x = a.x,
-                          .w = a.w,
-                          .b = a.b,
-                          .residual = a.residual,
-                          .y = a.y,
-                          .pad_top = a.g.pads_begin[0],
-                          .pad_left = a.g.pads_begin[1],
-                          .post = a.post};
-  if (stride == 2 ? !strided_conv_applies(s) : (stride != 1 || !small_plane_conv_applies(s))) return std::nullopt;
-  dnn.set_memo(&ctx.node(), nullptr);  // an earlier oneDNN conv's memo must not take the next call
-  return strided_conv(ctx, s, a.impl_prefix, static_cast<int>(stride));
-}
-
 // Our Winograd (winograd.h) for a conv the conv-algorithm pass marked, where oneDNN has no Winograd
 // for the case (below AVX-512) or ours is the faster (winograd_preferred_over_onednn), and the
 // transforms' scratch, with the reorders of activations not
@@ -771,8 +741,11 @@ Status conv_onednn(runtime::KernelContext& ctx, const ConvArgs& a) {
     if (depthwise_applies(a)) return depthwise_conv(ctx, a);
     MS_ASSIGN_OR_RETURN(ConvPlan plan, make_plan(ctx, a));
     // Ours refusing at run time (the packed sgemm failing) leaves the conv to oneDNN's direct one.
-    if (std::optional<Status> own = own_strided(ctx, dnn, plan, a); own && own->code() != ErrorCode::Unsupported)
+    if (std::optional<Status> own = plan.crop ? std::nullopt : direct_conv3x3(ctx, a);
+        own && own->code() != ErrorCode::Unsupported) {
+      dnn.set_memo(&ctx.node(), nullptr);  // an earlier oneDNN conv's memo must not take the next call
       return *own;
+    }
     if (std::optional<Status> own = own_winograd(ctx, dnn, plan, a); own && own->code() != ErrorCode::Unsupported)
       return *own;
     std::shared_ptr<ConvPrimitive> cp = conv_primitive(ctx, dnn, plan, a);

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/backends/cpu/conv_onednn.h"
 #include "engine/backends/cpu/fused_internal.h"
 #include "engine/backends/cpu/simd_clones.h"
 #include "engine/backends/cpu/weights_registry.h"
@@ -302,6 +303,32 @@ Status strided_conv(runtime::KernelContext& ctx, const StridedConvArgs& a, const
   (void)a, (void)impl_prefix;
   return ctx.unsupported_case("our 3x3 stride-2 conv is not built in");
 #endif
+}
+
+// Two threads, in the models: ResNet-50's stride-2 convs of 128, 256 and 512 channels 0.91 -> 0.80,
+// 0.93 -> 0.86 and 1.23 -> 1.00 ms against oneDNN's direct conv, its 512-channel 7x7 ones 0.98-1.01
+// -> 0.87-0.89 against our Winograd; ResNet-18's stride-2 ones of 128 and 256 channels 0.48 -> 0.44
+// and 0.63 -> 0.45, but its 64-channel one 0.45 -> 0.48 (hence kDirectConvMinChannels).
+constexpr int64_t kDirectConvMinChannels = 128;
+
+std::optional<Status> direct_conv3x3(runtime::KernelContext& ctx, const ConvArgs& a) {
+  const ConvLayout& l = a.layout;
+  if (a.x.rank() != 4 || a.x.dim(1) < kDirectConvMinChannels || a.transpose || a.group != 1 || !l.preferred ||
+      l.block != 16 || !l.src_blocked || !l.dst_blocked || (a.residual && !l.residual_blocked) || a.g.spatial() != 2)
+    return std::nullopt;
+  const int64_t stride = a.g.strides[0];
+  for (size_t i = 0; i < 2; ++i)
+    if (a.g.kernel[i] != 3 || a.g.strides[i] != stride || a.g.dilations[i] != 1) return std::nullopt;
+  const StridedConvArgs s{.x = a.x,
+                          .w = a.w,
+                          .b = a.b,
+                          .residual = a.residual,
+                          .y = a.y,
+                          .pad_top = a.g.pads_begin[0],
+                          .pad_left = a.g.pads_begin[1],
+                          .post = a.post};
+  if (stride == 2 ? !strided_conv_applies(s) : (stride != 1 || !small_plane_conv_applies(s))) return std::nullopt;
+  return strided_conv(ctx, s, a.impl_prefix, static_cast<int>(stride));
 }
 
 }  // namespace ms::cpu::nn

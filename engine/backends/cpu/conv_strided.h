@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/core/status.h"
@@ -22,6 +23,8 @@ class KernelContext;
 }
 
 namespace ms::cpu::nn {
+
+struct ConvArgs;  // conv_onednn.h
 
 struct StridedConvArgs {
   const Tensor& x;         // [N, C, H, W], nChw16c in memory, f32
@@ -46,5 +49,11 @@ bool small_plane_conv_applies(const StridedConvArgs& a);
 // Runs the conv at `stride` (2, or 1); sets the impl "<prefix>modescope:conv3x3s2" or
 // "<prefix>modescope:conv3x3". The caller checked strided_conv_applies or small_plane_conv_applies.
 Status strided_conv(runtime::KernelContext& ctx, const StridedConvArgs& a, const char* impl_prefix, int stride = 2);
+
+// The FusedConv kernel's call: our conv for a 3x3 one at stride 2, or at stride 1 on rows of 7 or
+// fewer, of at least 128 input channels whose activations the layout pass keeps in 16-channel blocks
+// (its input, output and residual), where strided_conv_applies (small_plane_conv_applies); nullopt
+// otherwise (oneDNN's conv, or our Winograd, runs).
+std::optional<Status> direct_conv3x3(runtime::KernelContext& ctx, const ConvArgs& a);
 
 }  // namespace ms::cpu::nn

@@ -338,19 +338,20 @@ struct TransformedWeights {
   std::vector<std::shared_ptr<void>> packs;
 };
 
-// The sgemm of point xi in column-major terms: C_xi^T [M, tiles] = U_xi [M, C] V_xi^T [C, tiles].
 // Whether step 2 runs our own kernel (products_avx512) rather than oneDNN's packed sgemm: f32 on
 // 16-channel blocks.
 bool own_products(const WinogradConvArgs& a, const Geometry& g) {
   return a.x.dtype() == DType::F32 && g.block == 16 && cpu_simd_width() >= 16;
 }
 
+// The sgemm of point xi in column-major terms: C_xi^T [M, tiles] = U_xi [M, C] V_xi^T [C, tiles].
 struct Product {
   dnnl_dim_t m, n, k, lda, ldb, ldc;
 };
 Product product_of(const Geometry& g) { return {g.m, g.tiles, g.c, g.m, g.c, g.m}; }
 
-Status transform_weights(const WinogradConvArgs& a, const Geometry& g, TransformedWeights& e) {
+// U = G g G^T at each point, [xi][C][M].
+std::vector<float> transformed(const WinogradConvArgs& a, const Geometry& g) {
   const int64_t A = g.alpha, points = A * A;
   std::vector<float> u(static_cast<size_t>(points * g.c * g.m));
   const bool low = a.w.dtype() == DType::BF16;
@@ -370,21 +371,34 @@ Status transform_weights(const WinogradConvArgs& a, const Geometry& g, Transform
           u[static_cast<size_t>(((i * A + j) * g.c + ci) * g.m + co)] =
               static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
     }
-  if (own_products(a, g)) {
-    // [xi][panel][C][32]: the panel's 32 (or 16) output channels of each input channel together.
-    std::shared_ptr<void> dst(host_allocate(u.size() * sizeof(float)), &host_free);
-    if (!dst) return Status::error(ErrorCode::Unsupported, "Winograd conv: no room for the transformed weights");
-    auto* out = static_cast<float*>(dst.get());
+  return u;
+}
+
+// U for our kernel, [xi][panel][C][32]: a panel's 32 (or 16, panel_width) output channels of each
+// input channel together; null where there is no room.
+std::shared_ptr<void> panels_of(const std::vector<float>& u, const Geometry& g) {
+  std::shared_ptr<void> dst(host_allocate(u.size() * sizeof(float)), &host_free);
+  if (!dst) return dst;
+  auto* out = static_cast<float*>(dst.get());
 #pragma omp parallel for schedule(static)
-    for (int64_t xi = 0; xi < points; ++xi)
-      for (int64_t p0 = 0, pw = panel_width(g); p0 < g.m; p0 += pw) {
-        const int64_t width = std::min<int64_t>(pw, g.m - p0);
-        float* o = out + xi * g.c * g.m + p0 * g.c;
-        for (int64_t ci = 0; ci < g.c; ++ci)
-          for (int64_t k = 0; k < width; ++k)
-            o[ci * width + k] = u[static_cast<size_t>((xi * g.c + ci) * g.m + p0 + k)];
-      }
-    e.packs = {std::move(dst)};
+  for (int64_t xi = 0; xi < g.alpha * g.alpha; ++xi)
+    for (int64_t p0 = 0, pw = panel_width(g); p0 < g.m; p0 += pw) {
+      const int64_t width = std::min<int64_t>(pw, g.m - p0);
+      float* o = out + xi * g.c * g.m + p0 * g.c;
+      for (int64_t ci = 0; ci < g.c; ++ci)
+        for (int64_t k = 0; k < width; ++k) o[ci * width + k] = u[static_cast<size_t>((xi * g.c + ci) * g.m + p0 + k)];
+    }
+  return dst;
+}
+
+Status transform_weights(const WinogradConvArgs& a, const Geometry& g, TransformedWeights& e) {
+  const int64_t points = g.alpha * g.alpha;
+  const bool low = a.w.dtype() == DType::BF16;
+  const std::vector<float> u = transformed(a, g);
+  if (own_products(a, g)) {
+    std::shared_ptr<void> panels = panels_of(u, g);
+    if (!panels) return Status::error(ErrorCode::Unsupported, "Winograd conv: no room for the transformed weights");
+    e.packs = {std::move(panels)};
     e.source = a.w.buffer();
     return Status::ok();
   }
