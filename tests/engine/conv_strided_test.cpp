@@ -39,23 +39,18 @@ void check_case(const S2Case& k) {
   const std::vector<double> want =
       conv3x3_reference(x, w, b, k.residual ? &r : nullptr, k.stride, k.pad, k.pad, oh, ow, k.relu);
 
-  const Tensor xb = to_blocked(x, 16);
-  const Tensor rb = to_blocked(r, 16);
-  Tensor yb = k.in_place ? rb.clone() : Tensor::empty(DType::F32, {k.n, k.m, oh, ow});
-  const Tensor residual = k.in_place ? yb : rb;  // in place: the output's own buffer holds the residual
-  std::vector<ops::PostOp> post;
-  if (k.residual) post.push_back({ops::PostOp::Kind::Add, 0, 0});
-  if (k.relu) post.push_back({ops::PostOp::Kind::Relu, 0, 0});
-  const cpu::nn::StridedConvArgs a{.x = xb,
+  BlockedOperands o = blocked_operands(x, r, 16, k.residual, k.in_place, k.relu);
+  Tensor& yb = o.yb;
+  const cpu::nn::StridedConvArgs a{.x = o.xb,
                                    .w = w,
                                    .b = &b,
-                                   .residual = k.residual ? &residual : nullptr,
+                                   .residual = k.residual ? &o.residual : nullptr,
                                    .y = yb,
                                    .pad_top = k.pad,
                                    .pad_left = k.pad,
-                                   .post = &post};
+                                   .post = &o.post};
   ASSERT_TRUE(k.stride == 2 ? cpu::nn::strided_conv_applies(a) : cpu::nn::small_plane_conv_applies(a));
-  auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
+  auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&o.xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
     return cpu::nn::strided_conv(ctx, a, "fused:", static_cast<int>(k.stride));
   });
   ASSERT_TRUE(impl) << impl.status().message();

@@ -15,6 +15,7 @@
 #include "engine/core/status.h"
 #include "engine/core/tensor.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/fused.h"
 #include "engine/runtime/kernel.h"
 
 namespace ms::test {
@@ -134,6 +135,23 @@ inline int64_t first_far_element(const Tensor& y, const std::vector<double>& wan
   for (int64_t i = 0; i < y.numel(); ++i)
     if (!(std::abs(y.data<float>()[i] - want[static_cast<size_t>(i)]) <= rel * scale)) return i;
   return -1;
+}
+
+// A blocked conv kernel's operands for a test: x and the residual r in blocks of `block` channels,
+// the output (r's shape; holding the residual where in_place), and the post-ops: the residual's Add
+// where `add`, then Relu where `relu`.
+struct BlockedOperands {
+  Tensor xb, yb, residual;
+  std::vector<ops::PostOp> post;
+};
+inline BlockedOperands blocked_operands(const Tensor& x, const Tensor& r, int64_t block, bool add, bool in_place,
+                                        bool relu) {
+  BlockedOperands o{to_blocked(x, block), Tensor(), to_blocked(r, block), {}};
+  o.yb = in_place ? o.residual.clone() : Tensor::empty(DType::F32, r.shape());
+  if (in_place) o.residual = o.yb;  // the output's own buffer holds the residual
+  if (add) o.post.push_back({ops::PostOp::Kind::Add, 0, 0});
+  if (relu) o.post.push_back({ops::PostOp::Kind::Relu, 0, 0});
+  return o;
 }
 
 }  // namespace ms::test

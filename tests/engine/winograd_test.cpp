@@ -41,24 +41,19 @@ void check_case(const WinoCase& k, int64_t block) {
   const Tensor r = random_f32({k.n, k.m, oh, ow}, 14);
   const std::vector<double> want = direct(x, w, b, k.residual ? &r : nullptr, k.pad, k.pad, oh, ow, true);
 
-  const Tensor xb = to_blocked(x, block);
-  const Tensor rb = to_blocked(r, block);
-  Tensor yb = k.in_place ? rb.clone() : Tensor::empty(DType::F32, {k.n, k.m, oh, ow});
-  const Tensor residual = k.in_place ? yb : rb;  // in place: the output's own buffer holds the residual
-  std::vector<ops::PostOp> post;
-  if (k.residual) post.push_back({ops::PostOp::Kind::Add, 0, 0});
-  post.push_back({ops::PostOp::Kind::Relu, 0, 0});
-  const cpu::nn::WinogradConvArgs a{.x = xb,
+  BlockedOperands o = blocked_operands(x, r, block, k.residual, k.in_place, true);
+  Tensor& yb = o.yb;
+  const cpu::nn::WinogradConvArgs a{.x = o.xb,
                                     .w = w,
                                     .b = &b,
-                                    .residual = k.residual ? &residual : nullptr,
+                                    .residual = k.residual ? &o.residual : nullptr,
                                     .y = yb,
                                     .pad_top = k.pad,
                                     .pad_left = k.pad,
                                     .block = block,
-                                    .post = &post};
+                                    .post = &o.post};
   ASSERT_TRUE(cpu::nn::winograd_conv_applies(a));
-  auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
+  auto impl = run_in_kernel_context(make_node("FusedConv", 2), {&o.xb, &w}, {yb}, [&](runtime::KernelContext& ctx) {
     return cpu::nn::winograd_conv(ctx, a, "fused:");
   });
   ASSERT_TRUE(impl) << impl.status().message();
