@@ -31,11 +31,7 @@ void check_case(const S2Case& k) {
                (k.residual ? (k.in_place ? " residual in place" : " residual") : "") + (k.relu ? " relu" : "") +
                " stride " + std::to_string(k.stride));
   const int64_t oh = (k.h + 2 * k.pad - 3) / k.stride + 1, ow = (k.w + 2 * k.pad - 3) / k.stride + 1;
-  const Tensor x = random_f32({k.n, k.c, k.h, k.w}, 31);
-  Tensor w = random_f32({k.m, k.c, 3, 3}, 32);
-  w.buffer()->freeze();
-  const Tensor b = random_f32({k.m}, 33);
-  const Tensor r = random_f32({k.n, k.m, oh, ow}, 34);
+  const auto [x, w, b, r] = conv3x3_operands(k.n, k.c, k.h, k.w, k.m, oh, ow, 31);
   const std::vector<double> want =
       conv3x3_reference(x, w, b, k.residual ? &r : nullptr, k.stride, k.pad, k.pad, oh, ow, k.relu);
 

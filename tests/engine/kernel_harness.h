@@ -137,6 +137,20 @@ inline int64_t first_far_element(const Tensor& y, const std::vector<double>& wan
   return -1;
 }
 
+// A 3x3 conv's random operands: x [n, c, h, w], the weights [m, c, 3, 3] frozen (as a compiled
+// graph's constants are), the bias [m] and a residual [n, m, oh, ow], drawn from seeds seed to
+// seed + 3.
+struct Conv3x3Operands {
+  Tensor x, w, b, r;
+};
+inline Conv3x3Operands conv3x3_operands(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t m, int64_t oh, int64_t ow,
+                                        uint32_t seed) {
+  Conv3x3Operands o{random_f32({n, c, h, wd}, seed), random_f32({m, c, 3, 3}, seed + 1), random_f32({m}, seed + 2),
+                    random_f32({n, m, oh, ow}, seed + 3)};
+  o.w.buffer()->freeze();
+  return o;
+}
+
 // A blocked conv kernel's operands for a test: x and the residual r in blocks of `block` channels,
 // the output (r's shape; holding the residual where in_place), and the post-ops: the residual's Add
 // where `add`, then Relu where `relu`.

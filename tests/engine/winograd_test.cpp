@@ -34,11 +34,7 @@ void check_case(const WinoCase& k, int64_t block) {
                std::to_string(k.h) + "x" + std::to_string(k.w) + " pad " + std::to_string(k.pad) + " block " +
                std::to_string(block) + (k.residual ? (k.in_place ? " residual in place" : " residual") : ""));
   const int64_t oh = k.h + 2 * k.pad - 2, ow = k.w + 2 * k.pad - 2;
-  const Tensor x = random_f32({k.n, k.c, k.h, k.w}, 11);
-  Tensor w = random_f32({k.m, k.c, 3, 3}, 12);
-  w.buffer()->freeze();
-  const Tensor b = random_f32({k.m}, 13);
-  const Tensor r = random_f32({k.n, k.m, oh, ow}, 14);
+  const auto [x, w, b, r] = conv3x3_operands(k.n, k.c, k.h, k.w, k.m, oh, ow, 11);
   const std::vector<double> want = direct(x, w, b, k.residual ? &r : nullptr, k.pad, k.pad, oh, ow, true);
 
   BlockedOperands o = blocked_operands(x, r, block, k.residual, k.in_place, true);
