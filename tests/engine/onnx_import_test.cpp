@@ -9,6 +9,7 @@
 
 #include "engine/core/mapped_file.h"
 #include "engine/core/strings.h"
+#include "engine/frontend/onnx/import_internal.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "tests/engine/node_tests_dir.h"
 #include "tests/temp_dir.h"
@@ -311,6 +312,62 @@ TEST(OnnxImport, ConformanceTensorsLoadWhenPresent) {
 }
 
 // Every prefix and a few thousand bit flips of a valid file: errors, never crashes.
+// A file is parsed as it is read: a cut, empty, missing or folder path still gives one line that
+// names it, and a whole copy loads as the fixture does.
+TEST(OnnxImport, FilesAreReadAsTheyAreParsedWithEveryErrorNamingThePath) {
+  const std::string bytes = read_all(fixture("control_flow.onnx"));
+  ASSERT_GT(bytes.size(), 100u);
+  testing::TempDir dir("onnx_stream");
+  auto write = [&](const std::string& name, std::string_view b) {
+    std::ofstream(dir.file(name), std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+    return dir.file(name);
+  };
+  const std::string whole = write("whole.onnx", bytes);
+  auto g = load_model(whole, any_ops());
+  ASSERT_TRUE(g.has_value()) << g.status().message();
+  EXPECT_EQ(g->nodes().size(), load_ok("control_flow.onnx").nodes().size());
+
+  const std::string empty = write("empty.onnx", "");
+  auto e = load_model(empty, any_ops());
+  ASSERT_FALSE(e.has_value());
+  EXPECT_EQ(e.status().message(), empty + ": empty file, not an ONNX model");
+
+  const std::string cut = write("cut.onnx", std::string_view(bytes).substr(0, bytes.size() / 2));
+  auto c = load_model(cut, any_ops());
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.status().message().rfind(cut + ": ", 0), 0u) << c.status().message();
+  EXPECT_EQ(c.status().message().find('\n'), std::string::npos);
+
+  auto missing = load_model(dir.file("missing.onnx"), any_ops());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.status().message().find("missing.onnx: cannot open file"), std::string::npos);
+  auto folder = load_model(dir.path.string(), any_ops());
+  ASSERT_FALSE(folder.has_value());
+  EXPECT_NE(folder.status().message().find("is a folder"), std::string::npos);
+}
+
+// Building the graph gives up each initializer's raw bytes once its tensor is made, so a large
+// model's weights are not held twice; the tensors keep the values.
+TEST(OnnxImport, InitializersGiveUpTheirRawBytesAsTheyBecomeTensors) {
+  const std::string bytes = read_all(fixture("tiny_mlp.onnx"));
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  ASSERT_TRUE(m.graph().initializer(0).has_raw_data());
+  detail::ImportContext ctx;
+  ctx.origin = "tiny_mlp.onnx";
+  for (const auto& op : m.opset_import()) ctx.opsets[op.domain()] = op.version();
+  auto g = detail::graph_from_proto(m.graph(), std::make_shared<ir::IdSource>(), ctx, true, m.mutable_graph());
+  ASSERT_TRUE(g.has_value()) << g.status().message();
+  for (const auto& init : m.graph().initializer()) EXPECT_FALSE(init.has_raw_data()) << init.name();
+  const ir::Graph want = load_ok("tiny_mlp.onnx");
+  for (const std::string& name : want.initializer_names()) {
+    const Tensor& a = *g->value(name)->constant;
+    const Tensor& b = *want.value(name)->constant;
+    ASSERT_EQ(a.nbytes(), b.nbytes()) << name;
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << name;
+  }
+}
+
 TEST(OnnxImport, CorruptedBytesNeverCrash) {
   const std::string bytes = read_all(fixture("control_flow.onnx"));
   ASSERT_FALSE(bytes.empty());

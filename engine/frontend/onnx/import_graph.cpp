@@ -181,7 +181,7 @@ Expected<ir::Node> node_from_proto(const onnx::NodeProto& np, size_t index, cons
 }  // namespace
 
 Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shared_ptr<ir::IdSource>& ids,
-                                     const ImportContext& ctx, bool is_main) {
+                                     const ImportContext& ctx, bool is_main, onnx::GraphProto* release) {
   ir::Graph g(ids);
   g.name = gp.name();
   g.opsets = ctx.opsets;  // subgraphs too, so opset() is right without a parent link
@@ -190,12 +190,14 @@ Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shar
     return ctx.error(ErrorCode::Unsupported, gname + ": sparse initializers are not supported");
 
   std::unordered_set<std::string> defined;  // names defined in this graph (for duplicate checks)
-  for (const auto& init : gp.initializer()) {
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& init = gp.initializer(i);
     const std::string what = "initializer '" + init.name() + "'";
     if (init.name().empty()) return ctx.invalid(gname + ": initializer without a name");
     if (!defined.insert(init.name()).second) return ctx.invalid(what + ": defined twice");
     MS_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(init, ctx, what));
     g.add_initializer(init.name(), std::move(t));
+    if (release && init.has_raw_data()) delete release->mutable_initializer(i)->release_raw_data();
   }
   std::unordered_set<std::string> input_names;
   for (const auto& in : gp.input()) {

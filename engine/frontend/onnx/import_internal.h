@@ -61,8 +61,10 @@ Expected<std::shared_ptr<Buffer>> map_external_data(const ExternalRange& r, cons
 
 // --- graphs (import_graph.cpp) ---
 // GraphProto -> Graph. Subgraphs share `ids`. `is_main` makes graph-input types mandatory.
+// `release`, where given, is `gp` itself: each initializer's raw bytes are freed once its tensor
+// is made (the proto is not read again).
 Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shared_ptr<ir::IdSource>& ids,
-                                     const ImportContext& ctx, bool is_main);
+                                     const ImportContext& ctx, bool is_main, onnx::GraphProto* release = nullptr);
 
 // --- checks (import_check.cpp) ---
 // Attribute kinds that matter for an op (If branches, Conv kernel_shape, Cast 'to', ...).
