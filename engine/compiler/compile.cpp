@@ -11,6 +11,7 @@
 #include "engine/compiler/views.h"
 #include "engine/ops/blocked_layout.h"
 #include "engine/runtime/capture.h"
+#include "engine/runtime/executor.h"
 
 namespace ms::compiler {
 
@@ -542,6 +543,7 @@ Expected<CompiledGraph> compile(const ir::Graph& graph, runtime::Backend& backen
   const auto t0 = Clock::now();
   std::vector<std::string> env_notes;
   MS_RETURN_IF_ERROR(check_pass_names(asked.disabled_passes));
+  runtime::advise_constants_will_be_read(graph);  // folding and prepacking read them all
   const CompileOptions options = closing_stages_off(with_environment(asked, &env_notes));
   Build b{options, backend, std::make_shared<Executable>(), {}, {}, {}, {}, false};
   b.out.notes = std::move(env_notes);

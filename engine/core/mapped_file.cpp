@@ -48,6 +48,14 @@ std::shared_ptr<Buffer> MappedFile::view(uint64_t offset, uint64_t bytes) {
   return std::make_shared<Buffer>(at, static_cast<size_t>(bytes), Device{}, [keep](void*, size_t) {});
 }
 
+void advise_will_read(const void* p, size_t bytes) {
+  if (!p || bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t from = reinterpret_cast<uintptr_t>(p) / page * page;
+  const uintptr_t to = reinterpret_cast<uintptr_t>(p) + bytes;
+  (void)::madvise(reinterpret_cast<void*>(from), to - from, MADV_WILLNEED);
+}
+
 ProcessMemory process_memory() {
   ProcessMemory m;
   std::ifstream status("/proc/self/status");

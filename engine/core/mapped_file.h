@@ -35,6 +35,12 @@ class MappedFile : public std::enable_shared_from_this<MappedFile> {
   uint64_t size_;
 };
 
+// Advice that [p, p + bytes) is about to be read in full (madvise MADV_WILLNEED): where it is a
+// mapped file, the kernel starts reading it from storage in large requests at once, instead of a
+// page at a time as each page is first touched (the mapping's random-access advice, right for a
+// lazy `check`, turns read-ahead off). Anonymous memory ignores it. Advice only; never fails.
+void advise_will_read(const void* p, size_t bytes);
+
 // This process's resident memory and the bytes it has read from storage (/proc/self/status VmRSS,
 // /proc/self/io read_bytes); -1 where the system does not say.
 struct ProcessMemory {

@@ -1,10 +1,19 @@
+#include "engine/core/mapped_file.h"
 #include "engine/runtime/interpreter.h"
 
 namespace ms::runtime {
 
+void advise_constants_will_be_read(const ir::Graph& g) {
+  constexpr size_t kMinBytes = size_t{1} << 20;
+  for (const auto& [name, v] : g.values())
+    if (v.constant && v.constant->defined() && v.constant->device().is_cpu() && v.constant->nbytes() >= kMinBytes)
+      advise_will_read(v.constant->raw(), v.constant->nbytes());
+}
+
 struct EagerExecutor::Impl {
   Impl(const ir::Graph& g, Backend& be) : graph(g.deep_copy()), backend(be), interp(be, ExecMode::PyNative) {
     link_subgraph_parents(graph);
+    advise_constants_will_be_read(graph);
   }
   ir::Graph graph;
   Backend& backend;
