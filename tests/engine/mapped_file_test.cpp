@@ -36,7 +36,8 @@ bool write_uncached(const std::string& path, size_t bytes) {
   {
     std::ofstream out(path, std::ios::binary);
     const std::string block(1 << 16, 'w');
-    for (size_t n = 0; n < bytes; n += block.size()) out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    for (size_t n = 0; n < bytes; n += block.size())
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
   }
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return false;
@@ -57,8 +58,9 @@ TEST(MappedFile, AdviseWillReadBringsTheRangeInAheadOfItsReads) {
   const int64_t pages = static_cast<int64_t>(kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
   const int64_t before = resident_pages(view->data(), kBytes);
   ASSERT_GE(before, 0);
-  if (before > pages / 2) GTEST_SKIP() << "this file system keeps the file's pages in memory (fadvise DONTNEED left "
-                                       << before << " of " << pages << ")";
+  if (before > pages / 2)
+    GTEST_SKIP() << "this file system keeps the file's pages in memory (fadvise DONTNEED left " << before << " of "
+                 << pages << ")";
   // Nothing read them: the mapping's random-access advice brings in no more than it is asked for.
   EXPECT_EQ(resident_pages(view->data(), kBytes), before);
 
