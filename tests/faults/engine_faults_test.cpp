@@ -13,6 +13,7 @@
 #include "app/session/mode_run.h"
 #include "app/session/model_inputs.h"
 #include "engine/core/alloc_error.h"
+#include "engine/core/atomic_file.h"
 #include "engine/frontend/nn/context.h"
 #include "engine/frontend/onnx/onnx_io.h"
 #include "engine/frontend/train/run.h"
@@ -118,6 +119,27 @@ TEST(EngineFaults, ModelFileDeletedWhileOpen) {
   auto again = load_model_arg(path);
   ASSERT_FALSE(again.has_value());
   EXPECT_NE(again.status().message().find("mlp.onnx"), std::string::npos) << again.status().message();
+}
+
+// A model is serialized straight into its file: a write that fails leaves the earlier file as it
+// was (and no temporary file), with one line naming the path and the error.
+TEST(EngineFaults, ModelExportThatFailsToWriteLeavesTheEarlierFile) {
+  TempDir dir("export_fault");
+  const std::string path = dir.file("mlp.onnx");
+  ASSERT_TRUE(onnx_io::save_model(small_graph(), path).is_ok());
+  const auto size = std::filesystem::file_size(path);
+  for (const WriteFault f : {WriteFault{WriteStep::Write, 1, ENOSPC}, WriteFault{WriteStep::Fsync, 1, EIO},
+                             WriteFault{WriteStep::Rename, 1, EACCES}}) {
+    ScopedWriteFault fault(f);
+    const Status st = onnx_io::save_model(small_graph(), path);
+    ASSERT_FALSE(st.is_ok());
+    EXPECT_EQ(st.message().rfind(path + ": ", 0), 0u) << st.message();
+    EXPECT_EQ(st.message().find('\n'), std::string::npos) << st.message();
+    EXPECT_EQ(std::filesystem::file_size(path), size);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path), {}), 1) << "a temporary file was left";
+  }
+  auto again = onnx_io::load_model(path);
+  EXPECT_TRUE(again.has_value()) << again.status().message();
 }
 
 // Cancelled after `polls` checks.

@@ -1,6 +1,7 @@
 // ir::Graph -> ModelProto file. Initializers as raw_data, subgraphs recursive, value types kept,
 // node ids and origins in metadata_props so a reload keeps identity.
 #include <algorithm>
+#include <climits>
 #include <set>
 
 #include "engine/core/atomic_file.h"
@@ -213,9 +214,13 @@ Status save_model(const ir::Graph& g, const std::string& path) {
   ids->set_key(detail::kNodeIdsKey);
   ids->set_value(detail::encode_node_ids(g));
 
-  std::string bytes;
-  if (!m.SerializeToString(&bytes)) return io_error(path + ": model too large to serialize (over 2 GiB)");
-  return write_file_atomic(path, bytes);
+  if (m.ByteSizeLong() > static_cast<size_t>(INT_MAX))
+    return io_error(path + ": model too large to serialize (over 2 GiB)");
+  // Serialized straight into the file: a large model's weights are not held a second time as one
+  // string of the whole file.
+  AtomicFile out(path);
+  if (!m.SerializeToOstream(&out.stream()) && out.ok()) return io_error(path + ": the model could not be serialized");
+  return out.commit();
 }
 
 }  // namespace ms::onnx_io
