@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/ops/fused.h"
 #include "tests/engine/kernel_harness.h"
@@ -120,6 +121,40 @@ TEST(AmpKernels, CompilerCastsRoundToNearestAtEveryOpset) {
   ASSERT_TRUE(rounded) << rounded.status().message();
   EXPECT_EQ(value_at((*rounded)[0], 0), 1.0078125);
   EXPECT_EQ(value_at((*rounded)[0], 1), -1.0078125);
+}
+
+// Cast f32 -> bf16 at opset 19 (and a pass's casts) and bf16 -> f32 take the vectorized row
+// converters: bit for bit Eigen's conversions (nearest even, NaN quiet with its sign, infinities,
+// subnormals, ties), over more values than a thread's chunk so the threads split them.
+TEST(AmpKernels, CastsBetweenF32AndBf16MatchTheScalarConversionBitForBit) {
+  std::vector<float> v = {0.f,        -0.f,    1.005859375f, -1.005859375f, 1.0078125f, 3.3895314e38f, -3.4028235e38f,
+                          1e-40f,     -1e-45f, INFINITY,     -INFINITY,     NAN,        -NAN,          1.00390625f,
+                          1.01171875f};
+  uint32_t bits = 0x12345678u;
+  while (v.size() < 200003) {
+    bits = bits * 1664525u + 1013904223u;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    v.push_back(f);
+  }
+  Tensor x = Tensor::empty(DType::F32, {static_cast<int64_t>(v.size())});
+  std::memcpy(x.raw(), v.data(), v.size() * sizeof(float));
+  auto low = run_kernel(make_node("Cast", 1, 1, {{"to", int64_t{16}}}), {x}, 19);
+  ASSERT_TRUE(low) << low.status().message();
+  const Tensor& b = (*low)[0];
+  ASSERT_EQ(b.dtype(), DType::BF16);
+  int64_t off = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    off += Eigen::numext::bit_cast<uint16_t>(b.data<bf16>()[i]) != Eigen::numext::bit_cast<uint16_t>(bf16(v[i]));
+  EXPECT_EQ(off, 0) << "of " << v.size() << " values";
+  auto back = run_kernel(make_node("Cast", 1, 1, {{"to", int64_t{1}}}), {b}, 19);
+  ASSERT_TRUE(back) << back.status().message();
+  off = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float want = static_cast<float>(b.data<bf16>()[i]), got = (*back)[0].data<float>()[i];
+    off += std::memcmp(&want, &got, sizeof got) != 0;
+  }
+  EXPECT_EQ(off, 0) << "of " << v.size() << " values widened";
 }
 
 // A bf16 graph's FusedAttention: bf16 products with f32 scores and softmax, the probabilities
