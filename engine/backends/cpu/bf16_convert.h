@@ -1,6 +1,7 @@
 // Rows of bf16 widened to f32 and f32 rounded to bf16 (nearest even, NaN kept), vectorized for the
 // CPU's widest instruction set: the kernels of a bf16 Graph that compute in f32 inside (layer norm,
-// attention, the fused matmuls' fallback) read and write their operands through these.
+// attention, the fused matmuls' fallback) read and write their operands through these, and Cast
+// between the two types runs them.
 #pragma once
 
 #include <cstdint>
