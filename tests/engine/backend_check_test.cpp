@@ -13,6 +13,9 @@
 #include "engine/frontend/zoo/zoo.h"
 #include "engine/runtime/executor.h"
 #ifdef MODESCOPE_HAVE_CUDA
+#include <fstream>
+
+#include "engine/backends/cuda/cublaslt_library.h"
 #include "engine/backends/cuda/cuda_backend.h"
 #endif
 
@@ -100,6 +103,46 @@ TEST(CudaFallback, WithoutADeviceCudaFallsBackToTheCpuWithOneLine) {
   EXPECT_EQ(choice->note.find('\n'), std::string::npos) << choice->note;
   EXPECT_NE(choice->note.find("using the CPU"), std::string::npos) << choice->note;
 }
+
+#ifdef MODESCOPE_HAVE_CUDA
+bool process_maps(const std::string& library) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(library) != std::string::npos) return true;
+  return false;
+}
+
+// cuBLASLt (about 150 MB resident once loaded) is opened by the first CUDA backend, not at start-up:
+// a fresh process maps it only once a CUDA backend exists (never where "cuda" falls back to the CPU).
+TEST(CublasLtLibrary, OnlyACudaBackendOpensIt) {
+  ::testing::FLAGS_gtest_death_test_style = "threadsafe";  // a fresh process: other tests may have opened it
+  EXPECT_EXIT(
+      {
+        bool ok = !process_maps("libcublasLt");
+        auto choice = create_backend("cuda", 1);
+        ok = ok && choice.has_value() && process_maps("libcublasLt") == (choice->backend->name() == "cuda");
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// The toolkit's library opens, with every entry point the backend calls, with or without a device.
+TEST(CublasLtLibrary, OpensFromTheToolkitWithEveryEntryPoint) {
+  std::string why;
+  const cuda::CublasLt* api = cuda::open_cublaslt(&why);
+  ASSERT_NE(api, nullptr) << why;
+  for (const void* fn :
+       {reinterpret_cast<const void*>(api->create), reinterpret_cast<const void*>(api->destroy),
+        reinterpret_cast<const void*>(api->matmul), reinterpret_cast<const void*>(api->algo_get_heuristic),
+        reinterpret_cast<const void*>(api->desc_create), reinterpret_cast<const void*>(api->desc_set_attribute),
+        reinterpret_cast<const void*>(api->preference_create), reinterpret_cast<const void*>(api->preference_destroy),
+        reinterpret_cast<const void*>(api->preference_set_attribute), reinterpret_cast<const void*>(api->layout_create),
+        reinterpret_cast<const void*>(api->layout_set_attribute)})
+    EXPECT_NE(fn, nullptr);
+  EXPECT_TRUE(process_maps("libcublasLt"));
+  EXPECT_EQ(cuda::open_cublaslt(nullptr), api);  // opened once
+}
+#endif
 
 // The CUDA tests: each skips with the reason when no CUDA device is usable; `cpu` is the reference.
 class CudaBackend : public ::testing::Test {

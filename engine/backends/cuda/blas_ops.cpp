@@ -11,6 +11,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "engine/backends/cuda/cublaslt_library.h"
 #include "engine/backends/cuda/ops_util.h"
 
 namespace ms::cuda {
@@ -44,12 +45,12 @@ struct GemmPlan {
 
 Status make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
                    int64_t batch, int64_t stride) {
-  MS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  MS_CUBLAS_CHECK(cublaslt_api().layout_create(l, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    MS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    MS_CUBLAS_CHECK(cublaslt_api().layout_set_attribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
     MS_CUBLAS_CHECK(
-        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+        cublaslt_api().layout_set_attribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
   }
   return Status::ok();
 }
@@ -61,12 +62,12 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
   auto it = plans.find(s);
   if (it != plans.end()) return &it->second;
   GemmPlan p;
-  MS_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  MS_CUBLAS_CHECK(cublaslt_api().desc_create(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // Column-major roles: first operand = B (N x K after its op), second = A (K x M after its op).
   const cublasOperation_t op_first = s.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_second = s.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
-  MS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  MS_CUBLAS_CHECK(cublaslt_api().desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
+  MS_CUBLAS_CHECK(cublaslt_api().desc_set_attribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
   // B row-major [K,N] (or [N,K] when transposed) read column-major: N x K with ld N (or K x N, ld K).
   MS_RETURN_IF_ERROR(
       make_layout(&p.la, s.type, s.tb ? s.k : s.n, s.tb ? s.n : s.k, s.tb ? s.k : s.n, s.batch, s.stride_b));
@@ -74,18 +75,18 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
       make_layout(&p.lb, s.type, s.ta ? s.m : s.k, s.ta ? s.k : s.m, s.ta ? s.m : s.k, s.batch, s.stride_a));
   MS_RETURN_IF_ERROR(make_layout(&p.ly, s.type, s.n, s.m, s.n, s.batch, s.stride_y));
   cublasLtMatmulPreference_t pref = nullptr;
-  MS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  MS_CUBLAS_CHECK(cublaslt_api().preference_create(&pref));
   const size_t ws = kWorkspace;
   MS_CUBLAS_CHECK(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+      cublaslt_api().preference_set_attribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
   for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                     CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    MS_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &s.align, sizeof(s.align)));
+    MS_CUBLAS_CHECK(cublaslt_api().preference_set_attribute(pref, attr, &s.align, sizeof(s.align)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t hs =
-      cublasLtMatmulAlgoGetHeuristic(be.cublaslt(), p.op, p.la, p.lb, p.ly, p.ly, pref, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(pref);
+      cublaslt_api().algo_get_heuristic(be.cublaslt(), p.op, p.la, p.lb, p.ly, p.ly, pref, 1, &result, &found);
+  cublaslt_api().preference_destroy(pref);
   if (hs != CUBLAS_STATUS_SUCCESS || found == 0)
     return Status::error(ErrorCode::Unsupported, "cuBLASLt has no algorithm for M=" + std::to_string(s.m) +
                                                      " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
@@ -118,8 +119,8 @@ Status run_gemm(runtime::KernelContext& ctx, const GemmShape& shape, const void*
     const auto v = reinterpret_cast<uintptr_t>(ws.raw());
     ws_ptr = reinterpret_cast<void*>((v + 255) / 256 * 256);
   }
-  MS_CUBLAS_CHECK(cublasLtMatmul(be.cublaslt(), p->op, &alpha, b, p->la, a, p->lb, &beta, y, p->ly, y, p->ly, &p->algo,
-                                 ws_ptr, p->workspace, be.stream()));
+  MS_CUBLAS_CHECK(cublaslt_api().matmul(be.cublaslt(), p->op, &alpha, b, p->la, a, p->lb, &beta, y, p->ly, y, p->ly,
+                                        &p->algo, ws_ptr, p->workspace, be.stream()));
   return Status::ok();
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/backends/cuda/cublaslt_library.h"
 #include "engine/backends/cuda/cuda_common.h"
 #include "engine/backends/cuda/ops_util.h"
 #include "engine/runtime/custom_kernels.h"
@@ -90,7 +91,10 @@ Expected<std::unique_ptr<CudaBackend>> CudaBackend::create(int threads) {
   MS_CUDA_CHECK(cudaSetDevice(b->device_));
   MS_CUDA_CHECK(cudaGetDeviceProperties(&b->props_, b->device_));
   MS_CUDA_CHECK(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking));
-  MS_CUBLAS_CHECK(cublasLtCreate(&b->lt_));
+  std::string no_blas;
+  const CublasLt* lt = open_cublaslt(&no_blas);
+  if (!lt) return Status::error(ErrorCode::Unsupported, "CUDA device found, but " + no_blas);
+  MS_CUBLAS_CHECK(lt->create(&b->lt_));
   MS_CUDNN_CHECK(cudnnCreate(&b->dnn_));
   MS_CUDNN_CHECK(cudnnSetStream(b->dnn_, b->stream_));
   b->current_ = b->stream_;
@@ -119,7 +123,7 @@ CudaBackend::~CudaBackend() {
   uploads_.clear();
   caching_.reset();
   if (dnn_) cudnnDestroy(dnn_);
-  if (lt_) cublasLtDestroy(lt_);
+  if (lt_) cublaslt_api().destroy(lt_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
