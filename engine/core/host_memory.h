@@ -1,8 +1,9 @@
 // Host memory for tensors, arenas and prepacked weights: 64-byte aligned, and from 2 MiB up placed
 // on 2 MiB boundaries and offered to the kernel's transparent huge pages (madvise), so a kernel
 // streaming megabytes of weights walks 2 MiB pages instead of 4 KiB ones (fewer TLB misses and page
-// walks while the hardware prefetchers run ahead). Where huge pages are off or refused, the memory
-// is ordinary pages; nothing else changes. Release with host_free.
+// walks while the hardware prefetchers run ahead). The part past the last 2 MiB boundary is ordinary
+// pages: a whole huge page there would be resident in full. Where huge pages are off or refused, the
+// memory is ordinary pages; nothing else changes. Release with host_free.
 #pragma once
 
 #include <cstddef>

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "engine/core/tensor.h"
 
@@ -65,6 +66,33 @@ TEST(HostMemory, LargeBuffersSitOnHugePageBoundariesAdvisedForHugePages) {
     GTEST_SKIP() << "this kernel offers no transparent huge pages (/sys/kernel/mm/transparent_hugepage/enabled)";
   // The advice is on the mapping ("hg"), whether or not the kernel found free huge pages for it.
   EXPECT_NE(vm_flags_at(p.get()).find(" hg"), std::string::npos) << vm_flags_at(p.get());
+}
+
+// Resident anonymous memory of this process, in bytes.
+size_t resident_anon_bytes() {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;  // "RssAnon:  123 kB"
+  return 0;
+}
+
+// A buffer just past a huge page boundary costs its own bytes, not a second whole huge page: the
+// tail stays on small pages. Sixteen written 2.25 MiB buffers add about 36 MiB; rounded up to whole
+// huge pages they took 64.
+TEST(HostMemory, TheTailPastTheLastHugePageIsNotAWholeHugePage) {
+  if (!kernel_offers_huge_pages())
+    GTEST_SKIP() << "this kernel offers no transparent huge pages (/sys/kernel/mm/transparent_hugepage/enabled)";
+  const size_t n = kHugePageBytes + kHugePageBytes / 8;
+  std::vector<Held> held;
+  const size_t before = resident_anon_bytes();
+  for (int i = 0; i < 16; ++i) {
+    held.push_back(take(n));
+    ASSERT_NE(held.back().get(), nullptr);
+    std::memset(held.back().get(), 0x5a, n);
+  }
+  const size_t grew = resident_anon_bytes() - before;
+  EXPECT_GE(grew, 16 * n * 9 / 10);
+  EXPECT_LT(grew, 16 * (n + kHugePageBytes / 2)) << "16 buffers of " << n << " bytes took " << grew;
 }
 
 TEST(HostMemory, TensorsOfMegabytesTakeIt) {
