@@ -46,6 +46,9 @@ PassManager build_pipeline(JitLevel level, runtime::Backend* backend, AmpLevel a
   // Before constant folding, which would turn the weights' DequantizeLinear into float constants.
   pm.add(make_fold_qdq_pass());
   pm.add(make_simplify_pass());
+  // Before constant folding, which would transpose the weights into a copy; CPU only (FusedMatMul's
+  // transB has a CPU kernel).
+  if (!backend || backend->device().is_cpu()) pm.add(make_fold_weight_transpose_pass());
   pm.add(make_constant_folding_pass(backend));
   pm.add(make_cse_pass());
   pm.add(make_fold_batchnorm_pass());

@@ -53,6 +53,16 @@ Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n) {
 namespace {
 
 // Infers the anchor op over inputs [0, n_anchor) and checks the residual (input 3).
+// B's type as the anchor sees it: FusedMatMul with transB reads a 2-D B as its transpose.
+ir::ValueType anchor_operand_type(const ir::Node& node, size_t i, const ir::ValueType& t) {
+  if (i != 1 || node.op_type != "FusedMatMul" || node.attr_int("transB", 0) == 0 || !t.dims || t.dims->size() != 2)
+    return t;
+  ir::ValueType b = t;
+  std::swap((*b.dims)[0], (*b.dims)[1]);
+  if (b.dim_params.size() == 2) std::swap(b.dim_params[0], b.dim_params[1]);
+  return b;
+}
+
 Status infer_fused(InferContext& ctx, const char* anchor, size_t n_anchor) {
   const OpSchema* s = Registry::instance().find(anchor);
   if (!s) return ctx.fail(std::string("no schema for ") + anchor);
@@ -62,9 +72,11 @@ Status infer_fused(InferContext& ctx, const char* anchor, size_t n_anchor) {
   for (const auto& p : *post) has_add |= p.kind == PostOp::Kind::Add;
   if (has_add != ctx.has_input(3)) return ctx.fail("residual input and Add post-op must come together");
   InferContext inner{ctx.node, ctx.opset < 11 ? 13 : ctx.opset, {}, {}, {}};
+  const bool trans_b = ctx.node.op_type == "FusedMatMul" && ctx.node.attr_int("transB", 0) != 0;
+  if (trans_b && (!ctx.in(1).dims || ctx.in(1).dims->size() != 2)) return ctx.fail("transB needs a 2-D B");
   for (size_t i = 0; i < n_anchor && i < ctx.num_inputs(); ++i) {
-    inner.types.push_back(ctx.types[i]);
-    inner.values.push_back(ctx.value(i));
+    inner.types.push_back(anchor_operand_type(ctx.node, i, ctx.types[i]));
+    inner.values.push_back(trans_b && i == 1 ? nullptr : ctx.value(i));
   }
   inner.outputs.assign(1, ir::ValueType{});
   MS_RETURN_IF_ERROR(s->infer(inner));
@@ -322,7 +334,8 @@ std::function<Cost(const CostContext&)> fused_cost(const char* anchor, size_t n_
   return [anchor, n_anchor](const CostContext& c) {
     Cost cost;
     const OpSchema* s = Registry::instance().find(anchor);
-    const std::vector<ir::ValueType> in(c.inputs.begin(), c.inputs.begin() + std::min(n_anchor, c.inputs.size()));
+    std::vector<ir::ValueType> in(c.inputs.begin(), c.inputs.begin() + std::min(n_anchor, c.inputs.size()));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = anchor_operand_type(c.node, i, in[i]);
     if (s && s->cost) cost = s->cost(CostContext{c.node, in, c.outputs});
     const int64_t on = c.outputs.empty() ? -1 : static_numel(c.outputs[0]);
     const auto post = parse_post_ops(c.node);

@@ -106,10 +106,14 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
     return ctx.unsupported_case("not f32 or bf16 with 2-D weights");
   // The bias of a bf16 product: f32 or bf16 (oneDNN takes either).
   auto bias_type_ok = [t](const Tensor& c) { return c.dtype() == t || c.dtype() == DType::F32; };
+  const ir::Node& node = ctx.node();
+  // FusedMatMul's transB (fold-weight-transpose): W is [N, K], read as its transpose.
+  const bool matmul_tw = !gemm && node.attr_int("transB", 0) != 0;
+  const int64_t wk = w.dim(matmul_tw ? 1 : 0), wn = w.dim(matmul_tw ? 0 : 1);
   Tensor y2 = y;
-  if (!gemm && a.rank() > 2 && y.rank() == a.rank() && a.shape().back() == w.dim(0)) {
-    a = a.reshaped({a.numel() / w.dim(0), w.dim(0)});
-    y2 = y.reshaped({y.numel() / w.dim(1), w.dim(1)});
+  if (!gemm && a.rank() > 2 && y.rank() == a.rank() && a.shape().back() == wk) {
+    a = a.reshaped({a.numel() / wk, wk});
+    y2 = y.reshaped({y.numel() / wn, wn});
   }
   if (a.rank() != 2 || y2.rank() != 2) return ctx.unsupported_case("not 2-D");
   const Tensor* residual = ctx.has_input(3) ? &ctx.input(3) : nullptr;
@@ -118,8 +122,7 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
     if (residual->dtype() != t || residual->shape() != y.shape()) return ctx.unsupported_case("residual");
     r2 = residual->reshaped(y2.shape());
   }
-  const ir::Node& node = ctx.node();
-  bool ta = false, tw = false;
+  bool ta = false, tw = matmul_tw;
   float alpha = 1.f;
   const Tensor* bias = nullptr;
   if (gemm) {
@@ -170,6 +173,10 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   {
     Status s = try_prepacked(ctx, gemm, y, *post);
     if (s.code() != ErrorCode::Unsupported) return s;
+    // The anchors below take B as stored; fold-weight-transpose makes transB only for f32 products
+    // of 2-D weights, which the prepacked path always takes.
+    if (!gemm && ctx.node().attr_int("transB", 0) != 0)
+      return ctx.fail("FusedMatMul with transB needs f32 operands and 2-D weights (" + s.message() + ")");
   }
   if (y.dtype() == DType::BF16) return bf16_unfused(ctx, gemm, y, *post);
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;

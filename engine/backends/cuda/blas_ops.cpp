@@ -202,7 +202,8 @@ Status matmul_like(runtime::KernelContext& ctx, bool gemm, bool fused) {
     g.k = g.ta ? a0.dim(0) : a0.dim(1);
     g.n = g.tb ? b0.dim(0) : b0.dim(1);
     alpha = node.attr_float("alpha", 1.f);
-  } else if (!matmul_shape(a0.shape(), b0.shape(), g)) {
+  } else if (node.attr_int("transB", 0) != 0 || !matmul_shape(a0.shape(), b0.shape(), g)) {
+    // transB: a CPU pipeline's FusedMatMul (fold-weight-transpose), which device pipelines do not make.
     return cpu_fallback(ctx);
   }
   DeviceInputs in(ctx);

@@ -67,6 +67,18 @@ const ir::ValueType* ranked(const ir::Graph& g, const std::string& name, DType t
   return v && v->type.dtype == t && v->type.is_tensor() && v->type.has_rank() ? &v->type : nullptr;
 }
 
+// A product fold-weight-transpose made (FusedMatMul with transB, nothing fused yet) anchors like a
+// MatMul; the fused node keeps its attributes.
+bool bare_fused_matmul(const ir::Node& a) {
+  return a.domain == ops::kFusedDomain && a.op_type == "FusedMatMul" && a.inputs.size() == 2 &&
+         !a.attrs.count("post_ops");
+}
+
+bool is_anchor(const ir::Node& a) {
+  return (a.domain.empty() && (a.op_type == "Conv" || a.op_type == "Gemm" || a.op_type == "MatMul")) ||
+         bare_fused_matmul(a);
+}
+
 // The anchor's output type when a chain can start there: f32 or bf16 (a bf16 Graph's: FusedConv and
 // FusedMatMul/FusedGemm run oneDNN's bf16 primitives with the post-ops), or f16 (an fp16 Graph's on a
 // device: the pass fuses those only for a device backend, whose kernels take f16).
@@ -151,7 +163,7 @@ bool take_link(const ir::Graph& g, const ir::Node& n, const ir::ValueType& out_t
 FusionChain collect_chain(const ir::Graph& g, size_t anchor, const Uses& uses,
                           const std::unordered_map<std::string, size_t>& readers, const std::vector<char>& taken) {
   const ir::Node& a = g.nodes()[anchor];
-  const bool matmul = a.op_type == "MatMul";
+  const bool matmul = a.op_type == "MatMul" || bare_fused_matmul(a);
   FusionChain c;
   c.nodes = {&a};
   c.at = {anchor};
@@ -219,7 +231,7 @@ class FuseOps final : public Pass {
     bool refused = false;
     for (size_t i = 0; i < g.nodes().size() && !refused; ++i) {
       const ir::Node& a = g.nodes()[i];
-      if (!a.domain.empty() || (a.op_type != "Conv" && a.op_type != "Gemm" && a.op_type != "MatMul")) continue;
+      if (!is_anchor(a)) continue;
       const ir::ValueType* t = anchor_type(g, a);
       if (!t || (t->dtype == DType::F16 && !f16_)) continue;
       ++work().patterns_tried;
@@ -239,7 +251,7 @@ class FuseOps final : public Pass {
                                      const std::unordered_map<std::string, size_t>& readers, std::vector<char>& taken,
                                      bool& refused) {
     const ir::Node& a = g.nodes()[anchor];
-    const bool matmul = a.op_type == "MatMul";
+    const bool matmul = a.op_type == "MatMul" || bare_fused_matmul(a);
     FusionChain c = collect_chain(g, anchor, uses, readers, taken);
     if (c.nodes.size() == 1) return std::nullopt;
     if (!take_rewrite()) {

@@ -26,6 +26,7 @@ PassPtr make_fuse_squeeze_excite_pass();                        // fuse_squeeze_
 PassPtr make_fuse_attention_pass();                             // fuse_attention.cpp (CPU)
 PassPtr make_fuse_ops_pass(bool f16_anchors = false);           // fuse_ops.cpp (f16: device backends)
 PassPtr make_split_matmul_pass();                               // split_matmul.cpp
+PassPtr make_fold_weight_transpose_pass();                      // fold_weight_transpose.cpp (CPU)
 PassPtr make_narrow_rows_pass();                                // narrow_rows.cpp
 PassPtr make_fuse_elementwise_pass();                           // fuse_elementwise.cpp
 PassPtr make_fuse_reduce_pass();                                // fuse_reduce.cpp

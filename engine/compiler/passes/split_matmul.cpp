@@ -48,6 +48,13 @@ Tensor columns(const Tensor& t, int64_t begin, int64_t end) {
   return out;
 }
 
+// Rows [begin, end) of a [N, K] matrix: a view of its buffer (the columns of a transB product).
+Tensor rows(const Tensor& t, int64_t begin, int64_t end) {
+  const size_t row_bytes = static_cast<size_t>(t.shape()[1]) * dtype_size(t.dtype());
+  return Tensor(t.buffer(), t.dtype(), Shape{end - begin, t.shape()[1]},
+                t.byte_offset() + static_cast<size_t>(begin) * row_bytes);
+}
+
 class SplitMatMul final : public Pass {
  public:
   std::string name() const override { return "SplitMatMul"; }
@@ -90,7 +97,9 @@ class SplitMatMul final : public Pass {
     if (!w || w->rank() != 2 || !w->device().is_cpu() || (m.has_input(2) && (!bias || bias->rank() != 1)) || !yv ||
         !yv->type.is_static() || yv->type.dims->empty() || !uses.only_plain(y))
       return std::nullopt;
-    const int64_t n = w->shape()[1];
+    // fold-weight-transpose's FusedMatMul reads W [N, K] transposed: its columns are W's rows.
+    const bool trans_b = fused && m.attr_int("transB", 0) != 0;
+    const int64_t n = w->shape()[trans_b ? 0 : 1];
     const auto& rs = readers[y];
     if (rs.empty() || static_cast<int>(rs.size()) != uses.of(y)) return std::nullopt;
     std::vector<std::pair<int64_t, int64_t>> cols;
@@ -108,7 +117,7 @@ class SplitMatMul final : public Pass {
       const ir::Node& s = g.nodes()[rs[j]];
       const auto [b0, b1] = cols[j];
       const std::string wn = fresh_name(g, m.inputs[1] + "_cols" + std::to_string(b0));
-      g.add_initializer(wn, columns(*w, b0, b1));
+      g.add_initializer(wn, trans_b ? rows(*w, b0, b1) : columns(*w, b0, b1));
       std::vector<std::string> ins{m.inputs[0], wn};
       if (bias) {
         const std::string bn = fresh_name(g, m.inputs[2] + "_cols" + std::to_string(b0));

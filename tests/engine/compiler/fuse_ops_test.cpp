@@ -51,7 +51,7 @@ TEST(FusionPass, ConvBatchNormReluAndResidualBecomeFusedConvs) {
   return %y
 )");
   ASSERT_TRUE(c.exe);
-  EXPECT_EQ(c.exe->compile_result().reports.size(), 16u);
+  EXPECT_EQ(c.exe->compile_result().reports.size(), 17u);
 }
 
 TEST(FusionPass, ResidualFusionRunsInPlaceOverTheDyingShortcut) {

@@ -1,0 +1,149 @@
+// fold-weight-transpose: MatMul(A, Transpose(W)) with W a 2-D f32 constant becomes
+// FusedMatMul(A, W, transB=1), which reads W in place (the compiled graph holds no transposed copy);
+// values against eager execution on the prepacked, matrix-vector and split-projection paths. Not
+// for other permutations, other dtypes or a 1-D A; a Transpose that something else reads stays.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tests/engine/compiler/pass_test_util.h"
+
+namespace ms::compiler {
+namespace {
+
+using pass_test::compile_and_compare;
+using pass_test::Compiled;
+using pass_test::count_ops;
+
+// A projection as PyTorch exports `x @ w.T + b` followed by GELU-free ReLU: [2,10,64] x [48,64]^T.
+constexpr const char* kProjection = R"(
+    input x: f32[2,10,64]
+    init w: f32[48,64] = 0.3 -0.2 0.1 0.05 -0.4 0.25 0.15
+    init b: f32[48] = 0.1 -0.2 0.3 -0.4 0.5
+    wt = Transpose(w) {perm=[1,0]}
+    m = MatMul(x, wt)
+    y = Add(m, b)
+    r = Relu(y)
+    output r
+)";
+
+// Every constant of the compiled graph of shape `dims`.
+int constants_shaped(const ir::Graph& g, const Shape& dims) {
+  int n = 0;
+  for (const auto& name : g.initializer_names())
+    if (g.value(name)->constant->shape() == dims) ++n;
+  return n;
+}
+
+TEST(FoldWeightTransposePass, TheProductReadsTheWeightsInPlace) {
+  for (JitLevel level : {JitLevel::O1, JitLevel::O2}) {
+    Compiled c = compile_and_compare(kProjection, level, 1e-4);
+    ASSERT_TRUE(c.exe);
+    EXPECT_EQ(count_ops(c.dump, "Transpose"), 0) << c.dump;
+    EXPECT_EQ(count_ops(c.dump, "ai.modescope.FusedMatMul"), 1) << c.dump;
+    EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+    const ir::Graph& g = c.exe->graph();
+    EXPECT_EQ(constants_shaped(g, {64, 48}), 0) << "a transposed copy of the weights";
+    EXPECT_EQ(constants_shaped(g, {48, 64}), 1);
+  }
+}
+
+TEST(FoldWeightTransposePass, AFewRowsTakeTheMatrixVectorPath) {
+  std::string few = kProjection;
+  few.replace(few.find("f32[2,10,64]"), 12, "f32[1,3,64]");
+  Compiled c = compile_and_compare(few, JitLevel::O2, 1e-4);
+  ASSERT_TRUE(c.exe);
+  EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+}
+
+// The weights stay shared with the source graph: the compiled graph's W is the same buffer.
+TEST(FoldWeightTransposePass, TheCompiledGraphSharesTheSourceWeights) {
+  auto be = backends::create_cpu_backend(1);
+  ir::Graph g = testing::parse_graph(kProjection);
+  CompileOptions o;
+  o.jit_level = JitLevel::O1;
+  auto c = compile_executor(g, *be, testing::signature_of(g), o);
+  ASSERT_TRUE(c) << c.status().message();
+  const ir::Graph& cg = (*c)->graph();
+  bool shared = false;
+  for (const auto& name : cg.initializer_names())
+    shared |= cg.value(name)->constant->buffer() == g.value("w")->constant->buffer();
+  EXPECT_TRUE(shared);
+}
+
+// A packed projection written with transposed weights: split-matmul cuts W's rows, as views of W.
+TEST(FoldWeightTransposePass, APackedProjectionSplitsIntoViewsOfTheWeights) {
+  constexpr const char* kPacked = R"(
+    input x: f32[5,1,8]
+    init w: f32[12,8] = 0.3 -0.2 0.1 0.05 -0.4 0.25 0.15
+    init b: f32[12] = 0.1 -0.2 0.3 -0.4 0.5 -0.6 0.7 -0.8 0.9 -1.0 1.1 -1.2
+    init s0: i64[1] = 0
+    init s1: i64[1] = 4
+    init s2: i64[1] = 8
+    init s3: i64[1] = 12
+    init ax: i64[1] = -1
+    wt = Transpose(w) {perm=[1,0]}
+    m = MatMul(x, wt)
+    y = Add(m, b)
+    q = Slice(y, s0, s1, ax)
+    k = Slice(y, s1, s2, ax)
+    v = Slice(y, s2, s3, ax)
+    qk = Mul(q, k)
+    o = Add(qk, v)
+    output o
+  )";
+  Compiled c = compile_and_compare(kPacked, JitLevel::O1, 1e-5);
+  ASSERT_TRUE(c.exe);
+  EXPECT_EQ(count_ops(c.dump, "Slice"), 0) << c.dump;
+  EXPECT_EQ(count_ops(c.dump, "ai.modescope.FusedMatMul"), 3) << c.dump;
+  const ir::Graph& g = c.exe->graph();
+  EXPECT_EQ(constants_shaped(g, {4, 8}), 3) << c.dump;
+  std::set<const void*> buffers;
+  for (const auto& name : g.initializer_names())
+    if (g.value(name)->constant->shape() == Shape{4, 8}) buffers.insert(g.value(name)->constant->buffer().get());
+  EXPECT_EQ(buffers.size(), 1u) << "the three parts are views of one buffer";
+}
+
+TEST(FoldWeightTransposePass, StaysForOtherPermutationsDtypesAndVectors) {
+  // A 1-D A: the product is a vector, which the transB kernel does not take.
+  Compiled vec = compile_and_compare(R"(
+    input x: f32[8]
+    init w: f32[6,8] = 0.3 -0.2 0.1 0.05 -0.4
+    wt = Transpose(w) {perm=[1,0]}
+    y = MatMul(x, wt)
+    output y
+  )",
+                                     JitLevel::O1, 1e-5);
+  ASSERT_TRUE(vec.exe);
+  EXPECT_EQ(vec.dump.find("transB"), std::string::npos) << vec.dump;
+  // 3-D weights transposed on their last axes: a batched product, left to constant folding.
+  Compiled batched = compile_and_compare(R"(
+    input x: f32[2,3,8]
+    init w: f32[2,6,8] = 0.3 -0.2 0.1 0.05 -0.4
+    wt = Transpose(w) {perm=[0,2,1]}
+    y = MatMul(x, wt)
+    output y
+  )",
+                                         JitLevel::O1, 1e-5);
+  ASSERT_TRUE(batched.exe);
+  EXPECT_EQ(batched.dump.find("transB"), std::string::npos) << batched.dump;
+}
+
+TEST(FoldWeightTransposePass, ATransposeOthersReadStaysForThem) {
+  Compiled c = compile_and_compare(R"(
+    input x: f32[4,8]
+    input z: f32[8,6]
+    init w: f32[6,8] = 0.3 -0.2 0.1 0.05 -0.4
+    wt = Transpose(w) {perm=[1,0]}
+    m = MatMul(x, wt)
+    s = Add(wt, z)
+    output m, s
+  )",
+                                   JitLevel::O1, 1e-5);
+  ASSERT_TRUE(c.exe);
+  EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+}
+
+}  // namespace
+}  // namespace ms::compiler
