@@ -69,16 +69,68 @@ def error_line(text: str) -> str:
     return lines[-1] if lines else "(no output)"
 
 
+# Runs a command and writes its peak resident memory (KiB) to a file. A child forked from this
+# process would count this process's memory too (its high-water mark starts at the parent's size and
+# survives exec), so the command is started from this small launcher.
+LAUNCHER = """
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(rc)
+"""
+
+
+def run_measured(cmd):
+    """Runs cmd to its end: (exit code, stdout, stderr, its peak resident memory in MB)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".maxrss") as peak:
+        p = subprocess.run([sys.executable, "-c", LAUNCHER, peak.name, *cmd], capture_output=True, text=True)
+        kib = peak.read().strip()
+    return p.returncode, p.stdout, p.stderr, (int(kib) / 1024.0 if kib else None)
+
+
+# Peak memory of ONNX Runtime in a process of its own, as the CLI runs in its own: loading the file
+# and running warm-up plus timed iterations, like `run --mode graph`. The interpreter, numpy and
+# onnxruntime's import are measured alone too (ORT_IMPORT) and reported beside it.
+ORT_RUN = """
+import sys
+import numpy as np
+import onnxruntime as ort
+path, threads, runs, name, xin = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+so = ort.SessionOptions()
+so.intra_op_num_threads = threads
+so.inter_op_num_threads = 1
+so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+feed = {name: np.load(xin)}
+for _ in range(runs):
+    sess.run(None, feed)
+"""
+ORT_IMPORT = "import numpy, onnxruntime"
+
+
+def ort_peak_mb(path: str, threads: int, runs: int, input_name: str, xin: str):
+    """(peak MB of ONNX Runtime running the model, peak MB of its import alone), or Nones on failure."""
+    rc, _, err, peak = run_measured([sys.executable, "-c", ORT_RUN, path, str(threads), str(runs), input_name, xin])
+    rc0, _, _, base = run_measured([sys.executable, "-c", ORT_IMPORT])
+    if rc != 0:
+        raise RuntimeError(f"ONNX Runtime in its own process exited {rc}: {error_line(err)}")
+    return peak, (base if rc0 == 0 else None)
+
+
 class Cli:
     def __init__(self, path: str, threads: int):
         self.path, self.threads = path, threads
 
     def call(self, args):
-        p = subprocess.run([self.path, *args, "--threads", str(self.threads)], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RuntimeError(f"modescope-cli {args[0]} exited {p.returncode}: "
-                               f"{error_line(p.stderr + p.stdout)}")
-        return p.stdout
+        return self.call_measured(args)[0]
+
+    def call_measured(self, args):
+        """stdout and the peak resident memory (MB) of one modescope-cli command."""
+        rc, out, err, peak = run_measured([self.path, *args, "--threads", str(self.threads)])
+        if rc != 0:
+            raise RuntimeError(f"modescope-cli {args[0]} exited {rc}: {error_line(err + out)}")
+        return out, peak
 
 
 class Model:
@@ -293,10 +345,18 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
             # loop's speed: MobileNetV2 2.96 against 2.82 ms here). The ratios to ORT take this one.
             j = os.path.join(tmp, f"{m.name}.b{b}.{tag}.{r}.loop.json")
             try:
-                cli.call(["run", *common, "--mode", "graph", *lvl, "--report", j])
+                _, peak = cli.call_measured(["run", *common, "--mode", "graph", *lvl, "--report", j])
                 row[f"graph_{tag}_loop_ms"] = json.load(open(j))["latency_ms"]["median"]
+                row[f"graph_{tag}_peak_mb"] = peak
             except (RuntimeError, OSError, KeyError, ValueError) as e:
                 errors[f"run {tag}"] = str(e)
+        if r == 1:  # peak memory does not vary by round: measured once
+            try:
+                row["ort_peak_mb"], row["ort_import_peak_mb"] = ort_peak_mb(path, args.threads,
+                                                                            args.warmup + args.iters,
+                                                                            m.input_name, xin)
+            except (RuntimeError, OSError) as e:
+                errors["ORT peak memory"] = str(e)
         rounds.append(row)
         nan = float("nan")
         log(f"   {m.name} batch {b} round {r}: ORT {row['ort_ms']:.2f} ms, "
@@ -329,7 +389,13 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
            "ratio_graph_other_pynative": spread([row["graph_other_ms"] / row["pynative_other_ms"]
                                                    for row in rounds if "graph_other_ms" in row]),
            "ratio_graph_other_ort": spread([row["graph_other_loop_ms"] / row["ort_ms"] for row in rounds
-                                            if "graph_other_loop_ms" in row])}
+                                            if "graph_other_loop_ms" in row]),
+           # Peak resident memory of one process each (MB): ORT's includes Python's, whose import of
+           # numpy and onnxruntime alone is ort_import_peak_mb.
+           "ort_peak_mb": (col("ort_peak_mb") or [None])[0],
+           "ort_import_peak_mb": (col("ort_import_peak_mb") or [None])[0],
+           "graph_O2_peak_mb": spread(col("graph_O2_peak_mb")),
+           "graph_other_peak_mb": spread(col("graph_other_peak_mb"))}
     if errors:
         res["errors"] = errors
     return res
@@ -455,6 +521,20 @@ def main() -> int:
               f"{ratio('ratio_graph_other_ort'):20s}")
         for k, e in r.get("errors", {}).items():
             print(f"  {k}: {e}")
+    print()
+    print("Peak resident memory, MB (one process each, loading the model and running warm-up and timed "
+          "iterations; ORT's process is Python's, and 'import' is that process with only numpy and "
+          "onnxruntime imported)")
+    print(f"{'model':20s} {'batch':>5s} {'ORT':>9s} {'import':>9s} {'Graph O2':>9s} {'Graph ' + lvl:>9s} "
+          f"{'GraphO2/ORT':>12s}")
+    for r in results:
+        if "ort_ms" not in r:
+            continue
+        o, g2, go = r.get("ort_peak_mb"), r.get("graph_O2_peak_mb"), r.get("graph_other_peak_mb")
+        g2m, gom = (g2 or {}).get("median"), (go or {}).get("median")
+        rat = f"{g2m / o:.2f}" if o and g2m else "-"
+        print(f"{r['model']:20s} {r['batch']:5d} {fmt(o, '.0f'):>9s} {fmt(r.get('ort_import_peak_mb'), '.0f'):>9s} "
+              f"{fmt(g2m, '.0f'):>9s} {fmt(gom, '.0f'):>9s} {rat:>12s}")
     for name, e in failures.items():
         print(f"{name}: {e}")
     mismatched = [n for n, c in checks.items() if not c["ok"]]
