@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 #include "engine/backends/cpu/qmatmul_onednn.h"
 #include "tests/engine/kernel_harness.h"
@@ -137,6 +139,31 @@ TEST(Int8MatMulOneDnn, VnniRunsTheWeightsWholeAndExact) {
     EXPECT_EQ(got.impl.substr(got.impl.size() - 10), "int8-whole") << got.impl;
     int8mm_expect_same(got, int8mm_run("MatMulInteger", {a, int8mm_batch_of_one(b), za, zb}));
   }
+}
+
+// A /proc/self/status figure in KiB (VmRSS, VmHWM), or 0 where there is none.
+size_t int8mm_status_kib(const std::string& field) {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(field.size()));
+  return 0;
+}
+
+// Whole int8 weights are packed straight from their own bytes: running them adds the packed copy
+// (16 MiB here) and no second plain copy beside it (which made it 32).
+TEST(Int8MatMulOneDnn, WholeWeightsAreNotCopiedBesideTheirPackedForm) {
+  const Tensor a = int8mm_values(DType::U8, {8, 2048}, 51, 0);
+  Tensor b = Tensor::empty(DType::I8, {2048, 8192});
+  for (int64_t i = 0; i < b.numel(); ++i) b.data<int8_t>()[i] = static_cast<int8_t>(i * 7919 % 255 - 127);
+  std::ofstream("/proc/self/clear_refs") << "5";  // the peak (VmHWM) restarts from here
+  const size_t before = int8mm_status_kib("VmRSS:");
+  if (int8mm_status_kib("VmHWM:") > before + 1024)
+    GTEST_SKIP() << "this kernel does not reset the peak resident size (/proc/self/clear_refs)";
+  const auto got = int8mm_run("MatMulInteger", {a, b});
+  if (got.impl.find("int8-whole") == std::string::npos)
+    GTEST_SKIP() << "this CPU's int8 matmul splits the weights (" << got.impl << "), which takes a copy";
+  const size_t grew = (int8mm_status_kib("VmHWM:") - before) * 1024;
+  EXPECT_LT(grew, b.nbytes() * 3 / 2) << "16 MiB of weights took " << grew << " bytes more at the peak";
 }
 
 // The weights are split once per buffer: new values in the same buffer (PyNative, a non-frozen

@@ -79,14 +79,19 @@ void split_weights(const Tensor& b, SplitInt8Weights& s, bool split) {
   s.k = b.dim(0);
   s.n = b.dim(1);
   s.shift = b.dtype() == DType::U8 ? 128 : 0;
-  s.safe = Tensor::empty(DType::I8, {s.k, s.n});
+  // Whole int8 weights are their own `safe` part: a view of b's bytes, not a copy (a second copy of
+  // every weight, beside the packed one, for as long as the model lives). It is read only while b is
+  // (split_of checks b's buffer on every call), to pack it or as the plain layout.
+  const bool as_is = !split && b.dtype() == DType::I8;
+  s.safe = as_is ? Tensor(Buffer::borrowed(const_cast<void*>(b.raw()), b.nbytes()), DType::I8, {s.k, s.n})
+                 : Tensor::empty(DType::I8, {s.k, s.n});
   s.col_sum.assign(static_cast<size_t>(s.n), 0);
   s.excess.clear();
   const auto* u = b.data<uint8_t>();
   const auto* i8 = b.data<int8_t>();
   const int32_t shift = s.shift;
   auto at = [&](int64_t i) { return shift ? static_cast<int32_t>(u[i]) - 128 : static_cast<int32_t>(i8[i]); };
-  int8_t* out = s.safe.data<int8_t>();
+  int8_t* out = as_is ? nullptr : s.safe.data<int8_t>();
   for (int64_t k0 = 0; k0 < s.k; k0 += 2) {
     const bool pair = k0 + 1 < s.k;
     for (int64_t j = 0; j < s.n; ++j) {
@@ -100,6 +105,7 @@ void split_weights(const Tensor& b, SplitInt8Weights& s, bool split) {
         s.excess.push_back({static_cast<int32_t>(first ? k0 : k0 + 1), static_cast<int32_t>(j), big - kept});
         big = kept;
       }
+      if (!out) continue;
       out[k0 * s.n + j] = static_cast<int8_t>(v0);
       if (pair) out[(k0 + 1) * s.n + j] = static_cast<int8_t>(v1);
     }
