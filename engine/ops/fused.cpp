@@ -52,7 +52,6 @@ Expected<std::vector<PostOp>> parse_post_ops(const ir::Node& n) {
 
 namespace {
 
-// Infers the anchor op over inputs [0, n_anchor) and checks the residual (input 3).
 // B's type as the anchor sees it: FusedMatMul with transB reads a 2-D B as its transpose.
 ir::ValueType anchor_operand_type(const ir::Node& node, size_t i, const ir::ValueType& t) {
   if (i != 1 || node.op_type != "FusedMatMul" || node.attr_int("transB", 0) == 0 || !t.dims || t.dims->size() != 2)
@@ -63,6 +62,7 @@ ir::ValueType anchor_operand_type(const ir::Node& node, size_t i, const ir::Valu
   return b;
 }
 
+// Infers the anchor op over inputs [0, n_anchor) and checks the residual (input 3).
 Status infer_fused(InferContext& ctx, const char* anchor, size_t n_anchor) {
   const OpSchema* s = Registry::instance().find(anchor);
   if (!s) return ctx.fail(std::string("no schema for ") + anchor);

@@ -29,7 +29,7 @@ bool absorbable(const ir::Graph& g, const ir::Node& m) {
   const ir::Value* a = g.value(m.inputs[0]);
   const ir::Value* y = g.value(m.outputs[0]);
   return a && y && a->type.dtype == DType::F32 && y->type.dtype == DType::F32 && a->type.has_rank() &&
-         a->type.dims->size() >= 2 && m.inputs[0] != m.inputs[1];
+         a->type.dims->size() >= 2;
 }
 
 class FoldWeightTranspose final : public Pass {
