@@ -329,6 +329,7 @@ int train_command(TrainArgs a) {
     if (!gathered) return fail("gathering the ranks' reports: " + gathered.status().message());
     rank_reports = std::move(*gathered);
   }
+  parallel_collectives_done();
   // Rank 0 writes the report, every rank when the path has {rank}; with each rank's losses.
   if (!a.report.empty() && (!quiet || a.report.find("{rank}") != std::string::npos)) {
     nlohmann::json j = result_json(a, *r, a.mode);

@@ -31,6 +31,7 @@ Expected<std::vector<int64_t>> parse_fusion_split(const std::string& text) {
 }
 
 bool g_parallel_started = false;
+bool g_collectives_done = false;  // parallel_collectives_done() was called
 
 }  // namespace
 
@@ -87,10 +88,16 @@ Expected<int> start_parallel(const ParallelArgs& a) {
   return (*world)->rank();
 }
 
+void parallel_collectives_done() { g_collectives_done = true; }
+
 void stop_parallel(bool failed) {
   if (!g_parallel_started) return;
+  const std::shared_ptr<dist::Communicator> w = dist::world();
+  // Ranks past the run's last collective meet once more: one that then failed (writing its report)
+  // aborts the job only after the others have written theirs. A rank that failed earlier aborts at
+  // once: the others wait for it inside a collective that a barrier must not meet.
+  if (g_collectives_done && w && w->size() > 1) (void)w->barrier();
   if (failed) {
-    const std::shared_ptr<dist::Communicator> w = dist::world();
     if (w && w->size() > 1) {
       std::fprintf(stderr, "rank %d failed: aborting the other ranks\n", w->rank());
       std::fflush(stderr);
@@ -100,6 +107,7 @@ void stop_parallel(bool failed) {
   nn::reset_auto_parallel_context();
   dist::finalize();
   g_parallel_started = false;
+  g_collectives_done = false;
 }
 
 ParallelFigures parallel_figures(const nn::train::RunResult& r) {

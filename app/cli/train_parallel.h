@@ -37,6 +37,10 @@ Expected<int> start_parallel(const ParallelArgs& a);
 // Ends the communicator (MPI_Finalize) when start_parallel made one. `failed`: this rank stops on
 // an error, so with several ranks the whole job is aborted at once (the others would wait for it).
 void stop_parallel(bool failed = false);
+// This rank has run every collective of the run (training and the reports' gather): stop_parallel
+// then meets the other ranks in a barrier before ending, so a rank failing after this point does
+// not abort the others before they have written their own results.
+void parallel_collectives_done();
 
 // The all-reduce figures over the steady steps, the steps step_ms summarizes (2..N; step 1 when it
 // is the only one): the median all-reduce time per step and the mean overlap with the backward;
