@@ -147,11 +147,12 @@ std::string post_ops_key(const std::vector<ops::PostOp>& post) {
   return key;
 }
 
-Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs) {
+Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs, const Tensor* b) {
   runtime::KernelFn k = CpuBackend::kernels().find(op_type);
   if (!k) return ctx.unsupported_case(std::string("no kernel for ") + op_type);
   std::vector<const Tensor*> ins;
   for (size_t i = 0; i < n_inputs; ++i) ins.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  if (b && ins.size() > 1) ins[1] = b;
   while (!ins.empty() && !ins.back()) ins.pop_back();
   struct Forward final : runtime::OutputAllocator {
     explicit Forward(runtime::KernelContext& c) : ctx(c) {}

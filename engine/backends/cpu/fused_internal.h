@@ -31,6 +31,7 @@ std::string post_ops_key(const std::vector<ops::PostOp>& post);
 Status prepacked_product(runtime::KernelContext& ctx, bool gemm);
 
 // Runs the registered kernel of `op_type` on this node's first `n_inputs` inputs into output 0.
-Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs);
+// `b`, where given, stands in for input 1 (a transB product's weights, transposed).
+Status run_anchor(runtime::KernelContext& ctx, const char* op_type, size_t n_inputs, const Tensor* b = nullptr);
 
 }  // namespace ms::cpu::fused

@@ -147,11 +147,12 @@ Status try_prepacked(runtime::KernelContext& ctx, bool gemm, Tensor& y, const st
 
 // A bf16 node the one-primitive path does not take (batched weights, Gemm's alpha with C): the
 // anchor's kernel, then the tail in f32 over a copy, rounded back to bf16.
-Status bf16_unfused(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post) {
+Status bf16_unfused(runtime::KernelContext& ctx, bool gemm, Tensor& y, const std::vector<ops::PostOp>& post,
+                    const Tensor* b) {
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor res;
   if (r) res = f32_of(*r);  // a bf16 residual widened before the anchor writes y (maybe its buffer)
-  MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2));
+  MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, b));
   Tensor bias;
   if (!gemm && ctx.has_input(2)) bias = f32_of(ctx.input(2));
   Tensor acc = f32_of(y);
@@ -173,16 +174,28 @@ Status fused_matmul_kernel(runtime::KernelContext& ctx, bool gemm) {
   {
     Status s = try_prepacked(ctx, gemm, y, *post);
     if (s.code() != ErrorCode::Unsupported) return s;
-    // The anchors below take B as stored; fold-weight-transpose makes transB only for f32 products
-    // of 2-D weights, which the prepacked path always takes.
-    if (!gemm && ctx.node().attr_int("transB", 0) != 0)
-      return ctx.fail("FusedMatMul with transB needs f32 operands and 2-D weights (" + s.message() + ")");
   }
-  if (y.dtype() == DType::BF16) return bf16_unfused(ctx, gemm, y, *post);
+  // The anchors below take B as stored: a transB product's weights (fold-weight-transpose's, which
+  // the prepacked path takes but where oneDNN lacks the type, bf16 below AVX-512) transposed first.
+  Tensor bt;
+  if (!gemm && ctx.node().attr_int("transB", 0) != 0) {
+    const Tensor& w = ctx.input(1);
+    if (w.rank() != 2) return ctx.fail("transB needs 2-D weights");
+    MS_ASSIGN_OR_RETURN(bt, ctx.scratch(w.dtype(), {w.dim(1), w.dim(0)}));
+    const size_t es = dtype_size(w.dtype());
+    const auto* src = static_cast<const char*>(w.raw());
+    auto* dst = static_cast<char*>(bt.raw());
+    for (int64_t i = 0; i < w.dim(0); ++i)
+      for (int64_t j = 0; j < w.dim(1); ++j)
+        std::memcpy(dst + static_cast<size_t>(j * w.dim(0) + i) * es, src + static_cast<size_t>(i * w.dim(1) + j) * es,
+                    es);
+  }
+  const Tensor* b = bt.defined() ? &bt : nullptr;
+  if (y.dtype() == DType::BF16) return bf16_unfused(ctx, gemm, y, *post, b);
   const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   Tensor res;
   if (r) res = r->raw() == y.raw() ? r->clone() : *r;  // in place: keep the residual
-  MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2));
+  MS_RETURN_IF_ERROR(run_anchor(ctx, gemm ? "Gemm" : "MatMul", gemm ? 3 : 2, b));
   const Tensor* bias = !gemm && ctx.has_input(2) ? &ctx.input(2) : nullptr;
   apply_tail(y.data<float>(), y.numel(), bias ? bias->data<float>() : nullptr, bias ? bias->numel() : 1,
              r ? res.data<float>() : nullptr, *post);

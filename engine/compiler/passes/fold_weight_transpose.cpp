@@ -2,34 +2,54 @@
 // FusedMatMul(A, W, transB=1), whose kernel reads W's rows as the product's columns (the prepacked
 // path packs straight from W). Without it, constant folding made a transposed copy of every such
 // weight (a PyTorch `x @ w.T` export, a tied LM head): 340 MB of a 437 MB transformer encoder, held
-// beside the original the source graph keeps and the packed copy the kernel makes. Runs before
-// constant folding; CPU only (the device kernels take no transB on FusedMatMul). A Transpose that
-// other nodes read stays for them; one that only absorbed products read goes.
+// beside the original the source graph keeps and the packed copy the kernel makes. In a bf16 graph
+// amp-cast has made that Transpose(Cast(W)): the product takes Cast(W), which folding turns into
+// bf16 weights as W is stored, without the transposed f32 copy on the way. Runs before constant
+// folding; CPU only (the device kernels take no transB on FusedMatMul). A Transpose that other
+// nodes read stays for them; one that only absorbed products read goes.
+#include <optional>
+#include <unordered_map>
+
 #include "engine/compiler/passes/passes.h"
 #include "engine/compiler/rewrite.h"
 #include "engine/compiler/work.h"
+#include "engine/core/dtype.h"
 #include "engine/ops/fused.h"
 
 namespace ms::compiler {
 namespace {
 
-// W when `t` is a Transpose of a non-empty 2-D f32 constant swapping its axes, else nullptr.
-const Tensor* transposed_weights(const ir::Graph& g, const ir::Node& t) {
-  if (t.op_type != "Transpose" || !t.domain.empty() || t.inputs.size() != 1 || t.outputs.size() != 1) return nullptr;
-  const Tensor* w = constant_of(g, t.inputs[0]);
-  if (!w || w->rank() != 2 || w->dtype() != DType::F32 || w->numel() == 0 || !w->device().is_cpu()) return nullptr;
-  const auto perm = t.attr_ints("perm");
-  if (!perm.empty() && !(perm.size() == 2 && perm[0] == 1 && perm[1] == 0)) return nullptr;
-  return w;
+// A non-empty 2-D f32 constant.
+bool f32_matrix(const ir::Graph& g, const std::string& name) {
+  const Tensor* w = constant_of(g, name);
+  return w && w->rank() == 2 && w->dtype() == DType::F32 && w->numel() > 0 && w->device().is_cpu();
 }
 
-// A product the prepacked kernel takes: f32 A of known rank 2 or more, f32 result.
-bool absorbable(const ir::Graph& g, const ir::Node& m) {
-  if (m.op_type != "MatMul" || !m.domain.empty() || m.inputs.size() != 2 || m.outputs.size() != 1) return false;
+// Whether Transpose `t` swaps the axes of weights a product of type `type` can read in place: a
+// 2-D f32 constant (f32), or amp-cast's Cast to bf16 of one (bf16).
+bool transposed_weights(const ir::Graph& g, const std::unordered_map<std::string, size_t>& producers, const ir::Node& t,
+                        DType type) {
+  if (t.op_type != "Transpose" || !t.domain.empty() || t.inputs.size() != 1 || t.outputs.size() != 1) return false;
+  const auto perm = t.attr_ints("perm");
+  if (!perm.empty() && !(perm.size() == 2 && perm[0] == 1 && perm[1] == 0)) return false;
+  if (type == DType::F32) return f32_matrix(g, t.inputs[0]);
+  auto p = producers.find(t.inputs[0]);
+  if (p == producers.end()) return false;
+  const ir::Node& c = g.nodes()[p->second];
+  return c.op_type == "Cast" && c.domain.empty() && c.inputs.size() == 1 &&
+         c.attr_int("to", 0) == dtype_to_onnx(DType::BF16) && f32_matrix(g, c.inputs[0]);
+}
+
+// A product the prepacked kernel takes: A and the result of one type, f32 or bf16 (a bf16 graph's),
+// A of known rank 2 or more.
+std::optional<DType> product_type(const ir::Graph& g, const ir::Node& m) {
+  if (m.op_type != "MatMul" || !m.domain.empty() || m.inputs.size() != 2 || m.outputs.size() != 1) return std::nullopt;
   const ir::Value* a = g.value(m.inputs[0]);
   const ir::Value* y = g.value(m.outputs[0]);
-  return a && y && a->type.dtype == DType::F32 && y->type.dtype == DType::F32 && a->type.has_rank() &&
-         a->type.dims->size() >= 2;
+  if (!a || !y || a->type.dtype != y->type.dtype || !a->type.has_rank() || a->type.dims->size() < 2)
+    return std::nullopt;
+  if (a->type.dtype != DType::F32 && a->type.dtype != DType::BF16) return std::nullopt;
+  return a->type.dtype;
 }
 
 class FoldWeightTranspose final : public Pass {
@@ -47,12 +67,13 @@ class FoldWeightTranspose final : public Pass {
     std::vector<NodeGroup> groups;
     work().nodes_visited += g.nodes().size();
     for (const ir::Node& m : g.nodes()) {
-      if (!absorbable(g, m)) continue;
+      const std::optional<DType> type = product_type(g, m);
+      if (!type) continue;
       auto p = producers.find(m.inputs[1]);
       if (p == producers.end()) continue;
       const ir::Node& t = g.nodes()[p->second];
       ++work().patterns_tried;
-      if (!transposed_weights(g, t)) continue;
+      if (!transposed_weights(g, producers, t, *type)) continue;
       if (!take_rewrite()) break;
       ir::Node f = new_node(g, "FusedMatMul", ops::kFusedDomain, {m.inputs[0], t.inputs[0]}, m.outputs, {&m});
       f.name = m.name;

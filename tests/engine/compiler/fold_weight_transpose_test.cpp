@@ -7,7 +7,9 @@
 #include <set>
 #include <string>
 
+#include "tests/engine/compiler/bf16_compile_util.h"
 #include "tests/engine/compiler/pass_test_util.h"
+#include "tests/engine/kernel_harness.h"
 
 namespace ms::compiler {
 namespace {
@@ -47,6 +49,31 @@ TEST(FoldWeightTransposePass, TheProductReadsTheWeightsInPlace) {
     EXPECT_EQ(constants_shaped(g, {64, 48}), 0) << "a transposed copy of the weights";
     EXPECT_EQ(constants_shaped(g, {48, 64}), 1);
   }
+}
+
+// A bf16 graph (--precision bf16): amp-cast makes the weights Transpose(Cast(W)); the product takes
+// Cast(W), folded to bf16 weights as W is stored, and no transposed copy in either type remains.
+TEST(FoldWeightTransposePass, ABf16ProductReadsTheCastWeightsInPlace) {
+  const std::string text = R"(
+    input x: f32[2,10,64]
+    init w: f32[48,64] = 0.03 -0.02 0.01 0.05 -0.04 0.025 0.015
+    init b: f32[48] = 0.1 -0.2 0.3 -0.4 0.5
+    wt = Transpose(w) {perm=[1,0]}
+    m = MatMul(x, wt)
+    y = Add(m, b)
+    output y
+  )";
+  auto be = backends::create_cpu_backend(2);
+  ir::Graph g = testing::parse_graph(text);
+  const Status st = testing_bf16::bf16_pipeline(g, *be);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  const std::string dump = ir::dump_text(g);
+  EXPECT_EQ(count_ops(dump, "Transpose"), 0) << dump;
+  EXPECT_NE(dump.find("transB=1"), std::string::npos) << dump;
+  EXPECT_EQ(constants_shaped(g, {64, 48}), 0) << dump;
+  const auto d = testing_bf16::bf16_compile_deviation(text, *be);
+  EXPECT_GT(d.max_abs, 0.0);
+  EXPECT_LT(d.max_diff, 0.03 * d.max_abs);
 }
 
 TEST(FoldWeightTransposePass, AFewRowsTakeTheMatrixVectorPath) {
@@ -143,6 +170,32 @@ TEST(FoldWeightTransposePass, ATransposeOthersReadStaysForThem) {
                                    JitLevel::O1, 1e-5);
   ASSERT_TRUE(c.exe);
   EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+}
+
+// The kernel where its one-primitive path does not take the product (a 1-D A here; bf16 where
+// oneDNN lacks it): the plain MatMul over the weights transposed, then the tail; f32 and bf16.
+TEST(FoldWeightTransposePass, TheKernelsOtherPathTransposesTheWeights) {
+  ir::Node node = test::make_node("FusedMatMul", 3, 1,
+                                  {{"transB", ir::Attribute(int64_t{1})},
+                                   {"post_ops", ir::Attribute(std::vector<std::string>{"Relu"})},
+                                   {"post_alphas", ir::Attribute(std::vector<float>{0})},
+                                   {"post_betas", ir::Attribute(std::vector<float>{0})}});
+  node.domain = ops::kFusedDomain;
+  const Tensor a = test::random_f32({8}, 3), w = test::random_f32({6, 8}, 4), bias = test::random_f32({6}, 5);
+  for (bool bf16 : {false, true}) {
+    auto cast = [&](const Tensor& t) { return bf16 ? test::to_bf16(t) : t; };
+    auto got = test::run_kernel_full(node, {cast(a), cast(w), cast(bias)});
+    ASSERT_TRUE(got) << got.status().message();
+    const std::vector<double> y = test::values_of(got->outputs[0]);
+    ASSERT_EQ(y.size(), 6u);
+    const std::vector<double> av = test::values_of(cast(a)), wv = test::values_of(cast(w)),
+                              bv = test::values_of(cast(bias));
+    for (size_t j = 0; j < 6; ++j) {
+      double want = bv[j];
+      for (size_t k = 0; k < 8; ++k) want += av[k] * wv[j * 8 + k];
+      EXPECT_NEAR(y[j], std::max(want, 0.0), bf16 ? 0.05 : 1e-5) << "bf16 " << bf16 << " column " << j;
+    }
+  }
 }
 
 }  // namespace
