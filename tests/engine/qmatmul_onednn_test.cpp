@@ -150,7 +150,8 @@ size_t int8mm_status_kib(const std::string& field) {
 }
 
 // Whole int8 weights are packed straight from their own bytes: running them adds the packed copy
-// (16 MiB here) and no second plain copy beside it (which made it 32).
+// (16 MiB here) and no second plain copy beside it, which made it at least 32 (37 measured; under
+// AddressSanitizer the packed copy alone takes about 27 with its shadow).
 TEST(Int8MatMulOneDnn, WholeWeightsAreNotCopiedBesideTheirPackedForm) {
   const Tensor a = int8mm_values(DType::U8, {8, 2048}, 51, 0);
   Tensor b = Tensor::empty(DType::I8, {2048, 8192});
@@ -163,7 +164,7 @@ TEST(Int8MatMulOneDnn, WholeWeightsAreNotCopiedBesideTheirPackedForm) {
   if (got.impl.find("int8-whole") == std::string::npos)
     GTEST_SKIP() << "this CPU's int8 matmul splits the weights (" << got.impl << "), which takes a copy";
   const size_t grew = (int8mm_status_kib("VmHWM:") - before) * 1024;
-  EXPECT_LT(grew, b.nbytes() * 3 / 2) << "16 MiB of weights took " << grew << " bytes more at the peak";
+  EXPECT_LT(grew, b.nbytes() * 15 / 8) << "16 MiB of weights took " << grew << " bytes more at the peak";
 }
 
 // The weights are split once per buffer: new values in the same buffer (PyNative, a non-frozen
