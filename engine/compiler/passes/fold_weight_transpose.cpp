@@ -63,8 +63,8 @@ class FoldWeightTranspose final : public Pass {
   Status run(ir::Graph& g) override {
     const Uses uses = compute_uses(g);
     const auto producers = producer_index(g);
-    std::unordered_map<std::string, int> absorbed;  // Transpose output -> products that took it
-    std::vector<NodeGroup> groups;
+    std::vector<std::pair<const ir::Node*, const ir::Node*>> found;  // (MatMul, its weights' Transpose)
+    std::unordered_map<std::string, int> absorbed;                   // Transpose output -> products that took it
     work().nodes_visited += g.nodes().size();
     for (const ir::Node& m : g.nodes()) {
       const std::optional<DType> type = product_type(g, m);
@@ -75,22 +75,29 @@ class FoldWeightTranspose final : public Pass {
       ++work().patterns_tried;
       if (!transposed_weights(g, producers, t, *type)) continue;
       if (!take_rewrite()) break;
-      ir::Node f = new_node(g, "FusedMatMul", ops::kFusedDomain, {m.inputs[0], t.inputs[0]}, m.outputs, {&m});
-      f.name = m.name;
-      f.attrs["transB"] = ir::Attribute(int64_t{1});
-      NodeGroup grp;
-      grp.ids.insert(m.id.value);
-      grp.node = std::move(f);
-      grp.place = Place::First;
-      groups.push_back(std::move(grp));
+      found.emplace_back(&m, &t);
       ++absorbed[m.inputs[1]];
     }
-    if (groups.empty()) return Status::ok();
+    if (found.empty()) return Status::ok();
     // A Transpose whose every reader took its weights is read by nothing now: dropped here, before
-    // constant folding would transpose the weights for nobody.
+    // constant folding would transpose the weights for nobody. The products then stand for it too
+    // (the origins spine maps PyNative's Transpose to them).
     std::set<uint64_t> unread;
     for (const auto& [out, n] : absorbed)
       if (uses.only_plain(out) && uses.of(out) == n) unread.insert(g.nodes()[producers.at(out)].id.value);
+    std::vector<NodeGroup> groups;
+    for (const auto& [m, t] : found) {
+      const bool gone = unread.count(t->id.value) > 0;
+      ir::Node f = new_node(g, "FusedMatMul", ops::kFusedDomain, {m->inputs[0], t->inputs[0]}, m->outputs,
+                            gone ? std::vector<const ir::Node*>{t, m} : std::vector<const ir::Node*>{m});
+      f.name = m->name;
+      f.attrs["transB"] = ir::Attribute(int64_t{1});
+      NodeGroup grp;
+      grp.ids.insert(m->id.value);
+      grp.node = std::move(f);
+      grp.place = Place::First;
+      groups.push_back(std::move(grp));
+    }
     replace_node_groups(g, std::move(groups));
     erase_nodes(g, unread);
     if (!g.opsets.count(ops::kFusedDomain)) g.opsets[ops::kFusedDomain] = 1;

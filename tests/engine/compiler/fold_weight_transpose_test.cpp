@@ -45,6 +45,8 @@ TEST(FoldWeightTransposePass, TheProductReadsTheWeightsInPlace) {
     EXPECT_EQ(count_ops(c.dump, "Transpose"), 0) << c.dump;
     EXPECT_EQ(count_ops(c.dump, "ai.modescope.FusedMatMul"), 1) << c.dump;
     EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+    // The fused node stands for the Transpose (#1) as well as the MatMul, Add and Relu.
+    EXPECT_NE(c.dump.find("origins=[1,2,3,4]"), std::string::npos) << c.dump;
     const ir::Graph& g = c.exe->graph();
     EXPECT_EQ(constants_shaped(g, {64, 48}), 0) << "a transposed copy of the weights";
     EXPECT_EQ(constants_shaped(g, {48, 64}), 1);
@@ -170,6 +172,8 @@ TEST(FoldWeightTransposePass, ATransposeOthersReadStaysForThem) {
                                    JitLevel::O1, 1e-5);
   ASSERT_TRUE(c.exe);
   EXPECT_NE(c.dump.find("transB=1"), std::string::npos) << c.dump;
+  // The Transpose (#1) stays a node of its own: the product stands for the MatMul (#2) alone.
+  EXPECT_NE(c.dump.find("origins=[2]"), std::string::npos) << c.dump;
 }
 
 // The kernel where its one-primitive path does not take the product (a 1-D A here; bf16 where
