@@ -56,15 +56,7 @@ TEST(FoldWeightTransposePass, TheProductReadsTheWeightsInPlace) {
 // A bf16 graph (--precision bf16): amp-cast makes the weights Transpose(Cast(W)); the product takes
 // Cast(W), folded to bf16 weights as W is stored, and no transposed copy in either type remains.
 TEST(FoldWeightTransposePass, ABf16ProductReadsTheCastWeightsInPlace) {
-  const std::string text = R"(
-    input x: f32[2,10,64]
-    init w: f32[48,64] = 0.03 -0.02 0.01 0.05 -0.04 0.025 0.015
-    init b: f32[48] = 0.1 -0.2 0.3 -0.4 0.5
-    wt = Transpose(w) {perm=[1,0]}
-    m = MatMul(x, wt)
-    y = Add(m, b)
-    output y
-  )";
+  const std::string text = kProjection;
   auto be = backends::create_cpu_backend(2);
   ir::Graph g = testing::parse_graph(text);
   const Status st = testing_bf16::bf16_pipeline(g, *be);
