@@ -1,6 +1,7 @@
 // split-matmul: a matmul read only through column Slices (a packed QKV projection) becomes one matmul
 // per Slice over those columns of its weights and bias; values against eager execution. Not when any
-// reader is something else, nor with a residual input.
+// reader is something else, nor with a residual input, nor where the column copies would outweigh
+// the output (fewer rows than the weights have).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -20,7 +21,7 @@ size_t occurrences(const std::string& s, const std::string& what) {
 }
 
 constexpr const char* kPackedProjection = R"(
-    input x: f32[5,1,8]
+    input x: f32[9,1,8]
     init w: f32[8,12] = 0.3 -0.2 0.1 0.05 -0.4 0.25 0.15 -0.1 0.2 -0.3 0.35 0.45
     init b: f32[12] = 0.1 -0.2 0.3 -0.4 0.5 -0.6 0.7 -0.8 0.9 -1.0 1.1 -1.2
     init s0: i64[1] = 0
@@ -43,6 +44,16 @@ TEST(SplitMatMulPass, PackedProjectionBecomesOneMatMulPerSlice) {
   ASSERT_TRUE(c.exe);
   EXPECT_EQ(occurrences(c.dump, "= Slice("), 0u) << c.dump;
   EXPECT_EQ(occurrences(c.dump, "FusedMatMul(%x, %w_cols"), 3u) << c.dump;
+}
+
+// 5 rows against weights of 8: copying the weights' columns would take more than the Slices copy.
+TEST(SplitMatMulPass, StaysWhereTheColumnCopiesWouldOutweighTheOutput) {
+  std::string few_rows = kPackedProjection;
+  few_rows.replace(few_rows.find("f32[9,1,8]"), 10, "f32[5,1,8]");
+  Compiled c = compile_and_compare(few_rows, JitLevel::O1, 1e-5);
+  ASSERT_TRUE(c.exe);
+  EXPECT_EQ(occurrences(c.dump, "= Slice("), 3u) << c.dump;
+  EXPECT_EQ(occurrences(c.dump, "_cols"), 0u) << c.dump;
 }
 
 TEST(SplitMatMulPass, StaysWhenAReaderIsNotAColumnSliceOrThereIsAResidual) {
