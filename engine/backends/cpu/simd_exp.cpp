@@ -141,7 +141,7 @@ MS_TARGET_AVX2 void gelu_erf_avx2(const float* x, float* y, int64_t n) { gelu_er
 #if MS_SIMD_DISPATCH
 // The same in AVX-512 intrinsics: the vector extensions' form of it compiled to ~0.5 ns a value,
 // this to ~0.3 (vscalefps puts in 2^n with one rounding, subnormal results included).
-MS_TARGET_AVX512 [[gnu::always_inline]] inline __m512 exp_nonpositive_avx512(__m512 t) {
+[[gnu::always_inline]] MS_TARGET_AVX512 inline __m512 exp_nonpositive_avx512(__m512 t) {
   t = _mm512_maskz_max_ps(0xFFFF, _mm512_set1_ps(-104.f), t);  // NaN: the second operand, so NaN stays
   const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -157,7 +157,7 @@ MS_TARGET_AVX512 [[gnu::always_inline]] inline __m512 exp_nonpositive_avx512(__m
   return _mm512_maskz_scalef_ps(0xFFFF, p, n);
 }
 
-template <bool kSwish> MS_TARGET_AVX512 [[gnu::always_inline]] inline __m512 sigmoid_avx512_v(__m512 v, __m512 alpha) {
+template <bool kSwish> [[gnu::always_inline]] MS_TARGET_AVX512 inline __m512 sigmoid_avx512_v(__m512 v, __m512 alpha) {
   const __m512 one = _mm512_set1_ps(1.f);
   const __m512 a = kSwish ? _mm512_mul_ps(v, alpha) : v;
   const __m512 e = exp_nonpositive_avx512(_mm512_or_ps(a, _mm512_set1_ps(-0.f)));  // e^-|a|
