@@ -134,6 +134,10 @@ TEST(VisionRoiAlign, Errors) {
   EXPECT_NE(error_of("RoiAlign", {x, rois, i64({0}, {1})}, {{"mode", std::string("median")}}).find("'mode'"),
             std::string::npos);
   EXPECT_NE(error_of("RoiAlign", {x, f32({0, 0, 1}, {1, 3}), i64({0}, {1})}).find("rois"), std::string::npos);
+  // A zero-wide, 1e30-tall roi: no sample points across, far too many down (found by fuzzing: the
+  // count was cast to an integer it does not fit).
+  EXPECT_NE(error_of("RoiAlign", {x, f32({0, 0, 0, 1e30f}, {1, 4}), i64({0}, {1})}).find("too large"),
+            std::string::npos);
 }
 
 // --- Col2Im / CenterCropPad / MaxUnpool --------------------------------------------------------------

@@ -280,7 +280,9 @@ Status roi_align_one(runtime::KernelContext& ctx, const RoiAlignParams& p, const
   const double bh = rh / static_cast<double>(p.out_h), bw = rw / static_cast<double>(p.out_w);
   const double fgh = p.sampling > 0 ? static_cast<double>(p.sampling) : std::ceil(std::max(bh, 0.0));
   const double fgw = p.sampling > 0 ? static_cast<double>(p.sampling) : std::ceil(std::max(bw, 0.0));
-  if (fgh * fgw * static_cast<double>(p.out_h * p.out_w) > static_cast<double>(int64_t{1} << 28))
+  // Each factor on its own too: a zero-wide roi makes the product 0 whatever the other side's count.
+  constexpr double kMaxPoints = static_cast<double>(int64_t{1} << 28);
+  if (fgh > kMaxPoints || fgw > kMaxPoints || fgh * fgw * static_cast<double>(p.out_h * p.out_w) > kMaxPoints)
     return ctx.fail("roi is too large to sample (" + to_string(fgh) + " x " + to_string(fgw) + " points per bin)");
   const auto gh = static_cast<int64_t>(fgh), gw = static_cast<int64_t>(fgw);
   std::vector<RoiSample> samples(static_cast<size_t>(p.out_h * p.out_w * gh * gw));
