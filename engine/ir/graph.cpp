@@ -1,7 +1,9 @@
 #include "engine/ir/graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 
 namespace ms::ir {
 
@@ -140,7 +142,14 @@ int64_t Node::attr_int(const std::string& key, int64_t fallback) const {
   auto it = attrs.find(key);
   if (it == attrs.end()) return fallback;
   if (auto* v = it->second.get_if<int64_t>()) return *v;
-  if (auto* f = it->second.get_if<float>()) return static_cast<int64_t>(*f);
+  if (auto* f = it->second.get_if<float>()) {
+    // A float where an int belongs (a model file's mistake): NaN is no value, and one past int64's
+    // range saturates, so the op's own checks see it as the absurd size it is.
+    if (std::isnan(*f)) return fallback;
+    if (*f >= 0x1p63f) return std::numeric_limits<int64_t>::max();
+    if (*f <= -0x1p63f) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(*f);
+  }
   return fallback;
 }
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "engine/ir/graph.h"
 
 namespace ms::ir {
@@ -74,6 +76,20 @@ TEST(Ir, FingerprintChangesWithContent) {
 
 namespace ms::ir {
 namespace {
+
+// An int attribute a model stores as a float: in range it truncates; past int64's range it saturates
+// and NaN reads as absent (a cast of either would be undefined; found by fuzzing an LSTM's hidden_size).
+TEST(Ir, IntAttributeStoredAsAFloatStaysInRange) {
+  Node n;
+  n.attrs["k"] = Attribute(3.75f);
+  EXPECT_EQ(n.attr_int("k", 7), 3);
+  n.attrs["k"] = Attribute(-4.1e31f);
+  EXPECT_EQ(n.attr_int("k", 7), std::numeric_limits<int64_t>::min());
+  n.attrs["k"] = Attribute(std::numeric_limits<float>::infinity());
+  EXPECT_EQ(n.attr_int("k", 7), std::numeric_limits<int64_t>::max());
+  n.attrs["k"] = Attribute(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(n.attr_int("k", 7), 7);
+}
 
 TEST(IrJson, RoundTripKeepsIdsOriginsAttributesAndData) {
   Graph g = tiny();
