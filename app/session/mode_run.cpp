@@ -186,6 +186,7 @@ Expected<ModeRunOutcome> run_through_cache(const ir::Graph& g, const ModeRun& re
   callbacks.progress(0.02, known ? "Compiled graph cached" : "Compiling");
   bool compiled = false;
   MS_ASSIGN_OR_RETURN(run.executor, lease.executor_for(inputs, &compiled));
+  run.executor_compiled_now = compiled;
   if (callbacks.cancelled()) return Status::error(ErrorCode::Cancelled, "cancelled");
   MS_ASSIGN_OR_RETURN(RunResult r, run_model(g, inputs, *e.backend, run, callbacks));
   MS_ASSIGN_OR_RETURN(ModeRunOutcome done, finish_mode_run(g, req, run, r, inputs, *e.backend, e.note, callbacks));

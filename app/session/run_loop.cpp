@@ -173,7 +173,8 @@ class ModelRun {
     ctx.metadata = req_.metadata;
     ctx.metadata["mode"] = mode_name();
     if (ex_) {
-      ctx.metadata["compile_ms"] = number(out_.compile_ms);
+      ctx.metadata["compile_ms"] = number(ex_->compile_ms());
+      ctx.metadata["compile_cached"] = req_.executor && !req_.executor_compiled_now ? "true" : "false";
       ctx.metadata["kernel_steps"] = std::to_string(ex_->num_steps());
     }
     out_.trace = profiling_->build(std::move(ctx));

@@ -37,6 +37,10 @@ struct RunRequest {
   // Graph mode: runs this executor, compiled before for the inputs' shapes or their bucket
   // (compile_cache.h), instead of compiling (compile_ms stays 0). It must outlive the run.
   compiler::CompiledExecutor* executor = nullptr;
+  // With `executor`: whether it compiled for this run (its caller's first call for these shapes).
+  // The trace records the executor's compile time either way (what Graph mode costs, for the
+  // comparison's break-even), and metadata `compile_cached` says whether this run paid it.
+  bool executor_compiled_now = false;
 };
 
 // Told between iterations; both may be called from the thread that runs the loop.

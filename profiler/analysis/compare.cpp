@@ -202,6 +202,7 @@ void summarize(Comparison& c, const Trace& eager, const Trace& graph, double ei,
   s.eager_overhead_ms = std::max(0.0, s.eager_iter_ms - eager_ops_ms);
   s.graph_overhead_ms = std::max(0.0, s.graph_iter_ms - graph_ops_ms);
   s.compile_ms = graph.meta_number("compile_ms", 0);
+  s.compile_cached = graph.meta("compile_cached") == "true";
   s.eager_kernels_per_iter = ek;
   s.graph_kernels_per_iter = gk;
   s.eager_peak_bytes = analyze_memory(eager, 0).peak_live_bytes;

@@ -29,7 +29,8 @@ struct CompareRow {
 
 struct CompareSummary {
   double eager_iter_ms = 0, graph_iter_ms = 0;  // median run time per iteration
-  double compile_ms = 0;
+  double compile_ms = 0;                        // the Graph run's compiled graph: what compiling it took
+  bool compile_cached = false;                  // the Graph run found it compiled (an earlier run paid compile_ms)
   double eager_kernels_per_iter = 0, graph_kernels_per_iter = 0;
   uint64_t eager_peak_bytes = 0, graph_peak_bytes = 0;
   double eager_overhead_ms = 0, graph_overhead_ms = 0;                     // run time not inside any op, per iteration

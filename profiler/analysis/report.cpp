@@ -108,6 +108,7 @@ json to_json(const Comparison& c) {
   json summary = {{"eager_iter_ms", s.eager_iter_ms},
                   {"graph_iter_ms", s.graph_iter_ms},
                   {"compile_ms", s.compile_ms},
+                  {"compile_cached", s.compile_cached},
                   {"eager_kernels_per_iter", s.eager_kernels_per_iter},
                   {"graph_kernels_per_iter", s.graph_kernels_per_iter},
                   {"eager_peak_bytes", s.eager_peak_bytes},
@@ -203,6 +204,11 @@ Expected<Comparison> comparison_from_json(const json& j) {
   if (!read_number(sj, "graph_peak_bytes", s.graph_peak_bytes)) return bad_field("summary.graph_peak_bytes");
   if (!read_number(sj, "eager_iterations", s.eager_iterations)) return bad_field("summary.eager_iterations");
   if (!read_number(sj, "graph_iterations", s.graph_iterations)) return bad_field("summary.graph_iterations");
+  // Optional (reports written before it have none).
+  if (sj.contains("compile_cached")) {
+    if (!sj["compile_cached"].is_boolean()) return bad_field("summary.compile_cached");
+    s.compile_cached = sj["compile_cached"].get<bool>();
+  }
   c.verdict = advise(c);
   return c;
 }

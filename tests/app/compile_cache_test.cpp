@@ -99,6 +99,13 @@ TEST(CompileCache, SecondRunOfTheSameRequestCompilesNothing) {
   EXPECT_EQ(second->trace->blocks.size(), first->trace->blocks.size());
   EXPECT_EQ(cache.entries(), 1u);
   EXPECT_EQ(cache.graphs(), 1u);
+  // Both traces carry the compiled graph's compile time, for the comparison's break-even (the first
+  // run paid it, the second found it cached); it used to read 0 for every run through the cache.
+  ASSERT_TRUE(first->trace);
+  EXPECT_GT(first->trace->meta_number("compile_ms"), 0.0);
+  EXPECT_EQ(first->trace->meta("compile_cached"), "false");
+  EXPECT_EQ(second->trace->meta_number("compile_ms"), first->trace->meta_number("compile_ms"));
+  EXPECT_EQ(second->trace->meta("compile_cached"), "true");
 }
 
 TEST(CompileCache, AnotherOptionOrDeviceCompilesAgain) {

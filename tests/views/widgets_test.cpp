@@ -147,6 +147,40 @@ TEST_F(GraphViewTest, InspectorShowsWeightsAndCost) {
   EXPECT_EQ(info->rowCount(), 0);
 }
 
+// A node of a model with a free batch dim shows its cost with that dim taken as 1, and says so;
+// with every dim known it says nothing more.
+TEST_F(ModelsTest, NodeCostTakesUnknownDimsAsOne) {
+  auto cost_of = [](std::shared_ptr<ir::Graph> g) {
+    auto model = GraphModel::build(g);
+    NodeInfoModel info;
+    info.set_node(model.get(), 0);
+    EXPECT_GE(info.section("Cost"), 0);
+    int row = 0;  // the section's top-level row
+    while (row < info.rowCount() && info.data(info.index(row, 0)).toString() != "Cost") ++row;
+    const QModelIndex cost = info.index(row, 0);
+    std::pair<QString, QString> out{info.data(info.index(row, 1)).toString(), ""};
+    for (int r = 0; r < info.rowCount(cost); ++r)
+      if (info.data(info.index(r, 0, cost)).toString() == "FLOPs")
+        out.second = info.data(info.index(r, 1, cost)).toString();
+    return out;
+  };
+  auto known = test::scoped_graph();
+  const auto [known_note, known_flops] = cost_of(known);
+  EXPECT_EQ(known_note, "");
+  auto free_batch = test::scoped_graph();
+  for (const char* v : {"x", "/stem/conv/Conv:0"}) {
+    ir::Value* val = free_batch->value(v);
+    ASSERT_NE(val, nullptr) << v;
+    (*val->type.dims)[0] = -1;
+    val->type.dim_params[0] = "batch";
+  }
+  const auto [note, flops] = cost_of(free_batch);
+  EXPECT_EQ(note, "unknown dims taken as 1");
+  EXPECT_FALSE(flops.isEmpty());
+  EXPECT_NE(flops, "0");
+  EXPECT_EQ(flops, known_flops);  // the batch-1 model's figure
+}
+
 TEST(WeightStats, MinMaxMeanStdHistogram) {
   const Tensor t = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5, 6, 7}, {8});
   const WeightStats s = weight_stats("w", t, 4);

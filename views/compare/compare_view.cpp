@@ -163,7 +163,7 @@ void CompareView::set_comparison(const prof::Comparison& c, double) {
          "<tr><td></td><td><b>PyNative</b></td><td><b>Graph</b></td></tr>"
          "<tr><td>Latency per iteration (median)</td><td>%1 ms</td><td>%2 ms</td><td>&nbsp;&nbsp;speedup "
          "<b>%3×</b></td></tr>"
-         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6 ms, break-even: "
+         "<tr><td>Kernels per iteration</td><td>%4</td><td>%5</td><td>&nbsp;&nbsp;compile %6, break-even: "
          "%7</td></tr>"
          "<tr><td>Peak memory</td><td>%8</td><td>%9</td><td>&nbsp;&nbsp;overhead outside ops %10 / %11 ms</td></tr>"
          "</table><p><b>Verdict:</b> %12</p>")
@@ -172,7 +172,8 @@ void CompareView::set_comparison(const prof::Comparison& c, double) {
           .arg(speedup, 0, 'f', 2)
           .arg(s.eager_kernels_per_iter, 0, 'f', 0)
           .arg(s.graph_kernels_per_iter, 0, 'f', 0)
-          .arg(s.compile_ms, 0, 'f', 1)
+          .arg(s.compile_cached ? tr("%1 ms (cached: an earlier run compiled it)").arg(s.compile_ms, 0, 'f', 1)
+                                : tr("%1 ms").arg(s.compile_ms, 0, 'f', 1))
           .arg(be)
           .arg(mb(s.eager_peak_bytes), mb(s.graph_peak_bytes))
           .arg(s.eager_overhead_ms, 0, 'f', 3)

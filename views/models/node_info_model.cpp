@@ -195,8 +195,19 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
       }
       rows_[static_cast<size_t>(ws)].value = tr("%1 parameters").arg(format_count(static_cast<double>(params)));
     }
+    // Unknown dims (a symbolic batch) count as 1, so a model opened with a free batch dim shows each
+    // node's cost per item rather than nothing; the rows say so.
+    bool unknown_dims = false;
+    for (auto* types : {&in_types, &out_types})
+      for (ir::ValueType& t : *types)
+        if (t.dims)
+          for (int64_t& d : *t.dims)
+            if (d < 0) {
+              d = 1;
+              unknown_dims = true;
+            }
     const ops::Cost c = ops::node_cost(n, in_types, out_types);
-    const int cost = add(-1, tr("Cost"), QString());
+    const int cost = add(-1, tr("Cost"), unknown_dims ? tr("unknown dims taken as 1") : QString());
     add(cost, tr("FLOPs"), format_count(c.flops));
     add(cost, tr("Bytes moved"), format_count(c.bytes) + QStringLiteral("B"));
     add(cost, tr("Parameters"), format_count(static_cast<double>(params)));
