@@ -128,7 +128,7 @@ std::vector<BucketRow> by_bucket(const std::vector<SizeFigures>& all) {
   for (const auto& f : all) {
     auto it = std::find_if(rows.begin(), rows.end(), [&](const BucketRow& r) { return r.bucket == f.bucket; });
     if (it == rows.end()) {
-      rows.push_back(BucketRow{f.bucket, f.size, f.size, 0, 0, 0, 0, 0, {}, {}});
+      rows.push_back(BucketRow{f.bucket, f.size, f.size, 0, 0, 0, 0, 0, 0, {}, {}});
       it = rows.end() - 1;
     }
     it->last = f.size;

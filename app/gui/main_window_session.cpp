@@ -152,7 +152,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
         kept.make_backend = nullptr;
         kept.gpu_collector = nullptr;
         kept.observer = nullptr;
-        runs_.push_back({mode, std::move(kept), *r});
+        runs_.push_back({mode, std::move(kept), *r, {}, -1});
         update_fallback_marks();
         if (!r->fallbacks.empty())
           log(tr("Ran on a fallback: %1 (marked in the graph and the timeline)")

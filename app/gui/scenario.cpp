@@ -51,7 +51,8 @@ class Walk {
   }
   // Until no job runs and no layout is pending (or 60 s), then a few paints.
   void settle() {
-    QTest::qWaitFor([this] { return !w_.busy() && !w_.graph_view()->layout_busy(); }, 60000);
+    if (!QTest::qWaitFor([this] { return !w_.busy() && !w_.graph_view()->layout_busy(); }, 60000))
+      fail(QStringLiteral("settle"), QStringLiteral("a job or a layout still ran after 60 s"));
     QTest::qWait(60);
   }
   int exit_code() const { return failures_.isEmpty() ? 0 : 1; }
@@ -107,7 +108,7 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
   bool opened = false, ran = false, ok = false;
   QObject::connect(&w, &MainWindow::model_opened, &w, [&](bool good) { opened = true, ok = good; });
   w.open(model);
-  QTest::qWaitFor([&] { return opened; }, 60000);
+  (void)QTest::qWaitFor([&] { return opened; }, 60000);  // `opened` is checked below
   st = walk.step(QStringLiteral("open"));
   walk.check(QStringLiteral("open"), ok && st[QStringLiteral("graph")].toObject()[QStringLiteral("nodes")].toInt() > 0,
              QStringLiteral("the model did not open into a drawn graph"));
@@ -116,7 +117,7 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
   w.run_panel()->set_modes(QStringLiteral("both"));
   w.run_panel()->set_iterations(3);
   w.run();
-  QTest::qWaitFor([&] { return ran; }, 60000);
+  (void)QTest::qWaitFor([&] { return ran; }, 60000);  // `ran` is checked below
   st = walk.step(QStringLiteral("run-both"));
   walk.check(QStringLiteral("run-both"),
              ok && st[QStringLiteral("timeline")].toObject()[QStringLiteral("runs")].toInt() == 2,

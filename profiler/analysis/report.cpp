@@ -230,7 +230,7 @@ std::string format_compare_table(const Comparison& c, size_t max_rows) {
     const std::string graph = r.graph_ops.empty() ? "(removed)" : cut(r.graph_ops + (r.fused ? " [fused]" : ""), 22);
     char ratio[16] = "-";
     if (r.graph_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.eager_ms / r.graph_ms);
-    char kern[24], launch[24];
+    char kern[32], launch[32];
     std::snprintf(kern, sizeof kern, "%g/%g", r.eager_kernels, r.graph_kernels);
     std::snprintf(launch, sizeof launch, "%g/%g", r.eager_ops, r.graph_ops_count);
     std::snprintf(line, sizeof line, "%-34s %-22s %10.4f %10.4f %8s %9s %9s\n", what.c_str(), graph.c_str(), r.eager_ms,

@@ -12,12 +12,6 @@ using namespace json_text;
 
 namespace {
 
-void put_key(std::string& o, const char* key) {
-  o.push_back('"');
-  o += key;
-  o += "\":";
-}
-
 void put_track_ids(std::string& o, const Track& tr) {
   o += ",\"pid\":";
   put_int(o, tr.pid);

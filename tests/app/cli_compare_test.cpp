@@ -22,8 +22,12 @@ TEST(CliCompare, BreakEvenRowAndVerdictAgree) {
   const bool pays = std::regex_search(out, verdict, std::regex(R"(Graph mode pays off after (\d+) iteration)"));
   // Either both say when Graph mode pays off, with the same number, or neither does (stay in PyNative).
   EXPECT_EQ(has_row, pays) << out;
-  if (has_row && pays) EXPECT_EQ(row[1].str(), verdict[1].str()) << out;
-  if (!pays) EXPECT_NE(out.find("Stay in PyNative mode"), std::string::npos) << out;
+  if (has_row && pays) {
+    EXPECT_EQ(row[1].str(), verdict[1].str()) << out;
+  }
+  if (!pays) {
+    EXPECT_NE(out.find("Stay in PyNative mode"), std::string::npos) << out;
+  }
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "profiler/io/chrome_trace.h"
 #include "test_util.h"
@@ -11,13 +9,6 @@ namespace ms::prof {
 namespace {
 
 std::string data(const std::string& rel) { return std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/traces/" + rel; }
-
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 TEST(ChromeExport, RecordedTracesHaveTheFieldsEachPhaseNeeds) {
   for (auto mode : {runtime::ExecMode::PyNative, runtime::ExecMode::Graph}) {

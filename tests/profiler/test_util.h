@@ -83,7 +83,9 @@ inline void check_chrome_structure(const std::string& text) {
       ASSERT_TRUE(e.contains("args") && e["args"].is_object());
       const auto key = std::make_pair(e["pid"].get<int64_t>(), e["tid"].get<int64_t>());
       auto it = last_ts.find(key);
-      if (it != last_ts.end()) EXPECT_GE(e["ts"].get<double>(), it->second) << "ts goes back on a track";
+      if (it != last_ts.end()) {
+        EXPECT_GE(e["ts"].get<double>(), it->second) << "ts goes back on a track";
+      }
       last_ts[key] = e["ts"].get<double>();
       const std::string kind = e["args"].value("kind", "");
       if (kind == "op" || (kind == "kernel" && e["args"].contains("node_id"))) {
@@ -96,7 +98,9 @@ inline void check_chrome_structure(const std::string& text) {
     } else if (ph == "s" || ph == "f") {
       ASSERT_TRUE(e.contains("id") && e.contains("tid"));
       flow_ends[e["id"].get<uint64_t>()] += ph == "s" ? 1 : 100;
-      if (ph == "f") EXPECT_EQ(e.value("bp", ""), "e");
+      if (ph == "f") {
+        EXPECT_EQ(e.value("bp", ""), "e");
+      }
     } else {
       ADD_FAILURE() << "unexpected phase " << ph;
     }

@@ -55,8 +55,11 @@ TEST_F(ResultViews, TimelineRowsNestAndStackRuns) {
   EXPECT_EQ(run0, 4);
   EXPECT_EQ(counters, 2);
   // Both runs start at 0 on the shared scale.
-  for (const auto& r : m.rows())
-    if (!r.starts.empty()) EXPECT_GE(r.starts.front(), 0);
+  for (const auto& r : m.rows()) {
+    if (!r.starts.empty()) {
+      EXPECT_GE(r.starts.front(), 0);
+    }
+  }
 }
 
 TEST_F(ResultViews, TimelineFoldsSubPixelEventsAndKeepsWideOnes) {

@@ -464,7 +464,9 @@ TEST(AmpCastPass, DepthwiseBlocksStayF32WhereTheirKernelIsFaster) {
   int fused_blocks = 0, bf16_convs = 0;
   for (const auto& n : g.nodes()) {
     // The block stays f32 between its neighbours; its kernel may take the products in bf16.
-    if (n.op_type == "FusedInvertedResidual") EXPECT_EQ(n.attr_string("products", ""), "bf16");
+    if (n.op_type == "FusedInvertedResidual") {
+      EXPECT_EQ(n.attr_string("products", ""), "bf16");
+    }
     fused_blocks += n.op_type == "FusedInvertedResidual";
     bf16_convs += n.op_type == "FusedConv" && g.value(n.outputs[0])->type.dtype == DType::BF16;
   }

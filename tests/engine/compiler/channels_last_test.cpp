@@ -84,7 +84,9 @@ TEST(ChannelsLast, DeviceBf16ResNetKeepsActivationsNhwcBetweenConvs) {
   }
   for (const auto& o : out.outputs) {
     auto p = producer.find(o);
-    if (p != producer.end()) EXPECT_EQ(p->second->attr_int("dst_blocked", 0), 0) << o;
+    if (p != producer.end()) {
+      EXPECT_EQ(p->second->attr_int("dst_blocked", 0), 0) << o;
+    }
   }
   // ResNet-18: 19 bf16 convs after the f32 stem, all in the region; the first block's two readers of
   // the stem's (cast) result transpose it in.
