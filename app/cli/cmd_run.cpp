@@ -89,9 +89,10 @@ int run_command(const RunArgs& a) {
   std::printf("  latency   min %.3f  median %.3f  p90 %.3f  mean %.3f ms  (%d iterations, %d warm-up)\n",
               r->latency.min, r->latency.median, r->latency.p90, r->latency.mean, a.iters, a.warmup);
   if (cfg.mode == runtime::ExecMode::Graph) std::printf("  compile   %.3f ms\n", r->compile_ms);
-  std::printf("  peak      %s\n  nodes     %zu\n  kernels   %lld per iteration\n",
-              session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(), r->nodes,
-              static_cast<long long>(r->kernels_per_iter));
+  std::printf("  peak      %s\n  nodes     %zu", session::format_bytes(static_cast<double>(r->peak_bytes)).c_str(),
+              r->nodes);
+  if (r->executor) std::printf(" (%zu after the passes)", r->executor->graph().nodes().size());
+  std::printf("\n  kernels   %lld per iteration\n", static_cast<long long>(r->kernels_per_iter));
   std::printf("  memory    weights %s, packed copies %s, activations %s planned\n",
               session::format_bytes(static_cast<double>(r->weight_bytes)).c_str(),
               session::format_bytes(static_cast<double>(r->packed_bytes)).c_str(),

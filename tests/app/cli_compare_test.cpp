@@ -1,4 +1,5 @@
-// `modescope-cli compare`: the table's break-even row and the verdict under it are one figure.
+// `modescope-cli compare`: the table's break-even row and the verdict under it are one figure, and
+// the node counts of both modes (and of `run`).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -28,6 +29,37 @@ TEST(CliCompare, BreakEvenRowAndVerdictAgree) {
   if (!pays) {
     EXPECT_NE(out.find("Stay in PyNative mode"), std::string::npos) << out;
   }
+}
+
+// The nodes row counts the model's nodes for PyNative and the compiled graph's for Graph mode (it
+// used to print the model's count in both columns).
+TEST(CliCompare, NodesRowCountsTheCompiledGraph) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !std::filesystem::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  int rc = -1;
+  const std::string out = ms::testing::run_capture(
+      cli + " compare " + MODESCOPE_SOURCE_DIR + "/samples/models/mlp.onnx --iters 2 --warmup 1", &rc);
+  ASSERT_EQ(rc, 0) << out;
+  std::smatch nodes, kernels;
+  ASSERT_TRUE(std::regex_search(out, nodes, std::regex(R"(\nnodes\s+(\d+)\s+(\d+))"))) << out;
+  ASSERT_TRUE(std::regex_search(out, kernels, std::regex(R"(kernels / iteration\s+(\d+)\s+(\d+))"))) << out;
+  // mlp: MatMul+Add+Relu chains fuse, so the compiled graph has fewer nodes, one kernel each.
+  EXPECT_LT(std::stoi(nodes[2].str()), std::stoi(nodes[1].str())) << out;
+  EXPECT_EQ(nodes[2].str(), kernels[2].str()) << out;
+}
+
+// `run --mode graph` says how many nodes the passes left beside the model's count; PyNative does not.
+TEST(CliCompare, RunSaysHowManyNodesThePassesLeft) {
+  const std::string cli = ms::testing::cli_path();
+  if (cli.empty() || !std::filesystem::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  int rc = -1;
+  const std::string graph = ms::testing::run_capture(cli + " run " + model + " --mode graph --iters 1", &rc);
+  ASSERT_EQ(rc, 0) << graph;
+  EXPECT_TRUE(std::regex_search(graph, std::regex(R"(nodes +9 \(4 after the passes\))"))) << graph;
+  const std::string eager = ms::testing::run_capture(cli + " run " + model + " --mode pynative --iters 1", &rc);
+  ASSERT_EQ(rc, 0) << eager;
+  EXPECT_TRUE(std::regex_search(eager, std::regex(R"(nodes +9\n)"))) << eager;
 }
 
 }  // namespace
