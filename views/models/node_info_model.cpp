@@ -207,7 +207,7 @@ void NodeInfoModel::set_node(const GraphModel* m, int node) {
               unknown_dims = true;
             }
     const ops::Cost c = ops::node_cost(n, in_types, out_types);
-    const int cost = add(-1, tr("Cost"), unknown_dims ? tr("unknown dims taken as 1") : QString());
+    const int cost = add(-1, tr("Cost"), unknown_dims ? tr("with ? = 1") : QString());
     add(cost, tr("FLOPs"), format_count(c.flops));
     add(cost, tr("Bytes moved"), format_count(c.bytes) + QStringLiteral("B"));
     add(cost, tr("Parameters"), format_count(static_cast<double>(params)));
