@@ -31,6 +31,8 @@ TORCHVISION = ("resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b
 QDQ = ("resnet18_qdq", "transformer_encoder_qdq", "transformer_encoder_dynq")
 ZOO = ("transformer_encoder",)
 RTOL = 1e-3  # max|got - want| / max|want|
+# A Graph-mode run whose threads waited for a core this share of the time is noted (as the CLI does).
+CPU_WAIT_NOTED = 0.05
 QDQ_RTOL = 2e-2
 
 
@@ -346,7 +348,10 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
             j = os.path.join(tmp, f"{m.name}.b{b}.{tag}.{r}.loop.json")
             try:
                 _, peak = cli.call_measured(["run", *common, "--mode", "graph", *lvl, "--report", j])
-                row[f"graph_{tag}_loop_ms"] = json.load(open(j))["latency_ms"]["median"]
+                rep = json.load(open(j))
+                row[f"graph_{tag}_loop_ms"] = rep["latency_ms"]["median"]
+                if "cpu_wait_share" in rep:  # the share of its threads' time spent waiting for a core
+                    row[f"graph_{tag}_cpu_wait"] = rep["cpu_wait_share"]
                 row[f"graph_{tag}_peak_mb"] = peak
             except (RuntimeError, OSError, KeyError, ValueError) as e:
                 errors[f"run {tag}"] = str(e)
@@ -359,6 +364,11 @@ def time_model(m: Model, b: int, cli: Cli, args, tmp: str) -> dict:
                 errors["ORT peak memory"] = str(e)
         rounds.append(row)
         nan = float("nan")
+        busy = [f"Graph {t}: {100 * row[f'graph_{t}_cpu_wait']:.0f}%" for t in ("O2", "other")
+                if row.get(f"graph_{t}_cpu_wait", 0) >= CPU_WAIT_NOTED]
+        if busy:
+            log(f"   note: other processes took the cores in this round ({', '.join(busy)} of the threads' time "
+                "waiting for a CPU): its figures are inflated")
         log(f"   {m.name} batch {b} round {r}: ORT {row['ort_ms']:.2f} ms, "
             f"Graph O2 {row.get('graph_O2_loop_ms', nan):.2f} ms "
             f"({row.get('graph_O2_ms', nan):.2f} beside PyNative), "

@@ -311,6 +311,10 @@ int bench_model(const RunArgs& a) {
                 m == pyn ? "pynative" : "graph", m->latency.median, gflops, peak > 0 ? 100.0 * gflops / peak : 0.0,
                 session::format_bytes(static_cast<double>(m->peak_bytes)).c_str());
   }
+  for (const auto* m : {pyn, gra})
+    if (const std::string busy = session::cpu_wait_note(m->cpu_wait_share); !busy.empty())
+      std::fprintf(stderr, "note: the %s run was slowed by the machine: %s\n", m == pyn ? "PyNative" : "Graph-mode",
+                   busy.c_str());
   const bool low = session::is_low_precision(a.precision);
   const session::Deviation dev = low ? session::deviation(gra->outputs, pyn->outputs) : session::Deviation{};
   if (low)
@@ -356,6 +360,9 @@ int bench_model(const RunArgs& a) {
       << json_escape(gx.replay_note()) << "\", \"fallbacks\": " << fallbacks_json(fallbacks).dump()
       << ", \"environment\": " << environment_json(prep->backend.get()).dump() << ", \"precision\": \""
       << (low ? a.precision : std::string("f32")) << "\"";
+    for (const auto* m : {pyn, gra})
+      if (m->cpu_wait_share >= 0)
+        f << ", \"" << (m == pyn ? "pynative" : "graph") << "_cpu_wait_share\": " << m->cpu_wait_share;
     if (low)
       f << ", \"max_rel_dev\": " << dev.max_rel << ", \"mean_rel_dev\": " << dev.mean_rel
         << ", \"argmax_equal\": " << (dev.argmax_equal ? "true" : "false");

@@ -36,6 +36,10 @@ int compare_command(const RunArgs& a) {
   runtime::merge_fallbacks(fallbacks, graph->fallbacks, false);
   if (Status fs = report_fallbacks(fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
 
+  for (const auto* m : {&*eager, &*graph})
+    if (const std::string busy = session::cpu_wait_note(m->cpu_wait_share); !busy.empty())
+      std::fprintf(stderr, "note: the %s run was slowed by the machine: %s\n", m == &*eager ? "PyNative" : "Graph-mode",
+                   busy.c_str());
   std::printf("%s on %s, %d iterations after %d warm-up\n\n", a.model.c_str(), prep->backend->description().c_str(),
               a.iters, a.warmup);
   std::printf("%-22s %14s %14s %10s\n", "", "PyNative", "Graph", "ratio");

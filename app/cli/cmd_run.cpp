@@ -100,6 +100,8 @@ int run_command(const RunArgs& a) {
                                                    : "not");
   for (size_t i = 0; i < r->outputs.size(); ++i)
     std::printf("  output    %s = %s\n", r->output_names[i].c_str(), r->outputs[i].to_string(6).c_str());
+  if (const std::string busy = session::cpu_wait_note(r->cpu_wait_share); !busy.empty())
+    std::fprintf(stderr, "note: this run was slowed by the machine: %s\n", busy.c_str());
   // A bf16 Graph against one f32 PyNative pass on the same inputs.
   const bool low = session::is_low_precision(a.precision) && cfg.mode == runtime::ExecMode::Graph;
   if (session::is_low_precision(a.precision) && !low)
@@ -148,6 +150,7 @@ int run_command(const RunArgs& a) {
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;
+    if (r->cpu_wait_share >= 0) j["cpu_wait_share"] = r->cpu_wait_share;
     j["precision"] = low ? a.precision : std::string("f32");
     if (low)
       j["deviation"] = {{"max_rel", dev.max_rel}, {"mean_rel", dev.mean_rel}, {"argmax_equal", dev.argmax_equal}};

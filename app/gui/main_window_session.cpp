@@ -11,6 +11,7 @@
 #include "app/gui/run_panel.h"
 #include "app/gui/train_panel.h"
 #include "app/session/precision.h"
+#include "app/session/run_loop.h"
 #include "engine/compiler/diff.h"
 #include "views/compare/pass_delta_view.h"
 #include "views/graph/inspector.h"
@@ -181,6 +182,8 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
                       .arg(r->deviation.mean_rel, 0, 'g', 3)
                       .arg(r->deviation.argmax_equal ? tr("the same") : tr("differs"));
         log(line);
+        if (const std::string busy = session::cpu_wait_note(r->cpu_wait_share); !busy.empty())
+          log(tr("%1 was slowed by the machine: %2").arg(what, QString::fromStdString(busy)), true);
         for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
         run_next(std::move(modes), ok_so_far);
       });

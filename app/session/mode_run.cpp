@@ -56,6 +56,7 @@ ModeRunOutcome mode_outcome(const RunResult& r, compiler::JitLevel level) {
   out.min_ms = r.latency.min;
   out.mean_ms = r.latency.mean;
   out.compile_ms = r.compile_ms;
+  out.cpu_wait_share = r.cpu_wait_share;
   out.peak_bytes = r.peak_bytes;
   out.kernels = r.kernels_per_iter;
   for (size_t k = 0; k < r.outputs.size(); ++k)

@@ -77,6 +77,7 @@ struct ModeRunOutcome {
   std::string backend;
   std::string note;  // why the backend differs from the one asked for
   double median_ms = 0, min_ms = 0, mean_ms = 0, compile_ms = 0;
+  double cpu_wait_share = -1;  // RunResult's (not kept in session files)
   size_t peak_bytes = 0;
   int64_t kernels = 0;
   std::vector<std::string> outputs;  // "name = tensor summary"

@@ -1,6 +1,7 @@
 #include "app/session/run_loop.h"
 #include "engine/compiler/compile.h"
 #include "engine/compiler/infer.h"
+#include "engine/core/cpu_wait.h"
 #include "engine/core/mapped_file.h"
 
 #include <algorithm>
@@ -131,11 +132,19 @@ class ModelRun {
     }
     if (i == total_ - 1) ro.tap = req_.tap;
     runtime::FallbackScope noting(fallbacks_);  // cases a device kernel hands to the CPU
+    const int64_t wait0 = timed ? process_cpu_wait_ns() : -1;
     const auto t0 = Clock::now();
     auto outs = eager_ ? eager_->run(inputs_, ro) : ex_->run(inputs_, ro);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (!outs) return std::move(outs).take_status();
-    if (timed) out_.latencies_ms.push_back(ms);
+    if (timed) {
+      out_.latencies_ms.push_back(ms);
+      const int64_t wait1 = process_cpu_wait_ns();
+      if (wait0 >= 0 && wait1 >= wait0)
+        cpu_wait_ns_ += wait1 - wait0;
+      else
+        cpu_wait_known_ = false;
+    }
     if (i == total_ - 1) {
       // Observed buffers report their free to the observer, which may go first: keep host copies.
       out_.outputs.clear();
@@ -149,6 +158,10 @@ class ModelRun {
     out_.kernels_per_iter = st.kernels;
     out_.peak_bytes = st.peak_bytes;
     out_.latency = summarize(out_.latencies_ms);
+    double timed_ms = 0;
+    for (double ms : out_.latencies_ms) timed_ms += ms;
+    if (cpu_wait_known_ && timed_ms > 0)
+      out_.cpu_wait_share = static_cast<double>(cpu_wait_ns_) / (timed_ms * 1e6 * std::max(1, backend_.threads()));
     out_.fallbacks = fallbacks_.list();
     if (profiling_) build_trace();
     return std::move(out_);
@@ -194,6 +207,8 @@ class ModelRun {
   std::unique_ptr<runtime::EagerExecutor> eager_;
   compiler::CompiledExecutor* ex_ = nullptr;  // Graph mode: out_.compiled's or the request's
   runtime::FallbackLog fallbacks_;
+  int64_t cpu_wait_ns_ = 0;  // the timed iterations' run-queue wait, all threads
+  bool cpu_wait_known_ = true;
   RunResult out_;
 };
 
@@ -202,6 +217,15 @@ std::string iteration_text(const ModelRun& r, int i) {
 }
 
 }  // namespace
+
+std::string cpu_wait_note(double share) {
+  if (!(share >= kCpuWaitNoted)) return {};
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
+  return std::string("its threads waited for a CPU ") + pct +
+         " of the time (other processes took the cores): the timings are inflated; fewer threads or a quieter "
+         "machine give the model's own";
+}
 
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
                               const RunRequest& request, RunCallbacks& callbacks) {

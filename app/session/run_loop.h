@@ -63,6 +63,11 @@ struct RunResult {
   size_t peak_bytes = 0;  // of the last iteration
   int64_t kernels_per_iter = 0;
   size_t nodes = 0;  // of the graph as given
+  // The timed iterations' threads waited for a CPU this share of their time (run-queue wait over
+  // wall time x the backend's threads): other processes on the cores the run asked for. Above a few
+  // percent the latencies measure the machine's load as much as the model (cpu_wait_note). -1 where
+  // the system does not say.
+  double cpu_wait_share = -1;
   // What the run needs, known before it starts: the weights (mapped external ones count: the run
   // reads them) and, in Graph mode, the planned arena. A run needing more than the machine has
   // available is refused before its first iteration.
@@ -83,6 +88,12 @@ struct RunResult {
   // Ops that did not run as asked on this backend (CPU fallback, another precision), counted.
   std::vector<runtime::Fallback> fallbacks;
 };
+
+// A run whose threads waited for a CPU at least this share of the time is noted as inflated.
+inline constexpr double kCpuWaitNoted = 0.05;
+// "its threads waited for a CPU 38% of the time (...)" for a RunResult::cpu_wait_share at or above
+// kCpuWaitNoted; empty below it or where unknown.
+std::string cpu_wait_note(double share);
 
 // Without callbacks: no progress and nothing to cancel, so the executors poll no predicate.
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,

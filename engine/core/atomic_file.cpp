@@ -188,7 +188,8 @@ int write_fault_hits() {
 
 // ---- AtomicFile ----
 
-namespace {
+// Named, not anonymous: AtomicFile::Impl (external linkage) holds one.
+namespace atomic_file_detail {
 
 class AtomicBuf : public std::streambuf {
  public:
@@ -228,13 +229,13 @@ class AtomicBuf : public std::streambuf {
   char buf_[1 << 16];
 };
 
-}  // namespace
+}  // namespace atomic_file_detail
 
 struct AtomicFile::Impl {
   explicit Impl(AtomicFile* owner) : buf(&Impl::sink, owner), os(&buf) {}
   static void sink(void* owner, std::string_view bytes) { static_cast<AtomicFile*>(owner)->write_raw(bytes); }
 
-  AtomicBuf buf;
+  atomic_file_detail::AtomicBuf buf;
   std::ostream os;
   std::string target;  // the file replaced (the symlink's target when path is a link)
   std::string tmp;     // empty when writing in place

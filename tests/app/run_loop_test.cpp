@@ -4,6 +4,10 @@
 // counting observer stands in for a caller's own. Plain CPU runs, cancellation, progress and
 // interleaving are checked on the same loop.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -14,6 +18,7 @@
 #include "app/session/mode_run.h"
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
+#include "engine/core/cpu_wait.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/profiling_session.h"
 #include "tests/app/forwarding_backend.h"
@@ -464,6 +469,62 @@ TEST(RunLoop, CuptiFactoryWithoutCudaSaysSo) {
   EXPECT_EQ(c.status().code(), ErrorCode::Unsupported);
   EXPECT_NE(c.status().message().find("built without CUDA"), std::string::npos);
 #endif
+}
+
+// The note says nothing below its threshold or where the system does not say, and the share in
+// percent above it.
+TEST(RunLoop, CpuWaitNoteOnlyAboveItsThreshold) {
+  EXPECT_EQ(cpu_wait_note(-1), "");
+  EXPECT_EQ(cpu_wait_note(0), "");
+  EXPECT_EQ(cpu_wait_note(kCpuWaitNoted * 0.99), "");
+  const std::string note = cpu_wait_note(0.38);
+  EXPECT_NE(note.find("waited for a CPU 38% of the time"), std::string::npos) << note;
+}
+
+// A run sharing its one CPU with a process that never sleeps waits for it about half the time, and
+// the result says so; the same run with the CPU to itself barely waits.
+TEST(RunLoop, RunSharingItsCpuWithABusyProcessReportsTheWait) {
+  if (process_cpu_wait_ns() < 0) GTEST_SKIP() << "this system reports no run-queue wait (/proc/self/task/*/schedstat)";
+  // The test process and the busy child on one CPU (the first this process may use).
+  cpu_set_t allowed, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  ASSERT_LT(cpu, CPU_SETSIZE);
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  // x[64,256] @ W[256,256]: about a tenth of a millisecond an iteration.
+  ir::Graph g;
+  g.inputs.push_back("x");
+  g.add_value(ir::Value{"x", ir::ValueType{DType::F32, std::vector<int64_t>{64, 256}, {"", ""}}, {}, std::nullopt});
+  g.add_initializer("w", Tensor::from_vector<float>(std::vector<float>(256 * 256, 0.01f), {256, 256}));
+  g.add_node(prof::test::make_node("MatMul", {"x", "w"}, {"y"}, "matmul"));
+  g.outputs = {"y"};
+  const runtime::TensorMap in = {{"x", Tensor::from_vector<float>(std::vector<float>(64 * 256, 1.0f), {64, 256})}};
+  auto cpu_backend = backends::create_cpu_backend(1);
+  RunRequest req;
+  req.iters = 400;
+  req.warmup = 5;
+  auto alone = run_model(g, in, *cpu_backend, req);
+  ASSERT_TRUE(alone) << alone.status().message();
+  const pid_t busy = fork();
+  ASSERT_GE(busy, 0);
+  if (busy == 0) {
+    for (;;) asm volatile("" ::: "memory");  // spins until killed
+  }
+  auto shared = run_model(g, in, *cpu_backend, req);
+  kill(busy, SIGKILL);
+  waitpid(busy, nullptr, 0);
+  sched_setaffinity(0, sizeof allowed, &allowed);
+  ASSERT_TRUE(shared) << shared.status().message();
+  ASSERT_GE(alone->cpu_wait_share, 0.0);
+  ASSERT_GE(shared->cpu_wait_share, 0.0);
+  EXPECT_GT(shared->cpu_wait_share, 0.2) << "alone " << alone->cpu_wait_share;
+  std::printf("cpu wait share: alone %.3f, beside a busy process %.3f (median %.3f against %.3f ms)\n",
+              alone->cpu_wait_share, shared->cpu_wait_share, alone->latency.median, shared->latency.median);
+  EXPECT_FALSE(cpu_wait_note(shared->cpu_wait_share).empty());
+  EXPECT_LT(alone->cpu_wait_share, shared->cpu_wait_share);
 }
 
 }  // namespace
