@@ -44,8 +44,9 @@ TEST(CliBench, JsonCarriesSpreadAndBaselineFlagsRegressions) {
   std::ifstream f(dir / "now.json");
   const auto j = nlohmann::json::parse(f);
   const auto& c = j.at("cases").at(0);
-  for (const char* k : {"pynative_min_ms", "pynative_p90_ms", "graph_min_ms", "graph_p90_ms"})
+  for (const char* k : {"pynative_min_ms", "pynative_p90_ms", "graph_min_ms", "graph_p90_ms"}) {
     EXPECT_GT(c.at(k).get<double>(), 0) << k;
+  }
   EXPECT_LE(c.at("graph_min_ms").get<double>(), c.at("graph_ms").get<double>());
   EXPECT_GE(c.at("graph_p90_ms").get<double>(), c.at("graph_ms").get<double>());
 

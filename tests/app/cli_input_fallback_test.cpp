@@ -48,8 +48,9 @@ TEST(ModelInputs, CheckInputNamesTheInputTheDeclaredAndTheGivenType) {
 
 TEST(ModelInputs, DimValuesArePositiveIntegersParsedWhole) {
   EXPECT_EQ(*parse_dim_value("N", "8"), 8);
-  for (const char* bad : {"0", "-2", "3x", "", " 4", "1e3", "99999999999999999999"})
+  for (const char* bad : {"0", "-2", "3x", "", " 4", "1e3", "99999999999999999999"}) {
     EXPECT_FALSE(parse_dim_value("N", bad)) << bad;
+  }
   EXPECT_NE(parse_dim_value("N", "3x").status().message().find("--dim N=3x: expected a positive integer"),
             std::string::npos);
 }
@@ -93,8 +94,10 @@ TEST(CliFallbacks, ReportsCarryAFallbacksListAndStrictDeviceRefusesThem) {
   EXPECT_EQ(out.find("note: fallbacks"), std::string::npos) << out;
   // The environment it ran in: CPU, backend with its library versions, threads, build.
   ASSERT_TRUE(j.contains("environment")) << j.dump();
-  for (const char* key : {"cpu", "cpu_flags", "backend", "threads", "build_type", "revision", "onnx_opset", "compiler"})
+  for (const char* key :
+       {"cpu", "cpu_flags", "backend", "threads", "build_type", "revision", "onnx_opset", "compiler"}) {
     EXPECT_TRUE(j["environment"].contains(key)) << key << " missing from " << j["environment"].dump();
+  }
   EXPECT_NE(j["environment"]["backend"].get<std::string>().find("oneDNN"), std::string::npos) << j.dump();
   // Without a CUDA device, asking for it falls back to the CPU: a note, or an error when strict.
   out = run_capture(cli + " run " + kLenet + " --iters 1 --warmup 0 --device cuda --report " + report, &rc);

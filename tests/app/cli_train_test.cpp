@@ -84,8 +84,9 @@ TEST_F(TrainCli, CompareTrainPrintsTheTable) {
   int rc = -1;
   std::string out = run_capture(cli_ + " compare" + kModel + " --train --iters 4 --warmup 1 --batch 16", &rc);
   ASSERT_EQ(rc, 0) << out;
-  for (const char* s : {"step median", "peak memory", "compile", "break-even", "loss curves"})
+  for (const char* s : {"step median", "peak memory", "compile", "break-even", "loss curves"}) {
     EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
+  }
 }
 
 TEST_F(TrainCli, AmpReportsLevelLossScaleAndSkippedSteps) {

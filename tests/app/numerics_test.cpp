@@ -129,9 +129,10 @@ TEST(Numerics, BudgetAndSelectionLimitWhatIsKept) {
   ASSERT_TRUE(p) << p.status().message();
   ASSERT_FALSE(p->values.empty());
   EXPECT_LT(p->values.size(), r->values.size());
-  for (const auto& v : p->values)
+  for (const auto& v : p->values) {
     EXPECT_TRUE(v.name == r->values.front().name || v.name.rfind("relu", 0) == 0 || v.node.find("relu") == 0)
         << v.name << " of " << v.node;
+  }
 
   CaptureRequest bad;
   bad.capture.pattern = "([";

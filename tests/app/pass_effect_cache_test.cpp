@@ -207,8 +207,9 @@ TEST(NumericsCache, CachedValuesAreThoseOfACompilingRun) {
   EXPECT_EQ(cached->graphs->compiles, 0);
   EXPECT_EQ(cached->diff->diff.summary(), own->diff->diff.summary());
   ASSERT_EQ(cached->diff->graph.outputs.size(), own->diff->graph.outputs.size());
-  for (size_t i = 0; i < own->diff->graph.outputs.size(); ++i)
+  for (size_t i = 0; i < own->diff->graph.outputs.size(); ++i) {
     EXPECT_EQ(cached->diff->graph.outputs[i].to_string(8), own->diff->graph.outputs[i].to_string(8));
+  }
 }
 
 TEST(NumericsCache, BisectingAgainCompilesNoCut) {

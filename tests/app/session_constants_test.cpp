@@ -122,9 +122,10 @@ TEST(SessionConstants, AnEmbeddedModelsInitializersComeFromTheModel) {
     if (!p.graph) continue;
     EXPECT_TRUE(p.constants_from_model.empty());
     EXPECT_TRUE(p.constants_not_kept.empty());
-    for (const std::string& name : p.graph->initializer_names())
+    for (const std::string& name : p.graph->initializer_names()) {
       EXPECT_EQ(values(*constant_of(*p.graph, name)), values(*constant_of(*live_passes[i].graph, name)))
           << "pass " << i << " " << name;
+    }
   }
 
   // A model without `b` (another file at the path): b is not kept rather than wrong.
@@ -148,8 +149,9 @@ TEST(SessionConstants, ConstantsPastTheBudgetAreMarkedNotKept) {
   EXPECT_EQ(back->constants.kept, 0);
   EXPECT_EQ(back->constants.not_kept, 1);
   EXPECT_EQ(back->constants.not_kept_bytes, 12u);
-  for (size_t i : with_c)
+  for (size_t i : with_c) {
     EXPECT_EQ(back->runs[0].outcome.passes[i].constants_not_kept, std::vector<std::string>{"c"}) << "pass " << i;
+  }
   EXPECT_EQ(count(path, "SELECT COUNT(*) FROM snapshot_constants WHERE kind = 'not_kept' AND data IS NULL"), 1);
 
   // Saved again from what was read, with room to spare: c stays not kept (its zeros are not data).

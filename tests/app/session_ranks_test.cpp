@@ -49,10 +49,11 @@ void expect_same_ranks(const std::vector<prof::RankLane>& a, const std::vector<p
     EXPECT_EQ(x.median_step_ms, y.median_step_ms);
     EXPECT_EQ(x.allreduce_ms_per_step, y.allreduce_ms_per_step);
     ASSERT_EQ(x.steps.size(), y.steps.size());
-    for (size_t k = 0; k < x.steps.size(); ++k)
+    for (size_t k = 0; k < x.steps.size(); ++k) {
       EXPECT_TRUE(x.steps[k].t0 == y.steps[k].t0 && x.steps[k].t1 == y.steps[k].t1 &&
                   x.steps[k].step == y.steps[k].step)
           << "lane " << i << " step " << k;
+    }
     ASSERT_EQ(x.collectives.size(), y.collectives.size());
     for (size_t k = 0; k < x.collectives.size(); ++k) {
       const prof::RankCollective &p = x.collectives[k], &q = y.collectives[k];

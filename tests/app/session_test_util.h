@@ -187,12 +187,14 @@ inline void expect_same_trace(const prof::Trace& a, const prof::Trace& b) {
         << "event " << i;
   }
   ASSERT_EQ(a.counters.size(), b.counters.size());
-  for (size_t i = 0; i < a.counters.size(); ++i)
+  for (size_t i = 0; i < a.counters.size(); ++i) {
     EXPECT_TRUE(a.counters[i].track == b.counters[i].track && a.counters[i].name == b.counters[i].name &&
                 a.counters[i].ts_ns == b.counters[i].ts_ns && a.counters[i].value == b.counters[i].value);
+  }
   ASSERT_EQ(a.flows.size(), b.flows.size());
-  for (size_t i = 0; i < a.flows.size(); ++i)
+  for (size_t i = 0; i < a.flows.size(); ++i) {
     EXPECT_TRUE(a.flows[i].id == b.flows[i].id && a.flows[i].from == b.flows[i].from && a.flows[i].to == b.flows[i].to);
+  }
   ASSERT_EQ(a.blocks.size(), b.blocks.size());
   for (size_t i = 0; i < a.blocks.size(); ++i) {
     const prof::MemoryBlock &x = a.blocks[i], &y = b.blocks[i];
@@ -240,10 +242,11 @@ inline void expect_same_run(const SessionRun& a, const SessionRun& b) {
   EXPECT_EQ(x.gpu_records, y.gpu_records);
   EXPECT_EQ(x.gpu_note, y.gpu_note);
   ASSERT_EQ(x.fallbacks.size(), y.fallbacks.size());
-  for (size_t i = 0; i < x.fallbacks.size(); ++i)
+  for (size_t i = 0; i < x.fallbacks.size(); ++i) {
     EXPECT_TRUE(x.fallbacks[i].op == y.fallbacks[i].op && x.fallbacks[i].count == y.fallbacks[i].count &&
                 x.fallbacks[i].reason == y.fallbacks[i].reason && x.fallbacks[i].nodes == y.fallbacks[i].nodes)
         << "fallback " << i;
+  }
   EXPECT_EQ(x.compiles, y.compiles);
   EXPECT_EQ(x.cache_hits, y.cache_hits);
   EXPECT_EQ(x.bucket, y.bucket);

@@ -69,8 +69,9 @@ TEST(SessionWindow, SkeletonSpanCountsAndSummaryMatchTheTrace) {
   EXPECT_EQ(span->first, t.begin_ns());
   EXPECT_EQ(span->second, t.end_ns());
   for (auto [t0, t1] : {std::pair<int64_t, int64_t>{0, 2000}, {55'000, 56'050}, {1000, 400'000}, {-10, 0}}) {
-    for (uint32_t track = 0; track < 3; ++track)
+    for (uint32_t track = 0; track < 3; ++track) {
       EXPECT_EQ(*reader->count_in_window(0, track, t0, t1), starts_in(t, track, t0, t1)) << t0 << ".." << t1;
+    }
   }
   for (int buckets : {1, 7, 400}) {
     auto sum = reader->window_summary(0, 1, 900, 250'000, buckets);

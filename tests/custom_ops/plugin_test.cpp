@@ -27,8 +27,9 @@ runtime::TensorMap inputs() {
 void expect_reference(const Tensor& y) {
   ASSERT_EQ(y.shape(), (Shape{2, 3}));
   const auto x = inputs().at("x");
-  for (int64_t i = 0; i < 6; ++i)
+  for (int64_t i = 0; i < 6; ++i) {
     EXPECT_NEAR(y.data<float>()[i], testing::scaled_tanh_reference(x.data<float>()[i]), 1e-6f) << i;
+  }
 }
 
 class SamplePlugin : public ::testing::Test {
@@ -65,15 +66,21 @@ TEST_F(SamplePlugin, RunsInBothModesWithTheReferenceValues) {
   auto backend = backends::create_cpu_backend(1);
   KernelNames eager_seen;
   runtime::EagerExecutor eager(*g, *backend);
-  auto e = eager.run(inputs(), {.observer = &eager_seen});
+  runtime::RunOptions eager_opts;
+  eager_opts.observer = &eager_seen;
+  auto e = eager.run(inputs(), eager_opts);
   ASSERT_TRUE(e.has_value()) << e.status().message();
   expect_reference((*e)[0]);
 
   compiler::Signature sig{{"x", g->value("x")->type}};
-  auto compiled = compiler::compile_executor(*g, *backend, sig, {.jit_level = compiler::JitLevel::O2});
+  compiler::CompileOptions o2;
+  o2.jit_level = compiler::JitLevel::O2;
+  auto compiled = compiler::compile_executor(*g, *backend, sig, o2);
   ASSERT_TRUE(compiled.has_value()) << compiled.status().message();
   KernelNames graph_seen;
-  auto r = (*compiled)->run(inputs(), {.observer = &graph_seen});
+  runtime::RunOptions graph_opts;
+  graph_opts.observer = &graph_seen;
+  auto r = (*compiled)->run(inputs(), graph_opts);
   ASSERT_TRUE(r.has_value()) << r.status().message();
   expect_reference((*r)[0]);
   // Profiled like any op: its kernel event carries the op and the plugin as the implementation.

@@ -37,12 +37,14 @@ void expect_bf16_close(const ir::Node& node, const std::vector<Tensor>& f32_inpu
   const Tensor& b = got->outputs[0];
   ASSERT_EQ(b.dtype(), DType::BF16) << node.op_type;
   ASSERT_EQ(a.shape(), b.shape());
-  if (want_onednn && amp_cpu_has_onednn_bf16())
+  if (want_onednn && amp_cpu_has_onednn_bf16()) {
     EXPECT_EQ(got->impl.rfind("onednn:", 0), 0u) << node.op_type << " ran " << got->impl;
+  }
   double scale = 0;
   for (int64_t i = 0; i < a.numel(); ++i) scale = std::max(scale, std::abs(value_at(a, i)));
-  for (int64_t i = 0; i < a.numel(); ++i)
+  for (int64_t i = 0; i < a.numel(); ++i) {
     ASSERT_NEAR(value_at(b, i), value_at(a, i), 1.5e-2 * scale + 1e-3) << node.op_type << " element " << i;
+  }
 }
 
 TEST(AmpKernels, ConvBf16MatchesF32) {
@@ -78,8 +80,9 @@ TEST(AmpKernels, ConvTransposeWithOutputPaddingPastThePadsRunsOneDnn) {
   auto f64 = run_kernel(node, {to_f64(in[0]), to_f64(in[1]), to_f64(in[2])});
   ASSERT_TRUE(f64) << f64.status().message();
   ASSERT_EQ(f32->outputs[0].shape(), (Shape{2, 4, 8, 8}));
-  for (int64_t i = 0; i < f32->outputs[0].numel(); ++i)
+  for (int64_t i = 0; i < f32->outputs[0].numel(); ++i) {
     ASSERT_NEAR(value_at(f32->outputs[0], i), value_at((*f64)[0], i), 1e-5) << i;
+  }
   expect_bf16_close(node, in);
 }
 

@@ -87,8 +87,9 @@ TEST(AutogradTrainStep, SgdLowersTheLossIdenticallyInBothModes) {
   ASSERT_NE(graph_step, nullptr);
   const ir::Graph* g = graph_step->graph();
   ASSERT_NE(g, nullptr);
-  for (const char* in : {"0.weight", "2.bias", "lr", "step", "input_0", "input_1"})
+  for (const char* in : {"0.weight", "2.bias", "lr", "step", "input_0", "input_1"}) {
     EXPECT_NE(std::find(g->inputs.begin(), g->inputs.end(), in), g->inputs.end()) << in;
+  }
   for (const auto& name : g->initializer_names()) EXPECT_EQ(name.find("weight"), std::string::npos) << name;
   int grad_nodes = 0, opt_nodes = 0;
   for (const auto& n : g->nodes()) {

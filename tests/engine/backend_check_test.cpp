@@ -330,7 +330,9 @@ TEST_F(CudaBackend, LowPrecisionChannelsLastMatchesTheNchwGraph) {
             << uri << " " << dtype_name(low) << " run " << run << " (vs NCHW bf16)";
         EXPECT_LE(d_cpu, 0.08f * scale + 1e-4f) << uri << " " << dtype_name(low) << " run " << run << " (vs f32 CPU)";
       }
-      if (std::string(uri).find("resnet") != std::string::npos) EXPECT_EQ((*nhwc)->replay_note(), "") << uri;
+      if (std::string(uri).find("resnet") != std::string::npos) {
+        EXPECT_EQ((*nhwc)->replay_note(), "") << uri;
+      }
     }
 }
 

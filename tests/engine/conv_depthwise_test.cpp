@@ -92,8 +92,9 @@ TEST(DepthwiseConv, MatchesTheConvInDoubleAcrossShapesAndActivations) {
                                  p, c.post);
       const Tensor y = from_blocked(yb, block);
       const std::vector<double> want = reference(x, w, c.bias ? &b : nullptr, p, c.post);
-      for (int64_t i = 0; i < y.numel(); ++i)
+      for (int64_t i = 0; i < y.numel(); ++i) {
         ASSERT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)], 2e-5) << "element " << i;
+      }
     }
   }
 }

@@ -148,7 +148,9 @@ TEST(ConvPath, Bf16FusedConvRunsOneDnnWithF32Accumulation) {
   // oneDNN 2.6 has bf16 convs on AVX-512 only; on AVX2 the fused conv takes its reference loop.
   const bool onednn_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  if (onednn_bf16) EXPECT_EQ(got->impl.rfind("fused:onednn:", 0), 0u) << got->impl;
+  if (onednn_bf16) {
+    EXPECT_EQ(got->impl.rfind("fused:onednn:", 0), 0u) << got->impl;
+  }
   double scale = 0;
   for (int64_t i = 0; i < (*ref)[0].numel(); ++i) scale = std::max(scale, std::abs(value_at((*ref)[0], i)));
   expect_near(got->outputs[0], (*ref)[0], 1.5e-2 * scale + 1e-3);

@@ -515,7 +515,9 @@ TEST_F(ElementwiseTable, ShiftedExpAndItsSumAtEveryVectorWidth) {
             << "e^(" << in[i] << " - 3) = " << e[i] << ", want " << want;
       }
       EXPECT_NEAR(sum, want_sum, 1e-5 * want_sum);
-      if (n == 7) EXPECT_EQ(e[2], 0.f) << "e^-inf";  // the 7 values are the edges and 3
+      if (n == 7) {  // the 7 values are the edges and 3
+        EXPECT_EQ(e[2], 0.f) << "e^-inf";
+      }
     }
     float nan_row[3] = {0.f, kNaN, 1.f};
     EXPECT_TRUE(std::isnan(cpu::exp_shifted_sum_f32(nan_row, 3, 1.f)));
@@ -564,8 +566,9 @@ TEST_F(ElementwiseTable, EdgesOfTheSafeForms) {
   EXPECT_EQ(ew::hard_swish(kInf), kInf);
   EXPECT_EQ(ew::celu(-kInf, 1.f), -1.f);
   for (ew::Op op : {ew::Op::Relu, ew::Op::HardSigmoid, ew::Op::HardSwish, ew::Op::Clip, ew::Op::Celu, ew::Op::Sigmoid,
-                    ew::Op::Softplus, ew::Op::Gelu, ew::Op::Sign})
+                    ew::Op::Softplus, ew::Op::Gelu, ew::Op::Sign}) {
     EXPECT_TRUE(std::isnan(ew::apply_unary(op, kNaN, 0.2f, 0.5f))) << ew::name(op);
+  }
   EXPECT_TRUE(std::isnan(ew::apply_binary(ew::Op::Max, 1.f, kNaN)));
   EXPECT_TRUE(std::isnan(ew::apply_binary(ew::Op::Min, kNaN, 1.f)));
 }

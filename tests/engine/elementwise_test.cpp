@@ -264,8 +264,9 @@ TEST(ElementwiseKernel, AddBroadcastCases) {
   ASSERT_EQ(out.shape(), (Shape{2, 4, 3}));
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t b = 0; b < 4; ++b)
-      for (int64_t c = 0; c < 3; ++c)
+      for (int64_t c = 0; c < 3; ++c) {
         EXPECT_EQ(out.at_double((a * 4 + b) * 3 + c), static_cast<double>(a * 3 + c + 10 * b));
+      }
   // Scalar operand on either side, and a rank-0 result.
   out = run1(add, {Tensor::scalar(1.5f), iota_f32({4})});
   expect_values(out, {1.5, 2.5, 3.5, 4.5});
@@ -299,13 +300,15 @@ TEST(ElementwiseKernel, LargeTensorsMatchSmallPath) {
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(r->impl, "eigen:bcast:omp");
   const Tensor& out = r->outputs[0];
-  for (int64_t i = 0; i < rows * cols; i += 997)
+  for (int64_t i = 0; i < rows * cols; i += 997) {
     EXPECT_FLOAT_EQ(out.data<float>()[i], a.data<float>()[i] * b.data<float>()[i % cols]);
+  }
   // Column broadcast ([rows,1]) takes the strided inner loop.
   Tensor col = iota_f32({rows, 1}, 1.0f);
   Tensor s = run1(make_node("Sub", 2), {a, col});
-  for (int64_t i = 0; i < rows * cols; i += 991)
+  for (int64_t i = 0; i < rows * cols; i += 991) {
     EXPECT_FLOAT_EQ(s.data<float>()[i], a.data<float>()[i] - col.data<float>()[i / cols]);
+  }
   Tensor big = iota_f32({200000});
   Tensor e = run1(make_node("Add", 2), {big, big});
   for (int64_t i = 0; i < 200000; i += 4999) EXPECT_EQ(e.data<float>()[i], 2.0f * static_cast<float>(i));
@@ -326,8 +329,9 @@ TEST(ElementwiseKernel, LargeUnaryWhereCastRunParallel) {
   for (int64_t i = 0; i < rows; ++i) c[static_cast<size_t>(i)] = i % 3 == 0;
   Tensor cond = Tensor::from_vector<bool>(c, {rows, 1});
   Tensor w = run1(make_node("Where", 3), {cond, iota_f32({rows, cols}), Tensor::scalar(-1.0f)});
-  for (int64_t i = 0; i < rows * cols; i += 977)
+  for (int64_t i = 0; i < rows * cols; i += 977) {
     EXPECT_EQ(w.data<float>()[i], (i / cols) % 3 == 0 ? static_cast<float>(i) : -1.0f);
+  }
 }
 
 TEST(ElementwiseKernel, IntegerArithmeticWrapsAndNeverTraps) {
@@ -494,10 +498,11 @@ TEST(ElementwiseKernel, Bf16TableOpIsTheRoundedF32Result) {
   const Tensor y = run1(make_node("Gelu", 1), {Tensor::from_vector<bf16>(xs, {n})});
   const Tensor want = run1(make_node("Gelu", 1), {Tensor::from_vector<float>(xf, {n})});
   ASSERT_EQ(y.dtype(), DType::BF16);
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(Eigen::numext::bit_cast<uint16_t>(y.data<bf16>()[i]),
               Eigen::numext::bit_cast<uint16_t>(bf16(want.data<float>()[i])))
         << i;
+  }
 }
 
 TEST(ElementwiseKernel, ActivationsWithAttributes) {

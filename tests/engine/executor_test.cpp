@@ -125,7 +125,13 @@ TEST(Executor, GraphModeRejectsAnotherSignature) {
 
 TEST(MemoryPlan, ReusesMemoryOfDeadValues) {
   // a: steps 0-1, b: 1-2, c: 2-3 -- a and c never overlap in time and can share.
-  std::vector<MemorySlot> slots{{"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2}, {"c", {}, 0, 1000, 2, 3}};
+  std::vector<MemorySlot> slots(3);
+  for (int i = 0; i < 3; ++i) {
+    slots[i].value = std::string(1, static_cast<char>('a' + i));
+    slots[i].bytes = 1000;
+    slots[i].first_step = i;
+    slots[i].last_step = i + 1;
+  }
   MemoryPlan p = plan_memory(slots);
   EXPECT_EQ(p.arena_bytes, 2 * align_up(1000, 64));
   EXPECT_EQ(p.lower_bound, 2 * align_up(1000, 64));

@@ -64,9 +64,9 @@ TEST(NnConv, GroupedStridedDilatedPaddedMatchesNaive) {
     // H: (7 + 1 + 2 - 3) / 2 + 1 = 4; W: (6 + 0 + 1 - 3) / 1 + 1 = 5.
     EXPECT_EQ(y.shape(), (Shape{2, 6, 4, 5}));
     expect_close(y, naive_conv2d(x, w, &b, y.shape(), spec), 1e-5, 1e-4, std::string(dtype_name(t)));
-    if (t == DType::F32)
+    if (t == DType::F32) {
       EXPECT_TRUE(starts_with(r->impl, "onednn:")) << r->impl;
-    else
+    } else
       EXPECT_EQ(r->impl, "ref");
   }
 }
@@ -178,7 +178,9 @@ template <class T> void plain_max_pool_matches(DType t, double offset) {
   const int64_t o = 8;
   ASSERT_EQ(y->outputs[0].shape(), (Shape{1, c, o, o}));
   ASSERT_EQ(y->outputs[0].dtype(), t);
-  if (cpu::cpu_simd_width() >= 8) EXPECT_NE(y->impl.find("jit"), std::string::npos) << y->impl;
+  if (cpu::cpu_simd_width() >= 8) {
+    EXPECT_NE(y->impl.find("jit"), std::string::npos) << y->impl;
+  }
   for (int64_t ch = 0; ch < c; ++ch)
     for (int64_t i = 0; i < o; ++i)
       for (int64_t j = 0; j < o; ++j) {
@@ -283,9 +285,10 @@ void few_rows_run_as_matrix_vector_products() {
           auto mm = run_kernel_full(make_node("MatMul", 2), {m == 1 ? a.reshaped({k}) : a, b});
           ASSERT_TRUE(mm.has_value()) << mm.status().message();
           EXPECT_EQ(mm->impl, "gemv");
-          for (int64_t i = 0; i < m * n; ++i)
+          for (int64_t i = 0; i < m * n; ++i) {
             EXPECT_NEAR(value_at(mm->outputs[0], i), (want[static_cast<size_t>(i)] - 2.0 * c.at_double(i % n)) * 2.0,
                         1e-4);
+          }
         }
 }
 
@@ -373,9 +376,10 @@ void frozen_weight_products(bool prefer_packed) {
               EXPECT_EQ(mm->impl.rfind("onednn:", 0), 0u) << mm->impl;
               EXPECT_EQ(mm->impl.find("sgemm-packed"), std::string::npos) << mm->impl;
             }
-            for (int64_t i = 0; i < 2 * m * n; ++i)
+            for (int64_t i = 0; i < 2 * m * n; ++i) {
               EXPECT_NEAR(value_at(mm->outputs[0], i),
                           want[static_cast<size_t>(i % (m * n))] - 2.0 * c.at_double(i % n), 1e-4);
+            }
           }
           // FusedGemm: relu(A B + bias) + R.
           ir::Node fused =

@@ -320,10 +320,11 @@ TEST(ByteTranspose, MatchesTheNaiveTranspose) {
     cpu::transpose_bytes(src.data(), dst.data(), batch, rows, cols);
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
+        for (int64_t c = 0; c < cols; ++c) {
           ASSERT_EQ(dst[static_cast<size_t>((b * cols + c) * rows + r)],
                     src[static_cast<size_t>((b * rows + r) * cols + c)])
               << b << "," << r << "," << c;
+        }
   }
 }
 

@@ -25,8 +25,9 @@ Tensor wave(const Shape& s, double seed, double scale) {
 
 void expect_near(const Tensor& t, const std::vector<double>& want, double tol, const char* what) {
   ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size())) << what;
-  for (size_t i = 0; i < want.size(); ++i)
+  for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_NEAR(test::value_at(t, static_cast<int64_t>(i)), want[i], tol) << what << " element " << i;
+  }
 }
 
 std::string error_of(const ir::Node& node, const std::vector<Tensor>& inputs) {

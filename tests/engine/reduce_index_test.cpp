@@ -257,9 +257,10 @@ TEST(EinsumKernels, AttentionScoresTakeGemmAndMatchNaive) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < Q; ++i)
-        for (int64_t j = 0; j < K; ++j)
+        for (int64_t j = 0; j < K; ++j) {
           ASSERT_EQ(test::value_at(t->outputs[0], ((j * H + h) * B + b) * Q + i),
                     test::value_at(r->outputs[0], ((b * H + h) * Q + i) * K + j));
+        }
   // A label summed within one operand is not a product: the index loop takes it.
   auto s = test::run_kernel_full(
       test::make_node("Einsum", 2, 1, {{"equation", std::string("ij,jk->k")}}),

@@ -113,8 +113,9 @@ void check_reduce(const std::string& op, const std::vector<float>& data, const S
   const auto want = naive_reduce(op, std::vector<double>(data.begin(), data.end()), shape, mask);
   const auto got = test::values_of((*out)[0]);
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
+  for (size_t i = 0; i < want.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], 1e-5 + rtol * std::abs(want[i])) << op << " output " << i;
+  }
 }
 
 TEST(ReduceKernels, EveryAxisSubsetMatchesNaive) {

@@ -69,16 +69,18 @@ TEST_P(TensorOnnx, MatchesReference) {
     EXPECT_EQ(t.dtype, c.outputs[i].dtype()) << "static dtype of output " << i;
     if (!t.dims) continue;
     ASSERT_EQ(t.dims->size(), c.outputs[i].shape().size()) << "static rank of output " << i;
-    for (size_t d = 0; d < t.dims->size(); ++d)
+    for (size_t d = 0; d < t.dims->size(); ++d) {
       EXPECT_TRUE((*t.dims)[d] == -1 || (*t.dims)[d] == c.outputs[i].shape()[d]) << "static dim " << d;
+    }
   }
   // With values (eager), inference is exact except for data-dependent ops.
   auto exact = test::infer_types(node, c.inputs, c.opset, /*with_values=*/true);
   ASSERT_TRUE(exact.has_value()) << exact.status().message();
   const std::string op = c.op;
   if (op != "NonZero" && op != "Compress") {
-    for (size_t i = 0; i < c.outputs.size(); ++i)
+    for (size_t i = 0; i < c.outputs.size(); ++i) {
       EXPECT_TRUE((*exact)[i].is_static()) << "eager inference of output " << i << ": " << (*exact)[i].to_string();
+    }
   }
 
   auto run = test::run_kernel(node, c.inputs, c.opset);

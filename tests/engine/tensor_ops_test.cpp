@@ -42,10 +42,12 @@ std::string tensor_op_error(const ir::Node& n, const std::vector<Tensor>& in, in
 
 TEST(TensorOps, CategoriesAndCost) {
   auto& reg = ops::Registry::instance();
-  for (const char* op : {"Reshape", "Shape", "Size", "Flatten", "Squeeze", "Unsqueeze"})
+  for (const char* op : {"Reshape", "Shape", "Size", "Flatten", "Squeeze", "Unsqueeze"}) {
     EXPECT_EQ(reg.find(op)->category, ops::OpCategory::Shape) << op;
-  for (const char* op : {"Gather", "ScatterND", "Pad", "Resize", "Transpose", "Concat"})
+  }
+  for (const char* op : {"Gather", "ScatterND", "Pad", "Resize", "Transpose", "Concat"}) {
     EXPECT_EQ(reg.find(op)->category, ops::OpCategory::Data) << op;
+  }
   const ir::Node n = make_node("Transpose", 1);
   ir::ValueType t{DType::F32, std::vector<int64_t>{2, 3}, {"", ""}};
   const ops::Cost c = ops::node_cost(n, {t}, {t});
@@ -247,8 +249,9 @@ TEST(TensorOps, TransposeMatchesNaiveLoop) {
   for (int64_t a = 0; a < 5; ++a)
     for (int64_t b = 0; b < 3; ++b)
       for (int64_t c = 0; c < 6; ++c)
-        for (int64_t d = 0; d < 4; ++d, ++k)
+        for (int64_t d = 0; d < 4; ++d, ++k) {
           ASSERT_EQ(y.data<int64_t>()[k], b * is[0] + d * is[1] + a * is[2] + c * is[3]);
+        }
   EXPECT_FALSE(
       tensor_op_error(make_node("Transpose", 1, 1, Attrs{{"perm", std::vector<int64_t>{0, 0, 1, 2}}}), {x}).empty());
 }
@@ -269,11 +272,12 @@ TEST(TensorOps, LargeTransposesUseTilesCorrectly) {
       const auto* o = static_cast<const unsigned char*>(y.raw());
       for (int64_t c = 0; c < 50; ++c)
         for (int64_t a = 0; a < 2; ++a)
-          for (int64_t m = 0; m < 37; ++m)
+          for (int64_t m = 0; m < 37; ++m) {
             ASSERT_EQ(std::memcmp(o + static_cast<size_t>((c * 2 + a) * 37 + m) * es,
                                   b + static_cast<size_t>((a * 37 + m) * 50 + c) * es, es),
                       0)
                 << dtype_name(dt) << " width " << cap;
+          }
       ms::cpu::simd_width_cap().store(old_cap);
     }
 }

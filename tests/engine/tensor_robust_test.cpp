@@ -45,8 +45,9 @@ struct Gen {
 
 void run_both(const ir::Node& n, const std::vector<Tensor>& in, int64_t opset) {
   auto a = test::run_kernel(n, in, opset);
-  if (a.has_value())
+  if (a.has_value()) {
     for (const Tensor& t : *a) EXPECT_TRUE(t.defined()) << n.op_type;
+  }
   auto b = test::run_unallocated(n, in, opset);
   EXPECT_EQ(a.has_value(), b.has_value()) << n.op_type << ": " << (a ? b.status().message() : a.status().message());
 }

@@ -44,8 +44,9 @@ TEST_P(TorchModel, BothModesMatchPyTorch) {
       {{g->inputs[0], ir::ValueType{x->dtype(), x->shape(), std::vector<std::string>(x->shape().size())}}});
   ASSERT_TRUE(compiled) << "graph: " << compiled.status().message();
   // Shape subgraphs fold: every value of the compiled graph has a static type.
-  for (const auto& [vname, v] : (*compiled)->graph().values())
+  for (const auto& [vname, v] : (*compiled)->graph().values()) {
     EXPECT_TRUE(v.type.is_static()) << name << ": value '" << vname << "' is " << v.type.to_string();
+  }
   auto b = (*compiled)->run(inputs);
   ASSERT_TRUE(b) << "graph: " << b.status().message();
   expect_close((*b)[0], *want, 1e-3, 1e-4, name + " graph");

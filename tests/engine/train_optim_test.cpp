@@ -52,9 +52,10 @@ void check_against(const UpdateRule& rule, Ref& ref, int steps, const std::vecto
       auto got = np[p].tensor();
       ASSERT_TRUE(got);
       ASSERT_EQ(got->shape(), kShapes[p]);
-      for (size_t i = 0; i < want[p].size(); ++i)
+      for (size_t i = 0; i < want[p].size(); ++i) {
         EXPECT_NEAR(got->data<float>()[i], want[p][i], 1e-5 * (1 + std::abs(want[p][i])))
             << "step " << t << " param " << p << " element " << i;
+      }
     }
     params = np;
     state = ns;

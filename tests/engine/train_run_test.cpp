@@ -34,8 +34,9 @@ TEST(TrainRun, DigitsMlpLearnsInBothModesWithTheSameLossCurve) {
     EXPECT_GE(r->accuracy, 0.93);
     EXPECT_GT(r->peak_bytes, 0);
   }
-  for (size_t i = 0; i < 200; ++i)
+  for (size_t i = 0; i < 200; ++i) {
     ASSERT_NEAR(eager->losses[i], graph->losses[i], 1e-3 * (1 + eager->losses[i])) << "step " << i + 1;
+  }
   EXPECT_NEAR(eager->accuracy, graph->accuracy, 0.02);
   EXPECT_GT(graph->compile_ms, 0);
   EXPECT_EQ(eager->compile_ms, 0);
@@ -94,8 +95,9 @@ TEST(TrainRun, ErrorsAreOneLine) {
   o.data_dir.clear();
   o.optimizer = "lamb";
   EXPECT_FALSE(run_training(o));
-  for (const auto& r : {onnx.status(), digits.status(), missing.status()})
+  for (const auto& r : {onnx.status(), digits.status(), missing.status()}) {
     EXPECT_EQ(r.message().find('\n'), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -124,8 +124,10 @@ TEST(ZooTemplates, NodeNamesAreModulePaths) {
   ASSERT_TRUE(g) << g.status().message();
   std::set<std::string> names;
   for (const auto& n : g->nodes()) names.insert(n.name);
-  for (const char* want : {"conv1", "bn1", "maxpool", "layer1.0.conv1", "layer1.0.add", "layer2.0.downsample.0", "fc"})
+  for (const char* want :
+       {"conv1", "bn1", "maxpool", "layer1.0.conv1", "layer1.0.add", "layer2.0.downsample.0", "fc"}) {
     EXPECT_TRUE(names.count(want)) << want;
+  }
   EXPECT_TRUE(g->value("layer1.0.conv1.weight"));
   EXPECT_EQ(g->metadata["modescope.zoo"], "zoo:resnet18?size=32&width=4");
   EXPECT_EQ(g->inputs, std::vector<std::string>{"input"});

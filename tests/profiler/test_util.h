@@ -89,8 +89,9 @@ inline void check_chrome_structure(const std::string& text) {
       last_ts[key] = e["ts"].get<double>();
       const std::string kind = e["args"].value("kind", "");
       if (kind == "op" || (kind == "kernel" && e["args"].contains("node_id"))) {
-        for (const char* k : {"node_id", "op", "origins", "shapes", "flops", "bytes"})
+        for (const char* k : {"node_id", "op", "origins", "shapes", "flops", "bytes"}) {
           EXPECT_TRUE(e["args"].contains(k)) << "missing args." << k;
+        }
       }
     } else if (ph == "C") {
       ASSERT_TRUE(e.contains("name") && e.contains("args") && e["args"].is_object() && !e["args"].empty());

@@ -169,9 +169,10 @@ TEST_F(ResultViews, CompareModelSortsFiltersAndExports) {
   proxy.setSourceModel(&model);
   proxy.setSortRole(Qt::UserRole);
   proxy.sort(CompareModel::SavingMs, Qt::DescendingOrder);
-  for (int r = 1; r < proxy.rowCount(); ++r)
+  for (int r = 1; r < proxy.rowCount(); ++r) {
     EXPECT_GE(proxy.index(r - 1, CompareModel::SavingMs).data(Qt::UserRole).toDouble(),
               proxy.index(r, CompareModel::SavingMs).data(Qt::UserRole).toDouble());
+  }
   proxy.setFilterKeyColumn(-1);
   proxy.setFilterFixedString(QStringLiteral("MaxPool"));
   EXPECT_EQ(proxy.rowCount(), 1);

@@ -240,11 +240,11 @@ TEST(NumericsHeat, ColoursExactlyTheGivenNodesAndClears) {
   EXPECT_EQ(view.heat().size(), 2u);
   auto fills = node_fills(view);
   for (const auto& [id, c] : fills) {
-    if (id == a)
+    if (id == a) {
       EXPECT_EQ(c, red);
-    else if (id == b)
+    } else if (id == b) {
       EXPECT_EQ(c, green);
-    else
+    } else
       EXPECT_EQ(c, not_compared_color()) << id;
   }
   ASSERT_NE(heat_legend_label(view), nullptr);

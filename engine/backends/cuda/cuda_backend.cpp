@@ -214,7 +214,9 @@ Status CudaBackend::copy_from_host(const Tensor& src, Tensor& dst) {
 
 Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
   if (!t.defined() || t.device().type == DeviceType::CUDA) return t;
-  const Buffer* key = t.buffer().get();
+  // By the host address of the tensor's bytes: views of one buffer (constants a pass carved out of
+  // one slab, a weight's column parts) are different uploads.
+  const void* key = t.raw();
   {
     std::lock_guard<std::mutex> lock(upload_mu_);
     auto it = uploads_.find(key);

@@ -108,7 +108,7 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
     std::weak_ptr<Buffer> source;
     Tensor device;
   };
-  std::unordered_map<const Buffer*, Upload> uploads_;
+  std::unordered_map<const void*, Upload> uploads_;       // by the host address of the constant's bytes
   std::unordered_map<const void*, Upload> nhwc_filters_;  // by the constant's device address
 };
 

@@ -107,7 +107,7 @@ Status fused_elementwise(runtime::KernelContext& ctx) {
     return ctx.fail("chain attributes disagree");
   if (n.attrs.count("reduce") || names->size() > static_cast<size_t>(kMaxChainLinks) || !y.defined() ||
       !is_device_float(x0.dtype()) || !is_device_float(y.dtype()) || x0.shape() != y.shape() ||
-      x0.rank() > static_cast<size_t>(kMaxRank))
+      x0.rank() > static_cast<int64_t>(kMaxRank))
     return cpu_fallback(ctx);
   ChainDesc d;
   d.rank = static_cast<int>(x0.rank());

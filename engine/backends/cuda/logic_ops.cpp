@@ -69,7 +69,7 @@ Status scatter_nd(runtime::KernelContext& ctx) {
       ctx.node().attr_string("reduction", "none") != "none" || depth < 1 || depth > static_cast<int64_t>(data0.rank()))
     return cpu_fallback(ctx);
   int64_t slice = 1;
-  for (size_t k = static_cast<size_t>(depth); k < data0.rank(); ++k) slice *= data0.shape()[k];
+  for (int64_t k = depth; k < data0.rank(); ++k) slice *= data0.shape()[static_cast<size_t>(k)];
   const int64_t rows = idx0.numel() / depth;
   if (upd0.numel() != rows * slice)
     return ctx.fail("updates have " + std::to_string(upd0.numel()) + " elements, expected " +

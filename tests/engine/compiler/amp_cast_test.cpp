@@ -334,9 +334,10 @@ TEST(AmpCastPass, ConvNetNumericsMatchF32WithinBf16Tolerance) {
     double max_abs = 0;
     for (int64_t i = 0; i < a.numel(); ++i)
       max_abs = std::max(max_abs, static_cast<double>(std::abs(a.data<float>()[i])));
-    for (int64_t i = 0; i < a.numel(); ++i)
+    for (int64_t i = 0; i < a.numel(); ++i) {
       EXPECT_NEAR(b.data<float>()[i], a.data<float>()[i], 0.03 * max_abs + 1e-3)
           << compiler::amp_level_name(level) << " element " << i;
+    }
   }
 }
 

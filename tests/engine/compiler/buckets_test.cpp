@@ -50,8 +50,9 @@ runtime::TensorMap seq_inputs(int64_t n) {
 
 void expect_same(const Tensor& got, const Tensor& want, int64_t n) {
   ASSERT_EQ(got.shape(), want.shape()) << "seq " << n;
-  for (int64_t i = 0; i < want.numel(); ++i)
+  for (int64_t i = 0; i < want.numel(); ++i) {
     ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-6) << "seq " << n << " element " << i;
+  }
 }
 
 TEST(ShapeBuckets, BoundIsTheNextPowerOfTwo) {
@@ -153,8 +154,9 @@ TEST(ShapeBuckets, IntermediatesArePlannedAtTheBucketsBound) {
     auto out = (*ex)->run(seq_inputs(n), ro);
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_EQ((*out)[0].shape(), (Shape{n, 2, 4}));
-    for (const auto& slot : (*ex)->memory_plan().slots)
+    for (const auto& slot : (*ex)->memory_plan().slots) {
       EXPECT_EQ(seen.values[slot.value], 1) << slot.value << " at seq " << n;
+    }
     EXPECT_EQ(seen.values["t"], 1) << "seq " << n;
   }
   // A size outside the bucket is refused, naming the range (its types were inferred across it).

@@ -207,9 +207,9 @@ TEST(ChannelsLast, AmxCpuBf16ConvsRunChannelsLast) {
       }
     }
     EXPECT_GE(in_region, resnet ? 15 : 1);
-    if (resnet)
+    if (resnet) {
       EXPECT_EQ(fused_blocks, 0);
-    else
+    } else
       EXPECT_GE(fused_blocks, 10);
     expect_close_to_f32(*g, (*c)->graph());
   }
@@ -268,8 +268,9 @@ TEST(ChannelsLast, CapturedValuesComeBackNchw) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x)
+        for (int64_t x = 0; x < w; ++x) {
           ASSERT_EQ(q[((i * c + ch) * h + y) * w + x], static_cast<float>(1000 * i + 100 * ch + 10 * y + x));
+        }
 }
 
 // x [2,3,4] -> Shape -> Gather(0) -> Unsqueeze -> Concat([n, 1, 4]) -> Expand(token): a ViT's

@@ -40,8 +40,9 @@ TEST(FoldBatchNormPass, FoldsIntoConvAndKeepsBothOrigins) {
   runtime::EagerExecutor a(orig, *be), b(folded, *be);
   auto ra = a.run(in), rb = b.run(in);
   ASSERT_TRUE(ra && rb);
-  for (int64_t i = 0; i < (*ra)[0].numel(); ++i)
+  for (int64_t i = 0; i < (*ra)[0].numel(); ++i) {
     EXPECT_NEAR((*ra)[0].data<float>()[i], (*rb)[0].data<float>()[i], 1e-4) << i;
+  }
 }
 
 }  // namespace

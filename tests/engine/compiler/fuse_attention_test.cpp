@@ -276,8 +276,9 @@ TEST(FuseAttention, OnnxAttentionSharesTheKernel) {
     ASSERT_TRUE(got) << got.status().message();
     const std::vector<double> want = direct_attention(in.at("q"), in.at("k"), in.at("v"), &in.at("m"), 0.3f, causal);
     ASSERT_EQ((*got)[0].numel(), static_cast<int64_t>(want.size()));
-    for (size_t i = 0; i < want.size(); ++i)
+    for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_NEAR((*got)[0].data<float>()[i], want[i], 1e-5) << "causal " << causal << " element " << i;
+    }
   }
 }
 

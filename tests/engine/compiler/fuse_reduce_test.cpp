@@ -56,8 +56,9 @@ TEST(FusionPass, ReductionsFuseWithTheChainsTheyRead) {
   // k is read by its ReduceSum and by a Sub: one loop writes k and its sum.
   EXPECT_NE(c.dump.find("%k, %ks = ai.modescope.FusedElementwise(%dy, %rstd)"), std::string::npos) << c.dump;
   for (const char* out : {"%var = ai.modescope.FusedElementwise", "%gs = ai.modescope.FusedElementwise",
-                          "%gb = ai.modescope.FusedElementwise", "%all = ai.modescope.FusedElementwise"})
+                          "%gb = ai.modescope.FusedElementwise", "%all = ai.modescope.FusedElementwise"}) {
     EXPECT_NE(c.dump.find(out), std::string::npos) << out << "\n" << c.dump;
+  }
   EXPECT_NE(c.dump.find("chain=[\"Square\"]"), std::string::npos) << c.dump;
   EXPECT_NE(c.dump.find("reduce=\"ReduceMean\", reduce_axes=[0,2,3]"), std::string::npos) << c.dump;
   EXPECT_EQ(c.dump.find("= ReduceSum("), std::string::npos) << c.dump;

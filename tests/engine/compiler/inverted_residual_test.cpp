@@ -129,7 +129,9 @@ TEST(FuseInvertedResidualPass, LeavesABlockWhoseExpansionHasOtherReaders) {
   Compiled o2 = compile_and_compare(text, JitLevel::O2, 1e-4);
   ASSERT_TRUE(o2.exe);
   for (const auto& n : o2.exe->graph().nodes())
-    if (n.op_type == "FusedInvertedResidual") EXPECT_FALSE(n.inputs[1] == "we") << o2.dump;
+    if (n.op_type == "FusedInvertedResidual") {
+      EXPECT_FALSE(n.inputs[1] == "we") << o2.dump;
+    }
 }
 
 // Without a memory plan every value is allocated at its shape's size: the block's blocked output

@@ -43,7 +43,9 @@ TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
     src_blocked += n.attr_int("src_blocked", 0) != 0;
     residual_blocked += n.attr_int("residual_blocked", 0) != 0;
     for (const auto& o : n.outputs)  // graph outputs are never left blocked
-      if (n.attr_int("dst_blocked", 0)) EXPECT_EQ(std::count(g->outputs.begin(), g->outputs.end(), o), 0) << o;
+      if (n.attr_int("dst_blocked", 0)) {
+        EXPECT_EQ(std::count(g->outputs.begin(), g->outputs.end(), o), 0) << o;
+      }
   }
   EXPECT_GT(dst_blocked, 10);
   EXPECT_GT(src_blocked, 10);
@@ -51,8 +53,9 @@ TEST(CompilerLayout, ResNetKeepsActivationsBlockedBetweenConvs) {
 
   const auto [a, b] = testing::eager_and_compiled(*g, *be, **c, layout_test_inputs(*g, 3));
   ASSERT_TRUE(a.defined() && b.defined());
-  for (int64_t i = 0; i < a.numel(); ++i)
+  for (int64_t i = 0; i < a.numel(); ++i) {
     EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-3f + 1e-3f * std::abs(a.data<float>()[i])) << i;
+  }
 }
 
 // Channels not a multiple of the block (16 with AVX-512, 8 below; 20 is neither) between convs stay
@@ -128,8 +131,9 @@ TEST(CompilerLayout, ChannelsNotAMultipleOfTheBlockStayBlockedPadded) {
       opts.tap = &values;
       auto got = (*c)->run(inputs, opts);
       ASSERT_TRUE(got) << got.status().message();
-      for (int64_t i = 0; i < (*want)[0].numel(); ++i)
+      for (int64_t i = 0; i < (*want)[0].numel(); ++i) {
         ASSERT_TRUE(near((*want)[0].data<float>()[i], (*got)[0].data<float>()[i])) << i;
+      }
       const runtime::CapturedValue* a = eager_values.find(padded);
       const runtime::CapturedValue* b = values.find(padded);
       ASSERT_TRUE(a && b) << padded;
@@ -139,8 +143,9 @@ TEST(CompilerLayout, ChannelsNotAMultipleOfTheBlockStayBlockedPadded) {
       EXPECT_EQ(a->stats.count, b->stats.count);
       if (budget == 0) {
         ASSERT_EQ(b->value.numel(), a->value.numel());
-        for (int64_t i = 0; i < a->value.numel(); ++i)
+        for (int64_t i = 0; i < a->value.numel(); ++i) {
           ASSERT_TRUE(near(a->value.data<float>()[i], b->value.data<float>()[i])) << padded << " element " << i;
+        }
       }
     }
   }

@@ -22,6 +22,16 @@
 namespace ms::compiler {
 namespace {
 
+// A slot of `bytes` at offset 0, defined at step `first` and last read at `last`.
+runtime::MemorySlot slot(std::string value, uint64_t bytes, int first, int last) {
+  runtime::MemorySlot s;
+  s.value = std::move(value);
+  s.bytes = bytes;
+  s.first_step = first;
+  s.last_step = last;
+  return s;
+}
+
 using pass_test::compile_and_compare;
 using pass_test::Compiled;
 
@@ -65,8 +75,8 @@ TEST(MemoryPlanner, ConcatInputsArePlannedInsideTheOutput) {
   }
   // The planner alone: two pieces inside an outer slot share its block; a value live beside them
   // goes elsewhere.
-  std::vector<runtime::MemorySlot> s{
-      {"p", {}, 0, 1024, 0, 2}, {"q", {}, 0, 512, 1, 2}, {"cat", {}, 0, 1536, 2, 3}, {"other", {}, 0, 256, 0, 3}};
+  std::vector<runtime::MemorySlot> s{slot("p", 1024, 0, 2), slot("q", 512, 1, 2), slot("cat", 1536, 2, 3),
+                                     slot("other", 256, 0, 3)};
   s[0].within = 2;
   s[1].within = 2;
   s[1].within_offset = 1024;
@@ -201,8 +211,8 @@ TEST(ContiguousViews, PlannedInsideTheirInputAndEqualToEager) {
 
 TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
   // a -> b (in place over a) -> c (in place over b); d overlaps all of them.
-  std::vector<runtime::MemorySlot> slots{
-      {"a", {}, 0, 1000, 0, 1}, {"b", {}, 0, 1000, 1, 2}, {"c", {}, 0, 1000, 2, 4}, {"d", {}, 0, 500, 0, 4}};
+  std::vector<runtime::MemorySlot> slots{slot("a", 1000, 0, 1), slot("b", 1000, 1, 2), slot("c", 1000, 2, 4),
+                                         slot("d", 500, 0, 4)};
   const auto p = compiler::plan_memory(slots, {{0, 1}, {1, 2}});
   EXPECT_EQ(p.slots[1].reuses, "a");
   EXPECT_EQ(p.slots[2].reuses, "b");
@@ -215,8 +225,8 @@ TEST(MemoryPlanner, InPlaceChainsShareOneBlockAndStayAtTheLowerBound) {
 // Greedy by size alone leaves these four blocks at 768 bytes; placing by size x lifetime reaches
 // the lower bound, and the planner keeps the smaller arena. The per-step live bytes peak at it.
 TEST(MemoryPlanner, TriesSeveralPlacementOrdersAndKeepsTheSmallestArena) {
-  std::vector<runtime::MemorySlot> slots{
-      {"a", {}, 0, 320, 4, 5}, {"b", {}, 0, 256, 3, 5}, {"c", {}, 0, 192, 0, 3}, {"d", {}, 0, 256, 1, 3}};
+  std::vector<runtime::MemorySlot> slots{slot("a", 320, 4, 5), slot("b", 256, 3, 5), slot("c", 192, 0, 3),
+                                         slot("d", 256, 1, 3)};
   const auto p = compiler::plan_memory(slots);
   EXPECT_EQ(p.lower_bound, 704u);
   EXPECT_EQ(p.arena_bytes, 704u);

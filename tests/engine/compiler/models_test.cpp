@@ -135,7 +135,9 @@ TEST(CompilerSubgraphs, BranchesAreOptimizedAndTheIfStepKeepsTheThreads) {
   };
   collect(cg);
   for (const auto& n : g->nodes())
-    if (n.op_type == "If") EXPECT_EQ(count(*n.attr_graph("then_branch"), "FusedGemm"), 0);  // the caller's graph
+    if (n.op_type == "If") {  // the caller's graph
+      EXPECT_EQ(count(*n.attr_graph("then_branch"), "FusedGemm"), 0);
+    }
   // The pass report counts the fusions inside the branches (8 + 5 Gemm + Relu pairs); the If is not
   // rewritten for its branches' sake.
   bool reported = false;
@@ -150,7 +152,9 @@ TEST(CompilerSubgraphs, BranchesAreOptimizedAndTheIfStepKeepsTheThreads) {
   ASSERT_TRUE(p) << p.status().message();
   const auto single = compiler::single_threaded_steps(*p, cg, compiler::CompileOptions{}.parallel_step_min_cost);
   for (size_t s = 0; s < p->steps.size(); ++s)
-    if (p->steps[s].node->op_type == "If") EXPECT_EQ(single[s], 0);
+    if (p->steps[s].node->op_type == "If") {
+      EXPECT_EQ(single[s], 0);
+    }
   // Values as eager execution.
   const auto in = make_inputs(*g);
   runtime::EagerExecutor eager(*g, *be);

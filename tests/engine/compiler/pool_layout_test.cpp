@@ -66,8 +66,9 @@ TEST(CompilerPoolLayout, ResNetPoolsStayInTheBlockedRegion) {
 
   const auto [a, b] = testing::eager_and_compiled(*g, *be, **c, random_inputs(*g));
   ASSERT_TRUE(a.defined() && b.defined());
-  for (int64_t i = 0; i < a.numel(); ++i)
+  for (int64_t i = 0; i < a.numel(); ++i) {
     EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-3f + 1e-3f * std::abs(a.data<float>()[i])) << i;
+  }
 }
 
 // Kernel scratch (reorders at region boundaries, oneDNN scratchpads) is learned on the first run and
@@ -172,8 +173,9 @@ TEST(CompilerPoolLayout, MaxPoolsOverBlockedInputsEqualThePlainOp) {
       EXPECT_EQ(got_h->impl, "fused:max_pool_blocked");
       ASSERT_EQ(got_h->outputs[0].dtype(), DType::BF16);
       const Tensor bh = pool_test_block<bf16>(got_h->outputs[0], false, block);
-      for (int64_t i = 0; i < bh.numel(); ++i)
+      for (int64_t i = 0; i < bh.numel(); ++i) {
         ASSERT_EQ((*plain_r)[0].data<float>()[i], static_cast<float>(bh.data<bf16>()[i])) << i;
+      }
     }
 }
 
@@ -335,7 +337,9 @@ TEST(CompilerPoolLayout, Bf16ResNetStemPoolWritesTheFirstBlocksBf16) {
     if (n.op_type != (be->native_bf16() ? "FusedPool" : "GlobalAveragePool")) continue;
     if (n.op_type == "FusedPool" && n.attr_string("pool", "") != "GlobalAveragePool") continue;
     bf16_global_pools += cg.value(n.inputs[0])->type.dtype == DType::BF16;
-    if (be->native_bf16()) EXPECT_EQ(n.attr_int("src_blocked", 0), 1);
+    if (be->native_bf16()) {
+      EXPECT_EQ(n.attr_int("src_blocked", 0), 1);
+    }
   }
   EXPECT_EQ(bf16_global_pools, 1) << ir::dump_text(cg);
 
@@ -380,8 +384,9 @@ TEST(CompilerPoolLayout, OnlyACastRoundingToNearestFoldsIntoThePool) {
     EXPECT_EQ(cast_to_bf16, !folds) << ir::dump_text((*c)->graph());
     const auto [want, got] = testing::eager_and_compiled(g, *be, **c, random_inputs(g));
     ASSERT_TRUE(want.defined() && got.defined());
-    for (int64_t i = 0; i < want.numel(); ++i)
+    for (int64_t i = 0; i < want.numel(); ++i) {
       EXPECT_NEAR(want.data<float>()[i], got.data<float>()[i], 1e-3f + 1e-3f * std::abs(want.data<float>()[i])) << i;
+    }
   }
 }
 

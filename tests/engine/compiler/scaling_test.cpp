@@ -179,8 +179,9 @@ TEST(CompilerScaling, EveryPassIsLinearInNodes) {
   // Each block shrinks to the same few nodes (fusions, merges and removals happened).
   EXPECT_LT(large.nodes_after, 80u * 12);
   EXPECT_EQ(large.nodes_after, 4 * small.nodes_after);
-  for (const char* pass : {"simplify", "cse", "fold-batchnorm", "fuse-ops", "fuse-elementwise", "dce"})
+  for (const char* pass : {"simplify", "cse", "fold-batchnorm", "fuse-ops", "fuse-elementwise", "dce"}) {
     EXPECT_GT(large.per.at(pass).patterns_tried + large.per.at(pass).nodes_visited, 0u) << pass;
+  }
   expect_linear(small, large);
 }
 

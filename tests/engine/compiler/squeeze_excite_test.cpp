@@ -74,8 +74,9 @@ TEST(FuseSqueezeExcitePass, FusesTheBlockIntoOneNode) {
   auto want = runtime::EagerExecutor(orig, *be).run(in);
   auto got = runtime::EagerExecutor(fused, *be).run(in);
   ASSERT_TRUE(want && got);
-  for (int64_t i = 0; i < (*want)[0].numel(); ++i)
+  for (int64_t i = 0; i < (*want)[0].numel(); ++i) {
     EXPECT_NEAR((*got)[0].data<float>()[i], (*want)[0].data<float>()[i], 1e-5) << i;
+  }
 }
 
 TEST(FuseSqueezeExcitePass, MatchesEagerAtO1AndO2WithTheBlockedLayout) {
@@ -133,10 +134,11 @@ TEST(FuseSqueezeExcitePass, TakesOtherActivationsAndNoBiases) {
     ASSERT_TRUE(c.exe);
     EXPECT_EQ(count_ops(c.dump, "ai.modescope.FusedSqueezeExcite"), 1) << c.dump;
     EXPECT_NE(c.dump.find("post_ops=[\"Relu\",\"HardSigmoid\"]"), std::string::npos) << c.dump;
-    if (level == JitLevel::O2)  // blocked in, plain out: the scale pass crosses layouts
+    if (level == JitLevel::O2) {  // blocked in, plain out: the scale pass crosses layouts
       EXPECT_NE(c.dump.find("FusedSqueezeExcite(%d, %w1, %w1_zero_bias, %w2, %w2_zero_bias) {layout_block="),
                 std::string::npos)
           << c.dump;
+    }
   }
 }
 
