@@ -183,7 +183,7 @@ void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
                       .arg(r->deviation.argmax_equal ? tr("the same") : tr("differs"));
         log(line);
         if (const std::string busy = session::cpu_wait_note(r->cpu_wait_share); !busy.empty())
-          log(tr("%1 was slowed by the machine: %2").arg(what, QString::fromStdString(busy)), true);
+          log(tr("Note: %1 was slowed by the machine: %2").arg(what, QString::fromStdString(busy)));
         for (const auto& o : r->outputs) log(QStringLiteral("  ") + QString::fromStdString(o));
         run_next(std::move(modes), ok_so_far);
       });

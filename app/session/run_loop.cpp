@@ -223,8 +223,8 @@ std::string cpu_wait_note(double share) {
   char pct[16];
   std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
   return std::string("its threads waited for a CPU ") + pct +
-         " of the time (other processes took the cores): the timings are inflated; fewer threads or a quieter "
-         "machine give the model's own";
+         " of the time (other work had the cores: another process, or this process's own threads beside the "
+         "run): the timings are inflated; fewer threads or a quieter machine give the model's own";
 }
 
 Expected<RunResult> run_model(const ir::Graph& g, const runtime::TensorMap& inputs, runtime::Backend& backend,
