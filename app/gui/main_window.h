@@ -94,6 +94,10 @@ class MainWindow : public QMainWindow {
   // Also print log lines on stderr (headless modes: --screenshot, --bench-open).
   void set_echo_log(bool on) { echo_log_ = on; }
   bool busy() const;
+  // Autosaves started, and how many of them while a run, the pass effects or training timed its
+  // iterations (none should: the scenario checks).
+  int autosaves() const { return autosaves_; }
+  int autosaves_beside_runs() const { return autosaves_beside_runs_; }
   // The result views (tabs beside the graph), filled from the runs' recorded traces.
   views::TimelineView* timeline_view() const { return timeline_; }
   views::MemoryView* memory_view() const { return memory_; }
@@ -261,7 +265,9 @@ class MainWindow : public QMainWindow {
   QString session_path_;                                   // where Save writes ("" : Save As)
   QTimer* autosave_timer_ = nullptr;
   views::JobId autosave_job_ = 0;
-  bool dirty_ = false;  // runs changed since the last autosave
+  bool timing_runs_ = false;  // a Run press's runs are under way: no autosave beside their iterations
+  int autosaves_ = 0, autosaves_beside_runs_ = 0;  // started; of them, while iterations were timed
+  bool dirty_ = false;                             // runs changed since the last autosave
   void save_session();
   void save_session_as();
   void open_session_dialog();

@@ -4,6 +4,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTimer>
 
 #include <unordered_set>
 
@@ -121,8 +122,19 @@ void MainWindow::run(std::vector<std::string> modes) {
 
 void MainWindow::run_next(std::vector<std::string> modes, bool ok_so_far) {
   if (modes.empty() || !doc_) {
+    timing_runs_ = false;
     run_panel_->set_busy(false);
     Q_EMIT runs_finished(ok_so_far);
+    return;
+  }
+  timing_runs_ = true;
+  if (autosave_job_) {
+    // An autosave hashes, compresses and writes the session on a thread of its own: timed
+    // iterations beside it measured it too (Run both on MobileNetV2, 2 cores: Graph mode 5.5 ms
+    // against 2.9, its threads waiting for a core 17-33% of the time). The run starts after it.
+    run_panel_->set_busy(true);
+    QTimer::singleShot(
+        10, this, [this, modes = std::move(modes), ok_so_far]() mutable { run_next(std::move(modes), ok_so_far); });
     return;
   }
   const std::string mode = modes.front();

@@ -173,6 +173,10 @@ void MainWindow::save_session_to(const QString& path, bool autosave) {
                                                        static_cast<qulonglong>(session::kSnapshotConstantBudget >> 20))
                                                 .toULongLong()
                                             << 20);
+  if (autosave) {
+    ++autosaves_;
+    if (timing_runs_ || pass_effect_job_ || train_job_) ++autosaves_beside_runs_;
+  }
   const QString what = autosave ? tr("Autosaving") : tr("Saving session %1").arg(QFileInfo(path).fileName());
   const views::JobId id = jobs_->start(
       autosave ? QStringLiteral("autosave") : QStringLiteral("save-session"), what, this,
@@ -378,7 +382,9 @@ void MainWindow::set_up_autosave() {
 // Whatever a crash would lose: runs, training curves, rank traces (with or without a model open) or
 // the numerics. A model alone is not saved: its file holds it.
 void MainWindow::autosave() {
-  if (autosave_job_ || !has_session()) return;
+  // Never beside timed iterations (a Run's, the pass effects', training's): the save would be in
+  // their figures. The job that ends them autosaves after it (set_up_autosave).
+  if (autosave_job_ || timing_runs_ || pass_effect_job_ || train_job_ || !has_session()) return;
   if (runs_.empty() && training_.empty() && ranks_->data().lanes.empty() && !numerics_) return;
   dirty_ = false;
   save_session_to(autosave_path(), true);

@@ -124,6 +124,12 @@ int run_scenario(MainWindow& w, const QString& model, const QString& dir) {
              QStringLiteral("both runs did not reach the timeline"));
   walk.check(QStringLiteral("run-both"), st[QStringLiteral("passes")].toObject()[QStringLiteral("rows")].toInt() > 1,
              QStringLiteral("no passes listed after the Graph-mode run"));
+  // The runs were autosaved once they were done, and never while one timed its iterations (a save
+  // beside them was in their figures).
+  walk.check(QStringLiteral("run-both"), st[QStringLiteral("autosaves")].toInt() > 0,
+             QStringLiteral("the runs were not autosaved"));
+  walk.check(QStringLiteral("run-both"), st[QStringLiteral("autosaves_beside_runs")].toInt() == 0,
+             QStringLiteral("an autosave ran beside a run's timed iterations"));
 
   // A pass that fused nodes, clicked in its Effect cell.
   auto* table = w.findChild<QTableView*>(QStringLiteral("PassTable"));

@@ -140,6 +140,8 @@ QJsonObject ui_state(const MainWindow& w) {
   o[QStringLiteral("inspector")] = inspector_state(w);
   o[QStringLiteral("graph")] = graph_state(w);
   o[QStringLiteral("tab")] = w.tabs()->tabText(w.tabs()->currentIndex());
+  o[QStringLiteral("autosaves")] = w.autosaves();
+  o[QStringLiteral("autosaves_beside_runs")] = w.autosaves_beside_runs();
   QJsonObject tl;
   tl[QStringLiteral("runs")] = static_cast<int>(w.timeline_view()->model().runs().size());
   tl[QStringLiteral("selected_node")] = static_cast<qint64>(w.timeline_view()->canvas()->selected_node);
