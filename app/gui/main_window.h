@@ -265,6 +265,7 @@ class MainWindow : public QMainWindow {
   QString session_path_;                                   // where Save writes ("" : Save As)
   QTimer* autosave_timer_ = nullptr;
   views::JobId autosave_job_ = 0;
+  static constexpr int kPassEffectMinIterations = 10;  // timed iterations of each pass-effect run, at least
   bool timing_runs_ = false;  // a Run press's runs are under way: no autosave beside their iterations
   int autosaves_ = 0, autosaves_beside_runs_ = 0;  // started; of them, while iterations were timed
   bool dirty_ = false;                             // runs changed since the last autosave
