@@ -11,12 +11,21 @@
 namespace ms::cli {
 namespace {
 
+// modescope-cli as the build made it, run on the mlp sample.
+struct Cli {
+  std::string path = ms::testing::cli_path();
+  bool built() const { return !path.empty() && std::filesystem::exists(path); }
+  std::string on_mlp(const std::string& command, const std::string& args, int* rc) const {
+    return ms::testing::run_capture(
+        path + " " + command + " " + MODESCOPE_SOURCE_DIR + "/samples/models/mlp.onnx " + args, rc);
+  }
+};
+
 TEST(CliCompare, BreakEvenRowAndVerdictAgree) {
-  const std::string cli = ms::testing::cli_path();
-  if (cli.empty() || !std::filesystem::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const Cli cli;
+  if (!cli.built()) GTEST_SKIP() << "modescope-cli is not built";
   int rc = -1;
-  const std::string out = ms::testing::run_capture(
-      cli + " compare " + MODESCOPE_SOURCE_DIR + "/samples/models/mlp.onnx --iters 6 --warmup 1", &rc);
+  const std::string out = cli.on_mlp("compare", "--iters 6 --warmup 1", &rc);
   ASSERT_EQ(rc, 0) << out;
   std::smatch row, verdict;
   const bool has_row = std::regex_search(out, row, std::regex(R"(break-even\s+(\d+) iterations)"));
@@ -34,11 +43,10 @@ TEST(CliCompare, BreakEvenRowAndVerdictAgree) {
 // The nodes row counts the model's nodes for PyNative and the compiled graph's for Graph mode (it
 // used to print the model's count in both columns).
 TEST(CliCompare, NodesRowCountsTheCompiledGraph) {
-  const std::string cli = ms::testing::cli_path();
-  if (cli.empty() || !std::filesystem::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
+  const Cli cli;
+  if (!cli.built()) GTEST_SKIP() << "modescope-cli is not built";
   int rc = -1;
-  const std::string out = ms::testing::run_capture(
-      cli + " compare " + MODESCOPE_SOURCE_DIR + "/samples/models/mlp.onnx --iters 2 --warmup 1", &rc);
+  const std::string out = cli.on_mlp("compare", "--iters 2 --warmup 1", &rc);
   ASSERT_EQ(rc, 0) << out;
   std::smatch nodes, kernels;
   ASSERT_TRUE(std::regex_search(out, nodes, std::regex(R"(\nnodes\s+(\d+)\s+(\d+))"))) << out;
@@ -50,14 +58,13 @@ TEST(CliCompare, NodesRowCountsTheCompiledGraph) {
 
 // `run --mode graph` says how many nodes the passes left beside the model's count; PyNative does not.
 TEST(CliCompare, RunSaysHowManyNodesThePassesLeft) {
-  const std::string cli = ms::testing::cli_path();
-  if (cli.empty() || !std::filesystem::exists(cli)) GTEST_SKIP() << "modescope-cli is not built";
-  const std::string model = std::string(MODESCOPE_SOURCE_DIR) + "/samples/models/mlp.onnx";
+  const Cli cli;
+  if (!cli.built()) GTEST_SKIP() << "modescope-cli is not built";
   int rc = -1;
-  const std::string graph = ms::testing::run_capture(cli + " run " + model + " --mode graph --iters 1", &rc);
+  const std::string graph = cli.on_mlp("run", "--mode graph --iters 1", &rc);
   ASSERT_EQ(rc, 0) << graph;
   EXPECT_TRUE(std::regex_search(graph, std::regex(R"(nodes +9 \(4 after the passes\))"))) << graph;
-  const std::string eager = ms::testing::run_capture(cli + " run " + model + " --mode pynative --iters 1", &rc);
+  const std::string eager = cli.on_mlp("run", "--mode pynative --iters 1", &rc);
   ASSERT_EQ(rc, 0) << eager;
   EXPECT_TRUE(std::regex_search(eager, std::regex(R"(nodes +9\n)"))) << eager;
 }
