@@ -15,7 +15,10 @@ void TimelineModel::set_runs(std::vector<std::pair<std::string, prof::TracePtr>>
   for (auto& [label, trace] : runs) {
     if (!trace) continue;
     const int run = static_cast<int>(runs_.size());
-    Run r{label, trace, trace->begin_ns()};
+    Run r;
+    r.label = label;
+    r.trace = trace;
+    r.origin_ns = trace->begin_ns();
     runs_.push_back(r);
     const prof::Trace& t = *trace;
     runs_.back().row_of_event.assign(t.events.size(), -1);

@@ -8,6 +8,12 @@
 #include "engine/backends/cpu/bf16_convert.h"
 #include "engine/backends/cpu/simd_clones.h"
 
+// The vector helpers below are always inlined into the functions of each instruction set: no call
+// passes a vector, whatever GCC says of the ABI of a vector return outside those.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace ms::cpu::nn {
 namespace {
 

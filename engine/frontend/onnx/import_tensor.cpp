@@ -107,7 +107,7 @@ Status fill_typed(Tensor& out, const onnx::TensorProto& t, int64_t n, const Impo
     typename decltype(tag)::type out;
     const uint16_t b = u16(v);
     static_assert(sizeof(out) == sizeof(b));
-    std::memcpy(&out, &b, sizeof(b));
+    std::memcpy(static_cast<void*>(&out), &b, sizeof(b));  // the type's bit pattern, as stored
     return out;
   };
   switch (out.dtype()) {
