@@ -82,6 +82,9 @@ int run_command(const RunArgs& a) {
   if (Status ps = apply_precision(*jit, a.precision, *prep->backend); !ps) return fail(ps.message());
   cfg.compile = *jit;
   cfg.profile = !a.session.empty();  // the session's timeline and heatmap
+  // Graph only, nothing reads the model's weights after: those the kernels packed are not kept
+  // twice. A low-precision run's f32 reference pass reads them.
+  cfg.release_packed_weights = cfg.mode == runtime::ExecMode::Graph && !session::is_low_precision(a.precision);
   auto r = session::run_model(prep->graph, prep->inputs, *prep->backend, cfg);
   if (!r) return fail(a.model + ": " + r.status().message());
   if (Status fs = report_fallbacks(r->fallbacks, a.strict_device); !fs.is_ok()) return fail(fs.message());
@@ -93,8 +96,12 @@ int run_command(const RunArgs& a) {
               r->nodes);
   if (r->executor) std::printf(" (%zu after the passes)", r->executor->graph().nodes().size());
   std::printf("\n  kernels   %lld per iteration\n", static_cast<long long>(r->kernels_per_iter));
-  std::printf("  memory    weights %s, packed copies %s, activations %s planned\n",
-              session::format_bytes(static_cast<double>(r->weight_bytes)).c_str(),
+  const std::string released =
+      r->released_bytes
+          ? " (" + session::format_bytes(static_cast<double>(r->released_bytes)) + " given back once packed)"
+          : std::string();
+  std::printf("  memory    weights %s%s, packed copies %s, activations %s planned\n",
+              session::format_bytes(static_cast<double>(r->weight_bytes)).c_str(), released.c_str(),
               session::format_bytes(static_cast<double>(r->packed_bytes)).c_str(),
               cfg.mode == runtime::ExecMode::Graph ? session::format_bytes(static_cast<double>(r->arena_bytes)).c_str()
                                                    : "not");
@@ -147,6 +154,7 @@ int run_command(const RunArgs& a) {
     j["weight_bytes"] = r->weight_bytes;
     j["arena_bytes"] = r->arena_bytes;
     j["packed_bytes"] = r->packed_bytes;
+    j["released_bytes"] = r->released_bytes;
     j["peak_bytes"] = r->peak_bytes;
     j["nodes"] = r->nodes;
     j["kernels_per_iter"] = r->kernels_per_iter;

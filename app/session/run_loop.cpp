@@ -74,6 +74,7 @@ class ModelRun {
       out_.compiled = std::move(*c);
       ex_ = out_.compiled.get();
       out_.compile_ms = ex_->compile_ms();
+      if (req_.release_packed_weights && !req_.tap && !req_.profile) ex_->executor().release_constants_once_packed();
     }
     out_.executor = ex_;
     runtime::find_fallbacks(ex_->graph(), backend_, fallbacks_);
@@ -157,6 +158,7 @@ class ModelRun {
     const runtime::RunStats st = eager_ ? eager_->last_stats() : ex_->last_stats();
     out_.kernels_per_iter = st.kernels;
     out_.peak_bytes = st.peak_bytes;
+    if (ex_) out_.released_bytes = ex_->executor().released_bytes();
     out_.latency = summarize(out_.latencies_ms);
     double timed_ms = 0;
     for (double ms : out_.latencies_ms) timed_ms += ms;

@@ -41,6 +41,12 @@ struct RunRequest {
   // The trace records the executor's compile time either way (what Graph mode costs, for the
   // comparison's break-even), and metadata `compile_cached` says whether this run paid it.
   bool executor_compiled_now = false;
+  // Graph mode, compiled here for a caller that reads the model's constants no more once the run
+  // ends (the CLI's Graph-only run): a weight that every kernel reading it packed gives its plain
+  // bytes back as the first iteration packs it (GraphExecutor::release_constants_once_packed), so
+  // peak memory holds the weights once. The model shares those buffers: the caller must not read
+  // its constants after. Ignored with `executor`, `tap` or `profile`, which read them.
+  bool release_packed_weights = false;
 };
 
 // Told between iterations; both may be called from the thread that runs the loop.
@@ -74,6 +80,8 @@ struct RunResult {
   // Graph mode also counts the packed copies oneDNN makes of the weights its convs and matmuls read
   // (about their size); a mapped weight no op packs stays on disk until it is read.
   uint64_t weight_bytes = 0, arena_bytes = 0, packed_bytes = 0;
+  // Of weight_bytes, what went back once packed (RunRequest::release_packed_weights).
+  uint64_t released_bytes = 0;
   // Graph mode: the compiled executor (passes, snapshots, memory plan, replay). It refers to the
   // backend, which must outlive it.
   std::unique_ptr<compiler::CompiledExecutor> compiled;

@@ -43,6 +43,20 @@ class Buffer {
   // without checking the bytes at every run. Writing into a frozen buffer is a bug.
   void freeze() { frozen_ = true; }
   bool frozen() const { return frozen_; }
+  // Gives the bytes back while the buffer lives on (an executor whose kernels keep packed copies of a
+  // frozen constant, in a process that reads the plain bytes no more: GraphExecutor::
+  // release_constants_once_packed). data() keeps its value, for kernels that match their packed copy
+  // by address, but must not be read. False, with nothing released, for a buffer that does not own its
+  // bytes (borrowed) or was released already.
+  bool release_storage() {
+    if (!release_ || released_) return false;
+    auto release = std::move(release_);
+    release_ = nullptr;
+    released_ = true;
+    release(data_, bytes_);
+    return true;
+  }
+  bool released() const { return released_; }
 
   // Host memory owned by the buffer (64-byte aligned).
   static std::shared_ptr<Buffer> host(size_t bytes);
@@ -55,6 +69,7 @@ class Buffer {
   Device device_;
   std::function<void(void*, size_t)> release_;
   bool frozen_ = false;
+  bool released_ = false;
 };
 
 class Tensor {

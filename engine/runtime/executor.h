@@ -78,6 +78,17 @@ class GraphExecutor {
   bool replayed() const;
   const std::string& replay_note() const;
 
+  // For an owner that reads the graph's constants no more (the CLI's Graph-only run): from the next
+  // run on (CPU), a constant whose every reader keeps a packed copy of it
+  // (KernelContext::keeps_packed_copy) gives its bytes back once the last of those readers ran, so
+  // the weights are not held twice, as a runtime that packs its weights at load time frees the
+  // originals. Constants that are graph outputs, default graph inputs, read by a subgraph or share
+  // bytes with another constant are kept, and a graph with subgraphs keeps all. The source graph, the
+  // compile's snapshots and taps share these buffers: none of them may read a released constant's
+  // bytes (Buffer::released). Off unless called; it cannot be undone.
+  void release_constants_once_packed();
+  uint64_t released_bytes() const;  // given back so far
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

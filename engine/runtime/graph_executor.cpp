@@ -9,6 +9,7 @@
 #include "engine/runtime/branch_pool.h"
 #include "engine/runtime/capture.h"
 #include "engine/runtime/interpreter.h"
+#include "engine/runtime/packed_release.h"
 
 namespace ms::runtime {
 
@@ -47,6 +48,7 @@ struct GraphExecutor::Impl {
   std::vector<Tensor> fixed_outputs;  // graph outputs where the recording leaves them
   bool record_again = false;          // the recording failed only because the plan must grow
   int recordings = 0;
+  std::unique_ptr<PackedRelease> packed_release;  // armed by release_constants_once_packed
 
   // Whether the backend keeps values of dtype `t` in its own memory (a device keeps integer and bool
   // values on the host).
@@ -201,6 +203,8 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
   const Program& p = *program;
   const Step& step = p.steps[si];
   outs = planned[si];  // arena views; graph outputs allocated fresh below
+  uint32_t packed = 0;
+  const bool releasing = packed_release && packed_release->pending();
   const bool is_static = x->is_static_step[si];
   if (is_static) {
     for (size_t o = 0; o < outs.size(); ++o) {
@@ -215,15 +219,16 @@ Status GraphExecutor::Impl::run_step(Interpreter& in, Frame& frame, size_t si, s
   if (x->plan_scratch) {
     ArenaScratch scratch(*backend, obs, *step.node, arena, scratch_offset[si], scratch_bytes[si],
                          x->scratch_budget[si]);
-    MS_RETURN_IF_ERROR(
-        in.dispatch(frame, step, outs, !is_static, &scratch, placed[si].blocks.empty() ? nullptr : &placed[si]));
+    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static, &scratch,
+                                   placed[si].blocks.empty() ? nullptr : &placed[si], &packed));
     if (scratch.requested() > scratch_need[si]) {
       scratch_need[si] = scratch.requested();
       scratch_grew[si] = 1;
     }
   } else {
-    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static));
+    MS_RETURN_IF_ERROR(in.dispatch(frame, step, outs, !is_static, nullptr, nullptr, &packed));
   }
+  if (releasing) packed_release->after_step(si, packed);
   for (size_t o = 0; o < outs.size(); ++o)
     if (step.outputs[o] >= 0) frame.slots[static_cast<size_t>(step.outputs[o])] = std::move(outs[o]);
   return tap_step(in.options(), frame, step, *backend, ExecMode::Graph);
@@ -535,6 +540,7 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   Status st;
   m.replayed = false;
   bool launched = false;
+  if (m.packed_release && m.packed_release->pending()) m.packed_release->begin_run();
   // A replay runs no step on the host, so observed and tapped runs go step by step.
   if (m.capture && !obs && !options.tap && m.runs_done >= 1) st = m.replay_or_record(frame, options, launched);
   // Threads of the caller's parallel regions, restored after the steps that ran on fewer.
@@ -564,6 +570,16 @@ Expected<std::vector<Tensor>> GraphExecutor::run(const TensorMap& inputs, const 
   for (int s : p.output_slots) result.push_back(frame.slots[static_cast<size_t>(s)]);
   if (!m.backend->device().is_cpu()) MS_RETURN_IF_ERROR(to_host(*m.backend, result));
   return result;
+}
+
+void GraphExecutor::release_constants_once_packed() {
+  Impl& m = *impl_;
+  if (!m.packed_release && m.backend->device().is_cpu())
+    m.packed_release = std::make_unique<PackedRelease>(*m.program, *m.graph);
+}
+
+uint64_t GraphExecutor::released_bytes() const {
+  return impl_->packed_release ? impl_->packed_release->released_bytes() : 0;
 }
 
 const Executable& GraphExecutor::executable() const { return *impl_->x; }

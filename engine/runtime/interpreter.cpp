@@ -137,7 +137,7 @@ Status infer_outputs(Backend& backend, RunObserver* obs, const Frame& frame, con
 }  // namespace
 
 Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
-                             OutputAllocator* scratch, const PlacedOutputs* placed) {
+                             OutputAllocator* scratch, const PlacedOutputs* placed, uint32_t* packed_inputs) {
   const ir::Node& node = *step.node;
   RunObserver* obs = options_ ? options_->observer : nullptr;
   // The op spans the whole dispatch, error returns included.
@@ -176,6 +176,7 @@ Status Interpreter::dispatch(Frame& frame, const Step& step, std::vector<Tensor>
   if (obs) obs->on_kernel_begin(node, kctx.impl());
   Status st = kernel(kctx);
   ++kernels_launched;
+  if (packed_inputs) *packed_inputs = kctx.packed_inputs();
   if (obs) {
     obs->on_kernel_impl(node, kctx.impl());
     obs->on_kernel_end(node);
@@ -200,7 +201,8 @@ Status tap_step(const RunOptions* options, const Frame& frame, const Step& step,
   auto slot = [&](int s) -> const Tensor* {
     if (s < 0) return nullptr;
     const Tensor& v = frame.slots[static_cast<size_t>(s)];
-    return v.defined() ? &v : nullptr;
+    // A constant whose bytes went back once its kernels packed it has nothing left to show.
+    return v.defined() && !(v.buffer() && v.buffer()->released()) ? &v : nullptr;
   };
   t.inputs.reserve(step.inputs.size());
   for (int s : step.inputs) t.inputs.push_back(slot(s));

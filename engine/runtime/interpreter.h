@@ -54,9 +54,11 @@ class Interpreter {
   // Dispatches one step in `frame`: preallocated outputs (when `outputs` entries are defined) are used
   // as given; others are inferred and allocated here. Kernel scratch comes from `scratch` when given
   // (the graph executor's arena), else from the backend's allocator. Inferred outputs go into
-  // `placed`'s blocks where they fit.
+  // `placed`'s blocks where they fit. `packed_inputs`, when given, gets the kernel's
+  // KernelContext::packed_inputs().
   Status dispatch(Frame& frame, const Step& step, std::vector<Tensor>& outputs, bool infer_shapes,
-                  OutputAllocator* scratch = nullptr, const PlacedOutputs* placed = nullptr);
+                  OutputAllocator* scratch = nullptr, const PlacedOutputs* placed = nullptr,
+                  uint32_t* packed_inputs = nullptr);
 
   void set_options(const RunOptions* options) { options_ = options; }
   const RunOptions* options() const { return options_; }

@@ -76,6 +76,20 @@ class KernelContext {
   std::span<Tensor> outputs() { return outputs_; }
   OutputAllocator& output_allocator() { return alloc_; }
 
+  // The kernel keeps its own packed copy of input i (a frozen constant: a compiled graph's weights)
+  // and finds that copy by the input's buffer and offset in every later call, never reading the
+  // input's bytes again. An executor told that nothing else reads the constant may then release them
+  // (GraphExecutor::release_constants_once_packed).
+  void keeps_packed_copy(size_t i) {
+    if (i < 32) packed_inputs_ |= uint32_t{1} << i;
+  }
+  // keeps_packed_copy for the input that `t` is (the same object); nothing where it is none of them.
+  void keeps_packed_copy_of(const Tensor& t) {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (inputs_[i] == &t) return keeps_packed_copy(i);
+  }
+  uint32_t packed_inputs() const { return packed_inputs_; }
+
   // Implementation string shown by the profiler ("onednn:jit:avx512_core", "eigen").
   void set_impl(std::string impl) { impl_ = std::move(impl); }
   const std::string& impl() const { return impl_; }
@@ -97,6 +111,7 @@ class KernelContext {
   OutputAllocator& alloc_;
   SubgraphRunner* subgraphs_;
   std::string impl_;
+  uint32_t packed_inputs_ = 0;
 };
 
 using KernelFn = Status (*)(KernelContext&);

@@ -101,8 +101,12 @@ Status run(runtime::KernelContext& ctx, const DepthwiseMemo& m, const Tensor& x,
   std::vector<float> own;
   const float* packed = m.packed.data();
   if (m.packed.empty() || !w.buffer() || w.byte_offset() != m.w_offset || m.w_source.lock() != w.buffer()) {
+    if (w.buffer() && w.buffer()->released())
+      return internal_error("depthwise conv: its weights were released once packed");
     own = pack_depthwise_weights(w.data<float>(), m.p.channels, m.p.kh, m.p.kw, m.p.block);
     packed = own.data();
+  } else {
+    ctx.keeps_packed_copy_of(w);
   }
   depthwise_blocked(x.data<float>(), packed, b ? b->data<float>() : nullptr, y.data<float>(), m.p, m.post);
   ctx.set_impl(m.impl);

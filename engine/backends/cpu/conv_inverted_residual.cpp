@@ -547,16 +547,22 @@ Status allocate_output(runtime::KernelContext& ctx) {
 Status fused_inverted_residual_kernel(runtime::KernelContext& ctx) {
   OneDnnContext& dnn = cpu_backend(ctx).onednn();
   auto m = std::static_pointer_cast<const InvertedResidualMemo>(dnn.memo(&ctx.node(), /*kind=*/2));
+  bool kept = true;  // the memo's packed copies of inputs 1-6 serve the later calls
   if (!m || !ctx.output(0).defined() || !memo_matches(ctx, *m)) {
     if (!ctx.output(0).defined()) MS_RETURN_IF_ERROR(allocate_output(ctx));
+    for (size_t i = 1; i < 7; ++i)
+      if (ctx.has_input(i) && ctx.input(i).buffer() && ctx.input(i).buffer()->released())
+        return ctx.fail("its weights were released once packed and must be packed again");
     MS_ASSIGN_OR_RETURN(auto fresh, make_memo(ctx));
     // Weights that are not frozen constants (a caller's own) are packed at every call.
-    bool frozen = true;
     for (size_t i = 1; i < 7; ++i)
-      frozen = frozen && (!ctx.has_input(i) || (ctx.input(i).buffer() && ctx.input(i).buffer()->frozen()));
-    if (frozen) dnn.set_memo(&ctx.node(), fresh, /*kind=*/2);
+      kept = kept && (!ctx.has_input(i) || (ctx.input(i).buffer() && ctx.input(i).buffer()->frozen()));
+    if (kept) dnn.set_memo(&ctx.node(), fresh, /*kind=*/2);
     m = fresh;
   }
+  if (kept)
+    for (size_t i = 1; i < 7; ++i)
+      if (ctx.has_input(i)) ctx.keeps_packed_copy(i);
   make_output_room(ctx, m->y, m->p.block);
   inverted_residual_blocked(ctx.input(0).data<float>(), m->w, ctx.has_input(7) ? ctx.input(7).data<float>() : nullptr,
                             ctx.output(0).data<float>(), m->p, m->post[0], m->post[1], m->post[2]);

@@ -511,6 +511,7 @@ struct ConvMemo {
   std::weak_ptr<Buffer> w_source;
   size_t w_offset = 0;
   memory wmem;
+  bool w_packed = false;  // wmem is a reordered copy, not the weights' own bytes
 
   void keep_weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& wt) {
     if (!wt.buffer() || !wt.buffer()->frozen()) return;
@@ -519,9 +520,13 @@ struct ConvMemo {
     wmem = *m;
     w_source = wt.buffer();
     w_offset = wt.byte_offset();
+    w_packed = cp->user_weights != cp->pd.weights_desc();
   }
   Expected<memory> weights(runtime::KernelContext& ctx, OneDnnContext& dnn, const Tensor& wt) const {
-    if (wmem && wt.buffer() && wt.byte_offset() == w_offset && w_source.lock() == wt.buffer()) return wmem;
+    if (wmem && wt.buffer() && wt.byte_offset() == w_offset && w_source.lock() == wt.buffer()) {
+      if (w_packed) ctx.keeps_packed_copy_of(wt);
+      return wmem;
+    }
     return prepared_weights(ctx, dnn, wt, cp->user_weights, cp->pd.weights_desc());
   }
 };

@@ -59,6 +59,7 @@ Expected<std::shared_ptr<float>> packed_strided(const Tensor& w, int64_t m, int6
   auto e = WeightsRegistry<PackedStrided>::instance().entry(key);
   std::lock_guard<std::mutex> lock(e->mu);
   if (!e->panels || e->source.lock() != w.buffer()) {
+    if (w.buffer()->released()) return internal_error("3x3 conv: its weights were released once packed");
     e->panels = pack_strided(w, m, c, pw);
     if (!e->panels) return Status::error(ErrorCode::Unsupported, "3x3 stride-2 conv: no room for the packed weights");
     e->source = w.buffer();
@@ -241,6 +242,7 @@ Status strided_conv(runtime::KernelContext& ctx, const StridedConvArgs& a, const
   const bool pairs = ow <= 7 && a.pad_left == 1;  // two whole rows a tile
   const int64_t pw = pairs ? 32 : panel_of(ow), maxr = pw == 64 ? 7 : kMaxR;
   MS_ASSIGN_OR_RETURN(std::shared_ptr<float> packed, packed_strided(a.w, m, c, pw));
+  ctx.keeps_packed_copy_of(a.w);
   const Finish f = finish_of(a.post);
   const float* x = a.x.data<float>();
   const float* bias = a.b ? a.b->data<float>() : nullptr;

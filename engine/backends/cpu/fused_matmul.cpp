@@ -79,6 +79,7 @@ Status matmul_prepacked(runtime::KernelContext& ctx, const Tensor& a, bool ta, c
     memory wmem(w_user, dnn.engine(), w.raw());
     if (mp->pd.weights_desc() != w_user) {
       MS_ASSIGN_OR_RETURN(wmem, nn::prepared_weights(ctx, dnn, w, w_user, mp->pd.weights_desc()));
+      if (w.buffer() && w.buffer()->frozen()) ctx.keeps_packed_copy_of(w);  // reordered once, found by address
     }
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, mp->pd.scratchpad_desc(), holder));

@@ -112,6 +112,8 @@ Expected<dnnl::memory> prepared_weights(runtime::KernelContext& ctx, OneDnnConte
   const uint64_t fp = w.buffer() && w.buffer()->frozen() ? 0 : fingerprint(w);
   const auto alive = entry->source.lock();
   if (alive && alive == w.buffer() && entry->fingerprint == fp && entry->mem) return entry->mem;
+  if (w.buffer() && w.buffer()->released())
+    return ctx.fail("its weights were released once packed and must be reordered again");
   const size_t size = want.get_size();
   std::shared_ptr<void> bytes(host_allocate(size), &host_free);
   if (!bytes)

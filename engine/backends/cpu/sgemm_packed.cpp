@@ -79,6 +79,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
   auto entry = WeightsRegistry<PackedWeights>::instance().entry(key);
   std::unique_lock<std::mutex> lock(entry->mu);
   if (!entry->data || entry->source.lock() != w.buffer()) {
+    if (w.buffer()->released()) return ctx.fail("its weights were released once packed and must be packed again");
     entry->data.reset();
     size_t bytes = 0;
     bool repacked = false;  // false where the weights' own layout suits the kernel (kept as they are)
@@ -100,6 +101,7 @@ Status packed_sgemm(runtime::KernelContext& ctx, const float* a, bool ta, const 
   if (dnnl::impl::cpu::sgemm_compute("P", s.transb, &s.M, &s.N, &s.K, packed.get(), &s.lda, a, &s.ldb, &beta, y,
                                      &s.ldc) != dnnl_success)
     return ctx.unsupported_case("packed sgemm failed");
+  ctx.keeps_packed_copy_of(w);
   ctx.set_impl("onednn:sgemm-packed");
   return Status::ok();
 #else

@@ -455,6 +455,8 @@ Expected<std::vector<std::shared_ptr<void>>> weights_of(const WinogradConvArgs& 
   auto e = WeightsRegistry<TransformedWeights>::instance().entry(key);
   std::lock_guard<std::mutex> lock(e->mu);
   if (e->packs.empty() || e->source.lock() != a.w.buffer()) {
+    if (a.w.buffer()->released())
+      return Status::error(ErrorCode::Internal, "Winograd conv: its weights were released once packed");
     e->packs.clear();
     MS_RETURN_IF_ERROR(transform_weights(a, g, *e));
   }
@@ -602,9 +604,11 @@ Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, con
     const int64_t rc = chunk_rows(g);
     gc.tiles = rc * g.tw;
     MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, gc));
+    ctx.keeps_packed_copy_of(a.w);
     return winograd_conv_bf16(ctx, a, gc, rc, packs, impl_prefix);
   }
   MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, g));
+  ctx.keeps_packed_copy_of(a.w);
   const int64_t points = g.alpha * g.alpha;
   MS_ASSIGN_OR_RETURN(Tensor vt, ctx.scratch(DType::F32, {points * g.tiles * g.c}));
   MS_ASSIGN_OR_RETURN(Tensor mt, ctx.scratch(DType::F32, {points * g.tiles * g.m}));
