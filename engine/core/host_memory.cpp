@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace ms {
@@ -25,5 +26,11 @@ void* host_allocate(size_t bytes) {
 }
 
 void host_free(void* p) { std::free(p); }
+
+void release_pages(void* p, size_t bytes) {
+  const auto begin = (reinterpret_cast<uintptr_t>(p) + kSmallPageBytes - 1) / kSmallPageBytes * kSmallPageBytes;
+  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes) / kSmallPageBytes * kSmallPageBytes;
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 }  // namespace ms

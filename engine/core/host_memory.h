@@ -18,4 +18,11 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 void* host_allocate(size_t bytes);
 void host_free(void* p);
 
+// Gives the whole pages inside [p, p + bytes) back to the system now (madvise MADV_DONTNEED): they
+// read as zeros (anonymous memory) or as the file (a private file mapping) when touched again. For
+// bytes about to be freed: the allocator may keep freed memory resident for reuse (glibc's heap
+// below its mmap threshold), so a large freed weight would stay in the process's resident set.
+// Advice only; never fails.
+void release_pages(void* p, size_t bytes);
+
 }  // namespace ms

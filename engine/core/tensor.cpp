@@ -34,6 +34,16 @@ std::shared_ptr<Buffer> Buffer::host(size_t bytes) {
   return std::make_shared<Buffer>(p, bytes, Device{}, [](void* d, size_t) { host_free(d); });
 }
 
+bool Buffer::release_storage() {
+  if (!release_ || released_) return false;
+  auto release = std::move(release_);
+  release_ = nullptr;
+  released_ = true;
+  if (device_.is_cpu()) release_pages(data_, bytes_);
+  release(data_, bytes_);
+  return true;
+}
+
 std::shared_ptr<Buffer> Buffer::borrowed(void* data, size_t bytes, Device device) {
   return std::make_shared<Buffer>(data, bytes, device, nullptr);
 }

@@ -48,14 +48,8 @@ class Buffer {
   // release_constants_once_packed). data() keeps its value, for kernels that match their packed copy
   // by address, but must not be read. False, with nothing released, for a buffer that does not own its
   // bytes (borrowed) or was released already.
-  bool release_storage() {
-    if (!release_ || released_) return false;
-    auto release = std::move(release_);
-    release_ = nullptr;
-    released_ = true;
-    release(data_, bytes_);
-    return true;
-  }
+  // Host pages are given back to the system at once, whatever the allocator does with freed memory.
+  bool release_storage();
   bool released() const { return released_; }
 
   // Host memory owned by the buffer (64-byte aligned).

@@ -127,6 +127,7 @@ std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b, 
   std::lock_guard<std::mutex> lock(s->mu);
   const uint64_t stamp = int8_weights_stamp(b);
   if (!s->ready || s->source.lock() != b.buffer() || s->stamp != stamp) {
+    if (b.buffer() && b.buffer()->released()) return nullptr;  // nothing left to split
     split_weights(b, *s, split);
     s->source = b.buffer();
     s->stamp = stamp;
@@ -228,6 +229,7 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
     const int forced = g_force_split.load(std::memory_order_relaxed);
     const bool split = forced >= 0 ? forced != 0 : p->may_saturate;
     auto s = split_of(dnn, b, split);
+    if (!s) return ctx.fail("its int8 weights were released once packed and must be split again");
     Tensor holder;
     MS_ASSIGN_OR_RETURN(memory scratch, nn::make_scratchpad(ctx, p->pd.scratchpad_desc(), holder));
     const memory src(p->pd.src_desc(), dnn.engine(), a.raw());
@@ -244,6 +246,11 @@ Status int8_matmul_acc(runtime::KernelContext& ctx, const Tensor& a, int64_t row
       run(s->dense_excess, s->packed_excess, extra.raw());
     }
     dnn.stream().wait();
+    // Frozen weights split or reordered into copies of their own are read no more (they are while
+    // `safe` is B's own bytes in the plain layout the primitive takes).
+    const memory::desc plain_b({k, n}, memory::data_type::s8, memory::format_tag::ab);
+    if (b.buffer() && b.buffer()->frozen() && (s->safe.raw() != b.raw() || p->pd.weights_desc() != plain_b))
+      ctx.keeps_packed_copy_of(b);
     const int32_t* extra_sums = extra.defined() ? extra.data<int32_t>() : nullptr;
     std::vector<uint32_t> zb_shifted(static_cast<size_t>(n));
     bool any_zb = false;
