@@ -6,7 +6,13 @@
 #include <regex>
 #include <string>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/frontend/npy.h"
 #include "tests/app/cli_test_util.h"
+#include "tests/temp_dir.h"
 
 namespace ms::cli {
 namespace {
@@ -67,6 +73,42 @@ TEST(CliCompare, RunSaysHowManyNodesThePassesLeft) {
   const std::string eager = cli.on_mlp("run", "--mode pynative --iters 1", &rc);
   ASSERT_EQ(rc, 0) << eager;
   EXPECT_TRUE(std::regex_search(eager, std::regex(R"(nodes +9\n)"))) << eager;
+}
+
+// A Graph-only run gives back the weights its kernels packed, says how much, and its outputs are
+// PyNative's (which keeps them).
+TEST(CliCompare, GraphRunGivesBackPackedWeightsWithTheSameOutputs) {
+  const Cli cli;
+  if (!cli.built()) GTEST_SKIP() << "modescope-cli is not built";
+  const ms::testing::TempDir dir("cli_release");
+  const std::string model = "'zoo:resnet18?size=32&width=16'";
+  int rc = -1;
+  const std::string graph =
+      ms::testing::run_capture(cli.path + " run " + model + " --mode graph --iters 2 --report " +
+                                   dir.file("graph.json") + " --save-outputs " + dir.file("graph"),
+                               &rc);
+  ASSERT_EQ(rc, 0) << graph;
+  EXPECT_TRUE(
+      std::regex_search(graph, std::regex(R"(memory +weights [0-9.]+ \w+ \([0-9.]+ \w+ given back once packed\))")))
+      << graph;
+  std::ifstream report(dir.file("graph.json"));
+  const auto j = nlohmann::json::parse(report);
+  EXPECT_GT(j.at("released_bytes").get<uint64_t>(), 0u);
+  EXPECT_LE(j.at("released_bytes").get<uint64_t>(), j.at("weight_bytes").get<uint64_t>());
+  const std::string eager = ms::testing::run_capture(
+      cli.path + " run " + model + " --mode pynative --iters 1 --save-outputs " + dir.file("eager"), &rc);
+  ASSERT_EQ(rc, 0) << eager;
+  EXPECT_EQ(eager.find("given back"), std::string::npos) << eager;
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir.file("graph"))) {
+    auto g = load_npy(f.path().string());
+    auto e = load_npy(dir.file("eager") + "/" + f.path().filename().string());
+    ASSERT_TRUE(g && e);
+    ASSERT_EQ(g->numel(), e->numel());
+    for (int64_t i = 0; i < g->numel(); ++i) EXPECT_NEAR(g->data<float>()[i], e->data<float>()[i], 1e-3f) << i;
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
 }
 
 }  // namespace
