@@ -9,6 +9,7 @@
 #include "engine/compiler/compile.h"
 #include "engine/core/mapped_file.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/value_tap.h"
 
 namespace ms::runtime {
 namespace {
@@ -130,6 +131,37 @@ TEST(PackedRelease, PackedWeightsGiveTheirBytesBackAndTheResultsStay) {
   EXPECT_EQ(c.ex->executor().released_bytes(), buffer_of(g, "w1").bytes() + buffer_of(g, "w2").bytes());
   EXPECT_FALSE(buffer_of(g, "b1").released());
   EXPECT_FALSE(buffer_of(g, "b2").released());
+}
+
+// Counts the inputs a tap was handed and the ones it was not (a released constant's).
+class InputCountingTap final : public ValueTap {
+ public:
+  Status on_step(const TappedStep& step) override {
+    for (const Tensor* t : step.inputs) (t ? shown : hidden)++;
+    return Status::ok();
+  }
+  int shown = 0, hidden = 0;
+};
+
+TEST(PackedRelease, ATapIsNotHandedReleasedWeights) {
+  const ir::Graph g = conv_and_matmul(false);
+  const TensorMap in = inputs_of(false);
+  Compiled c = compile_o2(g, in);
+  ASSERT_TRUE(c.ex);
+  InputCountingTap before_tap;
+  RunOptions tapped;
+  tapped.tap = &before_tap;
+  ASSERT_TRUE(c.ex->run(in, tapped));
+  EXPECT_EQ(before_tap.hidden, 0);
+  c.ex->executor().release_constants_once_packed();
+  ASSERT_TRUE(c.ex->run(in));
+  ASSERT_GT(c.ex->executor().released_bytes(), 0u);
+  InputCountingTap after_tap;
+  tapped.tap = &after_tap;
+  auto out = c.ex->run(in, tapped);
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_EQ(after_tap.hidden, 2) << "w1 and w2";
+  EXPECT_EQ(after_tap.shown + after_tap.hidden, before_tap.shown);
 }
 
 TEST(PackedRelease, AWeightAnotherOpReadsKeepsItsBytes) {
