@@ -81,9 +81,9 @@ int run_command(const RunArgs& a) {
   if (!jit) return fail(jit.status().message());
   if (Status ps = apply_precision(*jit, a.precision, *prep->backend); !ps) return fail(ps.message());
   cfg.compile = *jit;
-  // Nothing here reads the graph after each pass (the app's pass stepper and `passes` do): Swin-T
-  // compiled in 81 ms and peaked at 193 MB without them, against 211 ms and 243 MB with them.
-  cfg.compile.keep_snapshots = false;
+  // The graph after each pass is read only by a session's pass stepper (`--session`): without them
+  // Swin-T compiled in 81 ms and peaked at 193 MB, against 211 ms and 243 MB with them.
+  cfg.compile.keep_snapshots = !a.session.empty();
   cfg.profile = !a.session.empty();  // the session's timeline and heatmap
   // Graph only, nothing reads the model's weights after: those the kernels packed are not kept
   // twice. A low-precision run's f32 reference pass reads them.
