@@ -101,6 +101,19 @@ Compiled compile_o2(const ir::Graph& g, const TensorMap& in) {
   return c;
 }
 
+// One run, the release armed, two more runs: both give the first one's outputs, byte for byte.
+void run_released(Compiled& c, const TensorMap& in, std::vector<Tensor>& before) {
+  auto first = c.ex->run(in);
+  ASSERT_TRUE(first) << first.status().message();
+  before = std::move(*first);
+  c.ex->executor().release_constants_once_packed();
+  for (int run = 0; run < 2; ++run) {
+    auto after = c.ex->run(in);
+    ASSERT_TRUE(after) << after.status().message();
+    EXPECT_TRUE(same_bytes(*after, before)) << "run " << run << " after the release";
+  }
+}
+
 TEST(PackedRelease, PackedWeightsGiveTheirBytesBackAndTheResultsStay) {
   const ir::Graph g = conv_and_matmul(false);
   const TensorMap in = inputs_of(false);
@@ -169,17 +182,11 @@ TEST(PackedRelease, AWeightAnotherOpReadsKeepsItsBytes) {
   const TensorMap in = inputs_of(true);
   Compiled c = compile_o2(g, in);
   ASSERT_TRUE(c.ex);
-  auto before = c.ex->run(in);
-  ASSERT_TRUE(before) << before.status().message();
-  c.ex->executor().release_constants_once_packed();
-  for (int run = 0; run < 2; ++run) {
-    auto after = c.ex->run(in);
-    ASSERT_TRUE(after) << after.status().message();
-    EXPECT_TRUE(same_bytes(*after, *before));
-  }
+  std::vector<Tensor> before;
+  ASSERT_NO_FATAL_FAILURE(run_released(c, in, before));
   EXPECT_FALSE(buffer_of(g, "w2").released()) << "w2 is read by an Add as well as the MatMul";
   // y3 = w2 + z, read after the runs: the bytes are still w2's.
-  const Tensor& y3 = (*before)[2];
+  const Tensor& y3 = before[2];
   const Tensor& z = in.at("z");
   const Tensor& w2 = *g.value("w2")->constant;
   for (int64_t k = 0; k < y3.numel(); k += 97) EXPECT_EQ(y3.data<float>()[k], w2.data<float>()[k] + z.data<float>()[k]);
@@ -207,16 +214,10 @@ TEST(PackedRelease, Int8WeightsSplitOrReorderedKeepTheirResults) {
   const TensorMap in{{"a", Tensor::from_vector<uint8_t>(a, {32, 64})}};
   Compiled c = compile_o2(g, in);
   ASSERT_TRUE(c.ex);
-  auto before = c.ex->run(in);
-  ASSERT_TRUE(before) << before.status().message();
-  c.ex->executor().release_constants_once_packed();
-  for (int run = 0; run < 2; ++run) {
-    auto after = c.ex->run(in);
-    ASSERT_TRUE(after) << after.status().message();
-    EXPECT_TRUE(same_bytes(*after, *before));
-  }
+  std::vector<Tensor> before;
+  ASSERT_NO_FATAL_FAILURE(run_released(c, in, before));
   // The sums against the definition, whatever the kernel kept.
-  const Tensor& y = (*before)[0];
+  const Tensor& y = before[0];
   for (int64_t i = 0; i < 32; i += 7)
     for (int64_t j = 0; j < 128; j += 13) {
       int32_t sum = 0;
