@@ -7,8 +7,9 @@ namespace ms::runtime {
 
 namespace {
 
-// A constant tensor's buffer where it may be released: frozen host bytes of a plain type.
-const std::shared_ptr<Buffer>* releasable_buffer(const ir::Value* v) {
+// The buffer holding a constant tensor's bytes, or null (not a constant, a sequence); whether it may
+// be released (frozen host bytes of a plain type) is the caller's to check.
+const std::shared_ptr<Buffer>* constant_buffer(const ir::Value* v) {
   if (!v || !v->constant || !v->constant->is_tensor() || !v->constant->buffer()) return nullptr;
   return &v->constant->buffer();
 }
@@ -31,7 +32,7 @@ PackedRelease::PackedRelease(const Program& p, const ir::Graph& g) {
   };
   for (int s : p.constant_slots) {
     const ir::Value* v = g.value(p.slot_names[static_cast<size_t>(s)]);
-    const auto* b = releasable_buffer(v);
+    const auto* b = constant_buffer(v);
     if (!b) continue;
     Group* gr = group_of(*b);
     slot_group[static_cast<size_t>(s)] = gr;
@@ -43,7 +44,7 @@ PackedRelease::PackedRelease(const Program& p, const ir::Graph& g) {
   for (int s : p.output_slots)
     if (Group* gr = slot_group[static_cast<size_t>(s)]) gr->keep = true;
   for (const auto& name : g.inputs)
-    if (const auto* b = releasable_buffer(g.value(name))) group_of(*b)->keep = true;
+    if (const auto* b = constant_buffer(g.value(name))) group_of(*b)->keep = true;
   // Buffers whose bytes overlap another's (a borrowed view of a weight) are kept, both of them.
   std::vector<Group*> by_address;
   for (auto& gr : groups_) by_address.push_back(gr.get());
