@@ -61,7 +61,8 @@ int compare_command(const RunArgs& a) {
   // (no recorder cost), so the break-even row and the verdict are one computation.
   auto profiled = profiled_comparison(*prep, a);
   if (profiled) {
-    prof::retime(*profiled, eager->latency.median, graph->latency.median, graph->compile_ms);
+    prof::retime(*profiled, eager->latency.median, graph->latency.median, graph->compile_ms, eager->cpu_wait_share,
+                 graph->cpu_wait_share);
     const double n = profiled->summary.break_even_iterations;
     if (std::isfinite(n))
       std::printf("%-22s %14s %11.0f iterations (compile / saving = %.1f)\n", "break-even", "",

@@ -15,6 +15,7 @@
 #include "engine/ir/graph.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/fallback.h"
+#include "profiler/analysis/compare.h"
 #include "profiler/record/profiling_session.h"
 #include "profiler/trace/trace.h"
 
@@ -98,7 +99,7 @@ struct RunResult {
 };
 
 // A run whose threads waited for a CPU at least this share of the time is noted as inflated.
-inline constexpr double kCpuWaitNoted = 0.05;
+inline constexpr double kCpuWaitNoted = prof::kDisturbedCpuWait;
 // "its threads waited for a CPU 38% of the time (...)" for a RunResult::cpu_wait_share at or above
 // kCpuWaitNoted; empty below it or where unknown.
 std::string cpu_wait_note(double share);

@@ -209,7 +209,23 @@ void summarize(Comparison& c, const Trace& eager, const Trace& graph, double ei,
   s.graph_peak_bytes = analyze_memory(graph, 0).peak_live_bytes;
   s.saving_ms = s.eager_iter_ms - s.graph_iter_ms;
   if (s.saving_ms > 0) s.break_even_iterations = s.compile_ms / s.saving_ms;
+  s.eager_cpu_wait_share = eager.meta_number("cpu_wait_share", -1);
+  s.graph_cpu_wait_share = graph.meta_number("cpu_wait_share", -1);
 }
+
+// "the Graph-mode run's threads waited for a CPU 38% of the time" for the runs at or above
+// kDisturbedCpuWait; empty when neither is.
+std::string disturbance(const CompareSummary& s) {
+  const bool e = s.eager_cpu_wait_share >= kDisturbedCpuWait, g = s.graph_cpu_wait_share >= kDisturbedCpuWait;
+  if (!e && !g) return {};
+  const std::string pe = fmt("%.0f%%", 100 * s.eager_cpu_wait_share), pg = fmt("%.0f%%", 100 * s.graph_cpu_wait_share);
+  if (e && g) return "the PyNative and Graph-mode runs' threads waited for a CPU " + pe + " and " + pg + " of the time";
+  return std::string("the ") + (e ? "PyNative" : "Graph-mode") + " run's threads waited for a CPU " + (e ? pe : pg) +
+         " of the time";
+}
+
+// The verdict from the figures alone (advise adds what disturbed them).
+Verdict advise_measured(const Comparison& c);
 
 }  // namespace
 
@@ -228,8 +244,11 @@ Comparison compare_runs(const Trace& eager, const Trace& graph) {
 
 double whole_iterations(double break_even_iterations) { return std::max(1.0, std::ceil(break_even_iterations - 1e-9)); }
 
-void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms) {
+void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms, double eager_cpu_wait_share,
+            double graph_cpu_wait_share) {
   CompareSummary& s = c.summary;
+  if (eager_cpu_wait_share >= 0) s.eager_cpu_wait_share = eager_cpu_wait_share;
+  if (graph_cpu_wait_share >= 0) s.graph_cpu_wait_share = graph_cpu_wait_share;
   s.eager_iter_ms = eager_iter_ms;
   s.graph_iter_ms = graph_iter_ms;
   s.compile_ms = compile_ms;
@@ -239,6 +258,19 @@ void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double co
 }
 
 Verdict advise(const Comparison& c) {
+  Verdict v = advise_measured(c);
+  const std::string busy = disturbance(c.summary);
+  if (busy.empty() || c.summary.eager_iter_ms <= 0 || c.summary.graph_iter_ms <= 0) return v;
+  v.disturbed = true;
+  v.text += " But the timings are disturbed: " + busy +
+            " (other work had the cores), so run again on a quieter machine or with fewer threads before relying "
+            "on this.";
+  return v;
+}
+
+namespace {
+
+Verdict advise_measured(const Comparison& c) {
   const CompareSummary& s = c.summary;
   Verdict v;
   v.break_even_iterations = s.break_even_iterations;
@@ -290,5 +322,7 @@ Verdict advise(const Comparison& c) {
   v.text += ".";
   return v;
 }
+
+}  // namespace
 
 }  // namespace ms::prof

@@ -37,7 +37,15 @@ struct CompareSummary {
   double saving_ms = 0;                                                    // per iteration
   double break_even_iterations = std::numeric_limits<double>::infinity();  // compile / saving
   int eager_iterations = 0, graph_iterations = 0;
+  // The share of the timed iterations' time each run's threads waited for a CPU (other work had the
+  // cores; the run's "cpu_wait_share" metadata), -1 where unknown. From kDisturbedCpuWait up, the
+  // verdict says its timings are disturbed.
+  double eager_cpu_wait_share = -1, graph_cpu_wait_share = -1;
 };
+
+// A run whose threads waited for a CPU at least this share of its timed iterations' time measured
+// the machine's load as much as the model.
+inline constexpr double kDisturbedCpuWait = 0.05;
 
 struct Verdict {
   std::string text;  // one sentence
@@ -46,6 +54,9 @@ struct Verdict {
   std::string main_source;  // largest source of the saving ("Conv+BatchNormalization+Relu fusion"), or of the loss
                             // when Graph mode is slower
   double main_share = 0;    // its share of the saving, 0..1 (0 when Graph mode is slower)
+  // A run's threads waited for a CPU from kDisturbedCpuWait of the time up: after the verdict from the
+  // figures, the text says which run and how much, and that it may not hold.
+  bool disturbed = false;
 };
 
 struct Comparison {
@@ -64,6 +75,8 @@ double whole_iterations(double break_even_iterations);
 // Takes the per-iteration times and the compile time from other runs of the same model (unprofiled,
 // so without the recorder's cost), recomputes the saving and the break-even and advises again: the
 // verdict and a table printed from those runs then come from one computation.
-void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms);
+// The runs' CPU-wait shares (CompareSummary's) are taken where known (>= 0).
+void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double compile_ms,
+            double eager_cpu_wait_share = -1, double graph_cpu_wait_share = -1);
 
 }  // namespace ms::prof

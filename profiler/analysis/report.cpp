@@ -118,12 +118,15 @@ json to_json(const Comparison& c) {
                   {"saving_ms", s.saving_ms},
                   {"break_even_iterations", finite_or_null(s.break_even_iterations)},
                   {"eager_iterations", s.eager_iterations},
-                  {"graph_iterations", s.graph_iterations}};
+                  {"graph_iterations", s.graph_iterations},
+                  {"eager_cpu_wait_share", s.eager_cpu_wait_share},
+                  {"graph_cpu_wait_share", s.graph_cpu_wait_share}};
   json verdict = {{"text", c.verdict.text},
                   {"graph_pays_off", c.verdict.graph_pays_off},
                   {"break_even_iterations", finite_or_null(c.verdict.break_even_iterations)},
                   {"main_source", c.verdict.main_source},
-                  {"main_share", c.verdict.main_share}};
+                  {"main_share", c.verdict.main_share},
+                  {"disturbed", c.verdict.disturbed}};
   return {{"rows", std::move(rows)}, {"summary", std::move(summary)}, {"verdict", std::move(verdict)}};
 }
 
@@ -209,6 +212,9 @@ Expected<Comparison> comparison_from_json(const json& j) {
     if (!sj["compile_cached"].is_boolean()) return bad_field("summary.compile_cached");
     s.compile_cached = sj["compile_cached"].get<bool>();
   }
+  for (const auto& [key, field] : {std::pair{"eager_cpu_wait_share", &s.eager_cpu_wait_share},
+                                   std::pair{"graph_cpu_wait_share", &s.graph_cpu_wait_share}})
+    if (sj.contains(key) && !read_number(sj, key, *field)) return bad_field(std::string("summary.") + key);
   c.verdict = advise(c);
   return c;
 }

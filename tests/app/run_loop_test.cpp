@@ -19,6 +19,7 @@
 #include "app/session/run_loop.h"
 #include "engine/backends/select.h"
 #include "engine/core/cpu_wait.h"
+#include "profiler/analysis/compare.h"
 #include "profiler/record/cupti_collector.h"
 #include "profiler/record/profiling_session.h"
 #include "tests/app/forwarding_backend.h"
@@ -513,6 +514,7 @@ TEST(RunLoop, RunSharingItsCpuWithABusyProcessReportsTheWait) {
   if (busy == 0) {
     for (;;) asm volatile("" ::: "memory");  // spins until killed
   }
+  req.profile = true;  // the trace carries the share, and the comparison's verdict says so
   auto shared = run_model(g, in, *cpu_backend, req);
   kill(busy, SIGKILL);
   waitpid(busy, nullptr, 0);
@@ -525,6 +527,13 @@ TEST(RunLoop, RunSharingItsCpuWithABusyProcessReportsTheWait) {
               alone->cpu_wait_share, shared->cpu_wait_share, alone->latency.median, shared->latency.median);
   EXPECT_FALSE(cpu_wait_note(shared->cpu_wait_share).empty());
   EXPECT_LT(alone->cpu_wait_share, shared->cpu_wait_share);
+  ASSERT_TRUE(shared->trace);
+  EXPECT_NEAR(shared->trace->meta_number("cpu_wait_share", -1), shared->cpu_wait_share, 1e-6);
+  // Compared with itself as the PyNative side: both runs' shares are named after the verdict.
+  const prof::Comparison c = prof::compare_runs(*shared->trace, *shared->trace);
+  EXPECT_TRUE(c.verdict.disturbed);
+  EXPECT_NE(c.verdict.text.find("the PyNative and Graph-mode runs' threads waited for a CPU"), std::string::npos)
+      << c.verdict.text;
 }
 
 }  // namespace

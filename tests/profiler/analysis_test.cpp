@@ -154,7 +154,7 @@ void eager_side(Hand& h) {
   }
 }
 
-TracePtr graph_side(double iter_us, double compile_ms) {
+TracePtr graph_side(double iter_us, double compile_ms, const std::string& cpu_wait_share = "") {
   Hand h;
   const int32_t fused = h.node(10, "FusedConv", {1, 2, 3}), add = h.node(11, "Add", {4});
   for (int it = 0; it < 2; ++it) {
@@ -166,6 +166,7 @@ TracePtr graph_side(double iter_us, double compile_ms) {
     h.kernel(add, t0 + 9 * us, 1 * us);
   }
   h.b.set_meta("compile_ms", std::to_string(compile_ms));
+  if (!cpu_wait_share.empty()) h.b.set_meta("cpu_wait_share", cpu_wait_share);
   return h.b.finish();
 }
 
@@ -223,6 +224,58 @@ TEST(Compare, SlowerGraphModeSaysStayInPyNative) {
   EXPECT_EQ(c.verdict.text.rfind("Stay in PyNative mode", 0), 0u) << c.verdict.text;
   EXPECT_TRUE(std::isinf(c.summary.break_even_iterations));
   EXPECT_TRUE(to_json(c)["summary"]["break_even_iterations"].is_null());
+}
+
+// A run whose threads waited for a CPU (the run's "cpu_wait_share") measured the machine as much as
+// the model: after the verdict from the figures, the text says so, naming the run and the share.
+TEST(Compare, DisturbedRunsSaySoAfterTheVerdict) {
+  Hand e;
+  eager_side(e);
+  TracePtr eager = e.b.finish();
+  const Comparison quiet = compare_runs(*eager, *graph_side(10, 0.15, "0.04"));
+  EXPECT_FALSE(quiet.verdict.disturbed);
+  EXPECT_NEAR(quiet.summary.graph_cpu_wait_share, 0.04, 1e-12);
+  EXPECT_NEAR(quiet.summary.eager_cpu_wait_share, -1, 1e-12);  // unknown
+  EXPECT_EQ(quiet.verdict.text.rfind("Graph mode pays off after 10 iterations", 0), 0u) << quiet.verdict.text;
+
+  Comparison c = compare_runs(*eager, *graph_side(10, 0.15, "0.38"));
+  EXPECT_TRUE(c.verdict.disturbed);
+  EXPECT_TRUE(c.verdict.graph_pays_off);  // the figures' verdict is unchanged
+  EXPECT_EQ(c.verdict.text.rfind(quiet.verdict.text, 0), 0u) << c.verdict.text;
+  EXPECT_NE(c.verdict.text.find(" But the timings are disturbed: the Graph-mode run's threads waited for a CPU 38% of "
+                                "the time"),
+            std::string::npos)
+      << c.verdict.text;
+
+  // Retimed from other runs: their shares replace the profiled ones where known.
+  retime(c, 0.030, 0.035, 0.1, 0.12, -1);
+  EXPECT_NE(c.verdict.text.find("the PyNative and Graph-mode runs' threads waited for a CPU 12% and 38% of the time"),
+            std::string::npos)
+      << c.verdict.text;
+  EXPECT_EQ(c.verdict.text.rfind("Stay in PyNative mode", 0), 0u) << c.verdict.text;
+  retime(c, 0.030, 0.035, 0.1, 0.01, 0.02);
+  EXPECT_FALSE(c.verdict.disturbed);
+  EXPECT_EQ(c.verdict.text.find("disturbed"), std::string::npos) << c.verdict.text;
+
+  // A report keeps the shares and advises the same again; reports from before them read as unknown.
+  retime(c, 0.030, 0.035, 0.1, 0.2, 0.02);
+  const auto j = to_json(c);
+  EXPECT_TRUE(j["verdict"]["disturbed"].get<bool>());
+  auto back = comparison_from_json(j);
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_NEAR(back->summary.eager_cpu_wait_share, 0.2, 1e-12);
+  EXPECT_EQ(back->verdict.text, c.verdict.text);
+  auto old = j;
+  old["summary"].erase("eager_cpu_wait_share");
+  old["summary"].erase("graph_cpu_wait_share");
+  auto old_back = comparison_from_json(old);
+  ASSERT_TRUE(old_back) << old_back.status().message();
+  EXPECT_FALSE(old_back->verdict.disturbed);
+  EXPECT_NEAR(old_back->summary.graph_cpu_wait_share, -1, 1e-12);
+  old["summary"]["graph_cpu_wait_share"] = "busy";
+  auto bad = comparison_from_json(old);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("summary.graph_cpu_wait_share"), std::string::npos) << bad.status().message();
 }
 
 // A Graph run that found its graph compiled still costs that compile: the trace says it was cached,

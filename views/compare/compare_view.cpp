@@ -178,7 +178,10 @@ void CompareView::set_comparison(const prof::Comparison& c, double) {
           .arg(mb(s.eager_peak_bytes), mb(s.graph_peak_bytes))
           .arg(s.eager_overhead_ms, 0, 'f', 3)
           .arg(s.graph_overhead_ms, 0, 'f', 3)
-          .arg(QString::fromStdString(c.verdict.text).toHtmlEscaped()));
+          .arg(c.verdict.disturbed  // timings the machine's load inflated: said in the warning colour
+                   ? QStringLiteral("<span style=\"color:#b35900\">%1</span>")
+                         .arg(QString::fromStdString(c.verdict.text).toHtmlEscaped())
+                   : QString::fromStdString(c.verdict.text).toHtmlEscaped()));
   model_->set_rows(c.rows);
   chart_->set_rows(c.rows);
   table_->resizeColumnsToContents();
