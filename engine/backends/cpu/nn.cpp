@@ -105,7 +105,7 @@ Expected<dnnl::memory> prepared_weights(runtime::KernelContext& ctx, OneDnnConte
   std::string key = "weights|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
                     std::to_string(w.byte_offset()) + "|" + key_of(w.shape()) + "|";
   key.append(reinterpret_cast<const char*>(&raw), sizeof(raw));
-  auto entry = dnn.cached<ReorderedWeights>(key, [] { return std::make_shared<ReorderedWeights>(); });
+  auto entry = dnn.cached_for<ReorderedWeights>(w.buffer(), key, [] { return std::make_shared<ReorderedWeights>(); });
   std::lock_guard<std::mutex> lock(entry->mu);
   // A frozen buffer (a compiled graph's constant) cannot change: no need to read its bytes (4096
   // scattered loads a call on large weights, every byte of small ones).

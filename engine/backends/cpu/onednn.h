@@ -7,6 +7,8 @@
 
 #include <dnnl.hpp>
 #include <functional>
+#include <iterator>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,17 +26,53 @@ class OneDnnContext {
   dnnl::engine& engine() { return engine_; }
   dnnl::stream& stream() { return stream_; }
 
-  // Cached object (primitive + its primitive_desc, reorders...) by a key that encodes op, shapes and
-  // attributes. `make` runs once per key.
+  // Cached object (primitive + its primitive_desc, a Winograd choice...) by a key that encodes op,
+  // shapes and attributes. `make` runs once per key while the key stays cached: the least recently
+  // used key goes beyond kMaxCached, so a process that meets ever new shapes (a decode loop's
+  // growing lengths, a shape sweep) does not keep every primitive it made (~70 KB each). A caller
+  // keeps what it was handed for as long as it holds the pointer.
   template <class T, class Make> std::shared_ptr<T> cached(const std::string& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return std::static_pointer_cast<T>(it->second);
+    if (it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.second);
+      return std::static_pointer_cast<T>(it->second.first);
+    }
     std::shared_ptr<T> obj = make();
-    cache_.emplace(key, obj);
+    lru_.push_front(key);
+    cache_.emplace(key, std::make_pair(std::shared_ptr<void>(obj), lru_.begin()));
+    while (cache_.size() > kMaxCached) {
+      cache_.erase(lru_.back());
+      lru_.pop_back();
+    }
     return obj;
   }
   size_t cache_size() const { return cache_.size(); }
+  static constexpr size_t kMaxCached = 1024;  // as oneDNN's own primitive cache
+
+  // What is made from one buffer's bytes (weights reordered to a primitive's layout, split int8
+  // weights), by a key that names the buffer: kept while `source` lives, whatever the count, since
+  // making it again may be impossible (a compiled graph gives back weights once packed). Entries
+  // made for a buffer that has gone are dropped at the next new entry, so closing models, or
+  // building new layers in a loop, frees their copies. A null source is cached as by `cached`.
+  template <class T, class Make>
+  std::shared_ptr<T> cached_for(const std::shared_ptr<Buffer>& source, const std::string& key, Make&& make) {
+    if (!source) return cached<T>(key, std::forward<Make>(make));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = derived_.find(key);
+    if (it != derived_.end()) {
+      // Another buffer at a gone one's address: the entry now serves it (the caller remakes its
+      // contents on seeing the new buffer).
+      if (it->second.source.expired()) it->second.source = source;
+      return std::static_pointer_cast<T>(it->second.obj);
+    }
+    for (auto d = derived_.begin(); d != derived_.end();)
+      d = d->second.source.expired() ? derived_.erase(d) : std::next(d);
+    std::shared_ptr<T> obj = make();
+    derived_.emplace(key, Derived{source, obj});
+    return obj;
+  }
+  size_t derived_size() const { return derived_.size(); }
 
   // What a kernel keeps per node between calls (a conv's plan and primitive: building their key
   // and descriptors cost ~10 us a call, more than a small conv runs), by the node's address. The
@@ -61,7 +99,13 @@ class OneDnnContext {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<void>> cache_;
+  std::list<std::string> lru_;  // cache_'s keys, most recently used first
+  std::unordered_map<std::string, std::pair<std::shared_ptr<void>, std::list<std::string>::iterator>> cache_;
+  struct Derived {
+    std::weak_ptr<Buffer> source;
+    std::shared_ptr<void> obj;
+  };
+  std::unordered_map<std::string, Derived> derived_;
   std::unordered_map<const void*, std::shared_ptr<const void>> memos_;
 };
 

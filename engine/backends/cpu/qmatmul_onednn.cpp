@@ -123,7 +123,7 @@ std::shared_ptr<SplitInt8Weights> split_of(OneDnnContext& dnn, const Tensor& b, 
                           std::to_string(reinterpret_cast<uintptr_t>(b.buffer().get())) + "|" +
                           std::to_string(b.byte_offset()) + "|" + nn::key_of(b.shape()) + "|" +
                           std::string(dtype_name(b.dtype()));
-  auto s = dnn.cached<SplitInt8Weights>(key, [] { return std::make_shared<SplitInt8Weights>(); });
+  auto s = dnn.cached_for<SplitInt8Weights>(b.buffer(), key, [] { return std::make_shared<SplitInt8Weights>(); });
   std::lock_guard<std::mutex> lock(s->mu);
   const uint64_t stamp = int8_weights_stamp(b);
   if (!s->ready || s->source.lock() != b.buffer() || s->stamp != stamp) {

@@ -146,7 +146,7 @@ template <class T> struct FromInt8 {
 template <class T, class Make> T made_from(OneDnnContext& dnn, const std::string& what, const Tensor& w, Make&& make) {
   const std::string key = what + "|" + std::to_string(reinterpret_cast<uintptr_t>(w.buffer().get())) + "|" +
                           std::to_string(w.byte_offset()) + "|" + nn::key_of(w.shape());
-  auto h = dnn.cached<FromInt8<T>>(key, [] { return std::make_shared<FromInt8<T>>(); });
+  auto h = dnn.cached_for<FromInt8<T>>(w.buffer(), key, [] { return std::make_shared<FromInt8<T>>(); });
   std::lock_guard<std::mutex> lock(h->mu);
   const uint64_t stamp = int8_weights_stamp(w);
   if (!h->ready || h->source.lock() != w.buffer() || h->stamp != stamp) {
