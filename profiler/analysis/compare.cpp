@@ -224,9 +224,6 @@ std::string disturbance(const CompareSummary& s) {
          " of the time";
 }
 
-// The verdict from the figures alone (advise adds what disturbed them).
-Verdict advise_measured(const Comparison& c);
-
 }  // namespace
 
 Comparison compare_runs(const Trace& eager, const Trace& graph) {
@@ -257,19 +254,9 @@ void retime(Comparison& c, double eager_iter_ms, double graph_iter_ms, double co
   c.verdict = advise(c);
 }
 
-Verdict advise(const Comparison& c) {
-  Verdict v = advise_measured(c);
-  const std::string busy = disturbance(c.summary);
-  if (busy.empty() || c.summary.eager_iter_ms <= 0 || c.summary.graph_iter_ms <= 0) return v;
-  v.disturbed = true;
-  v.text += " But the timings are disturbed: " + busy +
-            " (other work had the cores), so run again on a quieter machine or with fewer threads before relying "
-            "on this.";
-  return v;
-}
-
 namespace {
 
+// The verdict from the figures alone (advise adds what disturbed them).
 Verdict advise_measured(const Comparison& c) {
   const CompareSummary& s = c.summary;
   Verdict v;
@@ -324,5 +311,16 @@ Verdict advise_measured(const Comparison& c) {
 }
 
 }  // namespace
+
+Verdict advise(const Comparison& c) {
+  Verdict v = advise_measured(c);
+  const std::string busy = disturbance(c.summary);
+  if (busy.empty() || c.summary.eager_iter_ms <= 0 || c.summary.graph_iter_ms <= 0) return v;
+  v.disturbed = true;
+  v.text += " But the timings are disturbed: " + busy +
+            " (other work had the cores), so run again on a quieter machine or with fewer threads before relying "
+            "on this.";
+  return v;
+}
 
 }  // namespace ms::prof

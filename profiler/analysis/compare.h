@@ -1,6 +1,6 @@
 // PyNative vs Graph: one row per original node or fused group, aligned through origins (a Graph-mode
 // node covers the eager ops of its origins), a summary with the break-even iteration count, and the
-// mode advisor's one-sentence verdict.
+// mode advisor's verdict (one sentence, and a second where the runs' timings are disturbed).
 #pragma once
 
 #include <cstdint>
@@ -48,7 +48,7 @@ struct CompareSummary {
 inline constexpr double kDisturbedCpuWait = 0.05;
 
 struct Verdict {
-  std::string text;  // one sentence
+  std::string text;  // one sentence (a second one where the timings are disturbed)
   bool graph_pays_off = false;
   double break_even_iterations = std::numeric_limits<double>::infinity();
   std::string main_source;  // largest source of the saving ("Conv+BatchNormalization+Relu fusion"), or of the loss
