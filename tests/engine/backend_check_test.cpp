@@ -135,6 +135,7 @@ TEST(CublasLtLibrary, OpensFromTheToolkitWithEveryEntryPoint) {
        {reinterpret_cast<const void*>(api->create), reinterpret_cast<const void*>(api->destroy),
         reinterpret_cast<const void*>(api->matmul), reinterpret_cast<const void*>(api->algo_get_heuristic),
         reinterpret_cast<const void*>(api->desc_create), reinterpret_cast<const void*>(api->desc_set_attribute),
+        reinterpret_cast<const void*>(api->desc_destroy), reinterpret_cast<const void*>(api->layout_destroy),
         reinterpret_cast<const void*>(api->preference_create), reinterpret_cast<const void*>(api->preference_destroy),
         reinterpret_cast<const void*>(api->preference_set_attribute), reinterpret_cast<const void*>(api->layout_create),
         reinterpret_cast<const void*>(api->layout_set_attribute)})
@@ -279,6 +280,42 @@ TEST_F(CudaBackend, O2ReplaysOneCudaGraphWithFreshInputs) {
   expect_replays_match_cpu(g, **exe, *cpu, 4);
   EXPECT_GT((*exe)->last_stats().kernels, 20);
 }
+
+#ifdef MODESCOPE_HAVE_CUDA
+// Device copies of constants (and their NHWC filters) last as long as the host buffer: once a model
+// is gone, the next upload gives its device memory back, whatever the count.
+TEST_F(CudaBackend, DeviceCopiesOfGoneConstantsAreGivenBack) {
+  auto& be = static_cast<cuda::CudaBackend&>(*dev);
+  const size_t before = be.cached_uploads();
+  {
+    auto built = zoo::build_graph(std::string_view("zoo:resnet18?batch=1&size=64"));
+    ASSERT_TRUE(built.has_value()) << built.status().message();
+    const ir::Graph& g = *built;
+    CompileOptions opts;
+    opts.jit_level = JitLevel::O1;
+    auto exe = compiler::compile_executor(g, *dev, {{g.inputs[0], g.value(g.inputs[0])->type}}, opts);
+    ASSERT_TRUE(exe.has_value()) << exe.status().message();
+    const ir::ValueType& t = g.value(g.inputs[0])->type;
+    auto y = (*exe)->run({{g.inputs[0], Tensor::zeros(t.dtype, *t.dims)}});
+    ASSERT_TRUE(y.has_value()) << y.status().message();
+    EXPECT_GT(be.cached_uploads(), before + 20);  // the convs' weights at least
+  }
+  Tensor w = Tensor::zeros(DType::F32, {8, 4, 3, 3});
+  auto on_device = be.to_device(w);
+  ASSERT_TRUE(on_device.has_value()) << on_device.status().message();
+  EXPECT_EQ(be.cached_uploads(), before + 1);  // the model's copies went before this one was made
+  auto again = be.to_device(w);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->raw(), on_device->raw());  // a live buffer's copy is kept
+  auto filter = be.filter_nhwc(*on_device);
+  ASSERT_TRUE(filter.has_value()) << filter.status().message();
+  EXPECT_EQ(be.cached_uploads(), before + 2);
+  w = Tensor();
+  on_device = Tensor(), again = Tensor(), filter = Tensor();
+  ASSERT_TRUE(be.to_device(Tensor::zeros(DType::F32, {4})).has_value());
+  EXPECT_EQ(be.cached_uploads(), before + 1);  // the copy and its filter went with the buffer
+}
+#endif
 
 // bf16 (and fp16) Graph O2 on the device keeps the convs' activations channels-last (NHWC) between them: the
 // result matches the same graph compiled without the channels-last pass (NCHW, cuDNN's own

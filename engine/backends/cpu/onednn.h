@@ -8,13 +8,13 @@
 #include <dnnl.hpp>
 #include <functional>
 #include <iterator>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "engine/core/lru_cache.h"
 #include "engine/core/status.h"
 #include "engine/core/tensor.h"
 
@@ -33,18 +33,9 @@ class OneDnnContext {
   // keeps what it was handed for as long as it holds the pointer.
   template <class T, class Make> std::shared_ptr<T> cached(const std::string& key, Make&& make) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.second);
-      return std::static_pointer_cast<T>(it->second.first);
-    }
+    if (std::shared_ptr<void>* hit = cache_.find(key)) return std::static_pointer_cast<T>(*hit);
     std::shared_ptr<T> obj = make();
-    lru_.push_front(key);
-    cache_.emplace(key, std::make_pair(std::shared_ptr<void>(obj), lru_.begin()));
-    while (cache_.size() > kMaxCached) {
-      cache_.erase(lru_.back());
-      lru_.pop_back();
-    }
+    cache_.put(key, obj);
     return obj;
   }
   size_t cache_size() const { return cache_.size(); }
@@ -99,8 +90,7 @@ class OneDnnContext {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::mutex mu_;
-  std::list<std::string> lru_;  // cache_'s keys, most recently used first
-  std::unordered_map<std::string, std::pair<std::shared_ptr<void>, std::list<std::string>::iterator>> cache_;
+  LruCache<std::string, std::shared_ptr<void>> cache_{kMaxCached};
   struct Derived {
     std::weak_ptr<Buffer> source;
     std::shared_ptr<void> obj;

@@ -7,12 +7,13 @@
 // operand and A as its second, both read as column-major with their row-major leading dimensions.
 #include <cstdint>
 #include <initializer_list>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 
 #include "engine/backends/cuda/cublaslt_library.h"
 #include "engine/backends/cuda/ops_util.h"
+#include "engine/core/lru_cache.h"
 
 namespace ms::cuda {
 namespace {
@@ -35,13 +36,24 @@ struct GemmShape {
   }
 };
 
-// Descriptors and the heuristic's algorithm, made once per shape.
+// Descriptors and the heuristic's algorithm, made once per shape and destroyed with the plan.
 struct GemmPlan {
+  GemmPlan() = default;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+  ~GemmPlan() {
+    for (cublasLtMatrixLayout_t l : {la, lb, ly})
+      if (l) cublaslt_api().layout_destroy(l);
+    if (op) cublaslt_api().desc_destroy(op);
+  }
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ly = nullptr;
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;
 };
+
+// Plans kept, the least recently used going first (descriptors and an algorithm: a few KB each).
+constexpr size_t kMaxPlans = 1024;
 
 Status make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
                    int64_t batch, int64_t stride) {
@@ -55,13 +67,14 @@ Status make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t type, int64_t rows,
   return Status::ok();
 }
 
-Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
+Expected<std::shared_ptr<const GemmPlan>> plan_for(CudaBackend& be, const GemmShape& s) {
   static std::mutex mu;
-  static std::map<GemmShape, GemmPlan> plans;
+  // Never destroyed: no descriptor is destroyed while the process exits.
+  static auto& plans = *new LruCache<GemmShape, std::shared_ptr<const GemmPlan>>(kMaxPlans);
   std::lock_guard<std::mutex> lock(mu);
-  auto it = plans.find(s);
-  if (it != plans.end()) return &it->second;
-  GemmPlan p;
+  if (const std::shared_ptr<const GemmPlan>* hit = plans.find(s)) return *hit;
+  auto plan = std::make_shared<GemmPlan>();
+  GemmPlan& p = *plan;
   MS_CUBLAS_CHECK(cublaslt_api().desc_create(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   // Column-major roles: first operand = B (N x K after its op), second = A (K x M after its op).
   const cublasOperation_t op_first = s.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -92,7 +105,7 @@ Expected<const GemmPlan*> plan_for(CudaBackend& be, const GemmShape& s) {
                                                      " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k));
   p.algo = result.algo;
   p.workspace = result.workspaceSize;
-  return &plans.emplace(s, p).first->second;
+  return plans.put(s, std::move(plan));
 }
 
 // Largest power of two (at most 256) that divides every address.
@@ -111,7 +124,7 @@ Status run_gemm(runtime::KernelContext& ctx, const GemmShape& shape, const void*
   CudaBackend& be = cuda_backend(ctx);
   GemmShape s = shape;
   s.align = common_alignment({a, b, y});
-  MS_ASSIGN_OR_RETURN(const GemmPlan* p, plan_for(be, s));
+  MS_ASSIGN_OR_RETURN(std::shared_ptr<const GemmPlan> p, plan_for(be, s));
   Tensor ws;
   void* ws_ptr = nullptr;
   if (p->workspace) {  // 256-byte aligned inside a slightly larger scratch

@@ -51,11 +51,13 @@ Opened load() {
   resolve(lib, "cublasLtMatmulAlgoGetHeuristic", a.algo_get_heuristic, missing);
   resolve(lib, "cublasLtMatmulDescCreate", a.desc_create, missing);
   resolve(lib, "cublasLtMatmulDescSetAttribute", a.desc_set_attribute, missing);
+  resolve(lib, "cublasLtMatmulDescDestroy", a.desc_destroy, missing);
   resolve(lib, "cublasLtMatmulPreferenceCreate", a.preference_create, missing);
   resolve(lib, "cublasLtMatmulPreferenceDestroy", a.preference_destroy, missing);
   resolve(lib, "cublasLtMatmulPreferenceSetAttribute", a.preference_set_attribute, missing);
   resolve(lib, "cublasLtMatrixLayoutCreate", a.layout_create, missing);
   resolve(lib, "cublasLtMatrixLayoutSetAttribute", a.layout_set_attribute, missing);
+  resolve(lib, "cublasLtMatrixLayoutDestroy", a.layout_destroy, missing);
   if (!missing.empty()) o.why = soname + " lacks " + missing;
   return o;  // the library stays open for the life of the process
 }

@@ -18,11 +18,13 @@ struct CublasLt {
   decltype(&::cublasLtMatmulAlgoGetHeuristic) algo_get_heuristic = nullptr;
   decltype(&::cublasLtMatmulDescCreate) desc_create = nullptr;
   decltype(&::cublasLtMatmulDescSetAttribute) desc_set_attribute = nullptr;
+  decltype(&::cublasLtMatmulDescDestroy) desc_destroy = nullptr;
   decltype(&::cublasLtMatmulPreferenceCreate) preference_create = nullptr;
   decltype(&::cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
   decltype(&::cublasLtMatmulPreferenceSetAttribute) preference_set_attribute = nullptr;
   decltype(&::cublasLtMatrixLayoutCreate) layout_create = nullptr;
   decltype(&::cublasLtMatrixLayoutSetAttribute) layout_set_attribute = nullptr;
+  decltype(&::cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
 };
 
 // Opens libcublasLt.so.<major of the headers> (by the loader's search path, then beside the CUDA

@@ -225,6 +225,10 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
         it->second.device.dtype() == t.dtype())
       return it->second.device;
   }
+  {
+    std::lock_guard<std::mutex> lock(upload_mu_);
+    drop_gone_uploads();
+  }
   void* p = caching_->allocate(t.nbytes());
   if (!p && t.nbytes())
     return Status::error(ErrorCode::OutOfMemory,
@@ -234,10 +238,18 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
   Tensor dev(std::move(buf), t.dtype(), t.shape());
   MS_RETURN_IF_ERROR(copy_from_host(t, dev));
   std::lock_guard<std::mutex> lock(upload_mu_);
-  if (uploads_.size() > 4096)  // bounded: entries of freed buffers go
-    std::erase_if(uploads_, [](const auto& kv) { return kv.second.source.expired(); });
   uploads_[key] = Upload{t.buffer(), dev};
   return dev;
+}
+
+void CudaBackend::drop_gone_uploads() {
+  std::erase_if(uploads_, [](const auto& kv) { return kv.second.source.expired(); });
+  std::erase_if(nhwc_filters_, [](const auto& kv) { return kv.second.source.expired(); });
+}
+
+size_t CudaBackend::cached_uploads() {
+  std::lock_guard<std::mutex> lock(upload_mu_);
+  return uploads_.size() + nhwc_filters_.size();
 }
 
 bool CudaBackend::runs_fused_elementwise() const {
@@ -259,6 +271,10 @@ Expected<Tensor> CudaBackend::filter_nhwc(const Tensor& w) {
         it->second.device.dtype() == w.dtype())
       return it->second.device;
   }
+  {
+    std::lock_guard<std::mutex> lock(upload_mu_);
+    drop_gone_uploads();
+  }
   void* p = caching_->allocate(w.nbytes());
   if (!p && w.nbytes())
     return Status::error(ErrorCode::OutOfMemory, "an NHWC copy of a conv filter (" + std::to_string(w.nbytes()) +
@@ -274,8 +290,6 @@ Expected<Tensor> CudaBackend::filter_nhwc(const Tensor& w) {
   MS_CUDA_CHECK(cudaStreamIsCapturing(current_, &capturing));
   if (capturing == cudaStreamCaptureStatusNone) MS_CUDA_CHECK(cudaStreamSynchronize(current_));
   std::lock_guard<std::mutex> lock(upload_mu_);
-  if (nhwc_filters_.size() > 4096)
-    std::erase_if(nhwc_filters_, [](const auto& kv) { return kv.second.source.expired(); });
   nhwc_filters_[w.raw()] = Upload{w.buffer(), out};
   return out;
 }

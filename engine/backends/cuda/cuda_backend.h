@@ -83,12 +83,18 @@ class CudaBackend final : public runtime::Backend, public runtime::GraphCapture 
   // and cached while `w`'s buffer lives (`w` in device memory, never written: a constant).
   Expected<Tensor> filter_nhwc(const Tensor& w);
 
+  // Device copies kept (uploaded constants and NHWC filters). Those made from a buffer that has
+  // gone are dropped before the next copy is made, so closing a model and opening another gives
+  // its weights' device memory back.
+  size_t cached_uploads();
+
   // Kernels registered for CUDA (op types; the rest fall back to the CPU).
   static const runtime::KernelRegistry& kernels();
 
  private:
   CudaBackend() = default;
   Status make_streams(int k);  // streams (and their events) 0..k exist
+  void drop_gone_uploads();    // upload_mu_ held
   int device_ = 0;
   cudaDeviceProp props_{};
   std::string description_;

@@ -7,11 +7,11 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <tuple>
 
 #include "engine/backends/cuda/ops_util.h"
+#include "engine/core/lru_cache.h"
 #include "engine/ops/blocked_layout.h"
 #include "engine/ops/grad_ops.h"
 
@@ -76,12 +76,14 @@ bool same_device_float(const Tensor& a, const Tensor& b, const Tensor& c) {
 
 using ConvKey = std::tuple<std::array<int64_t, 4>, std::array<int64_t, 4>, std::array<int, 9>>;
 
+// Conv shapes whose algorithm is kept, the least recently used going first.
+constexpr size_t kMaxConvAlgos = 1024;
+
 Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& key, const Descs& d) {
   static std::mutex mu;
-  static std::map<ConvKey, cudnnConvolutionFwdAlgo_t> cache;
+  static LruCache<ConvKey, cudnnConvolutionFwdAlgo_t> cache(kMaxConvAlgos);
   std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+  if (const cudnnConvolutionFwdAlgo_t* hit = cache.find(key)) return *hit;
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
   // f32: timed once per shape (cuDNN runs each algorithm; fastest first), as frameworks do with their
@@ -119,7 +121,7 @@ Expected<cudnnConvolutionFwdAlgo_t> conv_algo(CudaBackend& be, const ConvKey& ke
     std::fprintf(stderr, "\n");
   }
   for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) return cache.emplace(key, perf[i].algo).first->second;
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) return cache.put(key, perf[i].algo);
   return Status::error(ErrorCode::Unsupported, "cuDNN found no convolution algorithm");
 }
 
