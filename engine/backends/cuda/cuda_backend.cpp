@@ -224,10 +224,7 @@ Expected<Tensor> CudaBackend::to_device(const Tensor& t) {
     if (it != uploads_.end() && it->second.source.lock() == t.buffer() && it->second.device.shape() == t.shape() &&
         it->second.device.dtype() == t.dtype())
       return it->second.device;
-  }
-  {
-    std::lock_guard<std::mutex> lock(upload_mu_);
-    drop_gone_uploads();
+    drop_gone_uploads();  // before the allocation below, which may reuse their memory
   }
   void* p = caching_->allocate(t.nbytes());
   if (!p && t.nbytes())
@@ -270,9 +267,6 @@ Expected<Tensor> CudaBackend::filter_nhwc(const Tensor& w) {
     if (it != nhwc_filters_.end() && it->second.source.lock() == w.buffer() && it->second.device.shape() == krsc &&
         it->second.device.dtype() == w.dtype())
       return it->second.device;
-  }
-  {
-    std::lock_guard<std::mutex> lock(upload_mu_);
     drop_gone_uploads();
   }
   void* p = caching_->allocate(w.nbytes());
