@@ -138,6 +138,22 @@ TEST(VisionRoiAlign, Errors) {
   // count was cast to an integer it does not fit).
   EXPECT_NE(error_of("RoiAlign", {x, f32({0, 0, 0, 1e30f}, {1, 4}), i64({0}, {1})}).find("too large"),
             std::string::npos);
+  // A sampling_ratio of 2^14 asks for 2^28 points a bin: refused, not a 16 GiB table (found by
+  // fuzzing).
+  EXPECT_NE(error_of("RoiAlign", {x, rois, i64({0}, {1})}, {{"sampling_ratio", int64_t{1} << 14}}).find("too large"),
+            std::string::npos);
+  // Bins without points on a plane without channels: still bounded by the bins' count.
+  const Tensor no_channels = Tensor::zeros(DType::F32, {1, 0, 4, 5});
+  EXPECT_NE(error_of("RoiAlign", {no_channels, f32({0, 0, 0, 0}, {1, 4}), i64({0}, {1})},
+                     {{"output_height", int64_t{1} << 31}, {"output_width", int64_t{1} << 31}})
+                .find("too large"),
+            std::string::npos);
+  // A large adaptive sampling (a 600-pixel roi over 7x7 bins: 86 x 86 points a bin) still runs.
+  const Tensor big = Tensor::zeros(DType::F32, {1, 2, 608, 608});
+  EXPECT_EQ(run("RoiAlign", {big, f32({0, 0, 600, 600}, {1, 4}), i64({0}, {1})},
+                {{"output_height", int64_t{7}}, {"output_width", int64_t{7}}})
+                .shape(),
+            (Shape{1, 2, 7, 7}));
 }
 
 // --- Col2Im / CenterCropPad / MaxUnpool --------------------------------------------------------------

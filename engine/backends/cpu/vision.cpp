@@ -3,6 +3,7 @@
 // double precision; results are converted to the output dtype once.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "engine/backends/cpu/vision_internal.h"
 
@@ -265,6 +266,13 @@ double roi_pool(const RoiAlignParams& p, const RoiSample* s, int64_t count, cons
   return p.max_mode ? acc : acc / static_cast<double>(std::max<int64_t>(count, 1));
 }
 
+// A whole count held in a double: its digits, or three significant ones from 1e9 up.
+std::string count_text(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, v < 1e9 ? "%.0f" : "%.3g", v);
+  return buf;
+}
+
 // One roi over every channel: out points at [C, out_h, out_w].
 Status roi_align_one(runtime::KernelContext& ctx, const RoiAlignParams& p, const double* roi, const double* planes,
                      int64_t channels, int64_t h, int64_t w, double* out) {
@@ -281,14 +289,20 @@ Status roi_align_one(runtime::KernelContext& ctx, const RoiAlignParams& p, const
   const double fgh = p.sampling > 0 ? static_cast<double>(p.sampling) : std::ceil(std::max(bh, 0.0));
   const double fgw = p.sampling > 0 ? static_cast<double>(p.sampling) : std::ceil(std::max(bw, 0.0));
   // Each factor on its own too: a zero-wide roi makes the product 0 whatever the other side's count.
-  constexpr double kMaxPoints = static_cast<double>(int64_t{1} << 28);
-  if (fgh > kMaxPoints || fgw > kMaxPoints || fgh * fgw * static_cast<double>(p.out_h * p.out_w) > kMaxPoints)
-    return ctx.fail("roi is too large to sample (" + to_string(fgh) + " x " + to_string(fgw) + " points per bin)");
+  // The samples of one bin are held at once (64 bytes each), and every point is read once a channel.
+  constexpr double kMaxBinPoints = static_cast<double>(int64_t{1} << 20);
+  constexpr double kMaxWork = static_cast<double>(int64_t{1} << 33);
+  const double bins = static_cast<double>(p.out_h) * static_cast<double>(p.out_w);
+  if (fgh > kMaxBinPoints || fgw > kMaxBinPoints || fgh * fgw > kMaxBinPoints ||
+      std::max(fgh * fgw, 1.0) * bins * static_cast<double>(std::max<int64_t>(channels, 1)) > kMaxWork)
+    return ctx.fail("roi is too large to sample (" + count_text(fgh) + " x " + count_text(fgw) + " points per bin, " +
+                    to_string(p.out_h) + " x " + to_string(p.out_w) + " bins, " + to_string(channels) + " channels)");
   const auto gh = static_cast<int64_t>(fgh), gw = static_cast<int64_t>(fgw);
-  std::vector<RoiSample> samples(static_cast<size_t>(p.out_h * p.out_w * gh * gw));
-  size_t k = 0;
+  const int64_t per_bin = gh * gw, plane_bins = p.out_h * p.out_w;
+  std::vector<RoiSample> samples(static_cast<size_t>(per_bin));
   for (int64_t ph = 0; ph < p.out_h; ++ph)
-    for (int64_t pw = 0; pw < p.out_w; ++pw)
+    for (int64_t pw = 0; pw < p.out_w; ++pw) {
+      size_t k = 0;
       for (int64_t iy = 0; iy < gh; ++iy)
         for (int64_t ix = 0; ix < gw; ++ix) {
           const double yy =
@@ -297,10 +311,10 @@ Status roi_align_one(runtime::KernelContext& ctx, const RoiAlignParams& p, const
               x0 + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
           samples[k++] = roi_sample(yy, xx, h, w);
         }
-  const int64_t per_bin = gh * gw;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t b = 0; b < p.out_h * p.out_w; ++b)
-      out[c * p.out_h * p.out_w + b] = roi_pool(p, samples.data() + b * per_bin, per_bin, planes + c * h * w);
+      const int64_t b = ph * p.out_w + pw;
+      for (int64_t c = 0; c < channels; ++c)
+        out[c * plane_bins + b] = roi_pool(p, samples.data(), per_bin, planes + c * h * w);
+    }
   return Status::ok();
 }
 
