@@ -15,6 +15,15 @@ double nice_step(double range, int n) {
   return 10 * p;
 }
 
+std::vector<double> axis_ticks(double max, int n) {
+  std::vector<double> ticks{0.0};
+  if (!(max > 0) || !std::isfinite(max)) return ticks;
+  const double step = nice_step(max, n);
+  for (int k = 1; k <= std::max(1, n) && static_cast<double>(k) * step <= max * (1 + 1e-9); ++k)
+    ticks.push_back(static_cast<double>(k) * step);
+  return ticks;
+}
+
 double byte_step(double range, int n) {
   double unit = 1;
   while (range / unit >= 1024 && unit < 1024.0 * 1024 * 1024) unit *= 1024;

@@ -89,12 +89,14 @@ void GainsChart::paintEvent(QPaintEvent*) {
   const double axis_y = top + static_cast<double>(bars_.size()) * bh + 4;
   p.drawLine(QPointF(x_zero, top - 2), QPointF(x_zero, axis_y));
   p.drawLine(QPointF(x_zero - (losses ? half : 0), axis_y), QPointF(x_zero + (gains ? half : 0), axis_y));
-  for (double f : {-1.0, -0.5, 0.0, 0.5, 1.0}) {
-    if ((f < 0 && !losses) || (f > 0 && !gains)) continue;
-    if (std::abs(f) == 0.5 && half < 160) continue;  // no room for the half ticks
-    const double x = x_zero + f * half;
-    p.drawLine(QPointF(x, axis_y), QPointF(x, axis_y + 3));
-    p.drawText(QRectF(x - 40, axis_y + 3, 80, 14), Qt::AlignHCenter, QString::number(f * m, 'g', 3));
+  // Ticks at round values (1, 2 or 5 x 10^k ms), as many as fit one label each 64 px.
+  for (const double tick : axis_ticks(m, std::max(1, static_cast<int>(half / 64)))) {
+    for (const int sign : {1, -1}) {
+      if ((sign > 0 && tick > 0 && !gains) || (sign < 0 && (tick == 0 || !losses))) continue;
+      const double x = x_zero + sign * tick / m * half;
+      p.drawLine(QPointF(x, axis_y), QPointF(x, axis_y + 3));
+      p.drawText(QRectF(x - 40, axis_y + 3, 80, 14), Qt::AlignHCenter, QString::number(sign * tick, 'g', 3));
+    }
   }
   p.drawText(QRectF(0, axis_y + 18, width(), 14), Qt::AlignHCenter,
              tr("ms saved per iteration (green: Graph faster, red: slower)"));
