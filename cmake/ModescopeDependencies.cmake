@@ -58,6 +58,23 @@ if(MODESCOPE_HAVE_CUDA)
 endif()
 message(STATUS "Modescope: NCCL communicator ${MODESCOPE_HAVE_NCCL}")
 
+# Image codecs for the ImageDecoder op (engine/backends/cpu/image_decode.cpp), each optional: a build
+# without one refuses that format with a message (BMP and PNM are decoded in the engine itself).
+set(MODESCOPE_IMAGE_CODECS "")
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  foreach(codec JPEG=libjpeg PNG=libpng TIFF=libtiff-4 WEBP=libwebp OPENJPEG=libopenjp2)
+    string(REPLACE "=" ";" codec_parts "${codec}")
+    list(GET codec_parts 0 codec_name)
+    list(GET codec_parts 1 codec_module)
+    pkg_check_modules(MODESCOPE_${codec_name} QUIET IMPORTED_TARGET ${codec_module})
+    if(MODESCOPE_${codec_name}_FOUND)
+      list(APPEND MODESCOPE_IMAGE_CODECS ${codec_name})
+    endif()
+  endforeach()
+endif()
+message(STATUS "Modescope: image codecs ${MODESCOPE_IMAGE_CODECS}")
+
 # The desktop app: Qt 6 Widgets/Svg and Graphviz's libgvc/libcgraph.
 set(MODESCOPE_HAVE_GUI OFF)
 if(NOT MODESCOPE_WITH_GUI STREQUAL "OFF")

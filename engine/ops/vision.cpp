@@ -1,4 +1,5 @@
-// Schemas: GridSample, AffineGrid, NonMaxSuppression, RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv.
+// Schemas: GridSample, AffineGrid, NonMaxSuppression, RoiAlign, Col2Im, CenterCropPad, MaxUnpool, DeformConv,
+// ImageDecoder.
 #include <algorithm>
 
 #include "engine/ops/families.h"
@@ -235,6 +236,20 @@ Status infer_center_crop_pad(InferContext& ctx) {
   return Status::ok();
 }
 
+// --- ImageDecoder ------------------------------------------------------------------------------------
+
+// The image's size is only known once it is decoded: [H, W, 3] (RGB, BGR) or [H, W, 1] (Grayscale).
+Status infer_image_decoder(InferContext& ctx) {
+  if (ctx.in(0).dtype != DType::U8)
+    return ctx.fail("input 0 (encoded_stream) must be uint8, got " + std::string(dtype_name(ctx.in(0).dtype)));
+  MS_RETURN_IF_ERROR(list_length(ctx, 0, "encoded_stream").status());
+  const std::string pf = ctx.node.attr_string("pixel_format", "RGB");
+  if (pf != "RGB" && pf != "BGR" && pf != "Grayscale")
+    return ctx.fail("attribute 'pixel_format' = '" + pf + "' is not one of RGB, BGR, Grayscale");
+  ctx.set_output(0, DType::U8, {-1, -1, pf == "Grayscale" ? 1 : 3});
+  return Status::ok();
+}
+
 }  // namespace
 
 // Shared with the vision_window schemas (vision_window.cpp).
@@ -247,6 +262,7 @@ void register_vision_ops(Registry& r) {
   r.add(schema("RoiAlign", 10, 3, 3, infer_roi_align, OpCategory::Pool));
   r.add(schema("Col2Im", 18, 3, 3, infer_col2im, OpCategory::Data));
   r.add(schema("CenterCropPad", 18, 2, 2, infer_center_crop_pad, OpCategory::Data));
+  r.add(schema("ImageDecoder", 20, 1, 1, infer_image_decoder, OpCategory::Data));
   register_vision_window_ops(r);
 }
 

@@ -1,9 +1,11 @@
-// CPU kernels: NonMaxSuppression, Col2Im, CenterCropPad, MaxUnpool (ONNX reference semantics).
+// CPU kernels: NonMaxSuppression, Col2Im, CenterCropPad, MaxUnpool (ONNX reference semantics) and
+// ImageDecoder (the codecs of image_decode.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
+#include "engine/backends/cpu/image_decode.h"
 #include "engine/backends/cpu/tensor_internal.h"
 #include "engine/backends/cpu/vision_internal.h"
 #include "engine/ops/tensor_internal.h"
@@ -298,9 +300,35 @@ Status max_unpool_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+// --- ImageDecoder ------------------------------------------------------------------------------------
+
+Status image_decoder_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::U8 || x.rank() != 1)
+    return ctx.fail("encoded_stream must be a 1-D uint8 tensor, got " + std::string(dtype_name(x.dtype())) +
+                    shape_to_string(x.shape()));
+  const std::string pf = ctx.node().attr_string("pixel_format", "RGB");
+  image::PixelFormat format = image::PixelFormat::RGB;
+  if (pf == "BGR")
+    format = image::PixelFormat::BGR;
+  else if (pf == "Grayscale")
+    format = image::PixelFormat::Grayscale;
+  else if (pf != "RGB")
+    return ctx.fail("attribute 'pixel_format' = '" + pf + "' is not one of RGB, BGR, Grayscale");
+  Expected<image::Image> img = image::decode({x.data<uint8_t>(), static_cast<size_t>(x.numel())}, format);
+  if (!img)
+    return img.status().code() == ErrorCode::Unsupported ? ctx.unsupported_case(img.status().message())
+                                                         : ctx.fail(img.status().message());
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::U8, {img->height, img->width, img->channels}));
+  std::memcpy(y->raw(), img->pixels.data(), img->pixels.size());
+  ctx.set_impl("image:" + img->format);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_kernels(runtime::KernelRegistry& r) {
+  r.add("ImageDecoder", image_decoder_kernel);
   r.add("NonMaxSuppression", nms_kernel);
   r.add("Col2Im", col2im_kernel);
   r.add("CenterCropPad", center_crop_pad_kernel);

@@ -231,14 +231,6 @@ Status topo_sort(std::vector<ir::Node>& nodes, const ImportContext& ctx, const s
   return Status::ok();
 }
 
-namespace {
-// Why a standard op is left out on purpose (appended to its entry in the refusal).
-std::string why_unsupported(const std::string& op) {
-  if (op == "ImageDecoder") return ": decoding images needs image codecs (JPEG, PNG, ...), which are not built in";
-  return "";
-}
-}  // namespace
-
 Status check_supported_ops(const ir::Graph& g, const ImportContext& ctx) {
   struct Missing {
     std::string op, node;
@@ -260,7 +252,7 @@ Status check_supported_ops(const ir::Graph& g, const ImportContext& ctx) {
   std::string msg = "unsupported ops: ";
   for (size_t i = 0; i < missing.size(); ++i)
     msg += (i ? ", " : "") + missing[i].op + " (node '" + missing[i].node + "', opset " +
-           std::to_string(missing[i].opset) + ")" + why_unsupported(missing[i].op);
+           std::to_string(missing[i].opset) + ")";
   return ctx.error(ErrorCode::Unsupported, msg);
 }
 
