@@ -1,5 +1,5 @@
 // Real exported models (tests/data/torch, made by make_torch_models.py with PyTorch): both modes
-// must reproduce PyTorch's outputs.
+// must reproduce PyTorch's outputs (functions_op15: modules exported as model-local functions).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -56,7 +56,7 @@ TEST_P(TorchModel, BothModesMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Exported, TorchModel,
                          ::testing::Values("mlp_op11", "resnet_tiny_op13", "mobile_tiny_op12", "encoder_tiny_op14",
-                                           "encoder_tiny_op17"));
+                                           "encoder_tiny_op17", "functions_op15"));
 
 }  // namespace
 }  // namespace ms

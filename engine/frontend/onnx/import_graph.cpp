@@ -112,7 +112,7 @@ int attribute_kind(const AP& a) {
 Expected<ir::Attribute> attribute_from_proto(const AP& a, const std::shared_ptr<ir::IdSource>& ids,
                                              const ImportContext& ctx, const std::string& what) {
   if (!a.ref_attr_name().empty())
-    return ctx.error(ErrorCode::Unsupported, what + ": references a function attribute (ref_attr_name)");
+    return ctx.invalid(what + ": references a function attribute (ref_attr_name) outside a function");
   switch (attribute_kind(a)) {
     case AP::FLOAT: return ir::Attribute(a.f());
     case AP::INT: return ir::Attribute(static_cast<int64_t>(a.i()));

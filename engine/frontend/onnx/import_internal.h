@@ -66,6 +66,11 @@ Expected<std::shared_ptr<Buffer>> map_external_data(const ExternalRange& r, cons
 Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shared_ptr<ir::IdSource>& ids,
                                      const ImportContext& ctx, bool is_main, onnx::GraphProto* release = nullptr);
 
+// --- model-local functions (import_functions.cpp) ---
+// Replaces every call of a function of m.functions() by the function's body, in the main graph and
+// all subgraphs (nested calls too), and adds the domains only functions import to ctx.opsets.
+Status inline_functions(onnx::ModelProto& m, ImportContext& ctx);
+
 // --- checks (import_check.cpp) ---
 // Attribute kinds that matter for an op (If branches, Conv kernel_shape, Cast 'to', ...).
 Status check_node_attributes(const ir::Node& n, const ImportContext& ctx);

@@ -93,7 +93,30 @@ class EncoderTiny(nn.Module):
         return self.layer(x)
 
 
-def export(name, model, x, opset, dynamic_batch=False):
+class PreNormBlock(nn.Module):
+    """Linear, GELU, residual, LayerNorm: exported as a model-local ONNX function (with LayerNorm's)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(F.gelu(self.fc(x)) + x)
+
+
+class FunctionsNet(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.b1 = PreNormBlock(d)
+        self.b2 = PreNormBlock(d)
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):
+        return self.head(self.b2(self.b1(x)))
+
+
+def export(name, model, x, opset, dynamic_batch=False, functions=None):
     model.eval()
     with torch.no_grad():
         for m in model.modules():  # non-trivial BatchNorm statistics
@@ -105,7 +128,8 @@ def export(name, model, x, opset, dynamic_batch=False):
     dyn = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic_batch else None
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"], output_names=["output"],
                       dynamic_axes=dyn, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE)
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      **({"export_modules_as_functions": functions} if functions else {}))
     np.save(os.path.join(HERE, f"{name}.input.npy"), x.numpy())
     np.save(os.path.join(HERE, f"{name}.output.npy"), y.numpy())
     print(f"{name}: opset {opset}, {os.path.getsize(path)} bytes")
@@ -122,6 +146,10 @@ def main():
     export("encoder_tiny_op14", EncoderTiny(), torch.randn(2, 5, 32), 14)
     torch.manual_seed(4)
     export("encoder_tiny_op17", EncoderTiny(), torch.randn(1, 7, 32), 17)
+    torch.manual_seed(5)
+    # Each PreNormBlock and LayerNorm a function of the model (two calls each; LayerNorm's takes eps
+    # and elementwise_affine as attributes).
+    export("functions_op15", FunctionsNet(), torch.randn(3, 16), 15, functions={PreNormBlock, nn.LayerNorm})
 
 
 if __name__ == "__main__":
