@@ -220,6 +220,24 @@ TEST(OnnxFunctions, OmittedOutputsGetNamesOfTheirOwn) {
   EXPECT_FLOAT_EQ(run_eager(*g, kX)[3], 3);
 }
 
+TEST(OnnxFunctions, ASubgraphInAFunctionCallsAnotherFunction) {
+  // tests/data/models/functions_ref_if.onnx (its make_ script): Branch(c, x) = If(c) { Leaky(x, 0.25) }
+  // else { Neg(x) }. The outputs are ONNX Runtime's for the same file.
+  auto g = load_model(std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/models/functions_ref_if.onnx");
+  ASSERT_TRUE(g.has_value()) << g.status().message();
+  auto be = backends::create_cpu_backend(1);
+  for (const bool c : {true, false}) {
+    runtime::EagerExecutor eager(*g, *be);
+    Tensor cond = Tensor::zeros(DType::Bool, Shape{});
+    *static_cast<bool*>(cond.raw()) = c;
+    auto out = eager.run({{"c", cond}, {"x", Tensor::from_vector<float>(kX, {4})}});
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    const std::vector<float> want =
+        c ? std::vector<float>{-0.5f, -0.125f, 0.5f, 3} : std::vector<float>{2, 0.5f, -0.5f, -3};
+    for (size_t i = 0; i < 4; ++i) EXPECT_FLOAT_EQ((*out)[0].data<float>()[i], want[i]) << c << " " << i;
+  }
+}
+
 std::string error_of(const onnx::ModelProto& m) {
   auto g = load(m);
   return g.has_value() ? std::string("(no error)") : g.status().message();
