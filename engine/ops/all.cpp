@@ -20,6 +20,7 @@ void register_all_ops(Registry& r) {
   register_text_ops(r);
   register_preview_ops(r);
   register_bitwise_ops(r);
+  register_contrib_ops(r);
   register_sequence_ops(r);
   register_string_ops(r);
   autodiff::register_grad_ops(r);

@@ -27,5 +27,7 @@ void register_sequence_ops(Registry& r);  // ops/sequence.cpp: Sequence*, SplitT
                                           // Optional, OptionalHasElement, OptionalGetElement
 void register_string_ops(Registry& r);    // ops/string.cpp: StringConcat, StringSplit, StringNormalizer,
                                           // RegexFullMatch
+void register_contrib_ops(Registry& r);   // ops/contrib.cpp: ONNX Runtime's MatMulNBits, Skip*LayerNormalization,
+                                          // SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu
 void register_bitwise_ops(Registry& r);   // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 }  // namespace ms::ops

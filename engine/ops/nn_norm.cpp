@@ -189,7 +189,9 @@ void register_norm_ops(Registry& r) {
                     [](const CostContext& c) { return io_cost(c, 2); }));
   r.add(make_schema("InstanceNormalization", 1, 3, 3, 1, 1, OpCategory::Norm, infer_instancenorm,
                     [](const CostContext& c) { return io_cost(c, 6); }));
-  r.add(make_schema("LayerNormalization", 17, 2, 3, 1, 3, OpCategory::Norm, infer_layernorm,
+  // Standard from opset 17; ONNX Runtime also takes it below 17 (its contrib op of the same name in
+  // ai.onnx, which older transformer exports use), and so do we.
+  r.add(make_schema("LayerNormalization", 1, 2, 3, 1, 3, OpCategory::Norm, infer_layernorm,
                     [](const CostContext& c) { return io_cost(c, 8); }));
   r.add(make_schema("LRN", 1, 1, 1, 1, 1, OpCategory::Norm, infer_lrn, [](const CostContext& c) {
     return io_cost(c, 2.0 * static_cast<double>(c.node.attr_int("size", 1)) + 4);

@@ -71,6 +71,7 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_text_kernels(*r);
     register_preview_kernels(*r);
     register_bitwise_kernels(*r);
+    register_contrib_kernels(*r);
     register_sequence_kernels(*r);
     register_string_kernels(*r);
     return r;

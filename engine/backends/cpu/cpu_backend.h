@@ -64,6 +64,7 @@ void register_text_kernels(runtime::KernelRegistry& r);      // text.cpp: TfIdfV
 void register_preview_kernels(runtime::KernelRegistry& r);   // preview*.cpp: training optimizers, numeric ai.onnx.ml
 void register_sequence_kernels(runtime::KernelRegistry& r);  // sequence.cpp: Sequence*, Optional*
 void register_string_kernels(runtime::KernelRegistry& r);    // string.cpp: StringConcat, StringSplit, ...
+void register_contrib_kernels(runtime::KernelRegistry& r);   // contrib.cpp: ONNX Runtime's MatMulNBits, norms, GELUs
 void register_bitwise_kernels(runtime::KernelRegistry& r);   // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 
 // The CPU backend a kernel runs on (kernels registered here only ever run on it).

@@ -54,6 +54,7 @@ int64_t max_supported_opset(std::string_view domain) {
   if (domain.empty() || domain == "ai.onnx") return 28;
   if (domain == "ai.onnx.ml") return 5;
   if (domain == "ai.onnx.preview" || domain == "ai.onnx.preview.training") return 1;
+  if (domain == "com.microsoft") return 1;  // ONNX Runtime's contrib ops (ops/contrib.cpp)
   return 0;
 }
 

@@ -1,0 +1,246 @@
+// CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits dequantizes
+// its blocks into f32 rows, then one Eigen product; the norms run a row at a time in double sums;
+// the GELU forms are elementwise.
+#include <Eigen/Core>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_kernels.h"
+
+namespace ms::cpu {
+namespace contrib {
+namespace {
+
+using std::to_string;
+
+// Input i as f32 values (a copy for the other float types), empty where absent.
+std::vector<float> floats_of(runtime::KernelContext& ctx, size_t i) {
+  std::vector<float> v;
+  if (!ctx.has_input(i)) return v;
+  const Tensor& t = ctx.input(i);
+  nn::visit_float(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = t.data<T>();
+    v.resize(static_cast<size_t>(t.numel()));
+    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(p[k]);
+  });
+  return v;
+}
+
+// Writes f32 values into a float tensor of the same size.
+void store(const std::vector<float>& v, Tensor& t) {
+  nn::visit_float(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (size_t k = 0; k < v.size(); ++k) p[k] = static_cast<T>(v[k]);
+  });
+}
+
+Status check_vector(runtime::KernelContext& ctx, size_t i, const char* name, int64_t hidden) {
+  if (ctx.has_input(i) && ctx.input(i).numel() != hidden)
+    return ctx.fail("input " + to_string(i) + " (" + name + ") has " + to_string(ctx.input(i).numel()) +
+                    " values, the hidden size is " + to_string(hidden));
+  return Status::ok();
+}
+
+// --- the norms --------------------------------------------------------------------------------------
+
+struct NormSpec {
+  bool simplified = false;  // RMS: no mean subtracted, no beta
+  double eps = 1e-5;
+};
+
+// y = (x - mean) * inv_std * gamma (+ beta) over rows of `hidden`, statistics kept per row.
+void norm_rows(const std::vector<float>& x, int64_t hidden, const std::vector<float>& gamma,
+               const std::vector<float>& beta, const NormSpec& spec, std::vector<float>& y, std::vector<float>& mean,
+               std::vector<float>& inv_std) {
+  const int64_t rows = hidden > 0 ? static_cast<int64_t>(x.size()) / hidden : 0;
+  y.resize(x.size());
+  mean.assign(static_cast<size_t>(rows), 0.f);
+  inv_std.assign(static_cast<size_t>(rows), 0.f);
+#pragma omp parallel for schedule(static) if (x.size() > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.data() + r * hidden;
+    double s = 0, s2 = 0;
+    for (int64_t j = 0; j < hidden; ++j) {
+      s += xr[j];
+      s2 += static_cast<double>(xr[j]) * xr[j];
+    }
+    const double m = spec.simplified ? 0.0 : s / static_cast<double>(hidden);
+    const double var = s2 / static_cast<double>(hidden) - m * m;
+    const double inv = 1.0 / std::sqrt(std::max(var, 0.0) + spec.eps);
+    mean[static_cast<size_t>(r)] = static_cast<float>(m);
+    inv_std[static_cast<size_t>(r)] = static_cast<float>(inv);
+    float* yr = y.data() + r * hidden;
+    for (int64_t j = 0; j < hidden; ++j) {
+      const auto ju = static_cast<size_t>(j);
+      yr[j] = static_cast<float>((xr[j] - m) * inv * gamma[ju] + (beta.empty() ? 0.0 : beta[ju]));
+    }
+  }
+}
+
+Status write_output(runtime::KernelContext& ctx, size_t i, DType dt, const Shape& shape, const std::vector<float>& v) {
+  if (i >= ctx.num_outputs() || i >= ctx.node().outputs.size() || ctx.node().outputs[i].empty()) return Status::ok();
+  MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, dt, shape));
+  store(v, *t);
+  return Status::ok();
+}
+
+Status simplified_ln_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t rank = x.rank(), a = ctx.node().attr_int("axis", -1), axis = a < 0 ? a + rank : a;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("attribute 'axis' = " + to_string(a) + " is out of range for X of rank " + to_string(rank));
+  int64_t hidden = 1;
+  for (int64_t d = axis; d < rank; ++d) hidden *= x.dim(d);
+  MS_RETURN_IF_ERROR(check_vector(ctx, 1, "scale", hidden));
+  std::vector<float> y, mean, inv;
+  norm_rows(floats_of(ctx, 0), hidden, floats_of(ctx, 1), {}, {true, ctx.node().attr_float("epsilon", 1e-5f)}, y, mean,
+            inv);
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, ctx.input(1).dtype(), x.shape(), y));
+  Shape stats = x.shape();
+  for (int64_t d = axis; d < rank; ++d) stats[static_cast<size_t>(d)] = 1;
+  MS_RETURN_IF_ERROR(write_output(ctx, 1, DType::F32, stats, inv));
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+template <bool Simplified> Status skip_ln_kernel(runtime::KernelContext& ctx) {
+  const Tensor &x = ctx.input(0), &skip = ctx.input(1);
+  if (x.rank() < 2 || x.rank() > 3)
+    return ctx.fail("input must be 2-D or 3-D ([batch, sequence, hidden]), got " + shape_to_string(x.shape()));
+  const int64_t hidden = x.dim(x.rank() - 1);
+  // skip is input's shape, or the same without the batch ([1, S, H] or [S, H]): repeated over it.
+  if (skip.numel() == 0 || x.numel() % std::max<int64_t>(skip.numel(), 1) != 0 || skip.dim(skip.rank() - 1) != hidden)
+    return ctx.fail("skip " + shape_to_string(skip.shape()) + " does not match input " + shape_to_string(x.shape()));
+  MS_RETURN_IF_ERROR(check_vector(ctx, 2, "gamma", hidden));
+  const size_t beta_at = Simplified ? 99 : 3, bias_at = Simplified ? 3 : 4;
+  if (!Simplified) MS_RETURN_IF_ERROR(check_vector(ctx, beta_at, "beta", hidden));
+  MS_RETURN_IF_ERROR(check_vector(ctx, bias_at, "bias", hidden));
+  std::vector<float> sum = floats_of(ctx, 0);
+  const std::vector<float> s = floats_of(ctx, 1), bias = floats_of(ctx, bias_at);
+  for (size_t i = 0; i < sum.size(); ++i)
+    sum[i] += s[i % s.size()] + (bias.empty() ? 0.f : bias[i % static_cast<size_t>(hidden)]);
+  std::vector<float> y, mean, inv;
+  norm_rows(sum, hidden, floats_of(ctx, 2), Simplified ? std::vector<float>{} : floats_of(ctx, beta_at),
+            {Simplified, ctx.node().attr_float("epsilon", 1e-12f)}, y, mean, inv);
+  Shape stats = x.shape();
+  stats.back() = 1;
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, x.dtype(), x.shape(), y));
+  if (!Simplified) MS_RETURN_IF_ERROR(write_output(ctx, 1, DType::F32, stats, mean));
+  MS_RETURN_IF_ERROR(write_output(ctx, 2, DType::F32, stats, inv));
+  MS_RETURN_IF_ERROR(write_output(ctx, 3, x.dtype(), x.shape(), sum));
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+// --- MatMulNBits ------------------------------------------------------------------------------------
+
+Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
+  const Tensor &a = ctx.input(0), &b = ctx.input(1);
+  const int64_t k = ctx.node().attr_int("K", 0), n = ctx.node().attr_int("N", 0);
+  const int64_t bits = ctx.node().attr_int("bits", 4), block = ctx.node().attr_int("block_size", 0);
+  if (k <= 0 || n <= 0 || (bits != 4 && bits != 8) || block < 16)
+    return ctx.fail("attributes K = " + to_string(k) + ", N = " + to_string(n) + ", bits = " + to_string(bits) +
+                    ", block_size = " + to_string(block) + " do not describe a quantized matrix");
+  const int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
+  if (b.dtype() != DType::U8 || b.numel() != n * blocks * blob)
+    return ctx.fail("B " + shape_to_string(b.shape()) + " must hold N x blocks x blob = " + to_string(n) + " x " +
+                    to_string(blocks) + " x " + to_string(blob) + " bytes");
+  if (a.rank() < 1 || a.dim(a.rank() - 1) != k)
+    return ctx.fail("A " + shape_to_string(a.shape()) + " must end in K = " + to_string(k));
+  const std::vector<float> scales = floats_of(ctx, 2);
+  if (static_cast<int64_t>(scales.size()) != n * blocks)
+    return ctx.fail("scales has " + to_string(scales.size()) + " values, N x blocks is " + to_string(n * blocks));
+  const int64_t zp_row = (blocks * bits + 7) / 8;  // packed zero-point bytes per row
+  const uint8_t* zp = nullptr;
+  if (ctx.has_input(3)) {
+    if (ctx.input(3).dtype() != DType::U8 || ctx.input(3).numel() != n * zp_row)
+      return ctx.fail("zero_points must be " + to_string(n * zp_row) + " uint8 values (N x ceil(blocks x bits / 8))");
+    zp = ctx.input(3).data<uint8_t>();
+  }
+  if (ctx.has_input(4)) return ctx.unsupported_case("input 4 (g_idx, act-order) is not supported");
+  MS_RETURN_IF_ERROR(check_vector(ctx, 5, "bias", n));
+  // W [N, K] in f32: (q - zero point) x scale, block by block.
+  std::vector<float> w(static_cast<size_t>(n * k));
+  const uint8_t* q = b.data<uint8_t>();
+  const int mask = (1 << bits) - 1;
+#pragma omp parallel for schedule(static) if (n * k > 65536)
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t kb = 0; kb < blocks; ++kb) {
+      const float scale = scales[static_cast<size_t>(r * blocks + kb)];
+      int zero = 1 << (bits - 1);
+      if (zp) {
+        const int64_t bit = kb * bits;
+        zero = (zp[r * zp_row + bit / 8] >> (bit % 8)) & mask;
+      }
+      const uint8_t* src = q + (r * blocks + kb) * blob;
+      for (int64_t j = 0; j < block && kb * block + j < k; ++j) {
+        const int64_t bit = j * bits;
+        const int v = (src[bit / 8] >> (bit % 8)) & mask;
+        w[static_cast<size_t>(r * k + kb * block + j)] = static_cast<float>(v - zero) * scale;
+      }
+    }
+  const std::vector<float> av = floats_of(ctx, 0), bias = floats_of(ctx, 5);
+  const int64_t m = a.numel() / k;
+  Shape ys = a.shape();
+  ys.back() = n;
+  std::vector<float> y(static_cast<size_t>(m * n));
+  using Rows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Rows> am(av.data(), m, k), wm(w.data(), n, k);
+  Eigen::Map<Rows> ym(y.data(), m, n);
+  ym.noalias() = am * wm.transpose();
+  if (!bias.empty())
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) y[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(j)];
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, a.dtype(), ys, y));
+  ctx.set_impl("dequantize+eigen");
+  return Status::ok();
+}
+
+// --- GELU forms -------------------------------------------------------------------------------------
+
+enum class GeluForm : uint8_t { Erf, Tanh, Quick };
+
+template <GeluForm F, bool Bias> Status gelu_kernel(runtime::KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::vector<float> v = floats_of(ctx, 0);
+  if (Bias && ctx.num_inputs() > 1 && ctx.has_input(1)) {
+    const int64_t hidden = x.rank() ? x.dim(x.rank() - 1) : 1;
+    MS_RETURN_IF_ERROR(check_vector(ctx, 1, "bias", hidden));
+    const std::vector<float> b = floats_of(ctx, 1);
+    for (size_t i = 0; i < v.size(); ++i) v[i] += b[i % b.size()];
+  }
+  const float alpha = ctx.node().attr_float("alpha", 1.702f);
+  for (float& e : v) {
+    if constexpr (F == GeluForm::Erf) {
+      e = 0.5f * e * (1.f + std::erf(e * static_cast<float>(M_SQRT1_2)));
+    } else if constexpr (F == GeluForm::Tanh) {
+      e = 0.5f * e * (1.f + std::tanh(0.7978845608028654f * (e + 0.044715f * e * e * e)));
+    } else {
+      e = e / (1.f + std::exp(-alpha * e));
+    }
+  }
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, x.dtype(), x.shape(), v));
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace contrib
+
+void register_contrib_kernels(runtime::KernelRegistry& r) {
+  using namespace contrib;
+  r.add("SimplifiedLayerNormalization", simplified_ln_kernel);
+  r.add("SkipLayerNormalization", skip_ln_kernel<false>, "com.microsoft");
+  r.add("SkipSimplifiedLayerNormalization", skip_ln_kernel<true>, "com.microsoft");
+  r.add("MatMulNBits", matmul_nbits_kernel, "com.microsoft");
+  r.add("FastGelu", gelu_kernel<GeluForm::Tanh, true>, "com.microsoft");
+  r.add("BiasGelu", gelu_kernel<GeluForm::Erf, true>, "com.microsoft");
+  r.add("QuickGelu", gelu_kernel<GeluForm::Quick, false>, "com.microsoft");
+  r.add("Gelu", gelu_kernel<GeluForm::Erf, false>, "com.microsoft");
+}
+
+}  // namespace ms::cpu

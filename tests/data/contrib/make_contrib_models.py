@@ -1,0 +1,97 @@
+"""Writes the ONNX Runtime contrib-op models of tests/engine/contrib_ops_test.cpp: one model per case,
+its inputs and ONNX Runtime's outputs (.npy), listed in cases.json.
+
+Run with the peers venv (scripts/bench-peers makes it: onnxruntime 1.32, onnx, numpy):
+  build/peers-venv/bin/python tests/data/contrib/make_contrib_models.py
+"""
+import json
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MS = "com.microsoft"
+rng = np.random.default_rng(7)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def case(name, node, inputs, n_out, opset=17, initializers=()):
+    """inputs: (name, array) fed at run time; initializers: (name, array) stored in the model."""
+    vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs]
+    outs = [o for o in node.output[:n_out] if o]
+    g = helper.make_graph([node], name, vi, [onnx.ValueInfoProto(name=o) for o in outs],
+                          [onnx.numpy_helper.from_array(v, k) for k, v in initializers])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
+    m.ir_version = 8
+    path = os.path.join(HERE, name + ".onnx")
+    onnx.save(m, path)
+    got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outs, dict(inputs))
+    entry = {"model": name + ".onnx", "inputs": [], "outputs": []}
+    for k, v in inputs:
+        np.save(os.path.join(HERE, f"{name}.in.{k}.npy"), v)
+        entry["inputs"].append(k)
+    for k, v in zip(outs, got):
+        np.save(os.path.join(HERE, f"{name}.out.{k}.npy"), v)
+        entry["outputs"].append(k)
+    return entry
+
+
+def nbits_weights(n, k, bits, block, zero_points):
+    blocks = (k + block - 1) // block
+    b = rng.integers(0, 256, size=(n, blocks, block * bits // 8), dtype=np.uint8)
+    scales = (rng.random(n * blocks).astype(np.float32) * 0.1 + 0.01)
+    inits = [("B", b), ("scales", scales)]
+    if zero_points:
+        zp_row = (blocks * bits + 7) // 8
+        inits.append(("zp", rng.integers(0, 256, size=(n * zp_row,), dtype=np.uint8)))
+    return inits
+
+
+def main():
+    cases = []
+    x, s = f32(2, 3, 16), f32(16)
+    cases.append(case("simplified_ln", helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y"],
+                                                        epsilon=1e-6, axis=-1), [("x", x), ("scale", s)], 1))
+    cases.append(case("skip_simplified_ln",
+                      helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "bias"],
+                                       ["y", "", "", "sum"], domain=MS, epsilon=1e-6),
+                      [("x", x), ("skip", f32(2, 3, 16)), ("gamma", f32(16)), ("bias", f32(16))], 4))
+    cases.append(case("skip_ln",
+                      helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                                       ["y", "", "", "sum"], domain=MS, epsilon=1e-5),
+                      [("x", x), ("skip", f32(3, 16)), ("gamma", f32(16)), ("beta", f32(16)), ("bias", f32(16))], 4))
+    a = f32(2, 3, 64)
+    cases.append(case("matmul_4bit_zp", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp", "", "bias"], ["y"],
+                                                         domain=MS, K=64, N=24, bits=4, block_size=32),
+                      [("a", a)], 1, initializers=nbits_weights(24, 64, 4, 32, True) + [("bias", f32(24))]))
+    cases.append(case("matmul_4bit_ragged", helper.make_node("MatMulNBits", ["a", "B", "scales"], ["y"], domain=MS,
+                                                             K=40, N=10, bits=4, block_size=16),
+                      [("a", f32(5, 40))], 1, initializers=nbits_weights(10, 40, 4, 16, False)))
+    cases.append(case("matmul_8bit", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"], domain=MS,
+                                                      K=64, N=8, bits=8, block_size=32),
+                      [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 8, 32, True)))
+    g = f32(2, 5, 8) * 2
+    cases.append(case("fast_gelu", helper.make_node("FastGelu", ["x", "b"], ["y"], domain=MS),
+                      [("x", g), ("b", f32(8))], 1))
+    cases.append(case("bias_gelu", helper.make_node("BiasGelu", ["x", "b"], ["y"], domain=MS),
+                      [("x", g), ("b", f32(8))], 1))
+    cases.append(case("quick_gelu", helper.make_node("QuickGelu", ["x"], ["y"], domain=MS, alpha=1.5), [("x", g)], 1))
+    cases.append(case("gelu", helper.make_node("Gelu", ["x"], ["y"], domain=MS), [("x", g)], 1))
+    # LayerNormalization below opset 17, as ONNX Runtime's contrib op in ai.onnx.
+    cases.append(case("layer_norm_op13", helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"],
+                                                          axis=-1, epsilon=1e-5),
+                      [("x", x), ("gamma", f32(16)), ("beta", f32(16))], 1, opset=13))
+    with open(os.path.join(HERE, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+        f.write("\n")
+    print(len(cases), "cases")
+
+
+if __name__ == "__main__":
+    main()

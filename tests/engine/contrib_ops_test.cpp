@@ -1,0 +1,119 @@
+// ONNX Runtime's contrib ops (MatMulNBits, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+// SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu, LayerNormalization below opset
+// 17): each model of tests/data/contrib (made by its make_contrib_models.py) in both modes against
+// the outputs ONNX Runtime 1.32 gave for the same inputs; then the refusals.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/backends/select.h"
+#include "engine/compiler/compile.h"
+#include "engine/frontend/npy.h"
+#include "engine/frontend/onnx/onnx_io.h"
+#include "engine/runtime/executor.h"
+#include "tests/engine/kernel_harness.h"
+#include "tests/engine/tensor_compare.h"
+
+namespace ms {
+namespace {
+
+const std::string kDir = std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/contrib/";
+
+nlohmann::json cases() {
+  std::ifstream f(kDir + "cases.json");
+  EXPECT_TRUE(f.good());
+  return f.good() ? nlohmann::json::parse(f) : nlohmann::json::array();
+}
+
+class ContribOp : public ::testing::TestWithParam<int> {};
+
+TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
+  const nlohmann::json all = cases();
+  ASSERT_LT(static_cast<size_t>(GetParam()), all.size());
+  const nlohmann::json& c = all[static_cast<size_t>(GetParam())];
+  const std::string model = c["model"], name = model.substr(0, model.size() - 5);
+  SCOPED_TRACE(name);
+  auto g = onnx_io::load_model(kDir + model);
+  ASSERT_TRUE(g) << g.status().message();
+  runtime::TensorMap inputs;
+  compiler::Signature sig;
+  for (const std::string in : c["inputs"]) {
+    auto t = load_npy(kDir + name + ".in." + in + ".npy");
+    ASSERT_TRUE(t) << t.status().message();
+    sig[in] = ir::ValueType{t->dtype(), t->shape(), std::vector<std::string>(t->shape().size())};
+    inputs[in] = *t;
+  }
+  auto backend = backends::create_cpu_backend(0);
+  runtime::EagerExecutor eager(*g, *backend);
+  auto a = eager.run(inputs);
+  ASSERT_TRUE(a) << "pynative: " << a.status().message();
+  compiler::CompileOptions options;
+  options.jit_level = compiler::JitLevel::O2;
+  auto compiled = compiler::compile_executor(*g, *backend, sig, options);
+  ASSERT_TRUE(compiled) << "graph: " << compiled.status().message();
+  auto b = (*compiled)->run(inputs);
+  ASSERT_TRUE(b) << "graph: " << b.status().message();
+  size_t i = 0;
+  for (const std::string out : c["outputs"]) {
+    auto want = load_npy(kDir + name + ".out." + out + ".npy");
+    ASSERT_TRUE(want) << want.status().message();
+    ASSERT_LT(i, a->size());
+    testing_util::expect_tensors_close((*a)[i], *want, 1e-4, 1e-4, name + " pynative " + out, "ONNX Runtime gives");
+    testing_util::expect_tensors_close((*b)[i], *want, 1e-4, 1e-4, name + " graph " + out, "ONNX Runtime gives");
+    ++i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 11));
+
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 11u); }
+
+using Attrs = std::map<std::string, ir::Attribute>;
+
+std::string error_of(const std::string& op, const std::vector<Tensor>& inputs, Attrs attrs,
+                     const std::string& domain = "com.microsoft") {
+  ir::Node node = test::make_node(op, inputs.size(), 1, std::move(attrs));
+  node.domain = domain;
+  auto r = test::run_kernel(node, inputs, 17);
+  return r.has_value() ? std::string("(no error)") : r.status().message();
+}
+
+TEST(ContribOp, MatMulNBitsRefusals) {
+  const Tensor a = Tensor::zeros(DType::F32, {2, 64});
+  const Tensor b = Tensor::zeros(DType::U8, {8, 2, 16});
+  const Tensor scales = Tensor::zeros(DType::F32, {16});
+  const Attrs ok = {{"K", int64_t{64}}, {"N", int64_t{8}}, {"bits", int64_t{4}}, {"block_size", int64_t{32}}};
+  EXPECT_EQ(error_of("MatMulNBits", {a, b, scales}, ok), "(no error)");
+  Attrs bits3 = ok;
+  bits3["bits"] = int64_t{3};
+  EXPECT_NE(error_of("MatMulNBits", {a, b, scales}, bits3).find("'bits' = 3 is not 4 or 8"), std::string::npos)
+      << error_of("MatMulNBits", {a, b, scales}, bits3);
+  EXPECT_NE(error_of("MatMulNBits", {a, Tensor::zeros(DType::U8, {8, 2, 8}), scales}, ok).find("input 1 (B) must be"),
+            std::string::npos);
+  EXPECT_NE(error_of("MatMulNBits", {Tensor::zeros(DType::F32, {2, 63}), b, scales}, ok).find("must end in K = 64"),
+            std::string::npos);
+  EXPECT_NE(error_of("MatMulNBits", {a, b, Tensor::zeros(DType::F32, {15})}, ok).find("scales"), std::string::npos);
+  Attrs no_k = ok;
+  no_k.erase("K");
+  EXPECT_NE(error_of("MatMulNBits", {a, b, scales}, no_k).find("'K', 'N' and 'block_size' are required"),
+            std::string::npos);
+}
+
+TEST(ContribOp, NormRefusals) {
+  const Tensor x = Tensor::zeros(DType::F32, {2, 3, 16});
+  EXPECT_NE(error_of("SkipLayerNormalization", {x, x, Tensor::zeros(DType::F32, {15})}, {}).find("gamma"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("SkipLayerNormalization", {x, Tensor::zeros(DType::F32, {3, 8}), Tensor::zeros(DType::F32, {16})}, {})
+          .find("skip"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("SkipSimplifiedLayerNormalization",
+               {Tensor::zeros(DType::F32, {16}), Tensor::zeros(DType::F32, {16}), Tensor::zeros(DType::F32, {16})}, {})
+          .find("2-D or 3-D"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace ms
