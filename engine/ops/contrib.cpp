@@ -1,7 +1,7 @@
 // Schemas of the ONNX Runtime contrib ops that today's exports carry: the quantized LLM linear layer
-// MatMulNBits, the transformer norms SkipLayerNormalization and SkipSimplifiedLayerNormalization
-// (com.microsoft) and SimplifiedLayerNormalization (which ONNX Runtime registers in ai.onnx, opset 1),
-// and the GELU forms FastGelu, BiasGelu, QuickGelu and Gelu (com.microsoft). Semantics follow ONNX
+// MatMulNBits and the KV-cached GroupQueryAttention, the transformer norms SkipLayerNormalization and
+// SkipSimplifiedLayerNormalization (com.microsoft) and SimplifiedLayerNormalization (which ONNX Runtime registers in
+// ai.onnx, opset 1), and the GELU forms FastGelu, BiasGelu, QuickGelu and Gelu (com.microsoft). Semantics follow ONNX
 // Runtime's contrib op documentation; the CPU kernels are in backends/cpu/contrib.cpp.
 #include "engine/ops/families.h"
 #include "engine/ops/nn_internal.h"
@@ -178,6 +178,46 @@ Status infer_gelu_like(InferContext& ctx) {
   return Status::ok();
 }
 
+// GroupQueryAttention: query [B, S, N*H] (or packed Q, K, V [B, S, (N + 2 KV) * H] with no key and
+// value), key and value [B, S, KV*H], past_key and past_value [B, KV, P, H], seqlens_k [B] (each
+// batch's total length - 1) and total_sequence_length (a scalar); output [B, S, N*H], present_key
+// and present_value [B, KV, max(total, P), H].
+Status infer_gqa(InferContext& ctx) {
+  MS_RETURN_IF_ERROR(require_float(ctx, 0, "query"));
+  const int64_t heads = ctx.node.attr_int("num_heads", 0), kv = ctx.node.attr_int("kv_num_heads", 0);
+  if (heads <= 0 || kv <= 0 || heads % kv != 0)
+    return ctx.fail("attributes num_heads = " + to_string(heads) + " and kv_num_heads = " + to_string(kv) +
+                    " must be positive, num_heads a multiple of kv_num_heads");
+  for (size_t i : {size_t{5}, size_t{6}})
+    if (!ctx.has_input(i) || ctx.in(i).dtype != DType::I32)
+      return ctx.fail(std::string("input ") + to_string(i) + (i == 5 ? " (seqlens_k)" : " (total_sequence_length)") +
+                      " must be given, int32");
+  for (size_t i = 9; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i))
+      return ctx.fail("input " + to_string(i) + " (position_ids, attention_bias, head_sink) is not supported");
+  const bool packed = !ctx.has_input(1);
+  const auto* q = dims(ctx, 0);
+  const DType dt = ctx.in(0).dtype;
+  int64_t head_size = -1;
+  if (q) {
+    if (q->size() != 3) return ctx.fail("query must be 3-D [batch, sequence, hidden], got " + shape_to_string(*q));
+    const int64_t per = packed ? heads + 2 * kv : heads;
+    if ((*q)[2] >= 0) {
+      if ((*q)[2] % per != 0)
+        return ctx.fail("query's hidden size " + to_string((*q)[2]) + " is not a multiple of " + to_string(per) +
+                        " heads");
+      head_size = (*q)[2] / per;
+    }
+    ctx.set_output(0, dt, {(*q)[0], (*q)[1], head_size < 0 ? -1 : heads * head_size});
+  } else {
+    ctx.set_output_rank_unknown(0, dt);
+  }
+  // The present length depends on total_sequence_length's value.
+  for (size_t i = 1; i < 3 && i < ctx.outputs.size(); ++i)
+    if (!ctx.node.outputs[i].empty()) ctx.set_output(i, dt, {q ? (*q)[0] : -1, kv, -1, head_size});
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_contrib_ops(Registry& r) {
@@ -197,6 +237,7 @@ void register_contrib_ops(Registry& r) {
     return cost;
   };
   r.add(std::move(nbits));
+  r.add(ms_schema("GroupQueryAttention", 1, 12, 1, 3, OpCategory::MatMul, infer_gqa, 4));
   r.add(ms_schema("FastGelu", 1, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("BiasGelu", 2, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("QuickGelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 6));

@@ -1,7 +1,7 @@
-// ONNX Runtime's contrib ops (MatMulNBits, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
-// SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu, LayerNormalization below opset
-// 17): each model of tests/data/contrib (made by its make_contrib_models.py) in both modes against
-// the outputs ONNX Runtime 1.32 gave for the same inputs; then the refusals.
+// ONNX Runtime's contrib ops (MatMulNBits, GroupQueryAttention, SkipLayerNormalization,
+// SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu,
+// LayerNormalization below opset 17): each model of tests/data/contrib (made by its make_contrib_models.py) in both
+// modes against the outputs ONNX Runtime 1.32 gave for the same inputs; then the refusals.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -65,15 +65,18 @@ TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 11));
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 18));
 
-TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 11u); }
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 18u); }
 
 using Attrs = std::map<std::string, ir::Attribute>;
 
 std::string error_of(const std::string& op, const std::vector<Tensor>& inputs, Attrs attrs,
                      const std::string& domain = "com.microsoft") {
-  ir::Node node = test::make_node(op, inputs.size(), 1, std::move(attrs));
+  std::vector<size_t> omitted;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined()) omitted.push_back(i);
+  ir::Node node = test::make_node(op, inputs.size(), 1, std::move(attrs), omitted);
   node.domain = domain;
   auto r = test::run_kernel(node, inputs, 17);
   return r.has_value() ? std::string("(no error)") : r.status().message();
@@ -113,6 +116,31 @@ TEST(ContribOp, NormRefusals) {
                {Tensor::zeros(DType::F32, {16}), Tensor::zeros(DType::F32, {16}), Tensor::zeros(DType::F32, {16})}, {})
           .find("2-D or 3-D"),
       std::string::npos);
+}
+
+TEST(ContribOp, GroupQueryAttentionRefusals) {
+  const Tensor q = Tensor::zeros(DType::F32, {1, 2, 64}), k = Tensor::zeros(DType::F32, {1, 2, 32});
+  const Tensor lens = Tensor::from_vector<int32_t>({1}, {1}), total = Tensor::from_vector<int32_t>({2}, {});
+  const Attrs heads = {{"num_heads", int64_t{4}}, {"kv_num_heads", int64_t{2}}};
+  EXPECT_EQ(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total}, heads), "(no error)");
+  EXPECT_NE(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total},
+                     {{"num_heads", int64_t{3}}, {"kv_num_heads", int64_t{2}}})
+                .find("num_heads a multiple of kv_num_heads"),
+            std::string::npos);
+  // A total shorter than the step, and a batch length past the cache.
+  EXPECT_NE(
+      error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, Tensor::from_vector<int32_t>({1}, {})}, heads)
+          .find("below the sequence length"),
+      std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention",
+                     {q, k, k, Tensor(), Tensor(), Tensor::from_vector<int32_t>({9}, {1}), total}, heads)
+                .find("seqlens_k[0] = 9"),
+            std::string::npos);
+  // do_rotary without caches.
+  Attrs rot = heads;
+  rot["do_rotary"] = int64_t{1};
+  EXPECT_NE(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total}, rot).find("cos_cache"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -87,6 +87,33 @@ def main():
     cases.append(case("layer_norm_op13", helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"],
                                                           axis=-1, epsilon=1e-5),
                       [("x", x), ("gamma", f32(16)), ("beta", f32(16))], 1, opset=13))
+    # GroupQueryAttention: 4 query heads over 2 key/value heads of 16.
+    b, n, kv, h = 2, 4, 2, 16
+
+    def gqa(name, seq, past, lens, total, attrs, rotary=False, packed=False):
+        names = ["q", "" if packed else "k", "" if packed else "v", "pk" if past else "", "pv" if past else "",
+                 "lens", "total"] + (["cos", "sin"] if rotary else [])
+        node = helper.make_node("GroupQueryAttention", names, ["y", "present_k", "present_v"], domain=MS,
+                                num_heads=n, kv_num_heads=kv, **attrs)
+        feeds = [("q", f32(b, seq, (n + 2 * kv) * h if packed else n * h))]
+        if not packed:
+            feeds += [("k", f32(b, seq, kv * h)), ("v", f32(b, seq, kv * h))]
+        if past:
+            feeds += [("pk", f32(b, kv, past, h)), ("pv", f32(b, kv, past, h))]
+        feeds += [("lens", np.array(lens, np.int32)), ("total", np.array(total, np.int32))]
+        if rotary:
+            feeds += [("cos", f32(16, h // 2)), ("sin", f32(16, h // 2))]
+        return case(name, node, feeds, 3)
+
+    cases.append(gqa("gqa_prompt", 4, 0, [3, 3], 4, {}))
+    cases.append(gqa("gqa_decode", 1, 4, [4, 4], 5, {}))
+    cases.append(gqa("gqa_buffer_ragged", 1, 8, [2, 5], 6, {}))
+    cases.append(gqa("gqa_rotary_decode", 1, 4, [4, 4], 5, {"do_rotary": 1}, rotary=True))
+    cases.append(gqa("gqa_rotary_interleaved_prompt", 4, 0, [3, 3], 4, {"do_rotary": 1, "rotary_interleaved": 1},
+                     rotary=True))
+    cases.append(gqa("gqa_packed_window_softcap", 6, 0, [5, 5], 6,
+                     {"local_window_size": 2, "softcap": 5.0, "scale": 0.3}, packed=True))
+    cases.append(gqa("gqa_smooth_softmax", 1, 4, [4, 4], 5, {"smooth_softmax": 1}))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
