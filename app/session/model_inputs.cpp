@@ -1,6 +1,7 @@
 #include "app/session/model_inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <random>
@@ -81,6 +82,17 @@ Expected<Tensor> random_tensor(const std::string& name, const ir::ValueType& typ
   }
   const DType dt = type.dtype;
   Tensor t = Tensor::empty(dt, shape);
+  // An integer or boolean input named as a mask (a transformer's attention_mask) is all ones: every
+  // position attended, as a real prompt is. Random zeros there make lengths that fit no cache.
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if ((is_integer(dt) || dt == DType::Bool) && lower.find("mask") != std::string::npos) {
+    visit_dtype(dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::fill(t.data<T>(), t.data<T>() + t.numel(), static_cast<T>(1));
+    });
+    return t;
+  }
   std::uniform_real_distribution<double> uni(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 3);
   const bool ok = visit_dtype(dt, [&](auto tag) {

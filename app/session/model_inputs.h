@@ -14,7 +14,8 @@ namespace ms::session {
 Expected<ir::Graph> load_model_arg(const std::string& model);
 
 // Inputs by name: from .npy files where given (NAME=FILE), else random with a fixed seed (floats in
-// [-1, 1), integers in [0, 4), bools random). Unknown dims take `dim_values[param]` or 1. A file
+// [-1, 1), integers in [0, 4), bools random; an integer or boolean input whose name holds "mask" is
+// all ones). Unknown dims take `dim_values[param]` or 1. A file
 // must match the model's declared input (check_input); every dim value must be positive.
 // Error unless `given` matches the declared input `name`: its dtype and every static dim (a
 // dynamic dim takes any size). The message names the input, the declared and the given type.

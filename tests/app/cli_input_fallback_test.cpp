@@ -10,8 +10,10 @@
 #include <string>
 
 #include "app/session/model_inputs.h"
+#include "engine/backends/select.h"
 #include "engine/frontend/npy.h"
 #include "engine/frontend/onnx/onnx_io.h"
+#include "engine/runtime/executor.h"
 #include "tests/app/cli_test_util.h"
 #include "tests/temp_dir.h"
 
@@ -53,6 +55,21 @@ TEST(ModelInputs, DimValuesArePositiveIntegersParsedWhole) {
   }
   EXPECT_NE(parse_dim_value("N", "3x").status().message().find("--dim N=3x: expected a positive integer"),
             std::string::npos);
+}
+
+TEST(ModelInputs, AttentionMasksAreAllOnesSoACachedDecoderRuns) {
+  // tiny_llm.onnx (tests/data/contrib) derives each batch's length from attention_mask; random
+  // values there give lengths that fit no cache.
+  auto g = load_model_arg(std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/contrib/tiny_llm.onnx");
+  ASSERT_TRUE(g) << g.status().message();
+  auto in = make_inputs(*g, {}, {}, 1);  // every symbolic dim 1: one new token over a cache of one
+  ASSERT_TRUE(in) << in.status().message();
+  const Tensor& mask = in->at("attention_mask");
+  for (int64_t i = 0; i < mask.numel(); ++i) EXPECT_EQ(mask.data<int64_t>()[i], 1);
+  auto backend = backends::create_cpu_backend(1);
+  runtime::EagerExecutor eager(*g, *backend);
+  auto out = eager.run(*in);
+  EXPECT_TRUE(out.has_value()) << out.status().message();
 }
 
 TEST(CliInputs, RejectsAMismatchedInputFileAndBadDims) {
