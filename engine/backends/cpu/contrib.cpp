@@ -1,5 +1,5 @@
 // CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits dequantizes
-// its blocks into f32 rows, then one Eigen product; the norms run a row at a time in double sums;
+// panels of 32 rows into f32, each multiplied by Eigen while in cache; the norms run a row at a time in double sums;
 // GroupQueryAttention builds the present cache, then runs each query head against its group's
 // keys (double sums); the GELU forms are elementwise.
 #include <Eigen/Core>
@@ -10,6 +10,7 @@
 
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
+#include "engine/backends/cpu/simd_clones.h"
 
 namespace ms::cpu {
 namespace contrib {
@@ -140,6 +141,98 @@ template <bool Simplified> Status skip_ln_kernel(runtime::KernelContext& ctx) {
 
 // --- MatMulNBits ------------------------------------------------------------------------------------
 
+// One row of W: `blocks` blocks of `block` values (the last cut at k), (q - zero) x scale.
+void dequantize_row(const uint8_t* q, const float* scales, const uint8_t* zp, int64_t k, int64_t blocks, int64_t block,
+                    int bits, float* out) {
+  const int64_t blob = block * bits / 8;
+  for (int64_t kb = 0; kb < blocks; ++kb) {
+    const float scale = scales[kb];
+    int zero = 1 << (bits - 1);
+    if (zp) zero = bits == 4 ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : zp[kb];
+    const float bias = -static_cast<float>(zero) * scale;
+    const uint8_t* src = q + kb * blob;
+    float* dst = out + kb * block;
+    const int64_t n = std::min(block, k - kb * block);
+    if (bits == 4 && n == block) {
+      for (int64_t j = 0; j < blob; ++j) {  // low nibble first
+        dst[2 * j] = static_cast<float>(src[j] & 15) * scale + bias;
+        dst[2 * j + 1] = static_cast<float>(src[j] >> 4) * scale + bias;
+      }
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t bit = j * bits;
+        dst[j] = static_cast<float>((src[bit / 8] >> (bit % 8)) & ((1 << bits) - 1)) * scale + bias;
+      }
+    }
+  }
+}
+
+typedef uint8_t q4_u8x16 __attribute__((vector_size(16)));
+typedef int32_t q4_i32x16 __attribute__((vector_size(64)));
+typedef float q4_f32x16 __attribute__((vector_size(64)));
+
+// One output of a 4-bit row: Σ over blocks of scale x (Σ q·a - zero x Σ a), a split into the values
+// the low and the high nibbles meet. Blocks of a multiple of 32 values run 16 bytes a step in
+// vectors, each block's sum scaled into one accumulator (one horizontal sum a row).
+MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* hi, const float* sums,
+                                const float* scales, const uint8_t* zp, int64_t blocks, int64_t half) {
+  float corr = 0, tail = 0;
+  q4_f32x16 acc = {};
+  for (int64_t kb = 0; kb < blocks; ++kb) {
+    const uint8_t* qb = q + kb * half;
+    const float *l = lo + kb * half, *h = hi + kb * half;
+    const float scale = scales[kb];
+    const int zero = zp ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
+    corr += scale * static_cast<float>(zero) * sums[kb];
+    if (half % 16 == 0) {
+      q4_f32x16 blk = {};
+      for (int64_t c = 0; c < half; c += 16) {
+        q4_u8x16 b;
+        q4_f32x16 lv, hv;
+        std::memcpy(&b, qb + c, sizeof b);
+        std::memcpy(&lv, l + c, sizeof lv);
+        std::memcpy(&hv, h + c, sizeof hv);
+        const q4_i32x16 bi = __builtin_convertvector(b, q4_i32x16);
+        blk += __builtin_convertvector(bi & 15, q4_f32x16) * lv + __builtin_convertvector(bi >> 4, q4_f32x16) * hv;
+      }
+      acc += scale * blk;
+    } else {
+      float d = 0;
+      for (int64_t j = 0; j < half; ++j)
+        d += static_cast<float>(qb[j] & 15) * l[j] + static_cast<float>(qb[j] >> 4) * h[j];
+      tail += scale * d;
+    }
+  }
+  float sum = tail;
+  for (int i = 0; i < 16; ++i) sum += acc[i];
+  return sum - corr;
+}
+
+// A few rows of A (token generation): each output is Σ over blocks of scale x (Σ q·a - zero x Σ a),
+// read straight from the 4-bit bytes.
+void matmul_q4_rows(const float* a, int64_t m, int64_t k, int64_t n, int64_t block, const uint8_t* q,
+                    const float* scales, const uint8_t* zp, int64_t zp_row, float* y) {
+  const int64_t blocks = k / block, half = block / 2;
+  std::vector<float> lo(static_cast<size_t>(m * k / 2)), hi(lo.size()), sums(static_cast<size_t>(m * blocks));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kb = 0; kb < blocks; ++kb) {
+      float t = 0;
+      for (int64_t j = 0; j < half; ++j) {
+        const float x0 = a[i * k + kb * block + 2 * j], x1 = a[i * k + kb * block + 2 * j + 1];
+        lo[static_cast<size_t>(i * k / 2 + kb * half + j)] = x0;
+        hi[static_cast<size_t>(i * k / 2 + kb * half + j)] = x1;
+        t += x0 + x1;
+      }
+      sums[static_cast<size_t>(i * blocks + kb)] = t;
+    }
+#pragma omp parallel for schedule(static) if (n * k > (1 << 16))
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < m; ++i)
+      y[i * n + r] =
+          q4_row_dot(q + r * blocks * half, lo.data() + i * k / 2, hi.data() + i * k / 2, sums.data() + i * blocks,
+                     scales + r * blocks, zp ? zp + r * zp_row : nullptr, blocks, half);
+}
+
 Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   const Tensor &a = ctx.input(0), &b = ctx.input(1);
   const int64_t k = ctx.node().attr_int("K", 0), n = ctx.node().attr_int("N", 0);
@@ -153,9 +246,15 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
                     to_string(blocks) + " x " + to_string(blob) + " bytes");
   if (a.rank() < 1 || a.dim(a.rank() - 1) != k)
     return ctx.fail("A " + shape_to_string(a.shape()) + " must end in K = " + to_string(k));
-  const std::vector<float> scales = floats_of(ctx, 2);
-  if (static_cast<int64_t>(scales.size()) != n * blocks)
-    return ctx.fail("scales has " + to_string(scales.size()) + " values, N x blocks is " + to_string(n * blocks));
+  if (ctx.input(2).numel() != n * blocks)
+    return ctx.fail("scales has " + to_string(ctx.input(2).numel()) + " values, N x blocks is " +
+                    to_string(n * blocks));
+  // f32 scales and A are read in place; other float types through an f32 copy.
+  std::vector<float> scales_copy, a_copy;
+  if (ctx.input(2).dtype() != DType::F32) scales_copy = floats_of(ctx, 2);
+  if (a.dtype() != DType::F32) a_copy = floats_of(ctx, 0);
+  const float* scales = scales_copy.empty() ? ctx.input(2).data<float>() : scales_copy.data();
+  const float* av = a_copy.empty() ? a.data<float>() : a_copy.data();
   const int64_t zp_row = (blocks * bits + 7) / 8;  // packed zero-point bytes per row
   const uint8_t* zp = nullptr;
   if (ctx.has_input(3)) {
@@ -165,35 +264,34 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   }
   if (ctx.has_input(4)) return ctx.unsupported_case("input 4 (g_idx, act-order) is not supported");
   MS_RETURN_IF_ERROR(check_vector(ctx, 5, "bias", n));
-  // W [N, K] in f32: (q - zero point) x scale, block by block.
-  std::vector<float> w(static_cast<size_t>(n * k));
+  // Panels of W's rows [rows, K] in f32, (q - zero point) x scale block by block, each multiplied
+  // at once while it is in cache: the whole f32 matrix (8x the 4-bit one) never exists.
   const uint8_t* q = b.data<uint8_t>();
-  const int mask = (1 << bits) - 1;
-#pragma omp parallel for schedule(static) if (n * k > 65536)
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t kb = 0; kb < blocks; ++kb) {
-      const float scale = scales[static_cast<size_t>(r * blocks + kb)];
-      int zero = 1 << (bits - 1);
-      if (zp) {
-        const int64_t bit = kb * bits;
-        zero = (zp[r * zp_row + bit / 8] >> (bit % 8)) & mask;
-      }
-      const uint8_t* src = q + (r * blocks + kb) * blob;
-      for (int64_t j = 0; j < block && kb * block + j < k; ++j) {
-        const int64_t bit = j * bits;
-        const int v = (src[bit / 8] >> (bit % 8)) & mask;
-        w[static_cast<size_t>(r * k + kb * block + j)] = static_cast<float>(v - zero) * scale;
-      }
-    }
-  const std::vector<float> av = floats_of(ctx, 0), bias = floats_of(ctx, 5);
+  const std::vector<float> bias = floats_of(ctx, 5);
   const int64_t m = a.numel() / k;
   Shape ys = a.shape();
   ys.back() = n;
   std::vector<float> y(static_cast<size_t>(m * n));
   using Rows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const Rows> am(av.data(), m, k), wm(w.data(), n, k);
-  Eigen::Map<Rows> ym(y.data(), m, n);
-  ym.noalias() = am * wm.transpose();
+  const Eigen::Map<const Rows> am(av, m, k);
+  const bool rows_path = bits == 4 && k % block == 0 && m <= 4;
+  if (rows_path) matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y.data());
+  constexpr int64_t kPanel = 32;
+  const int panels = static_cast<int>((n + kPanel - 1) / kPanel);
+#pragma omp parallel if (!rows_path && panels > 1 && m * n * k > (1 << 20))
+  {
+    std::vector<float> w(static_cast<size_t>(kPanel * k));
+#pragma omp for schedule(static)
+    for (int p = 0; p < (rows_path ? 0 : panels); ++p) {
+      const int64_t r0 = p * kPanel, rows = std::min(kPanel, n - r0);
+      for (int64_t r = 0; r < rows; ++r)
+        dequantize_row(q + (r0 + r) * blocks * blob, scales + (r0 + r) * blocks, zp ? zp + (r0 + r) * zp_row : nullptr,
+                       k, blocks, block, static_cast<int>(bits), w.data() + r * k);
+      const Eigen::Map<const Rows> wm(w.data(), rows, k);
+      Eigen::Map<Rows, 0, Eigen::OuterStride<>> ym(y.data() + r0, m, rows, Eigen::OuterStride<>(n));
+      ym.noalias() = am * wm.transpose();
+    }
+  }
   if (!bias.empty())
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) y[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(j)];
