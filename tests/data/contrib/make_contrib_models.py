@@ -114,6 +114,10 @@ def main():
     cases.append(gqa("gqa_packed_window_softcap", 6, 0, [5, 5], 6,
                      {"local_window_size": 2, "softcap": 5.0, "scale": 0.3}, packed=True))
     cases.append(gqa("gqa_smooth_softmax", 1, 4, [4, 4], 5, {"smooth_softmax": 1}))
+    # One row of A with 16-value blocks (8 bytes: the kernel's non-vector block loop).
+    cases.append(case("matmul_4bit_row_block16", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
+                                                                  domain=MS, K=64, N=8, bits=4, block_size=16),
+                      [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 4, 16, True)))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
