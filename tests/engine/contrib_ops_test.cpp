@@ -128,11 +128,16 @@ TEST(ContribOp, GroupQueryAttentionRefusals) {
                      {{"num_heads", int64_t{3}}, {"kv_num_heads", int64_t{2}}})
                 .find("num_heads a multiple of kv_num_heads"),
             std::string::npos);
-  // A total shorter than the step, and a batch length past the cache.
+  // A total shorter than the step, one far past the cache's room (it sized the present cache before),
+  // and a batch length past the cache.
   EXPECT_NE(
       error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, Tensor::from_vector<int32_t>({1}, {})}, heads)
-          .find("below the sequence length"),
+          .find("is not between the sequence length 2 and the past's length + the sequence length (2)"),
       std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention",
+                     {q, k, k, Tensor(), Tensor(), lens, Tensor::from_vector<int32_t>({1 << 30}, {})}, heads)
+                .find("is not between"),
+            std::string::npos);
   EXPECT_NE(error_of("GroupQueryAttention",
                      {q, k, k, Tensor(), Tensor(), Tensor::from_vector<int32_t>({9}, {1}), total}, heads)
                 .find("seqlens_k[0] = 9"),

@@ -351,9 +351,12 @@ Status gqa_kernel(runtime::KernelContext& ctx) {
   if (lens.dtype() != DType::I32 || lens.numel() != g.batch || total_t.dtype() != DType::I32 || total_t.numel() != 1)
     return ctx.fail("seqlens_k must be int32 [batch] and total_sequence_length an int32 scalar");
   const int64_t total = total_t.data<int32_t>()[0];
-  if (total < g.seq || total > (int64_t{1} << 24))
-    return ctx.fail("total_sequence_length " + to_string(total) + " is below the sequence length " + to_string(g.seq) +
-                    " or past 2^24");
+  // The cache holds at most the past's room and the new tokens: the present cache is never larger
+  // than the inputs it is made from.
+  if (total < g.seq || total > g.past_buffer + g.seq)
+    return ctx.fail("total_sequence_length " + to_string(total) + " is not between the sequence length " +
+                    to_string(g.seq) + " and the past's length + the sequence length (" +
+                    to_string(g.past_buffer + g.seq) + ")");
   g.present = std::max(total, g.past_buffer);
   const bool rotary = node.attr_int("do_rotary", 0) != 0, interleaved = node.attr_int("rotary_interleaved", 0) != 0;
   std::vector<float> cosc, sinc;

@@ -19,7 +19,7 @@ namespace ms::onnx_io::detail {
 namespace {
 
 constexpr int kMaxDepth = 64;                    // calls nested deeper than this are refused
-constexpr int64_t kMaxNodes = int64_t{1} << 22;  // nodes the expansions may make in all
+constexpr int64_t kMaxNodes = int64_t{1} << 21;  // nodes the expansions may make in all
 
 // An unknown length-delimited or string field of `m` (the newest value), or "" where absent.
 std::string unknown_string(const google::protobuf::Message& m, int number) {
