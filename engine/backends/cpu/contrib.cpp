@@ -302,156 +302,179 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
 
 // --- GroupQueryAttention ----------------------------------------------------------------------------
 
-// One batch row's view of the step: `past` tokens already cached, `total` = past + the new ones
-// that count (seqlens_k + 1).
-struct GqaGeometry {
-  int64_t batch = 0, seq = 0, heads = 0, kv = 0, head = 0, present = 0, past_buffer = 0, rot_dim = 0;
+// The step's sizes and options: B batches of S new tokens, N query heads over KV key/value heads of
+// H values, a present cache of `present` positions (past room P), rotary over the first rot_dim.
+struct GqaPlan {
+  int64_t batch = 0, seq = 0, heads = 0, kv = 0, head = 0, present = 0, past_buffer = 0, total = 0;
+  bool packed = false, has_past = false;
+  bool rotary = false, interleaved = false, smooth = false;
+  int64_t rot_dim = 0, rot_positions = 0, window = -1;
+  double scale = 1, softcap = 0;
+  int64_t q_width() const { return packed ? (heads + 2 * kv) * head : heads * head; }
+};
+
+// The step's tensors as f32 (the caches, the rotary tables) and the caches it makes.
+struct GqaData {
+  std::vector<float> q, k, v, past_k, past_v, cos, sin, present_k, present_v, out;
 };
 
 // Rotates the first rot_dim values of a head at position `pos` (cos/sin caches [positions, rot_dim/2]).
-void rotate(float* x, int64_t pos, const std::vector<float>& cosc, const std::vector<float>& sinc, int64_t rot_dim,
-            bool interleaved) {
-  const int64_t half = rot_dim / 2;
+void rotate(float* x, int64_t pos, const GqaData& d, const GqaPlan& p) {
+  const int64_t half = p.rot_dim / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
-    const float c = cosc[static_cast<size_t>(pos * half + i)], s = sinc[static_cast<size_t>(pos * half + i)];
+    const int64_t a = p.interleaved ? 2 * i : i, b = p.interleaved ? 2 * i + 1 : i + half;
+    const float c = d.cos[static_cast<size_t>(pos * half + i)], s = d.sin[static_cast<size_t>(pos * half + i)];
     const float xa = x[a], xb = x[b];
     x[a] = xa * c - xb * s;
     x[b] = xa * s + xb * c;
   }
 }
 
-Status gqa_kernel(runtime::KernelContext& ctx) {
+// Shapes, attributes and total_sequence_length, checked.
+Status gqa_plan(runtime::KernelContext& ctx, GqaPlan& p) {
   const ir::Node& node = ctx.node();
-  GqaGeometry g;
-  g.heads = node.attr_int("num_heads", 0);
-  g.kv = node.attr_int("kv_num_heads", 0);
-  const Tensor& q_in = ctx.input(0);
-  if (g.heads <= 0 || g.kv <= 0 || g.heads % g.kv != 0 || q_in.rank() != 3)
-    return ctx.fail("num_heads, kv_num_heads or query " + shape_to_string(q_in.shape()) + " do not fit together");
-  const bool packed = !ctx.has_input(1);
-  g.batch = q_in.dim(0);
-  g.seq = q_in.dim(1);
-  g.head = q_in.dim(2) / (packed ? g.heads + 2 * g.kv : g.heads);
-  if (g.head <= 0 || q_in.dim(2) != g.head * (packed ? g.heads + 2 * g.kv : g.heads))
-    return ctx.fail("query " + shape_to_string(q_in.shape()) + " does not hold whole heads");
-  const Shape kv_shape{g.batch, g.seq, g.kv * g.head};
-  if (!packed && (!ctx.has_input(2) || ctx.input(1).shape() != kv_shape || ctx.input(2).shape() != kv_shape))
+  p.heads = node.attr_int("num_heads", 0);
+  p.kv = node.attr_int("kv_num_heads", 0);
+  const Tensor& q = ctx.input(0);
+  if (p.heads <= 0 || p.kv <= 0 || p.heads % p.kv != 0 || q.rank() != 3)
+    return ctx.fail("num_heads, kv_num_heads or query " + shape_to_string(q.shape()) + " do not fit together");
+  p.packed = !ctx.has_input(1);
+  p.batch = q.dim(0);
+  p.seq = q.dim(1);
+  const int64_t per = p.packed ? p.heads + 2 * p.kv : p.heads;
+  p.head = q.dim(2) / per;
+  if (p.head <= 0 || q.dim(2) != p.head * per)
+    return ctx.fail("query " + shape_to_string(q.shape()) + " does not hold whole heads");
+  const Shape kv_shape{p.batch, p.seq, p.kv * p.head};
+  if (!p.packed && (!ctx.has_input(2) || ctx.input(1).shape() != kv_shape || ctx.input(2).shape() != kv_shape))
     return ctx.fail("key and value must both be " + shape_to_string(kv_shape));
-  const bool has_past = ctx.has_input(3) && ctx.has_input(4);
-  if (has_past) {
+  p.has_past = ctx.has_input(3) && ctx.has_input(4);
+  if (p.has_past) {
     const Tensor& pk = ctx.input(3);
-    if (pk.rank() != 4 || pk.dim(0) != g.batch || pk.dim(1) != g.kv || pk.dim(3) != g.head ||
+    if (pk.rank() != 4 || pk.dim(0) != p.batch || pk.dim(1) != p.kv || pk.dim(3) != p.head ||
         ctx.input(4).shape() != pk.shape())
       return ctx.fail("past_key and past_value must both be [batch, kv_num_heads, length, head_size] = [" +
-                      to_string(g.batch) + ", " + to_string(g.kv) + ", L, " + to_string(g.head) + "]");
-    g.past_buffer = pk.dim(2);
+                      to_string(p.batch) + ", " + to_string(p.kv) + ", L, " + to_string(p.head) + "]");
+    p.past_buffer = pk.dim(2);
   }
-  const Tensor &lens = ctx.input(5), &total_t = ctx.input(6);
-  if (lens.dtype() != DType::I32 || lens.numel() != g.batch || total_t.dtype() != DType::I32 || total_t.numel() != 1)
+  const Tensor &lens = ctx.input(5), &total = ctx.input(6);
+  if (lens.dtype() != DType::I32 || lens.numel() != p.batch || total.dtype() != DType::I32 || total.numel() != 1)
     return ctx.fail("seqlens_k must be int32 [batch] and total_sequence_length an int32 scalar");
-  const int64_t total = total_t.data<int32_t>()[0];
+  p.total = total.data<int32_t>()[0];
   // The cache holds at most the past's room and the new tokens: the present cache is never larger
   // than the inputs it is made from.
-  if (total < g.seq || total > g.past_buffer + g.seq)
-    return ctx.fail("total_sequence_length " + to_string(total) + " is not between the sequence length " +
-                    to_string(g.seq) + " and the past's length + the sequence length (" +
-                    to_string(g.past_buffer + g.seq) + ")");
-  g.present = std::max(total, g.past_buffer);
-  const bool rotary = node.attr_int("do_rotary", 0) != 0, interleaved = node.attr_int("rotary_interleaved", 0) != 0;
-  std::vector<float> cosc, sinc;
-  int64_t rot_positions = 0;
-  if (rotary) {
+  if (p.total < p.seq || p.total > p.past_buffer + p.seq)
+    return ctx.fail("total_sequence_length " + to_string(p.total) + " is not between the sequence length " +
+                    to_string(p.seq) + " and the past's length + the sequence length (" +
+                    to_string(p.past_buffer + p.seq) + ")");
+  p.present = std::max(p.total, p.past_buffer);
+  p.rotary = node.attr_int("do_rotary", 0) != 0;
+  p.interleaved = node.attr_int("rotary_interleaved", 0) != 0;
+  if (p.rotary) {
     if (!ctx.has_input(7) || !ctx.has_input(8) || ctx.input(7).rank() != 2 ||
         ctx.input(8).shape() != ctx.input(7).shape())
       return ctx.fail("do_rotary needs cos_cache and sin_cache, both [positions, rotary_dim / 2]");
-    rot_positions = ctx.input(7).dim(0);
-    g.rot_dim = 2 * ctx.input(7).dim(1);
-    if (g.rot_dim > g.head)
-      return ctx.fail("rotary dim " + to_string(g.rot_dim) + " exceeds head_size " + to_string(g.head));
-    cosc = floats_of(ctx, 7);
-    sinc = floats_of(ctx, 8);
+    p.rot_positions = ctx.input(7).dim(0);
+    p.rot_dim = 2 * ctx.input(7).dim(1);
+    if (p.rot_dim > p.head)
+      return ctx.fail("rotary dim " + to_string(p.rot_dim) + " exceeds head_size " + to_string(p.head));
   }
-  const double scale_attr = node.attr_float("scale", 0.f);
-  const double scale = scale_attr != 0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(g.head));
-  const double softcap = node.attr_float("softcap", 0.f);
-  const int64_t window = node.attr_int("local_window_size", -1);
-  const bool smooth = node.attr_int("smooth_softmax", 0) != 0;
+  const double scale = node.attr_float("scale", 0.f);
+  p.scale = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(p.head));
+  p.softcap = node.attr_float("softcap", 0.f);
+  p.window = node.attr_int("local_window_size", -1);
+  p.smooth = node.attr_int("smooth_softmax", 0) != 0;
+  return Status::ok();
+}
 
-  const std::vector<float> qin = floats_of(ctx, 0), kin = packed ? std::vector<float>{} : floats_of(ctx, 1),
-                           vin = packed ? std::vector<float>{} : floats_of(ctx, 2);
-  const std::vector<float> pk = has_past ? floats_of(ctx, 3) : std::vector<float>{},
-                           pv = has_past ? floats_of(ctx, 4) : std::vector<float>{};
-  const int32_t* len = lens.data<int32_t>();
-  const int64_t H = g.head, qw = packed ? (g.heads + 2 * g.kv) * H : g.heads * H;
-  std::vector<float> present_k(static_cast<size_t>(g.batch * g.kv * g.present * H), 0.f),
-      present_v(present_k.size(), 0.f);
-  std::vector<float> out(static_cast<size_t>(g.batch * g.seq * g.heads * H), 0.f);
-  const bool first_prompt = g.seq > 1 && g.seq == total;
-  for (int64_t b = 0; b < g.batch; ++b) {
-    const int64_t tot_b = int64_t{len[b]} + 1;
-    const int64_t past_b = first_prompt ? 0 : tot_b - g.seq;
-    if (tot_b < 1 || tot_b > g.present || past_b < 0 || past_b > g.past_buffer + (first_prompt ? g.seq : 0))
-      return ctx.fail("seqlens_k[" + to_string(b) + "] = " + to_string(len[b]) + " does not fit a step of " +
-                      to_string(g.seq) + " tokens after a past of " + to_string(g.past_buffer));
-    if (rotary && past_b + g.seq > rot_positions)
-      return ctx.fail("position " + to_string(past_b + g.seq - 1) + " is past the rotary caches' " +
-                      to_string(rot_positions) + " positions");
-    // The cache: the past tokens, then the new keys (rotated) and values.
-    for (int64_t h = 0; h < g.kv; ++h) {
-      float* dk = present_k.data() + ((b * g.kv + h) * g.present) * H;
-      float* dv = present_v.data() + ((b * g.kv + h) * g.present) * H;
-      if (has_past && past_b > 0) {
-        std::memcpy(dk, pk.data() + ((b * g.kv + h) * g.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
-        std::memcpy(dv, pv.data() + ((b * g.kv + h) * g.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
+// Batch b's present cache: its past tokens, then the new keys (rotated) and values.
+void gqa_fill_cache(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b) {
+  const int64_t H = p.head, qw = p.q_width();
+  for (int64_t h = 0; h < p.kv; ++h) {
+    float* dk = d.present_k.data() + ((b * p.kv + h) * p.present) * H;
+    float* dv = d.present_v.data() + ((b * p.kv + h) * p.present) * H;
+    if (p.has_past && past_b > 0) {
+      std::memcpy(dk, d.past_k.data() + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
+      std::memcpy(dv, d.past_v.data() + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
+    }
+    for (int64_t s = 0; s < p.seq && past_b + s < p.present; ++s) {
+      const float* ks = p.packed ? d.q.data() + (b * p.seq + s) * qw + (p.heads + h) * H
+                                 : d.k.data() + ((b * p.seq + s) * p.kv + h) * H;
+      const float* vs = p.packed ? d.q.data() + (b * p.seq + s) * qw + (p.heads + p.kv + h) * H
+                                 : d.v.data() + ((b * p.seq + s) * p.kv + h) * H;
+      float* kd = dk + (past_b + s) * H;
+      std::memcpy(kd, ks, static_cast<size_t>(H) * 4);
+      std::memcpy(dv + (past_b + s) * H, vs, static_cast<size_t>(H) * 4);
+      if (p.rotary) rotate(kd, past_b + s, d, p);
+    }
+  }
+}
+
+// Batch b's outputs: each query head against its group's cache, causal (and within the window),
+// over the first tot_b positions.
+void gqa_attend(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b, int64_t tot_b) {
+  const int64_t H = p.head, qw = p.q_width();
+  std::vector<float> qh(static_cast<size_t>(H));
+  std::vector<double> score(static_cast<size_t>(p.present));
+  for (int64_t s = 0; s < p.seq; ++s)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      std::memcpy(qh.data(), d.q.data() + (b * p.seq + s) * qw + h * H, static_cast<size_t>(H) * 4);
+      const int64_t pos = past_b + s;
+      if (p.rotary) rotate(qh.data(), pos, d, p);
+      const int64_t kvh = h / (p.heads / p.kv);
+      const float* kc = d.present_k.data() + ((b * p.kv + kvh) * p.present) * H;
+      const float* vc = d.present_v.data() + ((b * p.kv + kvh) * p.present) * H;
+      const int64_t end = std::min(pos + 1, tot_b);
+      const int64_t begin = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;  // the last `window` keys
+      double top = p.smooth ? 0.0 : -INFINITY;  // smooth softmax: one more logit, 0
+      for (int64_t j = begin; j < end; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < H; ++e) dot += static_cast<double>(qh[static_cast<size_t>(e)]) * kc[j * H + e];
+        dot *= p.scale;
+        if (p.softcap > 0) dot = p.softcap * std::tanh(dot / p.softcap);
+        score[static_cast<size_t>(j)] = dot;
+        top = std::max(top, dot);
       }
-      for (int64_t s = 0; s < g.seq && past_b + s < g.present; ++s) {
-        const float* ks = packed ? qin.data() + (b * g.seq + s) * qw + (g.heads + h) * H
-                                 : kin.data() + ((b * g.seq + s) * g.kv + h) * H;
-        const float* vs = packed ? qin.data() + (b * g.seq + s) * qw + (g.heads + g.kv + h) * H
-                                 : vin.data() + ((b * g.seq + s) * g.kv + h) * H;
-        float* kd = dk + (past_b + s) * H;
-        std::memcpy(kd, ks, static_cast<size_t>(H) * 4);
-        std::memcpy(dv + (past_b + s) * H, vs, static_cast<size_t>(H) * 4);
-        if (rotary) rotate(kd, past_b + s, cosc, sinc, g.rot_dim, interleaved);
+      double sum = p.smooth ? std::exp(-top) : 0.0;
+      for (int64_t j = begin; j < end; ++j)
+        sum += (score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top));
+      float* o = d.out.data() + ((b * p.seq + s) * p.heads + h) * H;
+      for (int64_t j = begin; j < end && sum > 0; ++j) {
+        const double w = score[static_cast<size_t>(j)] / sum;
+        for (int64_t e = 0; e < H; ++e) o[e] += static_cast<float>(w * vc[j * H + e]);
       }
     }
-    // Each query head against its group's cache, causal (and within the window).
-    std::vector<float> qh(static_cast<size_t>(H));
-    std::vector<double> score(static_cast<size_t>(g.present));
-    for (int64_t s = 0; s < g.seq; ++s)
-      for (int64_t h = 0; h < g.heads; ++h) {
-        std::memcpy(qh.data(), qin.data() + (b * g.seq + s) * qw + h * H, static_cast<size_t>(H) * 4);
-        const int64_t pos = past_b + s;
-        if (rotary) rotate(qh.data(), pos, cosc, sinc, g.rot_dim, interleaved);
-        const int64_t kvh = h / (g.heads / g.kv);
-        const float* kc = present_k.data() + ((b * g.kv + kvh) * g.present) * H;
-        const float* vc = present_v.data() + ((b * g.kv + kvh) * g.present) * H;
-        const int64_t end = std::min(pos + 1, tot_b);
-        const int64_t begin = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;  // the last `window` keys
-        double top = smooth ? 0.0 : -INFINITY;
-        for (int64_t j = begin; j < end; ++j) {
-          double d = 0;
-          for (int64_t e = 0; e < H; ++e) d += static_cast<double>(qh[static_cast<size_t>(e)]) * kc[j * H + e];
-          d *= scale;
-          if (softcap > 0) d = softcap * std::tanh(d / softcap);
-          score[static_cast<size_t>(j)] = d;
-          top = std::max(top, d);
-        }
-        double sum = smooth ? std::exp(-top) : 0.0;
-        for (int64_t j = begin; j < end; ++j)
-          sum += (score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top));
-        float* o = out.data() + ((b * g.seq + s) * g.heads + h) * H;
-        for (int64_t j = begin; j < end && sum > 0; ++j) {
-          const double p = score[static_cast<size_t>(j)] / sum;
-          for (int64_t e = 0; e < H; ++e) o[e] += static_cast<float>(p * vc[j * H + e]);
-        }
-      }
+}
+
+Status gqa_kernel(runtime::KernelContext& ctx) {
+  GqaPlan p;
+  MS_RETURN_IF_ERROR(gqa_plan(ctx, p));
+  GqaData d;
+  d.q = floats_of(ctx, 0);
+  if (!p.packed) d.k = floats_of(ctx, 1), d.v = floats_of(ctx, 2);
+  if (p.has_past) d.past_k = floats_of(ctx, 3), d.past_v = floats_of(ctx, 4);
+  if (p.rotary) d.cos = floats_of(ctx, 7), d.sin = floats_of(ctx, 8);
+  d.present_k.assign(static_cast<size_t>(p.batch * p.kv * p.present * p.head), 0.f);
+  d.present_v.assign(d.present_k.size(), 0.f);
+  d.out.assign(static_cast<size_t>(p.batch * p.seq * p.heads * p.head), 0.f);
+  const int32_t* len = ctx.input(5).data<int32_t>();
+  const bool first_prompt = p.seq > 1 && p.seq == p.total;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t tot_b = int64_t{len[b]} + 1;
+    const int64_t past_b = first_prompt ? 0 : tot_b - p.seq;
+    if (tot_b < 1 || tot_b > p.present || past_b < 0 || past_b > p.past_buffer)
+      return ctx.fail("seqlens_k[" + to_string(b) + "] = " + to_string(len[b]) + " does not fit a step of " +
+                      to_string(p.seq) + " tokens after a past of " + to_string(p.past_buffer));
+    if (p.rotary && past_b + p.seq > p.rot_positions)
+      return ctx.fail("position " + to_string(past_b + p.seq - 1) + " is past the rotary caches' " +
+                      to_string(p.rot_positions) + " positions");
+    gqa_fill_cache(p, d, b, past_b);
+    gqa_attend(p, d, b, past_b, tot_b);
   }
-  const DType dt = q_in.dtype();
-  MS_RETURN_IF_ERROR(write_output(ctx, 0, dt, {g.batch, g.seq, g.heads * H}, out));
-  MS_RETURN_IF_ERROR(write_output(ctx, 1, dt, {g.batch, g.kv, g.present, H}, present_k));
-  MS_RETURN_IF_ERROR(write_output(ctx, 2, dt, {g.batch, g.kv, g.present, H}, present_v));
+  const DType dt = ctx.input(0).dtype();
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, dt, {p.batch, p.seq, p.heads * p.head}, d.out));
+  MS_RETURN_IF_ERROR(write_output(ctx, 1, dt, {p.batch, p.kv, p.present, p.head}, d.present_k));
+  MS_RETURN_IF_ERROR(write_output(ctx, 2, dt, {p.batch, p.kv, p.present, p.head}, d.present_v));
   ctx.set_impl("ref");
   return Status::ok();
 }

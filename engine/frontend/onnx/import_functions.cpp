@@ -143,6 +143,9 @@ class Inliner {
     return Status::ok();
   }
 
+  using Names = std::map<std::string, std::string>;
+  using Given = std::map<std::string, const onnx::AttributeProto*>;
+
   Status emit(onnx::NodeProto n, google::protobuf::RepeatedPtrField<onnx::NodeProto>& out, int depth) {
     MS_RETURN_IF_ERROR(expand_subgraphs(n, depth));
     const Function* fn = find(n);
@@ -152,77 +155,97 @@ class Inliner {
     }
     const std::string call =
         n.name().empty() ? (n.output_size() && !n.output(0).empty() ? n.output(0) : n.op_type()) : n.name();
-    if (stack_.empty()) root_ = call;
-    if (std::find(stack_.begin(), stack_.end(), fn) != stack_.end()) {
-      std::string chain;
-      for (const Function* s : stack_) chain += s->label + " -> ";
-      return ctx_.invalid("node '" + root_ + "': function '" + fn->label + "' calls itself (" + chain + fn->label +
-                          ")");
-    }
-    if (depth >= kMaxDepth)
-      return ctx_.invalid("node '" + call + "': calls of function '" + fn->label + "' nest deeper than " +
-                          std::to_string(kMaxDepth) + " (a function that calls itself?)");
-    const onnx::FunctionProto& f = *fn->proto;
-    if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
-      return ctx_.invalid("node '" + call + "' passes " + std::to_string(n.input_size()) + " inputs and takes " +
-                          std::to_string(n.output_size()) + " outputs of function '" + fn->label + "', which has " +
-                          std::to_string(f.input_size()) + " and " + std::to_string(f.output_size()));
-    // The function's names -> the model's.
-    std::map<std::string, std::string> names;
-    for (int i = 0; i < f.input_size(); ++i)
-      if (!names.emplace(f.input(i), i < n.input_size() ? n.input(i) : std::string()).second)
-        return ctx_.invalid("function '" + fn->label + "' names input '" + f.input(i) + "' twice");
+    MS_RETURN_IF_ERROR(check_call(n, *fn, call, depth));
     const std::string prefix = fresh(call) + "/";
-    for (int j = 0; j < f.output_size(); ++j) {
-      const bool used = j < n.output_size() && !n.output(j).empty();
-      if (!names.emplace(f.output(j), used ? n.output(j) : fresh(prefix + f.output(j))).second)
-        return ctx_.invalid("function '" + fn->label + "' names output '" + f.output(j) + "' twice");
-    }
-    for (const auto& b : f.node())
-      for (const auto& o : b.output())
-        if (!o.empty() && !names.count(o)) names.emplace(o, fresh(prefix + o));
-    std::map<std::string, const onnx::AttributeProto*> given;
+    Names names;
+    MS_RETURN_IF_ERROR(bind_names(n, *fn, prefix, names));
+    Given given;
     for (const auto& a : n.attribute()) given[a.name()] = &a;
-
-    made_ += f.node_size();
+    made_ += fn->proto->node_size();
     if (made_ > kMaxNodes)
       return ctx_.error(ErrorCode::Unsupported,
                         "the model's functions expand to more than " + std::to_string(kMaxNodes) + " nodes");
     stack_.push_back(fn);
-    for (const auto& b : f.node()) {
-      onnx::NodeProto c = b;
-      c.set_name(prefix + (b.name().empty() ? b.op_type() : b.name()));
-      for (auto& s : *c.mutable_input()) {
-        if (s.empty()) continue;
-        auto it = names.find(s);
-        if (it == names.end())
-          return ctx_.invalid("function '" + fn->label + "': node '" + (b.name().empty() ? b.op_type() : b.name()) +
-                              "' reads '" + s + "', which the function neither takes nor makes");
-        s = it->second;
-      }
-      for (auto& s : *c.mutable_output())
-        if (!s.empty()) s = names.at(s);
-      google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
-      for (auto& a : *c.mutable_attribute()) {
-        if (!a.ref_attr_name().empty()) {
-          const onnx::AttributeProto* v = nullptr;
-          if (auto it = given.find(a.ref_attr_name()); it != given.end())
-            v = it->second;
-          else if (auto d = fn->defaults.find(a.ref_attr_name()); d != fn->defaults.end())
-            v = &d->second;
-          if (!v) continue;  // neither given nor defaulted: the attribute is absent
-          onnx::AttributeProto r = *v;
-          r.set_name(a.name());
-          *attrs.Add() = std::move(r);
-          continue;
-        }
-        rename_in_subgraphs(a, names);
-        *attrs.Add() = std::move(a);
-      }
-      c.mutable_attribute()->Swap(&attrs);
+    for (const auto& b : fn->proto->node()) {
+      onnx::NodeProto c;
+      MS_RETURN_IF_ERROR(instantiate(b, *fn, prefix, names, given, c));
       MS_RETURN_IF_ERROR(emit(std::move(c), out, depth + 1));
     }
     stack_.pop_back();
+    return Status::ok();
+  }
+
+  // Refuses recursion, runaway nesting and more arguments than the function has.
+  Status check_call(const onnx::NodeProto& n, const Function& fn, const std::string& call, int depth) {
+    if (stack_.empty()) root_ = call;
+    if (std::find(stack_.begin(), stack_.end(), &fn) != stack_.end()) {
+      std::string chain;
+      for (const Function* s : stack_) chain += s->label + " -> ";
+      return ctx_.invalid("node '" + root_ + "': function '" + fn.label + "' calls itself (" + chain + fn.label + ")");
+    }
+    if (depth >= kMaxDepth)
+      return ctx_.invalid("node '" + call + "': calls of function '" + fn.label + "' nest deeper than " +
+                          std::to_string(kMaxDepth));
+    const onnx::FunctionProto& f = *fn.proto;
+    if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
+      return ctx_.invalid("node '" + call + "' passes " + std::to_string(n.input_size()) + " inputs and takes " +
+                          std::to_string(n.output_size()) + " outputs of function '" + fn.label + "', which has " +
+                          std::to_string(f.input_size()) + " and " + std::to_string(f.output_size()));
+    return Status::ok();
+  }
+
+  // The function's names -> the model's: inputs and used outputs to the call's, the rest to fresh
+  // names under the call's prefix.
+  Status bind_names(const onnx::NodeProto& n, const Function& fn, const std::string& prefix, Names& names) {
+    const onnx::FunctionProto& f = *fn.proto;
+    for (int i = 0; i < f.input_size(); ++i)
+      if (!names.emplace(f.input(i), i < n.input_size() ? n.input(i) : std::string()).second)
+        return ctx_.invalid("function '" + fn.label + "' names input '" + f.input(i) + "' twice");
+    for (int j = 0; j < f.output_size(); ++j) {
+      const bool used = j < n.output_size() && !n.output(j).empty();
+      if (!names.emplace(f.output(j), used ? n.output(j) : fresh(prefix + f.output(j))).second)
+        return ctx_.invalid("function '" + fn.label + "' names output '" + f.output(j) + "' twice");
+    }
+    for (const auto& b : f.node())
+      for (const auto& o : b.output())
+        if (!o.empty() && !names.count(o)) names.emplace(o, fresh(prefix + o));
+    return Status::ok();
+  }
+
+  // One body node as the call's: renamed values, attribute references filled in.
+  Status instantiate(const onnx::NodeProto& b, const Function& fn, const std::string& prefix, const Names& names,
+                     const Given& given, onnx::NodeProto& c) {
+    c = b;
+    const std::string label = b.name().empty() ? b.op_type() : b.name();
+    c.set_name(prefix + label);
+    for (auto& s : *c.mutable_input()) {
+      if (s.empty()) continue;
+      auto it = names.find(s);
+      if (it == names.end())
+        return ctx_.invalid("function '" + fn.label + "': node '" + label + "' reads '" + s +
+                            "', which the function neither takes nor makes");
+      s = it->second;
+    }
+    for (auto& s : *c.mutable_output())
+      if (!s.empty()) s = names.at(s);
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+    for (auto& a : *c.mutable_attribute()) {
+      if (a.ref_attr_name().empty()) {
+        rename_in_subgraphs(a, names);
+        *attrs.Add() = std::move(a);
+        continue;
+      }
+      const onnx::AttributeProto* v = nullptr;
+      if (auto it = given.find(a.ref_attr_name()); it != given.end())
+        v = it->second;
+      else if (auto d = fn.defaults.find(a.ref_attr_name()); d != fn.defaults.end())
+        v = &d->second;
+      if (!v) continue;  // neither given nor defaulted: the attribute is absent
+      onnx::AttributeProto r = *v;
+      r.set_name(a.name());
+      *attrs.Add() = std::move(r);
+    }
+    c.mutable_attribute()->Swap(&attrs);
     return Status::ok();
   }
 
