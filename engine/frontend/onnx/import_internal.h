@@ -71,6 +71,12 @@ Expected<ir::Graph> graph_from_proto(const onnx::GraphProto& gp, const std::shar
 // all subgraphs (nested calls too), and adds the domains only functions import to ctx.opsets.
 Status inline_functions(onnx::ModelProto& m, ImportContext& ctx);
 
+// --- ONNX Runtime's quantized contrib ops (import_contrib.cpp) ---
+// Expands com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
+// QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearWhere, QGemm,
+// DynamicQuantizeMatMul and MatMulIntegerToFloat into the standard ops that define them.
+Status expand_contrib_ops(onnx::ModelProto& m, const ImportContext& ctx);
+
 // --- checks (import_check.cpp) ---
 // Attribute kinds that matter for an op (If branches, Conv kernel_shape, Cast 'to', ...).
 Status check_node_attributes(const ir::Node& n, const ImportContext& ctx);

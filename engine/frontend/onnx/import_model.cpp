@@ -66,6 +66,7 @@ Expected<ir::Graph> graph_of_model(onnx::ModelProto& m, ImportContext& ctx, cons
   if (!m.has_graph()) return ctx.invalid("not a valid ONNX model (no graph)");
   MS_RETURN_IF_ERROR(read_opsets(m, ctx));
   MS_RETURN_IF_ERROR(detail::inline_functions(m, ctx));
+  MS_RETURN_IF_ERROR(detail::expand_contrib_ops(m, ctx));
 
   auto ids = std::make_shared<ir::IdSource>();
   MS_ASSIGN_OR_RETURN(ir::Graph g, detail::graph_from_proto(m.graph(), ids, ctx, /*is_main=*/true, m.mutable_graph()));

@@ -21,8 +21,9 @@ def f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def case(name, node, inputs, n_out, opset=17, initializers=()):
-    """inputs: (name, array) fed at run time; initializers: (name, array) stored in the model."""
+def case(name, node, inputs, n_out, opset=17, initializers=(), atol=None):
+    """inputs: (name, array) fed at run time; initializers: (name, array) stored in the model; atol: the
+    absolute tolerance of the comparison where it is not the default (1e-4, relative too)."""
     vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs]
     outs = [o for o in node.output[:n_out] if o]
     g = helper.make_graph([node], name, vi, [onnx.ValueInfoProto(name=o) for o in outs],
@@ -33,6 +34,8 @@ def case(name, node, inputs, n_out, opset=17, initializers=()):
     onnx.save(m, path)
     got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outs, dict(inputs))
     entry = {"model": name + ".onnx", "inputs": [], "outputs": []}
+    if atol is not None:
+        entry["atol"] = atol
     for k, v in inputs:
         np.save(os.path.join(HERE, f"{name}.in.{k}.npy"), v)
         entry["inputs"].append(k)
@@ -51,6 +54,85 @@ def nbits_weights(n, k, bits, block, zero_points):
         zp_row = (blocks * bits + 7) // 8
         inits.append(("zp", rng.integers(0, 256, size=(n * zp_row,), dtype=np.uint8)))
     return inits
+
+
+def u8(*shape):
+    return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
+def i8(*shape):
+    return rng.integers(-128, 128, size=shape, dtype=np.int8)
+
+
+def qparams(prefix, scale, zero, dtype=np.uint8):
+    return [(prefix + "_scale", np.array(scale, np.float32)), (prefix + "_zero", np.array(zero, dtype))]
+
+
+def quantized_cases():
+    """ONNX Runtime's QOperator ops (the importer expands them into DequantizeLinear, the float op and
+    QuantizeLinear): 8-bit outputs may differ by one step, as ONNX Runtime's fixed-point kernels round."""
+    out = []
+
+    def node_case(name, op, names, feeds, inits, attrs=None, atol=1, opset=17):
+        node = helper.make_node(op, names, ["y"], domain=MS, **(attrs or {}))
+        return case(name, node, feeds, 1, initializers=inits, atol=atol, opset=opset)
+
+    a, b = u8(2, 3, 4, 5), u8(1, 3, 1, 1)
+    names = ["a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero"]
+    inits = qparams("a", 0.05, 120) + qparams("b", 0.11, 30) + qparams("y", 0.08, 128)
+    out.append(node_case("qlinear_add", "QLinearAdd", names, [("a", a), ("b", b)], inits))
+    inits8 = qparams("a", 0.05, -3, np.int8) + qparams("b", 0.02, 7, np.int8) + qparams("y", 0.04, 1, np.int8)
+    out.append(node_case("qlinear_mul_int8", "QLinearMul", names, [("a", i8(2, 3, 4)), ("b", i8(4))], inits8))
+    x = u8(2, 3, 6, 6)
+    xnames = ["x", "x_scale", "x_zero", "y_scale", "y_zero"]
+    out.append(node_case("qlinear_sigmoid", "QLinearSigmoid", xnames, [("x", x)],
+                         qparams("x", 0.06, 128) + qparams("y", 1 / 256, 0)))
+    out.append(node_case("qlinear_leaky_relu_int8", "QLinearLeakyRelu", xnames, [("x", i8(2, 3, 6))],
+                         qparams("x", 0.05, 2, np.int8) + qparams("y", 0.03, -20, np.int8), {"alpha": 0.2}))
+    out.append(node_case("qlinear_softmax", "QLinearSoftmax", xnames, [("x", u8(2, 4, 10))],
+                         qparams("x", 0.08, 128) + qparams("y", 1 / 256, 0), {"opset": 13, "axis": -1}))
+    out.append(node_case("qlinear_softmax_op12", "QLinearSoftmax", xnames, [("x", u8(2, 3, 4))],
+                         qparams("x", 0.1, 100) + qparams("y", 1 / 256, 0), {"opset": 12, "axis": 1}))
+    out.append(node_case("qlinear_global_pool", "QLinearGlobalAveragePool", xnames, [("x", x)],
+                         qparams("x", 0.06, 128) + qparams("y", 0.02, 100)))
+    out.append(node_case("qlinear_average_pool", "QLinearAveragePool", xnames, [("x", u8(1, 4, 7, 7))],
+                         qparams("x", 0.06, 128) + qparams("y", 0.05, 120),
+                         {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 0}))
+    out.append(node_case("qlinear_average_pool_nhwc", "QLinearAveragePool", xnames, [("x", u8(1, 7, 7, 4))],
+                         qparams("x", 0.06, 128) + qparams("y", 0.05, 120),
+                         {"kernel_shape": [2, 2], "strides": [2, 2], "channels_last": 1}))
+    cnames = ["y_scale", "y_zero", "x0", "x0_scale", "x0_zero", "x1", "x1_scale", "x1_zero", "x2", "x2_scale",
+              "x2_zero"]
+    out.append(node_case("qlinear_concat", "QLinearConcat", cnames,
+                         [("x0", u8(2, 3, 4)), ("x1", u8(2, 1, 4)), ("x2", u8(2, 2, 4))],
+                         qparams("y", 0.1, 128) + qparams("x0", 0.1, 128) + qparams("x1", 0.05, 10) +
+                         qparams("x2", 0.2, 200), {"axis": 1}))
+    wnames = ["c", "x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"]
+    out.append(node_case("qlinear_where", "QLinearWhere", wnames,
+                         [("c", rng.random((3, 4)) > 0.5), ("x", u8(3, 4)), ("w", u8(4))],
+                         qparams("x", 0.1, 128) + qparams("w", 0.05, 10) + qparams("y", 0.08, 100)))
+    # QGemm: uint8 activations, int8 weights per output column (transB), an int32 bias at
+    # a_scale * b_scale, a quantized output; then a float output with alpha and no bias.
+    w, ws = i8(6, 16), (rng.random(6).astype(np.float32) * 0.02 + 0.01)
+    gnames = ["a", "a_scale", "a_zero", "w", "w_scale", "w_zero", "bias", "y_scale", "y_zero"]
+    ginits = qparams("a", 0.05, 128) + [("w", w), ("w_scale", ws), ("w_zero", np.zeros(6, np.int8)),
+                                        ("bias", rng.integers(-500, 500, size=6, dtype=np.int32))] + \
+        qparams("y", 0.3, 128)
+    out.append(node_case("qgemm", "QGemm", gnames, [("a", u8(3, 16))], ginits, {"transB": 1}))
+    ginits_f = qparams("a", 0.05, 128) + [("w", i8(16, 6)), ("w_scale", np.array(0.02, np.float32)),
+                                          ("w_zero", np.array(3, np.int8))]
+    out.append(node_case("qgemm_float_alpha", "QGemm", gnames[:6], [("a", u8(3, 16))], ginits_f, {"alpha": 0.5},
+                         atol=1e-4))
+    dnames = ["x", "w", "w_scale", "w_zero", "bias"]
+    out.append(node_case("dynamic_quantize_matmul", "DynamicQuantizeMatMul", dnames, [("x", f32(2, 3, 16))],
+                         [("w", i8(16, 8)), ("w_scale", rng.random(8).astype(np.float32) * 0.02 + 0.01),
+                          ("w_zero", np.zeros(8, np.int8)), ("bias", f32(8))], atol=1e-4))
+    mnames = ["a", "w", "a_scale", "w_scale", "a_zero", "w_zero", "bias"]
+    out.append(node_case("matmul_integer_to_float", "MatMulIntegerToFloat", mnames, [("a", u8(4, 16))],
+                         [("w", i8(16, 8)), ("a_scale", np.array(0.04, np.float32)),
+                          ("w_scale", np.array(0.03, np.float32)), ("a_zero", np.array(120, np.uint8)),
+                          ("w_zero", np.array(2, np.int8)), ("bias", f32(8))], atol=1e-4))
+    return out
 
 
 def main():
@@ -118,6 +200,7 @@ def main():
     cases.append(case("matmul_4bit_row_block16", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
                                                                   domain=MS, K=64, N=8, bits=4, block_size=16),
                       [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 4, 16, True)))
+    cases += quantized_cases()
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
