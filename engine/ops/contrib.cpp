@@ -3,6 +3,7 @@
 // SkipSimplifiedLayerNormalization (com.microsoft) and SimplifiedLayerNormalization (which ONNX Runtime registers in
 // ai.onnx, opset 1), and the GELU forms FastGelu, BiasGelu, QuickGelu and Gelu (com.microsoft). Semantics follow ONNX
 // Runtime's contrib op documentation; the CPU kernels are in backends/cpu/contrib.cpp.
+#include "engine/ops/contrib_internal.h"
 #include "engine/ops/families.h"
 #include "engine/ops/nn_internal.h"
 
@@ -12,22 +13,6 @@ namespace {
 using nn::io_cost;
 using nn::require_float;
 using std::to_string;
-
-constexpr const char* kMs = "com.microsoft";
-
-OpSchema ms_schema(std::string op, int min_in, int max_in, int min_out, int max_out, OpCategory cat,
-                   std::function<Status(InferContext&)> infer, double flops_per_output) {
-  return OpSchema{std::move(op),
-                  kMs,
-                  1,
-                  min_in,
-                  max_in,
-                  min_out,
-                  max_out,
-                  cat,
-                  std::move(infer),
-                  [flops_per_output](const CostContext& c) { return io_cost(c, flops_per_output); }};
-}
 
 // Dims of input i, or null.
 const std::vector<int64_t>* dims(const InferContext& ctx, size_t i) { return ctx.has_input(i) ? ctx.dims(i) : nullptr; }
@@ -242,6 +227,7 @@ void register_contrib_ops(Registry& r) {
   r.add(ms_schema("BiasGelu", 2, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("QuickGelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 6));
   r.add(ms_schema("Gelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
+  register_contrib_attention_ops(r);
 }
 
 }  // namespace ms::ops

@@ -6,14 +6,6 @@
 namespace ms::ops::elementwise {
 namespace {
 
-std::function<Status(InferContext&)> same_type(TypeSet set) {
-  return [set](InferContext& ctx) -> Status {
-    MS_RETURN_IF_ERROR(check_dtype(ctx, 0, set));
-    set_same_shape_output(ctx, 0, 0, ctx.in(0).dtype);
-    return Status::ok();
-  };
-}
-
 Status infer_celu(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_dtype(ctx, 0, TypeSet::Float));
   // celu(x) = max(0,x) + min(0, alpha*(exp(x/alpha)-1)): alpha divides.

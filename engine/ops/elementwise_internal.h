@@ -1,6 +1,7 @@
 // Private helpers shared by the elementwise schema files (ops/elementwise*.cpp).
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 
@@ -49,6 +50,15 @@ Status broadcast_all_inputs(const InferContext& ctx, BroadcastResult& out);
 void set_broadcast_output(InferContext& ctx, size_t i, DType dtype, const BroadcastResult& b);
 // Output i = input j's shape with `dtype` (keeps symbolic names).
 void set_same_shape_output(InferContext& ctx, size_t i, size_t j, DType dtype);
+
+// Inference of a unary op whose output has input 0's shape and type, from `set`.
+inline std::function<Status(InferContext&)> same_type(TypeSet set) {
+  return [set](InferContext& ctx) -> Status {
+    MS_RETURN_IF_ERROR(check_dtype(ctx, 0, set));
+    set_same_shape_output(ctx, 0, 0, ctx.in(0).dtype);
+    return Status::ok();
+  };
+}
 
 // Cost: flops = output numel x flops_per_element, bytes = inputs + outputs.
 std::function<Cost(const CostContext&)> cost_per_element(double flops_per_element);

@@ -4,14 +4,6 @@
 namespace ms::ops::elementwise {
 namespace {
 
-std::function<Status(InferContext&)> same_type(TypeSet set) {
-  return [set](InferContext& ctx) -> Status {
-    MS_RETURN_IF_ERROR(check_dtype(ctx, 0, set));
-    set_same_shape_output(ctx, 0, 0, ctx.in(0).dtype);
-    return Status::ok();
-  };
-}
-
 Status infer_is_inf_nan(InferContext& ctx) {
   MS_RETURN_IF_ERROR(check_dtype(ctx, 0, TypeSet::Float));
   set_same_shape_output(ctx, 0, 0, DType::Bool);

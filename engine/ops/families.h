@@ -29,5 +29,7 @@ void register_string_ops(Registry& r);    // ops/string.cpp: StringConcat, Strin
                                           // RegexFullMatch
 void register_contrib_ops(Registry& r);   // ops/contrib.cpp: ONNX Runtime's MatMulNBits, Skip*LayerNormalization,
                                           // SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu
-void register_bitwise_ops(Registry& r);   // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
+void register_contrib_attention_ops(Registry& r);  // ops/contrib_attention.cpp: ONNX Runtime's Attention,
+                                                   // MultiHeadAttention, RotaryEmbedding, EmbedLayerNormalization
+void register_bitwise_ops(Registry& r);            // ops/bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 }  // namespace ms::ops

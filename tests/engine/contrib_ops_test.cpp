@@ -1,8 +1,7 @@
-// ONNX Runtime's contrib ops (MatMulNBits, GroupQueryAttention, SkipLayerNormalization,
-// SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, FastGelu, BiasGelu, QuickGelu, Gelu,
-// LayerNormalization below opset 17, the QOperator quantized ops and a CNN quantized to them by
-// make_qoperator_cnn.py): each model of tests/data/contrib (made by its make_*.py) in both modes
-// against the outputs ONNX Runtime 1.32 gave for the same inputs; then the refusals.
+// ONNX Runtime's contrib ops: each model of tests/data/contrib (made by its make_*.py: single ops,
+// tiny_llm.onnx in GenAI's form, a CNN quantized to the QOperator ops, a BERT fused by the
+// transformer optimizer) in both modes against the outputs ONNX Runtime 1.32 gave for the same
+// inputs; then the refusals.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -69,9 +68,9 @@ TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 37));
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 52));
 
-TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 37u); }
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 52u); }
 
 using Attrs = std::map<std::string, ir::Attribute>;
 
@@ -149,6 +148,46 @@ TEST(ContribOp, GroupQueryAttentionRefusals) {
   Attrs rot = heads;
   rot["do_rotary"] = int64_t{1};
   EXPECT_NE(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total}, rot).find("cos_cache"),
+            std::string::npos);
+}
+
+TEST(ContribOp, AttentionFamilyRefusals) {
+  const Tensor x = Tensor::zeros(DType::F32, {1, 3, 8}), w = Tensor::zeros(DType::F32, {8, 24});
+  const Attrs heads = {{"num_heads", int64_t{2}}};
+  EXPECT_EQ(error_of("Attention", {x, w}, heads), "(no error)");
+  Attrs rotary = heads;
+  rotary["do_rotary"] = int64_t{1};
+  EXPECT_NE(error_of("Attention", {x, w}, rotary).find("'do_rotary' and 'past_present_share_buffer' are not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of("Attention", {x, Tensor::zeros(DType::F32, {8, 25})}, heads).find("not three equal parts"),
+            std::string::npos);
+  EXPECT_NE(error_of("Attention", {x, w, Tensor(), Tensor::zeros(DType::I32, {1, 2})}, heads)
+                .find("mask [1,2] is not [batch], [2 x batch], [batch, 3] or [batch, 3, 3]"),
+            std::string::npos)
+      << error_of("Attention", {x, w, Tensor(), Tensor::zeros(DType::I32, {1, 2})}, heads);
+  EXPECT_NE(error_of("Attention", {x, w, Tensor(), Tensor(), Tensor(), Tensor::zeros(DType::F32, {1, 2, 3, 4})}, heads)
+                .find("attention_bias [1,2,3,4] must be [batch or 1, heads or 1, 3, 3]"),
+            std::string::npos);
+  // MultiHeadAttention: a key without its value; a packed query with a bias.
+  EXPECT_NE(error_of("MultiHeadAttention", {x, x}, heads).find("value is required"), std::string::npos);
+  EXPECT_NE(
+      error_of("MultiHeadAttention",
+               {Tensor::zeros(DType::F32, {1, 3, 2, 3, 4}), Tensor(), Tensor(), Tensor::zeros(DType::F32, {24})}, heads)
+          .find("bias with a packed query"),
+      std::string::npos);
+  // RotaryEmbedding: a position past the caches; EmbedLayerNormalization: a word id past the table.
+  const Tensor cache = Tensor::zeros(DType::F32, {4, 2});
+  EXPECT_NE(error_of("RotaryEmbedding", {x, Tensor::from_vector<int64_t>({3}, {1}), cache, cache}, heads)
+                .find("position 4 is outside the caches' 4 positions"),
+            std::string::npos)
+      << error_of("RotaryEmbedding", {x, Tensor::from_vector<int64_t>({3}, {1}), cache, cache}, heads);
+  const Tensor table = Tensor::zeros(DType::F32, {5, 4}), vec = Tensor::zeros(DType::F32, {4});
+  EXPECT_NE(error_of("EmbedLayerNormalization",
+                     {Tensor::from_vector<int32_t>({1, 7}, {1, 2}), Tensor(), table, table, Tensor(), vec, vec}, {})
+                .find("input_ids id 7 is outside the table's 5 rows"),
+            std::string::npos);
+  EXPECT_NE(error_of("EmbedLayerNormalization", {Tensor::from_vector<int32_t>({1}, {1, 1}), Tensor(), table}, {})
+                .find("input 3 is required"),
             std::string::npos);
 }
 

@@ -72,6 +72,7 @@ const runtime::KernelRegistry& CpuBackend::kernels() {
     register_preview_kernels(*r);
     register_bitwise_kernels(*r);
     register_contrib_kernels(*r);
+    register_contrib_attention_kernels(*r);
     register_sequence_kernels(*r);
     register_string_kernels(*r);
     return r;

@@ -65,7 +65,10 @@ void register_preview_kernels(runtime::KernelRegistry& r);   // preview*.cpp: tr
 void register_sequence_kernels(runtime::KernelRegistry& r);  // sequence.cpp: Sequence*, Optional*
 void register_string_kernels(runtime::KernelRegistry& r);    // string.cpp: StringConcat, StringSplit, ...
 void register_contrib_kernels(runtime::KernelRegistry& r);   // contrib.cpp: ONNX Runtime's MatMulNBits, norms, GELUs
-void register_bitwise_kernels(runtime::KernelRegistry& r);   // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
+void register_contrib_attention_kernels(
+    runtime::KernelRegistry& r);                            // contrib_attention.cpp: Attention, MultiHeadAttention,
+                                                            // RotaryEmbedding, EmbedLayerNormalization
+void register_bitwise_kernels(runtime::KernelRegistry& r);  // bitwise.cpp: BitwiseAnd/Or/Xor/Not, BitCast
 
 // The CPU backend a kernel runs on (kernels registered here only ever run on it).
 inline CpuBackend& cpu_backend(runtime::KernelContext& ctx) { return static_cast<CpuBackend&>(ctx.backend()); }

@@ -21,18 +21,30 @@ def f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
-def case(name, node, inputs, n_out, opset=17, initializers=(), atol=None):
-    """inputs: (name, array) fed at run time; initializers: (name, array) stored in the model; atol: the
-    absolute tolerance of the comparison where it is not the default (1e-4, relative too)."""
+def single_node_model(name, node, inputs, outs, opset, initializers):
     vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs]
-    outs = [o for o in node.output[:n_out] if o]
     g = helper.make_graph([node], name, vi, [onnx.ValueInfoProto(name=o) for o in outs],
                           [onnx.numpy_helper.from_array(v, k) for k, v in initializers])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
     m.ir_version = 8
+    return m
+
+
+def case(name, node, inputs, n_out, opset=17, initializers=(), atol=None, reference=None):
+    """inputs: (name, array) fed at run time; initializers: (name, array) stored in the model; atol: the
+    absolute tolerance of the comparison where it is not the default (1e-4, relative too); reference:
+    (node, inputs) of an equivalent model that gives the expected outputs, for a form ONNX Runtime's
+    CPU provider does not run (packed operands)."""
+    outs = [o for o in node.output[:n_out] if o]
+    m = single_node_model(name, node, inputs, outs, opset, initializers)
     path = os.path.join(HERE, name + ".onnx")
     onnx.save(m, path)
-    got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outs, dict(inputs))
+    if reference:
+        ref = single_node_model(name, reference[0], reference[1], outs, opset, initializers)
+        got = ort.InferenceSession(ref.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+            outs, dict(reference[1]))
+    else:
+        got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(outs, dict(inputs))
     entry = {"model": name + ".onnx", "inputs": [], "outputs": []}
     if atol is not None:
         entry["atol"] = atol
@@ -135,6 +147,98 @@ def quantized_cases():
     return out
 
 
+def attention_cases():
+    """Attention, MultiHeadAttention, RotaryEmbedding and EmbedLayerNormalization (com.microsoft), in
+    the forms ONNX Runtime's transformer optimizer and GenAI's builder write them."""
+    out = []
+    b, s, d, n = 2, 5, 32, 4
+
+    def attn(name, attrs, feeds, inits, names, outs=("y",)):
+        node = helper.make_node("Attention", names, list(outs), domain=MS, num_heads=n, **attrs)
+        return case(name, node, feeds, len(outs), initializers=inits)
+
+    w = [("w", f32(d, 3 * d) * 0.2)]
+    x = f32(b, s, d)
+    out.append(attn("attention_lengths", {}, [("x", x), ("mask", np.array([5, 3], np.int32))],
+                    w + [("bias", f32(3 * d) * 0.1)], ["x", "w", "bias", "mask"]))
+    raw = np.ones((b, s), np.int32)
+    raw[1, 3:] = 0
+    out.append(attn("attention_raw_mask_bias", {"scale": 0.2},
+                    [("x", x), ("mask", raw), ("ab", f32(1, n, s, s))], w + [("bias", f32(3 * d) * 0.1)],
+                    ["x", "w", "bias", "mask", "", "ab"]))
+    past = f32(2, b, n, 3, d // n)
+    raw_t = np.ones((b, 5), np.int32)
+    raw_t[0, 0] = 0
+    out.append(attn("attention_gpt2_past", {"unidirectional": 1},
+                    [("x", f32(b, 2, d)), ("mask", raw_t), ("past", past)], w + [("bias", f32(3 * d) * 0.1)],
+                    ["x", "w", "bias", "mask", "past"], outs=("y", "present")))
+    out.append(attn("attention_qkv_sizes_start_end", {"qkv_hidden_sizes": [d, d, 16]},
+                    [("x", x), ("mask", np.array([5, 4, 0, 1], np.int32))],
+                    [("w", f32(d, 2 * d + 16) * 0.2), ("bias", f32(2 * d + 16) * 0.1)], ["x", "w", "bias", "mask"]))
+
+    def mha(name, attrs, feeds, names, outs=("y",), reference=None):
+        node = helper.make_node("MultiHeadAttention", names, list(outs), domain=MS, num_heads=n, **attrs)
+        ref = None
+        if reference:
+            ref = (helper.make_node("MultiHeadAttention", reference[0], list(outs), domain=MS, num_heads=n, **attrs),
+                   reference[1])
+        return case(name, node, feeds, len(outs), reference=ref)
+
+    L, h = 7, d // n
+    kpm = np.ones((b, L), np.int32)
+    kpm[0, 5:] = 0
+    out.append(mha("mha_bias_padding_mask", {},
+                   [("q", f32(b, s, d)), ("k", f32(b, L, d)), ("v", f32(b, L, d)), ("bias", f32(3 * d)),
+                    ("kpm", kpm)], ["q", "k", "v", "bias", "kpm"]))
+    out.append(mha("mha_past_causal_bias", {"unidirectional": 1},
+                   [("q", f32(b, 2, d)), ("k", f32(b, 2, d)), ("v", f32(b, 2, d)), ("ab", f32(b, n, 2, 5)),
+                    ("pk", f32(b, n, 3, h)), ("pv", f32(b, n, 3, h))],
+                   ["q", "k", "v", "", "", "ab", "pk", "pv"], outs=("y", "present_k", "present_v")))
+    # Packed forms, against ONNX Runtime on the unpacked operands.
+    q, kv, lens = f32(b, s, d), f32(b, L, n, 2, h), np.array([7, 4], np.int32)
+    out.append(mha("mha_packed_kv_lengths", {"scale": 0.3}, [("q", q), ("kv", kv), ("kpm", lens)],
+                   ["q", "kv", "", "", "kpm"],
+                   reference=(["q", "k", "v", "", "kpm"],
+                              [("q", q), ("k", kv[:, :, :, 0].reshape(b, L, d)),
+                               ("v", kv[:, :, :, 1].reshape(b, L, d)), ("kpm", lens)])))
+    qkv = f32(b, s, n, 3, h)
+    out.append(mha("mha_packed_qkv", {}, [("qkv", qkv)], ["qkv"],
+                   reference=(["q", "k", "v"], [(k, qkv[:, :, :, i].reshape(b, s, d)) for i, k in
+                                                enumerate("qkv")])))
+    out.append(mha("mha_bnsh_kv", {}, [("q", f32(b, s, d)), ("k", f32(b, n, L, h)), ("v", f32(b, n, L, h))],
+                   ["q", "k", "v"]))
+
+    def rotary(name, attrs, x, pos, half, positions=16):
+        node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS, **attrs)
+        ang = rng.random((positions, half)).astype(np.float32) * 3
+        return case(name, node, [("x", x), ("pos", pos)], 1,
+                    initializers=[("cos", np.cos(ang)), ("sin", np.sin(ang))])
+
+    out.append(rotary("rotary_bsd", {"num_heads": 2}, f32(2, 4, 32), rng.integers(0, 16, (2, 4)).astype(np.int64), 8))
+    out.append(rotary("rotary_bnsh_interleaved_offset", {"interleaved": 1}, f32(1, 2, 3, 16),
+                      np.array([2], np.int64), 8))
+    out.append(rotary("rotary_partial", {"num_heads": 2, "rotary_embedding_dim": 8}, f32(1, 3, 32),
+                      np.array([[0, 1, 2]], np.int64), 4))
+
+    def embed(name, names, feeds, inits, outs):
+        node = helper.make_node("EmbedLayerNormalization", names, list(outs), domain=MS, epsilon=1e-5)
+        return case(name, node, feeds, len(outs), initializers=inits)
+
+    ids = rng.integers(0, 50, (2, 6)).astype(np.int32)
+    mask = np.ones((2, 6), np.int32)
+    mask[1, 4:] = 0
+    tables = [("word", f32(50, 32)), ("posemb", f32(16, 32)), ("segemb", f32(2, 32)), ("gamma", f32(32)),
+              ("beta", f32(32))]
+    out.append(embed("embed_ln_bert", ["ids", "seg", "word", "posemb", "segemb", "gamma", "beta", "mask"],
+                     [("ids", ids), ("seg", rng.integers(0, 2, (2, 6)).astype(np.int32)), ("mask", mask)], tables,
+                     ("y", "mask_index", "sum")))
+    out.append(embed("embed_ln_position_ids",
+                     ["ids", "", "word", "posemb", "", "gamma", "beta", "", "pos"],
+                     [("ids", ids), ("pos", rng.integers(0, 16, (2, 6)).astype(np.int32))],
+                     [t for t in tables if t[0] != "segemb"], ("y", "mask_index")))
+    return out
+
+
 def main():
     cases = []
     x, s = f32(2, 3, 16), f32(16)
@@ -201,6 +305,7 @@ def main():
                                                                   domain=MS, K=64, N=8, bits=4, block_size=16),
                       [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 4, 16, True)))
     cases += quantized_cases()
+    cases += attention_cases()
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
