@@ -1,7 +1,8 @@
 // CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits dequantizes
-// panels of 32 rows into f32, each multiplied by Eigen while in cache; the norms run a row at a time in double sums;
-// GroupQueryAttention builds the present cache, then runs each query head against its group's
-// keys (double sums); the GELU forms are elementwise.
+// panels of 32 rows into f32, each multiplied by Eigen while in cache; the norms run a row at a time in double sums
+// (f32 skip norms: rows in parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds
+// the present cache, then runs each query head against its group's keys (double sums); the GELU forms are
+// elementwise, f32 rows vectorized per instruction set over the SIMD variants of erff, tanhf and expf.
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/backends/cpu/simd_math.h"
 
 namespace ms::cpu {
 namespace contrib {
@@ -110,6 +112,67 @@ Status simplified_ln_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+// Whether every input of a skip norm is f32.
+bool skip_ln_f32_applies(const runtime::KernelContext& ctx, size_t last) {
+  for (size_t i = 0; i <= last && i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && ctx.input(i).dtype() != DType::F32) return false;
+  return true;
+}
+
+// The f32 skip norms: rows in parallel, x + skip + bias and the row's sums (double) in one
+// vectorized pass, then the normalized row; the statistics and the sum where asked for.
+template <bool Simplified> Status skip_ln_f32(runtime::KernelContext& ctx, int64_t hidden) {
+  const Tensor &x = ctx.input(0), &skip = ctx.input(1);
+  const float* gamma = ctx.input(2).data<float>();
+  const size_t beta_at = Simplified ? 99 : 3, bias_at = Simplified ? 3 : 4;
+  const float* beta = !Simplified && ctx.has_input(beta_at) ? ctx.input(beta_at).data<float>() : nullptr;
+  const float* bias = ctx.has_input(bias_at) ? ctx.input(bias_at).data<float>() : nullptr;
+  const double eps = ctx.node().attr_float("epsilon", 1e-12f);
+  auto wants = [&](size_t i) { return i < ctx.num_outputs() && !ctx.node().outputs[i].empty(); };
+  Shape stats = x.shape();
+  stats.back() = 1;
+  MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, x.shape()));
+  // Output i's floats where it is asked for, else null.
+  auto optional_output = [&](size_t i, const Shape& shape) -> Expected<float*> {
+    if (!wants(i)) return static_cast<float*>(nullptr);
+    MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DType::F32, shape));
+    return t->data<float>();
+  };
+  float* mean = nullptr;
+  if (!Simplified) {
+    MS_ASSIGN_OR_RETURN(mean, optional_output(1, stats));
+  }
+  MS_ASSIGN_OR_RETURN(float* inv_std, optional_output(2, stats));
+  MS_ASSIGN_OR_RETURN(float* sum, optional_output(3, x.shape()));
+  const float *xs = x.data<float>(), *ss = skip.data<float>();
+  const int64_t rows = x.numel() / hidden, skip_rows = skip.numel() / hidden;
+  float* ys = y->data<float>();
+#pragma omp parallel for schedule(static) if (x.numel() > 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = xs + r * hidden;
+    const float* sr = ss + (r % skip_rows) * hidden;
+    float* yr = ys + r * hidden;
+    double s1 = 0, s2 = 0;
+#pragma omp simd reduction(+ : s1, s2)
+    for (int64_t j = 0; j < hidden; ++j) {
+      const float v = xr[j] + sr[j] + (bias ? bias[j] : 0.f);
+      yr[j] = v;
+      s1 += v;
+      s2 += static_cast<double>(v) * v;
+    }
+    if (sum) std::memcpy(sum + r * hidden, yr, static_cast<size_t>(hidden) * sizeof(float));
+    const double m = Simplified ? 0.0 : s1 / static_cast<double>(hidden);
+    const double inv = 1.0 / std::sqrt(std::max(s2 / static_cast<double>(hidden) - m * m, 0.0) + eps);
+    const auto mf = static_cast<float>(m), invf = static_cast<float>(inv);
+#pragma omp simd
+    for (int64_t j = 0; j < hidden; ++j) yr[j] = (yr[j] - mf) * invf * gamma[j] + (beta ? beta[j] : 0.f);
+    if (mean) mean[r] = mf;
+    if (inv_std) inv_std[r] = invf;
+  }
+  ctx.set_impl("simd");
+  return Status::ok();
+}
+
 template <bool Simplified> Status skip_ln_kernel(runtime::KernelContext& ctx) {
   const Tensor &x = ctx.input(0), &skip = ctx.input(1);
   if (x.rank() < 2 || x.rank() > 3)
@@ -122,6 +185,7 @@ template <bool Simplified> Status skip_ln_kernel(runtime::KernelContext& ctx) {
   const size_t beta_at = Simplified ? 99 : 3, bias_at = Simplified ? 3 : 4;
   if (!Simplified) MS_RETURN_IF_ERROR(check_vector(ctx, beta_at, "beta", hidden));
   MS_RETURN_IF_ERROR(check_vector(ctx, bias_at, "bias", hidden));
+  if (skip_ln_f32_applies(ctx, Simplified ? 3 : 4)) return skip_ln_f32<Simplified>(ctx, hidden);
   std::vector<float> sum = floats_of(ctx, 0);
   const std::vector<float> s = floats_of(ctx, 1), bias = floats_of(ctx, bias_at);
   for (size_t i = 0; i < sum.size(); ++i)
@@ -483,25 +547,52 @@ Status gqa_kernel(runtime::KernelContext& ctx) {
 
 enum class GeluForm : uint8_t { Erf, Tanh, Quick };
 
+template <GeluForm F> inline float gelu_of(float e, float alpha) {
+  if constexpr (F == GeluForm::Erf) {
+    return 0.5f * e * (1.f + erff(e * static_cast<float>(M_SQRT1_2)));
+  } else if constexpr (F == GeluForm::Tanh) {
+    return 0.5f * e * (1.f + tanhf(0.7978845608028654f * (e + 0.044715f * e * e * e)));
+  } else {
+    return e / (1.f + expf(-alpha * e));
+  }
+}
+
+// One row of n values, y = gelu(x + b): built per instruction set, each a vector loop over the SIMD
+// variants of erff, tanhf and expf.
+template <GeluForm F> MS_SIMD_CLONES void gelu_row(const float* x, const float* b, float* y, int64_t n, float alpha) {
+  if (b) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = gelu_of<F>(x[j] + b[j], alpha);
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = gelu_of<F>(x[j], alpha);
+  }
+}
+
 template <GeluForm F, bool Bias> Status gelu_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
+  const int64_t hidden = x.rank() ? x.dim(x.rank() - 1) : 1;
+  const bool bias = Bias && ctx.num_inputs() > 1 && ctx.has_input(1);
+  if (bias) MS_RETURN_IF_ERROR(check_vector(ctx, 1, "bias", hidden));
+  const float alpha = ctx.node().attr_float("alpha", 1.702f);
+  if (x.dtype() == DType::F32 && (!bias || ctx.input(1).dtype() == DType::F32) && hidden > 0) {
+    // f32: rows in parallel, each a vectorized loop (the SIMD variants of erff, tanhf, expf).
+    MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, x.shape()));
+    const float* src = x.data<float>();
+    const float* b = bias ? ctx.input(1).data<float>() : nullptr;
+    float* dst = y->data<float>();
+    const int64_t rows = x.numel() / hidden;
+#pragma omp parallel for schedule(static) if (x.numel() > 32768)
+    for (int64_t r = 0; r < rows; ++r) gelu_row<F>(src + r * hidden, b, dst + r * hidden, hidden, alpha);
+    ctx.set_impl("simd");
+    return Status::ok();
+  }
   std::vector<float> v = floats_of(ctx, 0);
-  if (Bias && ctx.num_inputs() > 1 && ctx.has_input(1)) {
-    const int64_t hidden = x.rank() ? x.dim(x.rank() - 1) : 1;
-    MS_RETURN_IF_ERROR(check_vector(ctx, 1, "bias", hidden));
+  if (bias) {
     const std::vector<float> b = floats_of(ctx, 1);
     for (size_t i = 0; i < v.size(); ++i) v[i] += b[i % b.size()];
   }
-  const float alpha = ctx.node().attr_float("alpha", 1.702f);
-  for (float& e : v) {
-    if constexpr (F == GeluForm::Erf) {
-      e = 0.5f * e * (1.f + std::erf(e * static_cast<float>(M_SQRT1_2)));
-    } else if constexpr (F == GeluForm::Tanh) {
-      e = 0.5f * e * (1.f + std::tanh(0.7978845608028654f * (e + 0.044715f * e * e * e)));
-    } else {
-      e = e / (1.f + std::exp(-alpha * e));
-    }
-  }
+  for (float& e : v) e = gelu_of<F>(e, alpha);
   MS_RETURN_IF_ERROR(write_output(ctx, 0, x.dtype(), x.shape(), v));
   ctx.set_impl("ref");
   return Status::ok();

@@ -12,6 +12,7 @@
 
 #include "engine/backends/cpu/attention_fast.h"
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/nn_onednn.h"
 
 namespace ms::cpu {
 namespace contrib_attention {
@@ -148,6 +149,33 @@ const Tensor* optional(const runtime::KernelContext& ctx, size_t i) {
 
 // --- Attention ---------------------------------------------------------------------------------------
 
+// qkv [rows, cols] = x [rows, D] w [D, cols] (+ bias): oneDNN's matmul (its primitive cached by the
+// shapes), Eigen where oneDNN declines.
+Status project(runtime::KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& qkv) {
+  const int64_t rows = qkv.dim(0), cols = qkv.dim(1), k = w.dim(0);
+  const Shape a_dims{rows, k}, b_dims{k, cols}, y_dims{rows, cols};
+  Status st = nn::matmul_onednn(ctx, x.raw(), nn::strided_desc(a_dims, {k, 1}, DType::F32), w.raw(),
+                                nn::strided_desc(b_dims, {cols, 1}, DType::F32), qkv.raw(),
+                                nn::strided_desc(y_dims, {cols, 1}, DType::F32), 1.f, false,
+                                "contrib_attention|" + to_string(rows) + "|" + to_string(k) + "|" + to_string(cols));
+  if (st.code() == ErrorCode::Unsupported) {
+    Eigen::Map<const RowMatrix> xm(x.data<float>(), rows, k);
+    Eigen::Map<const RowMatrix> wm(w.data<float>(), k, cols);
+    Eigen::Map<RowMatrix>(qkv.data<float>(), rows, cols).noalias() = xm * wm;
+  } else if (!st.is_ok()) {
+    return st;
+  }
+  if (!bias) return Status::ok();
+  float* y = qkv.data<float>();
+  const float* b = bias->data<float>();
+#pragma omp parallel for schedule(static) if (rows * cols > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] += b[c];
+  }
+  return Status::ok();
+}
+
 Status attention_kernel(runtime::KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& w = ctx.input(1);
@@ -167,11 +195,7 @@ Status attention_kernel(runtime::KernelContext& ctx) {
     return ctx.fail("bias has " + to_string(ctx.input(2).numel()) + " values, the weights " + to_string(cols) +
                     " columns");
   MS_ASSIGN_OR_RETURN(Tensor qkv, ctx.scratch(DType::F32, Shape({s.batch * s.q_len, cols})));
-  Eigen::Map<const RowMatrix> xm(x.data<float>(), s.batch * s.q_len, x.dim(2));
-  Eigen::Map<const RowMatrix> wm(w.data<float>(), w.dim(0), cols);
-  Eigen::Map<RowMatrix> out(qkv.data<float>(), s.batch * s.q_len, cols);
-  out.noalias() = xm * wm;
-  if (ctx.has_input(2)) out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(ctx.input(2).data<float>(), cols);
+  MS_RETURN_IF_ERROR(project(ctx, x, w, optional(ctx, 2), qkv));
   const float* base = qkv.data<float>();
   s.q = {base, s.q_len * cols, s.head, cols, 1};
   s.k = {base + sizes[0], s.q_len * cols, s.head, cols, 1};
