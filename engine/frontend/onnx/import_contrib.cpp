@@ -7,7 +7,9 @@
 // into 8-bit kernels (FusedQLinearAdd, QLinearMatMul, FusedDynamicQuantMatMul); PyNative runs them as
 // written. Expanded ops: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearWhere, QGemm,
-// DynamicQuantizeMatMul and MatMulIntegerToFloat.
+// DynamicQuantizeMatMul and MatMulIntegerToFloat; and the quantized BERT ops of ONNX Runtime's
+// quantize_dynamic, QAttention and QEmbedLayerNormalization, into DequantizeLinear and the float
+// contrib op (Attention, EmbedLayerNormalization).
 #include <cstring>
 #include <map>
 #include <unordered_set>
@@ -135,6 +137,8 @@ class ContribExpander {
         {"QGemm", &ContribExpander::qgemm},
         {"DynamicQuantizeMatMul", &ContribExpander::dynamic_matmul},
         {"MatMulIntegerToFloat", &ContribExpander::matmul_to_float},
+        {"QAttention", &ContribExpander::qattention},
+        {"QEmbedLayerNormalization", &ContribExpander::qembed_ln},
     };
     return r;
   }
@@ -429,6 +433,42 @@ class ContribExpander {
   Status matmul_to_float(Emit& e) {
     MS_RETURN_IF_ERROR(need_inputs(e, 4, 7, {0, 1, 2, 3}));
     return integer_matmul_tail(e, e.in(0), e.in(2), e.in(4), e.in(3), e.in(5), e.in(6));
+  }
+
+  // QAttention(input, weight, bias, input_scale, weight_scale, mask_index?, input_zero_point?,
+  // weight_zero_point?, past?): the float Attention over the dequantized input and weights (the
+  // weights' DequantizeLinear is constant, folded in Graph mode).
+  Status qattention(Emit& e) {
+    MS_RETURN_IF_ERROR(need_inputs(e, 5, 9, {0, 1, 2, 3, 4}));
+    const std::string x = dq(e, e.in(0), e.in(3), e.in(6), "DequantizeLinear_input");
+    const std::string w = dq(e, e.in(1), e.in(4), e.in(7), "DequantizeLinear_weight", 1);
+    auto& a = e.node("Attention", {x, w, e.in(2), e.in(5), e.in(8)}, "Attention", e.src.output(0));
+    a.set_domain(kMs);
+    if (e.src.output_size() > 1 && !e.src.output(1).empty()) a.add_output(e.src.output(1));
+    for (const auto& attr : e.src.attribute()) *a.add_attribute() = attr;
+    return Status::ok();
+  }
+
+  // QEmbedLayerNormalization: EmbedLayerNormalization over the dequantized tables, gamma and beta.
+  Status qembed_ln(Emit& e) {
+    MS_RETURN_IF_ERROR(need_inputs(e, 18, 18, {0, 2, 3, 5, 6, 8, 9, 11, 12}));
+    const bool segments = !e.in(4).empty();
+    if (segments != !e.in(1).empty() || (segments && e.in(10).empty()))
+      return ctx_.invalid(label_ + ": segment_ids, segment_embedding and its scale go together");
+    auto table = [&](int q, int scale, int zero, const char* step) {
+      return e.in(q).empty() ? std::string() : dq(e, e.in(q), e.in(scale), e.in(zero), step);
+    };
+    const std::string word = table(2, 8, 13, "DequantizeLinear_word");
+    const std::string pos = table(3, 9, 14, "DequantizeLinear_position");
+    const std::string seg = table(4, 10, 15, "DequantizeLinear_segment");
+    const std::string gamma = table(5, 11, 16, "DequantizeLinear_gamma");
+    const std::string beta = table(6, 12, 17, "DequantizeLinear_beta");
+    auto& n = e.node("EmbedLayerNormalization", {e.in(0), e.in(1), word, pos, seg, gamma, beta, e.in(7)},
+                     "EmbedLayerNormalization", e.src.output(0));
+    n.set_domain(kMs);
+    if (e.src.output_size() > 1 && !e.src.output(1).empty()) n.add_output(e.src.output(1));
+    for (const auto& attr : e.src.attribute()) *n.add_attribute() = attr;
+    return Status::ok();
   }
 
   onnx::ModelProto& m_;

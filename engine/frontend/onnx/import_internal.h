@@ -74,7 +74,8 @@ Status inline_functions(onnx::ModelProto& m, ImportContext& ctx);
 // --- ONNX Runtime's quantized contrib ops (import_contrib.cpp) ---
 // Expands com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearWhere, QGemm,
-// DynamicQuantizeMatMul and MatMulIntegerToFloat into the standard ops that define them.
+// DynamicQuantizeMatMul, MatMulIntegerToFloat, QAttention and QEmbedLayerNormalization into the ops
+// that define them.
 Status expand_contrib_ops(onnx::ModelProto& m, const ImportContext& ctx);
 
 // --- checks (import_check.cpp) ---

@@ -2,7 +2,9 @@
 Debian's PyTorch at opset 14, then fused by ONNX Runtime's transformer optimizer
 (onnxruntime.transformers.optimizer, model_type "bert") into the contrib ops that optimized BERT
 models carry: EmbedLayerNormalization, Attention (its mask from EmbedLayerNormalization's
-mask_index), SkipLayerNormalization and BiasGelu. Adds one case to cases.json: a batch of two with
+mask_index), SkipLayerNormalization and BiasGelu; and bert_quantized.onnx, that model through
+ONNX Runtime's quantize_dynamic (int8 weights: QAttention, QEmbedLayerNormalization,
+DynamicQuantizeLinear and MatMulInteger). Adds a case for each to cases.json: a batch of two with
 padding and two segments, and ONNX Runtime's output (run after make_contrib_models.py, which rewrites
 that file).
 
@@ -73,6 +75,7 @@ def main():
     import numpy as np
     import onnx
     import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,25 +84,29 @@ def main():
         fused = optimizer.optimize_model(src, model_type="bert", num_heads=N, hidden_size=D, opt_level=0)
         path = os.path.join(HERE, "bert_optimized.onnx")
         fused.save_model_to_file(path)
-    ops = sorted({(n.domain or "ai.onnx") + "." + n.op_type for n in onnx.load(path).graph.node})
+    quantized = os.path.join(HERE, "bert_quantized.onnx")
+    quantize_dynamic(path, quantized, weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     rng = np.random.default_rng(1)
     feeds = {"input_ids": rng.integers(0, V, (2, 8)).astype(np.int64),
              "attention_mask": np.ones((2, 8), np.int64), "token_type_ids": np.zeros((2, 8), np.int64)}
     feeds["attention_mask"][1, 6:] = 0
     feeds["token_type_ids"][:, 4:] = 1
-    (got,) = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(["last_hidden_state"], feeds)
-    name = "bert_optimized"
-    for k, v in feeds.items():
-        np.save(os.path.join(HERE, f"{name}.in.{k}.npy"), v)
-    np.save(os.path.join(HERE, f"{name}.out.last_hidden_state.npy"), got)
     with open(os.path.join(HERE, "cases.json")) as f:
-        cases = [c for c in json.load(f) if c["model"] != "bert_optimized.onnx"]
-    cases.append({"model": "bert_optimized.onnx", "inputs": list(feeds), "outputs": ["last_hidden_state"]})
+        cases = [c for c in json.load(f) if c["model"] not in ("bert_optimized.onnx", "bert_quantized.onnx")]
+    for model in (path, quantized):
+        name = os.path.basename(model)[:-5]
+        (got,) = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(["last_hidden_state"], feeds)
+        for k, v in feeds.items():
+            np.save(os.path.join(HERE, f"{name}.in.{k}.npy"), v)
+        np.save(os.path.join(HERE, f"{name}.out.last_hidden_state.npy"), got)
+        cases.append({"model": name + ".onnx", "inputs": list(feeds), "outputs": ["last_hidden_state"]})
+        ops = sorted({(n.domain or "ai.onnx") + "." + n.op_type for n in onnx.load(model).graph.node})
+        print(name + ":", os.path.getsize(model), "bytes, ops:", " ".join(ops))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
-    print(name + ":", os.path.getsize(path), "bytes, ops:", " ".join(ops), ";", len(cases), "cases")
-
+    print(len(cases), "cases")
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--export":
