@@ -8,8 +8,9 @@
 // written. Expanded ops: QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat, QLinearWhere, QGemm,
 // DynamicQuantizeMatMul and MatMulIntegerToFloat; and the quantized BERT ops of ONNX Runtime's
-// quantize_dynamic, QAttention and QEmbedLayerNormalization, into DequantizeLinear and the float
-// contrib op (Attention, EmbedLayerNormalization).
+// quantize_dynamic: QAttention into its integer projection and MultiHeadAttention (or, with a past,
+// DequantizeLinear and the float Attention), QEmbedLayerNormalization into DequantizeLinear tables
+// and EmbedLayerNormalization.
 #include <cstring>
 #include <map>
 #include <unordered_set>
@@ -440,12 +441,40 @@ class ContribExpander {
   // weights' DequantizeLinear is constant, folded in Graph mode).
   Status qattention(Emit& e) {
     MS_RETURN_IF_ERROR(need_inputs(e, 5, 9, {0, 1, 2, 3, 4}));
+    if (e.in(8).empty() && (e.src.output_size() < 2 || e.src.output(1).empty())) return qattention_integer(e);
     const std::string x = dq(e, e.in(0), e.in(3), e.in(6), "DequantizeLinear_input");
     const std::string w = dq(e, e.in(1), e.in(4), e.in(7), "DequantizeLinear_weight", 1);
     auto& a = e.node("Attention", {x, w, e.in(2), e.in(5), e.in(8)}, "Attention", e.src.output(0));
     a.set_domain(kMs);
     if (e.src.output_size() > 1 && !e.src.output(1).empty()) a.add_output(e.src.output(1));
     for (const auto& attr : e.src.attribute()) *a.add_attribute() = attr;
+    return Status::ok();
+  }
+
+  // QAttention without a past: the projection as the integer product of its definition
+  // (MatMulInteger, Cast, the scale multiply and the bias: what fold-qdq turns into one int8 matmul
+  // when the input comes from a DynamicQuantizeLinear), split into Q, K and V for MultiHeadAttention,
+  // which takes the mask forms Attention takes.
+  Status qattention_integer(Emit& e) {
+    auto& mm = e.node("MatMulInteger", {e.in(0), e.in(1), e.in(6), e.in(7)}, "MatMulInteger");
+    auto& cast = e.node("Cast", {e.out_of(mm)}, "Cast");
+    set_int(cast, "to", onnx::TensorProto::FLOAT);
+    const std::string scale = e.out_of(e.node("Mul", {e.in(3), e.in(4)}, "Mul_scales"));
+    const std::string product = e.out_of(e.node("Mul", {e.out_of(cast), scale}, "Mul"));
+    const std::string qkv = e.out_of(e.node("Add", {product, e.in(2)}, "Add"));
+    auto& split = e.node("Split", {qkv}, "Split");
+    set_int(split, "axis", -1);
+    if (onnx_opset_ >= 18) set_int(split, "num_outputs", 3);
+    split.add_output(e.value("Split_k"));
+    split.add_output(e.value("Split_v"));
+    auto& a = e.node("MultiHeadAttention", {split.output(0), split.output(1), split.output(2), "", e.in(5)},
+                     "MultiHeadAttention", e.src.output(0));
+    a.set_domain(kMs);
+    for (const auto& attr : e.src.attribute())
+      if (attr.name() != "past_present_share_buffer" && attr.name() != "do_rotary") *a.add_attribute() = attr;
+    if (e.attr_int("do_rotary", 0) != 0 || e.attr_int("past_present_share_buffer", 0) != 0)
+      return ctx_.error(ErrorCode::Unsupported,
+                        label_ + ": attributes 'do_rotary' and 'past_present_share_buffer' are not supported");
     return Status::ok();
   }
 
