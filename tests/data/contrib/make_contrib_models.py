@@ -176,6 +176,20 @@ def attention_cases():
                     [("x", x), ("mask", np.array([5, 4, 0, 1], np.int32))],
                     [("w", f32(d, 2 * d + 16) * 0.2), ("bias", f32(2 * d + 16) * 0.1)], ["x", "w", "bias", "mask"]))
 
+    # QAttention: uint8 input, int8 weights per column; without a past (the integer projection and
+    # MultiHeadAttention) and with one (the float Attention).
+    qw = [("w", i8(d, 3 * d)), ("bias", f32(3 * d) * 0.1), ("xs", np.array(0.02, np.float32)),
+          ("ws", (rng.random(3 * d) * 0.01 + 0.005).astype(np.float32)), ("xz", np.array(128, np.uint8)),
+          ("wz", np.zeros(3 * d, np.int8))]
+    out.append(case("qattention_lengths",
+                    helper.make_node("QAttention", ["x", "w", "bias", "xs", "ws", "mask", "xz", "wz"], ["y"],
+                                     domain=MS, num_heads=n),
+                    [("x", u8(b, s, d)), ("mask", np.array([5, 2], np.int32))], 1, initializers=qw))
+    out.append(case("qattention_past_causal",
+                    helper.make_node("QAttention", ["x", "w", "bias", "xs", "ws", "", "xz", "wz", "past"],
+                                     ["y", "present"], domain=MS, num_heads=n, unidirectional=1),
+                    [("x", u8(b, 2, d)), ("past", f32(2, b, n, 3, d // n))], 2, initializers=qw))
+
     def mha(name, attrs, feeds, names, outs=("y",), reference=None):
         node = helper.make_node("MultiHeadAttention", names, list(outs), domain=MS, num_heads=n, **attrs)
         ref = None
