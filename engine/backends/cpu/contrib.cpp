@@ -1,9 +1,12 @@
-// CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits dequantizes
-// panels of 32 rows into f32, each multiplied by Eigen while in cache; the norms run a row at a time in double sums
+// CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits reads the 4-bit
+// bytes directly for a few rows of A, else dequantizes panels of 128 rows into f32, each multiplied
+// by oneDNN's sgemm while in cache; the norms run a row at a time in double sums
 // (f32 skip norms: rows in parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds
 // the present cache, then runs each query head against its group's keys (double sums); the GELU forms are
 // elementwise, f32 rows vectorized per instruction set over the SIMD variants of erff, tanhf and expf.
-#include <Eigen/Core>
+#include <dnnl.h>
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -272,8 +275,90 @@ MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* 
   return sum - corr;
 }
 
+#if MS_SIMD_DISPATCH
+// Four outputs of 4-bit rows at once (W rows r0..r0+3, `stride` bytes apart), blocks of a multiple
+// of 32 values, in AVX-512: each 16-byte step widens the row's bytes to 16 ints once
+// (vpmovzxbd), splits the nibbles and meets A's values, loaded once for the four rows; each block's
+// products are scaled into the row's accumulator, four chains side by side. Writes Σ over blocks of
+// scale x (Σ q·a - zero x Σ a).
+MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const float* lo, const float* hi,
+                                      const float* sums, const float* scales, const uint8_t* zp, int64_t zp_row,
+                                      int64_t blocks, int64_t half, float* out) {
+  const __m512i low = _mm512_set1_epi32(15);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  float corr[4] = {};
+  for (int64_t kb = 0; kb < blocks; ++kb) {
+    const float *l = lo + kb * half, *h = hi + kb * half;
+    const uint8_t* qb = q + kb * half;
+    __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
+    for (int64_t c = 0; c < half; c += 16) {
+      const __m512 lv = _mm512_loadu_ps(l + c), hv = _mm512_loadu_ps(h + c);
+      // (A lambda would not take the function's target; a macro does.)
+#define MS_Q4_STEP(acc, src)                                                                               \
+  do {                                                                                                     \
+    const __m512i bi = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>((src) + c))); \
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(bi, low)), lv, acc);                         \
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(bi, 4)), hv, acc);                          \
+  } while (0)
+      MS_Q4_STEP(b0, qb);
+      MS_Q4_STEP(b1, qb + stride);
+      MS_Q4_STEP(b2, qb + 2 * stride);
+      MS_Q4_STEP(b3, qb + 3 * stride);
+#undef MS_Q4_STEP
+    }
+    float sc[4];
+    for (int r = 0; r < 4; ++r) {
+      sc[r] = scales[r * blocks + kb];
+      const uint8_t* z = zp ? zp + r * zp_row : nullptr;
+      const int zero = z ? (z[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
+      corr[r] += sc[r] * static_cast<float>(zero) * sums[kb];
+    }
+    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[0]), b0, acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(sc[1]), b1, acc1);
+    acc2 = _mm512_fmadd_ps(_mm512_set1_ps(sc[2]), b2, acc2);
+    acc3 = _mm512_fmadd_ps(_mm512_set1_ps(sc[3]), b3, acc3);
+  }
+  out[0] = _mm512_reduce_add_ps(acc0) - corr[0];
+  out[1] = _mm512_reduce_add_ps(acc1) - corr[1];
+  out[2] = _mm512_reduce_add_ps(acc2) - corr[2];
+  out[3] = _mm512_reduce_add_ps(acc3) - corr[3];
+}
+
+// One 4-bit row of W in f32 with each 32-value chunk's values split: the 16 low nibbles' values,
+// then the 16 high ones' (the order `split_columns` gives A), so each chunk is one vector of each:
+// (q - zero) x scale, two conversions and two multiply-adds a chunk.
+MS_TARGET_AVX512 void dequantize_q4_split_avx512(const uint8_t* q, const float* scales, const uint8_t* zp,
+                                                 int64_t blocks, int64_t half, float* out) {
+  const __m512i low = _mm512_set1_epi32(15);
+  for (int64_t kb = 0; kb < blocks; ++kb) {
+    const float scale = scales[kb];
+    const int zero = zp ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
+    const __m512 sv = _mm512_set1_ps(scale), bv = _mm512_set1_ps(-static_cast<float>(zero) * scale);
+    for (int64_t c = 0; c < half; c += 16) {
+      const __m512i bi = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + kb * half + c)));
+      float* dst = out + kb * 2 * half + 2 * c;
+      _mm512_storeu_ps(dst, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(bi, low)), sv, bv));
+      _mm512_storeu_ps(dst + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(bi, 4)), sv, bv));
+    }
+  }
+}
+#endif
+
+// A [m, k] with each 32-value chunk's columns reordered as dequantize_q4_split_avx512 orders W's:
+// the even ones (met by the low nibbles), then the odd ones.
+std::vector<float> split_columns(const float* a, int64_t m, int64_t k) {
+  std::vector<float> out(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t c = 0; c < k; c += 32)
+      for (int64_t j = 0; j < 16; ++j) {
+        out[static_cast<size_t>(i * k + c + j)] = a[i * k + c + 2 * j];
+        out[static_cast<size_t>(i * k + c + 16 + j)] = a[i * k + c + 2 * j + 1];
+      }
+  return out;
+}
+
 // A few rows of A (token generation): each output is Σ over blocks of scale x (Σ q·a - zero x Σ a),
-// read straight from the 4-bit bytes.
+// read straight from the 4-bit bytes, four W rows at a time where the blocks allow.
 void matmul_q4_rows(const float* a, int64_t m, int64_t k, int64_t n, int64_t block, const uint8_t* q,
                     const float* scales, const uint8_t* zp, int64_t zp_row, float* y) {
   const int64_t blocks = k / block, half = block / 2;
@@ -289,11 +374,25 @@ void matmul_q4_rows(const float* a, int64_t m, int64_t k, int64_t n, int64_t blo
       }
       sums[static_cast<size_t>(i * blocks + kb)] = t;
     }
+  const int64_t row_bytes = blocks * half;
+#if MS_SIMD_DISPATCH
+  const int64_t quads = half % 16 == 0 && simd_width() >= 16 ? n / 4 : 0;
+#else
+  const int64_t quads = 0;
+#endif
 #pragma omp parallel for schedule(static) if (n * k > (1 << 16))
-  for (int64_t r = 0; r < n; ++r)
+  for (int64_t g = 0; g < quads; ++g)
+    for (int64_t i = 0; i < m; ++i) {
+      float out[4];
+      q4_rows4_avx512(q + 4 * g * row_bytes, row_bytes, lo.data() + i * k / 2, hi.data() + i * k / 2,
+                      sums.data() + i * blocks, scales + 4 * g * blocks, zp ? zp + 4 * g * zp_row : nullptr, zp_row,
+                      blocks, half, out);
+      for (int r = 0; r < 4; ++r) y[i * n + 4 * g + r] = out[r];
+    }
+  for (int64_t r = 4 * quads; r < n; ++r)
     for (int64_t i = 0; i < m; ++i)
       y[i * n + r] =
-          q4_row_dot(q + r * blocks * half, lo.data() + i * k / 2, hi.data() + i * k / 2, sums.data() + i * blocks,
+          q4_row_dot(q + r * row_bytes, lo.data() + i * k / 2, hi.data() + i * k / 2, sums.data() + i * blocks,
                      scales + r * blocks, zp ? zp + r * zp_row : nullptr, blocks, half);
 }
 
@@ -336,31 +435,50 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   Shape ys = a.shape();
   ys.back() = n;
   std::vector<float> y(static_cast<size_t>(m * n));
-  using Rows = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const Eigen::Map<const Rows> am(av, m, k);
   const bool rows_path = bits == 4 && k % block == 0 && m <= 4;
   if (rows_path) matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y.data());
-  constexpr int64_t kPanel = 32;
+  // Each thread dequantizes panels of W's rows and multiplies each by oneDNN's sgemm (one thread
+  // inside the parallel region) while the panel is in its cache.
+  constexpr int64_t kPanel = 128;
+#if MS_SIMD_DISPATCH
+  const bool split = !rows_path && bits == 4 && block % 32 == 0 && k % block == 0 && simd_width() >= 16;
+#else
+  const bool split = false;
+#endif
+  const std::vector<float> a_split = split ? split_columns(av, m, k) : std::vector<float>();
+  const float* a_rows = split ? a_split.data() : av;
   const int panels = static_cast<int>((n + kPanel - 1) / kPanel);
+  bool failed = false;
 #pragma omp parallel if (!rows_path && panels > 1 && m * n * k > (1 << 20))
   {
     std::vector<float> w(static_cast<size_t>(kPanel * k));
 #pragma omp for schedule(static)
     for (int p = 0; p < (rows_path ? 0 : panels); ++p) {
       const int64_t r0 = p * kPanel, rows = std::min(kPanel, n - r0);
-      for (int64_t r = 0; r < rows; ++r)
-        dequantize_row(q + (r0 + r) * blocks * blob, scales + (r0 + r) * blocks, zp ? zp + (r0 + r) * zp_row : nullptr,
-                       k, blocks, block, static_cast<int>(bits), w.data() + r * k);
-      const Eigen::Map<const Rows> wm(w.data(), rows, k);
-      Eigen::Map<Rows, 0, Eigen::OuterStride<>> ym(y.data() + r0, m, rows, Eigen::OuterStride<>(n));
-      ym.noalias() = am * wm.transpose();
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* qr = q + (r0 + r) * blocks * blob;
+        const uint8_t* zr = zp ? zp + (r0 + r) * zp_row : nullptr;
+#if MS_SIMD_DISPATCH
+        if (split) {
+          dequantize_q4_split_avx512(qr, scales + (r0 + r) * blocks, zr, blocks, blob, w.data() + r * k);
+          continue;
+        }
+#endif
+        dequantize_row(qr, scales + (r0 + r) * blocks, zr, k, blocks, block, static_cast<int>(bits), w.data() + r * k);
+      }
+      // y[m, rows] (leading dim n) = A [m, k] x W_panel^T (W_panel [rows, k]).
+      if (dnnl_sgemm('N', 'T', m, rows, k, 1.f, a_rows, k, w.data(), k, 0.f, y.data() + r0, n) != dnnl_success) {
+#pragma omp atomic write
+        failed = true;
+      }
     }
   }
+  if (failed) return ctx.fail("oneDNN's sgemm failed on a " + to_string(m) + " x " + to_string(k) + " product");
   if (!bias.empty())
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) y[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(j)];
   MS_RETURN_IF_ERROR(write_output(ctx, 0, a.dtype(), ys, y));
-  ctx.set_impl("dequantize+eigen");
+  ctx.set_impl(rows_path ? "q4_rows" : "dequantize+sgemm");
   return Status::ok();
 }
 

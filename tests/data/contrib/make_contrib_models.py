@@ -320,6 +320,10 @@ def main():
                       [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 4, 16, True)))
     cases += quantized_cases()
     cases += attention_cases()
+    # Two rows of A, ten outputs: the row path's four-row groups and its one-row tail.
+    cases.append(case("matmul_4bit_rows_tail", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
+                                                                domain=MS, K=128, N=10, bits=4, block_size=32),
+                      [("a", f32(2, 128))], 1, initializers=nbits_weights(10, 128, 4, 32, True)))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
