@@ -2,7 +2,7 @@
 // bytes directly for a few rows of A, else dequantizes panels of 128 rows into f32, each multiplied
 // by oneDNN's sgemm while in cache; the norms run a row at a time in double sums
 // (f32 skip norms: rows in parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds
-// the present cache, then runs each query head against its group's keys (double sums); the GELU forms are
+// the present cache, then runs each token's query heads against their group's keys in parallel; the GELU forms are
 // elementwise, f32 rows vectorized per instruction set over the SIMD variants of erff, tanhf and expf.
 #include <dnnl.h>
 #include <immintrin.h>
@@ -28,6 +28,10 @@ std::vector<float> floats_of(runtime::KernelContext& ctx, size_t i) {
   std::vector<float> v;
   if (!ctx.has_input(i)) return v;
   const Tensor& t = ctx.input(i);
+  if (t.dtype() == DType::F32) {
+    v.assign(t.data<float>(), t.data<float>() + t.numel());
+    return v;
+  }
   nn::visit_float(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
@@ -39,6 +43,10 @@ std::vector<float> floats_of(runtime::KernelContext& ctx, size_t i) {
 
 // Writes f32 values into a float tensor of the same size.
 void store(const std::vector<float>& v, Tensor& t) {
+  if (t.dtype() == DType::F32) {
+    std::memcpy(t.data<float>(), v.data(), v.size() * sizeof(float));
+    return;
+  }
   nn::visit_float(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
@@ -594,12 +602,27 @@ void gqa_fill_cache(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b) {
 
 // Batch b's outputs: each query head against its group's cache, causal (and within the window),
 // over the first tot_b positions.
+// Σ a·b over n floats, and y += w·x: built per instruction set (the build's baseline is SSE).
+MS_SIMD_CLONES float dot_f32(const float* a, const float* b, int64_t n) {
+  float dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t e = 0; e < n; ++e) dot += a[e] * b[e];
+  return dot;
+}
+MS_SIMD_CLONES void axpy_f32(float w, const float* x, float* y, int64_t n) {
+#pragma omp simd
+  for (int64_t e = 0; e < n; ++e) y[e] += w * x[e];
+}
+
 void gqa_attend(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b, int64_t tot_b) {
-  const int64_t H = p.head, qw = p.q_width();
-  std::vector<float> qh(static_cast<size_t>(H));
-  std::vector<double> score(static_cast<size_t>(p.present));
-  for (int64_t s = 0; s < p.seq; ++s)
-    for (int64_t h = 0; h < p.heads; ++h) {
+  const int64_t H = p.head, qw = p.q_width(), pairs = p.seq * p.heads;
+  // Each (token, query head) in parallel: f32 dot products and weighted sums, vectorized over H.
+#pragma omp parallel if (pairs * (past_b + p.seq) * H > 32768)
+  {
+    std::vector<float> qh(static_cast<size_t>(H)), score(static_cast<size_t>(p.present));
+#pragma omp for schedule(static)
+    for (int64_t sh = 0; sh < pairs; ++sh) {
+      const int64_t s = sh / p.heads, h = sh % p.heads;
       std::memcpy(qh.data(), d.q.data() + (b * p.seq + s) * qw + h * H, static_cast<size_t>(H) * 4);
       const int64_t pos = past_b + s;
       if (p.rotary) rotate(qh.data(), pos, d, p);
@@ -608,24 +631,23 @@ void gqa_attend(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b, int64_t
       const float* vc = d.present_v.data() + ((b * p.kv + kvh) * p.present) * H;
       const int64_t end = std::min(pos + 1, tot_b);
       const int64_t begin = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;  // the last `window` keys
-      double top = p.smooth ? 0.0 : -INFINITY;  // smooth softmax: one more logit, 0
+      const float* q = qh.data();
+      float top = p.smooth ? 0.f : -INFINITY;  // smooth softmax: one more logit, 0
       for (int64_t j = begin; j < end; ++j) {
-        double dot = 0;
-        for (int64_t e = 0; e < H; ++e) dot += static_cast<double>(qh[static_cast<size_t>(e)]) * kc[j * H + e];
-        dot *= p.scale;
-        if (p.softcap > 0) dot = p.softcap * std::tanh(dot / p.softcap);
+        float dot = dot_f32(q, kc + j * H, H) * static_cast<float>(p.scale);
+        if (p.softcap > 0) dot = static_cast<float>(p.softcap) * std::tanh(dot / static_cast<float>(p.softcap));
         score[static_cast<size_t>(j)] = dot;
         top = std::max(top, dot);
       }
-      double sum = p.smooth ? std::exp(-top) : 0.0;
+      float sum = p.smooth ? std::exp(-top) : 0.f;
       for (int64_t j = begin; j < end; ++j)
         sum += (score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top));
       float* o = d.out.data() + ((b * p.seq + s) * p.heads + h) * H;
       for (int64_t j = begin; j < end && sum > 0; ++j) {
-        const double w = score[static_cast<size_t>(j)] / sum;
-        for (int64_t e = 0; e < H; ++e) o[e] += static_cast<float>(w * vc[j * H + e]);
+        axpy_f32(score[static_cast<size_t>(j)] / sum, vc + j * H, o, H);
       }
     }
+  }
 }
 
 Status gqa_kernel(runtime::KernelContext& ctx) {
