@@ -1,5 +1,5 @@
 // CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits reads the 4-bit
-// bytes directly for a few rows of A, else dequantizes panels of 128 rows into f32, each multiplied
+// bytes directly for a few rows of A, else dequantizes panels of up to 256 rows (about 2 MiB) into f32, each multiplied
 // by oneDNN's sgemm while in cache; the norms run a row at a time in double sums
 // (f32 skip norms: rows in parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds
 // the present cache, then runs each token's query heads against their group's keys in parallel; the GELU forms are
@@ -447,7 +447,8 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   if (rows_path) matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y.data());
   // Each thread dequantizes panels of W's rows and multiplies each by oneDNN's sgemm (one thread
   // inside the parallel region) while the panel is in its cache.
-  constexpr int64_t kPanel = 128;
+  // Panels of about 2 MiB of f32 (256 rows of K = 2048), in L2 while sgemm reads them.
+  const int64_t kPanel = std::clamp<int64_t>(((int64_t{1} << 19) / k) / 16 * 16, 32, 256);
 #if MS_SIMD_DISPATCH
   const bool split = !rows_path && bits == 4 && block % 32 == 0 && k % block == 0 && simd_width() >= 16;
 #else
