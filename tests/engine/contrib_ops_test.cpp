@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/backends/cpu/simd_clones.h"
 #include "engine/backends/select.h"
 #include "engine/compiler/compile.h"
 #include "engine/frontend/npy.h"
@@ -68,9 +69,42 @@ TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 56));
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 58));
 
-TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 56u); }
+// The MatMulNBits cases again with the vector kernels held to 8 and 4 floats: the AVX2 and SSE
+// paths (int8 compute in plain C++, the one-row f32 kernel) on a CPU that has AVX-512.
+class ContribNarrowSimd : public ::testing::TestWithParam<int> {};
+
+TEST_P(ContribNarrowSimd, MatMulNBitsMatchesOnnxRuntime) {
+  const nlohmann::json all = cases();
+  for (const auto& c : all) {
+    const std::string model = c["model"];
+    if (model.rfind("matmul_", 0) != 0) continue;
+    const std::string name = model.substr(0, model.size() - 5);
+    SCOPED_TRACE(name + " at width " + std::to_string(GetParam()));
+    auto g = onnx_io::load_model(kDir + model);
+    ASSERT_TRUE(g) << g.status().message();
+    runtime::TensorMap inputs;
+    for (const std::string in : c["inputs"]) {
+      auto t = load_npy(kDir + name + ".in." + in + ".npy");
+      ASSERT_TRUE(t) << t.status().message();
+      inputs[in] = *t;
+    }
+    const int old = cpu::simd_width_cap().exchange(GetParam());
+    auto backend = backends::create_cpu_backend(0);
+    runtime::EagerExecutor eager(*g, *backend);
+    auto y = eager.run(inputs);
+    cpu::simd_width_cap().store(old);
+    ASSERT_TRUE(y) << y.status().message();
+    auto want = load_npy(kDir + name + ".out." + c["outputs"][0].get<std::string>() + ".npy");
+    ASSERT_TRUE(want) << want.status().message();
+    testing_util::expect_tensors_close((*y)[0], *want, 1e-4, 1e-4, name, "ONNX Runtime gives");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, ContribNarrowSimd, ::testing::Values(8, 4));
+
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 58u); }
 
 using Attrs = std::map<std::string, ir::Attribute>;
 

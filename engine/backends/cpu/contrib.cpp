@@ -1,17 +1,15 @@
-// CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp): MatMulNBits reads the 4-bit
-// bytes directly for a few rows of A, else dequantizes panels of up to 256 rows (about 2 MiB) into f32, each multiplied
-// by oneDNN's sgemm while in cache; the norms run a row at a time in double sums
-// (f32 skip norms: rows in parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds
-// the present cache, then runs each token's query heads against their group's keys in parallel; the GELU forms are
-// elementwise, f32 rows vectorized per instruction set over the SIMD variants of erff, tanhf and expf.
-#include <dnnl.h>
-#include <immintrin.h>
-
+// CPU kernels of ONNX Runtime's contrib ops (schemas in ops/contrib.cpp; MatMulNBits in
+// contrib_nbits.cpp): the norms run a row at a time in double sums (the f32 skip norms: rows in
+// parallel, each one vectorized pass and the normalized row); GroupQueryAttention builds the present
+// cache, then runs each token's query heads against their group's keys in parallel; the GELU forms
+// are elementwise, f32 rows vectorized per instruction set over the SIMD variants of erff, tanhf and
+// expf.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "engine/backends/cpu/contrib_internal.h"
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/simd_clones.h"
@@ -22,44 +20,6 @@ namespace contrib {
 namespace {
 
 using std::to_string;
-
-// Input i as f32 values (a copy for the other float types), empty where absent.
-std::vector<float> floats_of(runtime::KernelContext& ctx, size_t i) {
-  std::vector<float> v;
-  if (!ctx.has_input(i)) return v;
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() == DType::F32) {
-    v.assign(t.data<float>(), t.data<float>() + t.numel());
-    return v;
-  }
-  nn::visit_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    v.resize(static_cast<size_t>(t.numel()));
-    for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(p[k]);
-  });
-  return v;
-}
-
-// Writes f32 values into a float tensor of the same size.
-void store(const std::vector<float>& v, Tensor& t) {
-  if (t.dtype() == DType::F32) {
-    std::memcpy(t.data<float>(), v.data(), v.size() * sizeof(float));
-    return;
-  }
-  nn::visit_float(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = t.data<T>();
-    for (size_t k = 0; k < v.size(); ++k) p[k] = static_cast<T>(v[k]);
-  });
-}
-
-Status check_vector(runtime::KernelContext& ctx, size_t i, const char* name, int64_t hidden) {
-  if (ctx.has_input(i) && ctx.input(i).numel() != hidden)
-    return ctx.fail("input " + to_string(i) + " (" + name + ") has " + to_string(ctx.input(i).numel()) +
-                    " values, the hidden size is " + to_string(hidden));
-  return Status::ok();
-}
 
 // --- the norms --------------------------------------------------------------------------------------
 
@@ -95,13 +55,6 @@ void norm_rows(const std::vector<float>& x, int64_t hidden, const std::vector<fl
       yr[j] = static_cast<float>((xr[j] - m) * inv * gamma[ju] + (beta.empty() ? 0.0 : beta[ju]));
     }
   }
-}
-
-Status write_output(runtime::KernelContext& ctx, size_t i, DType dt, const Shape& shape, const std::vector<float>& v) {
-  if (i >= ctx.num_outputs() || i >= ctx.node().outputs.size() || ctx.node().outputs[i].empty()) return Status::ok();
-  MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, dt, shape));
-  store(v, *t);
-  return Status::ok();
 }
 
 Status simplified_ln_kernel(runtime::KernelContext& ctx) {
@@ -211,283 +164,6 @@ template <bool Simplified> Status skip_ln_kernel(runtime::KernelContext& ctx) {
   MS_RETURN_IF_ERROR(write_output(ctx, 2, DType::F32, stats, inv));
   MS_RETURN_IF_ERROR(write_output(ctx, 3, x.dtype(), x.shape(), sum));
   ctx.set_impl("ref");
-  return Status::ok();
-}
-
-// --- MatMulNBits ------------------------------------------------------------------------------------
-
-// One row of W: `blocks` blocks of `block` values (the last cut at k), (q - zero) x scale.
-void dequantize_row(const uint8_t* q, const float* scales, const uint8_t* zp, int64_t k, int64_t blocks, int64_t block,
-                    int bits, float* out) {
-  const int64_t blob = block * bits / 8;
-  for (int64_t kb = 0; kb < blocks; ++kb) {
-    const float scale = scales[kb];
-    int zero = 1 << (bits - 1);
-    if (zp) zero = bits == 4 ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : zp[kb];
-    const float bias = -static_cast<float>(zero) * scale;
-    const uint8_t* src = q + kb * blob;
-    float* dst = out + kb * block;
-    const int64_t n = std::min(block, k - kb * block);
-    if (bits == 4 && n == block) {
-      for (int64_t j = 0; j < blob; ++j) {  // low nibble first
-        dst[2 * j] = static_cast<float>(src[j] & 15) * scale + bias;
-        dst[2 * j + 1] = static_cast<float>(src[j] >> 4) * scale + bias;
-      }
-    } else {
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t bit = j * bits;
-        dst[j] = static_cast<float>((src[bit / 8] >> (bit % 8)) & ((1 << bits) - 1)) * scale + bias;
-      }
-    }
-  }
-}
-
-typedef uint8_t q4_u8x16 __attribute__((vector_size(16)));
-typedef int32_t q4_i32x16 __attribute__((vector_size(64)));
-typedef float q4_f32x16 __attribute__((vector_size(64)));
-
-// One output of a 4-bit row: Σ over blocks of scale x (Σ q·a - zero x Σ a), a split into the values
-// the low and the high nibbles meet. Blocks of a multiple of 32 values run 16 bytes a step in
-// vectors, each block's sum scaled into one accumulator (one horizontal sum a row).
-MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* hi, const float* sums,
-                                const float* scales, const uint8_t* zp, int64_t blocks, int64_t half) {
-  float corr = 0, tail = 0;
-  q4_f32x16 acc = {};
-  for (int64_t kb = 0; kb < blocks; ++kb) {
-    const uint8_t* qb = q + kb * half;
-    const float *l = lo + kb * half, *h = hi + kb * half;
-    const float scale = scales[kb];
-    const int zero = zp ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
-    corr += scale * static_cast<float>(zero) * sums[kb];
-    if (half % 16 == 0) {
-      q4_f32x16 blk = {};
-      for (int64_t c = 0; c < half; c += 16) {
-        q4_u8x16 b;
-        q4_f32x16 lv, hv;
-        std::memcpy(&b, qb + c, sizeof b);
-        std::memcpy(&lv, l + c, sizeof lv);
-        std::memcpy(&hv, h + c, sizeof hv);
-        const q4_i32x16 bi = __builtin_convertvector(b, q4_i32x16);
-        blk += __builtin_convertvector(bi & 15, q4_f32x16) * lv + __builtin_convertvector(bi >> 4, q4_f32x16) * hv;
-      }
-      acc += scale * blk;
-    } else {
-      float d = 0;
-      for (int64_t j = 0; j < half; ++j)
-        d += static_cast<float>(qb[j] & 15) * l[j] + static_cast<float>(qb[j] >> 4) * h[j];
-      tail += scale * d;
-    }
-  }
-  float sum = tail;
-  for (int i = 0; i < 16; ++i) sum += acc[i];
-  return sum - corr;
-}
-
-#if MS_SIMD_DISPATCH
-// Four outputs of 4-bit rows at once (W rows r0..r0+3, `stride` bytes apart), blocks of a multiple
-// of 32 values, in AVX-512: each 16-byte step widens the row's bytes to 16 ints once
-// (vpmovzxbd), splits the nibbles and meets A's values, loaded once for the four rows; each block's
-// products are scaled into the row's accumulator, four chains side by side. Writes Σ over blocks of
-// scale x (Σ q·a - zero x Σ a).
-MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const float* lo, const float* hi,
-                                      const float* sums, const float* scales, const uint8_t* zp, int64_t zp_row,
-                                      int64_t blocks, int64_t half, float* out) {
-  const __m512i low = _mm512_set1_epi32(15);
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  float corr[4] = {};
-  for (int64_t kb = 0; kb < blocks; ++kb) {
-    const float *l = lo + kb * half, *h = hi + kb * half;
-    const uint8_t* qb = q + kb * half;
-    __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
-    for (int64_t c = 0; c < half; c += 16) {
-      const __m512 lv = _mm512_loadu_ps(l + c), hv = _mm512_loadu_ps(h + c);
-      // (A lambda would not take the function's target; a macro does.)
-#define MS_Q4_STEP(acc, src)                                                                               \
-  do {                                                                                                     \
-    const __m512i bi = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>((src) + c))); \
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(bi, low)), lv, acc);                         \
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(bi, 4)), hv, acc);                          \
-  } while (0)
-      MS_Q4_STEP(b0, qb);
-      MS_Q4_STEP(b1, qb + stride);
-      MS_Q4_STEP(b2, qb + 2 * stride);
-      MS_Q4_STEP(b3, qb + 3 * stride);
-#undef MS_Q4_STEP
-    }
-    float sc[4];
-    for (int r = 0; r < 4; ++r) {
-      sc[r] = scales[r * blocks + kb];
-      const uint8_t* z = zp ? zp + r * zp_row : nullptr;
-      const int zero = z ? (z[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
-      corr[r] += sc[r] * static_cast<float>(zero) * sums[kb];
-    }
-    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[0]), b0, acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(sc[1]), b1, acc1);
-    acc2 = _mm512_fmadd_ps(_mm512_set1_ps(sc[2]), b2, acc2);
-    acc3 = _mm512_fmadd_ps(_mm512_set1_ps(sc[3]), b3, acc3);
-  }
-  out[0] = _mm512_reduce_add_ps(acc0) - corr[0];
-  out[1] = _mm512_reduce_add_ps(acc1) - corr[1];
-  out[2] = _mm512_reduce_add_ps(acc2) - corr[2];
-  out[3] = _mm512_reduce_add_ps(acc3) - corr[3];
-}
-
-// One 4-bit row of W in f32 with each 32-value chunk's values split: the 16 low nibbles' values,
-// then the 16 high ones' (the order `split_columns` gives A), so each chunk is one vector of each:
-// (q - zero) x scale, two conversions and two multiply-adds a chunk.
-MS_TARGET_AVX512 void dequantize_q4_split_avx512(const uint8_t* q, const float* scales, const uint8_t* zp,
-                                                 int64_t blocks, int64_t half, float* out) {
-  const __m512i low = _mm512_set1_epi32(15);
-  for (int64_t kb = 0; kb < blocks; ++kb) {
-    const float scale = scales[kb];
-    const int zero = zp ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
-    const __m512 sv = _mm512_set1_ps(scale), bv = _mm512_set1_ps(-static_cast<float>(zero) * scale);
-    for (int64_t c = 0; c < half; c += 16) {
-      const __m512i bi = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + kb * half + c)));
-      float* dst = out + kb * 2 * half + 2 * c;
-      _mm512_storeu_ps(dst, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(bi, low)), sv, bv));
-      _mm512_storeu_ps(dst + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(bi, 4)), sv, bv));
-    }
-  }
-}
-#endif
-
-// A [m, k] with each 32-value chunk's columns reordered as dequantize_q4_split_avx512 orders W's:
-// the even ones (met by the low nibbles), then the odd ones.
-std::vector<float> split_columns(const float* a, int64_t m, int64_t k) {
-  std::vector<float> out(static_cast<size_t>(m * k));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t c = 0; c < k; c += 32)
-      for (int64_t j = 0; j < 16; ++j) {
-        out[static_cast<size_t>(i * k + c + j)] = a[i * k + c + 2 * j];
-        out[static_cast<size_t>(i * k + c + 16 + j)] = a[i * k + c + 2 * j + 1];
-      }
-  return out;
-}
-
-// A few rows of A (token generation): each output is Σ over blocks of scale x (Σ q·a - zero x Σ a),
-// read straight from the 4-bit bytes, four W rows at a time where the blocks allow.
-void matmul_q4_rows(const float* a, int64_t m, int64_t k, int64_t n, int64_t block, const uint8_t* q,
-                    const float* scales, const uint8_t* zp, int64_t zp_row, float* y) {
-  const int64_t blocks = k / block, half = block / 2;
-  std::vector<float> lo(static_cast<size_t>(m * k / 2)), hi(lo.size()), sums(static_cast<size_t>(m * blocks));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t kb = 0; kb < blocks; ++kb) {
-      float t = 0;
-      for (int64_t j = 0; j < half; ++j) {
-        const float x0 = a[i * k + kb * block + 2 * j], x1 = a[i * k + kb * block + 2 * j + 1];
-        lo[static_cast<size_t>(i * k / 2 + kb * half + j)] = x0;
-        hi[static_cast<size_t>(i * k / 2 + kb * half + j)] = x1;
-        t += x0 + x1;
-      }
-      sums[static_cast<size_t>(i * blocks + kb)] = t;
-    }
-  const int64_t row_bytes = blocks * half;
-#if MS_SIMD_DISPATCH
-  const int64_t quads = half % 16 == 0 && simd_width() >= 16 ? n / 4 : 0;
-#else
-  const int64_t quads = 0;
-#endif
-#pragma omp parallel for schedule(static) if (n * k > (1 << 16))
-  for (int64_t g = 0; g < quads; ++g)
-    for (int64_t i = 0; i < m; ++i) {
-      float out[4];
-      q4_rows4_avx512(q + 4 * g * row_bytes, row_bytes, lo.data() + i * k / 2, hi.data() + i * k / 2,
-                      sums.data() + i * blocks, scales + 4 * g * blocks, zp ? zp + 4 * g * zp_row : nullptr, zp_row,
-                      blocks, half, out);
-      for (int r = 0; r < 4; ++r) y[i * n + 4 * g + r] = out[r];
-    }
-  for (int64_t r = 4 * quads; r < n; ++r)
-    for (int64_t i = 0; i < m; ++i)
-      y[i * n + r] =
-          q4_row_dot(q + r * row_bytes, lo.data() + i * k / 2, hi.data() + i * k / 2, sums.data() + i * blocks,
-                     scales + r * blocks, zp ? zp + r * zp_row : nullptr, blocks, half);
-}
-
-Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
-  const Tensor &a = ctx.input(0), &b = ctx.input(1);
-  const int64_t k = ctx.node().attr_int("K", 0), n = ctx.node().attr_int("N", 0);
-  const int64_t bits = ctx.node().attr_int("bits", 4), block = ctx.node().attr_int("block_size", 0);
-  if (k <= 0 || n <= 0 || (bits != 4 && bits != 8) || block < 16)
-    return ctx.fail("attributes K = " + to_string(k) + ", N = " + to_string(n) + ", bits = " + to_string(bits) +
-                    ", block_size = " + to_string(block) + " do not describe a quantized matrix");
-  const int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
-  if (b.dtype() != DType::U8 || b.numel() != n * blocks * blob)
-    return ctx.fail("B " + shape_to_string(b.shape()) + " must hold N x blocks x blob = " + to_string(n) + " x " +
-                    to_string(blocks) + " x " + to_string(blob) + " bytes");
-  if (a.rank() < 1 || a.dim(a.rank() - 1) != k)
-    return ctx.fail("A " + shape_to_string(a.shape()) + " must end in K = " + to_string(k));
-  if (ctx.input(2).numel() != n * blocks)
-    return ctx.fail("scales has " + to_string(ctx.input(2).numel()) + " values, N x blocks is " +
-                    to_string(n * blocks));
-  // f32 scales and A are read in place; other float types through an f32 copy.
-  std::vector<float> scales_copy, a_copy;
-  if (ctx.input(2).dtype() != DType::F32) scales_copy = floats_of(ctx, 2);
-  if (a.dtype() != DType::F32) a_copy = floats_of(ctx, 0);
-  const float* scales = scales_copy.empty() ? ctx.input(2).data<float>() : scales_copy.data();
-  const float* av = a_copy.empty() ? a.data<float>() : a_copy.data();
-  const int64_t zp_row = (blocks * bits + 7) / 8;  // packed zero-point bytes per row
-  const uint8_t* zp = nullptr;
-  if (ctx.has_input(3)) {
-    if (ctx.input(3).dtype() != DType::U8 || ctx.input(3).numel() != n * zp_row)
-      return ctx.fail("zero_points must be " + to_string(n * zp_row) + " uint8 values (N x ceil(blocks x bits / 8))");
-    zp = ctx.input(3).data<uint8_t>();
-  }
-  if (ctx.has_input(4)) return ctx.unsupported_case("input 4 (g_idx, act-order) is not supported");
-  MS_RETURN_IF_ERROR(check_vector(ctx, 5, "bias", n));
-  // Panels of W's rows [rows, K] in f32, (q - zero point) x scale block by block, each multiplied
-  // at once while it is in cache: the whole f32 matrix (8x the 4-bit one) never exists.
-  const uint8_t* q = b.data<uint8_t>();
-  const std::vector<float> bias = floats_of(ctx, 5);
-  const int64_t m = a.numel() / k;
-  Shape ys = a.shape();
-  ys.back() = n;
-  std::vector<float> y(static_cast<size_t>(m * n));
-  const bool rows_path = bits == 4 && k % block == 0 && m <= 4;
-  if (rows_path) matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y.data());
-  // Each thread dequantizes panels of W's rows and multiplies each by oneDNN's sgemm (one thread
-  // inside the parallel region) while the panel is in its cache.
-  // Panels of about 2 MiB of f32 (256 rows of K = 2048), in L2 while sgemm reads them.
-  const int64_t kPanel = std::clamp<int64_t>(((int64_t{1} << 19) / k) / 16 * 16, 32, 256);
-#if MS_SIMD_DISPATCH
-  const bool split = !rows_path && bits == 4 && block % 32 == 0 && k % block == 0 && simd_width() >= 16;
-#else
-  const bool split = false;
-#endif
-  const std::vector<float> a_split = split ? split_columns(av, m, k) : std::vector<float>();
-  const float* a_rows = split ? a_split.data() : av;
-  const int panels = static_cast<int>((n + kPanel - 1) / kPanel);
-  bool failed = false;
-#pragma omp parallel if (!rows_path && panels > 1 && m * n * k > (1 << 20))
-  {
-    std::vector<float> w(static_cast<size_t>(kPanel * k));
-#pragma omp for schedule(static)
-    for (int p = 0; p < (rows_path ? 0 : panels); ++p) {
-      const int64_t r0 = p * kPanel, rows = std::min(kPanel, n - r0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t* qr = q + (r0 + r) * blocks * blob;
-        const uint8_t* zr = zp ? zp + (r0 + r) * zp_row : nullptr;
-#if MS_SIMD_DISPATCH
-        if (split) {
-          dequantize_q4_split_avx512(qr, scales + (r0 + r) * blocks, zr, blocks, blob, w.data() + r * k);
-          continue;
-        }
-#endif
-        dequantize_row(qr, scales + (r0 + r) * blocks, zr, k, blocks, block, static_cast<int>(bits), w.data() + r * k);
-      }
-      // y[m, rows] (leading dim n) = A [m, k] x W_panel^T (W_panel [rows, k]).
-      if (dnnl_sgemm('N', 'T', m, rows, k, 1.f, a_rows, k, w.data(), k, 0.f, y.data() + r0, n) != dnnl_success) {
-#pragma omp atomic write
-        failed = true;
-      }
-    }
-  }
-  if (failed) return ctx.fail("oneDNN's sgemm failed on a " + to_string(m) + " x " + to_string(k) + " product");
-  if (!bias.empty())
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) y[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(j)];
-  MS_RETURN_IF_ERROR(write_output(ctx, 0, a.dtype(), ys, y));
-  ctx.set_impl(rows_path ? "q4_rows" : "dequantize+sgemm");
   return Status::ok();
 }
 

@@ -324,6 +324,14 @@ def main():
     cases.append(case("matmul_4bit_rows_tail", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
                                                                 domain=MS, K=128, N=10, bits=4, block_size=32),
                       [("a", f32(2, 128))], 1, initializers=nbits_weights(10, 128, 4, 32, True)))
+    # accuracy_level 4: ONNX Runtime's int8 compute (A quantized per block), which the row path
+    # reproduces; 32 blocks with zero points (the vector pass over them), then 4 without.
+    cases.append(case("matmul_4bit_int8_compute", helper.make_node(
+        "MatMulNBits", ["a", "B", "scales", "zp"], ["y"], domain=MS, K=1024, N=8, bits=4, block_size=32,
+        accuracy_level=4), [("a", f32(2, 1024))], 1, initializers=nbits_weights(8, 1024, 4, 32, True)))
+    cases.append(case("matmul_4bit_int8_compute_no_zp", helper.make_node(
+        "MatMulNBits", ["a", "B", "scales"], ["y"], domain=MS, K=128, N=12, bits=4, block_size=32,
+        accuracy_level=4), [("a", f32(1, 128))], 1, initializers=nbits_weights(12, 128, 4, 32, False)))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
