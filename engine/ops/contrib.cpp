@@ -2,7 +2,8 @@
 // MatMulNBits and the KV-cached GroupQueryAttention, the transformer norms SkipLayerNormalization and
 // SkipSimplifiedLayerNormalization (com.microsoft) and SimplifiedLayerNormalization (which ONNX Runtime registers in
 // ai.onnx, opset 1), and the GELU forms FastGelu, BiasGelu, QuickGelu and Gelu (com.microsoft). Semantics follow ONNX
-// Runtime's contrib op documentation; the CPU kernels are in backends/cpu/contrib.cpp.
+// Runtime's contrib op documentation; the CPU kernels are in backends/cpu/contrib.cpp. Also the
+// int4 embedding table's GatherBlockQuantized.
 #include "engine/ops/contrib_internal.h"
 #include "engine/ops/families.h"
 #include "engine/ops/nn_internal.h"
@@ -203,6 +204,39 @@ Status infer_gqa(InferContext& ctx) {
   return Status::ok();
 }
 
+// GatherBlockQuantized: rows of a block-quantized table [V, D] (uint8 holding 8 / bits values a
+// byte, or int4 / uint4), dequantized: output indices' dims + [D], of the scales' type. The form
+// LLM exports use: gather_axis 0, quantize_axis 1 (the last).
+Status infer_gather_block_quantized(InferContext& ctx) {
+  const DType dt = ctx.in(0).dtype;
+  if (dt != DType::U8 && dt != DType::I4 && dt != DType::U4)
+    return ctx.fail("input 0 (data) of type " + std::string(dtype_name(dt)) +
+                    " is not supported (uint8, int4 and uint4 are)");
+  if (ctx.in(1).dtype != DType::I32 && ctx.in(1).dtype != DType::I64)
+    return ctx.fail("input 1 (indices) must be int32 or int64");
+  MS_RETURN_IF_ERROR(require_float(ctx, 2, "scales"));
+  if (ctx.has_input(3) && ctx.in(3).dtype != dt) return ctx.fail("input 3 (zero_points) must have data's type");
+  const int64_t bits = ctx.node.attr_int("bits", 4), block = ctx.node.attr_int("block_size", 128);
+  if (dt == DType::U8 ? (bits != 4 && bits != 8) : bits != 4)
+    return ctx.fail("attribute 'bits' = " + to_string(bits) + " is not supported (4, or 8 for uint8 data)");
+  if (block < 16 || (block & (block - 1)) != 0)
+    return ctx.fail("attribute 'block_size' = " + to_string(block) + " must be a power of 2, at least 16");
+  const auto* d = dims(ctx, 0);
+  const int64_t qa = ctx.node.attr_int("quantize_axis", 1), ga = ctx.node.attr_int("gather_axis", 0);
+  if ((d && d->size() != 2) || ga != 0 || (qa != 1 && qa != -1))
+    return ctx.fail("only a 2-D table gathered on axis 0 and quantized along axis 1 is supported (gather_axis = " +
+                    to_string(ga) + ", quantize_axis = " + to_string(qa) + ")");
+  const auto* idx = dims(ctx, 1);
+  if (!d || !idx) {
+    ctx.set_output_rank_unknown(0, ctx.in(2).dtype);
+    return Status::ok();
+  }
+  std::vector<int64_t> y = *idx;
+  y.push_back((*d)[1] < 0 ? -1 : (*d)[1] * (dt == DType::U8 ? 8 / bits : 1));
+  ctx.set_output(0, ctx.in(2).dtype, std::move(y));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_contrib_ops(Registry& r) {
@@ -227,6 +261,7 @@ void register_contrib_ops(Registry& r) {
   r.add(ms_schema("BiasGelu", 2, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("QuickGelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 6));
   r.add(ms_schema("Gelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
+  r.add(ms_schema("GatherBlockQuantized", 3, 4, 1, 1, OpCategory::Other, infer_gather_block_quantized, 2));
   register_contrib_attention_ops(r);
 }
 

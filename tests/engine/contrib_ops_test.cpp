@@ -69,7 +69,7 @@ TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 58));
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 61));
 
 // The MatMulNBits cases again with the vector kernels held to 8 and 4 floats: the AVX2 and SSE
 // paths (int8 compute in plain C++, the one-row f32 kernel) on a CPU that has AVX-512.
@@ -104,7 +104,7 @@ TEST_P(ContribNarrowSimd, MatMulNBitsMatchesOnnxRuntime) {
 
 INSTANTIATE_TEST_SUITE_P(Widths, ContribNarrowSimd, ::testing::Values(8, 4));
 
-TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 58u); }
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 61u); }
 
 using Attrs = std::map<std::string, ir::Attribute>;
 
@@ -182,6 +182,25 @@ TEST(ContribOp, GroupQueryAttentionRefusals) {
   Attrs rot = heads;
   rot["do_rotary"] = int64_t{1};
   EXPECT_NE(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total}, rot).find("cos_cache"),
+            std::string::npos);
+}
+
+TEST(ContribOp, GatherBlockQuantizedRefusals) {
+  const Tensor data = Tensor::zeros(DType::U8, {4, 16}), scales = Tensor::zeros(DType::F32, {4, 1});
+  const Attrs ok = {{"bits", int64_t{4}}, {"block_size", int64_t{32}}};
+  EXPECT_EQ(error_of("GatherBlockQuantized", {data, Tensor::from_vector<int64_t>({1, -4}, {2}), scales}, ok),
+            "(no error)");
+  EXPECT_NE(error_of("GatherBlockQuantized", {data, Tensor::from_vector<int64_t>({4}, {1}), scales}, ok)
+                .find("index 4 is out of range for 4 rows"),
+            std::string::npos);
+  Attrs axis = ok;
+  axis["gather_axis"] = int64_t{1};
+  EXPECT_NE(error_of("GatherBlockQuantized", {data, Tensor::from_vector<int64_t>({0}, {1}), scales}, axis)
+                .find("only a 2-D table gathered on axis 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("GatherBlockQuantized",
+                     {Tensor::zeros(DType::F32, {4, 16}), Tensor::from_vector<int64_t>({0}, {1}), scales}, ok)
+                .find("(data) of type f32 is not supported"),
             std::string::npos);
 }
 

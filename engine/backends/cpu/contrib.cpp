@@ -424,6 +424,7 @@ void register_contrib_kernels(runtime::KernelRegistry& r) {
   r.add("SkipLayerNormalization", skip_ln_kernel<false>, "com.microsoft");
   r.add("SkipSimplifiedLayerNormalization", skip_ln_kernel<true>, "com.microsoft");
   r.add("MatMulNBits", matmul_nbits_kernel, "com.microsoft");
+  r.add("GatherBlockQuantized", gather_block_quantized_kernel, "com.microsoft");
   r.add("GroupQueryAttention", gqa_kernel, "com.microsoft");
   r.add("FastGelu", gelu_kernel<GeluForm::Tanh, true>, "com.microsoft");
   r.add("BiasGelu", gelu_kernel<GeluForm::Erf, true>, "com.microsoft");

@@ -57,7 +57,8 @@ inline Status write_output(runtime::KernelContext& ctx, size_t i, DType dt, cons
   return Status::ok();
 }
 
-// The MatMulNBits kernel (contrib_nbits.cpp).
+// The MatMulNBits and GatherBlockQuantized kernels (contrib_nbits.cpp).
 Status matmul_nbits_kernel(runtime::KernelContext& ctx);
+Status gather_block_quantized_kernel(runtime::KernelContext& ctx);
 
 }  // namespace ms::cpu::contrib

@@ -486,6 +486,49 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   return Status::ok();
 }
 
+Status gather_block_quantized_kernel(runtime::KernelContext& ctx) {
+  const Tensor &data = ctx.input(0), &idx = ctx.input(1), &sc = ctx.input(2);
+  const bool packed = data.dtype() == DType::U8;
+  const int64_t bits = ctx.node().attr_int("bits", 4), block = ctx.node().attr_int("block_size", 128);
+  const int64_t rows = data.dim(0), per_byte = packed ? 8 / bits : 1, d = data.dim(1) * per_byte;
+  const int64_t blocks = (d + block - 1) / block;
+  if (sc.numel() != rows * blocks)
+    return ctx.fail("scales has " + to_string(sc.numel()) + " values, rows x blocks is " + to_string(rows * blocks));
+  const Tensor* zp = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const int64_t zp_row = packed ? (blocks + per_byte - 1) / per_byte : blocks;
+  if (zp && zp->numel() != rows * zp_row)
+    return ctx.fail("zero_points has " + to_string(zp->numel()) + " values, expected " + to_string(rows * zp_row));
+  const std::vector<float> scales = floats_of(ctx, 2);
+  const int default_zero = packed ? 1 << (bits - 1) : 0;
+  const uint8_t mask = static_cast<uint8_t>((1 << bits) - 1);
+  std::vector<float> out(static_cast<size_t>(idx.numel() * d));
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t r = idx.at_int(i);
+    if (r < 0) r += rows;
+    if (r < 0 || r >= rows)
+      return ctx.fail("index " + to_string(idx.at_int(i)) + " is out of range for " + to_string(rows) + " rows");
+    float* o = out.data() + i * d;
+    for (int64_t j = 0; j < d; ++j) {
+      const int64_t kb = j / block;
+      int64_t q, zero = default_zero;
+      if (packed) {
+        const uint8_t byte = data.data<uint8_t>()[r * data.dim(1) + j / per_byte];
+        q = (byte >> ((j % per_byte) * bits)) & mask;
+        if (zp) zero = (zp->data<uint8_t>()[r * zp_row + kb / per_byte] >> ((kb % per_byte) * bits)) & mask;
+      } else {
+        q = data.at_int(r * d + j);
+        if (zp) zero = zp->at_int(r * blocks + kb);
+      }
+      o[j] = static_cast<float>(q - zero) * scales[static_cast<size_t>(r * blocks + kb)];
+    }
+  }
+  Shape ys = idx.shape();
+  ys.push_back(d);
+  MS_RETURN_IF_ERROR(write_output(ctx, 0, sc.dtype(), ys, out));
+  ctx.set_impl("ref");
+  return Status::ok();
+}
+
 }  // namespace ms::cpu::contrib
 
 #pragma GCC diagnostic pop

@@ -24,7 +24,8 @@ def f32(*shape):
 def single_node_model(name, node, inputs, outs, opset, initializers):
     vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs]
     g = helper.make_graph([node], name, vi, [onnx.ValueInfoProto(name=o) for o in outs],
-                          [onnx.numpy_helper.from_array(v, k) for k, v in initializers])
+                          [v if isinstance(v, onnx.TensorProto) else onnx.numpy_helper.from_array(v, k)
+                           for k, v in initializers])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
     m.ir_version = 8
     return m
@@ -144,6 +145,32 @@ def quantized_cases():
                          [("w", i8(16, 8)), ("a_scale", np.array(0.04, np.float32)),
                           ("w_scale", np.array(0.03, np.float32)), ("a_zero", np.array(120, np.uint8)),
                           ("w_zero", np.array(2, np.int8)), ("bias", f32(8))], atol=1e-4))
+    return out
+
+
+def gather_block_quantized_cases():
+    """GatherBlockQuantized: an int4 embedding table packed in uint8 with zero points (negative
+    index too), 8-bit rows without them, and an int4-typed table."""
+    out = []
+
+    def gbq(name, data, indices, scales, zp, **attrs):
+        names = ["data", "idx", "scales"] + (["zp"] if zp is not None else [])
+        node = helper.make_node("GatherBlockQuantized", names, ["y"], domain=MS, gather_axis=0, quantize_axis=1,
+                                **attrs)
+        inits = [("data", data), ("scales", scales)] + ([("zp", zp)] if zp is not None else [])
+        return case(name, node, [("idx", indices)], 1, initializers=inits, opset=21)
+
+    out.append(gbq("gather_block_quantized_u4", rng.integers(0, 256, (50, 32), dtype=np.uint8),
+                   np.array([[3, -1, 7], [0, 49, 12]], np.int64), (rng.random((50, 2)) * 0.1).astype(np.float32),
+                   rng.integers(0, 256, (50, 1), dtype=np.uint8), bits=4, block_size=32))
+    out.append(gbq("gather_block_quantized_u8", rng.integers(0, 256, (20, 64), dtype=np.uint8),
+                   np.array([5, 0, 19, 5], np.int32), (rng.random((20, 4)) * 0.1).astype(np.float32), None, bits=8,
+                   block_size=16))
+    vals = rng.integers(-8, 8, (12, 32))
+    data = helper.make_tensor("data", TensorProto.INT4, [12, 32], vals.flatten().tolist())
+    zp = helper.make_tensor("zp", TensorProto.INT4, [12, 2], rng.integers(-8, 8, 24).tolist())
+    out.append(gbq("gather_block_quantized_int4", data, np.array([[1, 11]], np.int64),
+                   (rng.random((12, 2)) * 0.1).astype(np.float32), zp, bits=4, block_size=16))
     return out
 
 
@@ -319,6 +346,7 @@ def main():
                                                                   domain=MS, K=64, N=8, bits=4, block_size=16),
                       [("a", f32(1, 64))], 1, initializers=nbits_weights(8, 64, 4, 16, True)))
     cases += quantized_cases()
+    cases += gather_block_quantized_cases()
     cases += attention_cases()
     # Two rows of A, ten outputs: the row path's four-row groups and its one-row tail.
     cases.append(case("matmul_4bit_rows_tail", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
