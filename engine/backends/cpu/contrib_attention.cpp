@@ -326,10 +326,19 @@ Status mha_kernel(runtime::KernelContext& ctx) {
   s.causal = n.attr_int("unidirectional", 0) != 0;
   MS_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::F32, Shape({s.batch, s.q_len, s.heads * s.v_head})));
   float *pk = nullptr, *pv = nullptr;
+  Tensor held_k, held_v;  // the cache a node asks for one half of keeps the other in scratch
   if (wants(ctx, 1) || wants(ctx, 2)) {
-    MS_ASSIGN_OR_RETURN(Tensor * k, ctx.allocate_output(1, DType::F32, Shape({s.batch, s.heads, s.total(), s.head})));
-    MS_ASSIGN_OR_RETURN(Tensor * v, ctx.allocate_output(2, DType::F32, Shape({s.batch, s.heads, s.total(), s.v_head})));
-    pk = k->data<float>(), pv = v->data<float>();
+    auto cache = [&](size_t i, int64_t h, Tensor& held) -> Expected<float*> {
+      const Shape shape({s.batch, s.heads, s.total(), h});
+      if (wants(ctx, i)) {
+        MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DType::F32, shape));
+        return t->data<float>();
+      }
+      MS_ASSIGN_OR_RETURN(held, ctx.scratch(DType::F32, shape));
+      return held.data<float>();
+    };
+    MS_ASSIGN_OR_RETURN(pk, cache(1, s.head, held_k));
+    MS_ASSIGN_OR_RETURN(pv, cache(2, s.v_head, held_v));
   }
   MS_RETURN_IF_ERROR(attend(ctx, s, optional(ctx, 4), optional(ctx, 5), y->data<float>(), pk, pv));
   ctx.set_impl("attention_f32");
