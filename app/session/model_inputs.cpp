@@ -86,10 +86,14 @@ Expected<Tensor> random_tensor(const std::string& name, const ir::ValueType& typ
   // position attended, as a real prompt is. Random zeros there make lengths that fit no cache.
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if ((is_integer(dt) || dt == DType::Bool) && lower.find("mask") != std::string::npos) {
+  // An integer input named as BERT's segment ids (token_type_ids, segment_ids) is all zeros: one
+  // sentence, a row every segment table has (they often have two).
+  const bool mask = lower.find("mask") != std::string::npos;
+  const bool segment = lower.find("token_type") != std::string::npos || lower.find("segment") != std::string::npos;
+  if ((is_integer(dt) || dt == DType::Bool) && (mask || (segment && dt != DType::Bool))) {
     visit_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      std::fill(t.data<T>(), t.data<T>() + t.numel(), static_cast<T>(1));
+      std::fill(t.data<T>(), t.data<T>() + t.numel(), static_cast<T>(mask ? 1 : 0));
     });
     return t;
   }

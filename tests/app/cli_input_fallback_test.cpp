@@ -72,6 +72,20 @@ TEST(ModelInputs, AttentionMasksAreAllOnesSoACachedDecoderRuns) {
   EXPECT_TRUE(out.has_value()) << out.status().message();
 }
 
+TEST(ModelInputs, SegmentIdsAreZerosSoAFusedBertRuns) {
+  // bert_quantized.onnx (tests/data/contrib) looks token_type_ids up in a table of two rows.
+  auto g = load_model_arg(std::string(MODESCOPE_SOURCE_DIR) + "/tests/data/contrib/bert_quantized.onnx");
+  ASSERT_TRUE(g) << g.status().message();
+  auto in = make_inputs(*g, {}, {}, 4);
+  ASSERT_TRUE(in) << in.status().message();
+  const Tensor& segments = in->at("token_type_ids");
+  for (int64_t i = 0; i < segments.numel(); ++i) EXPECT_EQ(segments.data<int64_t>()[i], 0);
+  auto backend = backends::create_cpu_backend(1);
+  runtime::EagerExecutor eager(*g, *backend);
+  auto out = eager.run(*in);
+  EXPECT_TRUE(out.has_value()) << out.status().message();
+}
+
 TEST(CliInputs, RejectsAMismatchedInputFileAndBadDims) {
   const std::string cli = cli_or_skip();
   if (cli.empty()) GTEST_SKIP() << "modescope-cli is not built";
