@@ -178,9 +178,11 @@ Status infer_gqa(InferContext& ctx) {
     if (!ctx.has_input(i) || ctx.in(i).dtype != DType::I32)
       return ctx.fail(std::string("input ") + to_string(i) + (i == 5 ? " (seqlens_k)" : " (total_sequence_length)") +
                       " must be given, int32");
-  for (size_t i = 9; i < ctx.num_inputs(); ++i)
+  static const char* const kRefused[] = {"k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"};
+  for (size_t i = 12; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i))
-      return ctx.fail("input " + to_string(i) + " (position_ids, attention_bias, head_sink) is not supported");
+      return ctx.fail("input " + to_string(i) + " (" + (i < 17 ? kRefused[i - 12] : "unknown") +
+                      ", the quantized or normalized caches and padded chunks) is not supported");
   const bool packed = !ctx.has_input(1);
   const auto* q = dims(ctx, 0);
   const DType dt = ctx.in(0).dtype;
@@ -256,7 +258,7 @@ void register_contrib_ops(Registry& r) {
     return cost;
   };
   r.add(std::move(nbits));
-  r.add(ms_schema("GroupQueryAttention", 1, 12, 1, 3, OpCategory::MatMul, infer_gqa, 4));
+  r.add(ms_schema("GroupQueryAttention", 1, 17, 1, 3, OpCategory::MatMul, infer_gqa, 4));
   r.add(ms_schema("FastGelu", 1, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("BiasGelu", 2, 2, 1, 1, OpCategory::Activation, infer_gelu_like, 10));
   r.add(ms_schema("QuickGelu", 1, 1, 1, 1, OpCategory::Activation, infer_gelu_like, 6));

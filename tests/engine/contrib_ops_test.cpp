@@ -69,17 +69,19 @@ TEST_P(ContribOp, BothModesMatchOnnxRuntime) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 62));
+INSTANTIATE_TEST_SUITE_P(OnnxRuntime, ContribOp, ::testing::Range(0, 71));
 
-// The MatMulNBits cases again with the vector kernels held to 8 and 4 floats: the AVX2 and SSE
-// paths (int8 compute in plain C++, the one-row f32 kernel) on a CPU that has AVX-512.
+// The MatMulNBits and GroupQueryAttention cases again with the vector kernels held to 8 and 4 floats:
+// the AVX2 and SSE paths (int8 compute in plain C++, the one-row f32 kernel, oneDNN's sgemm for more
+// rows, attention's dot products and sums per key) on a CPU that has AVX-512.
 class ContribNarrowSimd : public ::testing::TestWithParam<int> {};
 
-TEST_P(ContribNarrowSimd, MatMulNBitsMatchesOnnxRuntime) {
+TEST_P(ContribNarrowSimd, VectorKernelsMatchOnnxRuntime) {
   const nlohmann::json all = cases();
+  int checked = 0;
   for (const auto& c : all) {
     const std::string model = c["model"];
-    if (model.rfind("matmul_", 0) != 0) continue;
+    if (model.rfind("matmul_", 0) != 0 && model.rfind("gqa_", 0) != 0) continue;
     const std::string name = model.substr(0, model.size() - 5);
     SCOPED_TRACE(name + " at width " + std::to_string(GetParam()));
     auto g = onnx_io::load_model(kDir + model);
@@ -96,15 +98,21 @@ TEST_P(ContribNarrowSimd, MatMulNBitsMatchesOnnxRuntime) {
     auto y = eager.run(inputs);
     cpu::simd_width_cap().store(old);
     ASSERT_TRUE(y) << y.status().message();
-    auto want = load_npy(kDir + name + ".out." + c["outputs"][0].get<std::string>() + ".npy");
-    ASSERT_TRUE(want) << want.status().message();
-    testing_util::expect_tensors_close((*y)[0], *want, 1e-4, 1e-4, name, "ONNX Runtime gives");
+    size_t i = 0;
+    for (const std::string out : c["outputs"]) {
+      auto want = load_npy(kDir + name + ".out." + out + ".npy");
+      ASSERT_TRUE(want) << want.status().message();
+      ASSERT_LT(i, y->size());
+      testing_util::expect_tensors_close((*y)[i++], *want, 1e-4, 1e-4, name + " " + out, "ONNX Runtime gives");
+    }
+    ++checked;
   }
+  EXPECT_EQ(checked, 24);
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, ContribNarrowSimd, ::testing::Values(8, 4));
 
-TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 62u); }
+TEST(ContribOp, EveryCaseOfTheFolderRuns) { EXPECT_EQ(cases().size(), 71u); }
 
 using Attrs = std::map<std::string, ir::Attribute>;
 
@@ -183,6 +191,37 @@ TEST(ContribOp, GroupQueryAttentionRefusals) {
   rot["do_rotary"] = int64_t{1};
   EXPECT_NE(error_of("GroupQueryAttention", {q, k, k, Tensor(), Tensor(), lens, total}, rot).find("cos_cache"),
             std::string::npos);
+  // position_ids, attention_bias and head_sink of the wrong shapes; the inputs and modes not taken, by name.
+  const Tensor none;
+  const std::vector<Tensor> base = {q, k, k, none, none, lens, total, none, none};
+  auto with = [&](size_t i, const Tensor& t) {
+    std::vector<Tensor> in = base;
+    in.resize(std::max(in.size(), i + 1));
+    in[i] = t;
+    return in;
+  };
+  EXPECT_EQ(error_of("GroupQueryAttention", with(11, Tensor::zeros(DType::F32, {4})), heads), "(no error)");
+  EXPECT_NE(error_of("GroupQueryAttention", with(9, Tensor::zeros(DType::I64, {1, 3})), heads)
+                .find("position_ids must be int64 [batch, sequence] = [1, 2]"),
+            std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention", with(10, Tensor::zeros(DType::F32, {1, 4, 2, 3})), heads)
+                .find("attention_bias must be [batch or 1, num_heads or 1, sequence, total_sequence_length]"),
+            std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention", with(11, Tensor::zeros(DType::F32, {3})), heads)
+                .find("head_sink must hold num_heads = 4 values"),
+            std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention", with(12, Tensor::zeros(DType::F32, {1})), heads).find("(k_scale"),
+            std::string::npos);
+  EXPECT_NE(error_of("GroupQueryAttention", with(16, Tensor::zeros(DType::I32, {1})), heads).find("(query_seqlens"),
+            std::string::npos);
+  for (const char* attr : {"qk_output", "sliding_window_cache"}) {
+    Attrs a = heads;
+    a[attr] = int64_t{1};
+    EXPECT_NE(error_of("GroupQueryAttention", base, a).find(attr), std::string::npos) << attr;
+  }
+  Attrs bidirectional = heads;
+  bidirectional["causal"] = int64_t{0};
+  EXPECT_NE(error_of("GroupQueryAttention", base, bidirectional).find("causal = 0"), std::string::npos);
 }
 
 TEST(ContribOp, GatherBlockQuantizedRefusals) {

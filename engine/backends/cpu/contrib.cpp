@@ -7,12 +7,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#if MS_SIMD_DISPATCH
+#include <immintrin.h>
+#endif
 
 #include "engine/backends/cpu/contrib_internal.h"
 #include "engine/backends/cpu/cpu_backend.h"
 #include "engine/backends/cpu/nn_kernels.h"
 #include "engine/backends/cpu/simd_clones.h"
+#include "engine/backends/cpu/simd_exp.h"
 #include "engine/backends/cpu/simd_math.h"
 
 namespace ms::cpu {
@@ -177,23 +183,70 @@ struct GqaPlan {
   bool rotary = false, interleaved = false, smooth = false;
   int64_t rot_dim = 0, rot_positions = 0, window = -1;
   double scale = 1, softcap = 0;
+  bool first_prompt = false;  // a prompt with no past: positions from 0
+  // attention_bias [bias_b, bias_h, seq, total] (bias_b 1 or batch, bias_h 1 or heads), or none
+  bool has_bias = false;
+  int64_t bias_b = 0, bias_h = 0;
   int64_t q_width() const { return packed ? (heads + 2 * kv) * head : heads * head; }
 };
 
-// The step's tensors as f32 (the caches, the rotary tables) and the caches it makes.
+// The step's tensors as f32, read in place where they are f32 (converted copies in `held`
+// otherwise), and the outputs it writes: the allocated f32 outputs, or storage in `held` (another
+// type, or a present cache no one asked for).
 struct GqaData {
-  std::vector<float> q, k, v, past_k, past_v, cos, sin, present_k, present_v, out;
+  const float *q = nullptr, *k = nullptr, *v = nullptr, *past_k = nullptr, *past_v = nullptr, *cos = nullptr,
+              *sin = nullptr;
+  float *present_k = nullptr, *present_v = nullptr, *out = nullptr;
+  const float *bias = nullptr, *sink = nullptr;  // attention_bias and head_sink, where given
+  std::vector<int64_t> position_ids;             // [batch, seq], where given with do_rotary
+  std::vector<std::vector<float>> held;
 };
+
+// Input i as f32: in place, or a converted copy held by d.
+const float* gqa_input(runtime::KernelContext& ctx, size_t i, GqaData& d) {
+  if (!ctx.has_input(i)) return nullptr;
+  if (ctx.input(i).dtype() == DType::F32) return ctx.input(i).data<float>();
+  d.held.push_back(floats_of(ctx, i));
+  return d.held.back().data();
+}
+
+// Whether output i is asked for.
+bool gqa_wants(runtime::KernelContext& ctx, size_t i) {
+  return i < ctx.num_outputs() && i < ctx.node().outputs.size() && !ctx.node().outputs[i].empty();
+}
+
+// Output i's f32 storage: the output itself where it is f32 and asked for, else held by d (written
+// out after where asked for).
+Expected<float*> gqa_output(runtime::KernelContext& ctx, size_t i, const Shape& shape, GqaData& d) {
+  if (gqa_wants(ctx, i) && ctx.input(0).dtype() == DType::F32) {
+    MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DType::F32, shape));
+    return t->data<float>();
+  }
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  d.held.emplace_back(static_cast<size_t>(n));
+  return d.held.back().data();
+}
+
+// x[i], x[i + half] rotated by (c[i], s[i]): rotary embedding's halves form.
+MS_SIMD_CLONES void rotate_halves(float* x, const float* c, const float* s, int64_t half) {
+#pragma omp simd
+  for (int64_t i = 0; i < half; ++i) {
+    const float xa = x[i], xb = x[i + half];
+    x[i] = xa * c[i] - xb * s[i];
+    x[i + half] = xa * s[i] + xb * c[i];
+  }
+}
 
 // Rotates the first rot_dim values of a head at position `pos` (cos/sin caches [positions, rot_dim/2]).
 void rotate(float* x, int64_t pos, const GqaData& d, const GqaPlan& p) {
   const int64_t half = p.rot_dim / 2;
+  const float *c = d.cos + pos * half, *sn = d.sin + pos * half;
+  if (!p.interleaved) return rotate_halves(x, c, sn, half);
   for (int64_t i = 0; i < half; ++i) {
-    const int64_t a = p.interleaved ? 2 * i : i, b = p.interleaved ? 2 * i + 1 : i + half;
-    const float c = d.cos[static_cast<size_t>(pos * half + i)], s = d.sin[static_cast<size_t>(pos * half + i)];
-    const float xa = x[a], xb = x[b];
-    x[a] = xa * c - xb * s;
-    x[b] = xa * s + xb * c;
+    const float xa = x[2 * i], xb = x[2 * i + 1];
+    x[2 * i] = xa * c[i] - xb * sn[i];
+    x[2 * i + 1] = xa * sn[i] + xb * c[i];
   }
 }
 
@@ -251,34 +304,70 @@ Status gqa_plan(runtime::KernelContext& ctx, GqaPlan& p) {
   p.softcap = node.attr_float("softcap", 0.f);
   p.window = node.attr_int("local_window_size", -1);
   p.smooth = node.attr_int("smooth_softmax", 0) != 0;
+  if (node.attr_int("causal", 1) != 1) return ctx.unsupported_case("causal = 0 (bidirectional attention)");
+  if (node.attr_int("qk_output", 0) != 0) return ctx.unsupported_case("qk_output (the QK matrix as an output)");
+  if (node.attr_int("sliding_window_cache", 0) != 0)
+    return ctx.unsupported_case("sliding_window_cache (window-sized past and present buffers)");
+  static const char* const kRefused[] = {"k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens"};
+  for (size_t i = 12; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i))
+      return ctx.unsupported_case("input " + to_string(i) + " (" + (i < 17 ? kRefused[i - 12] : "unknown") + ")");
+  if (ctx.has_input(9)) {
+    const Tensor& pos = ctx.input(9);
+    if ((pos.dtype() != DType::I64 && pos.dtype() != DType::I32) || pos.shape() != Shape{p.batch, p.seq})
+      return ctx.fail("position_ids must be int64 [batch, sequence] = [" + to_string(p.batch) + ", " +
+                      to_string(p.seq) + "], got " + shape_to_string(pos.shape()));
+  }
+  if (ctx.has_input(10)) {
+    const Tensor& bias = ctx.input(10);
+    if (bias.rank() != 4 || (bias.dim(0) != 1 && bias.dim(0) != p.batch) ||
+        (bias.dim(1) != 1 && bias.dim(1) != p.heads) || bias.dim(2) != p.seq || bias.dim(3) != p.total)
+      return ctx.fail("attention_bias must be [batch or 1, num_heads or 1, sequence, total_sequence_length] = [" +
+                      to_string(p.batch) + ", " + to_string(p.heads) + ", " + to_string(p.seq) + ", " +
+                      to_string(p.total) + "], got " + shape_to_string(bias.shape()));
+    p.has_bias = true, p.bias_b = bias.dim(0), p.bias_h = bias.dim(1);
+  }
+  if (ctx.has_input(11) && ctx.input(11).numel() != p.heads)
+    return ctx.fail("head_sink must hold num_heads = " + to_string(p.heads) + " values, got " +
+                    shape_to_string(ctx.input(11).shape()));
   return Status::ok();
 }
 
-// Batch b's present cache: its past tokens, then the new keys (rotated) and values.
+// The rotary position of batch b's token s: position_ids' where given, else its place in the
+// sequence. A first prompt reads only the first id, every batch counting on from it (as ONNX Runtime
+// does).
+int64_t gqa_position(const GqaPlan& p, const GqaData& d, int64_t b, int64_t s, int64_t past_b) {
+  if (d.position_ids.empty()) return past_b + s;
+  return p.first_prompt ? d.position_ids.front() + s : d.position_ids[static_cast<size_t>(b * p.seq + s)];
+}
+
+// Batch b's present cache: its past tokens, then the new keys (rotated) and values; zeros past them.
 void gqa_fill_cache(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b) {
   const int64_t H = p.head, qw = p.q_width();
   for (int64_t h = 0; h < p.kv; ++h) {
-    float* dk = d.present_k.data() + ((b * p.kv + h) * p.present) * H;
-    float* dv = d.present_v.data() + ((b * p.kv + h) * p.present) * H;
+    float* dk = d.present_k + ((b * p.kv + h) * p.present) * H;
+    float* dv = d.present_v + ((b * p.kv + h) * p.present) * H;
     if (p.has_past && past_b > 0) {
-      std::memcpy(dk, d.past_k.data() + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
-      std::memcpy(dv, d.past_v.data() + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
+      std::memcpy(dk, d.past_k + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
+      std::memcpy(dv, d.past_v + ((b * p.kv + h) * p.past_buffer) * H, static_cast<size_t>(past_b * H) * 4);
     }
-    for (int64_t s = 0; s < p.seq && past_b + s < p.present; ++s) {
-      const float* ks = p.packed ? d.q.data() + (b * p.seq + s) * qw + (p.heads + h) * H
-                                 : d.k.data() + ((b * p.seq + s) * p.kv + h) * H;
-      const float* vs = p.packed ? d.q.data() + (b * p.seq + s) * qw + (p.heads + p.kv + h) * H
-                                 : d.v.data() + ((b * p.seq + s) * p.kv + h) * H;
+    int64_t s = 0;
+    for (; s < p.seq && past_b + s < p.present; ++s) {
+      const float* ks =
+          p.packed ? d.q + (b * p.seq + s) * qw + (p.heads + h) * H : d.k + ((b * p.seq + s) * p.kv + h) * H;
+      const float* vs =
+          p.packed ? d.q + (b * p.seq + s) * qw + (p.heads + p.kv + h) * H : d.v + ((b * p.seq + s) * p.kv + h) * H;
       float* kd = dk + (past_b + s) * H;
       std::memcpy(kd, ks, static_cast<size_t>(H) * 4);
       std::memcpy(dv + (past_b + s) * H, vs, static_cast<size_t>(H) * 4);
-      if (p.rotary) rotate(kd, past_b + s, d, p);
+      if (p.rotary) rotate(kd, gqa_position(p, d, b, s, past_b), d, p);
     }
+    const int64_t filled = past_b + s;
+    std::memset(dk + filled * H, 0, static_cast<size_t>((p.present - filled) * H) * 4);
+    std::memset(dv + filled * H, 0, static_cast<size_t>((p.present - filled) * H) * 4);
   }
 }
 
-// Batch b's outputs: each query head against its group's cache, causal (and within the window),
-// over the first tot_b positions.
 // Σ a·b over n floats, and y += w·x: built per instruction set (the build's baseline is SSE).
 MS_SIMD_CLONES float dot_f32(const float* a, const float* b, int64_t n) {
   float dot = 0;
@@ -291,38 +380,127 @@ MS_SIMD_CLONES void axpy_f32(float w, const float* x, float* y, int64_t n) {
   for (int64_t e = 0; e < n; ++e) y[e] += w * x[e];
 }
 
+#if MS_SIMD_DISPATCH
+// GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_*(), which its
+// uninitialized-use analysis reports once inlined; the values are never read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// AVX-512, heads of a multiple of 16 values: the scaled scores of q against n keys (rows of H), four
+// keys at a time.
+MS_TARGET_AVX512 void gqa_scores_avx512(const float* q, const float* k, int64_t H, int64_t n, float scale, float* out) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4, k += 4 * H) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t e = 0; e < H; e += 16) {
+      const __m512 qv = _mm512_loadu_ps(q + e);
+      a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + e), a0);
+      a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + H + e), a1);
+      a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + 2 * H + e), a2);
+      a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + 3 * H + e), a3);
+    }
+    out[j] = _mm512_reduce_add_ps(a0) * scale, out[j + 1] = _mm512_reduce_add_ps(a1) * scale;
+    out[j + 2] = _mm512_reduce_add_ps(a2) * scale, out[j + 3] = _mm512_reduce_add_ps(a3) * scale;
+  }
+  for (; j < n; ++j, k += H) {
+    __m512 a0 = _mm512_setzero_ps();
+    for (int64_t e = 0; e < H; e += 16) a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + e), _mm512_loadu_ps(k + e), a0);
+    out[j] = _mm512_reduce_add_ps(a0) * scale;
+  }
+}
+
+// o[0, 16 V) = Σ_j w[j] v_j[0, 16 V) over n rows of v (leading dimension H), in V accumulators.
+template <int V>
+MS_TARGET_AVX512 void gqa_weighted_chunk(const float* w, const float* v, int64_t H, int64_t n, float* o) {
+  __m512 acc[V];
+#pragma GCC unroll 8
+  for (int i = 0; i < V; ++i) acc[i] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; ++j, v += H) {
+    const __m512 wb = _mm512_set1_ps(w[j]);
+#pragma GCC unroll 8
+    for (int i = 0; i < V; ++i) acc[i] = _mm512_fmadd_ps(wb, _mm512_loadu_ps(v + 16 * i), acc[i]);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < V; ++i) _mm512_storeu_ps(o + 16 * i, acc[i]);
+}
+
+// o [H] = Σ_j w[j] v_j over n keys, 128 values at a time in registers (H a multiple of 16).
+MS_TARGET_AVX512 void gqa_weighted_avx512(const float* w, const float* v, int64_t H, int64_t n, float* o) {
+  using Chunk = void (*)(const float*, const float*, int64_t, int64_t, float*);
+  static constexpr Chunk kChunks[9] = {nullptr,
+                                       &gqa_weighted_chunk<1>,
+                                       &gqa_weighted_chunk<2>,
+                                       &gqa_weighted_chunk<3>,
+                                       &gqa_weighted_chunk<4>,
+                                       &gqa_weighted_chunk<5>,
+                                       &gqa_weighted_chunk<6>,
+                                       &gqa_weighted_chunk<7>,
+                                       &gqa_weighted_chunk<8>};
+  for (int64_t c0 = 0; c0 < H; c0 += 128) kChunks[std::min<int64_t>(8, (H - c0) / 16)](w, v + c0, H, n, o + c0);
+}
+#pragma GCC diagnostic pop
+#endif
+
+// Batch b's outputs: each query head against its group's cache, causal (and within the window),
+// over the first tot_b positions.
 void gqa_attend(const GqaPlan& p, GqaData& d, int64_t b, int64_t past_b, int64_t tot_b) {
   const int64_t H = p.head, qw = p.q_width(), pairs = p.seq * p.heads;
-  // Each (token, query head) in parallel: f32 dot products and weighted sums, vectorized over H.
+#if MS_SIMD_DISPATCH
+  const bool wide = H % 16 == 0 && simd_width() >= 16;
+#else
+  const bool wide = false;
+#endif
+  // Each (token, query head) in parallel: the scores, their softmax, the weighted sum of the values.
 #pragma omp parallel if (pairs * (past_b + p.seq) * H > 32768)
   {
     std::vector<float> qh(static_cast<size_t>(H)), score(static_cast<size_t>(p.present));
-#pragma omp for schedule(static)
+    // Round robin: a causal step's later tokens see more keys (in blocks, thread 0 took the first
+    // half of a 64-token prompt's work at a third of the second's).
+#pragma omp for schedule(static, 1)
     for (int64_t sh = 0; sh < pairs; ++sh) {
       const int64_t s = sh / p.heads, h = sh % p.heads;
-      std::memcpy(qh.data(), d.q.data() + (b * p.seq + s) * qw + h * H, static_cast<size_t>(H) * 4);
+      std::memcpy(qh.data(), d.q + (b * p.seq + s) * qw + h * H, static_cast<size_t>(H) * 4);
       const int64_t pos = past_b + s;
-      if (p.rotary) rotate(qh.data(), pos, d, p);
+      if (p.rotary) rotate(qh.data(), gqa_position(p, d, b, s, past_b), d, p);
       const int64_t kvh = h / (p.heads / p.kv);
-      const float* kc = d.present_k.data() + ((b * p.kv + kvh) * p.present) * H;
-      const float* vc = d.present_v.data() + ((b * p.kv + kvh) * p.present) * H;
+      const float* kc = d.present_k + ((b * p.kv + kvh) * p.present) * H;
+      const float* vc = d.present_v + ((b * p.kv + kvh) * p.present) * H;
       const int64_t end = std::min(pos + 1, tot_b);
       const int64_t begin = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;  // the last `window` keys
-      const float* q = qh.data();
-      float top = p.smooth ? 0.f : -INFINITY;  // smooth softmax: one more logit, 0
-      for (int64_t j = begin; j < end; ++j) {
-        float dot = dot_f32(q, kc + j * H, H) * static_cast<float>(p.scale);
-        if (p.softcap > 0) dot = static_cast<float>(p.softcap) * std::tanh(dot / static_cast<float>(p.softcap));
-        score[static_cast<size_t>(j)] = dot;
-        top = std::max(top, dot);
+      const int64_t n = std::max<int64_t>(0, end - begin);
+      float* sc = score.data() + begin;
+      const float scale = static_cast<float>(p.scale);
+#if MS_SIMD_DISPATCH
+      if (wide)
+        gqa_scores_avx512(qh.data(), kc + begin * H, H, n, scale, sc);
+      else
+#endif
+        for (int64_t j = 0; j < n; ++j) sc[j] = dot_f32(qh.data(), kc + (begin + j) * H, H) * scale;
+      if (p.softcap > 0)
+        for (int64_t j = 0; j < n; ++j)
+          sc[j] = static_cast<float>(p.softcap) * std::tanh(sc[j] / static_cast<float>(p.softcap));
+      if (d.bias) {  // attention_bias, after the softcap: its columns are absolute key positions
+        const float* row =
+            d.bias + (((p.bias_b == 1 ? 0 : b) * p.bias_h + (p.bias_h == 1 ? 0 : h)) * p.seq + s) * p.total;
+        for (int64_t j = 0; j < n; ++j) sc[j] += row[begin + j];
       }
-      float sum = p.smooth ? std::exp(-top) : 0.f;
-      for (int64_t j = begin; j < end; ++j)
-        sum += (score[static_cast<size_t>(j)] = std::exp(score[static_cast<size_t>(j)] - top));
-      float* o = d.out.data() + ((b * p.seq + s) * p.heads + h) * H;
-      for (int64_t j = begin; j < end && sum > 0; ++j) {
-        axpy_f32(score[static_cast<size_t>(j)] / sum, vc + j * H, o, H);
+      // smooth softmax or head_sink: one more logit (0, or the head's sink) in the denominator only
+      const bool extra = p.smooth || d.sink;
+      const float extra_logit = d.sink ? d.sink[h] : 0.f;
+      float top = extra ? extra_logit : -INFINITY;
+      for (int64_t j = 0; j < n; ++j) top = std::max(top, sc[j]);
+      const float sum = (extra ? std::exp(extra_logit - top) : 0.f) + (n > 0 ? exp_shifted_sum_f32(sc, n, top) : 0.f);
+      float* o = d.out + ((b * p.seq + s) * p.heads + h) * H;
+      const float inv = sum > 0 ? 1.f / sum : 0.f;
+      for (int64_t j = 0; j < n; ++j) sc[j] *= inv;
+#if MS_SIMD_DISPATCH
+      if (wide) {
+        gqa_weighted_avx512(sc, vc + begin * H, H, n, o);
+        continue;
       }
+#endif
+      std::memset(o, 0, static_cast<size_t>(H) * 4);
+      for (int64_t j = 0; j < n; ++j) axpy_f32(sc[j], vc + (begin + j) * H, o, H);
     }
   }
 }
@@ -331,31 +509,52 @@ Status gqa_kernel(runtime::KernelContext& ctx) {
   GqaPlan p;
   MS_RETURN_IF_ERROR(gqa_plan(ctx, p));
   GqaData d;
-  d.q = floats_of(ctx, 0);
-  if (!p.packed) d.k = floats_of(ctx, 1), d.v = floats_of(ctx, 2);
-  if (p.has_past) d.past_k = floats_of(ctx, 3), d.past_v = floats_of(ctx, 4);
-  if (p.rotary) d.cos = floats_of(ctx, 7), d.sin = floats_of(ctx, 8);
-  d.present_k.assign(static_cast<size_t>(p.batch * p.kv * p.present * p.head), 0.f);
-  d.present_v.assign(d.present_k.size(), 0.f);
-  d.out.assign(static_cast<size_t>(p.batch * p.seq * p.heads * p.head), 0.f);
+  d.held.reserve(12);
+  d.q = gqa_input(ctx, 0, d);
+  if (!p.packed) d.k = gqa_input(ctx, 1, d), d.v = gqa_input(ctx, 2, d);
+  if (p.has_past) d.past_k = gqa_input(ctx, 3, d), d.past_v = gqa_input(ctx, 4, d);
+  if (p.rotary) d.cos = gqa_input(ctx, 7, d), d.sin = gqa_input(ctx, 8, d);
+  if (p.has_bias) d.bias = gqa_input(ctx, 10, d);
+  if (ctx.has_input(11)) d.sink = gqa_input(ctx, 11, d);
+  if (p.rotary && ctx.has_input(9)) {
+    const Tensor& pos = ctx.input(9);
+    d.position_ids.resize(static_cast<size_t>(pos.numel()));
+    for (int64_t i = 0; i < pos.numel(); ++i) d.position_ids[static_cast<size_t>(i)] = pos.at_int(i);
+  }
+  const Shape out_shape{p.batch, p.seq, p.heads * p.head}, cache_shape{p.batch, p.kv, p.present, p.head};
+  MS_ASSIGN_OR_RETURN(d.out, gqa_output(ctx, 0, out_shape, d));
+  MS_ASSIGN_OR_RETURN(d.present_k, gqa_output(ctx, 1, cache_shape, d));
+  MS_ASSIGN_OR_RETURN(d.present_v, gqa_output(ctx, 2, cache_shape, d));
   const int32_t* len = ctx.input(5).data<int32_t>();
-  const bool first_prompt = p.seq > 1 && p.seq == p.total;
+  p.first_prompt = p.seq > 1 && p.seq == p.total;
   for (int64_t b = 0; b < p.batch; ++b) {
     const int64_t tot_b = int64_t{len[b]} + 1;
-    const int64_t past_b = first_prompt ? 0 : tot_b - p.seq;
+    const int64_t past_b = p.first_prompt ? 0 : tot_b - p.seq;
     if (tot_b < 1 || tot_b > p.present || past_b < 0 || past_b > p.past_buffer)
       return ctx.fail("seqlens_k[" + to_string(b) + "] = " + to_string(len[b]) + " does not fit a step of " +
                       to_string(p.seq) + " tokens after a past of " + to_string(p.past_buffer));
-    if (p.rotary && past_b + p.seq > p.rot_positions)
-      return ctx.fail("position " + to_string(past_b + p.seq - 1) + " is past the rotary caches' " +
-                      to_string(p.rot_positions) + " positions");
+    for (int64_t s = 0; p.rotary && s < p.seq; ++s) {
+      const int64_t pos = gqa_position(p, d, b, s, past_b);
+      if (pos < 0 || pos >= p.rot_positions)
+        return ctx.fail("position " + to_string(pos) + " (batch " + to_string(b) + ", token " + to_string(s) +
+                        ") is outside the rotary caches' " + to_string(p.rot_positions) + " positions");
+    }
     gqa_fill_cache(p, d, b, past_b);
     gqa_attend(p, d, b, past_b, tot_b);
   }
+  // Outputs of another type: converted from the f32 results.
   const DType dt = ctx.input(0).dtype();
-  MS_RETURN_IF_ERROR(write_output(ctx, 0, dt, {p.batch, p.seq, p.heads * p.head}, d.out));
-  MS_RETURN_IF_ERROR(write_output(ctx, 1, dt, {p.batch, p.kv, p.present, p.head}, d.present_k));
-  MS_RETURN_IF_ERROR(write_output(ctx, 2, dt, {p.batch, p.kv, p.present, p.head}, d.present_v));
+  if (dt != DType::F32) {
+    const std::pair<float*, Shape> outs[] = {
+        {d.out, out_shape}, {d.present_k, cache_shape}, {d.present_v, cache_shape}};
+    for (size_t i = 0; i < 3; ++i) {
+      if (!gqa_wants(ctx, i)) continue;
+      int64_t n = 1;
+      for (int64_t e : outs[i].second) n *= e;
+      MS_RETURN_IF_ERROR(
+          write_output(ctx, i, dt, outs[i].second, std::vector<float>(outs[i].first, outs[i].first + n)));
+    }
+  }
   ctx.set_impl("ref");
   return Status::ok();
 }

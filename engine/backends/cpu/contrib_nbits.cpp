@@ -1,19 +1,23 @@
 // MatMulNBits (com.microsoft; schema in ops/contrib.cpp), the 4- and 8-bit block-quantized linear
 // layer of LLM exports. A few rows of A (token generation) read the 4-bit bytes directly: four W
 // rows at a time in AVX-512, or with accuracy_level 4 ONNX Runtime's int8 compute (A quantized per
-// block, vpdpbusd on AVX-512 VNNI, plain C++ elsewhere). More rows dequantize panels of up to 256
-// rows (about 2 MiB) into f32, each multiplied by oneDNN's sgemm while in cache: the f32 matrix
-// never exists whole.
+// block, vpdpbusd on AVX-512 VNNI, plain C++ elsewhere). More rows (a prompt) dequantize panels of
+// W's rows into f32 in each thread's scratch, each multiplied while in cache by our AVX-512 tiles
+// (oneDNN's sgemm below AVX-512): the f32 matrix never exists whole.
 #include <dnnl.h>
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "engine/backends/cpu/contrib_internal.h"
 #include "engine/backends/cpu/cpu_backend.h"
+#include "engine/backends/cpu/fma_tiles.h"
 #include "engine/backends/cpu/simd_clones.h"
 
 // GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_*(), which its
@@ -97,6 +101,32 @@ MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* 
 }
 
 #if MS_SIMD_DISPATCH
+// Σ over blocks of scale x zero x sums[kb] for one 4-bit row (the zero points' share of its output):
+// 16 blocks a step, their zero points taken from 8 bytes of packed nibbles (the midpoint 8 without).
+MS_TARGET_AVX512 float q4_zero_correction_avx512(const float* scales, const uint8_t* zp, const float* sums,
+                                                 int64_t blocks) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t kb = 0;
+  const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  const __m512i shifts = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+  for (; kb + 16 <= blocks; kb += 16) {
+    __m512 zero = _mm512_set1_ps(8.f);
+    if (zp) {
+      const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zp + kb / 2)));
+      const __m512i z =
+          _mm512_and_si512(_mm512_srlv_epi32(_mm512_permutexvar_epi32(pairs, bytes), shifts), _mm512_set1_epi32(15));
+      zero = _mm512_cvtepi32_ps(z);
+    }
+    acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_loadu_ps(scales + kb), zero), _mm512_loadu_ps(sums + kb), acc);
+  }
+  float corr = _mm512_reduce_add_ps(acc);
+  for (; kb < blocks; ++kb) {
+    const int zero = zp ? (zp[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
+    corr += scales[kb] * static_cast<float>(zero) * sums[kb];
+  }
+  return corr;
+}
+
 // Four outputs of 4-bit rows at once (W rows r0..r0+3, `stride` bytes apart), blocks of a multiple
 // of 32 values, in AVX-512: each 16-byte step widens the row's bytes to 16 ints once
 // (vpmovzxbd), splits the nibbles and meets A's values, loaded once for the four rows; each block's
@@ -107,7 +137,6 @@ MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const fl
                                       int64_t blocks, int64_t half, float* out) {
   const __m512i low = _mm512_set1_epi32(15);
   __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  float corr[4] = {};
   for (int64_t kb = 0; kb < blocks; ++kb) {
     const float *l = lo + kb * half, *h = hi + kb * half;
     const uint8_t* qb = q + kb * half;
@@ -127,18 +156,14 @@ MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const fl
       MS_Q4_STEP(b3, qb + 3 * stride);
 #undef MS_Q4_STEP
     }
-    float sc[4];
-    for (int r = 0; r < 4; ++r) {
-      sc[r] = scales[r * blocks + kb];
-      const uint8_t* z = zp ? zp + r * zp_row : nullptr;
-      const int zero = z ? (z[kb / 2] >> ((kb % 2) * 4)) & 15 : 8;
-      corr[r] += sc[r] * static_cast<float>(zero) * sums[kb];
-    }
-    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(sc[0]), b0, acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(sc[1]), b1, acc1);
-    acc2 = _mm512_fmadd_ps(_mm512_set1_ps(sc[2]), b2, acc2);
-    acc3 = _mm512_fmadd_ps(_mm512_set1_ps(sc[3]), b3, acc3);
+    acc0 = _mm512_fmadd_ps(_mm512_set1_ps(scales[kb]), b0, acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_set1_ps(scales[blocks + kb]), b1, acc1);
+    acc2 = _mm512_fmadd_ps(_mm512_set1_ps(scales[2 * blocks + kb]), b2, acc2);
+    acc3 = _mm512_fmadd_ps(_mm512_set1_ps(scales[3 * blocks + kb]), b3, acc3);
   }
+  float corr[4];
+  for (int r = 0; r < 4; ++r)
+    corr[r] = q4_zero_correction_avx512(scales + r * blocks, zp ? zp + r * zp_row : nullptr, sums, blocks);
   out[0] = _mm512_reduce_add_ps(acc0) - corr[0];
   out[1] = _mm512_reduce_add_ps(acc1) - corr[1];
   out[2] = _mm512_reduce_add_ps(acc2) - corr[2];
@@ -146,7 +171,7 @@ MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const fl
 }
 
 // One 4-bit row of W in f32 with each 32-value chunk's values split: the 16 low nibbles' values,
-// then the 16 high ones' (the order `split_columns` gives A), so each chunk is one vector of each:
+// then the 16 high ones' (the order `split_column` gives A), so each chunk is one vector of each:
 // (q - zero) x scale, two conversions and two multiply-adds a chunk.
 MS_TARGET_AVX512 void dequantize_q4_split_avx512(const uint8_t* q, const float* scales, const uint8_t* zp,
                                                  int64_t blocks, int64_t half, float* out) {
@@ -165,18 +190,47 @@ MS_TARGET_AVX512 void dequantize_q4_split_avx512(const uint8_t* q, const float* 
 }
 #endif
 
-// A [m, k] with each 32-value chunk's columns reordered as dequantize_q4_split_avx512 orders W's:
-// the even ones (met by the low nibbles), then the odd ones.
-std::vector<float> split_columns(const float* a, int64_t m, int64_t k) {
-  std::vector<float> out(static_cast<size_t>(m * k));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t c = 0; c < k; c += 32)
-      for (int64_t j = 0; j < 16; ++j) {
-        out[static_cast<size_t>(i * k + c + j)] = a[i * k + c + 2 * j];
-        out[static_cast<size_t>(i * k + c + 16 + j)] = a[i * k + c + 2 * j + 1];
-      }
-  return out;
+#if MS_SIMD_DISPATCH
+// Our product of a panel of dequantized W rows with A (AVX-512), for more rows of A than the 4-bit
+// row kernels take (a prompt): yᵀ [rows, mp] = W_panel [rows, k] x Aᵀ, Aᵀ packed once as [k, mp]
+// (mp: m rounded up to 16, zeros past m). A register tile is R (at most 14) W rows against 32 (or
+// 16) rows of A in 2R accumulators, over K in blocks of kNbitsKc; each step one or two vectors of Aᵀ
+// and R broadcasts of W. oneDNN's sgemm, packing A and the panel again at every call, took 1.4x as
+// long on LLM prompt shapes (64 x 2048 x 256 at one thread: 97-115 against 131-160 GFLOP/s).
+constexpr int64_t kNbitsKc = 512;
+
+template <int R, int P>
+MS_TARGET_AVX512 void nbits_tile(const float* w, int64_t ldw, const float* at, int64_t lda, int64_t kc, float* yt,
+                                 int64_t ldy, bool first) {
+  broadcast_fma_tile<R, P, false>(at, lda, w, ldw, kc, yt, ldy, !first);
 }
+
+using NbitsTileFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, bool);
+template <int P, int... R>
+constexpr std::array<NbitsTileFn, sizeof...(R) + 1> nbits_tiles(std::integer_sequence<int, R...>) {
+  return {nullptr, &nbits_tile<R + 1, P>...};
+}
+// nbits_tile<R, P> by R, 1 to 14.
+template <int P> constexpr auto kNbitsTiles = nbits_tiles<P>(std::make_integer_sequence<int, 14>{});
+
+// yt [rows, mp] = W [rows, k] (leading dimension ldw) x at [k, mp].
+MS_TARGET_AVX512 void nbits_panel_products(const float* w, int64_t rows, int64_t ldw, const float* at, int64_t mp,
+                                           int64_t k, float* yt) {
+  const int64_t groups = (rows + 13) / 14;
+  for (int64_t k0 = 0; k0 < k; k0 += kNbitsKc) {
+    const int64_t kc = std::min(kNbitsKc, k - k0);
+    for (int64_t mb = 0; mb < mp; mb += 32) {
+      const bool two = mb + 32 <= mp;
+      for (int64_t g = 0, r0 = 0; g < groups; ++g) {
+        const int64_t r = (rows - r0) / (groups - g);
+        const auto fn = two ? kNbitsTiles<2>[static_cast<size_t>(r)] : kNbitsTiles<1>[static_cast<size_t>(r)];
+        fn(w + r0 * ldw + k0, ldw, at + k0 * mp + mb, mp, kc, yt + r0 * mp + mb, mp, k0 == 0);
+        r0 += r;
+      }
+    }
+  }
+}
+#endif
 
 #if MS_SIMD_DISPATCH
 #define MS_TARGET_VNNI __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512vnni,avx2,fma")))
@@ -381,51 +435,81 @@ struct NbitsWeights {
   int64_t k, n, bits, block, zp_row;
 };
 
-// y [m, n] = A [m, k] x Wᵀ through f32 panels of W; false where oneDNN's sgemm failed.
-bool matmul_nbits_panels(const float* av, int64_t m, const NbitsWeights& wt, float* y) {
+// Column i of A in the order dequantize_q4_split_avx512 gives W's values: within each 32-value chunk
+// the even columns (met by the low nibbles), then the odd ones.
+inline int64_t split_column(int64_t i) {
+  const int64_t j = i % 32;
+  return i - j + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
+}
+
+// y [m, n] = A [m, k] x Wᵀ through f32 panels of W: each thread dequantizes panels of W's rows into
+// its scratch and multiplies each while it is in cache, by our tiles on AVX-512
+// (nbits_panel_products: panels of about 1 MiB, beside Aᵀ's block and the panel's yᵀ in L2) or by
+// oneDNN's sgemm (one thread inside the parallel region; panels of about 2 MiB).
+Status matmul_nbits_panels(runtime::KernelContext& ctx, const float* av, int64_t m, const NbitsWeights& wt, float* y) {
   const uint8_t* q = wt.q;
   const float* scales = wt.scales;
   const uint8_t* zp = wt.zp;
   const int64_t k = wt.k, n = wt.n, bits = wt.bits, block = wt.block, zp_row = wt.zp_row;
   const int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
-  // Each thread dequantizes panels of W's rows and multiplies each by oneDNN's sgemm (one thread
-  // inside the parallel region) while the panel is in its cache.
-  // Panels of about 2 MiB of f32 (256 rows of K = 2048), in L2 while sgemm reads them.
-  const int64_t kPanel = std::clamp<int64_t>(((int64_t{1} << 19) / k) / 16 * 16, 32, 256);
 #if MS_SIMD_DISPATCH
-  const bool split = bits == 4 && block % 32 == 0 && k % block == 0 && simd_width() >= 16;
+  const bool own = simd_width() >= 16;
+  const bool split = own && bits == 4 && block % 32 == 0 && k % block == 0;
 #else
-  const bool split = false;
+  const bool own = false, split = false;
 #endif
-  const std::vector<float> a_split = split ? split_columns(av, m, k) : std::vector<float>();
-  const float* a_rows = split ? a_split.data() : av;
-  const int panels = static_cast<int>((n + kPanel - 1) / kPanel);
+  const int64_t panel = std::clamp<int64_t>(((int64_t{1} << (own ? 18 : 19)) / k) / 16 * 16, 16, 256);
+  const int64_t ldw = own ? k + 16 : k;  // own: rows 64 bytes off a multiple of 4 KiB (no L1 set conflicts)
+  const int64_t mp = (m + 15) / 16 * 16;
+  const int panels = static_cast<int>((n + panel - 1) / panel);
+  const bool parallel = panels > 1 && m * n * k > (1 << 20);
+  const int64_t threads = parallel ? omp_get_max_threads() : 1;
+  const int64_t per_thread = panel * ldw + (own ? panel * mp : 0);
+  MS_ASSIGN_OR_RETURN(Tensor room, ctx.scratch(DType::F32, {threads * per_thread + (own ? k * mp : 0)}));
+  float* at = room.data<float>() + threads * per_thread;  // own: Aᵀ [k, mp]
   bool failed = false;
-#pragma omp parallel if (panels > 1 && m * n * k > (1 << 20))
+#pragma omp parallel if (parallel) num_threads(static_cast <int>(threads))
   {
-    std::vector<float> w(static_cast<size_t>(kPanel * k));
+    float* w = room.data<float>() + omp_get_thread_num() * per_thread;
+    float* yt = w + panel * ldw;
+    if (own) {
 #pragma omp for schedule(static)
-    for (int p = 0; p < (panels); ++p) {
-      const int64_t r0 = p * kPanel, rows = std::min(kPanel, n - r0);
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t c = split ? split_column(i) : i;
+        for (int64_t r = 0; r < mp; ++r) at[i * mp + r] = r < m ? av[r * k + c] : 0.f;
+      }
+    }
+#pragma omp for schedule(static)
+    for (int p = 0; p < panels; ++p) {
+      const int64_t r0 = p * panel, rows = std::min(panel, n - r0);
       for (int64_t r = 0; r < rows; ++r) {
         const uint8_t* qr = q + (r0 + r) * blocks * blob;
         const uint8_t* zr = zp ? zp + (r0 + r) * zp_row : nullptr;
 #if MS_SIMD_DISPATCH
         if (split) {
-          dequantize_q4_split_avx512(qr, scales + (r0 + r) * blocks, zr, blocks, blob, w.data() + r * k);
+          dequantize_q4_split_avx512(qr, scales + (r0 + r) * blocks, zr, blocks, blob, w + r * ldw);
           continue;
         }
 #endif
-        dequantize_row(qr, scales + (r0 + r) * blocks, zr, k, blocks, block, static_cast<int>(bits), w.data() + r * k);
+        dequantize_row(qr, scales + (r0 + r) * blocks, zr, k, blocks, block, static_cast<int>(bits), w + r * ldw);
       }
+#if MS_SIMD_DISPATCH
+      if (own) {
+        nbits_panel_products(w, rows, ldw, at, mp, k, yt);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < rows; ++j) y[i * n + r0 + j] = yt[j * mp + i];
+        continue;
+      }
+#endif
       // y[m, rows] (leading dim n) = A [m, k] x W_panel^T (W_panel [rows, k]).
-      if (dnnl_sgemm('N', 'T', m, rows, k, 1.f, a_rows, k, w.data(), k, 0.f, y + r0, n) != dnnl_success) {
+      if (dnnl_sgemm('N', 'T', m, rows, k, 1.f, av, k, w, k, 0.f, y + r0, n) != dnnl_success) {
 #pragma omp atomic write
         failed = true;
       }
     }
   }
-  return !failed;
+  if (failed) return ctx.fail("oneDNN's sgemm failed on a " + to_string(m) + " x " + to_string(k) + " product");
+  return Status::ok();
 }
 
 }  // namespace
@@ -468,20 +552,29 @@ Status matmul_nbits_kernel(runtime::KernelContext& ctx) {
   const int64_t m = a.numel() / k;
   Shape ys = a.shape();
   ys.back() = n;
-  std::vector<float> y(static_cast<size_t>(m * n));
+  // The result straight into an f32 output; through a copy into another type.
+  std::vector<float> y_copy;
+  float* y = nullptr;
+  if (a.dtype() == DType::F32) {
+    MS_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::F32, ys));
+    y = out->data<float>();
+  } else {
+    y_copy.resize(static_cast<size_t>(m * n));
+    y = y_copy.data();
+  }
   const bool rows_path = bits == 4 && k % block == 0 && m <= 4;
   // accuracy_level 4 asks for ONNX Runtime's int8 compute (A quantized per block); elsewhere f32.
   const bool int8_rows = rows_path && ctx.node().attr_int("accuracy_level", 0) == 4;
   if (int8_rows)
-    matmul_q4_rows_int8(av, m, k, n, block, q, scales, zp, zp_row, y.data());
+    matmul_q4_rows_int8(av, m, k, n, block, q, scales, zp, zp_row, y);
   else if (rows_path)
-    matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y.data());
-  if (!rows_path && !matmul_nbits_panels(av, m, {q, scales, zp, k, n, bits, block, zp_row}, y.data()))
-    return ctx.fail("oneDNN's sgemm failed on a " + to_string(m) + " x " + to_string(k) + " product");
+    matmul_q4_rows(av, m, k, n, block, q, scales, zp, zp_row, y);
+  else
+    MS_RETURN_IF_ERROR(matmul_nbits_panels(ctx, av, m, {q, scales, zp, k, n, bits, block, zp_row}, y));
   if (!bias.empty())
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) y[static_cast<size_t>(i * n + j)] += bias[static_cast<size_t>(j)];
-  MS_RETURN_IF_ERROR(write_output(ctx, 0, a.dtype(), ys, y));
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] += bias[static_cast<size_t>(j)];
+  if (!y_copy.empty()) MS_RETURN_IF_ERROR(write_output(ctx, 0, a.dtype(), ys, y_copy));
   ctx.set_impl(int8_rows ? "q4_rows_int8" : rows_path ? "q4_rows" : "dequantize+sgemm");
   return Status::ok();
 }

@@ -317,9 +317,13 @@ def main():
     # GroupQueryAttention: 4 query heads over 2 key/value heads of 16.
     b, n, kv, h = 2, 4, 2, 16
 
-    def gqa(name, seq, past, lens, total, attrs, rotary=False, packed=False):
+    def gqa(name, seq, past, lens, total, attrs, rotary=False, packed=False, extra=None):
+        """extra: {input index: (name, array)} for the inputs past the rotary caches."""
         names = ["q", "" if packed else "k", "" if packed else "v", "pk" if past else "", "pv" if past else "",
                  "lens", "total"] + (["cos", "sin"] if rotary else [])
+        for i in sorted(extra or {}):
+            names += [""] * (i + 1 - len(names))
+            names[i] = extra[i][0]
         node = helper.make_node("GroupQueryAttention", names, ["y", "present_k", "present_v"], domain=MS,
                                 num_heads=n, kv_num_heads=kv, **attrs)
         feeds = [("q", f32(b, seq, (n + 2 * kv) * h if packed else n * h))]
@@ -330,6 +334,7 @@ def main():
         feeds += [("lens", np.array(lens, np.int32)), ("total", np.array(total, np.int32))]
         if rotary:
             feeds += [("cos", f32(16, h // 2)), ("sin", f32(16, h // 2))]
+        feeds += [extra[i] for i in sorted(extra or {})]
         return case(name, node, feeds, 3)
 
     cases.append(gqa("gqa_prompt", 4, 0, [3, 3], 4, {}))
@@ -371,6 +376,34 @@ def main():
                       feeds, 2, reference=(helper.make_node("MultiHeadAttention", mha_names,
                                                             ["y", "present_k", "present_v"], domain=MS, num_heads=2),
                                            feeds)))
+    # Prompts: 40 rows of A (a 32-row block of the tiles and a 16-row one, padded), K of 1088 (K blocks
+    # of 512, 512 and 64), N of 300 (two panels of W's rows, groups of up to 14 rows); 8-bit weights
+    # (the plain dequantization) with 20 rows and K of 600.
+    cases.append(case("matmul_4bit_prompt", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
+                                                             domain=MS, K=1088, N=300, bits=4, block_size=32),
+                      [("a", f32(1, 40, 1088))], 1, initializers=nbits_weights(300, 1088, 4, 32, True)))
+    cases.append(case("matmul_8bit_prompt", helper.make_node("MatMulNBits", ["a", "B", "scales"], ["y"], domain=MS,
+                                                             K=600, N=50, bits=8, block_size=32),
+                      [("a", f32(20, 600))], 1, initializers=nbits_weights(50, 600, 8, 32, False)))
+    # Token generation over long rows: the zero points' share taken 16 blocks at a time (33 blocks:
+    # two vector steps and a tail), with packed zero points and without (the midpoint).
+    cases.append(case("matmul_4bit_rows_long", helper.make_node("MatMulNBits", ["a", "B", "scales", "zp"], ["y"],
+                                                                domain=MS, K=1056, N=12, bits=4, block_size=32),
+                      [("a", f32(2, 1056))], 1, initializers=nbits_weights(12, 1056, 4, 32, True)))
+    cases.append(case("matmul_4bit_rows_long_no_zp", helper.make_node("MatMulNBits", ["a", "B", "scales"], ["y"],
+                                                                      domain=MS, K=512, N=8, bits=4, block_size=32),
+                      [("a", f32(1, 512))], 1, initializers=nbits_weights(8, 512, 4, 32, False)))
+    # GroupQueryAttention's position_ids (the rotary positions; a first prompt reads only the first id,
+    # every batch counting on from it), attention_bias (added to the scaled scores after the softcap) and head_sink (a logit per
+    # head in the softmax's denominator).
+    cases.append(gqa("gqa_position_ids_prompt", 4, 0, [3, 3], 4, {"do_rotary": 1}, rotary=True,
+                     extra={9: ("pos", np.array([[3, 4, 5, 6], [0, 1, 2, 3]], np.int64))}))
+    cases.append(gqa("gqa_position_ids_decode", 1, 4, [4, 4], 5, {"do_rotary": 1}, rotary=True,
+                     extra={9: ("pos", np.array([[7], [4]], np.int64))}))
+    cases.append(gqa("gqa_attention_bias_softcap", 1, 4, [4, 4], 5, {"softcap": 2.0},
+                     extra={10: ("bias", f32(b, 1, 1, 5))}))
+    cases.append(gqa("gqa_attention_bias_prompt", 4, 0, [3, 3], 4, {}, extra={10: ("bias", f32(1, n, 4, 4))}))
+    cases.append(gqa("gqa_head_sink", 4, 0, [3, 3], 4, {}, extra={11: ("sink", f32(n))}))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
