@@ -101,6 +101,13 @@ MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* 
 }
 
 #if MS_SIMD_DISPATCH
+// The 4-bit row kernels read W four rows at a time, one 4 KiB page a group where K is 2048 (a page of
+// scales every four groups): the hardware prefetchers stop at each page's end, so each kernel
+// prefetches the group two groups on as it goes. A chain of sixteen 2048 x 5632 layers (118 MiB of
+// weights, streaming from memory) with int8 compute went from 7.3-9.6 to 3.1-3.8 ms (ORT 3.4-6.2);
+// one layer in cache from 0.18-0.19 to 0.17 ms.
+constexpr int64_t kRowGroupsAhead = 2;
+
 // Σ over blocks of scale x zero x sums[kb] for one 4-bit row (the zero points' share of its output):
 // 16 blocks a step, their zero points taken from 8 bytes of packed nibbles (the midpoint 8 without).
 MS_TARGET_AVX512 float q4_zero_correction_avx512(const float* scales, const uint8_t* zp, const float* sums,
@@ -140,6 +147,12 @@ MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const fl
   for (int64_t kb = 0; kb < blocks; ++kb) {
     const float *l = lo + kb * half, *h = hi + kb * half;
     const uint8_t* qb = q + kb * half;
+    // The group of rows two groups on: 2 half bytes of it a block (all of it over the group's
+    // blocks), and its scales.
+    for (int64_t off = 0; off < 2 * half; off += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(q + kRowGroupsAhead * 4 * stride + kb * 2 * half + off), _MM_HINT_T0);
+    if (kb % 4 == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(scales + kRowGroupsAhead * 4 * blocks + kb * 4), _MM_HINT_T0);
     __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
     for (int64_t c = 0; c < half; c += 16) {
       const __m512 lv = _mm512_loadu_ps(l + c), hv = _mm512_loadu_ps(h + c);
@@ -283,23 +296,50 @@ Q8Rows quantize_rows_q8(const float* a, int64_t m, int64_t k) {
 MS_TARGET_VNNI void q4_rows4_vnni(const uint8_t* q, int64_t stride, const int8_t* aq, const float* a_lanes,
                                   const float* a_weight, const float* scales, const uint8_t* zp, int64_t zp_row,
                                   int64_t blocks, float* out) {
-  const __m256i low = _mm256_set1_epi8(15);
-  const __m512i spread = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  const __m512i low = _mm512_set1_epi8(15);
+  // The 32 bytes of a pair in both halves of a vector, shifted by 0 in the low half and 4 in the
+  // high one: the low nibbles, then the high ones, in one shift and one mask.
+  const __m512i nibble_shift = _mm512_set_epi64(4, 4, 4, 4, 0, 0, 0, 0);
+  const __m512i pair_lanes = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
+  // Four rows' accumulators and scales of the current 16 blocks, in registers (not arrays, which GCC
+  // kept on the stack).
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  __m512 sv0 = acc0, sv1 = acc0, sv2 = acc0, sv3 = acc0;
   for (int64_t kb = 0; kb < blocks; kb += 2) {
+    const int64_t in16 = kb % 16;
+    if (in16 == 0) {
+      const auto m = static_cast<__mmask16>((1u << std::min<int64_t>(16, blocks - kb)) - 1u);
+      sv0 = _mm512_maskz_loadu_ps(m, scales + kb), sv1 = _mm512_maskz_loadu_ps(m, scales + blocks + kb);
+      sv2 = _mm512_maskz_loadu_ps(m, scales + 2 * blocks + kb),
+      sv3 = _mm512_maskz_loadu_ps(m, scales + 3 * blocks + kb);
+    }
+    // The pair's scales spread over the lanes vpdpbusd fills: [kb x4, kb+1 x4, kb x4, kb+1 x4].
+    const __m512i spread = _mm512_add_epi32(pair_lanes, _mm512_set1_epi32(static_cast<int>(in16)));
     const __m512i av = _mm512_loadu_si512(aq + kb * 32);
     const __m512 sa = _mm512_loadu_ps(a_lanes + kb * 8);
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + r * stride + kb * 16));
-      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(b, low)),
-                                           _mm256_and_si256(_mm256_srli_epi16(b, 4), low), 1);
-      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, av);
-      const __m512 sw = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(
-                                                          reinterpret_cast<const double*>(scales + r * blocks + kb)))));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sw, sa), acc[r]);
-    }
+    // The group of rows two groups on, 64 bytes of it a block (all of it over the group's blocks), and
+    // its scales.
+    const char* ahead = reinterpret_cast<const char*>(q + kRowGroupsAhead * 4 * stride + kb * 64);
+    _mm_prefetch(ahead, _MM_HINT_T0);
+    _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    if (kb % 4 == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(scales + kRowGroupsAhead * 4 * blocks + kb * 4), _MM_HINT_T0);
+      // (A lambda would not take the function's target; a macro does.)
+#define MS_VNNI_ROW(r, acc, sv)                                                                                     \
+  do {                                                                                                              \
+    const __m512i b =                                                                                               \
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (r)*stride + kb * 16)));     \
+    const __m512i dot =                                                                                             \
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(_mm512_srlv_epi64(b, nibble_shift), low), av); \
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(_mm512_permutexvar_ps(spread, sv), sa), acc);      \
+  } while (0)
+    MS_VNNI_ROW(0, acc0, sv0);
+    MS_VNNI_ROW(1, acc1, sv1);
+    MS_VNNI_ROW(2, acc2, sv2);
+    MS_VNNI_ROW(3, acc3, sv3);
+#undef MS_VNNI_ROW
   }
+  const __m512 acc[4] = {acc0, acc1, acc2, acc3};
   for (int r = 0; r < 4; ++r) {
     const float* ws = scales + r * blocks;
     __m512 corr = _mm512_setzero_ps();
