@@ -207,6 +207,14 @@ TEST(ContribOp, GroupQueryAttentionRefusals) {
   EXPECT_NE(error_of("GroupQueryAttention", with(10, Tensor::zeros(DType::F32, {1, 4, 2, 3})), heads)
                 .find("attention_bias must be [batch or 1, num_heads or 1, sequence, total_sequence_length]"),
             std::string::npos);
+  // A batch whose keys reach past the bias's columns: a past buffer longer than the total.
+  const Tensor past = Tensor::zeros(DType::F32, {1, 2, 4, 16});
+  EXPECT_NE(error_of("GroupQueryAttention",
+                     {q, k, k, past, past, Tensor::from_vector<int32_t>({3}, {1}),
+                      Tensor::from_vector<int32_t>({3}, {}), none, none, none, Tensor::zeros(DType::F32, {1, 4, 2, 3})},
+                     heads)
+                .find("reaches past attention_bias's total_sequence_length 3 columns"),
+            std::string::npos);
   EXPECT_NE(error_of("GroupQueryAttention", with(11, Tensor::zeros(DType::F32, {3})), heads)
                 .find("head_sink must hold num_heads = 4 values"),
             std::string::npos);

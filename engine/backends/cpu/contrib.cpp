@@ -533,6 +533,9 @@ Status gqa_kernel(runtime::KernelContext& ctx) {
     if (tot_b < 1 || tot_b > p.present || past_b < 0 || past_b > p.past_buffer)
       return ctx.fail("seqlens_k[" + to_string(b) + "] = " + to_string(len[b]) + " does not fit a step of " +
                       to_string(p.seq) + " tokens after a past of " + to_string(p.past_buffer));
+    if (p.has_bias && tot_b > p.total)
+      return ctx.fail("seqlens_k[" + to_string(b) + "] = " + to_string(len[b]) +
+                      " reaches past attention_bias's total_sequence_length " + to_string(p.total) + " columns");
     for (int64_t s = 0; p.rotary && s < p.seq; ++s) {
       const int64_t pos = gqa_position(p, d, b, s, past_b);
       if (pos < 0 || pos >= p.rot_positions)
