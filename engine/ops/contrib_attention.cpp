@@ -130,7 +130,8 @@ Status infer_rotary(InferContext& ctx) {
   MS_RETURN_IF_ERROR(require_f32(ctx, 3, "sin_cache"));
   if (ctx.node.attr_int("is_packed_batching", 0) != 0)
     return ctx.fail("attribute 'is_packed_batching' is not supported");
-  if (ctx.node.attr_float("scale", 1.f) != 1.f) return ctx.fail("attribute 'scale' other than 1 is not supported");
+  // 'scale' is taken and, as ONNX Runtime's kernels do, not applied (its outputs are the same at any
+  // scale).
   const auto* x = dims_of(ctx, 0);
   if (x && x->size() != 3 && x->size() != 4)
     return ctx.fail("input must be [batch, sequence, hidden] or [batch, heads, sequence, head size], got " +

@@ -404,6 +404,12 @@ def main():
                      extra={10: ("bias", f32(b, 1, 1, 5))}))
     cases.append(gqa("gqa_attention_bias_prompt", 4, 0, [3, 3], 4, {}, extra={10: ("bias", f32(1, n, 4, 4))}))
     cases.append(gqa("gqa_head_sink", 4, 0, [3, 3], 4, {}, extra={11: ("sink", f32(n))}))
+    # RotaryEmbedding's scale: ONNX Runtime's kernels read it and leave the values unscaled.
+    ang = rng.random((16, 8)).astype(np.float32) * 3
+    cases.append(case("rotary_scale", helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], domain=MS,
+                                                       num_heads=2, scale=2.0),
+                      [("x", f32(1, 3, 32)), ("pos", np.array([[1, 2, 3]], np.int64))], 1,
+                      initializers=[("cos", np.cos(ang)), ("sin", np.sin(ang))]))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
