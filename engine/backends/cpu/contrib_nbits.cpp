@@ -104,8 +104,9 @@ MS_SIMD_CLONES float q4_row_dot(const uint8_t* q, const float* lo, const float* 
 // The 4-bit row kernels read W four rows at a time, one 4 KiB page a group where K is 2048 (a page of
 // scales every four groups): the hardware prefetchers stop at each page's end, so each kernel
 // prefetches the group two groups on as it goes. A chain of sixteen 2048 x 5632 layers (118 MiB of
-// weights, streaming from memory) with int8 compute went from 7.3-9.6 to 3.1-3.8 ms (ORT 3.4-6.2);
-// one layer in cache from 0.18-0.19 to 0.17 ms.
+// weights) with int8 compute went from 3.8-5.2 to 2.8-3.6 ms (ORT 3.8-4.3 in the same runs), with
+// f32 compute from 6.6-10.3 to 5.8-6.0 ms (ORT 11.2-12.1); one int8 layer in cache from 0.20-0.21 to
+// 0.17 ms (ORT 0.17).
 constexpr int64_t kRowGroupsAhead = 2;
 
 // Σ over blocks of scale x zero x sums[kb] for one 4-bit row (the zero points' share of its output):
