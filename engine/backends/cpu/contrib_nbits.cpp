@@ -33,6 +33,12 @@ using std::to_string;
 
 // --- MatMulNBits ------------------------------------------------------------------------------------
 
+// n 8-bit weights, q x scale + bias: built per instruction set (the build's baseline is SSE).
+MS_SIMD_CLONES void dequantize_bytes(const uint8_t* src, int64_t n, float scale, float bias, float* dst) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>(src[j]) * scale + bias;
+}
+
 // One row of W: `blocks` blocks of `block` values (the last cut at k), (q - zero) x scale.
 void dequantize_row(const uint8_t* q, const float* scales, const uint8_t* zp, int64_t k, int64_t blocks, int64_t block,
                     int bits, float* out) {
@@ -45,7 +51,9 @@ void dequantize_row(const uint8_t* q, const float* scales, const uint8_t* zp, in
     const uint8_t* src = q + kb * blob;
     float* dst = out + kb * block;
     const int64_t n = std::min(block, k - kb * block);
-    if (bits == 4 && n == block) {
+    if (bits == 8) {
+      dequantize_bytes(src, n, scale, bias, dst);
+    } else if (bits == 4 && n == block) {
       for (int64_t j = 0; j < blob; ++j) {  // low nibble first
         dst[2 * j] = static_cast<float>(src[j] & 15) * scale + bias;
         dst[2 * j + 1] = static_cast<float>(src[j] >> 4) * scale + bias;
@@ -494,7 +502,9 @@ Status matmul_nbits_panels(runtime::KernelContext& ctx, const float* av, int64_t
   const int64_t k = wt.k, n = wt.n, bits = wt.bits, block = wt.block, zp_row = wt.zp_row;
   const int64_t blocks = (k + block - 1) / block, blob = block * bits / 8;
 #if MS_SIMD_DISPATCH
-  const bool own = simd_width() >= 16;
+  // A few rows (8-bit weights, or blocks the 4-bit row kernels do not take) go to the sgemm, whose
+  // tiles would be mostly padding.
+  const bool own = simd_width() >= 16 && m > 4;
   const bool split = own && bits == 4 && block % 32 == 0 && k % block == 0;
 #else
   const bool own = false, split = false;
