@@ -156,10 +156,10 @@ MS_TARGET_AVX512 void q4_rows4_avx512(const uint8_t* q, int64_t stride, const fl
   for (int64_t kb = 0; kb < blocks; ++kb) {
     const float *l = lo + kb * half, *h = hi + kb * half;
     const uint8_t* qb = q + kb * half;
-    // The group of rows two groups on: 2 half bytes of it a block (all of it over the group's
+    // The group of rows two groups on: 4 half bytes of it a block (all of it over the group's
     // blocks), and its scales.
-    for (int64_t off = 0; off < 2 * half; off += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(q + kRowGroupsAhead * 4 * stride + kb * 2 * half + off), _MM_HINT_T0);
+    for (int64_t off = 0; off < 4 * half; off += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(q + kRowGroupsAhead * 4 * stride + kb * 4 * half + off), _MM_HINT_T0);
     if (kb % 4 == 0)
       _mm_prefetch(reinterpret_cast<const char*>(scales + kRowGroupsAhead * 4 * blocks + kb * 4), _MM_HINT_T0);
     __m512 b0 = _mm512_setzero_ps(), b1 = b0, b2 = b0, b3 = b0;
