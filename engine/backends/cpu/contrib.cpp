@@ -222,9 +222,7 @@ Expected<float*> gqa_output(runtime::KernelContext& ctx, size_t i, const Shape& 
     MS_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(i, DType::F32, shape));
     return t->data<float>();
   }
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  d.held.emplace_back(static_cast<size_t>(n));
+  d.held.emplace_back(static_cast<size_t>(numel(shape)));
   return d.held.back().data();
 }
 
@@ -552,8 +550,7 @@ Status gqa_kernel(runtime::KernelContext& ctx) {
         {d.out, out_shape}, {d.present_k, cache_shape}, {d.present_v, cache_shape}};
     for (size_t i = 0; i < 3; ++i) {
       if (!gqa_wants(ctx, i)) continue;
-      int64_t n = 1;
-      for (int64_t e : outs[i].second) n *= e;
+      const int64_t n = numel(outs[i].second);
       MS_RETURN_IF_ERROR(
           write_output(ctx, i, dt, outs[i].second, std::vector<float>(outs[i].first, outs[i].first + n)));
     }
