@@ -54,10 +54,9 @@ void check_case(const WinoCase& k, int64_t block) {
   });
   ASSERT_TRUE(impl) << impl.status().message();
   const int tile = cpu::nn::winograd_tile(oh, ow);
-  // F(4x4,3x3) on 16-channel blocks with more than 16 tiles and U within a core's L2 (36 C M floats
-  // of at most 1.25 MiB) runs its three steps fused, a few rows of tiles at a time.
-  const bool fused =
-      tile == 4 && block == 16 && k.n * (oh / 4) * (ow / 4) > 16 && 36 * k.c * k.m * 4 <= (5 << 18) && ow / 4 <= 14;
+  // F(4x4,3x3) on 16-channel blocks with more than 16 tiles and U (36 C M floats) of at most 2.5 MiB
+  // runs its three steps fused, runs of at most 14 tiles at a time.
+  const bool fused = tile == 4 && block == 16 && k.n * (oh / 4) * (ow / 4) > 16 && 36 * k.c * k.m * 4 <= (5 << 19);
   EXPECT_EQ(*impl, fused ? "fused:modescope:wino_4x3_rows"
                          : (tile == 4 ? "fused:modescope:wino_4x3" : "fused:modescope:wino_2x3"));
   const Tensor y = from_blocked(yb, block);
@@ -78,12 +77,13 @@ TEST(Winograd, MatchesTheDirectConvAtBothTileSizes) {
       {2, 16, 48, 4, 6, 1, false, false},    // 2 x 2 x 3 = 12 tiles (F(2x2,3x3): 6 is no multiple of 4)
       {1, 48, 48, 20, 20, 1, true, false},   // 25 tiles (F(4x4,3x3)): groups of 13 and 12
       {3, 32, 32, 12, 12, 1, false, false},  // 27 tiles: groups of 14 and 13
-      // Fused F(4x4,3x3) (16-channel blocks): rows of tiles a work item, patches inside the plane
-      // and on each edge, the last item short, a batch, a residual in place, a last panel of 16.
-      {2, 64, 48, 28, 28, 1, true, true},   // 7 tiles a row, items of two rows (the last one row)
-      {1, 32, 64, 56, 56, 1, true, false},  // 14 tiles a row, one row an item
-      {3, 16, 32, 6, 14, 2, false, false},  // pads of 2 (8x16 out): every patch crosses an edge
-      {1, 64, 64, 20, 36, 1, false, true},  // 9 tiles a row (an item of one row), in place without a residual
+      // Fused F(4x4,3x3) (16-channel blocks): runs of tiles a work item, across rows, patches inside
+      // the plane and on each edge, a batch, a residual in place, a last panel of 16.
+      {2, 64, 48, 28, 28, 1, true, true},     // 49 tiles an image: items of 12 and 13 across rows
+      {1, 32, 64, 56, 56, 1, true, false},    // 196 tiles: items of 14, one row each
+      {3, 16, 32, 6, 14, 2, false, false},    // pads of 2 (8x16 out): every patch crosses an edge
+      {1, 64, 64, 20, 36, 1, false, true},    // 45 tiles: items of 11 and 12
+      {1, 128, 128, 20, 20, 1, true, false},  // 2.4 MiB of U, 25 tiles
   };
   for (int64_t block : {int64_t{8}, int64_t{16}}) {
     if (cpu::cpu_simd_width() < block) continue;

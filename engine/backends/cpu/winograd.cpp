@@ -122,14 +122,15 @@ template <class V> MS_WINO_AVX512_BF16 inline void store_lanes(uint16_t* p, cons
 #endif
 
 // Step 1 for one row of tiles of one image and one block of input channels: x is that block's plane
-// ([H][W][block]), v the first tile of the row in V[xi][tile][C] offset to the block's channels.
+// ([H][W][block]), v the first tile of the row in V[xi][tile][C] offset to the block's channels
+// (points xi_step apart and tiles tile_step where given; the tiles [tc0, tc1) of the row).
 template <class V, int T, class E>
 [[gnu::always_inline]] inline void input_row(const E* x, const Geometry& g, int64_t row, E* v, int64_t xi_step = 0,
-                                             int64_t tile_step = 0) {
+                                             int64_t tile_step = 0, int64_t tc0 = 0, int64_t tc1 = -1) {
   constexpr int A = T + 2;
   constexpr int64_t B = kLanes<V>;
   const int64_t ih0 = row * T - g.pt, xi_stride = xi_step ? xi_step : g.tiles * g.c;
-  for (int64_t tc = 0; tc < g.tw; ++tc, v += tile_step ? tile_step : g.c) {
+  for (int64_t tc = tc0; tc < (tc1 < 0 ? g.tw : tc1); ++tc, v += tile_step ? tile_step : g.c) {
     const int64_t iw0 = tc * T - g.pl;
     const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + A <= g.h && iw0 + A <= g.w;
     V t[A][A];
@@ -159,15 +160,17 @@ template <class V, int T, class E>
 
 // Step 3 for one row of tiles of one image and one block of output channels: mo the row's first
 // tile in the products [xi][tile][M] offset to the block's channels, y that block's output plane.
-// y holds the plane's rows from oh0 on.
+// y holds the plane's rows from oh0 on. (Points xi_step and tiles tile_step apart where given; the
+// tiles [tc0, tc1) of the row, mo then at tile tc0.)
 template <class V, int T>
 [[gnu::always_inline]] inline void output_row(const float* mo, const Geometry& g, int64_t row, const float* bias,
-                                              float* y, int64_t oh0 = 0, int64_t xi_step = 0, int64_t tile_step = 0) {
+                                              float* y, int64_t oh0 = 0, int64_t xi_step = 0, int64_t tile_step = 0,
+                                              int64_t tc0 = 0, int64_t tc1 = -1) {
   constexpr int A = T + 2;
   constexpr int64_t B = kLanes<V>;
   const int64_t xi_stride = xi_step ? xi_step : g.tiles * g.m;
   const V bv = bias ? MS_LOADV(V, bias) : V{};
-  for (int64_t tc = 0; tc < g.tw; ++tc, mo += tile_step ? tile_step : g.m) {
+  for (int64_t tc = tc0; tc < (tc1 < 0 ? g.tw : tc1); ++tc, mo += tile_step ? tile_step : g.m) {
     V s[A][T];
 #pragma GCC unroll 6
     for (int i = 0; i < A; ++i) {
@@ -283,16 +286,21 @@ MS_TARGET_AVX512 void products_avx512(const float* u, const float* v, float* mo,
     panel_products<1>(up, vx, g.c, g.tiles, g.c, mx, g.m);
 }
 
-// Step 1, 2 and 3 fused (f32, F(4x4,3x3), 16-channel blocks, AVX-512), where U fits a core's L2
-// (kFusedMaxU): a work item is a few rows of tiles of one image (at most 14 tiles, one group of the
-// products' register tiles), taken through the three steps by one thread, its V and products in
-// that thread's own scratch, so that neither leaves the core's L2 and no step waits for the others'
-// threads; U stays in L2 from item to item. ResNet-50's 64-channel 56x56 convs (0.6 MiB of U), two
-// threads, in the model: oneDNN's F(4x4,3x3) 395-420 us, ours in three steps about 460, fused
-// 300-340.
+// Step 1, 2 and 3 fused (f32, F(4x4,3x3), 16-channel blocks, AVX-512), where U fits the cache
+// (kFusedMaxU): a work item is a run of at most 14 tiles of one image (row-major, one group of the
+// products' register tiles; an image's tiles shared evenly between its items), taken through the
+// three steps by one thread, its V and products in that thread's own scratch, so that neither
+// leaves the core's L2 and no step waits for the others' threads; U stays in cache from item to
+// item. ResNet-50, two threads, in the model: its 64-channel 56x56 convs 395-426 us with oneDNN's
+// F(4x4,3x3) -> 300-358 fused; its 128-channel 28x28 ones 356-358 in our three steps -> 326-333.
 struct FusedPlan {
-  int64_t rows = 0;   // rows of tiles an item; 0: not fused
-  int64_t items = 0;  // over the batch
+  int64_t per_img = 0;  // work items an image, each of about tiles / per_img tiles (at most 14); 0: not fused
+  int64_t items = 0;    // over the batch
+  // The tiles [t0, t1) of an image (row-major) that item takes, and its image.
+  void range(const Geometry& g, int64_t item, int64_t& img, int64_t& t0, int64_t& t1) const {
+    const int64_t tiles = g.th * g.tw, k = item % per_img;
+    img = item / per_img, t0 = tiles * k / per_img, t1 = tiles * (k + 1) / per_img;
+  }
 };
 
 // B^T (F(4x4,3x3)) over six vectors.
@@ -337,32 +345,25 @@ MS_TARGET_AVX512 void fused_item_avx512(const float* x, const float* u, const Ge
                                         const float* bias, float* y, float* vb, float* mb, int64_t item) {
   constexpr int T = 4;
   constexpr int64_t B = 16;
-  const int64_t per_img = (g.th + f.rows - 1) / f.rows, img = item / per_img, r0 = item % per_img * f.rows;
-  const int64_t nr = std::min(f.rows, g.th - r0), tiles = nr * g.tw;
-  const int64_t points = g.alpha * g.alpha, cblocks = g.c / B, oblocks = g.m / B;
+  int64_t img = 0, t0 = 0, t1 = 0;
+  f.range(g, item, img, t0, t1);
+  const int64_t tiles = t1 - t0, points = g.alpha * g.alpha, cblocks = g.c / B, oblocks = g.m / B;
   // V and the products tile by tile ([tile][xi][C], [tile][xi][M]): a patch's points land close
   // together (36 stores a tile's C apart rather than the item's V apart).
   const int64_t vt = points * g.c, mt = points * g.m;
-  for (int64_t k = 0; k < nr; ++k) {
-    const int64_t row = r0 + k, ih0 = row * T - g.pt;
+  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
+    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
+    const int64_t ih0 = row * T - g.pt, first = row * g.tw + tc0 - t0;  // the row's first tile in the item
     const bool rows_inside = ih0 >= 0 && ih0 + T + 2 <= g.h;
     for (int64_t cb = 0; cb < cblocks; ++cb) {
       const float* plane = x + (img * cblocks + cb) * g.h * g.w * B;
-      float* v = vb + k * g.tw * vt + cb * B;
-      if (!rows_inside) {
-        input_row<vec16, T>(plane, g, row, v, g.c, vt);
-        continue;
-      }
-      for (int64_t tc = 0; tc < g.tw; ++tc) {
+      float* v = vb + first * vt + cb * B;
+      for (int64_t tc = tc0; tc < tc1; ++tc, v += vt) {
         const int64_t iw0 = tc * T - g.pl;
-        if (iw0 >= 0 && iw0 + T + 2 <= g.w) {
-          input_patch4(plane + (ih0 * g.w + iw0) * B, g.w * B, v + tc * vt, g.c);
-        } else {
-          Geometry one = g;  // the single tile tc: input_row over a row of one tile from column tc
-          one.tw = 1;
-          one.pl = g.pl - tc * T;
-          input_row<vec16, T>(plane, one, row, v + tc * vt, g.c, vt);
-        }
+        if (rows_inside && iw0 >= 0 && iw0 + T + 2 <= g.w)
+          input_patch4(plane + (ih0 * g.w + iw0) * B, g.w * B, v, g.c);
+        else
+          input_row<vec16, T>(plane, g, row, v, g.c, vt, tc, tc + 1);
       }
     }
   }
@@ -377,27 +378,29 @@ MS_TARGET_AVX512 void fused_item_avx512(const float* x, const float* u, const Ge
         panel_products<1>(up, vx, vt, tiles, g.c, mx + p0, mt);
     }
   }
-  Geometry gr = g;
-  gr.tiles = tiles;
-  for (int64_t k = 0; k < nr; ++k)
+  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
+    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
+    const float* m = mb + (row * g.tw + tc0 - t0) * mt;
     for (int64_t ob = 0; ob < oblocks; ++ob)
-      output_row<vec16, T>(mb + k * g.tw * mt + ob * B, gr, r0 + k, bias ? bias + ob * B : nullptr,
-                           y + (img * oblocks + ob) * g.oh * g.ow * B, 0, g.m, mt);
+      output_row<vec16, T>(m + ob * B, g, row, bias ? bias + ob * B : nullptr,
+                           y + (img * oblocks + ob) * g.oh * g.ow * B, 0, g.m, mt, tc0, tc1);
+  }
 }
 
-// U of at most this many bytes stays in a core's L2 (2 MiB on the AVX-512 CPUs measured) beside an
-// item's V and products. ResNet-50's 128-channel 28x28 convs (2.4 MiB) do not fit: split between
-// two threads by output channels, each transforming every input tile itself, they ran even with the
-// three steps.
-constexpr int64_t kFusedMaxU = int64_t{5} << 18;  // 1.25 MiB
+// U of at most this many bytes is read by each work item from the core's cache: L2 (2 MiB on the
+// AVX-512 CPUs measured) for 64 channels, L2 and L3 for ResNet-50's 128-channel 28x28 convs (2.4
+// MiB), where the fused steps still ran 326-333 against 356-358 us in three. (Split by output
+// channels between two threads instead, so that each keeps half of U in L2 but transforms every
+// input tile itself, they ran even with the three steps.)
+constexpr int64_t kFusedMaxU = int64_t{5} << 19;  // 2.5 MiB
 
 FusedPlan fused_plan(const Geometry& g, bool f32) {
   FusedPlan f;
-  if (!f32 || g.block != 16 || g.tile != 4 || cpu_simd_width() < 16 || g.tw > 14 || g.m % 16 != 0 ||
+  if (!f32 || g.block != 16 || g.tile != 4 || cpu_simd_width() < 16 || g.m % 16 != 0 ||
       g.alpha * g.alpha * g.c * g.m * int64_t{sizeof(float)} > kFusedMaxU)
     return f;
-  f.rows = std::max<int64_t>(1, 14 / g.tw);
-  f.items = g.n * ((g.th + f.rows - 1) / f.rows);
+  f.per_img = (g.th * g.tw + 13) / 14;
+  f.items = g.n * f.per_img;
   return f;
 }
 
@@ -654,8 +657,8 @@ size_t winograd_scratch_bytes(const WinogradConvArgs& a) {
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
   if (bf16) tiles = chunk_rows(geometry_of(a)) * ((a.y.dim(3) + t - 1) / t);  // a chunk's
   if (const Geometry g = geometry_of(a); !bf16) {
-    const FusedPlan f = fused_plan(g, true);  // an item's tiles a thread
-    if (f.rows > 0) tiles = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items) * f.rows * g.tw;
+    const FusedPlan f = fused_plan(g, true);  // an item's tiles (at most 14) a thread
+    if (f.per_img > 0) tiles = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items) * 14;
   }
 #endif
   return static_cast<size_t>(alpha * alpha * tiles) *
@@ -697,7 +700,7 @@ bool winograd_preferred_over_onednn(const WinogradConvArgs& a) {
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
   if (a.x.dtype() != DType::F32 || a.block != 16 || cpu_simd_width() < 16 || a.y.rank() != 4) return false;
   const Geometry g = geometry_of(a);
-  if (fused_plan(g, true).rows > 0) return true;
+  if (fused_plan(g, true).per_img > 0) return true;
   return g.tiles <= 16 || (g.tile == 4 && (g.oh < kOneDnnLargeTilesMinSide || g.ow < kOneDnnLargeTilesMinSide));
 #else
   (void)a;
@@ -719,11 +722,11 @@ Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, con
   MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, g));
   ctx.keeps_packed_copy_of(a.w);
   const int64_t points = g.alpha * g.alpha;
-  if (const FusedPlan f = fused_plan(g, true); f.rows > 0 && panel_width(g) == 32) {
+  if (const FusedPlan f = fused_plan(g, true); f.per_img > 0 && panel_width(g) == 32) {
     const int64_t threads = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items);
-    const int64_t tiles = f.rows * g.tw, per_thread = points * tiles * (g.c + g.m);
+    const int64_t per_thread = points * 14 * (g.c + g.m);
     MS_ASSIGN_OR_RETURN(Tensor st, ctx.scratch(DType::F32, {threads * per_thread}));
-    // The post-ops read the residual after the item's rows are written: one the memory plan put
+    // The post-ops read the residual after the item's tiles are written: one the memory plan put
     // under the output is read from a copy.
     Tensor residual;
     if (a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
@@ -734,17 +737,23 @@ Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, con
     float* y = a.y.data<float>();
     float* scratch = st.data<float>();
     const bool tail = a.post && !a.post->empty();
-    const int64_t per_img = (g.th + f.rows - 1) / f.rows, blocks = g.m / g.block;
+    const int64_t blocks = g.m / g.block;
 #pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
     for (int64_t item = 0; item < f.items; ++item) {
       float* vb = scratch + omp_get_thread_num() * per_thread;
-      fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * tiles * g.c, item);
+      fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * 14 * g.c, item);
       if (!tail) continue;
-      const int64_t img = item / per_img, first = item % per_img * f.rows * g.tile;
-      const int64_t nrows = std::min(f.rows * g.tile, g.oh - first);
-      for (int64_t ob = 0; ob < blocks; ++ob) {
-        const int64_t at = ((img * blocks + ob) * g.oh + first) * g.ow * g.block;
-        fused::apply_tail(y + at, nrows * g.ow * g.block, nullptr, 1, r ? r + at : nullptr, *a.post);
+      // Each output row of the item's tiles, its columns of them.
+      int64_t img = 0, t0 = 0, t1 = 0;
+      f.range(g, item, img, t0, t1);
+      for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
+        const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
+        const int64_t c0 = tc0 * g.tile, c1 = std::min(tc1 * g.tile, g.ow);
+        for (int64_t oh = row * g.tile; oh < std::min((row + 1) * g.tile, g.oh); ++oh)
+          for (int64_t ob = 0; ob < blocks; ++ob) {
+            const int64_t at = (((img * blocks + ob) * g.oh + oh) * g.ow + c0) * g.block;
+            fused::apply_tail(y + at, (c1 - c0) * g.block, nullptr, 1, r ? r + at : nullptr, *a.post);
+          }
       }
     }
     ctx.set_impl(std::string(impl_prefix) + "modescope:wino_4x3_rows");

@@ -12,9 +12,9 @@
 //      (G g G^T) and packed once per weights buffer;
 //   3. A^T m A back to the output's tiles, the bias added, and the post-ops (activations, the
 //      residual's Add) run over each finished strip of rows while it is in cache.
-// Where U fits a core's L2 (F(4x4,3x3), f32, 16-channel blocks, AVX-512; at most 1.25 MiB), the three
-// steps run fused instead: a work item is a few rows of tiles (at most 14 tiles) taken through all
-// three by one thread, V and the products in that thread's scratch, never leaving its L2.
+// Where U fits the cache (F(4x4,3x3), f32, 16-channel blocks, AVX-512; at most 2.5 MiB), the three
+// steps run fused instead: a work item is a run of at most 14 tiles taken through all three by one
+// thread, V and the products in that thread's scratch, never leaving its L2.
 // In a bf16 graph (x, w, y bf16, on AVX-512-BF16 without AMX, planes of 14x14 or more) it is
 // F(2x2,3x3) always: V and U rounded to bf16, the products by oneDNN's packed bf16 gemm into f32 sums,
 // the output transform, bias and post-ops in f32, the result rounded once. F(4x4,3x3)'s transforms
@@ -74,8 +74,8 @@ inline constexpr int64_t kOneDnnLargeTilesMinSide = 32;
 // whose transformed weights stream from memory once per run and serve few tiles (ResNet-50's
 // 512-channel 7x7 convs, two threads, in the model: 1.05 -> 0.93-0.98 ms), and planes below
 // kOneDnnLargeTilesMinSide of whole 4x4 tiles, where ours takes F(4x4,3x3) and oneDNN F(2x2,3x3)
-// (its 128-channel 28x28 ones: 0.45-0.49 -> 0.41-0.42 ms), and wherever the fused steps apply (its
-// 64-channel 56x56 ones: 0.40-0.42 -> 0.30-0.34 ms). Elsewhere oneDNN's is faster (ours in three
+// (its 128-channel 28x28 ones: 0.45-0.49 -> 0.41-0.42 ms, fused 0.33), and wherever the fused steps
+// apply (its 64-channel 56x56 ones: 0.40-0.42 -> 0.30-0.34 ms). Elsewhere oneDNN's is faster (ours in three
 // steps, with our products: 56x56 64 channels 0.40 -> 0.50 ms, 14x14 256 channels 0.39 -> 0.44).
 bool winograd_preferred_over_onednn(const WinogradConvArgs& a);
 
