@@ -645,6 +645,51 @@ Status winograd_conv_bf16(runtime::KernelContext& ctx, const WinogradConvArgs& a
 #endif
 }
 
+// The post-ops over the item's finished tiles: each of their output rows, its columns of them.
+void fused_tail(const Geometry& g, const FusedPlan& f, int64_t item, float* y, const float* r,
+                const std::vector<ops::PostOp>& post) {
+  const int64_t blocks = g.m / g.block;
+  int64_t img = 0, t0 = 0, t1 = 0;
+  f.range(g, item, img, t0, t1);
+  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
+    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
+    const int64_t c0 = tc0 * g.tile, c1 = std::min(tc1 * g.tile, g.ow);
+    for (int64_t oh = row * g.tile; oh < std::min((row + 1) * g.tile, g.oh); ++oh)
+      for (int64_t ob = 0; ob < blocks; ++ob) {
+        const int64_t at = (((img * blocks + ob) * g.oh + oh) * g.ow + c0) * g.block;
+        fused::apply_tail(y + at, (c1 - c0) * g.block, nullptr, 1, r ? r + at : nullptr, post);
+      }
+  }
+}
+
+// winograd_conv's fused steps (fused_plan): each thread its items, in its own room for V and the
+// products.
+Status winograd_conv_fused(runtime::KernelContext& ctx, const WinogradConvArgs& a, const Geometry& g,
+                           const FusedPlan& f, const float* u, const char* impl_prefix) {
+  const int64_t points = g.alpha * g.alpha;
+  const int64_t threads = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items);
+  const int64_t per_thread = points * 14 * (g.c + g.m);
+  MS_ASSIGN_OR_RETURN(Tensor st, ctx.scratch(DType::F32, {threads * per_thread}));
+  // The post-ops read the residual after the item's tiles are written: one the memory plan put
+  // under the output is read from a copy.
+  Tensor residual;
+  if (a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
+  const float* x = a.x.data<float>();
+  const float* bias = a.b ? a.b->data<float>() : nullptr;
+  const float* r = residual.defined() ? residual.data<float>() : nullptr;
+  float* y = a.y.data<float>();
+  float* scratch = st.data<float>();
+  const bool tail = a.post && !a.post->empty();
+#pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
+  for (int64_t item = 0; item < f.items; ++item) {
+    float* vb = scratch + omp_get_thread_num() * per_thread;
+    fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * 14 * g.c, item);
+    if (tail) fused_tail(g, f, item, y, r, *a.post);
+  }
+  ctx.set_impl(std::string(impl_prefix) + "modescope:wino_4x3_rows");
+  return Status::ok();
+}
+
 }  // namespace
 #endif
 
@@ -721,44 +766,9 @@ Status winograd_conv(runtime::KernelContext& ctx, const WinogradConvArgs& a, con
   }
   MS_ASSIGN_OR_RETURN(auto packs, weights_of(a, g));
   ctx.keeps_packed_copy_of(a.w);
+  if (const FusedPlan f = fused_plan(g, true); f.per_img > 0 && panel_width(g) == 32)
+    return winograd_conv_fused(ctx, a, g, f, static_cast<const float*>(packs.front().get()), impl_prefix);
   const int64_t points = g.alpha * g.alpha;
-  if (const FusedPlan f = fused_plan(g, true); f.per_img > 0 && panel_width(g) == 32) {
-    const int64_t threads = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items);
-    const int64_t per_thread = points * 14 * (g.c + g.m);
-    MS_ASSIGN_OR_RETURN(Tensor st, ctx.scratch(DType::F32, {threads * per_thread}));
-    // The post-ops read the residual after the item's tiles are written: one the memory plan put
-    // under the output is read from a copy.
-    Tensor residual;
-    if (a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
-    const float* x = a.x.data<float>();
-    const auto* u = static_cast<const float*>(packs.front().get());
-    const float* bias = a.b ? a.b->data<float>() : nullptr;
-    const float* r = residual.defined() ? residual.data<float>() : nullptr;
-    float* y = a.y.data<float>();
-    float* scratch = st.data<float>();
-    const bool tail = a.post && !a.post->empty();
-    const int64_t blocks = g.m / g.block;
-#pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
-    for (int64_t item = 0; item < f.items; ++item) {
-      float* vb = scratch + omp_get_thread_num() * per_thread;
-      fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * 14 * g.c, item);
-      if (!tail) continue;
-      // Each output row of the item's tiles, its columns of them.
-      int64_t img = 0, t0 = 0, t1 = 0;
-      f.range(g, item, img, t0, t1);
-      for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
-        const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
-        const int64_t c0 = tc0 * g.tile, c1 = std::min(tc1 * g.tile, g.ow);
-        for (int64_t oh = row * g.tile; oh < std::min((row + 1) * g.tile, g.oh); ++oh)
-          for (int64_t ob = 0; ob < blocks; ++ob) {
-            const int64_t at = (((img * blocks + ob) * g.oh + oh) * g.ow + c0) * g.block;
-            fused::apply_tail(y + at, (c1 - c0) * g.block, nullptr, 1, r ? r + at : nullptr, *a.post);
-          }
-      }
-    }
-    ctx.set_impl(std::string(impl_prefix) + "modescope:wino_4x3_rows");
-    return Status::ok();
-  }
   MS_ASSIGN_OR_RETURN(Tensor vt, ctx.scratch(DType::F32, {points * g.tiles * g.c}));
   MS_ASSIGN_OR_RETURN(Tensor mt, ctx.scratch(DType::F32, {points * g.tiles * g.m}));
   // The post-ops read the residual after the output's rows are written: a residual the memory plan
