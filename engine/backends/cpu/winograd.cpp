@@ -16,6 +16,7 @@
 #include "engine/backends/cpu/onednn_sgemm_pack.h"
 #include "engine/backends/cpu/simd_clones.h"
 #include "engine/backends/cpu/weights_registry.h"
+#include "engine/backends/cpu/winograd_steps.h"
 #include "engine/core/host_memory.h"
 #include "engine/runtime/kernel.h"
 
@@ -28,33 +29,22 @@
 // Zen 4 (no AMX), ResNet-50's convs with bias and Relu, profile medians: 64 channels at 56x56 495 ->
 // 410 us, 128 at 28x28 486 -> 315, 256 at 14x14 500 -> 325; the whole bf16 model 20.4 -> 18.6 ms.
 
-#if MS_SIMD_DISPATCH
-#include <immintrin.h>
-#define MS_WINO_AVX512_BF16 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512bf16,avx2,fma")))
-#endif
-
 namespace ms::cpu::nn {
 
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
 namespace {
 
-struct Geometry {
-  int64_t n, c, h, w, m, oh, ow, pt, pl;
-  int64_t tile, alpha, th, tw, tiles, block;
-};
-
-Geometry geometry_of(const WinogradConvArgs& a) {
-  Geometry g{};
-  g.n = a.x.dim(0), g.c = a.x.dim(1), g.h = a.x.dim(2), g.w = a.x.dim(3);
-  g.m = a.y.dim(1), g.oh = a.y.dim(2), g.ow = a.y.dim(3);
-  g.pt = a.pad_top, g.pl = a.pad_left;
-  g.tile = winograd_tile(g.oh, g.ow, a.x.dtype() == DType::BF16);
-  g.alpha = g.tile + 2;
-  g.th = (g.oh + g.tile - 1) / g.tile, g.tw = (g.ow + g.tile - 1) / g.tile;
-  g.tiles = g.n * g.th * g.tw;
-  g.block = a.block;
-  return g;
-}
+using wino::fused_plan;
+using wino::FusedPlan;
+using wino::Geometry;
+using wino::geometry_of;
+using wino::input_row;
+using wino::load_lanes;
+using wino::output_row;
+using wino::panel_products;
+using wino::panel_width;
+using wino::store_lanes;
+using wino::winograd_conv_fused;
 
 // The transforms (Lavin and Gray's F(4x4,3x3) on the points 0, +-1, +-2, inf; F(2x2,3x3) on 0, +-1,
 // inf): y = A^T [(G g G^T) * (B^T d B)] A.
@@ -65,136 +55,6 @@ constexpr double kG4[6][3] = {{1.0 / 4, 0, 0},
                               {1.0 / 24, -1.0 / 12, 1.0 / 6},
                               {0, 0, 1}};
 constexpr double kG2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-
-// B^T d over one line of the patch.
-template <class V, int T> [[gnu::always_inline]] inline void bt(const V (&d)[T + 2], V (&o)[T + 2]) {
-  if constexpr (T == 4) {
-    o[0] = 4.f * d[0] - 5.f * d[2] + d[4];
-    o[1] = d[3] + d[4] - 4.f * (d[1] + d[2]);
-    o[2] = 4.f * (d[1] - d[2]) - d[3] + d[4];
-    o[3] = 2.f * (d[3] - d[1]) - d[2] + d[4];
-    o[4] = 2.f * (d[1] - d[3]) - d[2] + d[4];
-    o[5] = 4.f * d[1] - 5.f * d[3] + d[5];
-  } else {
-    o[0] = d[0] - d[2];
-    o[1] = d[1] + d[2];
-    o[2] = d[2] - d[1];
-    o[3] = d[1] - d[3];
-  }
-}
-
-// A^T m over one line of the products.
-template <class V, int T> [[gnu::always_inline]] inline void at(const V (&m)[T + 2], V (&o)[T]) {
-  if constexpr (T == 4) {
-    const V p12 = m[1] + m[2], d12 = m[1] - m[2], p34 = m[3] + m[4], d34 = m[3] - m[4];
-    o[0] = m[0] + p12 + p34;
-    o[1] = d12 + 2.f * d34;
-    o[2] = p12 + 4.f * p34;
-    o[3] = d12 + 8.f * d34 + m[5];
-  } else {
-    o[0] = m[0] + m[1] + m[2];
-    o[1] = m[1] - m[2] - m[3];
-  }
-}
-
-// A block's lanes in memory: f32, or bf16 (winograd_conv_bf16: 16 lanes, instructions of
-// MS_WINO_AVX512_BF16 functions, inlined there).
-// (Through references: a vector passed or returned by value outside one instruction set's functions
-// changes the ABI.)
-template <class V> [[gnu::always_inline]] inline void load_lanes(V& v, const float* p) { v = MS_LOADV(V, p); }
-template <class V> [[gnu::always_inline]] inline void store_lanes(float* p, const V& v) { MS_STOREV(p, v); }
-#if MODESCOPE_HAVE_BF16_GEMM_PACK
-// bf16 in the transforms' memory (16 lanes: one channel block), f32 in their registers. (The
-// zero-masked forms: GCC 12 warns of the plain ones' undefined pass-through operand.)
-#define MS_WINO_LOAD_BF16(p)                           \
-  ((vec16)_mm512_castsi512_ps(_mm512_maskz_slli_epi32( \
-      0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)))
-#define MS_WINO_STORE_BF16(p, v) \
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh((__m512)(v)))
-template <class V> MS_WINO_AVX512_BF16 inline void load_lanes(V& v, const uint16_t* p) {
-  static_assert(kLanes<V> == 16);
-  v = MS_WINO_LOAD_BF16(p);
-}
-template <class V> MS_WINO_AVX512_BF16 inline void store_lanes(uint16_t* p, const V& v) {
-  static_assert(kLanes<V> == 16);
-  MS_WINO_STORE_BF16(p, v);
-}
-#endif
-
-// Step 1 for one row of tiles of one image and one block of input channels: x is that block's plane
-// ([H][W][block]), v the first tile of the row in V[xi][tile][C] offset to the block's channels
-// (points xi_step apart and tiles tile_step where given; the tiles [tc0, tc1) of the row).
-template <class V, int T, class E>
-[[gnu::always_inline]] inline void input_row(const E* x, const Geometry& g, int64_t row, E* v, int64_t xi_step = 0,
-                                             int64_t tile_step = 0, int64_t tc0 = 0, int64_t tc1 = -1) {
-  constexpr int A = T + 2;
-  constexpr int64_t B = kLanes<V>;
-  const int64_t ih0 = row * T - g.pt, xi_stride = xi_step ? xi_step : g.tiles * g.c;
-  for (int64_t tc = tc0; tc < (tc1 < 0 ? g.tw : tc1); ++tc, v += tile_step ? tile_step : g.c) {
-    const int64_t iw0 = tc * T - g.pl;
-    const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + A <= g.h && iw0 + A <= g.w;
-    V t[A][A];
-#pragma GCC unroll 6
-    for (int j = 0; j < A; ++j) {
-      V col[A], o[A];
-      const int64_t iw = iw0 + j;
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) {
-        const int64_t ih = ih0 + i;
-        col[i] = V{};
-        if (inside || (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)) load_lanes(col[i], x + (ih * g.w + iw) * B);
-      }
-      bt<V, T>(col, o);
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) t[i][j] = o[i];
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < A; ++i) {
-      V o[A];
-      bt<V, T>(t[i], o);
-#pragma GCC unroll 6
-      for (int j = 0; j < A; ++j) store_lanes(v + (i * A + j) * xi_stride, o[j]);
-    }
-  }
-}
-
-// Step 3 for one row of tiles of one image and one block of output channels: mo the row's first
-// tile in the products [xi][tile][M] offset to the block's channels, y that block's output plane.
-// y holds the plane's rows from oh0 on. (Points xi_step and tiles tile_step apart where given; the
-// tiles [tc0, tc1) of the row, mo then at tile tc0.)
-template <class V, int T>
-[[gnu::always_inline]] inline void output_row(const float* mo, const Geometry& g, int64_t row, const float* bias,
-                                              float* y, int64_t oh0 = 0, int64_t xi_step = 0, int64_t tile_step = 0,
-                                              int64_t tc0 = 0, int64_t tc1 = -1) {
-  constexpr int A = T + 2;
-  constexpr int64_t B = kLanes<V>;
-  const int64_t xi_stride = xi_step ? xi_step : g.tiles * g.m;
-  const V bv = bias ? MS_LOADV(V, bias) : V{};
-  for (int64_t tc = tc0; tc < (tc1 < 0 ? g.tw : tc1); ++tc, mo += tile_step ? tile_step : g.m) {
-    V s[A][T];
-#pragma GCC unroll 6
-    for (int i = 0; i < A; ++i) {
-      V line[A];
-#pragma GCC unroll 6
-      for (int j = 0; j < A; ++j) line[j] = MS_LOADV(V, mo + (i * A + j) * xi_stride);
-      at<V, T>(line, s[i]);
-    }
-#pragma GCC unroll 4
-    for (int l = 0; l < T; ++l) {
-      V col[A], o[T];
-#pragma GCC unroll 6
-      for (int i = 0; i < A; ++i) col[i] = s[i][l];
-      at<V, T>(col, o);
-      const int64_t ow = tc * T + l;
-      if (ow >= g.ow) continue;
-#pragma GCC unroll 4
-      for (int k = 0; k < T; ++k) {
-        const int64_t oh = row * T + k;
-        if (oh < g.oh) MS_STOREV(y + ((oh - oh0) * g.ow + ow) * B, o[k] + bv);
-      }
-    }
-  }
-}
 
 template <class V>
 [[gnu::always_inline]] inline void input_rows(const float* x, const Geometry& g, float* v, int64_t item) {
@@ -235,45 +95,6 @@ MS_TARGET_AVX512 void output_rows_avx512(const float* mo, const Geometry& g, con
   output_rows<vec16>(mo, g, bias, y, item);
 }
 
-// Step 2 by our own kernel (f32, 16-channel blocks, AVX-512): U_xi packed as [M / 32][C][32] (32
-// output channels a panel; a last panel of 16 where M is an odd number of blocks), the products of
-// R tiles at a time against one panel in 2R accumulators over all of C, stored into [xi][tile][M].
-// Each panel of U is read from memory once per point (the later tile groups find it in L2).
-// U streams from memory once per point (the point's later groups of tiles find it in L2), prefetched
-// as it streams (broadcast_fma_tile's kStream). Without the prefetches, ResNet-50's 512-channel 7x7
-// convs in a chain whose weights miss the cache took 1.46 ms each; with them 0.87 (oneDNN's
-// Winograd: 0.97).
-// The tiles' rows of V (of the products) are `vs` (`ms`) floats apart: C (M) in step 2's [xi][tile]
-// layouts, 36 C (36 M) in the fused steps' [tile][xi] ones.
-template <int R, int P>
-MS_TARGET_AVX512 void panel_tiles(const float* u, const float* v, int64_t vs, int64_t c, float* mo, int64_t ms) {
-  broadcast_fma_tile<R, P, true>(u, 16 * P, v, vs, c, mo, ms, false);
-}
-
-using GroupFn = void (*)(const float*, const float*, int64_t, int64_t, float*, int64_t);
-template <int P, int... R> constexpr std::array<GroupFn, sizeof...(R) + 1> groups_of(std::integer_sequence<int, R...>) {
-  return {nullptr, &panel_tiles<R + 1, P>...};
-}
-// panel_tiles<R, P> by R (1 to 16 for P = 1, to 14 for P = 2).
-template <int P> constexpr auto kGroups = groups_of<P>(std::make_integer_sequence<int, P == 1 ? 16 : 14>{});
-
-// The tiles in groups of at most kMaxGroup (balanced: 49 tiles as 13+12+12+12, not 14+14+14+7);
-// P = 1 takes up to 16 tiles in one group (16 accumulators), P = 2 up to 14 (28).
-template <int P>
-MS_TARGET_AVX512 void panel_products(const float* u, const float* v, int64_t vs, int64_t tiles, int64_t c, float* mo,
-                                     int64_t ms) {
-  constexpr int64_t kMaxGroup = P == 1 ? 16 : 14;
-  const int64_t groups = (tiles + kMaxGroup - 1) / kMaxGroup;
-  for (int64_t gi = 0, t = 0; gi < groups; ++gi) {
-    const int64_t r = (tiles - t) / (groups - gi);
-    kGroups<P>[static_cast<size_t>(r)](u, v + t * vs, vs, c, mo + t * ms, ms);
-    t += r;
-  }
-}
-
-// The output channels of a panel of U: 16 where the tiles fit one group of P = 1 (U read once), else 32.
-int64_t panel_width(const Geometry& g) { return g.tiles <= 16 ? 16 : 32; }
-
 // One work item of step 2: point xi, panel pn.
 MS_TARGET_AVX512 void products_avx512(const float* u, const float* v, float* mo, const Geometry& g, int64_t item) {
   const int64_t pw = panel_width(g), panels = (g.m + pw - 1) / pw, xi = item / panels, pn = item % panels;
@@ -284,124 +105,6 @@ MS_TARGET_AVX512 void products_avx512(const float* u, const float* v, float* mo,
     panel_products<2>(up, vx, g.c, g.tiles, g.c, mx, g.m);
   else
     panel_products<1>(up, vx, g.c, g.tiles, g.c, mx, g.m);
-}
-
-// Step 1, 2 and 3 fused (f32, F(4x4,3x3), 16-channel blocks, AVX-512), where U fits the cache
-// (kFusedMaxU): a work item is a run of at most 14 tiles of one image (row-major, one group of the
-// products' register tiles; an image's tiles shared evenly between its items), taken through the
-// three steps by one thread, its V and products in that thread's own scratch, so that neither
-// leaves the core's L2 and no step waits for the others' threads; U stays in cache from item to
-// item. ResNet-50, two threads, in the model: its 64-channel 56x56 convs 395-426 us with oneDNN's
-// F(4x4,3x3) -> 300-358 fused; its 128-channel 28x28 ones 356-358 in our three steps -> 326-333.
-struct FusedPlan {
-  int64_t per_img = 0;  // work items an image, each of about tiles / per_img tiles (at most 14); 0: not fused
-  int64_t items = 0;    // over the batch
-  // The tiles [t0, t1) of an image (row-major) that item takes, and its image.
-  void range(const Geometry& g, int64_t item, int64_t& img, int64_t& t0, int64_t& t1) const {
-    const int64_t tiles = g.th * g.tw, k = item % per_img;
-    img = item / per_img, t0 = tiles * k / per_img, t1 = tiles * (k + 1) / per_img;
-  }
-};
-
-// B^T (F(4x4,3x3)) over six vectors.
-#define MS_WINO_BT4(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                            \
-  do {                                                                                         \
-    const __m512 t0_ = _mm512_fnmadd_ps(four, d2, d4), t1_ = _mm512_fnmadd_ps(four, d1, d3);   \
-    const __m512 t2_ = _mm512_sub_ps(d4, d2), t3_ = _mm512_mul_ps(two, _mm512_sub_ps(d3, d1)); \
-    o0 = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));                            \
-    o5 = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));                            \
-    o1 = _mm512_add_ps(t0_, t1_);                                                              \
-    o2 = _mm512_sub_ps(t0_, t1_);                                                              \
-    o3 = _mm512_add_ps(t2_, t3_);                                                              \
-    o4 = _mm512_sub_ps(t2_, t3_);                                                              \
-  } while (0)
-
-// Step 1 (F(4x4,3x3)) for a 6x6 patch wholly inside a 16-channel plane: rp its first pixel, rs the
-// plane's row stride; the 36 points to vp, xs apart.
-[[gnu::always_inline]] MS_TARGET_AVX512 inline void input_patch4(const float* rp, int64_t rs, float* vp, int64_t xs) {
-  const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
-  __m512 r[6][6];
-#pragma GCC unroll 6
-  for (int i = 0; i < 6; ++i, rp += rs) {
-    const __m512 d0 = _mm512_loadu_ps(rp), d1 = _mm512_loadu_ps(rp + 16), d2 = _mm512_loadu_ps(rp + 32),
-                 d3 = _mm512_loadu_ps(rp + 48), d4 = _mm512_loadu_ps(rp + 64), d5 = _mm512_loadu_ps(rp + 80);
-    MS_WINO_BT4(d0, d1, d2, d3, d4, d5, r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5]);
-  }
-#pragma GCC unroll 6
-  for (int j = 0; j < 6; ++j) {
-    __m512 o0, o1, o2, o3, o4, o5;
-    MS_WINO_BT4(r[0][j], r[1][j], r[2][j], r[3][j], r[4][j], r[5][j], o0, o1, o2, o3, o4, o5);
-    _mm512_storeu_ps(vp + j * xs, o0);
-    _mm512_storeu_ps(vp + (6 + j) * xs, o1);
-    _mm512_storeu_ps(vp + (12 + j) * xs, o2);
-    _mm512_storeu_ps(vp + (18 + j) * xs, o3);
-    _mm512_storeu_ps(vp + (24 + j) * xs, o4);
-    _mm512_storeu_ps(vp + (30 + j) * xs, o5);
-  }
-}
-#undef MS_WINO_BT4
-
-MS_TARGET_AVX512 void fused_item_avx512(const float* x, const float* u, const Geometry& g, const FusedPlan& f,
-                                        const float* bias, float* y, float* vb, float* mb, int64_t item) {
-  constexpr int T = 4;
-  constexpr int64_t B = 16;
-  int64_t img = 0, t0 = 0, t1 = 0;
-  f.range(g, item, img, t0, t1);
-  const int64_t tiles = t1 - t0, points = g.alpha * g.alpha, cblocks = g.c / B, oblocks = g.m / B;
-  // V and the products tile by tile ([tile][xi][C], [tile][xi][M]): a patch's points land close
-  // together (36 stores a tile's C apart rather than the item's V apart).
-  const int64_t vt = points * g.c, mt = points * g.m;
-  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
-    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
-    const int64_t ih0 = row * T - g.pt, first = row * g.tw + tc0 - t0;  // the row's first tile in the item
-    const bool rows_inside = ih0 >= 0 && ih0 + T + 2 <= g.h;
-    for (int64_t cb = 0; cb < cblocks; ++cb) {
-      const float* plane = x + (img * cblocks + cb) * g.h * g.w * B;
-      float* v = vb + first * vt + cb * B;
-      for (int64_t tc = tc0; tc < tc1; ++tc, v += vt) {
-        const int64_t iw0 = tc * T - g.pl;
-        if (rows_inside && iw0 >= 0 && iw0 + T + 2 <= g.w)
-          input_patch4(plane + (ih0 * g.w + iw0) * B, g.w * B, v, g.c);
-        else
-          input_row<vec16, T>(plane, g, row, v, g.c, vt, tc, tc + 1);
-      }
-    }
-  }
-  for (int64_t xi = 0; xi < points; ++xi) {
-    const float* vx = vb + xi * g.c;
-    float* mx = mb + xi * g.m;
-    for (int64_t p0 = 0; p0 < g.m; p0 += 32) {
-      const float* up = u + xi * g.c * g.m + p0 * g.c;
-      if (p0 + 32 <= g.m)
-        panel_products<2>(up, vx, vt, tiles, g.c, mx + p0, mt);
-      else
-        panel_products<1>(up, vx, vt, tiles, g.c, mx + p0, mt);
-    }
-  }
-  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
-    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
-    const float* m = mb + (row * g.tw + tc0 - t0) * mt;
-    for (int64_t ob = 0; ob < oblocks; ++ob)
-      output_row<vec16, T>(m + ob * B, g, row, bias ? bias + ob * B : nullptr,
-                           y + (img * oblocks + ob) * g.oh * g.ow * B, 0, g.m, mt, tc0, tc1);
-  }
-}
-
-// U of at most this many bytes is read by each work item from the core's cache: L2 (2 MiB on the
-// AVX-512 CPUs measured) for 64 channels, L2 and L3 for ResNet-50's 128-channel 28x28 convs (2.4
-// MiB), where the fused steps still ran 326-333 against 356-358 us in three. (Split by output
-// channels between two threads instead, so that each keeps half of U in L2 but transforms every
-// input tile itself, they ran even with the three steps.)
-constexpr int64_t kFusedMaxU = int64_t{5} << 19;  // 2.5 MiB
-
-FusedPlan fused_plan(const Geometry& g, bool f32) {
-  FusedPlan f;
-  if (!f32 || g.block != 16 || g.tile != 4 || cpu_simd_width() < 16 || g.m % 16 != 0 ||
-      g.alpha * g.alpha * g.c * g.m * int64_t{sizeof(float)} > kFusedMaxU)
-    return f;
-  f.per_img = (g.th * g.tw + 13) / 14;
-  f.items = g.n * f.per_img;
-  return f;
 }
 
 #if MODESCOPE_HAVE_BF16_GEMM_PACK
@@ -643,51 +346,6 @@ Status winograd_conv_bf16(runtime::KernelContext& ctx, const WinogradConvArgs& a
   (void)a, (void)g, (void)rc, (void)packs, (void)impl_prefix;
   return ctx.unsupported_case("bf16 Winograd conv not built in");
 #endif
-}
-
-// The post-ops over the item's finished tiles: each of their output rows, its columns of them.
-void fused_tail(const Geometry& g, const FusedPlan& f, int64_t item, float* y, const float* r,
-                const std::vector<ops::PostOp>& post) {
-  const int64_t blocks = g.m / g.block;
-  int64_t img = 0, t0 = 0, t1 = 0;
-  f.range(g, item, img, t0, t1);
-  for (int64_t row = t0 / g.tw; row * g.tw < t1; ++row) {
-    const int64_t tc0 = std::max(t0 - row * g.tw, int64_t{0}), tc1 = std::min(t1 - row * g.tw, g.tw);
-    const int64_t c0 = tc0 * g.tile, c1 = std::min(tc1 * g.tile, g.ow);
-    for (int64_t oh = row * g.tile; oh < std::min((row + 1) * g.tile, g.oh); ++oh)
-      for (int64_t ob = 0; ob < blocks; ++ob) {
-        const int64_t at = (((img * blocks + ob) * g.oh + oh) * g.ow + c0) * g.block;
-        fused::apply_tail(y + at, (c1 - c0) * g.block, nullptr, 1, r ? r + at : nullptr, post);
-      }
-  }
-}
-
-// winograd_conv's fused steps (fused_plan): each thread its items, in its own room for V and the
-// products.
-Status winograd_conv_fused(runtime::KernelContext& ctx, const WinogradConvArgs& a, const Geometry& g,
-                           const FusedPlan& f, const float* u, const char* impl_prefix) {
-  const int64_t points = g.alpha * g.alpha;
-  const int64_t threads = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items);
-  const int64_t per_thread = points * 14 * (g.c + g.m);
-  MS_ASSIGN_OR_RETURN(Tensor st, ctx.scratch(DType::F32, {threads * per_thread}));
-  // The post-ops read the residual after the item's tiles are written: one the memory plan put
-  // under the output is read from a copy.
-  Tensor residual;
-  if (a.residual) residual = a.residual->raw() == a.y.raw() ? a.residual->clone() : *a.residual;
-  const float* x = a.x.data<float>();
-  const float* bias = a.b ? a.b->data<float>() : nullptr;
-  const float* r = residual.defined() ? residual.data<float>() : nullptr;
-  float* y = a.y.data<float>();
-  float* scratch = st.data<float>();
-  const bool tail = a.post && !a.post->empty();
-#pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
-  for (int64_t item = 0; item < f.items; ++item) {
-    float* vb = scratch + omp_get_thread_num() * per_thread;
-    fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * 14 * g.c, item);
-    if (tail) fused_tail(g, f, item, y, r, *a.post);
-  }
-  ctx.set_impl(std::string(impl_prefix) + "modescope:wino_4x3_rows");
-  return Status::ok();
 }
 
 }  // namespace
