@@ -360,8 +360,8 @@ size_t winograd_scratch_bytes(const WinogradConvArgs& a) {
 #if MODESCOPE_HAVE_SGEMM_PACK && MS_SIMD_DISPATCH
   if (bf16) tiles = chunk_rows(geometry_of(a)) * ((a.y.dim(3) + t - 1) / t);  // a chunk's
   if (const Geometry g = geometry_of(a); !bf16) {
-    const FusedPlan f = fused_plan(g, true);  // an item's tiles (at most 14) a thread
-    if (f.per_img > 0) tiles = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items) * 14;
+    const FusedPlan f = fused_plan(g, true);  // an item's tiles a thread
+    if (f.per_img > 0) tiles = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items) * wino::kRunTiles;
   }
 #endif
   return static_cast<size_t>(alpha * alpha * tiles) *

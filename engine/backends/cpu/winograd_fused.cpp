@@ -121,7 +121,7 @@ FusedPlan fused_plan(const Geometry& g, bool f32) {
   if (!f32 || g.block != 16 || g.tile != 4 || cpu_simd_width() < 16 || g.m % 16 != 0 ||
       g.alpha * g.alpha * g.c * g.m * int64_t{sizeof(float)} > kFusedMaxU)
     return f;
-  f.per_img = (g.th * g.tw + 13) / 14;
+  f.per_img = (g.th * g.tw + kRunTiles - 1) / kRunTiles;
   f.items = g.n * f.per_img;
   return f;
 }
@@ -153,7 +153,7 @@ Status winograd_conv_fused(runtime::KernelContext& ctx, const WinogradConvArgs& 
                            const FusedPlan& f, const float* u, const char* impl_prefix) {
   const int64_t points = g.alpha * g.alpha;
   const int64_t threads = std::min<int64_t>(std::max(1, omp_get_max_threads()), f.items);
-  const int64_t per_thread = points * 14 * (g.c + g.m);
+  const int64_t per_thread = points * kRunTiles * (g.c + g.m);
   MS_ASSIGN_OR_RETURN(Tensor st, ctx.scratch(DType::F32, {threads * per_thread}));
   // The post-ops read the residual after the item's tiles are written: one the memory plan put
   // under the output is read from a copy.
@@ -168,7 +168,7 @@ Status winograd_conv_fused(runtime::KernelContext& ctx, const WinogradConvArgs& 
 #pragma omp parallel for schedule(static) num_threads(static_cast <int>(threads))
   for (int64_t item = 0; item < f.items; ++item) {
     float* vb = scratch + omp_get_thread_num() * per_thread;
-    fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * 14 * g.c, item);
+    fused_item_avx512(x, u, g, f, bias, y, vb, vb + points * kRunTiles * g.c, item);
     if (tail) fused_tail(g, f, item, y, r, *a.post);
   }
   ctx.set_impl(std::string(impl_prefix) + "modescope:wino_4x3_rows");

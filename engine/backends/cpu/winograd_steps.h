@@ -213,9 +213,11 @@ MS_TARGET_AVX512 void panel_products(const float* u, const float* v, int64_t vs,
 // The output channels of a panel of U: 16 where the tiles fit one group of P = 1 (U read once), else 32.
 inline int64_t panel_width(const Geometry& g) { return g.tiles <= 16 ? 16 : 32; }
 
-// The fused steps (winograd_fused.cpp): a work item is a run of at most 14 tiles of one image.
+// The fused steps (winograd_fused.cpp): a work item is a run of at most kRunTiles tiles of one image
+// (one group of step 2's register tiles against a panel of 32 output channels).
+inline constexpr int64_t kRunTiles = 14;
 struct FusedPlan {
-  int64_t per_img = 0;  // work items an image, each of about tiles / per_img tiles (at most 14); 0: not fused
+  int64_t per_img = 0;  // work items an image, each of about tiles / per_img tiles (at most kRunTiles); 0: not fused
   int64_t items = 0;    // over the batch
   // The tiles [t0, t1) of an image (row-major) that item takes, and its image.
   void range(const Geometry& g, int64_t item, int64_t& img, int64_t& t0, int64_t& t1) const {
