@@ -23,43 +23,27 @@ namespace {
 // item. ResNet-50, two threads, in the model: its 64-channel 56x56 convs 395-426 us with oneDNN's
 // F(4x4,3x3) -> 300-358 fused; its 128-channel 28x28 ones 356-358 in our three steps -> 326-333.
 
-// B^T (F(4x4,3x3)) over six vectors.
-#define MS_WINO_BT4(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                            \
-  do {                                                                                         \
-    const __m512 t0_ = _mm512_fnmadd_ps(four, d2, d4), t1_ = _mm512_fnmadd_ps(four, d1, d3);   \
-    const __m512 t2_ = _mm512_sub_ps(d4, d2), t3_ = _mm512_mul_ps(two, _mm512_sub_ps(d3, d1)); \
-    o0 = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));                            \
-    o5 = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));                            \
-    o1 = _mm512_add_ps(t0_, t1_);                                                              \
-    o2 = _mm512_sub_ps(t0_, t1_);                                                              \
-    o3 = _mm512_add_ps(t2_, t3_);                                                              \
-    o4 = _mm512_sub_ps(t2_, t3_);                                                              \
-  } while (0)
-
 // Step 1 (F(4x4,3x3)) for a 6x6 patch wholly inside a 16-channel plane: rp its first pixel, rs the
-// plane's row stride; the 36 points to vp, xs apart.
+// plane's row stride; the 36 points to vp, xs apart. (input_row's transform without its bounds.)
 [[gnu::always_inline]] MS_TARGET_AVX512 inline void input_patch4(const float* rp, int64_t rs, float* vp, int64_t xs) {
-  const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f), two = _mm512_set1_ps(2.f);
-  __m512 r[6][6];
+  vec16 r[6][6];
 #pragma GCC unroll 6
   for (int i = 0; i < 6; ++i, rp += rs) {
-    const __m512 d0 = _mm512_loadu_ps(rp), d1 = _mm512_loadu_ps(rp + 16), d2 = _mm512_loadu_ps(rp + 32),
-                 d3 = _mm512_loadu_ps(rp + 48), d4 = _mm512_loadu_ps(rp + 64), d5 = _mm512_loadu_ps(rp + 80);
-    MS_WINO_BT4(d0, d1, d2, d3, d4, d5, r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5]);
+    vec16 d[6];
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) d[j] = MS_LOADV(vec16, rp + 16 * j);
+    bt<vec16, 4>(d, r[i]);
   }
 #pragma GCC unroll 6
   for (int j = 0; j < 6; ++j) {
-    __m512 o0, o1, o2, o3, o4, o5;
-    MS_WINO_BT4(r[0][j], r[1][j], r[2][j], r[3][j], r[4][j], r[5][j], o0, o1, o2, o3, o4, o5);
-    _mm512_storeu_ps(vp + j * xs, o0);
-    _mm512_storeu_ps(vp + (6 + j) * xs, o1);
-    _mm512_storeu_ps(vp + (12 + j) * xs, o2);
-    _mm512_storeu_ps(vp + (18 + j) * xs, o3);
-    _mm512_storeu_ps(vp + (24 + j) * xs, o4);
-    _mm512_storeu_ps(vp + (30 + j) * xs, o5);
+    vec16 col[6], o[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) col[i] = r[i][j];
+    bt<vec16, 4>(col, o);
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) MS_STOREV(vp + (6 * i + j) * xs, o[i]);
   }
 }
-#undef MS_WINO_BT4
 
 MS_TARGET_AVX512 void fused_item_avx512(const float* x, const float* u, const Geometry& g, const FusedPlan& f,
                                         const float* bias, float* y, float* vb, float* mb, int64_t item) {
